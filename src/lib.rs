@@ -1,0 +1,8 @@
+//! mcp-bridge: a stdio MCP server of revision 2025-11-25 for editors, in front of an MCP
+//! server of revision 2026-07-28.
+//!
+//! Layers: [`protocol`] is pure (values in, values out); [`transport`] moves bytes; [`actors`]
+//! wire them into the running system; [`server`] is a small 2026-07-28 server API used by the
+//! example server and the tests.
+
+pub mod protocol;

@@ -1,0 +1,9 @@
+//! The pure protocol layer: values in, values out. Nothing here does I/O, starts a task,
+//! reads a clock or knows about actors; every rule here is table-tested beside its code.
+
+pub mod errors;
+pub mod framing;
+pub mod jsonrpc;
+pub mod legacy;
+pub mod modern;
+pub mod translate;

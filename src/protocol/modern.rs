@@ -1,0 +1,208 @@
+//! The 2026-07-28 side that the bridge speaks to the upstream server: the per-request `_meta`
+//! (basic/index "_meta"), the `server/discover` result (server/discover), and the
+//! `resultType` of a result (basic/index "resultType", basic/patterns/mrtr).
+
+use serde_json::{Map, Value};
+
+/// The protocol revision the bridge speaks to the upstream server.
+pub const PROTOCOL_VERSION: &str = "2026-07-28";
+/// `_meta` key of the request's protocol version (required on every request).
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of the request's client capabilities (required on every request).
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key of the client's identity (should be on every request).
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key of the request's log level.
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key of the server's identity in results.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key of the subscription id on listen-stream notifications.
+pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+/// `_meta` key of a progress token (no prefix).
+pub const META_PROGRESS_TOKEN: &str = "progressToken";
+
+/// What every upstream request carries in `_meta` besides its own keys.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestMeta {
+    /// The version chosen from `supportedVersions`.
+    pub protocol_version: String,
+    /// 2026-07-28 `ClientCapabilities` derived from the editor's.
+    pub client_capabilities: Value,
+    /// The bridge's `Implementation` (name, version).
+    pub client_info: Value,
+    /// The level of the last `logging/setLevel`, if any.
+    pub log_level: Option<&'static str>,
+}
+
+impl RequestMeta {
+    /// Writes the required and identity keys into a `_meta` map (existing keys of these names
+    /// are replaced).
+    pub fn write_into(&self, meta: &mut Map<String, Value>) {
+        meta.insert(
+            META_PROTOCOL_VERSION.into(),
+            Value::String(self.protocol_version.clone()),
+        );
+        meta.insert(
+            META_CLIENT_CAPABILITIES.into(),
+            self.client_capabilities.clone(),
+        );
+        meta.insert(META_CLIENT_INFO.into(), self.client_info.clone());
+        if let Some(level) = self.log_level {
+            meta.insert(META_LOG_LEVEL.into(), Value::String(level.into()));
+        }
+    }
+
+    /// Params `{"_meta": {...}}` of a request that has no other params (`server/discover`).
+    pub fn bare_params(&self) -> Value {
+        let mut meta = Map::new();
+        self.write_into(&mut meta);
+        let mut p = Map::new();
+        p.insert("_meta".into(), Value::Object(meta));
+        Value::Object(p)
+    }
+}
+
+/// The parts of a `DiscoverResult` the bridge uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Discovered {
+    /// The version the bridge will use (always [`PROTOCOL_VERSION`] today).
+    pub protocol_version: String,
+    /// The server's 2026-07-28 `ServerCapabilities` object.
+    pub capabilities: Value,
+    /// `instructions`, when a string.
+    pub instructions: Option<String>,
+    /// `_meta["io.modelcontextprotocol/serverInfo"]`, when it is a valid `Implementation`.
+    pub server_info: Option<Value>,
+}
+
+/// Why a discover result cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DiscoverError {
+    /// The result is not an object or lacks `supportedVersions`/`capabilities`.
+    #[error("the discover result is not a DiscoverResult")]
+    Malformed,
+    /// `supportedVersions` does not list the bridge's revision.
+    #[error("the server supports none of the bridge's protocol versions")]
+    NoCommonVersion,
+}
+
+/// Reads a `server/discover` result (server/discover, 2026-07-28).
+pub fn read_discover(result: &Value) -> Result<Discovered, DiscoverError> {
+    let obj = result.as_object().ok_or(DiscoverError::Malformed)?;
+    if result_type(result) != ResultType::Complete {
+        return Err(DiscoverError::Malformed);
+    }
+    let versions = obj
+        .get("supportedVersions")
+        .and_then(Value::as_array)
+        .ok_or(DiscoverError::Malformed)?;
+    let capabilities = obj
+        .get("capabilities")
+        .filter(|c| c.is_object())
+        .ok_or(DiscoverError::Malformed)?;
+    if !versions
+        .iter()
+        .any(|v| v.as_str() == Some(PROTOCOL_VERSION))
+    {
+        return Err(DiscoverError::NoCommonVersion);
+    }
+    Ok(Discovered {
+        protocol_version: PROTOCOL_VERSION.into(),
+        capabilities: capabilities.clone(),
+        instructions: obj
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(String::from),
+        server_info: server_info(result),
+    })
+}
+
+/// `_meta["io.modelcontextprotocol/serverInfo"]` of a result when it has string `name` and
+/// `version`.
+pub fn server_info(result: &Value) -> Option<Value> {
+    let info = result.get("_meta")?.get(META_SERVER_INFO)?;
+    let ok = info.get("name").is_some_and(Value::is_string)
+        && info.get("version").is_some_and(Value::is_string);
+    ok.then(|| info.clone())
+}
+
+/// The `resultType` of a 2026-07-28 result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultType {
+    /// `"complete"`, or absent (a legacy server).
+    Complete,
+    /// `"input_required"`: an `InputRequiredResult`.
+    InputRequired,
+    /// Any other value, which a client must treat as invalid.
+    Unknown,
+}
+
+/// Reads `resultType`; an absent one counts as complete (basic/index).
+pub fn result_type(result: &Value) -> ResultType {
+    match result.get("resultType") {
+        None => ResultType::Complete,
+        Some(Value::String(s)) if s == "complete" => ResultType::Complete,
+        Some(Value::String(s)) if s == "input_required" => ResultType::InputRequired,
+        Some(_) => ResultType::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn meta() -> RequestMeta {
+        RequestMeta {
+            protocol_version: PROTOCOL_VERSION.into(),
+            client_capabilities: json!({}),
+            client_info: json!({"name": "mcp-bridge", "version": "0.1.0"}),
+            log_level: Some("info"),
+        }
+    }
+
+    #[test]
+    fn bare_params_carry_the_required_keys() {
+        assert_eq!(
+            meta().bare_params(),
+            json!({"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "mcp-bridge", "version": "0.1.0"},
+                "io.modelcontextprotocol/logLevel": "info"
+            }})
+        );
+    }
+
+    #[test]
+    fn discover_results() {
+        let ok = json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+            "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "public", "instructions": "hi",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "up", "version": "1"}}});
+        let d = read_discover(&ok).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(d.server_info, Some(json!({"name": "up", "version": "1"})));
+        assert_eq!(d.instructions.as_deref(), Some("hi"));
+        let old = json!({"supportedVersions": ["2027-01-01"], "capabilities": {}});
+        assert_eq!(read_discover(&old), Err(DiscoverError::NoCommonVersion));
+        assert_eq!(
+            read_discover(&json!({"capabilities": {}})),
+            Err(DiscoverError::Malformed)
+        );
+        let bad_info = json!({"supportedVersions": ["2026-07-28"], "capabilities": {},
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": 3}}});
+        assert_eq!(read_discover(&bad_info).map(|d| d.server_info), Ok(None));
+    }
+
+    #[test]
+    fn result_types() {
+        assert_eq!(result_type(&json!({})), ResultType::Complete);
+        assert_eq!(
+            result_type(&json!({"resultType": "input_required"})),
+            ResultType::InputRequired
+        );
+        assert_eq!(
+            result_type(&json!({"resultType": "task"})),
+            ResultType::Unknown
+        );
+    }
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Interop tests of mcp-bridge with real third-party MCP peers:
+#   client.mjs   a real 2025-11-25 client (npm @modelcontextprotocol/sdk 1.32.2, TS SDK 1.x)
+#   upstream.py  a real 2026-07-28 server (PyPI mcp 2.3.0, Python SDK 2.x), spawned by the bridge
+#
+#   bash tests/interop/run.sh [--direct] [SCENARIO...]      (default scenario: basic)
+#
+#   SCENARIO  basic | elicit | list-changed   (see client.mjs)
+#   --direct  run the client straight against upstream.py, without the bridge (proves the
+#             test scripts and the peers; the Python server also accepts a 2025-11-25 initialize)
+#
+# Environment:
+#   MCP_BRIDGE_BIN    bridge binary (default <repo>/target/debug/mcp-bridge); this script builds nothing
+#   MCP_BRIDGE_OPTS   extra bridge options, word-split, put before the bridge's `--`
+#   INTEROP_TRACE=1   the client prints every JSON-RPC message to stderr
+#   INTEROP_STDERR=inherit   show the bridge's/upstream's stderr live (default: only on failure)
+#   PYTHON            interpreter used to create the venv (default python3)
+#
+# Installs (idempotent; redone only when package-lock.json / requirements.txt / the interpreter change):
+#   tests/interop/node_modules  via `npm ci`
+#   tests/interop/.venv         via `python3 -m venv` + `pip install -r requirements.txt`
+# Last line of output: `interop: N passed, M failed`; the exit status is non-zero if M > 0.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+VENV="$HERE/.venv"
+PY="${PYTHON:-python3}"
+SCENARIO_TIMEOUT_S=40   # hard backstop; client.mjs has its own 25 s deadline per scenario
+
+direct=0
+scenarios=()
+for a in "$@"; do
+  case "$a" in
+    --direct) direct=1 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
+    *) scenarios+=("$a") ;;
+  esac
+done
+[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(basic)
+
+MCP_BRIDGE_BIN="${MCP_BRIDGE_BIN:-$REPO/target/debug/mcp-bridge}"
+if [[ $direct -eq 0 && ! -x "$MCP_BRIDGE_BIN" ]]; then
+  echo "run.sh: bridge binary not found or not executable: $MCP_BRIDGE_BIN" >&2
+  echo "run.sh: build it first (cargo build) or set MCP_BRIDGE_BIN; use --direct to test without the bridge" >&2
+  exit 2
+fi
+command -v node >/dev/null || { echo "run.sh: node (>= 20) is required" >&2; exit 2; }
+command -v npm >/dev/null || { echo "run.sh: npm is required" >&2; exit 2; }
+command -v "$PY" >/dev/null || { echo "run.sh: $PY is required" >&2; exit 2; }
+
+export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# ---- node_modules: npm ci when absent or when package-lock.json changed
+npm_stamp="$HERE/node_modules/.interop-stamp"
+npm_want="$(cat "$HERE/package-lock.json" | sha256sum | cut -d' ' -f1) node $(node --version)"
+if [[ ! -f "$npm_stamp" || "$(cat "$npm_stamp")" != "$npm_want" ]]; then
+  echo "interop: installing npm packages (npm ci)" >&2
+  (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) \
+    || { echo "run.sh: npm ci failed" >&2; exit 2; }
+  echo "$npm_want" >"$npm_stamp"
+fi
+
+# ---- .venv: recreated when absent or when requirements.txt / the interpreter changed
+venv_stamp="$VENV/.interop-stamp"
+venv_want="$(sha256sum <"$HERE/requirements.txt" | cut -d' ' -f1) $("$PY" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
+if [[ ! -f "$venv_stamp" || "$(cat "$venv_stamp")" != "$venv_want" || ! -x "$VENV/bin/python" ]]; then
+  echo "interop: installing Python packages into tests/interop/.venv" >&2
+  rm -rf "$VENV"
+  "$PY" -m venv "$VENV" || { echo "run.sh: '$PY -m venv' failed (on Debian: apt-get install python3-venv)" >&2; exit 2; }
+  "$VENV/bin/pip" install -q -r "$HERE/requirements.txt" >/dev/null \
+    || { echo "run.sh: pip install -r requirements.txt failed" >&2; exit 2; }
+  echo "$venv_want" >"$venv_stamp"
+fi
+
+# ---- scenarios
+read -r -a bridge_opts <<<"${MCP_BRIDGE_OPTS:-}"
+if [[ $direct -eq 1 ]]; then
+  server=("$VENV/bin/python" "$HERE/upstream.py")
+  echo "interop: --direct: client -> upstream.py (no bridge)" >&2
+else
+  server=("$MCP_BRIDGE_BIN" "${bridge_opts[@]}" -- "$VENV/bin/python" "$HERE/upstream.py")
+fi
+
+passed=0
+failed=0
+for s in "${scenarios[@]}"; do
+  rc=0
+  out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client.mjs" "$s" -- "${server[@]}")" || rc=$?
+  if [[ $rc -eq 0 && "$out" == "ok $s:"* ]]; then
+    echo "$out"
+    passed=$((passed + 1))
+  else
+    if [[ -n "$out" ]]; then echo "$out"; fi
+    if [[ "$out" != *"FAIL $s:"* ]]; then
+      if [[ $rc -eq 124 || $rc -eq 137 ]]; then echo "FAIL $s: killed after ${SCENARIO_TIMEOUT_S} s (exit $rc)"
+      else echo "FAIL $s: client exited with status $rc without a result line"; fi
+    fi
+    failed=$((failed + 1))
+  fi
+done
+
+echo "interop: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
