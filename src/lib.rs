@@ -2,7 +2,10 @@
 //! server of revision 2026-07-28.
 //!
 //! Layers: [`protocol`] is pure (values in, values out); [`transport`] moves bytes; [`actors`]
-//! wire them into the running system; [`server`] is a small 2026-07-28 server API used by the
-//! example server and the tests.
+//! wire them into the running system; [`cli`] reads the command line; [`log`] formats stderr.
 
+pub mod actors;
+pub mod cli;
+pub mod log;
 pub mod protocol;
+pub mod transport;

@@ -1,0 +1,706 @@
+//! The Frontend actor: the 2025-11-25 stdio server for one editor connection. It reads the
+//! frames of stdin (the reader never waits for a slot), owns the lifecycle
+//! (`awaiting_initialize -> initializing -> ready -> closing`), answers `ping`,
+//! `logging/setLevel`, `server/discover` and every bad line itself, and admits each forwarded
+//! request as a slot. Because this actor handles one message at a time, "is the slot still
+//! live? then write its frame" is one step: that is the output lock of the design.
+
+use actix::prelude::*;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::metrics::{ActorStats, MethodDone, Metrics};
+use super::output::{Output, WriteFrame};
+use super::slots::{MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket};
+use super::supervisor::{BridgeConfig, Shutdown, ShutdownCause, Supervisor};
+use super::upstream::{self, Call, FromUpstream, Reply, Upstream};
+use crate::protocol::errors::{Cause, relay_upstream_error};
+use crate::protocol::framing::Frame;
+use crate::protocol::jsonrpc::{self, Id, MAX_CLIENT_DEPTH, Message, ParseError};
+use crate::protocol::legacy::{self, Forwarded, LogLevel, NotificationClass, RequestClass};
+use crate::protocol::modern::{self, Discovered, RequestMeta, ResultType};
+use crate::protocol::translate::{self, ReplyMask};
+
+/// The lifecycle of the connection (2025-11-25 lifecycle; the reference's state table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lifecycle {
+    AwaitingInitialize,
+    Initializing,
+    Ready,
+    Closing,
+}
+
+/// What the bridge honours of the discovered capabilities today: the listen stream is not
+/// built yet, so no `listChanged` and no `subscribe` go to the editor.
+pub const REPLY_MASK: ReplyMask = ReplyMask {
+    list_changed: false,
+    subscribe: false,
+};
+
+/// The Frontend actor.
+pub struct Frontend {
+    config: Arc<BridgeConfig>,
+    stats: Arc<ActorStats>,
+    output: Addr<Output>,
+    output_stats: Arc<ActorStats>,
+    upstream: Addr<Upstream>,
+    upstream_stats: Arc<ActorStats>,
+    supervisor: Addr<Supervisor>,
+    metrics: Addr<Metrics>,
+    state: Lifecycle,
+    slots: HashMap<Id, Slot>,
+    progress_routes: HashMap<String, Id>,
+    next_progress_token: u64,
+    log_level: Option<LogLevel>,
+    editor_capabilities: Value,
+    meta: Option<RequestMeta>,
+    initialized: bool,
+}
+
+/// The addresses a Frontend works with.
+pub struct FrontendLinks {
+    pub output: Addr<Output>,
+    pub output_stats: Arc<ActorStats>,
+    pub upstream: Addr<Upstream>,
+    pub upstream_stats: Arc<ActorStats>,
+    pub supervisor: Addr<Supervisor>,
+    pub metrics: Addr<Metrics>,
+}
+
+enum SlotOutcome {
+    Result(Value),
+    Error(Value),
+}
+
+impl Frontend {
+    /// A Frontend for the given configuration and actors.
+    pub fn new(config: Arc<BridgeConfig>, stats: Arc<ActorStats>, links: FrontendLinks) -> Self {
+        Frontend {
+            config,
+            stats,
+            output: links.output,
+            output_stats: links.output_stats,
+            upstream: links.upstream,
+            upstream_stats: links.upstream_stats,
+            supervisor: links.supervisor,
+            metrics: links.metrics,
+            state: Lifecycle::AwaitingInitialize,
+            slots: HashMap::new(),
+            progress_routes: HashMap::new(),
+            next_progress_token: 0,
+            log_level: None,
+            editor_capabilities: json!({}),
+            meta: None,
+            initialized: false,
+        }
+    }
+
+    fn write(&self, v: &Value) {
+        let Ok(mut bytes) = serde_json::to_vec(v) else {
+            return;
+        };
+        bytes.push(b'\n');
+        self.output_stats.queued();
+        self.output.do_send(WriteFrame(bytes));
+    }
+
+    fn reply_error(&self, id: Option<&Id>, cause: Cause, detail: Option<Value>) {
+        self.write(&jsonrpc::error_response(id, cause.error_object(detail)));
+    }
+
+    fn bridge_client_info() -> Value {
+        json!({"name": "mcp-bridge", "version": env!("CARGO_PKG_VERSION")})
+    }
+
+    fn fallback_server_info(&self) -> Value {
+        let name = self.config.name.clone().unwrap_or_else(|| {
+            std::path::Path::new(&self.config.command)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "mcp-bridge".into())
+        });
+        json!({"name": name, "version": env!("CARGO_PKG_VERSION")})
+    }
+
+    fn current_meta(&self) -> RequestMeta {
+        let mut m = self.meta.clone().unwrap_or_else(|| RequestMeta {
+            protocol_version: modern::PROTOCOL_VERSION.into(),
+            client_capabilities: translate::upstream_client_capabilities(&self.editor_capabilities),
+            client_info: Self::bridge_client_info(),
+            log_level: None,
+        });
+        m.log_level = self.log_level.map(LogLevel::as_str);
+        m
+    }
+
+    fn on_frame(&mut self, frame: Frame, ctx: &mut Context<Self>) {
+        let parsed = match frame {
+            Frame::Line(line) => jsonrpc::parse(&line, MAX_CLIENT_DEPTH),
+            Frame::TooLong {
+                len_bytes,
+                head,
+                tail,
+            } => {
+                let id = jsonrpc::recover_id_from(&head, false)
+                    .or_else(|| jsonrpc::recover_id_from(&tail, true));
+                tracing::warn!(target: "frontend", "a line of {len_bytes} bytes is over the limit of {} bytes", self.config.max_line_bytes);
+                self.reply_error(
+                    id.as_ref(),
+                    Cause::LineTooLong,
+                    Some(json!(self.config.max_line_bytes)),
+                );
+                return;
+            }
+        };
+        match parsed {
+            Ok(Message::Request { id, method, params }) => self.on_request(id, method, params, ctx),
+            Ok(Message::Notification { method, params }) => {
+                self.on_notification(&method, params.as_ref(), ctx)
+            }
+            Ok(Message::Response { id, .. } | Message::ErrorResponse { id, .. }) => {
+                tracing::debug!(target: "frontend", "dropped a response from the client (id {:?})", id.map(|i| i.to_string()));
+            }
+            Err(e) => {
+                let (cause, detail) = match &e {
+                    ParseError::NotJson { .. } => (Cause::ParseError, None),
+                    ParseError::TooDeep { .. } => (Cause::TooDeep, Some(json!(MAX_CLIENT_DEPTH))),
+                    ParseError::Shape { .. } => (Cause::InvalidRequestShape, None),
+                };
+                tracing::debug!(target: "frontend", "bad line from the client: {}", cause.name());
+                self.reply_error(e.id(), cause, detail);
+            }
+        }
+    }
+
+    fn on_request(
+        &mut self,
+        id: Id,
+        method: String,
+        params: Option<Value>,
+        ctx: &mut Context<Self>,
+    ) {
+        let class = legacy::classify_request(&method);
+        match class {
+            RequestClass::Ping => return self.write(&jsonrpc::response(&id, json!({}))),
+            RequestClass::SetLevel => {
+                match legacy::set_level_params(params.as_ref()) {
+                    Some(level) => {
+                        self.log_level = Some(level);
+                        self.write(&jsonrpc::response(&id, json!({})));
+                    }
+                    None => self.reply_error(
+                        Some(&id),
+                        Cause::InvalidParams,
+                        Some(json!("params.level must be a logging level")),
+                    ),
+                }
+                return;
+            }
+            RequestClass::Discover => {
+                return self.reply_error(Some(&id), Cause::MethodNotFound, Some(json!(method)));
+            }
+            _ => {}
+        }
+        if self.slots.contains_key(&id) {
+            return self.reply_error(
+                Some(&id),
+                Cause::InvalidRequestShape,
+                Some(json!("the id is already in use by a request in flight")),
+            );
+        }
+        match self.state {
+            Lifecycle::AwaitingInitialize if class == RequestClass::Initialize => {
+                self.start_initialize(id, params, ctx)
+            }
+            Lifecycle::AwaitingInitialize | Lifecycle::Initializing
+                if class != RequestClass::Initialize =>
+            {
+                let modern_meta = params
+                    .as_ref()
+                    .and_then(|p| p.get("_meta"))
+                    .and_then(|m| m.get(modern::META_PROTOCOL_VERSION))
+                    .is_some();
+                if modern_meta {
+                    self.reply_error(Some(&id), Cause::MethodNotFound, Some(json!(method)));
+                } else {
+                    self.reply_error(Some(&id), Cause::NotInitialized, None);
+                }
+            }
+            Lifecycle::Initializing | Lifecycle::Ready if class == RequestClass::Initialize => {
+                self.reply_error(Some(&id), Cause::AlreadyInitialized, None);
+            }
+            Lifecycle::Ready => match class {
+                RequestClass::Forward(f) => self.start_forward(id, f, params, ctx),
+                _ => self.reply_error(Some(&id), Cause::MethodNotFound, Some(json!(method))),
+            },
+            _ => self.reply_error(Some(&id), Cause::UpstreamExited, None),
+        }
+    }
+
+    fn on_notification(&mut self, method: &str, params: Option<&Value>, ctx: &mut Context<Self>) {
+        match legacy::classify_notification(method) {
+            NotificationClass::Cancelled => {
+                let Some(id) = legacy::cancelled_request_id(params) else {
+                    tracing::debug!(target: "frontend", "notifications/cancelled without a usable requestId");
+                    return;
+                };
+                if self.cancel_slot(&id, ctx) {
+                    tracing::debug!(target: "frontend", "the client cancelled request {id}");
+                }
+            }
+            NotificationClass::Initialized => {
+                if self.state == Lifecycle::Ready {
+                    self.initialized = true;
+                }
+            }
+            NotificationClass::Other => {
+                tracing::debug!(target: "frontend", "ignored the notification {method}");
+            }
+        }
+    }
+
+    /// Removes a slot and stops its future; its response is never written. Returns whether
+    /// the slot existed.
+    fn cancel_slot(&mut self, id: &Id, ctx: &mut Context<Self>) -> bool {
+        let Some(slot) = self.slots.remove(id) else {
+            return false;
+        };
+        if let Some(h) = slot.handle {
+            ctx.cancel_future(h);
+        }
+        if let Some(t) = &slot.upstream_progress_token {
+            self.progress_routes.remove(t);
+        }
+        if slot.method == "initialize" && self.state == Lifecycle::Initializing {
+            self.state = Lifecycle::AwaitingInitialize;
+            self.upstream_stats.queued();
+            self.upstream.do_send(upstream::Disconnect);
+        }
+        true
+    }
+
+    fn admit(
+        &mut self,
+        id: &Id,
+        method: &'static str,
+        editor_token: Option<Value>,
+        upstream_token: Option<String>,
+    ) -> bool {
+        if self.slots.len() >= self.config.max_in_flight {
+            self.reply_error(
+                Some(id),
+                Cause::TooManyRequests,
+                Some(json!(self.config.max_in_flight)),
+            );
+            return false;
+        }
+        if let Some(t) = &upstream_token {
+            self.progress_routes.insert(t.clone(), id.clone());
+        }
+        self.slots.insert(
+            id.clone(),
+            Slot {
+                handle: None,
+                method,
+                started: Instant::now(),
+                editor_progress_token: editor_token,
+                upstream_progress_token: upstream_token,
+                progress_bucket: TokenBucket::new(
+                    PROGRESS_BURST,
+                    MAX_PROGRESS_PER_SEC,
+                    Instant::now(),
+                ),
+            },
+        );
+        true
+    }
+
+    /// Takes a finished slot out of the table; `None` when it was cancelled meanwhile.
+    fn finish_slot(&mut self, id: &Id, ok: bool) -> Option<Slot> {
+        let slot = self.slots.remove(id)?;
+        if let Some(t) = &slot.upstream_progress_token {
+            self.progress_routes.remove(t);
+        }
+        if slot.method != "initialize" {
+            self.metrics.do_send(MethodDone {
+                method: slot.method,
+                ok,
+                latency: slot.started.elapsed(),
+            });
+        }
+        Some(slot)
+    }
+
+    fn start_initialize(&mut self, id: Id, params: Option<Value>, ctx: &mut Context<Self>) {
+        let Some(p) = legacy::initialize_params(params.as_ref()) else {
+            return self.reply_error(
+                Some(&id),
+                Cause::InvalidParams,
+                Some(json!("params must be InitializeRequestParams")),
+            );
+        };
+        if !self.admit(&id, "initialize", None, None) {
+            return;
+        }
+        self.state = Lifecycle::Initializing;
+        self.editor_capabilities = p.capabilities;
+        let meta = self.current_meta();
+        let upstream = self.upstream.clone();
+        let ustats = self.upstream_stats.clone();
+        let command = self.config.command.clone();
+        let args: Vec<OsString> = self.config.args.clone();
+        let limit = self.config.discover_timeout;
+        let client = id.to_string();
+        let fut = async move {
+            ustats.queued();
+            match upstream.send(upstream::Connect { command, args }).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(Cause::SpawnFailed.error_object(Some(json!(e)))),
+                Err(_) => return Err(Cause::SpawnFailed.error_object(None)),
+            }
+            let reply = call(
+                &upstream,
+                &ustats,
+                "server/discover",
+                meta.bare_params(),
+                client,
+                limit,
+            )
+            .await;
+            match reply {
+                Ok(Reply::Result(v)) => modern::read_discover(&v)
+                    .map(|d| (d, meta))
+                    .map_err(|e| Cause::DiscoverFailed.error_object(Some(json!(e.to_string())))),
+                Ok(Reply::Error(e)) => {
+                    let mut obj = Cause::DiscoverFailed.error_object(e.get("message").cloned());
+                    if let Some(code) = e.get("code").filter(|c| c.is_i64()) {
+                        obj["code"] = code.clone();
+                    }
+                    Err(obj)
+                }
+                Ok(Reply::Closed) => Err(Cause::UpstreamExited.error_object(None)),
+                Ok(Reply::Invalid) => Err(Cause::DiscoverFailed
+                    .error_object(Some(json!("the upstream sent an invalid response")))),
+                Err(()) => Err(Cause::DiscoverFailed.error_object(Some(json!(format!(
+                    "no answer within {} s",
+                    limit.as_secs_f64()
+                ))))),
+            }
+        };
+        let slot_id = id.clone();
+        let h = ctx.spawn(
+            fut.into_actor(self)
+                .map(move |res, act, _ctx| act.initialize_done(slot_id, res)),
+        );
+        if let Some(s) = self.slots.get_mut(&id) {
+            s.handle = Some(h);
+        }
+    }
+
+    fn initialize_done(&mut self, id: Id, res: Result<(Discovered, RequestMeta), Value>) {
+        if self.finish_slot(&id, res.is_ok()).is_none() {
+            return;
+        }
+        match res {
+            Ok((d, meta)) => {
+                self.state = Lifecycle::Ready;
+                self.meta = Some(meta);
+                tracing::info!(target: "frontend", "the upstream server is ready (protocol {})", d.protocol_version);
+                let result =
+                    translate::initialize_result(&d, &self.fallback_server_info(), REPLY_MASK);
+                self.write(&jsonrpc::response(&id, result));
+            }
+            Err(e) => {
+                self.state = Lifecycle::AwaitingInitialize;
+                self.upstream_stats.queued();
+                self.upstream.do_send(upstream::Disconnect);
+                tracing::warn!(target: "frontend", "initialize failed: {}", e["data"]["cause"].as_str().unwrap_or("upstream error"));
+                self.write(&jsonrpc::error_response(Some(&id), e));
+            }
+        }
+    }
+
+    fn start_forward(
+        &mut self,
+        id: Id,
+        f: Forwarded,
+        params: Option<Value>,
+        ctx: &mut Context<Self>,
+    ) {
+        self.next_progress_token += 1;
+        let token = format!("bp-{}", self.next_progress_token);
+        let fwd = match translate::forward_params(
+            params.as_ref(),
+            &self.current_meta(),
+            Some(json!(token)),
+        ) {
+            Ok(fwd) => fwd,
+            Err(c) => {
+                return self.reply_error(Some(&id), c, Some(json!("params must be an object")));
+            }
+        };
+        let upstream_token = fwd.editor_progress_token.as_ref().map(|_| token);
+        if !self.admit(
+            &id,
+            f.method(),
+            fwd.editor_progress_token.clone(),
+            upstream_token,
+        ) {
+            return;
+        }
+        let limit = match f {
+            Forwarded::ToolsCall => self.config.timeouts.call,
+            Forwarded::PromptsGet | Forwarded::ResourcesRead => self.config.timeouts.read,
+            _ => self.config.timeouts.list,
+        };
+        let upstream = self.upstream.clone();
+        let ustats = self.upstream_stats.clone();
+        let client = id.to_string();
+        let params = fwd.params;
+        let fut = async move {
+            let reply = call(&upstream, &ustats, f.method(), params, client, limit).await;
+            match reply {
+                Ok(Reply::Result(v)) => match modern::result_type(&v) {
+                    ResultType::Complete => {
+                        let mut notes = Vec::new();
+                        let shaped = translate::shape_result(f, v, &mut notes);
+                        for n in notes {
+                            if n.info {
+                                tracing::info!(target: "translate", "{}", n.text);
+                            } else {
+                                tracing::debug!(target: "translate", "{}", n.text);
+                            }
+                        }
+                        match shaped {
+                            Ok(r) => SlotOutcome::Result(r),
+                            Err(c) => SlotOutcome::Error(c.error_object(None)),
+                        }
+                    }
+                    ResultType::InputRequired => {
+                        SlotOutcome::Error(Cause::InvalidInputRequest.error_object(Some(json!(
+                            "input requests are not relayed by this version"
+                        ))))
+                    }
+                    ResultType::Unknown => SlotOutcome::Error(
+                        Cause::InvalidResponse.error_object(Some(json!("unknown resultType"))),
+                    ),
+                },
+                Ok(Reply::Error(e)) => SlotOutcome::Error(relay_upstream_error(&e)),
+                Ok(Reply::Closed) => SlotOutcome::Error(Cause::UpstreamExited.error_object(None)),
+                Ok(Reply::Invalid) => SlotOutcome::Error(Cause::InvalidResponse.error_object(None)),
+                Err(()) => SlotOutcome::Error(Cause::Timeout.error_object(Some(json!({
+                    "method": f.method(), "timeoutSeconds": limit.as_secs_f64()
+                })))),
+            }
+        };
+        let slot_id = id.clone();
+        let h = ctx.spawn(
+            fut.into_actor(self)
+                .map(move |out, act, _ctx| act.forward_done(slot_id, out)),
+        );
+        if let Some(s) = self.slots.get_mut(&id) {
+            s.handle = Some(h);
+        }
+    }
+
+    fn forward_done(&mut self, id: Id, out: SlotOutcome) {
+        let ok = matches!(out, SlotOutcome::Result(_));
+        if self.finish_slot(&id, ok).is_none() {
+            return;
+        }
+        let frame = match out {
+            SlotOutcome::Result(r) => jsonrpc::response(&id, r),
+            SlotOutcome::Error(e) => jsonrpc::error_response(Some(&id), e),
+        };
+        self.write(&frame);
+    }
+
+    fn on_upstream_notification(&mut self, method: &str, params: Value) {
+        match method {
+            "notifications/progress" => {
+                let Some(token) = params.get("progressToken").and_then(Value::as_str) else {
+                    return;
+                };
+                let Some(id) = self.progress_routes.get(token) else {
+                    return;
+                };
+                let Some(slot) = self.slots.get_mut(id) else {
+                    return;
+                };
+                let Some(editor_token) = slot.editor_progress_token.clone() else {
+                    return;
+                };
+                if !slot.progress_bucket.take(Instant::now()) {
+                    return;
+                }
+                let mut p = Map::new();
+                p.insert("progressToken".into(), editor_token);
+                for k in ["progress", "total", "message"] {
+                    if let Some(v) = params.get(k) {
+                        p.insert(k.into(), v.clone());
+                    }
+                }
+                if !p.get("progress").is_some_and(Value::is_number) {
+                    return;
+                }
+                self.write(&jsonrpc::notification(
+                    "notifications/progress",
+                    Value::Object(p),
+                ));
+            }
+            "notifications/message" => {
+                let Some(level) = params
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .and_then(LogLevel::parse)
+                else {
+                    return;
+                };
+                if self.log_level.is_some_and(|min| level < min) {
+                    return;
+                }
+                let mut p = Map::new();
+                p.insert("level".into(), level.as_str().into());
+                if let Some(l) = params.get("logger").filter(|l| l.is_string()) {
+                    p.insert("logger".into(), l.clone());
+                }
+                p.insert(
+                    "data".into(),
+                    params.get("data").cloned().unwrap_or(Value::Null),
+                );
+                self.write(&jsonrpc::notification(
+                    "notifications/message",
+                    Value::Object(p),
+                ));
+            }
+            other => {
+                tracing::debug!(target: "frontend", "kept the upstream notification {other} inside");
+            }
+        }
+    }
+
+    fn on_upstream_gone(&mut self, status: String, ctx: &mut Context<Self>) {
+        match self.state {
+            Lifecycle::Ready => {
+                tracing::error!(target: "upstream", "the upstream server exited ({status})");
+                self.state = Lifecycle::Closing;
+                let ids: Vec<Id> = self.slots.keys().cloned().collect();
+                for id in ids {
+                    if self.cancel_slot(&id, ctx) {
+                        self.reply_error(Some(&id), Cause::UpstreamExited, None);
+                    }
+                }
+                self.supervisor
+                    .do_send(Shutdown(ShutdownCause::UpstreamLost));
+            }
+            _ => tracing::warn!(target: "upstream", "the upstream server exited ({status})"),
+        }
+    }
+}
+
+/// Sends one request upstream and waits at most `limit` for the answer. On a time-out or when
+/// the waiting future is dropped (a cancelled slot), the upstream gets `notifications/cancelled`.
+async fn call(
+    upstream: &Addr<Upstream>,
+    ustats: &Arc<ActorStats>,
+    method: &str,
+    params: Value,
+    client: String,
+    limit: Duration,
+) -> Result<Reply, ()> {
+    ustats.queued();
+    let sent = upstream
+        .send(Call {
+            method: method.to_string(),
+            params,
+            client,
+        })
+        .await;
+    let (uid, rx) = match sent {
+        Ok(Ok(pair)) => pair,
+        Ok(Err(reply)) => return Ok(reply),
+        Err(_) => return Ok(Reply::Closed),
+    };
+    let mut guard = CancelGuard {
+        upstream: upstream.clone(),
+        stats: ustats.clone(),
+        id: Some(uid),
+    };
+    match tokio::time::timeout(limit, rx).await {
+        Ok(Ok(reply)) => {
+            guard.id = None;
+            Ok(reply)
+        }
+        Ok(Err(_)) => {
+            guard.id = None;
+            Ok(Reply::Closed)
+        }
+        Err(_) => Err(()),
+    }
+}
+
+/// Sends `notifications/cancelled` upstream for a request whose waiter went away.
+struct CancelGuard {
+    upstream: Addr<Upstream>,
+    stats: Arc<ActorStats>,
+    id: Option<Id>,
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.stats.queued();
+            self.upstream.do_send(upstream::Cancel(id));
+        }
+    }
+}
+
+impl Actor for Frontend {
+    type Context = Context<Self>;
+}
+
+impl StreamHandler<Frame> for Frontend {
+    fn handle(&mut self, frame: Frame, ctx: &mut Context<Self>) {
+        self.stats.queued(); // stream items bypass the mailbox counter
+        let _h = self.stats.handling();
+        self.on_frame(frame, ctx);
+    }
+
+    fn finished(&mut self, _: &mut Context<Self>) {
+        tracing::debug!(target: "frontend", "end of the input");
+        self.supervisor.do_send(Shutdown(ShutdownCause::EndOfInput));
+    }
+}
+
+impl Handler<FromUpstream> for Frontend {
+    type Result = ();
+    fn handle(&mut self, m: FromUpstream, ctx: &mut Context<Self>) {
+        let _h = self.stats.handling();
+        match m {
+            FromUpstream::Notification { method, params } => {
+                self.on_upstream_notification(&method, params)
+            }
+            FromUpstream::Gone { status } => self.on_upstream_gone(status, ctx),
+        }
+    }
+}
+
+/// The end of the input: stop, cancel every slot without a response.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Quiesce;
+
+impl Handler<Quiesce> for Frontend {
+    type Result = ();
+    fn handle(&mut self, _: Quiesce, ctx: &mut Context<Self>) {
+        let _h = self.stats.handling();
+        self.state = Lifecycle::Closing;
+        let ids: Vec<Id> = self.slots.keys().cloned().collect();
+        for id in ids {
+            self.cancel_slot(&id, ctx);
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Counters of the actors (messages handled, mailbox depth, slowest handling) and of the
+//! forwarded methods (requests, errors, latency quantiles), written as log lines of scope
+//! `metrics`: a debug line every [`METRICS_INTERVAL`] while requests flow, one info line with
+//! the totals when the bridge stops.
+
+use actix::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Interval of the periodic metrics line while requests flow.
+pub const METRICS_INTERVAL: Duration = Duration::from_secs(30);
+/// Latency samples kept per method for the quantiles (the newest ones).
+pub const MAX_LATENCY_SAMPLES: usize = 65_536;
+
+/// Counters of one actor, shared with the Metrics actor (atomics: no message needed to read).
+#[derive(Debug)]
+pub struct ActorStats {
+    /// The actor's name in the log.
+    pub name: &'static str,
+    handled: AtomicU64,
+    depth: AtomicI64,
+    max_depth: AtomicI64,
+    slowest_us: AtomicU64,
+}
+
+impl ActorStats {
+    /// New counters for the actor `name`.
+    pub fn new(name: &'static str) -> Arc<ActorStats> {
+        Arc::new(ActorStats {
+            name,
+            handled: AtomicU64::new(0),
+            depth: AtomicI64::new(0),
+            max_depth: AtomicI64::new(0),
+            slowest_us: AtomicU64::new(0),
+        })
+    }
+
+    /// A message was queued for the actor (call before `do_send`).
+    pub fn queued(&self) {
+        let d = self.depth.fetch_add(1, Ordering::Relaxed) + 1;
+        self.max_depth.fetch_max(d, Ordering::Relaxed);
+    }
+
+    /// The actor starts handling a message; the returned guard records the time on drop.
+    pub fn handling(self: &Arc<Self>) -> Handling {
+        self.depth.fetch_sub(1, Ordering::Relaxed);
+        Handling {
+            stats: self.clone(),
+            started: Instant::now(),
+        }
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "{}: handled={} mailbox={} max_mailbox={} slowest_us={}",
+            self.name,
+            self.handled.load(Ordering::Relaxed),
+            self.depth.load(Ordering::Relaxed).max(0),
+            self.max_depth.load(Ordering::Relaxed).max(0),
+            self.slowest_us.load(Ordering::Relaxed)
+        )
+    }
+}
+
+/// Records one handled message of an actor when dropped.
+#[derive(Debug)]
+pub struct Handling {
+    stats: Arc<ActorStats>,
+    started: Instant,
+}
+
+impl Drop for Handling {
+    fn drop(&mut self) {
+        let us = self.started.elapsed().as_micros() as u64;
+        self.stats.handled.fetch_add(1, Ordering::Relaxed);
+        self.stats.slowest_us.fetch_max(us, Ordering::Relaxed);
+    }
+}
+
+#[derive(Default, Debug)]
+struct MethodStats {
+    requests: u64,
+    errors: u64,
+    samples_us: Vec<u32>,
+    next: usize,
+}
+
+impl MethodStats {
+    fn record(&mut self, ok: bool, latency: Duration) {
+        self.requests += 1;
+        if !ok {
+            self.errors += 1;
+        }
+        let us = latency.as_micros().min(u32::MAX as u128) as u32;
+        if self.samples_us.len() < MAX_LATENCY_SAMPLES {
+            self.samples_us.push(us);
+        } else {
+            self.samples_us[self.next] = us;
+            self.next = (self.next + 1) % MAX_LATENCY_SAMPLES;
+        }
+    }
+
+    fn line(&self, method: &str) -> String {
+        let mut s = self.samples_us.clone();
+        s.sort_unstable();
+        let q = |p: f64| -> u32 {
+            if s.is_empty() {
+                return 0;
+            }
+            s[((s.len() - 1) as f64 * p).round() as usize]
+        };
+        format!(
+            "{method}: requests={} errors={} p50_us={} p90_us={} p99_us={} max_us={}",
+            self.requests,
+            self.errors,
+            q(0.5),
+            q(0.9),
+            q(0.99),
+            s.last().copied().unwrap_or(0)
+        )
+    }
+}
+
+/// The Metrics actor.
+pub struct Metrics {
+    actors: Vec<Arc<ActorStats>>,
+    methods: BTreeMap<&'static str, MethodStats>,
+    since_last_line: u64,
+}
+
+impl Metrics {
+    /// A Metrics actor that reports the given actors' counters.
+    pub fn new(actors: Vec<Arc<ActorStats>>) -> Self {
+        Metrics {
+            actors,
+            methods: BTreeMap::new(),
+            since_last_line: 0,
+        }
+    }
+
+    fn write(&self, info: bool) {
+        let mut parts: Vec<String> = self.actors.iter().map(|a| a.line()).collect();
+        parts.extend(self.methods.iter().map(|(m, s)| s.line(m)));
+        let text = parts.join("; ");
+        if info {
+            tracing::info!(target: "metrics", "totals: {text}");
+        } else {
+            tracing::debug!(target: "metrics", "{text}");
+        }
+    }
+}
+
+impl Actor for Metrics {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(METRICS_INTERVAL, |act, _| {
+            if act.since_last_line > 0 {
+                act.write(false);
+                act.since_last_line = 0;
+            }
+        });
+    }
+}
+
+/// One forwarded request ended.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct MethodDone {
+    /// The method name.
+    pub method: &'static str,
+    /// False when the editor got an error.
+    pub ok: bool,
+    /// Time from the editor's request to the response.
+    pub latency: Duration,
+}
+
+impl Handler<MethodDone> for Metrics {
+    type Result = ();
+    fn handle(&mut self, m: MethodDone, _: &mut Context<Self>) {
+        self.methods
+            .entry(m.method)
+            .or_default()
+            .record(m.ok, m.latency);
+        self.since_last_line += 1;
+    }
+}
+
+/// Write the totals line (the bridge stops).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct WriteTotals;
+
+impl Handler<WriteTotals> for Metrics {
+    type Result = ();
+    fn handle(&mut self, _: WriteTotals, _: &mut Context<Self>) {
+        self.write(true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_come_from_the_samples() {
+        let mut m = MethodStats::default();
+        for i in 1..=100 {
+            m.record(i % 10 != 0, Duration::from_micros(i));
+        }
+        assert_eq!(
+            m.line("tools/call"),
+            "tools/call: requests=100 errors=10 p50_us=51 p90_us=90 p99_us=99 max_us=100"
+        );
+    }
+
+    #[test]
+    fn actor_stats_track_depth_and_handling() {
+        let s = ActorStats::new("x");
+        s.queued();
+        s.queued();
+        drop(s.handling());
+        assert_eq!(
+            s.line().split(" slowest").next(),
+            Some("x: handled=1 mailbox=1 max_mailbox=2")
+        );
+    }
+}

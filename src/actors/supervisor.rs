@@ -1,0 +1,238 @@
+//! The Supervisor actor: starts the other actors, runs the shutdown cascade as messages and
+//! decides the exit code. End of stdin: cancel the slots (no responses), close the output,
+//! stop the child (stdin closed, SIGTERM, SIGKILL to its group), exit 0; a watchdog thread
+//! exits after [`WATCHDOG`] whatever happens. Loss of the upstream: the Frontend has answered
+//! the slots; close the output, stop what is left of the child's group, exit 1.
+
+use actix::prelude::*;
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::frontend::{Frontend, FrontendLinks, Quiesce};
+use super::metrics::{ActorStats, Metrics, WriteTotals};
+use super::output::{self, Output};
+use super::upstream::{self, SetFrontend, Upstream};
+use crate::protocol::framing::{Frame, LineFramer};
+use crate::transport::child::{CHILD_PGID, signal_group};
+
+/// Time after the end of stdin after which the watchdog thread ends the process (exit 0).
+pub const WATCHDOG: Duration = Duration::from_secs(8);
+/// Default wait for requests in flight and for the child at each shutdown step.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// Default limit of requests in flight.
+pub const MAX_IN_FLIGHT_REQUESTS: usize = 256;
+/// Default time limit of `server/discover`.
+pub const DISCOVER_TIMEOUT: Duration = Duration::from_secs(60);
+/// Frames queued between the stdin thread and the Frontend.
+pub const STDIN_QUEUE_FRAMES: usize = 64;
+/// Size of one read from stdin, in bytes.
+pub const STDIN_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Time limits of forwarded requests (the reference's limits table).
+#[derive(Clone, Debug)]
+pub struct Timeouts {
+    /// The list methods and `completion/complete` (120 s).
+    pub list: Duration,
+    /// The first round of `prompts/get` and `resources/read` (120 s).
+    pub read: Duration,
+    /// Each round of `tools/call` (1 h).
+    pub call: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            list: Duration::from_secs(120),
+            read: Duration::from_secs(120),
+            call: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// Everything the running bridge needs to know, from the command line.
+#[derive(Clone, Debug)]
+pub struct BridgeConfig {
+    /// The upstream command.
+    pub command: OsString,
+    /// Its arguments, unchanged.
+    pub args: Vec<OsString>,
+    /// `--name`: the fallback server name.
+    pub name: Option<String>,
+    /// `--discover-timeout`.
+    pub discover_timeout: Duration,
+    /// `--max-line-bytes`, on both sides.
+    pub max_line_bytes: usize,
+    /// Time limits per method.
+    pub timeouts: Timeouts,
+    /// Requests in flight at most.
+    pub max_in_flight: usize,
+    /// The wait at each shutdown step.
+    pub shutdown_grace: Duration,
+}
+
+/// Why the bridge stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShutdownCause {
+    /// stdin ended: exit 0.
+    EndOfInput,
+    /// The upstream child closed its stdout: exit 1.
+    UpstreamLost,
+}
+
+/// Start the shutdown cascade.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Shutdown(pub ShutdownCause);
+
+/// The Supervisor actor.
+pub struct Supervisor {
+    config: Arc<BridgeConfig>,
+    frontend: Option<Addr<Frontend>>,
+    output: Option<Addr<Output>>,
+    upstream: Option<Addr<Upstream>>,
+    upstream_stats: Option<Arc<ActorStats>>,
+    metrics: Option<Addr<Metrics>>,
+    stopping: bool,
+}
+
+impl Actor for Supervisor {
+    type Context = Context<Self>;
+}
+
+/// Starts the whole system inside the current actix `System`: the stdin reader thread, the
+/// actors, and the cascade that stops the System with the exit code.
+pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
+    let config = Arc::new(config);
+    Supervisor::create(|ctx| {
+        let me = ctx.address();
+        let out_stats = ActorStats::new("output");
+        let up_stats = ActorStats::new("upstream");
+        let fe_stats = ActorStats::new("frontend");
+        let output = Output::new(std::io::stdout(), out_stats.clone()).start();
+        let upstream = Upstream::new(config.max_line_bytes, up_stats.clone()).start();
+        let metrics =
+            Metrics::new(vec![fe_stats.clone(), up_stats.clone(), out_stats.clone()]).start();
+        let links = FrontendLinks {
+            output: output.clone(),
+            output_stats: out_stats,
+            upstream: upstream.clone(),
+            upstream_stats: up_stats.clone(),
+            supervisor: me,
+            metrics: metrics.clone(),
+        };
+        let cfg = config.clone();
+        let frontend = Frontend::create(move |fctx| {
+            fctx.add_stream(stdin_frames(cfg.max_line_bytes));
+            Frontend::new(cfg, fe_stats, links)
+        });
+        upstream.do_send(SetFrontend(frontend.clone().recipient()));
+        Supervisor {
+            config,
+            frontend: Some(frontend),
+            output: Some(output),
+            upstream: Some(upstream),
+            upstream_stats: Some(up_stats),
+            metrics: Some(metrics),
+            stopping: false,
+        }
+    })
+}
+
+/// Reads stdin on a plain OS thread (a blocking read that cannot be cancelled must not live on
+/// the runtime) and hands whole frames to the Frontend.
+fn stdin_frames(max_line_bytes: usize) -> impl futures_util::Stream<Item = Frame> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Frame>(STDIN_QUEUE_FRAMES);
+    let spawned = std::thread::Builder::new()
+        .name("mcp-bridge-stdin".into())
+        .spawn(move || {
+            use std::io::Read;
+            let mut framer = LineFramer::new(max_line_bytes);
+            let mut buf = vec![0u8; STDIN_CHUNK_BYTES];
+            let mut stdin = std::io::stdin().lock();
+            let mut frames = Vec::new();
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => framer.push(&buf[..n], &mut frames),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                }
+                for f in frames.drain(..) {
+                    if tx.blocking_send(f).is_err() {
+                        return;
+                    }
+                }
+            }
+            framer.finish(&mut frames);
+            for f in frames.drain(..) {
+                if tx.blocking_send(f).is_err() {
+                    return;
+                }
+            }
+        });
+    if spawned.is_err() {
+        tracing::error!(target: "supervisor", "could not start the stdin thread");
+    }
+    futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|f| (f, rx)) })
+}
+
+/// Starts the watchdog: a plain thread that kills the child's group and exits 0 after
+/// [`WATCHDOG`], even when every task is stuck.
+fn start_watchdog() {
+    let _ = std::thread::Builder::new()
+        .name("mcp-bridge-watchdog".into())
+        .spawn(|| {
+            std::thread::sleep(WATCHDOG);
+            signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
+            tracing::warn!(target: "supervisor", "the watchdog ended the bridge {} s after the end of the input", WATCHDOG.as_secs());
+            std::process::exit(0);
+        });
+}
+
+impl Handler<Shutdown> for Supervisor {
+    type Result = ();
+    fn handle(&mut self, Shutdown(cause): Shutdown, ctx: &mut Context<Self>) {
+        if self.stopping {
+            return;
+        }
+        self.stopping = true;
+        let code = match cause {
+            ShutdownCause::EndOfInput => {
+                start_watchdog();
+                0
+            }
+            ShutdownCause::UpstreamLost => 1,
+        };
+        let frontend = self.frontend.take();
+        let output = self.output.take();
+        let upstream = self.upstream.take();
+        let ustats = self.upstream_stats.take();
+        let metrics = self.metrics.take();
+        let grace = self.config.shutdown_grace;
+        ctx.spawn(
+            async move {
+                if let Some(f) = &frontend {
+                    let _ = f.send(Quiesce).await;
+                }
+                if let Some(o) = &output {
+                    let _ = o.send(output::Close).await;
+                }
+                if let Some(u) = &upstream {
+                    if let Some(s) = &ustats {
+                        s.queued();
+                    }
+                    if let Ok(Some(status)) = u.send(upstream::Close { grace }).await {
+                        tracing::info!(target: "supervisor", "the upstream server stopped ({status})");
+                    }
+                }
+                if let Some(m) = &metrics {
+                    let _ = m.send(WriteTotals).await;
+                }
+                System::current().stop_with_code(code);
+            }
+            .into_actor(self),
+        );
+    }
+}

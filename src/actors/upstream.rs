@@ -1,0 +1,374 @@
+//! The Upstream actor: the 2026-07-28 client towards the child process. It owns the child,
+//! gives each request a new upstream id, correlates responses, sends `notifications/cancelled`
+//! for abandoned requests, writes one debug line per exchange (id, method, outcome, time;
+//! never content), and reports notifications and the loss of the child to the Frontend.
+
+use actix::prelude::*;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot};
+
+use super::metrics::ActorStats;
+use crate::protocol::framing::Frame;
+use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message, ParseError};
+use crate::transport::child::{self, ChildProcess};
+use crate::transport::lines;
+
+/// How long the bridge waits for the exit status of a child that closed its stdout.
+pub const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
+
+/// The answer to one upstream request.
+#[derive(Debug)]
+pub enum Reply {
+    /// A JSON-RPC result.
+    Result(Value),
+    /// A JSON-RPC error object.
+    Error(Value),
+    /// The upstream went away before answering.
+    Closed,
+    /// The upstream answered with a frame the bridge cannot read.
+    Invalid,
+}
+
+/// What the Upstream actor tells the Frontend.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub enum FromUpstream {
+    /// A notification of the upstream (progress, message, list changes, ...).
+    Notification { method: String, params: Value },
+    /// The child closed its stdout; `status` is how it ended.
+    Gone { status: String },
+}
+
+struct Pending {
+    tx: oneshot::Sender<Reply>,
+    method: String,
+    client: String,
+    started: Instant,
+}
+
+struct Conn {
+    generation: u64,
+    stdin: mpsc::UnboundedSender<Vec<u8>>,
+    child: Option<ChildProcess>,
+}
+
+/// The Upstream actor.
+pub struct Upstream {
+    max_line_bytes: usize,
+    stats: Arc<ActorStats>,
+    frontend: Option<Recipient<FromUpstream>>,
+    conn: Option<Conn>,
+    generation: u64,
+    next_id: i64,
+    pending: HashMap<Id, Pending>,
+}
+
+impl Upstream {
+    /// An Upstream actor whose child frames are limited to `max_line_bytes`.
+    pub fn new(max_line_bytes: usize, stats: Arc<ActorStats>) -> Self {
+        Upstream {
+            max_line_bytes,
+            stats,
+            frontend: None,
+            conn: None,
+            generation: 0,
+            next_id: 0,
+            pending: HashMap::new(),
+        }
+    }
+
+    fn write(&self, v: &Value) -> bool {
+        let Some(conn) = &self.conn else { return false };
+        let mut bytes = match serde_json::to_vec(v) {
+            Ok(b) => b,
+            Err(_) => return false,
+        };
+        bytes.push(b'\n');
+        conn.stdin.send(bytes).is_ok()
+    }
+
+    fn fail_all_pending(&mut self) {
+        for (id, p) in self.pending.drain() {
+            tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=closed time_ms={:.3}",
+                p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3);
+            let _ = p.tx.send(Reply::Closed);
+        }
+    }
+
+    fn resolve(&mut self, id: &Id, reply: Reply) {
+        let Some(p) = self.pending.remove(id) else {
+            tracing::debug!(target: "upstream", "dropped a response for unknown id {id}");
+            return;
+        };
+        let outcome = match &reply {
+            Reply::Result(_) => "result",
+            Reply::Error(_) => "error",
+            Reply::Closed => "closed",
+            Reply::Invalid => "invalid",
+        };
+        tracing::debug!(target: "upstream", "id={id} client={} method={} outcome={outcome} time_ms={:.3}",
+            p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3);
+        let _ = p.tx.send(reply);
+    }
+
+    fn on_frame(&mut self, frame: Frame) {
+        let parsed = match &frame {
+            Frame::Line(l) => jsonrpc::parse(l, MAX_UPSTREAM_DEPTH),
+            Frame::TooLong {
+                head,
+                tail,
+                len_bytes,
+            } => {
+                tracing::warn!(target: "upstream", "the upstream sent a line of {len_bytes} bytes, over the limit of {} bytes", self.max_line_bytes);
+                let id = jsonrpc::recover_id_from(head, false)
+                    .or_else(|| jsonrpc::recover_id_from(tail, true));
+                Err(ParseError::NotJson { id })
+            }
+        };
+        match parsed {
+            Ok(Message::Response {
+                id: Some(id),
+                result,
+            }) => self.resolve(&id, Reply::Result(result)),
+            Ok(Message::ErrorResponse {
+                id: Some(id),
+                error,
+            }) => self.resolve(&id, Reply::Error(error)),
+            Ok(Message::Response { id: None, .. } | Message::ErrorResponse { id: None, .. }) => {
+                tracing::debug!(target: "upstream", "dropped a response without a usable id");
+            }
+            Ok(Message::Notification { method, params }) => {
+                if let Some(f) = &self.frontend {
+                    f.do_send(FromUpstream::Notification {
+                        method,
+                        params: params.unwrap_or_else(|| json!({})),
+                    });
+                }
+            }
+            Ok(Message::Request { method, .. }) => {
+                tracing::warn!(target: "upstream", "ignored a request from the upstream ({method}): 2026-07-28 servers send no requests");
+            }
+            Err(e) => {
+                tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message");
+                if let Some(id) = e.id().cloned() {
+                    self.resolve(&id, Reply::Invalid);
+                }
+            }
+        }
+    }
+
+    fn on_eof(&mut self, ctx: &mut Context<Self>) {
+        let Some(mut conn) = self.conn.take() else {
+            return;
+        };
+        self.fail_all_pending();
+        let frontend = self.frontend.clone();
+        let child = conn.child.take();
+        ctx.spawn(
+            async move {
+                let status = match child {
+                    Some(mut c) => {
+                        let mut status = c.wait_for(EXIT_STATUS_WAIT).await;
+                        let killed = c.kill().await;
+                        if status.is_none() {
+                            status = killed;
+                        }
+                        status.map_or_else(
+                            || "unknown status".to_string(),
+                            |s| child::describe_status(&s),
+                        )
+                    }
+                    None => "unknown status".to_string(),
+                };
+                if let Some(f) = frontend {
+                    f.do_send(FromUpstream::Gone { status });
+                }
+            }
+            .into_actor(self),
+        );
+    }
+}
+
+impl Actor for Upstream {
+    type Context = Context<Self>;
+}
+
+/// A frame from the child's stdout (`None`: end of its stdout), tagged with the child's
+/// generation so frames of an earlier child are ignored.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct ChildFrame(u64, Option<Frame>);
+
+impl StreamHandler<ChildFrame> for Upstream {
+    fn handle(&mut self, ChildFrame(generation, frame): ChildFrame, ctx: &mut Context<Self>) {
+        if self.conn.as_ref().map(|c| c.generation) != Some(generation) {
+            return;
+        }
+        match frame {
+            Some(f) => self.on_frame(f),
+            None => self.on_eof(ctx),
+        }
+    }
+
+    fn finished(&mut self, _: &mut Context<Self>) {}
+}
+
+/// Set the Frontend that receives [`FromUpstream`].
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SetFrontend(pub Recipient<FromUpstream>);
+
+impl Handler<SetFrontend> for Upstream {
+    type Result = ();
+    fn handle(&mut self, m: SetFrontend, _: &mut Context<Self>) {
+        self.frontend = Some(m.0);
+    }
+}
+
+/// Start the upstream command. Errors with the text of the spawn error.
+#[derive(Message)]
+#[rtype(result = "Result<(), String>")]
+pub struct Connect {
+    pub command: OsString,
+    pub args: Vec<OsString>,
+}
+
+impl Handler<Connect> for Upstream {
+    type Result = Result<(), String>;
+    fn handle(&mut self, m: Connect, ctx: &mut Context<Self>) -> Result<(), String> {
+        let _h = self.stats.handling();
+        if self.conn.is_some() {
+            return Ok(());
+        }
+        let (proc_, io) = child::spawn(&m.command, &m.args).map_err(|e| e.to_string())?;
+        self.generation += 1;
+        let generation = self.generation;
+        tracing::debug!(target: "upstream", "started the upstream command (pid {})", proc_.pgid());
+        let stream = lines::frames(io.stdout, self.max_line_bytes)
+            .map(move |f| ChildFrame(generation, Some(f)))
+            .chain(futures_util::stream::once(async move {
+                ChildFrame(generation, None)
+            }));
+        ctx.add_stream(stream);
+        self.conn = Some(Conn {
+            generation,
+            stdin: io.stdin,
+            child: Some(proc_),
+        });
+        Ok(())
+    }
+}
+
+/// Send a request upstream. The reply is the upstream id and a receiver of the answer, or
+/// [`Reply::Closed`] at once when there is no upstream.
+#[derive(Message)]
+#[rtype(result = "Result<(Id, oneshot::Receiver<Reply>), Reply>")]
+pub struct Call {
+    /// The method.
+    pub method: String,
+    /// The params, with the full 2026-07-28 `_meta`.
+    pub params: Value,
+    /// The editor's request id, for the debug line.
+    pub client: String,
+}
+
+impl Handler<Call> for Upstream {
+    type Result = Result<(Id, oneshot::Receiver<Reply>), Reply>;
+    fn handle(&mut self, m: Call, _: &mut Context<Self>) -> Self::Result {
+        let _h = self.stats.handling();
+        if self.conn.is_none() {
+            return Err(Reply::Closed);
+        }
+        self.next_id += 1;
+        let id = Id::Int(self.next_id);
+        let frame = jsonrpc::request(&id, &m.method, m.params);
+        if !self.write(&frame) {
+            return Err(Reply::Closed);
+        }
+        let (tx, rx) = oneshot::channel();
+        self.pending.insert(
+            id.clone(),
+            Pending {
+                tx,
+                method: m.method,
+                client: m.client,
+                started: Instant::now(),
+            },
+        );
+        Ok((id, rx))
+    }
+}
+
+/// Abandon an upstream request: forget it and send `notifications/cancelled` with its id.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Cancel(pub Id);
+
+impl Handler<Cancel> for Upstream {
+    type Result = ();
+    fn handle(&mut self, Cancel(id): Cancel, _: &mut Context<Self>) {
+        let _h = self.stats.handling();
+        if let Some(p) = self.pending.remove(&id) {
+            tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=cancelled time_ms={:.3}",
+                p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3);
+            let n = jsonrpc::notification(
+                "notifications/cancelled",
+                json!({"requestId": id.to_value()}),
+            );
+            self.write(&n);
+        }
+    }
+}
+
+/// Stop the child at once (a failed discover): kill its group, fail what is pending.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Disconnect;
+
+impl Handler<Disconnect> for Upstream {
+    type Result = ResponseFuture<()>;
+    fn handle(&mut self, _: Disconnect, _: &mut Context<Self>) -> Self::Result {
+        let _h = self.stats.handling();
+        let conn = self.conn.take();
+        self.fail_all_pending();
+        Box::pin(async move {
+            if let Some(mut c) = conn
+                && let Some(child) = c.child.take()
+            {
+                drop(c);
+                child.kill().await;
+            }
+        })
+    }
+}
+
+/// Stop the child with the shutdown steps (close stdin, wait `grace`, SIGTERM, wait `grace`,
+/// SIGKILL to the group). Resolves with how it ended.
+#[derive(Message)]
+#[rtype(result = "Option<String>")]
+pub struct Close {
+    pub grace: Duration,
+}
+
+impl Handler<Close> for Upstream {
+    type Result = ResponseFuture<Option<String>>;
+    fn handle(&mut self, m: Close, _: &mut Context<Self>) -> Self::Result {
+        let _h = self.stats.handling();
+        let conn = self.conn.take();
+        self.fail_all_pending();
+        Box::pin(async move {
+            let mut c = conn?;
+            let child = c.child.take()?;
+            drop(c); // closes the child's stdin once the writer has flushed
+            child
+                .stop(m.grace)
+                .await
+                .map(|s| child::describe_status(&s))
+        })
+    }
+}

@@ -1,0 +1,180 @@
+//! The upstream child process: spawn in a new process group, relay its stderr line by line,
+//! and stop it with the shutdown steps of the stdio transport (close stdin, wait, SIGTERM to
+//! the group, wait, SIGKILL to the group).
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::mpsc;
+
+use crate::protocol::framing::{Frame, LineFramer};
+
+/// Longest stderr line of the child that is relayed whole, in bytes; a longer one is cut.
+pub const MAX_STDERR_LINE_BYTES: usize = 64 * 1024;
+
+/// The process group of the running child, for the watchdog thread (0 when none).
+pub static CHILD_PGID: AtomicI32 = AtomicI32::new(0);
+
+/// A started child process and the handles the bridge keeps.
+#[derive(Debug)]
+pub struct ChildProcess {
+    child: Child,
+    pgid: i32,
+}
+
+/// The stdio ends of the child: the writer of its stdin and the reader of its stdout.
+#[derive(Debug)]
+pub struct ChildIo {
+    /// Lines queued here are written to the child's stdin in order; dropping every sender
+    /// closes the child's stdin.
+    pub stdin: mpsc::UnboundedSender<Vec<u8>>,
+    /// The child's stdout.
+    pub stdout: ChildStdout,
+}
+
+/// Starts `command args` with piped stdio in a new process group. The child's stderr lines
+/// are copied to the bridge's stderr as they are.
+///
+/// Errors: the `io::Error` of the spawn (not found, permission denied, ...).
+pub fn spawn(command: &OsString, args: &[OsString]) -> io::Result<(ChildProcess, ChildIo)> {
+    let mut cmd = Command::new(command);
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(false);
+    let mut child = cmd.spawn()?;
+    let pid = child.id().map_or(0, |p| p as i32);
+    CHILD_PGID.store(pid, Ordering::SeqCst);
+    let stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| io::Error::other("no stdin pipe"))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| io::Error::other("no stdout pipe"))?;
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(relay_stderr(stderr));
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(write_stdin(stdin, rx));
+    Ok((
+        ChildProcess { child, pgid: pid },
+        ChildIo { stdin: tx, stdout },
+    ))
+}
+
+async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(line) = rx.recv().await {
+        if stdin.write_all(&line).await.is_err() {
+            break;
+        }
+        // Write what is queued before one flush.
+        while let Ok(more) = rx.try_recv() {
+            if stdin.write_all(&more).await.is_err() {
+                return;
+            }
+        }
+        if stdin.flush().await.is_err() {
+            break;
+        }
+    }
+    let _ = stdin.shutdown().await;
+}
+
+async fn relay_stderr(mut stderr: tokio::process::ChildStderr) {
+    let mut framer = LineFramer::new(MAX_STDERR_LINE_BYTES);
+    let mut buf = vec![0u8; 8192];
+    let mut frames = Vec::new();
+    loop {
+        let n = match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => {
+                framer.finish(&mut frames);
+                write_stderr_lines(&mut frames);
+                return;
+            }
+            Ok(n) => n,
+        };
+        framer.push(&buf[..n], &mut frames);
+        write_stderr_lines(&mut frames);
+    }
+}
+
+fn write_stderr_lines(frames: &mut Vec<Frame>) {
+    let mut err = io::stderr().lock();
+    for f in frames.drain(..) {
+        let line = match f {
+            Frame::Line(l) => l,
+            Frame::TooLong { head, .. } => head,
+        };
+        let mut out = line;
+        out.push(b'\n');
+        let _ = err.write_all(&out);
+    }
+}
+
+/// Sends `signal` to the child's whole process group; errors (no such group) are ignored.
+pub fn signal_group(pgid: i32, signal: i32) {
+    if pgid > 0 {
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory is shared.
+        unsafe {
+            libc::kill(-pgid, signal);
+        }
+    }
+}
+
+/// How a child ended, for the log: `exit code N` or `signal N`.
+pub fn describe_status(status: &ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exit code {c}"),
+        (None, Some(s)) => format!("signal {s}"),
+        _ => "unknown status".into(),
+    }
+}
+
+impl ChildProcess {
+    /// The process group id (the child's pid).
+    pub fn pgid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// Waits at most `limit` for the child to exit.
+    pub async fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
+        tokio::time::timeout(limit, self.child.wait())
+            .await
+            .ok()?
+            .ok()
+    }
+
+    /// Stops the child after its stdin was closed: waits `grace`, then SIGTERM to the group,
+    /// waits `grace`, then SIGKILL to the group. The group gets SIGKILL at the end in every
+    /// case, so no process the child started survives. Returns how the child ended.
+    pub async fn stop(mut self, grace: Duration) -> Option<ExitStatus> {
+        let mut status = self.wait_for(grace).await;
+        if status.is_none() {
+            signal_group(self.pgid, libc::SIGTERM);
+            status = self.wait_for(grace).await;
+        }
+        signal_group(self.pgid, libc::SIGKILL);
+        if status.is_none() {
+            status = self.wait_for(grace).await;
+        }
+        CHILD_PGID.store(0, Ordering::SeqCst);
+        status
+    }
+
+    /// Kills the whole group at once (a failed discover, the loss of the upstream).
+    pub async fn kill(mut self) -> Option<ExitStatus> {
+        signal_group(self.pgid, libc::SIGKILL);
+        let status = self.wait_for(Duration::from_secs(2)).await;
+        CHILD_PGID.store(0, Ordering::SeqCst);
+        status
+    }
+}
