@@ -1,1 +1,89 @@
-fn main() {}
+//! Benchmarks of the pure protocol layer: the work the bridge adds to each request and
+//! response, without processes or pipes. Run with `cargo bench --bench protocol`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use mcp_bridge::protocol::framing::LineFramer;
+use mcp_bridge::protocol::jsonrpc::{self, MAX_CLIENT_DEPTH, MAX_UPSTREAM_DEPTH};
+use mcp_bridge::protocol::legacy::Forwarded;
+use mcp_bridge::protocol::modern::RequestMeta;
+use mcp_bridge::protocol::translate;
+use serde_json::json;
+use std::hint::black_box;
+
+fn meta() -> RequestMeta {
+    RequestMeta {
+        protocol_version: "2026-07-28".into(),
+        client_capabilities: json!({"elicitation": {"form": {}}, "roots": {}}),
+        client_info: json!({"name": "mcp-bridge", "version": "0.1.0"}),
+        log_level: Some("info"),
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let request = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"progressToken":"p-42","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}"#;
+    let response = br#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}],"structuredContent":{"echo":"hello world"},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}}}}"#;
+
+    c.bench_function("editor request: frame + parse + forward_params", |b| {
+        let mut framer = LineFramer::new(64 * 1024 * 1024);
+        let mut line = request.to_vec();
+        line.push(b'\n');
+        let mut frames = Vec::new();
+        let m = meta();
+        b.iter(|| {
+            framer.push(black_box(&line), &mut frames);
+            for f in frames.drain(..) {
+                if let mcp_bridge::protocol::framing::Frame::Line(l) = f
+                    && let Ok(jsonrpc::Message::Request { params, .. }) =
+                        jsonrpc::parse(&l, MAX_CLIENT_DEPTH)
+                {
+                    let fwd = translate::forward_params(params.as_ref(), &m, Some(json!("bp-1")));
+                    let out = serde_json::to_vec(&jsonrpc::request(
+                        &jsonrpc::Id::Int(1),
+                        "tools/call",
+                        fwd.map(|f| f.params).unwrap_or_default(),
+                    ));
+                    black_box(out.map(|v| v.len()).unwrap_or(0));
+                }
+            }
+        })
+    });
+
+    c.bench_function("upstream response: parse + shape_result + serialize", |b| {
+        b.iter(|| {
+            if let Ok(jsonrpc::Message::Response { result, .. }) =
+                jsonrpc::parse(black_box(response), MAX_UPSTREAM_DEPTH)
+            {
+                let mut notes = Vec::new();
+                let shaped = translate::shape_result(Forwarded::ToolsCall, result, &mut notes)
+                    .unwrap_or_default();
+                let out = serde_json::to_vec(&jsonrpc::response(&jsonrpc::Id::Int(42), shaped));
+                black_box(out.map(|v| v.len()).unwrap_or(0));
+            }
+        })
+    });
+
+    let big: Vec<u8> = {
+        let mut v =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#.to_vec();
+        v.extend(std::iter::repeat_n(b'x', 1024 * 1024));
+        v.extend_from_slice(b"\"}]}}\n");
+        v
+    };
+    c.bench_function("framing: 1 MiB line in 64 KiB chunks", |b| {
+        b.iter(|| {
+            let mut framer = LineFramer::new(64 * 1024 * 1024);
+            let mut frames = Vec::new();
+            for chunk in big.chunks(64 * 1024) {
+                framer.push(black_box(chunk), &mut frames);
+            }
+            black_box(frames.len())
+        })
+    });
+
+    c.bench_function("depth check: 1 MiB line", |b| {
+        b.iter(|| black_box(jsonrpc::nesting_depth(black_box(&big), MAX_CLIENT_DEPTH)))
+    });
+}
+
+criterion_group!(protocol, benches);
+criterion_main!(protocol);

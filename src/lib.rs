@@ -2,10 +2,12 @@
 //! server of revision 2026-07-28.
 //!
 //! Layers: [`protocol`] is pure (values in, values out); [`transport`] moves bytes; [`actors`]
-//! wire them into the running system; [`cli`] reads the command line; [`log`] formats stderr.
+//! wire them into the running system; [`cli`] reads the command line; [`log`] formats stderr;
+//! [`server`] is a small 2026-07-28 server API used by the example server and the tests.
 
 pub mod actors;
 pub mod cli;
 pub mod log;
 pub mod protocol;
+pub mod server;
 pub mod transport;

@@ -451,11 +451,7 @@ impl Frontend {
         ) {
             return;
         }
-        let limit = match f {
-            Forwarded::ToolsCall => self.config.timeouts.call,
-            Forwarded::PromptsGet | Forwarded::ResourcesRead => self.config.timeouts.read,
-            _ => self.config.timeouts.list,
-        };
+        let limit = self.config.timeouts.first_round(f);
         let upstream = self.upstream.clone();
         let ustats = self.upstream_stats.clone();
         let client = id.to_string();

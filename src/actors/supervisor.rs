@@ -15,6 +15,7 @@ use super::metrics::{ActorStats, Metrics, WriteTotals};
 use super::output::{self, Output};
 use super::upstream::{self, SetFrontend, Upstream};
 use crate::protocol::framing::{Frame, LineFramer};
+use crate::protocol::legacy::Forwarded;
 use crate::transport::child::{CHILD_PGID, signal_group};
 
 /// Time after the end of stdin after which the watchdog thread ends the process (exit 0).
@@ -39,6 +40,22 @@ pub struct Timeouts {
     pub read: Duration,
     /// Each round of `tools/call` (1 h).
     pub call: Duration,
+}
+
+impl Timeouts {
+    /// The time limit of the first round of a forwarded method: `tools/call` gets `call`,
+    /// `prompts/get` and `resources/read` get `read`, the lists and completion get `list`.
+    pub fn first_round(&self, method: Forwarded) -> Duration {
+        match method {
+            Forwarded::ToolsCall => self.call,
+            Forwarded::PromptsGet | Forwarded::ResourcesRead => self.read,
+            Forwarded::ToolsList
+            | Forwarded::PromptsList
+            | Forwarded::ResourcesList
+            | Forwarded::ResourcesTemplatesList
+            | Forwarded::CompletionComplete => self.list,
+        }
+    }
 }
 
 impl Default for Timeouts {
@@ -234,5 +251,36 @@ impl Handler<Shutdown> for Supervisor {
             }
             .into_actor(self),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_method_has_the_time_limit_of_the_table() {
+        let t = Timeouts::default();
+        assert_eq!(
+            t.first_round(Forwarded::ToolsCall),
+            Duration::from_secs(3600)
+        );
+        assert_eq!(
+            t.first_round(Forwarded::PromptsGet),
+            Duration::from_secs(120)
+        );
+        assert_eq!(
+            t.first_round(Forwarded::ResourcesRead),
+            Duration::from_secs(120)
+        );
+        for f in [
+            Forwarded::ToolsList,
+            Forwarded::PromptsList,
+            Forwarded::ResourcesList,
+            Forwarded::ResourcesTemplatesList,
+            Forwarded::CompletionComplete,
+        ] {
+            assert_eq!(t.first_round(f), Duration::from_secs(120), "{f:?}");
+        }
     }
 }

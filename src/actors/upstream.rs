@@ -20,6 +20,9 @@ use crate::transport::lines;
 
 /// How long the bridge waits for the exit status of a child that closed its stdout.
 pub const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
+/// After the child exits, how long frames already in its stdout pipe are still read before
+/// the upstream counts as lost (a grandchild may hold the pipe open).
+pub const EXIT_DRAIN: Duration = Duration::from_millis(100);
 
 /// The answer to one upstream request.
 #[derive(Debug)]
@@ -255,6 +258,23 @@ impl Handler<Connect> for Upstream {
                 ChildFrame(generation, None)
             }));
         ctx.add_stream(stream);
+        let mut exit = proc_.exit_watch();
+        ctx.spawn(
+            async move {
+                while exit.borrow_and_update().is_none() {
+                    if exit.changed().await.is_err() {
+                        break;
+                    }
+                }
+                tokio::time::sleep(EXIT_DRAIN).await;
+            }
+            .into_actor(self)
+            .map(move |(), act, ctx| {
+                if act.conn.as_ref().map(|c| c.generation) == Some(generation) {
+                    act.on_eof(ctx);
+                }
+            }),
+        );
         self.conn = Some(Conn {
             generation,
             stdin: io.stdin,

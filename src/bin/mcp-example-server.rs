@@ -1,1 +1,781 @@
-fn main() {}
+//! `mcp-example-server`: a small MCP 2026-07-28 stdio server built on `mcp_bridge::server`.
+//! It is the README's quick-start upstream and, with `--test-tools` and the lifecycle flags,
+//! the fixture upstream of the bridge's black-box tests. `--help` lists everything.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use futures_util::future::BoxFuture;
+use mcp_bridge::server::{
+    CacheScope, Event, ListenEnd, LogLevel, Outcome, PromptDef, RequestContext, ResourceDef,
+    ResourceTemplateDef, RpcError, Server, ServerBuilder, ToolDef,
+};
+use serde_json::{Map, Value, json};
+
+const LONG_ABOUT: &str = "\
+A small MCP server of revision 2026-07-28 on stdin/stdout (newline-delimited JSON-RPC).
+
+It has no initialize: every request must carry params._meta with
+io.modelcontextprotocol/protocolVersion = \"2026-07-28\" and
+io.modelcontextprotocol/clientCapabilities. Start with server/discover.
+
+Default tools:
+  echo {text}                 text content <text>
+  add {a, b}                  the sum: structuredContent {\"sum\": n} (per outputSchema)
+                              and the same JSON as text
+  slow {steps, delay_ms}      one notifications/progress per step (if the request has
+                              _meta.progressToken), then \"done after N steps\"
+  log {level, message}        a notifications/message at that level (if the request's
+                              _meta logLevel lets it through), then \"logged\"
+  fail {code, message, data?} answers with that JSON-RPC error
+  ask_name {}                 input_required: an elicitation/create form asking for
+                              `name` (needs the elicitation capability); the retry
+                              returns \"Hello, <name>!\"
+Resources: example://readme (text/plain); template example://notes/{id}.
+Prompt: greet {name} -> one user message \"Say hello to <name>.\"
+Completion: greet's `name` (names starting with the typed prefix), notes' `id`.
+Listens (subscriptions/listen) are acknowledged for every kind above.
+
+--test-tools adds tools that misbehave on purpose, for the bridge's tests:
+  sleep {ms}                  waits (cancellable), then \"slept\"
+  crash {code}                exits the process with that code at once, no answer
+  spawn_grandchild {}         starts `sleep 300` as a child (same process group,
+                              inherits stdout/stderr) and returns its pid as text
+  emit {lines: [string]}      writes each line to stdout verbatim, then \"emitted\"
+  progress_flood {count}      count progress notifications at full speed, \"flooded\"
+  structured_array {}         structuredContent [1,2,3] with \"content\": []
+  schema_array_without_items  inputSchema has an array property without items
+  schema_boolean_properties   inputSchema properties {\"flag\": true, \"never\": false}
+  schema_array_output         outputSchema root {\"type\":\"array\"}; returns [1,2,3]
+  notify {event, uri?}        publishes tools_list_changed | prompts_list_changed |
+                              resources_list_changed | resource_updated (with uri) to
+                              open listens, then \"notified\"
+  end_listens {how}           ends open listens from the server side: how = \"result\"
+                              (listen result) or \"cancelled\" (notifications/cancelled)
+  sample {prompt}             input_required: sampling/createMessage; the retry
+                              returns \"model said: <text>\"
+  roots {}                    input_required: roots/list; the retry returns the root
+                              URIs, one per line
+  ask_url {url}               input_required: URL-mode elicitation; the retry returns
+                              \"action: <action>\"
+  load_shed {}                input_required with only requestState; the retry
+                              returns \"retried\"
+
+Environment:
+  MCP_FIXTURE_TRACE=FILE      append every received line verbatim to FILE (same as
+                              --trace)";
+
+/// Command line of `mcp-example-server`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp-example-server",
+    version,
+    about = "A small MCP 2026-07-28 example server on stdio",
+    long_about = LONG_ABOUT
+)]
+struct Args {
+    /// Add the misbehaving test tools (see above).
+    #[arg(long)]
+    test_tools: bool,
+    /// Wait this many milliseconds before answering server/discover.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    discover_delay_ms: u64,
+    /// Answer server/discover with this JSON-RPC error, e.g. `-32601:Method not found`.
+    #[arg(
+        long,
+        value_name = "CODE:MESSAGE",
+        value_parser = parse_error,
+        allow_hyphen_values = true
+    )]
+    discover_error: Option<RpcError>,
+    /// Leave _meta["io.modelcontextprotocol/serverInfo"] out of every result.
+    #[arg(long)]
+    no_server_info: bool,
+    /// Answer server/discover, flush, and exit with status 0.
+    #[arg(long)]
+    exit_after_discover: bool,
+    /// Write this line to stderr at start.
+    #[arg(long, value_name = "TEXT")]
+    stderr_line: Option<String>,
+    /// The `instructions` of the discover result.
+    #[arg(long, value_name = "TEXT")]
+    instructions: Option<String>,
+    /// `ttlMs` of cacheable results (discover, lists, resources/read).
+    #[arg(long, value_name = "MS", default_value_t = 60_000)]
+    ttl_ms: u64,
+    /// `cacheScope` of cacheable results.
+    #[arg(long, value_enum, default_value_t = Scope::Public)]
+    cache_scope: Scope,
+    /// Split list results into pages of N items (with nextCursor).
+    #[arg(long, value_name = "N")]
+    page_size: Option<usize>,
+    /// Append every received line verbatim to FILE.
+    #[arg(long, value_name = "FILE", env = "MCP_FIXTURE_TRACE")]
+    trace: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Scope {
+    Public,
+    Private,
+}
+
+fn parse_error(text: &str) -> Result<RpcError, String> {
+    let (code, message) = text
+        .split_once(':')
+        .ok_or_else(|| "expected CODE:MESSAGE".to_owned())?;
+    let code = code
+        .trim()
+        .parse::<i64>()
+        .map_err(|_| format!("not an integer code: {code}"))?;
+    Ok(RpcError::new(code, message))
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if let Some(line) = &args.stderr_line {
+        eprintln!("{line}");
+    }
+    let server = build(&args);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("mcp-example-server: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let served = runtime.block_on(server.serve_stdio());
+    // Exit without waiting for the runtime: its stdin reader thread may be blocked in read(2).
+    std::process::exit(match served {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("mcp-example-server: {error}");
+            1
+        }
+    })
+}
+
+fn build(args: &Args) -> Server {
+    let scope = match args.cache_scope {
+        Scope::Public => CacheScope::Public,
+        Scope::Private => CacheScope::Private,
+    };
+    let mut builder = Server::builder("mcp-example-server", env!("CARGO_PKG_VERSION"))
+        .server_info(!args.no_server_info)
+        .cache(args.ttl_ms, scope);
+    if let Some(instructions) = &args.instructions {
+        builder = builder.instructions(instructions);
+    }
+    if let Some(items) = args.page_size {
+        builder = builder.page_size(items);
+    }
+    if let Some(path) = &args.trace {
+        builder = builder.trace_input(path.clone());
+    }
+    let delay = Duration::from_millis(args.discover_delay_ms);
+    let error = args.discover_error.clone();
+    let exit_after = args.exit_after_discover;
+    builder = builder.discover_hook(move |ctx| {
+        let error = error.clone();
+        async move {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            if exit_after {
+                ctx.close_connection();
+            }
+            error.map_or(Ok(()), Err)
+        }
+    });
+    builder = demo(builder);
+    if args.test_tools {
+        builder = test_tools(builder);
+    }
+    builder.build()
+}
+
+// ---- tool plumbing -------------------------------------------------------------------------
+
+/// Why a tool did not produce its result.
+enum Failure {
+    /// Bad arguments: reported as a tool execution error (`isError: true`) the model can see.
+    Arguments(String),
+    /// A JSON-RPC error response.
+    Rpc(RpcError),
+}
+
+type ToolResult = Result<Outcome, Failure>;
+type Handler = Box<
+    dyn Fn(Value, RequestContext) -> BoxFuture<'static, Result<Outcome, RpcError>> + Send + Sync,
+>;
+
+/// Adapts a tool function to a server handler.
+fn tool<F, Fut>(f: F) -> Handler
+where
+    F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ToolResult> + Send + 'static,
+{
+    Box::new(move |arguments, ctx| {
+        let result = f(arguments, ctx);
+        Box::pin(async move {
+            match result.await {
+                Ok(outcome) => Ok(outcome),
+                Err(Failure::Arguments(message)) => Ok(Outcome::tool_error(message)),
+                Err(Failure::Rpc(error)) => Err(error),
+            }
+        })
+    })
+}
+
+fn add_tool(builder: ServerBuilder, def: ToolDef, handler: Handler) -> ServerBuilder {
+    builder.tool(def, handler)
+}
+
+fn field<'a>(arguments: &'a Value, key: &str) -> Result<&'a Value, Failure> {
+    arguments
+        .get(key)
+        .ok_or_else(|| Failure::Arguments(format!("missing argument: {key}")))
+}
+
+fn string(arguments: &Value, key: &str) -> Result<String, Failure> {
+    field(arguments, key)?
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| Failure::Arguments(format!("argument {key} must be a string")))
+}
+
+fn integer(
+    arguments: &Value,
+    key: &str,
+    range: std::ops::RangeInclusive<i64>,
+) -> Result<i64, Failure> {
+    field(arguments, key)?
+        .as_i64()
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| {
+            Failure::Arguments(format!(
+                "argument {key} must be an integer from {} to {}",
+                range.start(),
+                range.end()
+            ))
+        })
+}
+
+fn number(arguments: &Value, key: &str) -> Result<Value, Failure> {
+    let value = field(arguments, key)?;
+    if value.is_number() {
+        Ok(value.clone())
+    } else {
+        Err(Failure::Arguments(format!(
+            "argument {key} must be a number"
+        )))
+    }
+}
+
+fn object_schema(properties: Value, required: &[&str]) -> Value {
+    json!({ "type": "object", "properties": properties, "required": required })
+}
+
+/// One MRTR round: either ask (again) or hand over the client's answer for `key`.
+enum Round {
+    Ask(Outcome),
+    Answer(Value),
+}
+
+/// Asks for `request` under `key` unless this is a retry that carries its answer. The retry
+/// must echo `state`, which this server issued; anything else is refused.
+fn round(
+    ctx: &RequestContext,
+    key: &str,
+    state: &str,
+    request: Option<Value>,
+) -> Result<Round, Failure> {
+    let ask = || {
+        let mut input_requests = Map::new();
+        if let Some(request) = &request {
+            input_requests.insert(key.to_owned(), request.clone());
+        }
+        Round::Ask(Outcome::InputRequired {
+            input_requests,
+            request_state: Some(state.to_owned()),
+        })
+    };
+    if ctx.input_responses().is_none() && ctx.request_state().is_none() {
+        return Ok(ask());
+    }
+    if ctx.request_state() != Some(state) {
+        return Err(Failure::Rpc(RpcError::invalid_params(
+            "requestState was not issued for this request",
+        )));
+    }
+    if request.is_none() {
+        return Ok(Round::Answer(Value::Null));
+    }
+    Ok(match ctx.input_response(key) {
+        Some(answer) => Round::Answer(answer.clone()),
+        // A retry without the answer gets the question again (MRTR: SHOULD, not an error).
+        None => ask(),
+    })
+}
+
+// ---- the demo server -----------------------------------------------------------------------
+
+const README_URI: &str = "example://readme";
+const README_TEXT: &str = "mcp-example-server is a small MCP 2026-07-28 server.\n\
+Tools: echo, add, slow, log, fail, ask_name. Prompt: greet.\n\
+Resources: example://readme, example://notes/{id}.\n";
+const NOTES_TEMPLATE: &str = "example://notes/{id}";
+const NAMES: [&str; 8] = [
+    "Ada", "Alan", "Alice", "Barbara", "Bob", "Carol", "Dennis", "Grace",
+];
+const NOTE_IDS: [&str; 3] = ["1", "2", "3"];
+
+fn demo(builder: ServerBuilder) -> ServerBuilder {
+    let builder = add_tool(
+        builder,
+        ToolDef::new(
+            "echo",
+            object_schema(json!({"text": {"type": "string"}}), &["text"]),
+        )
+        .description("Returns the text it is given."),
+        tool(|a, _| async move { Ok(Outcome::text(string(&a, "text")?)) }),
+    );
+    let builder = add_tool(
+        builder,
+        ToolDef::new(
+            "add",
+            object_schema(
+                json!({"a": {"type": "number"}, "b": {"type": "number"}}),
+                &["a", "b"],
+            ),
+        )
+        .description("Adds two numbers.")
+        .output_schema(object_schema(json!({"sum": {"type": "number"}}), &["sum"])),
+        tool(|a, _| async move { add(&a) }),
+    );
+    let builder = add_tool(
+        builder,
+        ToolDef::new(
+            "slow",
+            object_schema(
+                json!({"steps": {"type": "integer", "minimum": 0},
+                       "delay_ms": {"type": "integer", "minimum": 0}}),
+                &["steps", "delay_ms"],
+            ),
+        )
+        .description("Takes `steps` steps of `delay_ms` each, reporting progress after each."),
+        tool(slow),
+    );
+    let levels: Vec<&str> = LogLevel::ALL.iter().map(|l| l.as_str()).collect();
+    let builder = add_tool(
+        builder,
+        ToolDef::new(
+            "log",
+            object_schema(
+                json!({"level": {"type": "string", "enum": levels}, "message": {"type": "string"}}),
+                &["level", "message"],
+            ),
+        )
+        .description("Sends a log message at the given level."),
+        tool(log),
+    );
+    let builder = add_tool(
+        builder,
+        ToolDef::new(
+            "fail",
+            object_schema(
+                json!({"code": {"type": "integer"}, "message": {"type": "string"}, "data": {}}),
+                &["code", "message"],
+            ),
+        )
+        .description("Answers with the given JSON-RPC error."),
+        tool(|a, _| async move {
+            let code = integer(&a, "code", i64::MIN..=i64::MAX)?;
+            let mut error = RpcError::new(code, string(&a, "message")?);
+            error.data = a.get("data").cloned();
+            Err(Failure::Rpc(error))
+        }),
+    );
+    let builder = add_tool(
+        builder,
+        ToolDef::new("ask_name", object_schema(json!({}), &[]))
+            .description("Asks the user for their name (form elicitation) and greets them."),
+        tool(ask_name),
+    );
+    builder
+        .resource(
+            ResourceDef::new(README_URI, "readme")
+                .mime_type("text/plain")
+                .description("About this server."),
+            |_, _| async move {
+                Ok(Outcome::Complete(json!({"contents": [
+                    {"uri": README_URI, "mimeType": "text/plain", "text": README_TEXT}
+                ]})))
+            },
+        )
+        .resource_template(
+            ResourceTemplateDef::new(NOTES_TEMPLATE, "note")
+                .mime_type("text/plain")
+                .description("A note by id."),
+            |input, _| async move {
+                let uri = input["uri"].as_str().unwrap_or_default().to_owned();
+                let id = input["variables"]["id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                Ok(Outcome::Complete(json!({"contents": [
+                    {"uri": uri, "mimeType": "text/plain", "text": format!("Note {id}.")}
+                ]})))
+            },
+        )
+        .prompt(
+            PromptDef::new("greet")
+                .description("Asks the model to greet someone.")
+                .argument("name", "Who to greet", true),
+            |arguments, _| async move {
+                let Some(name) = arguments.get("name").and_then(Value::as_str) else {
+                    return Err(RpcError::invalid_params("missing required argument: name"));
+                };
+                let content = json!({"type": "text", "text": format!("Say hello to {name}.")});
+                Ok(Outcome::Complete(json!({
+                    "description": "A greeting",
+                    "messages": [{"role": "user", "content": content}]
+                })))
+            },
+        )
+        .completion(|params, _| async move { Ok(complete(&params)) })
+}
+
+fn add(a: &Value) -> ToolResult {
+    let (x, y) = (number(a, "a")?, number(a, "b")?);
+    let sum = match (x.as_i64(), y.as_i64()) {
+        (Some(x), Some(y)) if x.checked_add(y).is_some() => Value::from(x + y),
+        _ => {
+            let sum = x.as_f64().unwrap_or_default() + y.as_f64().unwrap_or_default();
+            if !sum.is_finite() {
+                return Err(Failure::Arguments("the sum is out of range".into()));
+            }
+            Value::from(sum)
+        }
+    };
+    let structured = json!({ "sum": sum });
+    // A tool with structured content SHOULD also return it serialized as text (server/tools).
+    Ok(Outcome::Complete(json!({
+        "content": [{"type": "text", "text": structured.to_string()}],
+        "structuredContent": structured,
+    })))
+}
+
+async fn slow(a: Value, ctx: RequestContext) -> ToolResult {
+    let steps = integer(&a, "steps", 0..=10_000)?;
+    let delay = Duration::from_millis(integer(&a, "delay_ms", 0..=600_000)?.unsigned_abs());
+    for step in 1..=steps {
+        tokio::time::sleep(delay).await;
+        let message = format!("step {step} of {steps}");
+        ctx.progress(step as f64, Some(steps as f64), Some(&message))
+            .await;
+    }
+    Ok(Outcome::text(format!("done after {steps} steps")))
+}
+
+async fn log(a: Value, ctx: RequestContext) -> ToolResult {
+    let level = string(&a, "level")?;
+    let level = level
+        .parse::<LogLevel>()
+        .map_err(|()| Failure::Arguments(format!("unknown log level: {level}")))?;
+    let message = string(&a, "message")?;
+    ctx.log(level, Some("mcp-example-server"), Value::String(message))
+        .await;
+    Ok(Outcome::text("logged"))
+}
+
+async fn ask_name(_: Value, ctx: RequestContext) -> ToolResult {
+    let request = json!({
+        "method": "elicitation/create",
+        "params": {
+            "message": "What is your name?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"name": {"type": "string", "title": "Name", "minLength": 1}},
+                "required": ["name"]
+            }
+        }
+    });
+    let answer = match round(&ctx, "name", "ask_name/1", Some(request))? {
+        Round::Ask(outcome) => return Ok(outcome),
+        Round::Answer(answer) => answer,
+    };
+    let action = answer.get("action").and_then(Value::as_str);
+    let name = answer
+        .get("content")
+        .and_then(|c| c.get("name"))
+        .and_then(Value::as_str);
+    Ok(match (action, name) {
+        (Some("accept"), Some(name)) => Outcome::text(format!("Hello, {name}!")),
+        (Some("accept"), None) => Outcome::tool_error("The form came back without a name."),
+        (Some(action), _) => Outcome::text(format!("No name was given ({action}).")),
+        (None, _) => {
+            return Err(Failure::Rpc(RpcError::invalid_params(
+                "inputResponses.name must be an ElicitResult",
+            )));
+        }
+    })
+}
+
+fn complete(params: &Value) -> Outcome {
+    let reference = &params["ref"];
+    let argument = params["argument"]["name"].as_str().unwrap_or_default();
+    let prefix = params["argument"]["value"].as_str().unwrap_or_default();
+    let candidates: &[&str] = match (reference["type"].as_str(), argument) {
+        (Some("ref/prompt"), "name") if reference["name"] == "greet" => &NAMES,
+        (Some("ref/resource"), "id") if reference["uri"] == NOTES_TEMPLATE => &NOTE_IDS,
+        _ => &[],
+    };
+    let values: Vec<&str> = candidates
+        .iter()
+        .copied()
+        .filter(|value| value.starts_with(prefix))
+        .collect();
+    Outcome::Complete(json!({
+        "completion": {"values": values, "total": values.len(), "hasMore": false}
+    }))
+}
+
+// ---- misbehaving tools for the bridge's tests -----------------------------------------------
+
+fn test_tools(builder: ServerBuilder) -> ServerBuilder {
+    let empty = || object_schema(json!({}), &[]);
+    let integer_schema =
+        |name: &str| object_schema(json!({ name: {"type": "integer", "minimum": 0} }), &[name]);
+    let string_schema = |name: &str| object_schema(json!({ name: {"type": "string"} }), &[name]);
+    let lines = json!({"lines": {"type": "array", "items": {"type": "string"}}});
+    let events = json!({"event": {"type": "string", "enum": [
+        "tools_list_changed", "prompts_list_changed", "resources_list_changed", "resource_updated"
+    ]}, "uri": {"type": "string"}});
+    let ends = json!({"how": {"type": "string", "enum": ["result", "cancelled"]}});
+    let tools: Vec<(ToolDef, Handler)> = vec![
+        (
+            ToolDef::new("sleep", integer_schema("ms"))
+                .description("Sleeps (cancellable), then answers \"slept\"."),
+            tool(sleep),
+        ),
+        (
+            ToolDef::new(
+                "crash",
+                object_schema(json!({"code": {"type": "integer"}}), &["code"]),
+            )
+            .description("Exits the process at once with this status, without answering."),
+            tool(crash),
+        ),
+        (
+            ToolDef::new("spawn_grandchild", empty())
+                .description("Starts `sleep 300` as a child process and returns its pid."),
+            tool(spawn_grandchild),
+        ),
+        (
+            ToolDef::new("emit", object_schema(lines, &["lines"]))
+                .description("Writes each line to stdout verbatim, then answers \"emitted\"."),
+            tool(emit),
+        ),
+        (
+            ToolDef::new("progress_flood", integer_schema("count"))
+                .description("Sends `count` progress notifications as fast as possible."),
+            tool(progress_flood),
+        ),
+        (
+            ToolDef::new("structured_array", empty())
+                .description("structuredContent [1,2,3] and an empty content array."),
+            tool(|_, _| async {
+                let result = json!({"content": [], "structuredContent": [1, 2, 3]});
+                Ok(Outcome::Complete(result))
+            }),
+        ),
+        (
+            ToolDef::new(
+                "schema_array_without_items",
+                object_schema(json!({"list": {"type": "array"}}), &[]),
+            )
+            .description("Its inputSchema has an array property without items."),
+            tool(|_, _| async { Ok(Outcome::text("ok")) }),
+        ),
+        (
+            ToolDef::new(
+                "schema_boolean_properties",
+                object_schema(json!({"flag": true, "never": false}), &[]),
+            )
+            .description("Its inputSchema has boolean property schemas."),
+            tool(|_, _| async { Ok(Outcome::text("ok")) }),
+        ),
+        (
+            ToolDef::new("schema_array_output", empty())
+                .description("Its outputSchema root is an array.")
+                .output_schema(json!({"type": "array"})),
+            tool(|_, _| async {
+                Ok(Outcome::Complete(json!({
+                    "content": [{"type": "text", "text": "[1,2,3]"}],
+                    "structuredContent": [1, 2, 3],
+                })))
+            }),
+        ),
+        (
+            ToolDef::new("notify", object_schema(events, &["event"]))
+                .description("Publishes an event to open listens."),
+            tool(notify),
+        ),
+        (
+            ToolDef::new("end_listens", object_schema(ends, &["how"]))
+                .description("Ends every open listen from the server side."),
+            tool(end_listens),
+        ),
+        (
+            ToolDef::new("sample", string_schema("prompt"))
+                .description("Asks the client's model (sampling) and returns its answer."),
+            tool(sample),
+        ),
+        (
+            ToolDef::new("roots", empty()).description("Asks the client for its roots."),
+            tool(roots),
+        ),
+        (
+            ToolDef::new("ask_url", string_schema("url"))
+                .description("Asks the user to open a URL (URL-mode elicitation)."),
+            tool(ask_url),
+        ),
+        (
+            ToolDef::new("load_shed", empty())
+                .description("Answers input_required with only requestState, then \"retried\"."),
+            tool(|_, ctx| async move {
+                match round(&ctx, "", "load_shed/1", None)? {
+                    Round::Ask(outcome) => Ok(outcome),
+                    Round::Answer(_) => Ok(Outcome::text("retried")),
+                }
+            }),
+        ),
+    ];
+    tools.into_iter().fold(builder, |builder, (def, handler)| {
+        add_tool(builder, def, handler)
+    })
+}
+
+async fn sleep(a: Value, _: RequestContext) -> ToolResult {
+    let ms = integer(&a, "ms", 0..=i64::from(u32::MAX))?;
+    // Cancellation drops this future, which ends the sleep.
+    tokio::time::sleep(Duration::from_millis(ms.unsigned_abs())).await;
+    Ok(Outcome::text("slept"))
+}
+
+async fn crash(a: Value, _: RequestContext) -> ToolResult {
+    let code = integer(&a, "code", i64::from(i32::MIN)..=i64::from(i32::MAX))?;
+    std::process::exit(i32::try_from(code).unwrap_or(1));
+}
+
+/// `sleep 300` inherits stdout and stderr on purpose: a real server's children often do, and
+/// the bridge must not wait for the pipe to close when it stops the server.
+async fn spawn_grandchild(_: Value, _: RequestContext) -> ToolResult {
+    let child = std::process::Command::new("sleep")
+        .arg("300")
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| Failure::Rpc(RpcError::internal(format!("spawn failed: {e}"))))?;
+    Ok(Outcome::text(child.id().to_string()))
+}
+
+async fn emit(a: Value, ctx: RequestContext) -> ToolResult {
+    let bad = || Failure::Arguments("argument lines must be an array of strings".into());
+    let lines = field(&a, "lines")?.as_array().ok_or_else(bad)?;
+    let lines: Vec<String> = lines
+        .iter()
+        .map(|line| line.as_str().map(str::to_owned))
+        .collect::<Option<_>>()
+        .ok_or_else(bad)?;
+    for line in lines {
+        ctx.write_raw_line(line).await;
+    }
+    Ok(Outcome::text("emitted"))
+}
+
+async fn progress_flood(a: Value, ctx: RequestContext) -> ToolResult {
+    let count = integer(&a, "count", 0..=1_000_000)?;
+    for n in 1..=count {
+        ctx.progress(n as f64, Some(count as f64), None).await;
+    }
+    Ok(Outcome::text("flooded"))
+}
+
+async fn notify(a: Value, ctx: RequestContext) -> ToolResult {
+    let event = match string(&a, "event")?.as_str() {
+        "tools_list_changed" => Event::ToolsListChanged,
+        "prompts_list_changed" => Event::PromptsListChanged,
+        "resources_list_changed" => Event::ResourcesListChanged,
+        "resource_updated" => Event::ResourceUpdated {
+            uri: string(&a, "uri")?,
+        },
+        other => return Err(Failure::Arguments(format!("unknown event: {other}"))),
+    };
+    ctx.server().notify(event);
+    Ok(Outcome::text("notified"))
+}
+
+async fn end_listens(a: Value, ctx: RequestContext) -> ToolResult {
+    let how = match string(&a, "how")?.as_str() {
+        "result" => ListenEnd::Result,
+        "cancelled" => ListenEnd::Cancelled,
+        other => return Err(Failure::Arguments(format!("unknown way to end: {other}"))),
+    };
+    ctx.server().end_listens(how);
+    Ok(Outcome::text("ended"))
+}
+
+async fn sample(a: Value, ctx: RequestContext) -> ToolResult {
+    let prompt = string(&a, "prompt")?;
+    let request = json!({
+        "method": "sampling/createMessage",
+        "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+            "maxTokens": 100
+        }
+    });
+    let answer = match round(&ctx, "sample", "sample/1", Some(request))? {
+        Round::Ask(outcome) => return Ok(outcome),
+        Round::Answer(answer) => answer,
+    };
+    let content = &answer["content"];
+    let text = content["text"]
+        .as_str()
+        .or_else(|| content[0]["text"].as_str())
+        .unwrap_or_default();
+    Ok(Outcome::text(format!("model said: {text}")))
+}
+
+async fn roots(_: Value, ctx: RequestContext) -> ToolResult {
+    let request = json!({ "method": "roots/list" });
+    let answer = match round(&ctx, "roots", "roots/1", Some(request))? {
+        Round::Ask(outcome) => return Ok(outcome),
+        Round::Answer(answer) => answer,
+    };
+    let uris: Vec<&str> = answer["roots"]
+        .as_array()
+        .map(|roots| roots.iter().filter_map(|r| r["uri"].as_str()).collect())
+        .unwrap_or_default();
+    Ok(Outcome::text(uris.join("\n")))
+}
+
+async fn ask_url(a: Value, ctx: RequestContext) -> ToolResult {
+    let url = string(&a, "url")?;
+    let request = json!({
+        "method": "elicitation/create",
+        "params": {"mode": "url", "message": "Please open this page.", "url": url}
+    });
+    let answer = match round(&ctx, "open", "ask_url/1", Some(request))? {
+        Round::Ask(outcome) => return Ok(outcome),
+        Round::Answer(answer) => answer,
+    };
+    let action = answer["action"].as_str().unwrap_or("none");
+    Ok(Outcome::text(format!("action: {action}")))
+}

@@ -8,8 +8,8 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::mpsc;
+use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::sync::{mpsc, watch};
 
 use crate::protocol::framing::{Frame, LineFramer};
 
@@ -22,8 +22,8 @@ pub static CHILD_PGID: AtomicI32 = AtomicI32::new(0);
 /// A started child process and the handles the bridge keeps.
 #[derive(Debug)]
 pub struct ChildProcess {
-    child: Child,
     pgid: i32,
+    exit: watch::Receiver<Option<ExitStatus>>,
 }
 
 /// The stdio ends of the child: the writer of its stdin and the reader of its stdout.
@@ -64,8 +64,18 @@ pub fn spawn(command: &OsString, args: &[OsString]) -> io::Result<(ChildProcess,
     }
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(write_stdin(stdin, rx));
+    // The exit of the child is watched apart from its stdout: a grandchild that inherited the
+    // stdout pipe keeps it open after the child is gone.
+    let (exit_tx, exit_rx) = watch::channel(None);
+    tokio::spawn(async move {
+        let status = child.wait().await.ok();
+        let _ = exit_tx.send(status);
+    });
     Ok((
-        ChildProcess { child, pgid: pid },
+        ChildProcess {
+            pgid: pid,
+            exit: exit_rx,
+        },
         ChildIo { stdin: tx, stdout },
     ))
 }
@@ -145,12 +155,25 @@ impl ChildProcess {
         self.pgid
     }
 
+    /// A receiver that holds the exit status once the child has exited.
+    pub fn exit_watch(&self) -> watch::Receiver<Option<ExitStatus>> {
+        self.exit.clone()
+    }
+
     /// Waits at most `limit` for the child to exit.
     pub async fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
-        tokio::time::timeout(limit, self.child.wait())
-            .await
-            .ok()?
-            .ok()
+        let mut rx = self.exit.clone();
+        let waited = tokio::time::timeout(limit, async move {
+            loop {
+                if let Some(status) = *rx.borrow_and_update() {
+                    return Some(status);
+                }
+                if rx.changed().await.is_err() {
+                    return None;
+                }
+            }
+        });
+        waited.await.ok().flatten()
     }
 
     /// Stops the child after its stdin was closed: waits `grace`, then SIGTERM to the group,

@@ -19,6 +19,12 @@
 //                 elicitation/create, answered "accept" {name: "Ada"}; result "Hello, Ada!"
 //   list-changed  tools/call flip_tools twice; each call must be followed by
 //                 notifications/tools/list_changed and a tools/list with/without `farewell`
+//   elicit-2rounds  tools/call plan_trip: two chained elicitation/create ("Where to?" -> Lisbon,
+//                 "How many nights in Lisbon?" -> 3); result "trip: Lisbon, 3 nights"
+//   sampling      declares sampling; tools/call ask_llm: one sampling/createMessage (exact
+//                 messages, maxTokens 100) answered with a canned text; "LLM said: canned answer"
+//   upstream-discover  NOT an SDK client: raw 2026-07-28 JSON-RPC (server/discover, tools/list,
+//                 tools/call with _meta) to prove upstream.py speaks 2026-07-28; --direct only
 //
 // Options / environment:
 //   --trace  or INTEROP_TRACE=1     print every JSON-RPC message to stderr (>> sent, << received)
@@ -26,10 +32,14 @@
 //                                   last lines shown on failure)
 //   INTEROP_TIMEOUT_MS              deadline for the whole scenario (default 25000)
 //   INTEROP_REQUEST_TIMEOUT_MS      per request (default 10000)
+//   INTEROP_EXIT_GRACE_MS           every scenario ends by closing the server's stdin, as an editor
+//                                   does; the server must exit by itself within this time
+//                                   (default 1900, i.e. before the SDK's SIGTERM at 2000; 0 = no check)
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
     ElicitRequestSchema,
+    CreateMessageRequestSchema,
     ToolListChangedNotificationSchema,
     LoggingMessageNotificationSchema
 } from '@modelcontextprotocol/sdk/types.js';
@@ -38,6 +48,7 @@ import { isDeepStrictEqual } from 'node:util';
 const EXPECTED_PROTOCOL = '2025-11-25';
 const SCENARIO_TIMEOUT_MS = Number(process.env.INTEROP_TIMEOUT_MS || 25000);
 const REQUEST_TIMEOUT_MS = Number(process.env.INTEROP_REQUEST_TIMEOUT_MS || 10000);
+const EXIT_GRACE_MS = Number(process.env.INTEROP_EXIT_GRACE_MS ?? 1900);
 
 // ---------- command line ----------
 const argv = process.argv.slice(2);
@@ -127,7 +138,13 @@ async function connect(ctx, capabilities = {}) {
             if (msg && msg.id === ctx.initId && msg.result) ctx.initResult = msg.result;
             inner?.(msg, extra);
         };
-        return origStart();
+        await origStart();
+        ctx.childPid = transport.pid;
+        // Remember how the child ended, for the FAIL line (e.g. "Connection closed").
+        transport._process?.once('exit', (code, signal) => {
+            ctx.childExit = signal ? `signal ${signal}` : `code ${code}`;
+            ctx.childExitAt = performance.now();
+        });
     };
     ctx.transport = transport;
     ctx.client = client;
@@ -230,6 +247,40 @@ const SCENARIOS = {
         return 'elicitation/create "What is your name?" answered accept {name: "Ada"}; result "Hello, Ada!"';
     },
 
+    async 'elicit-2rounds'(ctx) {
+        const client = await connect(ctx, { elicitation: { form: {} } });
+        const seen = [];
+        client.setRequestHandler(ElicitRequestSchema, async request => {
+            seen.push(request.params.message);
+            if (request.params.message === 'Where to?') return { action: 'accept', content: { destination: 'Lisbon' } };
+            if (request.params.message === 'How many nights in Lisbon?') return { action: 'accept', content: { nights: 3 } };
+            return { action: 'decline' };
+        });
+        await initialize(ctx, client);
+        step('tools/call plan_trip');
+        const r = await client.callTool({ name: 'plan_trip', arguments: {} }, undefined, req);
+        expectEqual(seen, ['Where to?', 'How many nights in Lisbon?'], 'elicitation/create messages in order');
+        expectText(r, 'trip: Lisbon, 3 nights', 'plan_trip');
+        return 'two chained elicitation/create answered; result "trip: Lisbon, 3 nights"';
+    },
+
+    async sampling(ctx) {
+        const client = await connect(ctx, { sampling: {} });
+        const seen = [];
+        client.setRequestHandler(CreateMessageRequestSchema, async request => {
+            seen.push(request.params);
+            return { role: 'assistant', content: { type: 'text', text: 'canned answer' }, model: 'interop-fake-model', stopReason: 'endTurn' };
+        });
+        await initialize(ctx, client);
+        step('tools/call ask_llm');
+        const r = await client.callTool({ name: 'ask_llm', arguments: { prompt: 'say hi' } }, undefined, req);
+        expectEqual(seen.length, 1, 'number of sampling/createMessage requests received');
+        expectEqual(seen[0].messages, [{ role: 'user', content: { type: 'text', text: 'say hi' } }], 'sampling/createMessage params.messages');
+        expectEqual(seen[0].maxTokens, 100, 'sampling/createMessage params.maxTokens');
+        expectText(r, 'LLM said: canned answer', 'ask_llm');
+        return 'sampling/createMessage answered; result "LLM said: canned answer"';
+    },
+
     async 'list-changed'(ctx) {
         const client = await connect(ctx, {});
         let changed = 0;
@@ -257,6 +308,62 @@ const SCENARIOS = {
     }
 };
 
+// ---------- raw 2026-07-28 probe (no SDK): proves upstream.py itself speaks 2026-07-28 ----------
+// Only meaningful with --direct (run.sh --direct upstream-discover): the bridge is a 2025-11-25 server.
+SCENARIOS['upstream-discover'] = async ctx => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(cmd[0], cmd.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env } });
+    ctx.childPid = child.pid;
+    child.stderr.on('data', c => { ctx.stderr += c.toString(); });
+    child.once('exit', (code, signal) => { ctx.childExit = signal ? `signal ${signal}` : `code ${code}`; ctx.childExitAt = performance.now(); });
+    const waiting = new Map();
+    let buf = '';
+    child.stdout.on('data', c => {
+        buf += c.toString();
+        let i;
+        while ((i = buf.indexOf('\n')) >= 0) {
+            const line = buf.slice(0, i); buf = buf.slice(i + 1);
+            if (!line.trim()) continue;
+            if (trace) console.error('<< ' + short(line, 2000));
+            const msg = JSON.parse(line);
+            if (msg.id !== undefined && waiting.has(msg.id)) { waiting.get(msg.id)(msg); waiting.delete(msg.id); }
+        }
+    });
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    let nextId = 1;
+    const call = (method, params = {}) => new Promise((resolve, reject) => {
+        const id = nextId++;
+        const msg = { jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } };
+        waiting.set(id, resolve);
+        setTimeout(() => reject(new CheckError(`${method}: no answer within ${REQUEST_TIMEOUT_MS} ms`)), REQUEST_TIMEOUT_MS).unref();
+        if (trace) console.error('>> ' + JSON.stringify(msg));
+        child.stdin.write(JSON.stringify(msg) + '\n');
+    });
+    step('server/discover (2026-07-28)');
+    const d = await call('server/discover');
+    expect(d.result, `server/discover failed: ${short(d)}`);
+    expectEqual(d.result.supportedVersions, ['2026-07-28'], 'server/discover supportedVersions');
+    expectEqual(d.result.resultType, 'complete', 'server/discover resultType');
+    const name = d.result._meta?.['io.modelcontextprotocol/serverInfo']?.name;
+    expect(typeof name === 'string' && name.length > 0, `server/discover _meta serverInfo.name: ${short(d.result._meta)}`);
+    step('tools/list (2026-07-28)');
+    const t = await call('tools/list');
+    expect(t.result, `tools/list failed: ${short(t)}`);
+    const names = t.result.tools.map(x => x.name);
+    for (const n of ['echo', 'add', 'ask_name', 'flip_tools']) expect(names.includes(n), `tools/list lacks ${n}: ${short(names)}`);
+    step('tools/call echo (2026-07-28)');
+    const e = await call('tools/call', { name: 'echo', arguments: { message: 'hi' } });
+    expectEqual(e.result?.resultType, 'complete', 'tools/call resultType');
+    expectText(e.result, 'Echo: hi', 'echo (2026-07-28)');
+    step('close (stdin EOF, server must exit by itself)');
+    const t0 = performance.now();
+    child.stdin.end();
+    await waitFor(() => ctx.childExit !== undefined, 3000, 'the server to exit after stdin EOF').catch(() => {});
+    expect(ctx.childExit !== undefined && ctx.childExitAt - t0 < (EXIT_GRACE_MS || 3000),
+        `server did not exit within ${EXIT_GRACE_MS} ms of stdin EOF`);
+    return `server/discover -> supportedVersions ["2026-07-28"] (server "${name}"), tools/list, tools/call echo with _meta`;
+};
+
 // ---------- main ----------
 if (!scenario) usage('no scenario given');
 if (!SCENARIOS[scenario]) usage(`unknown scenario "${scenario}"`);
@@ -265,38 +372,54 @@ if (!cmd || cmd.length === 0) usage('no server command after --');
 const ctx = { stderr: '', initId: undefined, initResult: undefined };
 let finished = false;
 
-function killChild() {
-    const pid = ctx.transport?.pid;
-    if (pid) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+// The SDK forgets the child as soon as close() starts, so use the pid recorded at start.
+// SIGTERM first (lets a bridge stop its upstream), SIGKILL after 1 s.
+async function killChild() {
+    const pid = ctx.childPid;
+    const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
+    if (!pid || !alive()) return;
+    try { process.kill(pid, 'SIGTERM'); } catch { return; }
+    for (let i = 0; i < 20 && alive(); i++) await new Promise(r => setTimeout(r, 50));
+    if (alive()) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
 }
-function fail(why) {
+async function fail(why) {
     if (finished) return;
     finished = true;
-    console.log(`FAIL ${scenario}: ${currentStep}: ${why.replace(/\s*\n\s*/g, ' | ')}`);
+    const exited = ctx.childExit ? ` (server process exited: ${ctx.childExit})` : '';
+    console.log(`FAIL ${scenario}: ${currentStep}: ${why.replace(/\s*\n\s*/g, ' | ')}${exited}`);
     if (ctx.stderr.trim()) {
         const lines = ctx.stderr.trimEnd().split('\n');
         console.error(`--- last ${Math.min(lines.length, 40)} stderr lines of: ${cmd.join(' ')}`);
         console.error(lines.slice(-40).join('\n'));
         console.error('---');
     }
-    killChild();
+    await killChild();
     process.exit(1);
 }
 
 const deadline = setTimeout(() => fail(`scenario deadline of ${SCENARIO_TIMEOUT_MS} ms exceeded`), SCENARIO_TIMEOUT_MS);
 try {
     const what = await SCENARIOS[scenario](ctx);
-    step('close');
-    // close() ends stdin, then SIGTERM/SIGKILL after 2 s each; do not let a slow exit fail a passing scenario.
-    await Promise.race([ctx.client.close(), new Promise(r => setTimeout(r, 5000).unref())]);
+    // An editor ends a stdio server by closing its stdin; the server should then exit by itself.
+    // The SDK's close() ends stdin, then sends SIGTERM after 2 s and SIGKILL after 2 more.
+    if (ctx.client) step('close (stdin EOF, server must exit by itself)');
+    const t0 = performance.now();
+    if (ctx.client) await Promise.race([ctx.client.close(), new Promise(r => setTimeout(r, 5000).unref())]);
+    if (ctx.client && EXIT_GRACE_MS > 0 && !finished) {
+        const after = ctx.childExitAt === undefined ? undefined : Math.round(ctx.childExitAt - t0);
+        expect(after !== undefined && after < EXIT_GRACE_MS && !ctx.childExit.startsWith('signal'),
+            `server did not exit within ${EXIT_GRACE_MS} ms of its stdin closing ` +
+            `(${after === undefined ? 'still running' : `exit ${ctx.childExit} after ${after} ms`}; the SDK sends SIGTERM at 2000 ms)`);
+    }
     if (!finished) {
         finished = true;
         clearTimeout(deadline);
         console.log(`ok ${scenario}: ${what}`);
-        killChild();
+        await killChild();
         process.exit(0);
     }
 } catch (e) {
-    const why = e instanceof CheckError ? e.message : `${e?.constructor?.name ?? 'Error'}: ${e?.message ?? e}`;
-    fail(why);
+    let why = e instanceof CheckError ? e.message : `${e?.constructor?.name ?? 'Error'}: ${e?.message ?? e}`;
+    if (!(e instanceof CheckError) && e?.data !== undefined) why += ` (error data: ${short(e.data, 400)})`;
+    await fail(why);
 }

@@ -5,7 +5,8 @@
 #
 #   bash tests/interop/run.sh [--direct] [SCENARIO...]      (default scenario: basic)
 #
-#   SCENARIO  basic | elicit | list-changed   (see client.mjs)
+#   SCENARIO  basic | elicit | elicit-2rounds | sampling | list-changed | upstream-discover (--direct only);
+#             see client.mjs and README.md
 #   --direct  run the client straight against upstream.py, without the bridge (proves the
 #             test scripts and the peers; the Python server also accepts a 2025-11-25 initialize)
 #
@@ -14,6 +15,8 @@
 #   MCP_BRIDGE_OPTS   extra bridge options, word-split, put before the bridge's `--`
 #   INTEROP_TRACE=1   the client prints every JSON-RPC message to stderr
 #   INTEROP_STDERR=inherit   show the bridge's/upstream's stderr live (default: only on failure)
+#   INTEROP_TAP=FILE  put tap.py between the bridge and upstream.py and log every line of the
+#                     bridge's upstream traffic to FILE (`C>` bridge to upstream, `S>` back)
 #   PYTHON            interpreter used to create the venv (default python3)
 #
 # Installs (idempotent; redone only when package-lock.json / requirements.txt / the interpreter change):
@@ -33,7 +36,7 @@ scenarios=()
 for a in "$@"; do
   case "$a" in
     --direct) direct=1 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
     *) scenarios+=("$a") ;;
   esac
@@ -55,7 +58,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # ---- node_modules: npm ci when absent or when package-lock.json changed
 npm_stamp="$HERE/node_modules/.interop-stamp"
-npm_want="$(cat "$HERE/package-lock.json" | sha256sum | cut -d' ' -f1) node $(node --version)"
+npm_want="$(sha256sum <"$HERE/package-lock.json" | cut -d' ' -f1) node $(node --version)"
 if [[ ! -f "$npm_stamp" || "$(cat "$npm_stamp")" != "$npm_want" ]]; then
   echo "interop: installing npm packages (npm ci)" >&2
   (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) \
@@ -77,11 +80,16 @@ fi
 
 # ---- scenarios
 read -r -a bridge_opts <<<"${MCP_BRIDGE_OPTS:-}"
+upstream=("$VENV/bin/python" "$HERE/upstream.py")
+if [[ -n "${INTEROP_TAP:-}" ]]; then
+  upstream=("$VENV/bin/python" "$HERE/tap.py" "$INTEROP_TAP" -- "${upstream[@]}")
+  echo "interop: logging upstream traffic to $INTEROP_TAP" >&2
+fi
 if [[ $direct -eq 1 ]]; then
-  server=("$VENV/bin/python" "$HERE/upstream.py")
+  server=("${upstream[@]}")
   echo "interop: --direct: client -> upstream.py (no bridge)" >&2
 else
-  server=("$MCP_BRIDGE_BIN" "${bridge_opts[@]}" -- "$VENV/bin/python" "$HERE/upstream.py")
+  server=("$MCP_BRIDGE_BIN" "${bridge_opts[@]}" -- "${upstream[@]}")
 fi
 
 passed=0

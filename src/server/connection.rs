@@ -1,0 +1,333 @@
+//! One served connection: the read loop, the table of requests in flight (with the rule that a
+//! cancelled request gets no response), the input trace, and the three ways a connection ends
+//! (end of input, graceful close, write failure). Never interprets a request's method.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::Server;
+use super::dispatch::{self, Link};
+use super::error::{INVALID_REQUEST, RpcError};
+use super::framing::{Frame, LineReader, MAX_LINE_BYTES};
+use super::output::spawn_writer;
+use super::wire::{self, Incoming};
+
+/// Requests in flight, by the JSON text of their id (so `1` and `"1"` differ).
+#[derive(Clone, Default)]
+struct InFlight {
+    tokens: Arc<Mutex<HashMap<String, CancellationToken>>>,
+}
+
+impl InFlight {
+    /// Registers a request; `None` if its id is already in flight.
+    fn start(&self, id: &Value) -> Option<CancellationToken> {
+        let mut tokens = self.tokens.lock().ok()?;
+        let key = id.to_string();
+        if tokens.contains_key(&key) {
+            return None;
+        }
+        let token = CancellationToken::new();
+        tokens.insert(key, token.clone());
+        Some(token)
+    }
+
+    /// Forgets a request; it can no longer be cancelled (its response may already be queued).
+    fn finish(&self, id: &Value) {
+        if let Ok(mut tokens) = self.tokens.lock() {
+            tokens.remove(&id.to_string());
+        }
+    }
+
+    /// `notifications/cancelled`: unknown or finished ids are ignored (2026-07-28 cancellation).
+    fn cancel(&self, id: &Value) {
+        if let Ok(tokens) = self.tokens.lock()
+            && let Some(token) = tokens.get(&id.to_string())
+        {
+            token.cancel();
+        }
+    }
+
+    fn cancel_all(&self) {
+        if let Ok(tokens) = self.tokens.lock() {
+            tokens.values().for_each(CancellationToken::cancel);
+        }
+    }
+}
+
+enum End {
+    InputClosed(std::io::Result<()>),
+    Closed,
+    WriteFailed(std::io::Result<()>),
+}
+
+pub(crate) async fn serve<R, W>(server: &Server, input: R, output: W) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let mut trace = match &server.inner.trace_input {
+        Some(path) => Some(File::options().create(true).append(true).open(path)?),
+        None => None,
+    };
+    let (out, mut writer) = spawn_writer(output);
+    let link = Link {
+        out,
+        close: CancellationToken::new(),
+    };
+    let in_flight = InFlight::default();
+    let mut tasks = JoinSet::new();
+    let mut lines = LineReader::new(input, MAX_LINE_BYTES);
+
+    let end = loop {
+        tokio::select! {
+            biased;
+            () = link.close.cancelled() => break End::Closed,
+            written = &mut writer => break End::WriteFailed(joined(written)),
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            frame = lines.next_frame() => match frame {
+                Ok(Some(Frame::Line(line))) => {
+                    if let Some(trace) = &mut trace {
+                        write_trace(trace, &line);
+                    }
+                    let request = accept(server, &link, &in_flight, &line).await;
+                    if let Some(request) = request {
+                        tasks.spawn(request);
+                    }
+                }
+                Ok(Some(Frame::TooLong)) => {
+                    let error = RpcError::new(
+                        INVALID_REQUEST,
+                        format!("Message longer than {MAX_LINE_BYTES} bytes"),
+                    );
+                    link.out.send(&wire::error_response(None, &error)).await;
+                }
+                Ok(None) => break End::InputClosed(Ok(())),
+                Err(error) => break End::InputClosed(Err(error)),
+            },
+        }
+    };
+
+    match end {
+        End::Closed => {
+            // Graceful: requests in flight finish (listens end with their result), then flush.
+            while tasks.join_next().await.is_some() {}
+            drop(link);
+            joined(writer.await)
+        }
+        End::InputClosed(read) => {
+            in_flight.cancel_all();
+            tasks.shutdown().await;
+            drop(link);
+            let written = joined(writer.await);
+            read.and(written)
+        }
+        End::WriteFailed(written) => {
+            in_flight.cancel_all();
+            tasks.shutdown().await;
+            written
+        }
+    }
+}
+
+fn joined(written: Result<std::io::Result<()>, tokio::task::JoinError>) -> std::io::Result<()> {
+    written.unwrap_or_else(|error| Err(std::io::Error::other(error)))
+}
+
+/// Appends one received line to the trace; a failing trace must not break the connection.
+fn write_trace(trace: &mut File, line: &[u8]) {
+    let mut record = Vec::with_capacity(line.len() + 1);
+    record.extend_from_slice(line);
+    record.push(b'\n');
+    if let Err(error) = trace.write_all(&record).and_then(|()| trace.flush()) {
+        tracing::warn!(%error, "could not write the input trace");
+    }
+}
+
+type RequestTask = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// Handles one line. Notifications and invalid lines are dealt with here; a request becomes a
+/// task for the caller to spawn.
+async fn accept(
+    server: &Server,
+    link: &Link,
+    in_flight: &InFlight,
+    line: &[u8],
+) -> Option<RequestTask> {
+    match wire::classify(line) {
+        Incoming::Invalid(error) => {
+            link.out.send(&error).await;
+            None
+        }
+        Incoming::Response => None,
+        Incoming::Notification { method, params } => {
+            if method == "notifications/cancelled"
+                && let Some(id) = params.as_ref().and_then(|p| p.get("requestId"))
+            {
+                in_flight.cancel(id);
+            }
+            None
+        }
+        Incoming::Request { id, method, params } => {
+            let Some(cancel) = in_flight.start(&id) else {
+                let error = RpcError::new(INVALID_REQUEST, "Request id already in flight");
+                link.out
+                    .send(&wire::error_response(Some(&id), &error))
+                    .await;
+                return None;
+            };
+            let (server, link, in_flight) = (server.clone(), link.clone(), in_flight.clone());
+            Some(Box::pin(async move {
+                let work = dispatch::handle(&server, &link, &id, &method, params, cancel.clone());
+                let response = tokio::select! {
+                    () = cancel.cancelled() => None,
+                    response = work => response,
+                };
+                // Forget the id before answering, so a client that reuses it right after the
+                // response is never told it is still in flight.
+                in_flight.finish(&id);
+                if let Some(response) = response
+                    && !cancel.is_cancelled()
+                {
+                    link.out.send(&response).await;
+                }
+            }))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::{Outcome, ToolDef};
+    use serde_json::json;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+
+    struct Client {
+        input: Option<DuplexStream>,
+        output: Lines<BufReader<DuplexStream>>,
+        served: tokio::task::JoinHandle<std::io::Result<()>>,
+    }
+
+    fn connect(server: Server) -> Client {
+        let (input, server_input) = tokio::io::duplex(1 << 16);
+        let (server_output, output) = tokio::io::duplex(1 << 16);
+        let served = tokio::spawn(async move { server.serve(server_input, server_output).await });
+        Client {
+            input: Some(input),
+            output: BufReader::new(output).lines(),
+            served,
+        }
+    }
+
+    impl Client {
+        async fn request(&mut self, id: i64, method: &str, mut params: Value) -> Value {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            });
+            let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            if let Some(input) = &mut self.input {
+                let written = input.write_all(format!("{line}\n").as_bytes()).await;
+                assert!(written.is_ok());
+            }
+            self.recv().await
+        }
+
+        async fn recv(&mut self) -> Value {
+            let line = self
+                .output
+                .next_line()
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            serde_json::from_str(&line).unwrap_or(Value::Null)
+        }
+    }
+
+    fn tool_only_server() -> Server {
+        Server::builder("t", "1")
+            .tool(
+                ToolDef::new("panic", json!({"type": "object"})),
+                |_, _| async { panic!("on purpose") },
+            )
+            .tool(
+                ToolDef::new("close", json!({"type": "object"})),
+                |_, ctx| async move {
+                    ctx.close_connection();
+                    Ok(Outcome::text("closing"))
+                },
+            )
+            .completion(|_, _| async {
+                Ok(Outcome::InputRequired {
+                    input_requests: serde_json::Map::new(),
+                    request_state: Some("s".into()),
+                })
+            })
+            .build()
+    }
+
+    #[tokio::test]
+    async fn only_registered_features_are_advertised_and_others_are_method_not_found() {
+        let mut client = connect(tool_only_server());
+        let discover = client.request(1, "server/discover", json!({})).await;
+        assert_eq!(
+            discover["result"]["capabilities"],
+            json!({"tools": {"listChanged": true}, "completions": {}, "logging": {}})
+        );
+        for method in ["prompts/list", "resources/read", "resources/templates/list"] {
+            let response = client.request(2, method, json!({})).await;
+            assert_eq!(response["error"]["code"], -32601, "{method}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_or_input_required_outside_mrtr_is_an_internal_error() {
+        let mut client = connect(tool_only_server());
+        let response = client
+            .request(1, "tools/call", json!({"name": "panic"}))
+            .await;
+        assert_eq!(response["error"]["code"], -32603);
+        let complete = json!({"ref": {"type": "ref/resource", "uri": "a://{x}"},
+                              "argument": {"name": "x", "value": ""}});
+        let response = client.request(2, "completion/complete", complete).await;
+        assert_eq!(response["error"]["code"], -32603);
+    }
+
+    #[tokio::test]
+    async fn close_connection_answers_ends_open_listens_with_their_result_and_returns() {
+        let mut client = connect(tool_only_server());
+        let ack = client
+            .request(
+                1,
+                "subscriptions/listen",
+                json!({"notifications": {"toolsListChanged": true}}),
+            )
+            .await;
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        let first = client
+            .request(2, "tools/call", json!({"name": "close"}))
+            .await;
+        let second = client.recv().await;
+        let mut ids = vec![first["id"].clone(), second["id"].clone()];
+        ids.sort_by_key(Value::to_string);
+        assert_eq!(ids, vec![json!(1), json!(2)]);
+        let listen_end = if first["id"] == 1 { &first } else { &second };
+        assert_eq!(
+            listen_end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            1
+        );
+        // The server has returned although the client never closed its side.
+        let served = tokio::time::timeout(std::time::Duration::from_secs(5), &mut client.served);
+        assert!(matches!(served.await, Ok(Ok(Ok(())))));
+        assert_eq!(client.output.next_line().await.ok().flatten(), None);
+        drop(client.input.take());
+    }
+}

@@ -1,0 +1,298 @@
+//! What a handler knows about the request it serves: the per-request `_meta` (version, client
+//! capabilities, progress token, log level), MRTR retry data, cancellation, and the request-scoped
+//! notifications (progress, log) it may send before its response. Owns none of the routing.
+
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+
+use super::Server;
+use super::output::Outbox;
+use super::wire;
+
+/// A `LoggingLevel` (RFC 5424 severities, least severe first, so `Ord` is severity order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// `debug`
+    Debug,
+    /// `info`
+    Info,
+    /// `notice`
+    Notice,
+    /// `warning`
+    Warning,
+    /// `error`
+    Error,
+    /// `critical`
+    Critical,
+    /// `alert`
+    Alert,
+    /// `emergency`
+    Emergency,
+}
+
+impl LogLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LogLevel; 8] = [
+        Self::Debug,
+        Self::Info,
+        Self::Notice,
+        Self::Warning,
+        Self::Error,
+        Self::Critical,
+        Self::Alert,
+        Self::Emergency,
+    ];
+
+    /// The protocol name (`"warning"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+}
+
+impl FromStr for LogLevel {
+    type Err = ();
+
+    fn from_str(name: &str) -> Result<Self, ()> {
+        Self::ALL
+            .into_iter()
+            .find(|level| level.as_str() == name)
+            .ok_or(())
+    }
+}
+
+/// The per-request keys of `params._meta` (2026-07-28 basic/index, `RequestMetaObject`).
+#[derive(Debug, Clone)]
+pub(crate) struct RequestMeta {
+    pub(crate) protocol_version: String,
+    pub(crate) client_capabilities: Value,
+    pub(crate) client_info: Option<Value>,
+    pub(crate) log_level: Option<LogLevel>,
+    pub(crate) progress_token: Option<Value>,
+}
+
+/// The request a handler is serving. Cheap to clone; every clone refers to the same request.
+#[derive(Clone)]
+pub struct RequestContext {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    request_id: Value,
+    meta: RequestMeta,
+    input_responses: Option<Map<String, Value>>,
+    request_state: Option<String>,
+    cancel: CancellationToken,
+    finished: AtomicBool,
+    last_progress: Mutex<Option<f64>>,
+    out: Outbox,
+    server: Server,
+    close_connection: CancellationToken,
+}
+
+/// What the dispatcher hands over to build a context.
+pub(crate) struct ContextParts {
+    pub(crate) request_id: Value,
+    pub(crate) meta: RequestMeta,
+    pub(crate) input_responses: Option<Map<String, Value>>,
+    pub(crate) request_state: Option<String>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) out: Outbox,
+    pub(crate) server: Server,
+    pub(crate) close_connection: CancellationToken,
+}
+
+impl RequestContext {
+    pub(crate) fn new(parts: ContextParts) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                request_id: parts.request_id,
+                meta: parts.meta,
+                input_responses: parts.input_responses,
+                request_state: parts.request_state,
+                cancel: parts.cancel,
+                finished: AtomicBool::new(false),
+                last_progress: Mutex::new(None),
+                out: parts.out,
+                server: parts.server,
+                close_connection: parts.close_connection,
+            }),
+        }
+    }
+
+    /// The JSON-RPC id of this request (a string or an integer).
+    pub fn request_id(&self) -> &Value {
+        &self.inner.request_id
+    }
+
+    /// `_meta["io.modelcontextprotocol/protocolVersion"]` of this request.
+    pub fn protocol_version(&self) -> &str {
+        &self.inner.meta.protocol_version
+    }
+
+    /// `_meta["io.modelcontextprotocol/clientCapabilities"]` of this request (an object). Only
+    /// these apply: a server must not infer capabilities from earlier requests.
+    pub fn client_capabilities(&self) -> &Value {
+        &self.inner.meta.client_capabilities
+    }
+
+    /// `_meta["io.modelcontextprotocol/clientInfo"]`, if sent. For display and logging only.
+    pub fn client_info(&self) -> Option<&Value> {
+        self.inner.meta.client_info.as_ref()
+    }
+
+    /// `params.inputResponses` of an MRTR retry (2026-07-28 basic/patterns/mrtr).
+    pub fn input_responses(&self) -> Option<&Map<String, Value>> {
+        self.inner.input_responses.as_ref()
+    }
+
+    /// One entry of `params.inputResponses`, by the key the server chose in `inputRequests`.
+    pub fn input_response(&self, key: &str) -> Option<&Value> {
+        self.inner.input_responses.as_ref()?.get(key)
+    }
+
+    /// `params.requestState` of an MRTR retry, byte-exact as the client echoed it. It is
+    /// attacker-controlled: verify it before it affects anything that matters.
+    pub fn request_state(&self) -> Option<&str> {
+        self.inner.request_state.as_deref()
+    }
+
+    /// Whether `notifications/cancelled` named this request (or the connection ended).
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Completes when this request is cancelled. The dispatcher also drops the handler's future
+    /// then, so this is only needed for work the handler spawned elsewhere.
+    pub fn cancelled(&self) -> WaitForCancellationFuture<'_> {
+        self.inner.cancel.cancelled()
+    }
+
+    /// The server this request came to, for example to [`Server::notify`] a list change.
+    pub fn server(&self) -> &Server {
+        &self.inner.server
+    }
+
+    /// Ends the connection gracefully once this request has been answered: stop reading input,
+    /// let requests in flight finish, end open listens with their result, flush, return from
+    /// `serve`.
+    pub fn close_connection(&self) {
+        self.inner.close_connection.cancel();
+    }
+
+    /// Sends `notifications/progress` for this request (2026-07-28 basic/patterns/progress).
+    ///
+    /// Sends nothing and returns `false` if the request had no `_meta.progressToken`, if it was
+    /// cancelled or answered, or if `progress` does not increase on the previous value.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        let Some(token) = &self.inner.meta.progress_token else {
+            return false;
+        };
+        if !self.may_send() {
+            return false;
+        }
+        {
+            let Ok(mut last) = self.inner.last_progress.lock() else {
+                return false;
+            };
+            if last.is_some_and(|last| progress <= last) {
+                return false;
+            }
+            *last = Some(progress);
+        }
+        let mut params = Map::new();
+        params.insert("progressToken".into(), token.clone());
+        params.insert("progress".into(), wire::number(progress));
+        if let Some(total) = total {
+            params.insert("total".into(), wire::number(total));
+        }
+        if let Some(message) = message {
+            params.insert("message".into(), message.into());
+        }
+        let notification = wire::notification("notifications/progress", Value::Object(params));
+        self.inner.out.send(&notification).await
+    }
+
+    /// Sends `notifications/message` for this request (2026-07-28 server/utilities/logging).
+    ///
+    /// Sends nothing and returns `false` unless the request set
+    /// `_meta["io.modelcontextprotocol/logLevel"]` at `level` or below it, or if the request was
+    /// cancelled or answered.
+    pub async fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool {
+        let Some(threshold) = self.inner.meta.log_level else {
+            return false;
+        };
+        if level < threshold || !self.may_send() {
+            return false;
+        }
+        let mut params = Map::new();
+        params.insert("level".into(), level.as_str().into());
+        if let Some(logger) = logger {
+            params.insert("logger".into(), logger.into());
+        }
+        params.insert("data".into(), data);
+        let notification = wire::notification("notifications/message", Value::Object(params));
+        self.inner.out.send(&notification).await
+    }
+
+    /// Writes `line` and a newline to the output verbatim, through the same writer as every
+    /// other message. For test fixtures that must misbehave; a real server has no use for it.
+    pub async fn write_raw_line(&self, line: String) -> bool {
+        self.may_send() && self.inner.out.send_raw(line).await
+    }
+
+    /// Writes a JSON-RPC notification outside any request scope (listen streams use this).
+    pub(crate) async fn send(&self, message: &Value) -> bool {
+        !self.is_cancelled() && self.inner.out.send(message).await
+    }
+
+    /// After the response is produced nothing more may be sent for the request.
+    pub(crate) fn mark_finished(&self) {
+        self.inner.finished.store(true, Ordering::SeqCst);
+    }
+
+    fn may_send(&self) -> bool {
+        !self.is_cancelled() && !self.inner.finished.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn connection_closing(&self) -> WaitForCancellationFuture<'_> {
+        self.inner.close_connection.cancelled()
+    }
+
+    /// A JSON summary for `Debug`.
+    fn summary(&self) -> Value {
+        json!({ "id": self.inner.request_id, "cancelled": self.is_cancelled() })
+    }
+}
+
+impl std::fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RequestContext({})", self.summary())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_order_by_rfc_5424_severity_and_parse_by_name() {
+        assert!(LogLevel::Debug < LogLevel::Info);
+        assert!(LogLevel::Warning < LogLevel::Error);
+        assert!(LogLevel::Alert < LogLevel::Emergency);
+        assert_eq!("notice".parse(), Ok(LogLevel::Notice));
+        assert_eq!("warn".parse::<LogLevel>(), Err(()));
+    }
+}

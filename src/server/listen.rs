@@ -1,0 +1,310 @@
+//! `subscriptions/listen` (2026-07-28 basic/patterns/subscriptions): the filter and the subset the
+//! server honours, the acknowledgement, forwarding of published events, and the two ways the
+//! server ends a listen. The stream's state lives in its own request task, not in the connection.
+
+use serde_json::{Map, Value, json};
+use tokio::sync::broadcast;
+
+use super::RpcError;
+use super::context::RequestContext;
+use super::wire;
+
+/// The `_meta` key that ties a listen-stream message to its listen request.
+pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Events published to open listen streams with [`Server::notify`](super::Server::notify).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// `notifications/tools/list_changed`, for listens with `toolsListChanged`.
+    ToolsListChanged,
+    /// `notifications/prompts/list_changed`, for listens with `promptsListChanged`.
+    PromptsListChanged,
+    /// `notifications/resources/list_changed`, for listens with `resourcesListChanged`.
+    ResourcesListChanged,
+    /// `notifications/resources/updated`, for listens whose `resourceSubscriptions` holds `uri`
+    /// or a URI that `uri` is a sub-resource of (`uri` starts with it followed by `/`).
+    ResourceUpdated {
+        /// The resource that changed.
+        uri: String,
+    },
+}
+
+/// How [`Server::end_listens`](super::Server::end_listens) ends open listens. The spec pages
+/// disagree (SUB26 against CAN26), so clients must accept both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListenEnd {
+    /// Answer the listen request with `{"resultType":"complete","_meta":{subscriptionId}}`.
+    Result,
+    /// Send `notifications/cancelled {requestId: <listen id>}` and no response.
+    Cancelled,
+}
+
+/// What goes through the server's broadcast channel to every open listen.
+#[derive(Debug, Clone)]
+pub(crate) enum Broadcast {
+    Event(Event),
+    End(ListenEnd),
+}
+
+/// A `SubscriptionFilter`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Filter {
+    tools_list_changed: bool,
+    prompts_list_changed: bool,
+    resources_list_changed: bool,
+    resource_subscriptions: Option<Vec<String>>,
+}
+
+/// Which event kinds this server can deliver, from what was registered.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Supported {
+    pub(crate) tools: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+}
+
+impl Filter {
+    /// Parses `params.notifications`. Unknown members (such as the Tasks extension's `taskIds`,
+    /// which this server does not offer) are ignored and so left out of the acknowledgement.
+    pub(crate) fn parse(value: Option<&Value>) -> Result<Self, RpcError> {
+        let Some(Value::Object(filter)) = value else {
+            return Err(RpcError::invalid_params(
+                "params.notifications must be a SubscriptionFilter object",
+            ));
+        };
+        let flag = |key: &str| match filter.get(key) {
+            None => Ok(false),
+            Some(Value::Bool(flag)) => Ok(*flag),
+            Some(_) => Err(RpcError::invalid_params(format!(
+                "notifications.{key} must be a boolean"
+            ))),
+        };
+        let resource_subscriptions = match filter.get("resourceSubscriptions") {
+            None => None,
+            Some(Value::Array(uris)) => Some(
+                uris.iter()
+                    .map(|uri| uri.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| {
+                        RpcError::invalid_params(
+                            "notifications.resourceSubscriptions must be an array of strings",
+                        )
+                    })?,
+            ),
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "notifications.resourceSubscriptions must be an array of strings",
+                ));
+            }
+        };
+        Ok(Self {
+            tools_list_changed: flag("toolsListChanged")?,
+            prompts_list_changed: flag("promptsListChanged")?,
+            resources_list_changed: flag("resourcesListChanged")?,
+            resource_subscriptions,
+        })
+    }
+
+    /// The subset the server will honour: kinds it advertises, and nothing the client did not ask.
+    pub(crate) fn honoured(&self, supported: Supported) -> Self {
+        Self {
+            tools_list_changed: self.tools_list_changed && supported.tools,
+            prompts_list_changed: self.prompts_list_changed && supported.prompts,
+            resources_list_changed: self.resources_list_changed && supported.resources,
+            resource_subscriptions: self
+                .resource_subscriptions
+                .clone()
+                .filter(|_| supported.resources),
+        }
+    }
+
+    /// The filter as JSON, with only the members that are on.
+    pub(crate) fn to_json(&self) -> Value {
+        let mut filter = Map::new();
+        for (key, on) in [
+            ("toolsListChanged", self.tools_list_changed),
+            ("promptsListChanged", self.prompts_list_changed),
+            ("resourcesListChanged", self.resources_list_changed),
+        ] {
+            if on {
+                filter.insert(key.into(), true.into());
+            }
+        }
+        if let Some(uris) = &self.resource_subscriptions {
+            filter.insert("resourceSubscriptions".into(), json!(uris));
+        }
+        Value::Object(filter)
+    }
+
+    /// Whether a listen with this (honoured) filter delivers `event`.
+    pub(crate) fn wants(&self, event: &Event) -> bool {
+        match event {
+            Event::ToolsListChanged => self.tools_list_changed,
+            Event::PromptsListChanged => self.prompts_list_changed,
+            Event::ResourcesListChanged => self.resources_list_changed,
+            Event::ResourceUpdated { uri } => {
+                self.resource_subscriptions.as_ref().is_some_and(|uris| {
+                    uris.iter()
+                        .any(|subscribed| is_same_or_sub_resource(uri, subscribed))
+                })
+            }
+        }
+    }
+
+    /// What to deliver after events were lost to a slow stream: one of every kind it wants.
+    fn catch_up_events(&self) -> Vec<Event> {
+        let mut events = Vec::new();
+        if self.tools_list_changed {
+            events.push(Event::ToolsListChanged);
+        }
+        if self.prompts_list_changed {
+            events.push(Event::PromptsListChanged);
+        }
+        if self.resources_list_changed {
+            events.push(Event::ResourcesListChanged);
+        }
+        for uri in self.resource_subscriptions.iter().flatten() {
+            events.push(Event::ResourceUpdated { uri: uri.clone() });
+        }
+        events
+    }
+}
+
+fn is_same_or_sub_resource(uri: &str, subscribed: &str) -> bool {
+    match uri.strip_prefix(subscribed) {
+        Some("") => true,
+        Some(rest) => subscribed.ends_with('/') || rest.starts_with('/'),
+        None => false,
+    }
+}
+
+fn subscription_meta(subscription_id: &Value) -> Value {
+    json!({ SUBSCRIPTION_ID_KEY: subscription_id })
+}
+
+/// The notification that delivers `event` on the listen `subscription_id`.
+pub(crate) fn event_notification(event: &Event, subscription_id: &Value) -> Value {
+    let meta = subscription_meta(subscription_id);
+    match event {
+        Event::ToolsListChanged => {
+            wire::notification("notifications/tools/list_changed", json!({ "_meta": meta }))
+        }
+        Event::PromptsListChanged => wire::notification(
+            "notifications/prompts/list_changed",
+            json!({ "_meta": meta }),
+        ),
+        Event::ResourcesListChanged => wire::notification(
+            "notifications/resources/list_changed",
+            json!({ "_meta": meta }),
+        ),
+        Event::ResourceUpdated { uri } => wire::notification(
+            "notifications/resources/updated",
+            json!({ "uri": uri, "_meta": meta }),
+        ),
+    }
+}
+
+/// Runs one listen until it ends. Returns the final result object (without `_meta.serverInfo`,
+/// which the dispatcher adds) if the listen ends with a response, `None` if it ends without one.
+pub(crate) async fn run(
+    ctx: &RequestContext,
+    honoured: Filter,
+    mut events: broadcast::Receiver<Broadcast>,
+) -> Option<Map<String, Value>> {
+    let id = ctx.request_id().clone();
+    // The acknowledgement is the first message carrying this subscription id; events queued
+    // meanwhile wait in `events`, which was subscribed before this point.
+    let ack = wire::notification(
+        "notifications/subscriptions/acknowledged",
+        json!({ "_meta": subscription_meta(&id), "notifications": honoured.to_json() }),
+    );
+    if !ctx.send(&ack).await {
+        return None;
+    }
+    let end_with_result = || {
+        let mut body = Map::new();
+        body.insert("_meta".into(), subscription_meta(&id));
+        Some(body)
+    };
+    loop {
+        let received = tokio::select! {
+            received = events.recv() => received,
+            () = ctx.connection_closing() => return end_with_result(),
+        };
+        let deliver = match received {
+            Ok(Broadcast::Event(event)) => vec![event],
+            Ok(Broadcast::End(ListenEnd::Result)) => return end_with_result(),
+            Ok(Broadcast::End(ListenEnd::Cancelled)) => {
+                let cancelled =
+                    wire::notification("notifications/cancelled", json!({ "requestId": id }));
+                ctx.send(&cancelled).await;
+                return None;
+            }
+            Err(broadcast::error::RecvError::Lagged(_)) => honoured.catch_up_events(),
+            Err(broadcast::error::RecvError::Closed) => return end_with_result(),
+        };
+        for event in deliver.iter().filter(|event| honoured.wants(event)) {
+            if !ctx.send(&event_notification(event, &id)).await {
+                return None;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: Supported = Supported {
+        tools: true,
+        prompts: true,
+        resources: true,
+    };
+
+    #[test]
+    fn the_acknowledged_subset_leaves_out_unsupported_and_unrequested_kinds() {
+        let asked = json!({"toolsListChanged": true, "promptsListChanged": false,
+                           "resourceSubscriptions": ["a://x"], "taskIds": ["t"]});
+        let filter = Filter::parse(Some(&asked)).unwrap_or_default();
+        let honoured = filter.honoured(Supported {
+            tools: true,
+            prompts: true,
+            resources: false,
+        });
+        assert_eq!(honoured.to_json(), json!({"toolsListChanged": true}));
+    }
+
+    #[test]
+    fn a_filter_with_a_non_boolean_flag_is_invalid_params() {
+        let error = Filter::parse(Some(&json!({"toolsListChanged": "yes"})));
+        assert_eq!(error.map_err(|e| e.code), Err(-32602));
+        assert_eq!(Filter::parse(None).map_err(|e| e.code), Err(-32602));
+    }
+
+    #[test]
+    fn resource_updates_reach_subscribers_of_the_uri_and_of_its_parents_only() {
+        let filter = Filter::parse(Some(&json!({"resourceSubscriptions": ["file:///a"]})))
+            .unwrap_or_default()
+            .honoured(ALL);
+        let updated = |uri: &str| Event::ResourceUpdated { uri: uri.into() };
+        assert!(filter.wants(&updated("file:///a")));
+        assert!(filter.wants(&updated("file:///a/b.txt")));
+        assert!(!filter.wants(&updated("file:///ab")));
+        assert!(!filter.wants(&Event::ToolsListChanged));
+    }
+
+    #[test]
+    fn every_event_notification_carries_the_subscription_id() {
+        for event in [
+            Event::ToolsListChanged,
+            Event::PromptsListChanged,
+            Event::ResourcesListChanged,
+            Event::ResourceUpdated {
+                uri: "a://b".into(),
+            },
+        ] {
+            let notification = event_notification(&event, &json!("L1"));
+            assert_eq!(notification["params"]["_meta"][SUBSCRIPTION_ID_KEY], "L1");
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! Every bad-input row of the error table; the bridge keeps serving after each.
+
+mod common;
+
+use common::{Bridge, error_of};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+fn still_serving(b: &mut Bridge, id: i64) {
+    assert_eq!(b.request(json!(id), "ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn not_json_gets_parse_error_without_an_id() {
+    let mut b = Bridge::start(&[], &[]);
+    b.send_raw(b"this is not json\n");
+    let r = b.recv();
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error", "data": {"cause": "parse_error"}}})
+    );
+    still_serving(&mut b, 1);
+}
+
+#[test]
+fn bad_utf8_gets_parse_error_with_the_recovered_id() {
+    let mut b = Bridge::start(&[], &[]);
+    let mut line = br#"{"jsonrpc":"2.0","id":"u8","method":"ping","params":{"x":""#.to_vec();
+    line.extend_from_slice(&[0xc3, 0x28]);
+    line.extend_from_slice(b"\"}}\n");
+    b.send_raw(&line);
+    let r = b.recv();
+    assert_eq!(r["id"], "u8");
+    assert_eq!(error_of(&r), (-32700, "parse_error".into()));
+    still_serving(&mut b, 2);
+}
+
+#[test]
+fn a_line_over_the_limit_gets_line_too_long_with_the_id_first_or_last() {
+    let mut b = Bridge::start(&["--max-line-bytes", "1000"], &[]);
+    let pad = "p".repeat(5000);
+    b.send_raw(format!("{{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"ping\",\"params\":{{\"pad\":\"{pad}\"}}}}\n").as_bytes());
+    let r = b.recv();
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 41, "error": {"code": -32600,
+            "message": "Invalid request: the line is longer than the limit",
+            "data": {"cause": "line_too_long", "detail": 1000}}})
+    );
+    // The TypeScript SDK 1.x writes the id as the last member.
+    b.send_raw(format!("{{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{{\"pad\":\"{pad}\"}},\"id\":\"last\"}}\n").as_bytes());
+    let r = b.recv();
+    assert_eq!(r["id"], "last");
+    assert_eq!(error_of(&r), (-32600, "line_too_long".into()));
+    // No id anywhere: no id member.
+    b.send_raw(format!("{{\"x\":\"{pad}\"}}\n").as_bytes());
+    let r = b.recv();
+    assert!(r.get("id").is_none());
+    assert_eq!(error_of(&r), (-32600, "line_too_long".into()));
+    still_serving(&mut b, 3);
+}
+
+#[test]
+fn a_message_deeper_than_64_levels_gets_too_deep() {
+    let mut b = Bridge::start(&[], &[]);
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"ping","params":{{"a":{}1{}}}}}"#,
+        "[".repeat(70),
+        "]".repeat(70)
+    );
+    b.send_raw(format!("{deep}\n").as_bytes());
+    let r = b.recv();
+    assert_eq!(r["id"], 7);
+    assert_eq!(
+        r["error"]["data"],
+        json!({"cause": "too_deep", "detail": 64})
+    );
+    assert_eq!(r["error"]["code"], -32600);
+    // 64 levels exactly are fine.
+    let ok = format!(
+        r#"{{"jsonrpc":"2.0","id":8,"method":"ping","params":{{"a":{}1{}}}}}"#,
+        "[".repeat(62),
+        "]".repeat(62)
+    );
+    b.send_raw(format!("{ok}\n").as_bytes());
+    assert_eq!(b.recv(), json!({"jsonrpc": "2.0", "id": 8, "result": {}}));
+}
+
+#[test]
+fn json_that_is_not_json_rpc_gets_invalid_request_shape() {
+    let mut b = Bridge::start(&[], &[]);
+    let cases: Vec<(&str, Option<Value>)> = vec![
+        (
+            r#"{"jsonrpc":"1.0","id":5,"method":"ping"}"#,
+            Some(json!(5)),
+        ),
+        (r#"[{"jsonrpc":"2.0","id":6,"method":"ping"}]"#, None),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"ping","params":"x"}"#,
+            Some(json!(7)),
+        ),
+        (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#, None),
+        (r#"42"#, None),
+    ];
+    for (line, id) in cases {
+        b.send_raw(format!("{line}\n").as_bytes());
+        let r = b.recv();
+        assert_eq!(
+            error_of(&r),
+            (-32600, "invalid_request_shape".into()),
+            "{line}"
+        );
+        assert_eq!(r.get("id").cloned(), id, "{line}");
+    }
+    still_serving(&mut b, 9);
+}
+
+#[test]
+fn responses_with_a_null_or_non_scalar_id_are_dropped() {
+    let mut b = Bridge::start(&[], &[]);
+    b.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":[1],\"error\":{\"code\":1,\"message\":\"x\"}}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n");
+    assert!(b.recv_for(Duration::from_millis(300)).is_empty());
+    still_serving(&mut b, 10);
+}
+
+#[test]
+fn requests_cut_at_every_byte_boundary_are_read_whole() {
+    let mut b = Bridge::start(&[], &[]);
+    let mut all = Vec::new();
+    for i in 0..5 {
+        all.extend_from_slice(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}\r\n").as_bytes(),
+        );
+    }
+    for byte in all {
+        b.send_raw(&[byte]);
+    }
+    for i in 0..5 {
+        assert_eq!(b.recv(), json!({"jsonrpc": "2.0", "id": i, "result": {}}));
+    }
+}

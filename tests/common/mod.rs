@@ -1,0 +1,345 @@
+//! Black-box harness: starts the real `mcp-bridge` binary over real pipes in front of the
+//! crate's example server (`mcp-example-server --test-tools`), and validates every frame the
+//! bridge writes against the official 2025-11-25 schema and every frame the upstream
+//! receives against the 2026-07-28 schema.
+#![allow(dead_code)]
+
+pub mod schema;
+
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a test waits for one frame before it fails.
+pub const RECV_TIMEOUT: Duration = Duration::from_secs(15);
+
+pub fn bridge_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mcp-bridge")
+}
+
+pub fn server_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mcp-example-server")
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh scratch directory for one test.
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let dir =
+        std::env::temp_dir().join(format!("mcp-bridge-test-{}-{tag}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// One running bridge and what it wrote.
+pub struct Bridge {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    rx: mpsc::Receiver<Option<String>>,
+    stdout_closed: bool,
+    pub stderr: Arc<Mutex<String>>,
+    /// Frames read but not yet taken by a `recv_*` call.
+    backlog: Vec<Value>,
+    /// Methods of the requests sent, by id, so responses validate against the right result.
+    methods: HashMap<String, String>,
+    /// Every frame the bridge wrote, in order.
+    pub seen: Vec<Value>,
+    pub trace: PathBuf,
+    pub dir: PathBuf,
+}
+
+impl Bridge {
+    /// Starts `mcp-bridge <bridge_args> -- mcp-example-server --test-tools <server_args>`.
+    pub fn start(bridge_args: &[&str], server_args: &[&str]) -> Bridge {
+        let mut upstream = vec![server_bin().to_string(), "--test-tools".to_string()];
+        upstream.extend(server_args.iter().map(|s| s.to_string()));
+        Self::start_cmd(bridge_args, &upstream)
+    }
+
+    /// Starts `mcp-bridge <bridge_args> -- <upstream...>`.
+    pub fn start_cmd(bridge_args: &[&str], upstream: &[String]) -> Bridge {
+        let dir = scratch_dir("bridge");
+        let trace = dir.join("upstream-received.jsonl");
+        let mut cmd = Command::new(bridge_bin());
+        cmd.args(bridge_args)
+            .arg("--")
+            .args(upstream)
+            .env("MCP_FIXTURE_TRACE", &trace)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn mcp-bridge");
+        let stdout = child.stdout.take().expect("stdout");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            loop {
+                let mut line = String::new();
+                match r.read_line(&mut line) {
+                    Ok(0) | Err(_) => {
+                        let _ = tx.send(None);
+                        return;
+                    }
+                    Ok(_) => {
+                        if tx.send(Some(line)).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        let err_buf = Arc::new(Mutex::new(String::new()));
+        let eb = err_buf.clone();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stderr);
+            let mut buf = [0u8; 4096];
+            loop {
+                match r.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => eb
+                        .lock()
+                        .unwrap()
+                        .push_str(&String::from_utf8_lossy(&buf[..n])),
+                }
+            }
+        });
+        Bridge {
+            stdin: child.stdin.take(),
+            child,
+            rx,
+            stdout_closed: false,
+            stderr: err_buf,
+            backlog: Vec::new(),
+            methods: HashMap::new(),
+            seen: Vec::new(),
+            trace,
+            dir,
+        }
+    }
+
+    /// Writes raw bytes to the bridge's stdin.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to bridge");
+        stdin.flush().expect("flush");
+    }
+
+    /// Writes one message as one line.
+    pub fn send(&mut self, v: &Value) {
+        if let (Some(id), Some(m)) = (v.get("id"), v.get("method").and_then(Value::as_str)) {
+            self.methods.insert(id.to_string(), m.to_string());
+        }
+        let mut line = serde_json::to_vec(v).expect("serialize");
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    /// Sends a request.
+    pub fn send_request(&mut self, id: Value, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    fn read_frame(&mut self, limit: Duration) -> Option<Value> {
+        if self.stdout_closed {
+            return None;
+        }
+        match self.rx.recv_timeout(limit) {
+            Ok(Some(line)) => {
+                let v: Value =
+                    serde_json::from_str(line.trim_end_matches('\n')).unwrap_or_else(|e| {
+                        panic!("bridge wrote a line that is not JSON ({e}): {line:?}")
+                    });
+                assert!(line.ends_with('\n'), "a frame must end with a newline");
+                schema::validate_to_editor(&v, &self.methods);
+                self.seen.push(v.clone());
+                Some(v)
+            }
+            Ok(None) => {
+                self.stdout_closed = true;
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// The next frame, waiting at most [`RECV_TIMEOUT`].
+    pub fn recv(&mut self) -> Value {
+        if !self.backlog.is_empty() {
+            return self.backlog.remove(0);
+        }
+        match self.read_frame(RECV_TIMEOUT) {
+            Some(v) => v,
+            None => panic!("no frame from the bridge; stderr:\n{}", self.stderr_text()),
+        }
+    }
+
+    /// Frames that arrive within `d` (for asserting that nothing comes).
+    pub fn recv_for(&mut self, d: Duration) -> Vec<Value> {
+        let mut out: Vec<Value> = self.backlog.drain(..).collect();
+        let end = Instant::now() + d;
+        while let Some(left) = end.checked_duration_since(Instant::now()) {
+            match self.read_frame(left) {
+                Some(v) => out.push(v),
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// The response with this id; frames before it stay in the backlog (in order).
+    pub fn recv_response(&mut self, id: &Value) -> Value {
+        if let Some(pos) = self
+            .backlog
+            .iter()
+            .position(|f| f.get("id") == Some(id) && f.get("method").is_none())
+        {
+            return self.backlog.remove(pos);
+        }
+        let end = Instant::now() + RECV_TIMEOUT;
+        loop {
+            let left = end
+                .checked_duration_since(Instant::now())
+                .unwrap_or_default();
+            let Some(v) = self.read_frame(left) else {
+                panic!("no response to {id}; stderr:\n{}", self.stderr_text());
+            };
+            if v.get("id") == Some(id) && v.get("method").is_none() {
+                return v;
+            }
+            self.backlog.push(v);
+        }
+    }
+
+    /// Notifications kept in the backlog with this method (taken out).
+    pub fn take_notifications(&mut self, method: &str) -> Vec<Value> {
+        let (take, keep): (Vec<Value>, Vec<Value>) = self.backlog.drain(..).partition(|f| {
+            f.get("method").and_then(Value::as_str) == Some(method) && f.get("id").is_none()
+        });
+        self.backlog = keep;
+        take
+    }
+
+    /// Sends a request and waits for its response.
+    pub fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
+        self.send_request(id.clone(), method, params);
+        self.recv_response(&id)
+    }
+
+    /// `initialize` with the given client capabilities, then `notifications/initialized`.
+    pub fn initialize_with(&mut self, capabilities: Value) -> Value {
+        let r = self.request(
+            json!(0),
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                   "clientInfo": {"name": "blackbox-test", "version": "1.0.0"}}),
+        );
+        assert!(r.get("result").is_some(), "initialize failed: {r}");
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        r
+    }
+
+    pub fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({}))
+    }
+
+    /// Waits for the process to exit, at most `limit`.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let end = Instant::now() + limit;
+        loop {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return Some(s);
+            }
+            if Instant::now() > end {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Every line the upstream received (from the fixture's trace), each validated against the
+    /// 2026-07-28 schema.
+    pub fn upstream_received(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(&self.trace).unwrap_or_default();
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let v: Value = serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("upstream got non-JSON ({e}): {l}"));
+                schema::validate_to_upstream(&v);
+                v
+            })
+            .collect()
+    }
+
+    /// Waits until the upstream has received a frame matching `pred`.
+    pub fn wait_upstream(&self, pred: impl Fn(&Value) -> bool) -> Value {
+        let end = Instant::now() + RECV_TIMEOUT;
+        loop {
+            if let Some(v) = self.upstream_received().into_iter().find(|v| pred(v)) {
+                return v;
+            }
+            assert!(
+                Instant::now() < end,
+                "the upstream never received the expected frame"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Whether a process with this pid still exists (and is not a zombie).
+pub fn process_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// `{"code": ..., "cause": ...}` of an error response, for compact assertions.
+pub fn error_of(resp: &Value) -> (i64, String) {
+    let e = resp
+        .get("error")
+        .unwrap_or_else(|| panic!("expected an error, got {resp}"));
+    (
+        e["code"].as_i64().unwrap_or(0),
+        e["data"]["cause"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+/// The text of the first content block of a tools/call response.
+pub fn text_of(resp: &Value) -> String {
+    resp["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content in {resp}"))
+        .to_string()
+}

@@ -1,0 +1,143 @@
+//! Validation of frames against the official MCP schemas in `../shared/spec` (copied into
+//! `tests/schemas/`): what the bridge writes to the editor against 2025-11-25, what the
+//! upstream receives against 2026-07-28.
+
+use jsonschema::Validator;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+const URI_2025: &str = "https://modelcontextprotocol.io/schema/2025-11-25.json";
+const URI_2026: &str = "https://modelcontextprotocol.io/schema/2026-07-28.json";
+
+struct Schemas {
+    v2025: HashMap<&'static str, Validator>,
+    v2026: HashMap<&'static str, Validator>,
+}
+
+const DEFS_2025: &[&str] = &[
+    "JSONRPCResultResponse",
+    "JSONRPCErrorResponse",
+    "ServerNotification",
+    "ServerRequest",
+    "InitializeResult",
+    "ListToolsResult",
+    "CallToolResult",
+    "ListPromptsResult",
+    "GetPromptResult",
+    "ListResourcesResult",
+    "ListResourceTemplatesResult",
+    "ReadResourceResult",
+    "CompleteResult",
+    "EmptyResult",
+];
+
+const DEFS_2026: &[&str] = &["ClientRequest", "ClientNotification"];
+
+fn load(path: &str) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {path}: {e}"));
+    serde_json::from_str(&text).expect("schema is JSON")
+}
+
+fn build(uri: &str, schema: Value, defs: &[&'static str]) -> HashMap<&'static str, Validator> {
+    let registry = jsonschema::Registry::new()
+        .add(uri, schema)
+        .expect("add schema")
+        .prepare()
+        .expect("prepare registry");
+    defs.iter()
+        .map(|d| {
+            let v = jsonschema::draft202012::options()
+                .with_registry(&registry)
+                .build(&json!({"$ref": format!("{uri}#/$defs/{d}")}))
+                .unwrap_or_else(|e| panic!("compile {d}: {e}"));
+            (*d, v)
+        })
+        .collect()
+}
+
+fn schemas() -> &'static Schemas {
+    static S: OnceLock<Schemas> = OnceLock::new();
+    S.get_or_init(|| {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/schemas");
+        Schemas {
+            v2025: build(
+                URI_2025,
+                load(&format!("{dir}/schema-2025-11-25.json")),
+                DEFS_2025,
+            ),
+            v2026: build(
+                URI_2026,
+                load(&format!("{dir}/schema-2026-07-28.json")),
+                DEFS_2026,
+            ),
+        }
+    })
+}
+
+fn check(v: &Validator, def: &str, value: &Value, what: &str) {
+    let errors: Vec<String> = v
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} does not validate against {def}: {value}\n{}",
+        errors.join("\n")
+    );
+}
+
+fn result_def(method: &str) -> &'static str {
+    match method {
+        "initialize" => "InitializeResult",
+        "tools/list" => "ListToolsResult",
+        "tools/call" => "CallToolResult",
+        "prompts/list" => "ListPromptsResult",
+        "prompts/get" => "GetPromptResult",
+        "resources/list" => "ListResourcesResult",
+        "resources/templates/list" => "ListResourceTemplatesResult",
+        "resources/read" => "ReadResourceResult",
+        "completion/complete" => "CompleteResult",
+        _ => "EmptyResult",
+    }
+}
+
+/// Validates a frame written to the editor; `methods` maps request ids (as JSON text) to
+/// the method of the request, so a result is checked against its own result type.
+pub fn validate_to_editor(v: &Value, methods: &HashMap<String, String>) {
+    let s = &schemas().v2025;
+    let what = "a frame to the editor";
+    if v.get("method").is_some() {
+        let def = if v.get("id").is_some() {
+            "ServerRequest"
+        } else {
+            "ServerNotification"
+        };
+        check(&s[def], def, v, what);
+    } else if v.get("error").is_some() {
+        check(&s["JSONRPCErrorResponse"], "JSONRPCErrorResponse", v, what);
+    } else {
+        check(
+            &s["JSONRPCResultResponse"],
+            "JSONRPCResultResponse",
+            v,
+            what,
+        );
+        let method = v.get("id").and_then(|id| methods.get(&id.to_string()));
+        if let Some(m) = method {
+            let def = result_def(m);
+            check(&s[def], def, &v["result"], what);
+        }
+    }
+}
+
+/// Validates a frame the upstream received (the bridge sends requests and notifications).
+pub fn validate_to_upstream(v: &Value) {
+    let s = &schemas().v2026;
+    let def = if v.get("id").is_some() {
+        "ClientRequest"
+    } else {
+        "ClientNotification"
+    };
+    check(&s[def], def, v, "a frame to the upstream");
+}

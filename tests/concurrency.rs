@@ -1,0 +1,118 @@
+//! Slots: cancellation, the limit of requests in flight, time limits.
+
+mod common;
+
+use common::{Bridge, text_of};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+fn ready(bridge_args: &[&str]) -> Bridge {
+    let mut b = Bridge::start(bridge_args, &[]);
+    b.initialize();
+    b
+}
+
+#[test]
+fn a_cancelled_request_gets_no_response_and_the_upstream_gets_the_cancel_with_its_own_id() {
+    let mut b = ready(&[]);
+    b.send_request(
+        json!("slow-1"),
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": 30000}}),
+    );
+    let up = b.wait_upstream(|v| v["method"] == "tools/call" && v["params"]["name"] == "sleep");
+    let upstream_id = up["id"].clone();
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow-1", "reason": "user"}}));
+    let cancel = b.wait_upstream(|v| v["method"] == "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], upstream_id);
+    assert_ne!(cancel["params"]["requestId"], json!("slow-1"));
+    assert_eq!(b.request(json!(2), "ping", json!({}))["result"], json!({}));
+    let later = b.recv_for(Duration::from_millis(300));
+    assert!(
+        later.iter().all(|f| f.get("id") != Some(&json!("slow-1"))),
+        "{later:?}"
+    );
+    assert!(b.seen.iter().all(|f| f.get("id") != Some(&json!("slow-1"))));
+}
+
+#[test]
+fn the_257th_request_in_flight_gets_too_many_requests_at_once() {
+    let mut b = ready(&[]);
+    for i in 0..256 {
+        b.send_request(
+            json!(i),
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 20000}}),
+        );
+    }
+    let started = Instant::now();
+    let r = b.request(
+        json!(256),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+    );
+    assert_eq!(
+        r["error"],
+        json!({"code": -32603, "message": "Too many requests in flight", "data": {"cause": "too_many_requests", "detail": 256}})
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The reader still reads: a cancel frees a slot, and the next request is admitted.
+    b.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 0}}),
+    );
+    let r = b.request(
+        json!(257),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "in"}}),
+    );
+    assert_eq!(text_of(&r), "in");
+    assert_eq!(
+        b.request(json!(258), "ping", json!({}))["result"],
+        json!({})
+    );
+}
+
+#[test]
+fn a_request_past_its_time_limit_gets_timeout_and_is_cancelled_upstream() {
+    let mut b = ready(&["--call-timeout", "0.5"]);
+    let r = b.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": 20000}}),
+    );
+    assert_eq!(
+        r["error"],
+        json!({"code": -32603, "message": "The upstream server did not answer in time",
+               "data": {"cause": "timeout", "detail": {"method": "tools/call", "timeoutSeconds": 0.5}}})
+    );
+    let up = b.wait_upstream(|v| v["method"] == "tools/call");
+    let cancel = b.wait_upstream(|v| v["method"] == "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], up["id"]);
+}
+
+#[test]
+fn concurrent_requests_complete_independently_and_in_any_order() {
+    let mut b = ready(&[]);
+    b.send_request(
+        json!("long"),
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": 700}}),
+    );
+    b.send_request(
+        json!("short"),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "fast"}}),
+    );
+    let first = b.recv();
+    assert_eq!(first["id"], "short");
+    assert_eq!(text_of(&first), "fast");
+    let second = b.recv_response(&json!("long"));
+    assert_eq!(text_of(&second), "slept");
+    // Upstream ids are the bridge's own, never the editor's.
+    let ids: Vec<Value> = b
+        .upstream_received()
+        .iter()
+        .filter_map(|v| v.get("id").cloned())
+        .collect();
+    assert!(ids.iter().all(|id| id.is_i64()), "{ids:?}");
+}

@@ -1,0 +1,989 @@
+//! Black-box tests of `mcp-example-server`: spawn the binary, write raw JSON-RPC lines to its
+//! stdin, read its stdout line by line, and check every message against the official
+//! 2026-07-28 schema (`schema-2026-07-28.json`) as well as against the rule under test.
+
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-example-server");
+const SCHEMA_URI: &str = "https://modelcontextprotocol.io/schema/2026-07-28.json";
+const WAIT: Duration = Duration::from_secs(10);
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+// ---- schema ---------------------------------------------------------------------------------
+
+/// The official schema: `$MCP_SCHEMA_2026`, the repository's copy, or `../shared/spec/`.
+fn schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let candidates = [
+            std::env::var_os("MCP_SCHEMA_2026").map(PathBuf::from),
+            Some(root.join("tests/schemas/schema-2026-07-28.json")),
+            Some(root.join("../shared/spec/schema-2026-07-28.json")),
+        ];
+        let path = candidates
+            .into_iter()
+            .flatten()
+            .find(|p| p.exists())
+            .expect("schema-2026-07-28.json not found (set MCP_SCHEMA_2026)");
+        let text = std::fs::read_to_string(&path).expect("read the schema");
+        serde_json::from_str(&text).expect("the schema is JSON")
+    })
+}
+
+/// Asserts that `instance` is a valid `$defs/<def>` of the 2026-07-28 schema.
+fn assert_valid(def: &str, instance: &Value) {
+    let registry = jsonschema::Registry::new()
+        .add(SCHEMA_URI, schema().clone())
+        .expect("add the schema")
+        .prepare()
+        .expect("prepare the registry");
+    let validator = jsonschema::draft202012::options()
+        .with_registry(&registry)
+        .should_validate_formats(true)
+        .offline()
+        .build(&json!({ "$ref": format!("{SCHEMA_URI}#/$defs/{def}") }))
+        .expect("build the validator");
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "not a valid {def}: {errors:?}\n{instance}"
+    );
+}
+
+/// Checks a result against the type its method and `resultType` call for.
+fn assert_valid_result(method: &str, result: &Value) {
+    let def = match (method, result["resultType"].as_str()) {
+        (_, Some("input_required")) => "InputRequiredResult",
+        ("server/discover", _) => "DiscoverResult",
+        ("tools/list", _) => "ListToolsResult",
+        ("tools/call", _) => "CallToolResult",
+        ("prompts/list", _) => "ListPromptsResult",
+        ("prompts/get", _) => "GetPromptResult",
+        ("resources/list", _) => "ListResourcesResult",
+        ("resources/templates/list", _) => "ListResourceTemplatesResult",
+        ("resources/read", _) => "ReadResourceResult",
+        ("completion/complete", _) => "CompleteResult",
+        ("subscriptions/listen", _) => "SubscriptionsListenResult",
+        _ => panic!("no result type for {method}"),
+    };
+    assert_valid(def, result);
+    if result["resultType"] == "input_required" {
+        let has_requests = result.get("inputRequests").is_some();
+        assert!(has_requests || result.get("requestState").is_some());
+    } else {
+        assert_eq!(result["resultType"], "complete");
+    }
+}
+
+/// Checks every message the server writes: a notification it may send, or a response.
+fn assert_valid_message(message: &Value) {
+    if message.get("method").is_some() {
+        assert!(
+            message.get("id").is_none(),
+            "the server sent a request: {message}"
+        );
+        assert_valid("ServerNotification", message);
+    } else if let Some(error) = message.get("error") {
+        let def = match error["code"].as_i64() {
+            Some(-32022) => "UnsupportedProtocolVersionError",
+            Some(-32021) => "MissingRequiredClientCapabilityError",
+            _ => "JSONRPCErrorResponse",
+        };
+        assert_valid(def, message);
+    } else {
+        assert_valid("JSONRPCResultResponse", message);
+    }
+}
+
+// ---- driving the binary ---------------------------------------------------------------------
+
+struct Upstream {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Lines<BufReader<ChildStdout>>,
+    next_id: i64,
+}
+
+fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "0"},
+    })
+}
+
+/// `params` with the required `_meta` (no capabilities) merged in, unless it has one.
+fn with_meta(mut params: Value) -> Value {
+    if params.get("_meta").is_none() {
+        params["_meta"] = meta(json!({}));
+    }
+    params
+}
+
+impl Upstream {
+    fn start(args: &[&str]) -> Self {
+        Self::start_with(args, &[])
+    }
+
+    fn start_with(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(BIN);
+        command
+            .args(args)
+            .env_remove("MCP_FIXTURE_TRACE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("spawn mcp-example-server");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        Self {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        }
+    }
+
+    async fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .expect("write");
+        stdin.flush().await.expect("flush");
+    }
+
+    async fn send(&mut self, message: &Value) {
+        self.send_line(&message.to_string()).await;
+    }
+
+    /// Sends a request with a fresh integer id; returns the id.
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = json!(self.next_id);
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        id
+    }
+
+    /// The next line, parsed and checked against the schema.
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(WAIT, self.stdout.next_line())
+            .await
+            .expect("a line within the deadline")
+            .expect("read stdout")
+            .expect("stdout still open");
+        let message: Value = serde_json::from_str(&line).expect("a JSON line");
+        assert_valid_message(&message);
+        message
+    }
+
+    /// Reads until the response to `id`; returns the notifications seen before it and it.
+    async fn response_to(&mut self, id: &Value) -> (Vec<Value>, Value) {
+        let mut seen = Vec::new();
+        loop {
+            let message = self.recv().await;
+            if message.get("id") == Some(id) && message.get("method").is_none() {
+                return (seen, message);
+            }
+            seen.push(message);
+        }
+    }
+
+    /// A request and its schema-checked result (panics on an error response).
+    async fn result(&mut self, method: &str, params: Value) -> Value {
+        let id = self.call(method, with_meta(params)).await;
+        let (_, response) = self.response_to(&id).await;
+        let result = response
+            .get("result")
+            .unwrap_or_else(|| panic!("{method} failed: {response}"))
+            .clone();
+        assert_valid_result(method, &result);
+        result
+    }
+
+    /// A request and the `error` of its response (panics on a result).
+    async fn error(&mut self, method: &str, params: Value) -> Value {
+        let id = self.call(method, params).await;
+        let (_, response) = self.response_to(&id).await;
+        response
+            .get("error")
+            .unwrap_or_else(|| panic!("{method} did not fail: {response}"))
+            .clone()
+    }
+
+    async fn tool(&mut self, name: &str, arguments: Value) -> Value {
+        self.result("tools/call", json!({"name": name, "arguments": arguments}))
+            .await
+    }
+
+    /// Closes stdin and reads what is left; returns the rest of the output and the exit status.
+    async fn finish(mut self) -> (Vec<Value>, ExitStatus) {
+        drop(self.stdin.take());
+        let mut rest = Vec::new();
+        while let Ok(Ok(Some(line))) = tokio::time::timeout(WAIT, self.stdout.next_line()).await {
+            rest.push(serde_json::from_str(&line).expect("a JSON line"));
+        }
+        let status = tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("exit within the deadline")
+            .expect("wait");
+        (rest, status)
+    }
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+// ---- discover and lists ---------------------------------------------------------------------
+
+#[tokio::test]
+async fn discover_advertises_what_is_registered_with_server_info_and_cache_fields() {
+    let mut up = Upstream::start(&["--instructions", "Use echo."]);
+    let result = up.result("server/discover", json!({})).await;
+    assert_eq!(result["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(
+        result["capabilities"],
+        json!({"tools": {"listChanged": true}, "prompts": {"listChanged": true},
+               "resources": {"subscribe": true, "listChanged": true},
+               "completions": {}, "logging": {}})
+    );
+    assert_eq!(result["instructions"], "Use echo.");
+    assert_eq!(result["ttlMs"], 60_000);
+    assert_eq!(result["cacheScope"], "public");
+    assert_eq!(result["_meta"][SERVER_INFO]["name"], "mcp-example-server");
+    let (_, status) = up.finish().await;
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn every_list_is_schema_valid_and_test_tools_add_the_translation_cases() {
+    let mut up = Upstream::start(&["--test-tools", "--ttl-ms", "5", "--cache-scope", "private"]);
+    let tools = up.result("tools/list", json!({})).await;
+    assert_eq!(
+        (tools["ttlMs"].clone(), tools["cacheScope"].clone()),
+        (json!(5), json!("private"))
+    );
+    let find = |name: &str| {
+        tools["tools"]
+            .as_array()
+            .and_then(|tools| tools.iter().find(|t| t["name"] == name).cloned())
+            .unwrap_or_else(|| panic!("no tool {name}"))
+    };
+    for name in [
+        "echo", "add", "slow", "log", "fail", "ask_name", "sleep", "crash", "emit",
+    ] {
+        find(name);
+    }
+    assert_eq!(
+        find("add")["outputSchema"]["properties"]["sum"]["type"],
+        "number"
+    );
+    assert_eq!(
+        find("schema_array_without_items")["inputSchema"]["properties"]["list"],
+        json!({"type": "array"})
+    );
+    assert_eq!(
+        find("schema_boolean_properties")["inputSchema"]["properties"],
+        json!({"flag": true, "never": false})
+    );
+    assert_eq!(
+        find("schema_array_output")["outputSchema"],
+        json!({"type": "array"})
+    );
+
+    let prompts = up.result("prompts/list", json!({})).await;
+    assert_eq!(prompts["prompts"][0]["name"], "greet");
+    let resources = up.result("resources/list", json!({})).await;
+    assert_eq!(resources["resources"][0]["uri"], "example://readme");
+    let templates = up.result("resources/templates/list", json!({})).await;
+    assert_eq!(
+        templates["resourceTemplates"][0]["uriTemplate"],
+        "example://notes/{id}"
+    );
+    up.finish().await;
+}
+
+#[tokio::test]
+async fn lists_are_paged_with_an_opaque_cursor_and_a_bad_cursor_is_invalid_params() {
+    let mut up = Upstream::start(&["--page-size", "4"]);
+    let mut names = Vec::new();
+    let mut cursor: Option<Value> = None;
+    loop {
+        let params = match &cursor {
+            Some(cursor) => json!({"cursor": cursor}),
+            None => json!({}),
+        };
+        let page = up.result("tools/list", params).await;
+        let tools = page["tools"].as_array().cloned().unwrap_or_default();
+        assert!(tools.len() <= 4);
+        names.extend(tools.iter().map(|t| t["name"].clone()));
+        match page.get("nextCursor") {
+            Some(next) => cursor = Some(next.clone()),
+            None => break,
+        }
+    }
+    assert_eq!(names.len(), 6);
+    let error = up
+        .error("tools/list", with_meta(json!({"cursor": "bogus"})))
+        .await;
+    assert_eq!(error["code"], -32602);
+    up.finish().await;
+}
+
+// ---- envelope rules -------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_request_without_version_or_capabilities_in_meta_gets_invalid_params() {
+    let mut up = Upstream::start(&[]);
+    let only_version = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
+    let only_caps = json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}});
+    for params in [json!({}), only_version, only_caps] {
+        let error = up.error("server/discover", params).await;
+        assert_eq!(error["code"], -32602);
+    }
+    let id = up.call("tools/list", Value::Null).await;
+    up.send(&json!({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}))
+        .await;
+    let (_, response) = up.response_to(&id).await;
+    assert_eq!(response["error"]["code"], -32602);
+    let (_, response) = up.response_to(&json!(99)).await;
+    assert_eq!(response["error"]["code"], -32602);
+    up.finish().await;
+}
+
+#[tokio::test]
+async fn an_unsupported_version_gets_32022_naming_the_supported_ones() {
+    let mut up = Upstream::start(&[]);
+    let mut old = meta(json!({}));
+    old["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+    let error = up.error("tools/list", json!({"_meta": old})).await;
+    assert_eq!(error["code"], -32022);
+    assert_eq!(
+        error["data"],
+        json!({"supported": ["2026-07-28"], "requested": "2025-11-25"})
+    );
+    // A legacy initialize is told the same.
+    let error = up
+        .error(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "x", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(error["code"], -32022);
+    up.finish().await;
+}
+
+#[tokio::test]
+async fn unknown_methods_garbage_and_bad_envelopes_get_the_json_rpc_errors() {
+    let mut up = Upstream::start(&[]);
+    let error = up.error("ping", with_meta(json!({}))).await;
+    assert_eq!(error["code"], -32601);
+    up.send_line("this is not json").await;
+    let message = up.recv().await;
+    assert_eq!(
+        message,
+        json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}})
+    );
+    up.send_line(r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#)
+        .await;
+    let message = up.recv().await;
+    assert_eq!(message["error"]["code"], -32600);
+    assert!(message.get("id").is_none());
+    up.send_line(r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#)
+        .await;
+    assert_eq!(up.recv().await["error"]["code"], -32600);
+    // Responses and unknown notifications from the client are ignored.
+    up.send_line(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#)
+        .await;
+    up.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    let result = up.tool("echo", json!({"text": "still here"})).await;
+    assert_eq!(text(&result), "still here");
+    up.finish().await;
+}
+
+#[tokio::test]
+async fn an_unknown_tool_prompt_or_resource_is_invalid_params() {
+    let mut up = Upstream::start(&[]);
+    let error = up
+        .error("tools/call", with_meta(json!({"name": "nope"})))
+        .await;
+    assert_eq!(error["code"], -32602);
+    let error = up
+        .error("prompts/get", with_meta(json!({"name": "nope"})))
+        .await;
+    assert_eq!(error["code"], -32602);
+    let error = up
+        .error(
+            "resources/read",
+            with_meta(json!({"uri": "example://nope"})),
+        )
+        .await;
+    assert_eq!(
+        (error["code"].clone(), error["data"]["uri"].clone()),
+        (json!(-32602), json!("example://nope"))
+    );
+    up.finish().await;
+}
+
+// ---- tools, prompts, resources, completion ---------------------------------------------------
+
+#[tokio::test]
+async fn the_demo_tools_answer_as_documented() {
+    let mut up = Upstream::start(&[]);
+    assert_eq!(text(&up.tool("echo", json!({"text": "hi"})).await), "hi");
+    let sum = up.tool("add", json!({"a": 2, "b": 3})).await;
+    assert_eq!(sum["structuredContent"], json!({"sum": 5}));
+    assert_eq!(text(&sum), r#"{"sum":5}"#);
+    let bad = up.tool("add", json!({"a": "two", "b": 3})).await;
+    assert_eq!(bad["isError"], true);
+    let error = up
+        .error(
+            "tools/call",
+            with_meta(json!({"name": "fail", "arguments":
+            {"code": -32000, "message": "boom", "data": {"why": 1}}})),
+        )
+        .await;
+    assert_eq!(
+        error,
+        json!({"code": -32000, "message": "boom", "data": {"why": 1}})
+    );
+    up.finish().await;
+}
+
+#[tokio::test]
+async fn prompts_resources_and_completion_answer_as_documented() {
+    let mut up = Upstream::start(&[]);
+    let prompt = up
+        .result(
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"name": "Ada"}}),
+        )
+        .await;
+    assert_eq!(prompt["messages"][0]["role"], "user");
+    assert_eq!(
+        prompt["messages"][0]["content"]["text"],
+        "Say hello to Ada."
+    );
+    let error = up
+        .error("prompts/get", with_meta(json!({"name": "greet"})))
+        .await;
+    assert_eq!(error["code"], -32602);
+
+    let readme = up
+        .result("resources/read", json!({"uri": "example://readme"}))
+        .await;
+    assert_eq!(readme["contents"][0]["mimeType"], "text/plain");
+    assert!(
+        readme["contents"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("mcp-example-server"))
+    );
+    let note = up
+        .result("resources/read", json!({"uri": "example://notes/42"}))
+        .await;
+    assert_eq!(note["contents"][0]["text"], "Note 42.");
+
+    let completion = up
+        .result(
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "greet"},
+                                              "argument": {"name": "name", "value": "A"}}),
+        )
+        .await;
+    assert_eq!(
+        completion["completion"]["values"],
+        json!(["Ada", "Alan", "Alice"])
+    );
+    up.finish().await;
+}
+
+// ---- progress, logging, MRTR ----------------------------------------------------------------
+
+#[tokio::test]
+async fn progress_and_log_notifications_come_before_the_response_and_only_when_asked() {
+    let mut up = Upstream::start(&[]);
+    let mut asked = meta(json!({}));
+    asked["progressToken"] = json!("tok");
+    asked["io.modelcontextprotocol/logLevel"] = json!("warning");
+    let id = up
+        .call(
+            "tools/call",
+            json!({"name": "slow", "arguments": {"steps": 3, "delay_ms": 1}, "_meta": asked}),
+        )
+        .await;
+    let (seen, response) = up.response_to(&id).await;
+    assert_eq!(text(&response["result"]), "done after 3 steps");
+    let progress: Vec<Value> = seen
+        .iter()
+        .map(|n| n["params"]["progress"].clone())
+        .collect();
+    assert_eq!(progress, vec![json!(1), json!(2), json!(3)]);
+    assert!(seen.iter().all(|n| n["params"]["progressToken"] == "tok"));
+
+    for (level, expected) in [("info", 0), ("error", 1)] {
+        let id = up
+            .call(
+                "tools/call",
+                json!({"name": "log", "arguments": {"level": level, "message": "m"},
+                                       "_meta": asked}),
+            )
+            .await;
+        let (seen, _) = up.response_to(&id).await;
+        assert_eq!(
+            seen.len(),
+            expected,
+            "log at {level} with threshold warning"
+        );
+        if let Some(message) = seen.first() {
+            assert_eq!(message["method"], "notifications/message");
+            assert_eq!(message["params"]["level"], "error");
+        }
+    }
+    // Without a token or a level, nothing but the response.
+    let id = up
+        .call(
+            "tools/call",
+            with_meta(json!({"name": "slow", "arguments": {"steps": 2, "delay_ms": 1}})),
+        )
+        .await;
+    let (seen, _) = up.response_to(&id).await;
+    assert!(seen.is_empty());
+    up.finish().await;
+}
+
+#[tokio::test]
+async fn ask_name_elicits_a_form_and_the_retry_with_the_state_gets_the_greeting() {
+    let mut up = Upstream::start(&[]);
+    let caps = json!({"elicitation": {}});
+    let first = up
+        .result(
+            "tools/call",
+            json!({"name": "ask_name", "arguments": {}, "_meta": meta(caps.clone())}),
+        )
+        .await;
+    assert_eq!(first["resultType"], "input_required");
+    let request = &first["inputRequests"]["name"];
+    assert_eq!(request["method"], "elicitation/create");
+    assert_valid("ElicitRequest", request);
+    let state = first["requestState"].clone();
+
+    let retry = json!({"name": "ask_name", "arguments": {}, "requestState": state,
+                       "inputResponses": {"name": {"action": "accept", "content": {"name": "Zoe"}}},
+                       "_meta": meta(caps.clone())});
+    let done = up.result("tools/call", retry).await;
+    assert_eq!(text(&done), "Hello, Zoe!");
+
+    let forged = json!({"name": "ask_name", "requestState": "forged",
+                        "inputResponses": {"name": {"action": "accept", "content": {"name": "Eve"}}},
+                        "_meta": meta(caps)});
+    assert_eq!(up.error("tools/call", forged).await["code"], -32602);
+    up.finish().await;
+}
+
+#[tokio::test]
+async fn an_input_request_the_client_cannot_answer_is_missing_capability() {
+    let mut up = Upstream::start(&["--test-tools"]);
+    let error = up
+        .error("tools/call", with_meta(json!({"name": "ask_name"})))
+        .await;
+    assert_eq!(error["code"], -32021);
+    assert_eq!(
+        error["data"]["requiredCapabilities"],
+        json!({"elicitation": {"form": {}}})
+    );
+    let error = up
+        .error(
+            "tools/call",
+            json!({"name": "ask_url", "arguments": {"url": "https://example.com"},
+                                    "_meta": meta(json!({"elicitation": {"form": {}}}))}),
+        )
+        .await;
+    assert_eq!(
+        error["data"]["requiredCapabilities"],
+        json!({"elicitation": {"url": {}}})
+    );
+    up.finish().await;
+}
+
+#[tokio::test]
+async fn sampling_roots_and_load_shedding_round_trips_complete() {
+    let mut up = Upstream::start(&["--test-tools"]);
+    let caps = json!({"sampling": {}, "roots": {}});
+    for (tool, arguments, key, answer, expected) in [
+        (
+            "sample",
+            json!({"prompt": "hi"}),
+            "sample",
+            json!({"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"}),
+            "model said: hello",
+        ),
+        (
+            "roots",
+            json!({}),
+            "roots",
+            json!({"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}),
+            "file:///a\nfile:///b",
+        ),
+    ] {
+        let first = up
+            .result(
+                "tools/call",
+                json!({"name": tool, "arguments": arguments, "_meta": meta(caps.clone())}),
+            )
+            .await;
+        assert_valid("InputRequest", &first["inputRequests"][key]);
+        let retry = json!({"name": tool, "arguments": arguments, "requestState": first["requestState"],
+                           "inputResponses": {key: answer}, "_meta": meta(caps.clone())});
+        assert_eq!(text(&up.result("tools/call", retry).await), expected);
+    }
+    let first = up.tool("load_shed", json!({})).await;
+    assert!(first.get("inputRequests").is_none());
+    let retry = json!({"name": "load_shed", "requestState": first["requestState"]});
+    assert_eq!(text(&up.result("tools/call", retry).await), "retried");
+    up.finish().await;
+}
+
+// ---- concurrency and cancellation -----------------------------------------------------------
+
+#[tokio::test]
+async fn a_cancelled_request_gets_no_response_while_others_are_answered() {
+    let mut up = Upstream::start(&["--test-tools"]);
+    let slow = up
+        .call(
+            "tools/call",
+            with_meta(json!({"name": "sleep", "arguments": {"ms": 300}})),
+        )
+        .await;
+    let fast = up
+        .call(
+            "tools/call",
+            with_meta(json!({"name": "echo", "arguments": {"text": "x"}})),
+        )
+        .await;
+    let (seen, _) = up.response_to(&fast).await;
+    assert!(seen.is_empty(), "the echo overtakes the sleep");
+    up.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": slow, "reason": "test"}}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let after = up
+        .call(
+            "tools/call",
+            with_meta(json!({"name": "echo", "arguments": {"text": "y"}})),
+        )
+        .await;
+    let (seen, _) = up.response_to(&after).await;
+    assert!(
+        seen.is_empty(),
+        "no response for the cancelled request: {seen:?}"
+    );
+    up.finish().await;
+}
+
+#[tokio::test]
+async fn end_of_input_cancels_requests_in_flight_and_exits_cleanly() {
+    let mut up = Upstream::start(&["--test-tools"]);
+    up.call(
+        "tools/call",
+        with_meta(json!({"name": "sleep", "arguments": {"ms": 60_000}})),
+    )
+    .await;
+    let started = Instant::now();
+    let (rest, status) = up.finish().await;
+    assert!(rest.is_empty(), "nothing is answered after EOF: {rest:?}");
+    assert!(status.success());
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn a_request_id_already_in_flight_is_an_invalid_request() {
+    let mut up = Upstream::start(&["--test-tools"]);
+    let sleep = json!({"jsonrpc": "2.0", "id": "dup", "method": "tools/call",
+                       "params": with_meta(json!({"name": "sleep", "arguments": {"ms": 200}}))});
+    up.send(&sleep).await;
+    up.send(&sleep).await;
+    let first = up.recv().await;
+    assert_eq!(
+        (first["id"].clone(), first["error"]["code"].clone()),
+        (json!("dup"), json!(-32600))
+    );
+    let second = up.recv().await;
+    assert_eq!(text(&second["result"]), "slept");
+    up.finish().await;
+}
+
+// ---- subscriptions/listen -------------------------------------------------------------------
+
+async fn listen(up: &mut Upstream, id: &str, filter: Value) -> Value {
+    up.send(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+                    "params": with_meta(json!({"notifications": filter}))}),
+    )
+    .await;
+    let ack = up.recv().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["_meta"][SUBSCRIPTION_ID], id);
+    ack["params"]["notifications"].clone()
+}
+
+#[tokio::test]
+async fn a_listen_is_acknowledged_then_gets_only_the_events_it_asked_for() {
+    let mut up = Upstream::start(&["--test-tools"]);
+    let honoured = listen(
+        &mut up,
+        "L1",
+        json!({"toolsListChanged": true, "promptsListChanged": false,
+        "resourceSubscriptions": ["example://readme"], "taskIds": ["t1"]}),
+    )
+    .await;
+    assert_eq!(
+        honoured,
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["example://readme"]})
+    );
+
+    let mut events = Vec::new();
+    for (event, uri) in [
+        ("prompts_list_changed", ""),
+        ("resource_updated", "example://other"),
+        ("tools_list_changed", ""),
+        ("resource_updated", "example://readme"),
+    ] {
+        let arguments = json!({"event": event, "uri": uri});
+        let id = up
+            .call(
+                "tools/call",
+                with_meta(json!({"name": "notify", "arguments": arguments})),
+            )
+            .await;
+        // An event may overtake the response of the tool that published it.
+        events.extend(up.response_to(&id).await.0);
+    }
+    while events.len() < 2 {
+        events.push(up.recv().await);
+    }
+    assert_eq!(events[0]["method"], "notifications/tools/list_changed");
+    assert_eq!(events[0]["params"]["_meta"][SUBSCRIPTION_ID], "L1");
+    assert_eq!(events[1]["method"], "notifications/resources/updated");
+    assert_eq!(events[1]["params"]["uri"], "example://readme");
+    assert_eq!(events[1]["params"]["_meta"][SUBSCRIPTION_ID], "L1");
+
+    // The client ends it: no response, and no more events.
+    up.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "L1"}}))
+        .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let id = up
+        .call(
+            "tools/call",
+            with_meta(json!({"name": "notify", "arguments": {"event": "tools_list_changed"}})),
+        )
+        .await;
+    let (seen, _) = up.response_to(&id).await;
+    assert!(seen.is_empty(), "{seen:?}");
+    let (rest, _) = up.finish().await;
+    assert!(rest.is_empty(), "{rest:?}");
+}
+
+#[tokio::test]
+async fn the_server_ends_listens_with_a_result_or_with_notifications_cancelled() {
+    let mut up = Upstream::start(&["--test-tools"]);
+    listen(&mut up, "A", json!({"toolsListChanged": true})).await;
+    let id = up
+        .call(
+            "tools/call",
+            with_meta(json!({"name": "end_listens", "arguments": {"how": "result"}})),
+        )
+        .await;
+    let messages = [up.recv().await, up.recv().await];
+    let end = messages
+        .iter()
+        .find(|m| m["id"] == "A")
+        .cloned()
+        .unwrap_or_default();
+    assert!(messages.iter().any(|m| m["id"] == id));
+    assert_valid_result("subscriptions/listen", &end["result"]);
+    assert_eq!(end["result"]["_meta"][SUBSCRIPTION_ID], "A");
+
+    listen(&mut up, "B", json!({"toolsListChanged": true})).await;
+    let id = up
+        .call(
+            "tools/call",
+            with_meta(json!({"name": "end_listens", "arguments": {"how": "cancelled"}})),
+        )
+        .await;
+    let mut seen = vec![up.recv().await, up.recv().await];
+    seen.retain(|m| m.get("id") != Some(&id));
+    assert_eq!(
+        seen,
+        vec![
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                 "params": {"requestId": "B"}})
+        ]
+    );
+    let (rest, _) = up.finish().await;
+    assert!(
+        rest.is_empty(),
+        "no response for B after its cancellation: {rest:?}"
+    );
+}
+
+// ---- misbehaving tools and lifecycle flags ---------------------------------------------------
+
+#[tokio::test]
+async fn crash_exits_with_the_code_and_emit_writes_raw_lines() {
+    let mut up = Upstream::start(&["--test-tools"]);
+    let id = up
+        .call("tools/call", with_meta(json!({"name": "emit", "arguments": {"lines": ["{\"jsonrpc\":\"2.0\",\"method\":\"x/y\"}"]}})))
+        .await;
+    let raw = up.stdout.next_line().await.ok().flatten();
+    assert_eq!(
+        raw.as_deref(),
+        Some("{\"jsonrpc\":\"2.0\",\"method\":\"x/y\"}")
+    );
+    assert_eq!(text(&up.response_to(&id).await.1["result"]), "emitted");
+
+    let flood = up.tool("structured_array", json!({})).await;
+    assert_eq!(
+        (flood["content"].clone(), flood["structuredContent"].clone()),
+        (json!([]), json!([1, 2, 3]))
+    );
+
+    up.call(
+        "tools/call",
+        with_meta(json!({"name": "crash", "arguments": {"code": 7}})),
+    )
+    .await;
+    // Keep stdin open: end of input would end the server (status 0) before the crash.
+    let status = tokio::time::timeout(WAIT, up.child.wait()).await;
+    let status = status.expect("exits").expect("wait");
+    assert_eq!(status.code(), Some(7));
+    assert_eq!(
+        up.stdout.next_line().await.ok().flatten(),
+        None,
+        "no answer"
+    );
+}
+
+#[tokio::test]
+async fn progress_flood_sends_count_notifications_and_spawn_grandchild_returns_a_pid() {
+    let mut up = Upstream::start(&["--test-tools"]);
+    let mut with_token = meta(json!({}));
+    with_token["progressToken"] = json!(1);
+    let id = up
+        .call(
+            "tools/call",
+            json!({"name": "progress_flood", "arguments": {"count": 500}, "_meta": with_token}),
+        )
+        .await;
+    let (seen, response) = up.response_to(&id).await;
+    assert_eq!(seen.len(), 500);
+    assert_eq!(text(&response["result"]), "flooded");
+
+    let pid: i32 = text(&up.tool("spawn_grandchild", json!({})).await)
+        .parse()
+        .expect("a pid");
+    // SAFETY: kill(2) on a pid this test's child just created; no memory is involved.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    up.finish().await;
+}
+
+#[tokio::test]
+async fn exit_after_discover_answers_then_exits_zero() {
+    let mut up = Upstream::start(&[
+        "--exit-after-discover",
+        "--no-server-info",
+        "--discover-delay-ms",
+        "200",
+    ]);
+    let started = Instant::now();
+    let result = up.result("server/discover", json!({})).await;
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    assert!(result.get("_meta").is_none(), "--no-server-info: {result}");
+    let status = tokio::time::timeout(WAIT, up.child.wait())
+        .await
+        .expect("exits")
+        .expect("wait");
+    assert_eq!(status.code(), Some(0));
+}
+
+#[tokio::test]
+async fn discover_error_answers_discover_with_that_error() {
+    let mut up = Upstream::start(&["--discover-error", "-32601:Method not found"]);
+    let error = up.error("server/discover", with_meta(json!({}))).await;
+    assert_eq!(
+        error,
+        json!({"code": -32601, "message": "Method not found"})
+    );
+    up.finish().await;
+}
+
+#[tokio::test]
+async fn the_trace_file_gets_every_received_line_verbatim() {
+    let path = std::env::temp_dir().join(format!("mcp-example-trace-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let path_text = path.to_string_lossy().to_string();
+    let mut up = Upstream::start_with(&[], &[("MCP_FIXTURE_TRACE", &path_text)]);
+    let line = r#"{"jsonrpc":"2.0", "id":"t","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    up.send_line(line).await;
+    up.send_line("not json").await;
+    let (seen, _) = up.response_to(&json!("t")).await;
+    let mut rest = up.finish().await.0;
+    rest.extend(seen);
+    assert_eq!(rest.len(), 1, "one parse error: {rest:?}");
+    let trace = std::fs::read_to_string(&path).expect("the trace exists");
+    assert_eq!(trace, format!("{line}\nnot json\n"));
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn stderr_line_is_written_and_help_documents_the_flags() {
+    let output = std::process::Command::new(BIN)
+        .args(["--stderr-line", "hello stderr"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert!(output.status.success());
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "hello stderr\n");
+    assert!(output.stdout.is_empty());
+
+    let help = std::process::Command::new(BIN)
+        .arg("--help")
+        .output()
+        .expect("run --help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    for flag in [
+        "--test-tools",
+        "--discover-delay-ms",
+        "--discover-error",
+        "--no-server-info",
+        "--exit-after-discover",
+        "--stderr-line",
+        "--instructions",
+        "MCP_FIXTURE_TRACE",
+        "spawn_grandchild",
+        "end_listens",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}");
+    }
+}

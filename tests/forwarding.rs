@@ -1,0 +1,293 @@
+//! The forwarding rule, the result rules and the adaptations of 2026-07-28 shapes, with exact
+//! values; every frame is validated against the official schemas by the harness.
+
+mod common;
+
+use common::{Bridge, text_of};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+fn ready() -> Bridge {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    b
+}
+
+fn upstream_call(b: &Bridge, name: &str) -> Value {
+    b.wait_upstream(|v| v["method"] == "tools/call" && v["params"]["name"] == name)
+}
+
+#[test]
+fn tools_call_returns_the_exact_result() {
+    let mut b = ready();
+    let r = b.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "héllo \"x\"\n"}}),
+    );
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "héllo \"x\"\n"}]}})
+    );
+    let r = b.request(
+        json!(2),
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 2, "b": 3.5}}),
+    );
+    assert_eq!(r["result"]["structuredContent"], json!({"sum": 5.5}));
+    assert_eq!(text_of(&r), r#"{"sum":5.5}"#);
+}
+
+#[test]
+fn missing_params_become_an_object_with_the_required_meta() {
+    let mut b = ready();
+    b.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
+    let r = b.recv_response(&json!(3));
+    assert!(r["result"]["tools"].is_array());
+    let up = b.wait_upstream(|v| v["method"] == "tools/list");
+    let params = up["params"].as_object().expect("params object");
+    assert_eq!(params.keys().collect::<Vec<_>>(), vec!["_meta"]);
+    assert_eq!(
+        up["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        up["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+        json!({})
+    );
+}
+
+#[test]
+fn meta_keeps_trace_and_vscode_keys_and_drops_the_rest() {
+    let mut b = ready();
+    b.request(json!(4), "logging/setLevel", json!({"level": "warning"}));
+    let r = b.request(
+        json!(5),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "m"}, "task": {"ttl": 1000},
+               "_meta": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+                         "tracestate": "a=b", "baggage": "k=v", "vscode.conversationId": "c1",
+                         "vscode.mcp/secret": 1, "io.modelcontextprotocol/related-task": {"taskId": "t"},
+                         "com.example/x": 2}}),
+    );
+    assert_eq!(text_of(&r), "m");
+    let up = upstream_call(&b, "echo");
+    assert!(up["params"].get("task").is_none());
+    assert_eq!(
+        up["params"]["_meta"],
+        json!({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+               "tracestate": "a=b", "baggage": "k=v", "vscode.conversationId": "c1",
+               "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {},
+               "io.modelcontextprotocol/clientInfo": {"name": "mcp-bridge", "version": env!("CARGO_PKG_VERSION")},
+               "io.modelcontextprotocol/logLevel": "warning"})
+    );
+}
+
+#[test]
+fn results_lose_the_2026_fields_and_tool_schemas_are_adapted() {
+    let mut b = ready();
+    let r = b.request(json!(6), "tools/list", json!({}));
+    let result = r["result"].as_object().expect("result");
+    for k in ["resultType", "ttlMs", "cacheScope", "_meta"] {
+        assert!(!result.contains_key(k), "{k} must be dropped: {r}");
+    }
+    let tools = r["result"]["tools"].as_array().expect("tools");
+    let tool = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no tool {name}"))
+    };
+    // An array without items gets items: {}; boolean property schemas become objects;
+    // an outputSchema whose root is not an object is dropped.
+    let t = tool("schema_array_without_items");
+    assert_eq!(
+        t["inputSchema"]["properties"]["list"],
+        json!({"type": "array", "items": {}})
+    );
+    let t = tool("schema_boolean_properties");
+    assert_eq!(t["inputSchema"]["properties"]["flag"], json!({}));
+    assert_eq!(t["inputSchema"]["properties"]["never"], json!({"not": {}}));
+    let t = tool("schema_array_output");
+    assert!(t.get("outputSchema").is_none(), "{t}");
+    assert_eq!(tool("add")["outputSchema"]["type"], "object");
+    assert!(
+        b.stderr_text()
+            .contains("an array schema without items got items"),
+        "info line expected"
+    );
+}
+
+#[test]
+fn a_non_object_structured_content_becomes_text_and_is_dropped() {
+    let mut b = ready();
+    let r = b.request(
+        json!(7),
+        "tools/call",
+        json!({"name": "structured_array", "arguments": {}}),
+    );
+    assert_eq!(
+        r["result"],
+        json!({"content": [{"type": "text", "text": "[1,2,3]"}]})
+    );
+}
+
+#[test]
+fn upstream_errors_keep_code_message_and_data_except_url_elicitation() {
+    let mut b = ready();
+    let r = b.request(json!(8), "tools/call",
+        json!({"name": "fail", "arguments": {"code": -32050, "message": "no disk", "data": {"path": "/x"}}}));
+    assert_eq!(
+        r["error"],
+        json!({"code": -32050, "message": "no disk", "data": {"path": "/x"}})
+    );
+    let r = b.request(json!(9), "tools/call",
+        json!({"name": "fail", "arguments": {"code": -32042, "message": "open this", "data": {"elicitations": []}}}));
+    assert_eq!(r["error"], json!({"code": -32603, "message": "open this"}));
+    let r = b.request(
+        json!(10),
+        "tools/call",
+        json!({"name": "no_such_tool", "arguments": {}}),
+    );
+    assert_eq!(r["error"]["code"], -32602);
+}
+
+#[test]
+fn progress_goes_to_the_editors_token() {
+    let mut b = ready();
+    let r = b.request(json!(11), "tools/call",
+        json!({"name": "slow", "arguments": {"steps": 3, "delay_ms": 10}, "_meta": {"progressToken": "tok-1"}}));
+    assert_eq!(text_of(&r), "done after 3 steps");
+    let progress = b.take_notifications("notifications/progress");
+    assert_eq!(progress.len(), 3, "{progress:?}");
+    for (i, p) in progress.iter().enumerate() {
+        assert_eq!(p["params"]["progressToken"], "tok-1");
+        assert_eq!(p["params"]["progress"], json!(i as u64 + 1));
+    }
+    // Upstream saw the bridge's own token, not the editor's.
+    let up = upstream_call(&b, "slow");
+    let token = &up["params"]["_meta"]["progressToken"];
+    assert!(token.is_string() && token != "tok-1", "{token}");
+}
+
+#[test]
+fn progress_is_limited_to_50_per_second_per_request() {
+    let mut b = ready();
+    let r = b.request(json!(12), "tools/call",
+        json!({"name": "progress_flood", "arguments": {"count": 1000}, "_meta": {"progressToken": 5}}));
+    assert_eq!(text_of(&r), "flooded");
+    let n = b.take_notifications("notifications/progress").len();
+    assert!(
+        (50..=60).contains(&n),
+        "a burst of 50 passes, then 50/s: got {n}"
+    );
+}
+
+#[test]
+fn log_messages_are_filtered_by_the_last_set_level() {
+    let mut b = ready();
+    b.request(json!(13), "logging/setLevel", json!({"level": "warning"}));
+    let r = b.request(
+        json!(14),
+        "tools/call",
+        json!({"name": "log", "arguments": {"level": "info", "message": "quiet"}}),
+    );
+    assert_eq!(text_of(&r), "logged");
+    let r = b.request(
+        json!(15),
+        "tools/call",
+        json!({"name": "log", "arguments": {"level": "error", "message": "loud"}}),
+    );
+    assert_eq!(text_of(&r), "logged");
+    let logs = b.take_notifications("notifications/message");
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    assert_eq!(logs[0]["params"]["level"], "error");
+    assert_eq!(logs[0]["params"]["data"], "loud");
+    let up = b.upstream_received();
+    let logs_up: Vec<&Value> = up.iter().filter(|v| v["params"]["name"] == "log").collect();
+    assert!(
+        logs_up
+            .iter()
+            .all(|v| v["params"]["_meta"]["io.modelcontextprotocol/logLevel"] == "warning")
+    );
+}
+
+#[test]
+fn prompts_resources_and_completion_are_forwarded() {
+    let mut b = ready();
+    let r = b.request(json!(20), "prompts/list", json!({}));
+    assert!(
+        r["result"]["prompts"]
+            .as_array()
+            .is_some_and(|p| p.iter().any(|p| p["name"] == "greet"))
+    );
+    let r = b.request(
+        json!(21),
+        "prompts/get",
+        json!({"name": "greet", "arguments": {"name": "Ada"}}),
+    );
+    assert_eq!(
+        r["result"]["messages"][0]["content"]["text"],
+        "Say hello to Ada."
+    );
+    let r = b.request(json!(22), "resources/list", json!({}));
+    assert!(
+        r["result"]["resources"]
+            .as_array()
+            .is_some_and(|v| v.iter().any(|x| x["uri"] == "example://readme"))
+    );
+    let r = b.request(json!(23), "resources/templates/list", json!({}));
+    assert_eq!(
+        r["result"]["resourceTemplates"][0]["uriTemplate"],
+        "example://notes/{id}"
+    );
+    let r = b.request(
+        json!(24),
+        "resources/read",
+        json!({"uri": "example://readme"}),
+    );
+    assert_eq!(r["result"]["contents"][0]["uri"], "example://readme");
+    assert!(r["result"]["contents"][0]["text"].is_string());
+    let r = b.request(json!(25), "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "A"}}));
+    let values = r["result"]["completion"]["values"]
+        .as_array()
+        .expect("values");
+    assert!(
+        !values.is_empty()
+            && values
+                .iter()
+                .all(|v| v.as_str().is_some_and(|s| s.starts_with('A')))
+    );
+}
+
+#[test]
+fn upstream_cancellations_and_list_changes_never_reach_the_editor() {
+    let mut b = ready();
+    let lines = json!([
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"x"}}}"#,
+        "not json at all",
+        r#"{"jsonrpc":"2.0","id":"ask","method":"roots/list"}"#
+    ]);
+    let r = b.request(
+        json!(30),
+        "tools/call",
+        json!({"name": "emit", "arguments": {"lines": lines}}),
+    );
+    assert_eq!(text_of(&r), "emitted");
+    assert!(b.recv_for(Duration::from_millis(200)).is_empty());
+    assert!(
+        b.seen.iter().all(|f| f.get("method").is_none()),
+        "{:?}",
+        b.seen
+    );
+    let r = b.request(
+        json!(31),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "still here"}}),
+    );
+    assert_eq!(text_of(&r), "still here");
+}

@@ -1,0 +1,215 @@
+//! Every row of the lifecycle table, through the real binary over real pipes.
+
+mod common;
+
+use common::{Bridge, error_of};
+use serde_json::json;
+use std::time::Duration;
+
+#[test]
+fn ping_and_set_level_are_answered_before_initialize() {
+    let mut b = Bridge::start(&[], &[]);
+    assert_eq!(
+        b.request(json!(1), "ping", json!({})),
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}})
+    );
+    assert_eq!(
+        b.request(json!(2), "logging/setLevel", json!({"level": "debug"})),
+        json!({"jsonrpc": "2.0", "id": 2, "result": {}})
+    );
+    let bad = b.request(json!(3), "logging/setLevel", json!({"level": "loud"}));
+    assert_eq!(error_of(&bad), (-32602, "invalid_params".into()));
+    // No upstream was started for any of these.
+    assert!(b.upstream_received().is_empty());
+}
+
+#[test]
+fn server_discover_gets_method_not_found_in_every_state() {
+    let mut b = Bridge::start(&[], &[]);
+    let r = b.request(json!("d1"), "server/discover", json!({}));
+    assert_eq!(error_of(&r), (-32601, "method_not_found".into()));
+    b.initialize();
+    let r = b.request(json!("d2"), "server/discover", json!({}));
+    assert_eq!(error_of(&r), (-32601, "method_not_found".into()));
+}
+
+#[test]
+fn a_request_before_initialize_gets_not_initialized() {
+    let mut b = Bridge::start(&[], &[]);
+    let r = b.request(json!(5), "tools/list", json!({}));
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32600,
+            "message": "Invalid request: the server is not initialized", "data": {"cause": "not_initialized"}}})
+    );
+}
+
+#[test]
+fn a_modern_request_before_initialize_gets_method_not_found() {
+    let mut b = Bridge::start(&[], &[]);
+    let r = b.request(
+        json!(6),
+        "tools/list",
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                         "io.modelcontextprotocol/clientCapabilities": {}}}),
+    );
+    assert_eq!(error_of(&r), (-32601, "method_not_found".into()));
+}
+
+#[test]
+fn a_second_initialize_gets_already_initialized() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let r = b.request(
+        json!(9),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}),
+    );
+    assert_eq!(error_of(&r), (-32600, "already_initialized".into()));
+}
+
+#[test]
+fn while_initializing_requests_wait_for_nothing() {
+    let mut b = Bridge::start(&[], &["--discover-delay-ms", "1500"]);
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}});
+    b.send_request(json!(0), "initialize", init.clone());
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        error_of(&b.request(json!(1), "initialize", init)),
+        (-32600, "already_initialized".into())
+    );
+    assert_eq!(
+        error_of(&b.request(json!(2), "tools/list", json!({}))),
+        (-32600, "not_initialized".into())
+    );
+    assert_eq!(b.request(json!(3), "ping", json!({}))["result"], json!({}));
+    let r = b.recv_response(&json!(0));
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    assert!(b.request(json!(4), "tools/list", json!({}))["result"]["tools"].is_array());
+}
+
+#[test]
+fn the_initialize_result_comes_from_discover() {
+    let mut b = Bridge::start(&[], &["--instructions", "Use the echo tool."]);
+    let r = b.initialize_with(
+        json!({"roots": {"listChanged": true}, "elicitation": {"form": {}},
+        "tasks": {"list": {}}, "sampling": {}}),
+    );
+    let result = &r["result"];
+    assert_eq!(result["protocolVersion"], "2025-11-25");
+    assert_eq!(result["serverInfo"]["name"], "mcp-example-server");
+    assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(result["instructions"], "Use the echo tool.");
+    let caps = result["capabilities"]
+        .as_object()
+        .expect("capabilities object");
+    assert!(
+        caps.contains_key("tools")
+            && caps.contains_key("prompts")
+            && caps.contains_key("resources")
+    );
+    assert!(!caps.contains_key("tasks") && !caps.contains_key("extensions"));
+    // The upstream got server/discover with the required 2026-07-28 _meta, the capabilities in
+    // the 2026-07-28 shape (no roots.listChanged, no tasks) and the bridge's clientInfo.
+    let discover = b.wait_upstream(|v| v["method"] == "server/discover");
+    let meta = &discover["params"]["_meta"];
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({"roots": {}, "sampling": {}, "elicitation": {"form": {}}})
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientInfo"]["name"],
+        "mcp-bridge"
+    );
+}
+
+#[test]
+fn without_server_info_the_fallback_name_is_the_name_option_or_the_command() {
+    let mut b = Bridge::start(&[], &["--no-server-info"]);
+    let r = b.initialize();
+    assert_eq!(
+        r["result"]["serverInfo"],
+        json!({"name": "mcp-example-server", "version": env!("CARGO_PKG_VERSION")})
+    );
+    let mut b = Bridge::start(&["--name", "my-files"], &["--no-server-info"]);
+    assert_eq!(b.initialize()["result"]["serverInfo"]["name"], "my-files");
+}
+
+#[test]
+fn a_failed_discover_returns_to_awaiting_initialize() {
+    let mut b = Bridge::start(&[], &["--discover-error", "-32000:discover refused"]);
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}});
+    let r = b.request(json!(0), "initialize", init.clone());
+    assert_eq!(
+        r["error"],
+        json!({"code": -32000, "message": "The upstream server did not complete server/discover",
+               "data": {"cause": "discover_failed", "detail": "discover refused"}})
+    );
+    // The state went back: a new initialize starts the upstream again (and fails the same way).
+    let r = b.request(json!(1), "initialize", init);
+    assert_eq!(error_of(&r), (-32000, "discover_failed".into()));
+    assert_eq!(
+        error_of(&b.request(json!(2), "tools/list", json!({}))),
+        (-32600, "not_initialized".into())
+    );
+    let discovers = b
+        .upstream_received()
+        .iter()
+        .filter(|v| v["method"] == "server/discover")
+        .count();
+    assert_eq!(discovers, 2);
+}
+
+#[test]
+fn a_discover_that_does_not_answer_in_time_fails_initialize() {
+    let mut b = Bridge::start(
+        &["--discover-timeout", "0.5"],
+        &["--discover-delay-ms", "5000"],
+    );
+    let r = b.request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}),
+    );
+    assert_eq!(error_of(&r), (-32603, "discover_failed".into()));
+    assert_eq!(r["error"]["data"]["detail"], "no answer within 0.5 s");
+}
+
+#[test]
+fn a_command_that_cannot_start_gets_spawn_failed_and_the_bridge_keeps_serving() {
+    let mut b = Bridge::start_cmd(&[], &["/nonexistent/mcp-server".to_string()]);
+    let r = b.request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}),
+    );
+    assert_eq!(error_of(&r), (-32603, "spawn_failed".into()));
+    assert_eq!(b.request(json!(1), "ping", json!({}))["result"], json!({}));
+    b.close_stdin();
+    assert_eq!(
+        b.wait_exit(Duration::from_secs(5)).and_then(|s| s.code()),
+        Some(0)
+    );
+}
+
+#[test]
+fn unknown_methods_and_subscribe_get_method_not_found_when_ready() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    for (i, m) in [
+        "tasks/list",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "sampling/createMessage",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let r = b.request(json!(100 + i), m, json!({"uri": "example://readme"}));
+        assert_eq!(error_of(&r), (-32601, "method_not_found".into()), "{m}");
+    }
+}

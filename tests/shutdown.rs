@@ -1,0 +1,162 @@
+//! The end of the input, the loss of the upstream, and what is left behind (nothing).
+
+mod common;
+
+use common::{Bridge, error_of, process_alive, text_of};
+use serde_json::json;
+use std::time::Duration;
+
+#[test]
+fn end_of_stdin_exits_0_and_no_process_of_the_upstream_group_survives() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let r = b.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "spawn_grandchild", "arguments": {}}),
+    );
+    let pid: i32 = text_of(&r).trim().parse().expect("pid");
+    assert!(process_alive(pid));
+    b.send_request(
+        json!(2),
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": 30000}}),
+    );
+    b.wait_upstream(|v| v["params"]["name"] == "sleep");
+    b.close_stdin();
+    let status = b
+        .wait_exit(Duration::from_secs(8))
+        .expect("the bridge exits");
+    assert_eq!(status.code(), Some(0));
+    // The request in flight got no response.
+    let rest = b.recv_for(Duration::from_millis(200));
+    assert!(
+        rest.iter().all(|f| f.get("id") != Some(&json!(2))),
+        "{rest:?}"
+    );
+    for _ in 0..50 {
+        if !process_alive(pid) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!process_alive(pid), "grandchild {pid} survived the bridge");
+}
+
+#[test]
+fn end_of_stdin_before_initialize_exits_0() {
+    let mut b = Bridge::start(&[], &[]);
+    b.close_stdin();
+    assert_eq!(
+        b.wait_exit(Duration::from_secs(5)).and_then(|s| s.code()),
+        Some(0)
+    );
+}
+
+#[test]
+fn loss_of_the_upstream_answers_in_flight_requests_and_exits_1() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let r = b.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "spawn_grandchild", "arguments": {}}),
+    );
+    let pid: i32 = text_of(&r).trim().parse().expect("pid");
+    b.send_request(
+        json!(2),
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": 30000}}),
+    );
+    b.wait_upstream(|v| v["params"]["name"] == "sleep");
+    b.send_request(
+        json!(3),
+        "tools/call",
+        json!({"name": "crash", "arguments": {"code": 3}}),
+    );
+    for id in [2, 3] {
+        let r = b.recv_response(&json!(id));
+        assert_eq!(
+            r["error"],
+            json!({"code": -32603, "message": "The upstream server exited", "data": {"cause": "upstream_exited"}})
+        );
+    }
+    let status = b
+        .wait_exit(Duration::from_secs(8))
+        .expect("the bridge exits");
+    assert_eq!(status.code(), Some(1));
+    assert!(
+        b.stderr_text()
+            .contains("mcp-bridge: upstream: error: the upstream server exited (exit code 3)"),
+        "{}",
+        b.stderr_text()
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        !process_alive(pid),
+        "grandchild {pid} survived the loss of the upstream"
+    );
+}
+
+#[test]
+fn the_childs_stderr_passes_through_and_the_bridges_lines_have_the_fixed_form() {
+    let mut b = Bridge::start(
+        &["--log-level", "debug"],
+        &["--stderr-line", "upstream says hi"],
+    );
+    b.initialize();
+    let r = b.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+    );
+    assert_eq!(text_of(&r), "x");
+    b.close_stdin();
+    assert_eq!(
+        b.wait_exit(Duration::from_secs(5)).and_then(|s| s.code()),
+        Some(0)
+    );
+    let err = b.stderr_text();
+    assert!(err.lines().any(|l| l == "upstream says hi"), "{err}");
+    let ours: Vec<&str> = err.lines().filter(|l| *l != "upstream says hi").collect();
+    assert!(!ours.is_empty());
+    for line in &ours {
+        let parts: Vec<&str> = line.splitn(4, ": ").collect();
+        assert_eq!(parts.len(), 4, "{line}");
+        assert_eq!(parts[0], "mcp-bridge", "{line}");
+        assert!(
+            ["error", "warn", "info", "debug", "trace"].contains(&parts[2]),
+            "{line}"
+        );
+        assert!(!line.chars().any(|c| c.is_control()), "{line:?}");
+    }
+    // One debug line per upstream exchange: id, method, outcome, time; never content.
+    assert!(
+        ours.iter()
+            .any(|l| l.starts_with("mcp-bridge: upstream: debug: id=")
+                && l.contains("method=tools/call outcome=result time_ms="))
+    );
+    assert!(!err.contains("\"text\""), "no frame content in the log");
+    assert!(
+        ours.iter()
+            .any(|l| l.starts_with("mcp-bridge: metrics: info: totals: ")
+                && l.contains("tools/call: requests=1 errors=0"))
+    );
+}
+
+#[test]
+fn after_the_loss_a_new_request_gets_upstream_exited() {
+    let mut b = Bridge::start(&["--shutdown-grace", "1"], &[]);
+    b.initialize();
+    b.send_request(
+        json!(1),
+        "tools/call",
+        json!({"name": "crash", "arguments": {"code": 0}}),
+    );
+    let r = b.recv_response(&json!(1));
+    assert_eq!(error_of(&r), (-32603, "upstream_exited".into()));
+    assert_eq!(
+        b.wait_exit(Duration::from_secs(8)).and_then(|s| s.code()),
+        Some(1)
+    );
+}
