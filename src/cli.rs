@@ -89,6 +89,9 @@ pub struct Cli {
     /// Time limit of tools/call, in seconds
     #[arg(long, value_name = "SECONDS", default_value = "3600", value_parser = seconds)]
     pub call_timeout: f64,
+    /// Time the editor has to answer one round of input requests of the upstream, in seconds
+    #[arg(long, value_name = "SECONDS", default_value = "3600", value_parser = seconds)]
+    pub input_timeout: f64,
     /// Requests of the editor in flight at once; the next one gets an error at once
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub max_in_flight: u32,
@@ -115,6 +118,8 @@ impl Cli {
                 list: Duration::from_secs_f64(self.list_timeout),
                 read: Duration::from_secs_f64(self.read_timeout),
                 call: Duration::from_secs_f64(self.call_timeout),
+                later_read: Timeouts::default().later_read,
+                input: Duration::from_secs_f64(self.input_timeout),
             },
             max_in_flight: self.max_in_flight as usize,
             shutdown_grace: Duration::from_secs_f64(self.shutdown_grace),

@@ -8,6 +8,7 @@
 pub mod actors;
 pub mod cli;
 pub mod log;
+pub mod profile;
 pub mod protocol;
 pub mod server;
 pub mod transport;

@@ -10,18 +10,22 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::metrics::{ActorStats, MethodDone, Metrics};
 use super::output::{Output, WriteFrame};
+use super::pending::{PendingTable, Resolve};
+use super::rounds::{self, SlotEnv, SlotOutcome, call};
 use super::slots::{MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket};
 use super::supervisor::{BridgeConfig, Shutdown, ShutdownCause, Supervisor};
-use super::upstream::{self, Call, FromUpstream, Reply, Upstream};
-use crate::protocol::errors::{Cause, relay_upstream_error};
+use super::upstream::{self, FromUpstream, Reply, Upstream};
+use crate::profile::REQUEST_ID_PREFIX;
+use crate::protocol::errors::Cause;
 use crate::protocol::framing::Frame;
+use crate::protocol::input::Answer;
 use crate::protocol::jsonrpc::{self, Id, MAX_CLIENT_DEPTH, Message, ParseError};
 use crate::protocol::legacy::{self, Forwarded, LogLevel, NotificationClass, RequestClass};
-use crate::protocol::modern::{self, Discovered, RequestMeta, ResultType};
+use crate::protocol::modern::{self, Discovered, RequestMeta};
 use crate::protocol::translate::{self, ReplyMask};
 
 /// The lifecycle of the connection (2025-11-25 lifecycle; the reference's state table).
@@ -50,12 +54,14 @@ pub struct Frontend {
     upstream_stats: Arc<ActorStats>,
     supervisor: Addr<Supervisor>,
     metrics: Addr<Metrics>,
+    pending: Addr<PendingTable>,
+    pending_stats: Arc<ActorStats>,
     state: Lifecycle,
     slots: HashMap<Id, Slot>,
     progress_routes: HashMap<String, Id>,
     next_progress_token: u64,
     log_level: Option<LogLevel>,
-    editor_capabilities: Value,
+    editor_capabilities: Arc<Value>,
     meta: Option<RequestMeta>,
     initialized: bool,
 }
@@ -68,11 +74,8 @@ pub struct FrontendLinks {
     pub upstream_stats: Arc<ActorStats>,
     pub supervisor: Addr<Supervisor>,
     pub metrics: Addr<Metrics>,
-}
-
-enum SlotOutcome {
-    Result(Value),
-    Error(Value),
+    pub pending: Addr<PendingTable>,
+    pub pending_stats: Arc<ActorStats>,
 }
 
 impl Frontend {
@@ -87,12 +90,14 @@ impl Frontend {
             upstream_stats: links.upstream_stats,
             supervisor: links.supervisor,
             metrics: links.metrics,
+            pending: links.pending,
+            pending_stats: links.pending_stats,
             state: Lifecycle::AwaitingInitialize,
             slots: HashMap::new(),
             progress_routes: HashMap::new(),
             next_progress_token: 0,
             log_level: None,
-            editor_capabilities: json!({}),
+            editor_capabilities: Arc::new(json!({})),
             meta: None,
             initialized: false,
         }
@@ -160,8 +165,11 @@ impl Frontend {
             Ok(Message::Notification { method, params }) => {
                 self.on_notification(&method, params.as_ref(), ctx)
             }
-            Ok(Message::Response { id, .. } | Message::ErrorResponse { id, .. }) => {
-                tracing::debug!(target: "frontend", "dropped a response from the client (id {:?})", id.map(|i| i.to_string()));
+            Ok(Message::Response { id, result }) => self.resolve(id, Answer::Result(result)),
+            Ok(Message::ErrorResponse { id, error }) => self.resolve(id, Answer::Error(error)),
+            Err(e) if matches!(e.id(), Some(Id::Str(s)) if s.starts_with(REQUEST_ID_PREFIX)) => {
+                // A bad line with the id of a request of the bridge answers that request.
+                self.resolve(e.id().cloned(), Answer::Invalid);
             }
             Err(e) => {
                 let (cause, detail) = match &e {
@@ -173,6 +181,12 @@ impl Frontend {
                 self.reply_error(e.id(), cause, detail);
             }
         }
+    }
+
+    /// Hands an answer of the editor to the PendingTable (which drops unknown ids).
+    fn resolve(&self, id: Option<Id>, answer: Answer) {
+        self.pending_stats.queued();
+        self.pending.do_send(Resolve { id, answer });
     }
 
     fn on_request(
@@ -346,7 +360,7 @@ impl Frontend {
             return;
         }
         self.state = Lifecycle::Initializing;
-        self.editor_capabilities = p.capabilities;
+        self.editor_capabilities = Arc::new(p.capabilities);
         let meta = self.current_meta();
         let upstream = self.upstream.clone();
         let ustats = self.upstream_stats.clone();
@@ -451,47 +465,16 @@ impl Frontend {
         ) {
             return;
         }
-        let limit = self.config.timeouts.first_round(f);
-        let upstream = self.upstream.clone();
-        let ustats = self.upstream_stats.clone();
-        let client = id.to_string();
-        let params = fwd.params;
-        let fut = async move {
-            let reply = call(&upstream, &ustats, f.method(), params, client, limit).await;
-            match reply {
-                Ok(Reply::Result(v)) => match modern::result_type(&v) {
-                    ResultType::Complete => {
-                        let mut notes = Vec::new();
-                        let shaped = translate::shape_result(f, v, &mut notes);
-                        for n in notes {
-                            if n.info {
-                                tracing::info!(target: "translate", "{}", n.text);
-                            } else {
-                                tracing::debug!(target: "translate", "{}", n.text);
-                            }
-                        }
-                        match shaped {
-                            Ok(r) => SlotOutcome::Result(r),
-                            Err(c) => SlotOutcome::Error(c.error_object(None)),
-                        }
-                    }
-                    ResultType::InputRequired => {
-                        SlotOutcome::Error(Cause::InvalidInputRequest.error_object(Some(json!(
-                            "input requests are not relayed by this version"
-                        ))))
-                    }
-                    ResultType::Unknown => SlotOutcome::Error(
-                        Cause::InvalidResponse.error_object(Some(json!("unknown resultType"))),
-                    ),
-                },
-                Ok(Reply::Error(e)) => SlotOutcome::Error(relay_upstream_error(&e)),
-                Ok(Reply::Closed) => SlotOutcome::Error(Cause::UpstreamExited.error_object(None)),
-                Ok(Reply::Invalid) => SlotOutcome::Error(Cause::InvalidResponse.error_object(None)),
-                Err(()) => SlotOutcome::Error(Cause::Timeout.error_object(Some(json!({
-                    "method": f.method(), "timeoutSeconds": limit.as_secs_f64()
-                })))),
-            }
+        let env = SlotEnv {
+            upstream: self.upstream.clone(),
+            upstream_stats: self.upstream_stats.clone(),
+            pending: self.pending.clone(),
+            output: self.output.clone(),
+            output_stats: self.output_stats.clone(),
+            editor_capabilities: self.editor_capabilities.clone(),
+            timeouts: self.config.timeouts.clone(),
         };
+        let fut = rounds::run(env, f, fwd.params, id.to_string());
         let slot_id = id.clone();
         let h = ctx.spawn(
             fut.into_actor(self)
@@ -593,63 +576,6 @@ impl Frontend {
                     .do_send(Shutdown(ShutdownCause::UpstreamLost));
             }
             _ => tracing::warn!(target: "upstream", "the upstream server exited ({status})"),
-        }
-    }
-}
-
-/// Sends one request upstream and waits at most `limit` for the answer. On a time-out or when
-/// the waiting future is dropped (a cancelled slot), the upstream gets `notifications/cancelled`.
-async fn call(
-    upstream: &Addr<Upstream>,
-    ustats: &Arc<ActorStats>,
-    method: &str,
-    params: Value,
-    client: String,
-    limit: Duration,
-) -> Result<Reply, ()> {
-    ustats.queued();
-    let sent = upstream
-        .send(Call {
-            method: method.to_string(),
-            params,
-            client,
-        })
-        .await;
-    let (uid, rx) = match sent {
-        Ok(Ok(pair)) => pair,
-        Ok(Err(reply)) => return Ok(reply),
-        Err(_) => return Ok(Reply::Closed),
-    };
-    let mut guard = CancelGuard {
-        upstream: upstream.clone(),
-        stats: ustats.clone(),
-        id: Some(uid),
-    };
-    match tokio::time::timeout(limit, rx).await {
-        Ok(Ok(reply)) => {
-            guard.id = None;
-            Ok(reply)
-        }
-        Ok(Err(_)) => {
-            guard.id = None;
-            Ok(Reply::Closed)
-        }
-        Err(_) => Err(()),
-    }
-}
-
-/// Sends `notifications/cancelled` upstream for a request whose waiter went away.
-struct CancelGuard {
-    upstream: Addr<Upstream>,
-    stats: Arc<ActorStats>,
-    id: Option<Id>,
-}
-
-impl Drop for CancelGuard {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            self.stats.queued();
-            self.upstream.do_send(upstream::Cancel(id));
         }
     }
 }

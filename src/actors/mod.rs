@@ -6,6 +6,8 @@
 pub mod frontend;
 pub mod metrics;
 pub mod output;
+pub mod pending;
+pub mod rounds;
 pub mod slots;
 pub mod supervisor;
 pub mod upstream;

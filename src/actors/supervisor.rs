@@ -13,6 +13,7 @@ use std::time::Duration;
 use super::frontend::{Frontend, FrontendLinks, Quiesce};
 use super::metrics::{ActorStats, Metrics, WriteTotals};
 use super::output::{self, Output};
+use super::pending::PendingTable;
 use super::upstream::{self, SetFrontend, Upstream};
 use crate::protocol::framing::{Frame, LineFramer};
 use crate::protocol::legacy::Forwarded;
@@ -40,6 +41,10 @@ pub struct Timeouts {
     pub read: Duration,
     /// Each round of `tools/call` (1 h).
     pub call: Duration,
+    /// Each round after the first of `prompts/get` and `resources/read` (1 h).
+    pub later_read: Duration,
+    /// The editor's answers to one round of input requests (1 h).
+    pub input: Duration,
 }
 
 impl Timeouts {
@@ -58,12 +63,25 @@ impl Timeouts {
     }
 }
 
+impl Timeouts {
+    /// The time limit of each round after the first: `tools/call` keeps `call`; the other
+    /// methods that may ask for input get `later_read`.
+    pub fn later_round(&self, method: Forwarded) -> Duration {
+        match method {
+            Forwarded::ToolsCall => self.call,
+            _ => self.later_read,
+        }
+    }
+}
+
 impl Default for Timeouts {
     fn default() -> Self {
         Timeouts {
             list: Duration::from_secs(120),
             read: Duration::from_secs(120),
             call: Duration::from_secs(3600),
+            later_read: Duration::from_secs(3600),
+            input: Duration::from_secs(3600),
         }
     }
 }
@@ -129,8 +147,16 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
         let fe_stats = ActorStats::new("frontend");
         let output = Output::new(std::io::stdout(), out_stats.clone()).start();
         let upstream = Upstream::new(config.max_line_bytes, up_stats.clone()).start();
-        let metrics =
-            Metrics::new(vec![fe_stats.clone(), up_stats.clone(), out_stats.clone()]).start();
+        let pend_stats = ActorStats::new("pending");
+        let pending =
+            PendingTable::new(output.clone(), out_stats.clone(), pend_stats.clone()).start();
+        let metrics = Metrics::new(vec![
+            fe_stats.clone(),
+            up_stats.clone(),
+            out_stats.clone(),
+            pend_stats.clone(),
+        ])
+        .start();
         let links = FrontendLinks {
             output: output.clone(),
             output_stats: out_stats,
@@ -138,6 +164,8 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
             upstream_stats: up_stats.clone(),
             supervisor: me,
             metrics: metrics.clone(),
+            pending,
+            pending_stats: pend_stats,
         };
         let cfg = config.clone();
         let frontend = Frontend::create(move |fctx| {

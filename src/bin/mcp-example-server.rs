@@ -61,6 +61,9 @@ Listens (subscriptions/listen) are acknowledged for every kind above.
                               URIs, one per line
   ask_url {url}               input_required: URL-mode elicitation; the retry returns
                               \"action: <action>\"
+  script {rounds, refuse_retry?}  writes rounds[i] as input_required itself, unchecked,
+                              then returns the received inputResponses as JSON text;
+                              refuse_retry answers every retry -32602
   load_shed {}                input_required with only requestState; the retry
                               returns \"retried\"
 
@@ -648,6 +651,21 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
             tool(ask_url),
         ),
         (
+            ToolDef::new(
+                "script",
+                object_schema(
+                    json!({"rounds": {"type": "array", "items": {"type": "object"}},
+                           "refuse_retry": {"type": "boolean"}}),
+                    &["rounds"],
+                ),
+            )
+            .description(
+                "Answers with rounds[i] as inputRequests verbatim, unchecked (i from its \
+                 requestState \"script/<i>\"), then the received inputResponses as text.",
+            ),
+            tool(script),
+        ),
+        (
             ToolDef::new("load_shed", empty())
                 .description("Answers input_required with only requestState, then \"retried\"."),
             tool(|_, ctx| async move {
@@ -661,6 +679,45 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
     tools.into_iter().fold(builder, |builder, (def, handler)| {
         add_tool(builder, def, handler)
     })
+}
+
+/// Misbehaves on purpose: it writes its `input_required` answers itself, so even input
+/// requests the client did not declare go out (the server's own check would refuse them).
+async fn script(a: Value, ctx: RequestContext) -> ToolResult {
+    let rounds = field(&a, "rounds")?
+        .as_array()
+        .cloned()
+        .ok_or_else(|| Failure::Arguments("rounds must be an array".into()))?;
+    let index = match ctx.request_state() {
+        None => 0,
+        Some(state) => state
+            .strip_prefix("script/")
+            .and_then(|i| i.parse::<usize>().ok())
+            .ok_or_else(|| {
+                Failure::Rpc(RpcError::invalid_params(
+                    "requestState was not issued by script",
+                ))
+            })?,
+    };
+    if index > 0 && a.get("refuse_retry").and_then(Value::as_bool) == Some(true) {
+        return Err(Failure::Rpc(RpcError::invalid_params(
+            "requestState expired",
+        )));
+    }
+    let Some(requests) = rounds.get(index) else {
+        let responses = ctx.input_responses().cloned().unwrap_or_default();
+        return Ok(Outcome::text(Value::Object(responses).to_string()));
+    };
+    let mut result =
+        json!({"resultType": "input_required", "requestState": format!("script/{}", index + 1)});
+    if requests.as_object().is_some_and(|m| !m.is_empty()) {
+        result["inputRequests"] = requests.clone();
+    }
+    let line = json!({"jsonrpc": "2.0", "id": ctx.request_id(), "result": result}).to_string();
+    ctx.write_raw_line(line).await;
+    // The answer is out; this request never answers again (the retry is a new request).
+    ctx.cancelled().await;
+    Ok(Outcome::text("cancelled"))
 }
 
 async fn sleep(a: Value, _: RequestContext) -> ToolResult {

@@ -3,6 +3,7 @@
 
 pub mod errors;
 pub mod framing;
+pub mod input;
 pub mod jsonrpc;
 pub mod legacy;
 pub mod modern;

@@ -1,0 +1,129 @@
+//! The PendingTable actor: the requests the bridge sends to the editor (input requests of the
+//! upstream). Their ids are strings with the profile's prefix (`b-1`, `b-2`, ...), so they
+//! never equal a numeric editor id. All entries of a round are registered before the first
+//! request goes out; the reader resolves answers at once; an answer with a numeric, null,
+//! unprefixed, unknown or repeated id is dropped with a debug line.
+
+use actix::prelude::*;
+use serde_json::json;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+
+use super::metrics::ActorStats;
+use super::output::{Output, WriteFrame};
+use crate::profile::REQUEST_ID_PREFIX;
+use crate::protocol::input::Answer;
+use crate::protocol::jsonrpc::{self, Id};
+
+/// The PendingTable actor.
+pub struct PendingTable {
+    next: u64,
+    entries: HashMap<String, oneshot::Sender<Answer>>,
+    output: Addr<Output>,
+    output_stats: Arc<ActorStats>,
+    stats: Arc<ActorStats>,
+}
+
+impl PendingTable {
+    /// A table that writes its cancellations through `output`.
+    pub fn new(
+        output: Addr<Output>,
+        output_stats: Arc<ActorStats>,
+        stats: Arc<ActorStats>,
+    ) -> Self {
+        PendingTable {
+            next: 0,
+            entries: HashMap::new(),
+            output,
+            output_stats,
+            stats,
+        }
+    }
+}
+
+impl Actor for PendingTable {
+    type Context = Context<Self>;
+}
+
+/// Register `count` new requests to the editor; the reply is their ids and the receivers of
+/// their answers, in order.
+#[derive(Message)]
+#[rtype(result = "Vec<(String, oneshot::Receiver<Answer>)>")]
+pub struct Register(pub usize);
+
+impl Handler<Register> for PendingTable {
+    type Result = MessageResult<Register>;
+    fn handle(&mut self, Register(count): Register, _: &mut Context<Self>) -> Self::Result {
+        let _h = self.stats.handling();
+        let out = (0..count)
+            .map(|_| {
+                self.next += 1;
+                let id = format!("{REQUEST_ID_PREFIX}{}", self.next);
+                let (tx, rx) = oneshot::channel();
+                self.entries.insert(id.clone(), tx);
+                (id, rx)
+            })
+            .collect();
+        MessageResult(out)
+    }
+}
+
+/// An answer of the editor (or a bad line carrying an id) for the table.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Resolve {
+    pub id: Option<Id>,
+    pub answer: Answer,
+}
+
+impl Handler<Resolve> for PendingTable {
+    type Result = ();
+    fn handle(&mut self, m: Resolve, _: &mut Context<Self>) {
+        let _h = self.stats.handling();
+        let key = match &m.id {
+            Some(Id::Str(s)) if s.starts_with(REQUEST_ID_PREFIX) => s,
+            other => {
+                tracing::debug!(target: "pending", "dropped an answer with an id the bridge never used ({:?})", other.as_ref().map(|i| i.to_string()));
+                return;
+            }
+        };
+        match self.entries.remove(key) {
+            Some(tx) => {
+                let _ = tx.send(m.answer);
+            }
+            None => {
+                tracing::debug!(target: "pending", "dropped a late, repeated or unknown answer ({key})")
+            }
+        }
+    }
+}
+
+/// Forget these requests; each one still without an answer gets `notifications/cancelled`
+/// towards the editor.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Abandon {
+    pub ids: Vec<String>,
+    pub reason: &'static str,
+}
+
+impl Handler<Abandon> for PendingTable {
+    type Result = ();
+    fn handle(&mut self, m: Abandon, _: &mut Context<Self>) {
+        let _h = self.stats.handling();
+        for id in m.ids {
+            if self.entries.remove(&id).is_some() {
+                let n = jsonrpc::notification(
+                    "notifications/cancelled",
+                    json!({"requestId": id, "reason": m.reason}),
+                );
+                if let Ok(mut bytes) = serde_json::to_vec(&n) {
+                    bytes.push(b'\n');
+                    self.output_stats.queued();
+                    self.output.do_send(WriteFrame(bytes));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,399 @@
+//! The work of one forwarded request, as the future of its slot: the upstream call with its
+//! time limit, and the rounds of input requests (2026-07-28 mrtr) until the result is
+//! complete. The future runs inside the Frontend's context, so it only runs while its slot is
+//! live; dropping it (a cancel, the time limit, the end of input) drops guards that cancel
+//! the upstream request, the open `b-` requests and the open URL elicitations.
+
+use actix::prelude::*;
+use futures_util::future::join_all;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::metrics::ActorStats;
+use super::output::{Output, WriteFrame};
+use super::pending::{Abandon, PendingTable, Register};
+use super::supervisor::Timeouts;
+use super::upstream::{self, Call, Reply, Upstream};
+use crate::profile::ELICITATION_ID_PREFIX;
+use crate::protocol::errors::{Cause, INVALID_PARAMS, relay_upstream_error};
+use crate::protocol::input::{self, Answer, AnswerFailure, Kind, Plan, Question};
+use crate::protocol::jsonrpc::{self, Id};
+use crate::protocol::legacy::Forwarded;
+use crate::protocol::modern::{self, ResultType};
+use crate::protocol::translate;
+
+/// What the slot answers: a result or an error object.
+pub enum SlotOutcome {
+    Result(Value),
+    Error(Value),
+}
+
+/// The actors and settings a slot future works with.
+#[derive(Clone)]
+pub struct SlotEnv {
+    pub upstream: Addr<Upstream>,
+    pub upstream_stats: Arc<ActorStats>,
+    pub pending: Addr<PendingTable>,
+    pub output: Addr<Output>,
+    pub output_stats: Arc<ActorStats>,
+    /// The editor's 2025-11-25 capabilities (which input kinds it declared).
+    pub editor_capabilities: Arc<Value>,
+    pub timeouts: Timeouts,
+}
+
+impl SlotEnv {
+    fn write(&self, v: &Value) {
+        if let Ok(mut bytes) = serde_json::to_vec(v) {
+            bytes.push(b'\n');
+            self.output_stats.queued();
+            self.output.do_send(WriteFrame(bytes));
+        }
+    }
+}
+
+/// Sends one request upstream and waits at most `limit` for the answer. On a time-out or when
+/// the waiting future is dropped (a cancelled slot), the upstream gets `notifications/cancelled`
+/// with its own id. `Err(())` is the time-out.
+pub async fn call(
+    upstream: &Addr<Upstream>,
+    ustats: &Arc<ActorStats>,
+    method: &str,
+    params: Value,
+    client: String,
+    limit: Duration,
+) -> Result<Reply, ()> {
+    ustats.queued();
+    let sent = upstream
+        .send(Call {
+            method: method.to_string(),
+            params,
+            client,
+        })
+        .await;
+    let (uid, rx) = match sent {
+        Ok(Ok(pair)) => pair,
+        Ok(Err(reply)) => return Ok(reply),
+        Err(_) => return Ok(Reply::Closed),
+    };
+    let mut guard = CancelGuard {
+        upstream: upstream.clone(),
+        stats: ustats.clone(),
+        id: Some(uid),
+    };
+    match tokio::time::timeout(limit, rx).await {
+        Ok(Ok(reply)) => {
+            guard.id = None;
+            Ok(reply)
+        }
+        Ok(Err(_)) => {
+            guard.id = None;
+            Ok(Reply::Closed)
+        }
+        Err(_) => Err(()),
+    }
+}
+
+/// Sends `notifications/cancelled` upstream for a request whose waiter went away.
+struct CancelGuard {
+    upstream: Addr<Upstream>,
+    stats: Arc<ActorStats>,
+    id: Option<Id>,
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.stats.queued();
+            self.upstream.do_send(upstream::Cancel(id));
+        }
+    }
+}
+
+/// Cancels the `b-` requests of a round that have no answer when dropped while armed.
+struct RoundGuard {
+    pending: Addr<PendingTable>,
+    ids: Vec<String>,
+    reason: &'static str,
+}
+
+impl Drop for RoundGuard {
+    fn drop(&mut self) {
+        if !self.ids.is_empty() {
+            self.pending.do_send(Abandon {
+                ids: std::mem::take(&mut self.ids),
+                reason: self.reason,
+            });
+        }
+    }
+}
+
+/// The URL elicitations the editor accepted and the upstream may still ask for; each gets
+/// `notifications/elicitation/complete` once the upstream stops asking, and when the request
+/// ends in any way (the guard's drop).
+struct OpenUrls {
+    env: SlotEnv,
+    open: Vec<(String, String)>,
+}
+
+impl OpenUrls {
+    fn complete(&self, elicitation_id: &str) {
+        self.env.write(&jsonrpc::notification(
+            "notifications/elicitation/complete",
+            json!({"elicitationId": elicitation_id}),
+        ));
+    }
+
+    /// Keeps the URLs asked again; completes the others.
+    fn retain_asked(&mut self, asked: &[String]) {
+        let (keep, done): (Vec<_>, Vec<_>) = std::mem::take(&mut self.open)
+            .into_iter()
+            .partition(|(url, _)| asked.contains(url));
+        for (_, id) in &done {
+            self.complete(id);
+        }
+        self.open = keep;
+    }
+}
+
+impl Drop for OpenUrls {
+    fn drop(&mut self) {
+        for (_, id) in &self.open {
+            self.complete(id);
+        }
+    }
+}
+
+fn log_notes(notes: Vec<translate::Note>) {
+    for n in notes {
+        if n.info {
+            tracing::info!(target: "translate", "{}", n.text);
+        } else {
+            tracing::debug!(target: "translate", "{}", n.text);
+        }
+    }
+}
+
+/// Runs one forwarded request to its end: the first call, then as many rounds of input
+/// requests as the upstream needs (at most [`input::MAX_ROUNDS`]).
+pub async fn run(env: SlotEnv, f: Forwarded, original: Value, client: String) -> SlotOutcome {
+    let mut params = original.clone();
+    let mut rounds = 0usize;
+    let mut urls = OpenUrls {
+        env: env.clone(),
+        open: Vec::new(),
+    };
+    loop {
+        let limit = if rounds == 0 {
+            env.timeouts.first_round(f)
+        } else {
+            env.timeouts.later_round(f)
+        };
+        let reply = call(
+            &env.upstream,
+            &env.upstream_stats,
+            f.method(),
+            params,
+            client.clone(),
+            limit,
+        )
+        .await;
+        let result = match reply {
+            Ok(Reply::Result(v)) => v,
+            Ok(Reply::Error(e))
+                if rounds > 0 && e.get("code").and_then(Value::as_i64) == Some(INVALID_PARAMS) =>
+            {
+                return state_refused(f, &e);
+            }
+            Ok(Reply::Error(e)) => return SlotOutcome::Error(relay_upstream_error(&e)),
+            Ok(Reply::Closed) => {
+                return SlotOutcome::Error(Cause::UpstreamExited.error_object(None));
+            }
+            Ok(Reply::Invalid) => {
+                return SlotOutcome::Error(Cause::InvalidResponse.error_object(None));
+            }
+            Err(()) => {
+                return SlotOutcome::Error(Cause::Timeout.error_object(Some(json!({
+                    "method": f.method(), "timeoutSeconds": limit.as_secs_f64()
+                }))));
+            }
+        };
+        match modern::result_type(&result) {
+            ResultType::Complete => {
+                let mut notes = Vec::new();
+                let shaped = translate::shape_result(f, result, &mut notes);
+                log_notes(notes);
+                return match shaped {
+                    Ok(r) => SlotOutcome::Result(r),
+                    Err(c) => SlotOutcome::Error(c.error_object(None)),
+                };
+            }
+            ResultType::Unknown => {
+                return SlotOutcome::Error(
+                    Cause::InvalidResponse.error_object(Some(json!("unknown resultType"))),
+                );
+            }
+            ResultType::InputRequired if !f.may_require_input() => {
+                return SlotOutcome::Error(
+                    Cause::InvalidInputRequest
+                        .error_object(Some(json!(format!("{} may not ask for input", f.method())))),
+                );
+            }
+            ResultType::InputRequired => {}
+        }
+        let ir = match input::read_input_required(&result) {
+            Ok(ir) => ir,
+            Err(fail) => return SlotOutcome::Error(fail.error_object()),
+        };
+        let had_requests = !ir.input_requests.is_empty();
+        if had_requests {
+            if rounds >= input::MAX_ROUNDS {
+                return SlotOutcome::Error(
+                    Cause::TooManyRounds.error_object(Some(json!(input::MAX_ROUNDS))),
+                );
+            }
+            rounds += 1;
+        }
+        let responses = match ask_round(&env, &ir.input_requests, &mut urls).await {
+            Ok(r) => r,
+            Err(outcome) => return outcome,
+        };
+        params = input::retry_params(
+            &original,
+            responses,
+            ir.request_state.as_deref(),
+            had_requests,
+        );
+    }
+}
+
+/// The answer when the upstream refused the answers of a round with -32602 (an expired or
+/// refused `requestState`): a tool result with `isError`, or an error with the same text.
+fn state_refused(f: Forwarded, e: &Value) -> SlotOutcome {
+    if f == Forwarded::ToolsCall {
+        return SlotOutcome::Result(json!({
+            "content": [{"type": "text", "text": input::STATE_REFUSED_TEXT}],
+            "isError": true
+        }));
+    }
+    let mut err = Map::new();
+    err.insert("code".into(), json!(INVALID_PARAMS));
+    err.insert("message".into(), json!(input::STATE_REFUSED_TEXT));
+    if let Some(d) = e.get("data") {
+        err.insert("data".into(), d.clone());
+    }
+    SlotOutcome::Error(Value::Object(err))
+}
+
+/// One round: every check first (a failure sends nothing), then all `b-` requests at once,
+/// then every answer checked. Gives the `inputResponses`.
+async fn ask_round(
+    env: &SlotEnv,
+    requests: &[(String, Value)],
+    urls: &mut OpenUrls,
+) -> Result<Map<String, Value>, SlotOutcome> {
+    let mut responses = Map::new();
+    let mut questions: Vec<(String, Question)> = Vec::new();
+    let mut asked_urls = Vec::new();
+    for (key, req) in requests {
+        match input::plan(key, req, &env.editor_capabilities) {
+            Ok(Plan::Answer(a)) => {
+                tracing::warn!(target: "input", "declined the URL of input request {key:?}: not https, not loopback http, or with user information or a backslash");
+                responses.insert(key.clone(), a);
+            }
+            Ok(Plan::Ask(q)) => {
+                if let Some(url) = &q.url {
+                    asked_urls.push(url.clone());
+                    if urls.open.iter().any(|(u, _)| u == url) {
+                        // Already accepted: the editor does not show it again, only Continue.
+                        let message = q
+                            .params
+                            .as_ref()
+                            .and_then(|p| p["message"].as_str())
+                            .unwrap_or("")
+                            .to_string();
+                        let mut c = input::continue_question(&message);
+                        c.url = Some(url.clone());
+                        questions.push((key.clone(), c));
+                        continue;
+                    }
+                }
+                questions.push((key.clone(), q));
+            }
+            Err(fail) => return Err(SlotOutcome::Error(fail.error_object())),
+        }
+    }
+    urls.retain_asked(&asked_urls);
+    if questions.is_empty() {
+        return Ok(responses);
+    }
+    let slots = env
+        .pending
+        .send(Register(questions.len()))
+        .await
+        .unwrap_or_default();
+    if slots.len() != questions.len() {
+        return Err(SlotOutcome::Error(Cause::Closed.error_object(None)));
+    }
+    let mut guard = RoundGuard {
+        pending: env.pending.clone(),
+        ids: slots.iter().map(|(id, _)| id.clone()).collect(),
+        reason: "the request was cancelled",
+    };
+    let mut receivers = Vec::with_capacity(slots.len());
+    for ((id, rx), (_, q)) in slots.into_iter().zip(&questions) {
+        let mut params = q.params.clone();
+        if q.kind == Kind::Url
+            && !q.continue_form
+            && let Some(Value::Object(p)) = params.as_mut()
+        {
+            p.insert(
+                "elicitationId".into(),
+                json!(format!("{ELICITATION_ID_PREFIX}{id}")),
+            );
+        }
+        let mut req = Map::new();
+        req.insert("jsonrpc".into(), json!("2.0"));
+        req.insert("id".into(), json!(id));
+        req.insert("method".into(), json!(q.method));
+        if let Some(p) = params {
+            req.insert("params".into(), p);
+        }
+        env.write(&Value::Object(req));
+        receivers.push(async move { (id, rx.await.unwrap_or(Answer::Invalid)) });
+    }
+    let answers = match tokio::time::timeout(env.timeouts.input, join_all(receivers)).await {
+        Ok(a) => a,
+        Err(_) => {
+            guard.reason = "the client did not answer in time";
+            return Err(SlotOutcome::Error(
+                Cause::InputTimeout.error_object(Some(json!(env.timeouts.input.as_secs_f64()))),
+            ));
+        }
+    };
+    guard.ids.clear();
+    for ((bid, answer), (key, q)) in answers.iter().zip(&questions) {
+        match input::check_answer(q, answer) {
+            Ok(resp) => {
+                if q.kind == Kind::Url
+                    && !q.continue_form
+                    && resp["action"] == "accept"
+                    && let Some(url) = &q.url
+                {
+                    urls.open
+                        .push((url.clone(), format!("{ELICITATION_ID_PREFIX}{bid}")));
+                }
+                responses.insert(key.clone(), resp);
+            }
+            Err(AnswerFailure::Invalid) => {
+                return Err(SlotOutcome::Error(
+                    Cause::InvalidClientAnswer.error_object(Some(json!(key))),
+                ));
+            }
+            Err(AnswerFailure::EditorError(e)) => {
+                return Err(SlotOutcome::Error(relay_upstream_error(&e)));
+            }
+        }
+    }
+    Ok(responses)
+}

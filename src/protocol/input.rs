@@ -1,0 +1,669 @@
+//! Input requests of the upstream (2026-07-28 basic/patterns/mrtr): the checks before the
+//! editor sees a round, the 2025-11-25 request the editor gets for each input request, the
+//! checks of the editor's answers, and the params of the retry. Pure: no ids are minted and
+//! nothing is sent here.
+
+use super::errors::Cause;
+use serde_json::{Map, Value, json};
+
+/// Input requests in one round at most.
+pub const MAX_INPUT_REQUESTS_PER_ROUND: usize = 16;
+/// Rounds of questions to the editor per request at most; an upstream that asks once more
+/// fails the request with `too_many_rounds`.
+pub const MAX_ROUNDS: usize = 10;
+/// The one choice of the form that stands in for a form without properties.
+pub const CONTINUE_CHOICE: &str = "Continue";
+
+/// A failed check: the cause and, for a check of one input request, its key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The cause of the error the editor gets.
+    pub cause: Cause,
+    /// `data.detail`: the key of the input request, or another short fact.
+    pub detail: Option<String>,
+}
+
+impl Failure {
+    fn new(cause: Cause, detail: impl Into<String>) -> Self {
+        Failure {
+            cause,
+            detail: Some(detail.into()),
+        }
+    }
+
+    /// The JSON-RPC error object of the failure.
+    pub fn error_object(&self) -> Value {
+        self.cause
+            .error_object(self.detail.clone().map(Value::String))
+    }
+}
+
+/// An `InputRequiredResult`: the input requests by key (in the upstream's order) and the
+/// opaque `requestState`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputRequired {
+    pub input_requests: Vec<(String, Value)>,
+    pub request_state: Option<String>,
+}
+
+/// Reads an `InputRequiredResult` (at least one of `inputRequests`, `requestState`; at most
+/// [`MAX_INPUT_REQUESTS_PER_ROUND`] input requests).
+///
+/// Errors: `invalid_input_request` for a malformed result, `too_many_input_requests` past
+/// the limit (the limit in `data.detail`).
+pub fn read_input_required(result: &Value) -> Result<InputRequired, Failure> {
+    let input_requests = match result.get("inputRequests") {
+        None => Vec::new(),
+        Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        Some(_) => {
+            return Err(Failure::new(
+                Cause::InvalidInputRequest,
+                "inputRequests is not an object",
+            ));
+        }
+    };
+    let request_state = match result.get("requestState") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            return Err(Failure::new(
+                Cause::InvalidInputRequest,
+                "requestState is not a string",
+            ));
+        }
+    };
+    if input_requests.is_empty() && request_state.is_none() {
+        return Err(Failure::new(
+            Cause::InvalidInputRequest,
+            "neither inputRequests nor requestState",
+        ));
+    }
+    if input_requests.len() > MAX_INPUT_REQUESTS_PER_ROUND {
+        return Err(Failure::new(
+            Cause::TooManyInputRequests,
+            format!(
+                "{} input requests; the limit is {MAX_INPUT_REQUESTS_PER_ROUND}",
+                input_requests.len()
+            ),
+        ));
+    }
+    Ok(InputRequired {
+        input_requests,
+        request_state,
+    })
+}
+
+/// The kind of an input request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `elicitation/create` in form mode.
+    Form,
+    /// `elicitation/create` in URL mode.
+    Url,
+    /// `sampling/createMessage`.
+    Sampling,
+    /// `roots/list`.
+    Roots,
+}
+
+/// A question for the editor, prepared from one input request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Question {
+    pub kind: Kind,
+    /// The 2025-11-25 method.
+    pub method: &'static str,
+    /// The params of the request to the editor (`None`: no params). A URL elicitation still
+    /// needs its `elicitationId` (added by the caller).
+    pub params: Option<Value>,
+    /// The `requestedSchema` that accepted form content must validate against.
+    pub schema: Option<Value>,
+    /// True when the form stands in for a form without properties (accept gives `{}`).
+    pub continue_form: bool,
+    /// The URL of a URL elicitation.
+    pub url: Option<String>,
+}
+
+/// What to do with one input request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Plan {
+    /// Ask the editor.
+    Ask(Question),
+    /// Answer the upstream at once without asking (a URL the bridge refuses to show).
+    Answer(Value),
+}
+
+fn declared<'a>(caps: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    let mut v = caps;
+    for p in path {
+        v = v.get(*p).filter(|x| x.is_object())?;
+    }
+    Some(v)
+}
+
+/// Checks one input request against the editor's 2025-11-25 capabilities and prepares it.
+///
+/// Errors (each with the key in `data.detail`): `invalid_input_request` for an unknown method
+/// or malformed params, `undeclared_input_request` for a kind the editor did not declare
+/// (or `sampling.tools` when tools are asked).
+pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Failure> {
+    let bad = || Failure::new(Cause::InvalidInputRequest, key);
+    let undeclared = || Failure::new(Cause::UndeclaredInputRequest, key);
+    let method = request
+        .get("method")
+        .and_then(Value::as_str)
+        .ok_or_else(bad)?;
+    let params = request.get("params");
+    if params.is_some_and(|p| !p.is_object()) {
+        return Err(bad());
+    }
+    match method {
+        "elicitation/create" => {
+            let p = params.ok_or_else(bad)?;
+            let message = p.get("message").and_then(Value::as_str).ok_or_else(bad)?;
+            let elicitation = declared(editor_caps, &["elicitation"]).ok_or_else(undeclared)?;
+            let mode = p.get("mode").and_then(Value::as_str).unwrap_or("form");
+            match mode {
+                "url" => {
+                    if elicitation.get("url").is_none() {
+                        return Err(undeclared());
+                    }
+                    let url = p.get("url").and_then(Value::as_str).ok_or_else(bad)?;
+                    if !url_allowed(url) {
+                        return Ok(Plan::Answer(json!({"action": "decline"})));
+                    }
+                    Ok(Plan::Ask(Question {
+                        kind: Kind::Url,
+                        method: "elicitation/create",
+                        params: Some(json!({"mode": "url", "message": message, "url": url})),
+                        schema: None,
+                        continue_form: false,
+                        url: Some(url.to_string()),
+                    }))
+                }
+                "form" => {
+                    // `elicitation: {}` means form mode only (2025-11-25 elicitation).
+                    let form_ok =
+                        elicitation.get("form").is_some() || elicitation.get("url").is_none();
+                    if !form_ok {
+                        return Err(undeclared());
+                    }
+                    let schema = p
+                        .get("requestedSchema")
+                        .filter(|s| s.is_object())
+                        .ok_or_else(bad)?;
+                    let has_properties = schema
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .is_some_and(|m| !m.is_empty());
+                    if !has_properties {
+                        return Ok(Plan::Ask(continue_question(message)));
+                    }
+                    Ok(Plan::Ask(Question {
+                        kind: Kind::Form,
+                        method: "elicitation/create",
+                        params: Some(
+                            json!({"mode": "form", "message": message, "requestedSchema": schema}),
+                        ),
+                        schema: Some(schema.clone()),
+                        continue_form: false,
+                        url: None,
+                    }))
+                }
+                _ => Err(bad()),
+            }
+        }
+        "sampling/createMessage" => {
+            let p = params.ok_or_else(bad)?;
+            if !p.get("messages").is_some_and(Value::is_array)
+                || !p.get("maxTokens").is_some_and(Value::is_number)
+            {
+                return Err(bad());
+            }
+            declared(editor_caps, &["sampling"]).ok_or_else(undeclared)?;
+            if (p.get("tools").is_some() || p.get("toolChoice").is_some())
+                && declared(editor_caps, &["sampling", "tools"]).is_none()
+            {
+                return Err(undeclared());
+            }
+            Ok(Plan::Ask(Question {
+                kind: Kind::Sampling,
+                method: "sampling/createMessage",
+                params: Some(p.clone()),
+                schema: None,
+                continue_form: false,
+                url: None,
+            }))
+        }
+        "roots/list" => {
+            declared(editor_caps, &["roots"]).ok_or_else(undeclared)?;
+            Ok(Plan::Ask(Question {
+                kind: Kind::Roots,
+                method: "roots/list",
+                params: None,
+                schema: None,
+                continue_form: false,
+                url: None,
+            }))
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// The form the editor gets in place of a form without properties, or of a URL it already
+/// accepted and the upstream asks for again: the message and one choice, Continue.
+pub fn continue_question(message: &str) -> Question {
+    Question {
+        kind: Kind::Form,
+        method: "elicitation/create",
+        params: Some(
+            json!({"mode": "form", "message": message, "requestedSchema": {
+                "type": "object",
+                "properties": {"choice": {"type": "string", "title": CONTINUE_CHOICE, "enum": [CONTINUE_CHOICE]}},
+                "required": ["choice"]
+            }}),
+        ),
+        schema: None,
+        continue_form: true,
+        url: None,
+    }
+}
+
+/// Whether a URL may be shown to the editor: `https`, or `http` to a loopback host
+/// (`localhost`, `*.localhost`, `127.0.0.0/8`, `[::1]`); never with a backslash or with user
+/// information (in any scheme: `https://trusted@evil.example` misleads people too).
+pub fn url_allowed(raw: &str) -> bool {
+    if raw.contains('\\') || raw.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return false;
+    }
+    let Ok(u) = url::Url::parse(raw) else {
+        return false;
+    };
+    if !u.username().is_empty() || u.password().is_some() {
+        return false;
+    }
+    match u.scheme() {
+        "https" => u.host().is_some(),
+        "http" => match u.host() {
+            Some(url::Host::Domain(d)) => d == "localhost" || d.ends_with(".localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// The editor's answer to one question.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    /// A JSON-RPC result.
+    Result(Value),
+    /// A JSON-RPC error object.
+    Error(Value),
+    /// A line with the question's id that is not a usable answer.
+    Invalid,
+}
+
+/// Why an answer cannot go upstream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnswerFailure {
+    /// The answer failed a check: `invalid_client_answer` with the key.
+    Invalid,
+    /// The editor answered a sampling or roots request with this error; the original request
+    /// fails with it.
+    EditorError(Value),
+}
+
+/// Checks the editor's answer to a question and gives the 2026-07-28 `InputResponse`.
+///
+/// Elicitation: an editor error becomes `cancel`; accepted form content must validate
+/// against the requested schema; decline, cancel and URL answers carry no content. Sampling:
+/// `role`, `content` and `model` are required. Roots: only `file://` roots pass.
+pub fn check_answer(q: &Question, answer: &Answer) -> Result<Value, AnswerFailure> {
+    let result = match answer {
+        Answer::Invalid => return Err(AnswerFailure::Invalid),
+        Answer::Error(e) => {
+            return match q.kind {
+                Kind::Form | Kind::Url => Ok(json!({"action": "cancel"})),
+                Kind::Sampling | Kind::Roots => Err(AnswerFailure::EditorError(e.clone())),
+            };
+        }
+        Answer::Result(r) => r,
+    };
+    match q.kind {
+        Kind::Form | Kind::Url => {
+            let action = result
+                .get("action")
+                .and_then(Value::as_str)
+                .ok_or(AnswerFailure::Invalid)?;
+            match action {
+                "decline" | "cancel" => Ok(json!({"action": action})),
+                // A URL answer has no content; the Continue form of a form without properties
+                // gives empty content (and stands in for a URL asked again: no content).
+                "accept" if q.kind == Kind::Url || q.url.is_some() => {
+                    Ok(json!({"action": "accept"}))
+                }
+                "accept" if q.continue_form => Ok(json!({"action": "accept", "content": {}})),
+                "accept" => {
+                    let content = result.get("content").cloned().unwrap_or_else(|| json!({}));
+                    if !content.is_object() {
+                        return Err(AnswerFailure::Invalid);
+                    }
+                    if let Some(schema) = &q.schema
+                        && !content_valid(schema, &content)
+                    {
+                        return Err(AnswerFailure::Invalid);
+                    }
+                    Ok(json!({"action": "accept", "content": content}))
+                }
+                _ => Err(AnswerFailure::Invalid),
+            }
+        }
+        Kind::Sampling => {
+            let role = result.get("role").filter(|v| v.is_string());
+            let content = result
+                .get("content")
+                .filter(|v| v.is_object() || v.is_array());
+            let model = result.get("model").filter(|v| v.is_string());
+            let (Some(role), Some(content), Some(model)) = (role, content, model) else {
+                return Err(AnswerFailure::Invalid);
+            };
+            let mut out = Map::new();
+            out.insert("role".into(), role.clone());
+            out.insert("content".into(), content.clone());
+            out.insert("model".into(), model.clone());
+            if let Some(s) = result.get("stopReason").filter(|v| v.is_string()) {
+                out.insert("stopReason".into(), s.clone());
+            }
+            Ok(Value::Object(out))
+        }
+        Kind::Roots => {
+            let roots = result
+                .get("roots")
+                .and_then(Value::as_array)
+                .ok_or(AnswerFailure::Invalid)?;
+            let kept: Vec<Value> = roots
+                .iter()
+                .filter(|r| {
+                    r.get("uri")
+                        .and_then(Value::as_str)
+                        .is_some_and(|u| u.starts_with("file://"))
+                })
+                .map(|r| {
+                    let mut m = Map::new();
+                    m.insert("uri".into(), r["uri"].clone());
+                    if let Some(n) = r.get("name").filter(|n| n.is_string()) {
+                        m.insert("name".into(), n.clone());
+                    }
+                    Value::Object(m)
+                })
+                .collect();
+            Ok(json!({"roots": kept}))
+        }
+    }
+}
+
+/// Whether accepted form content validates against the requested schema (JSON Schema; a
+/// schema that does not compile refuses all content).
+pub fn content_valid(schema: &Value, content: &Value) -> bool {
+    match jsonschema::validator_for(schema) {
+        Ok(v) => v.is_valid(content),
+        Err(_) => false,
+    }
+}
+
+/// The params of the retry (2026-07-28 mrtr): the original params, `inputResponses` under the
+/// same keys (when the round had input requests), and `requestState` echoed unchanged.
+pub fn retry_params(
+    original: &Value,
+    responses: Map<String, Value>,
+    request_state: Option<&str>,
+    had_requests: bool,
+) -> Value {
+    let mut p = original.as_object().cloned().unwrap_or_default();
+    p.remove("inputResponses");
+    p.remove("requestState");
+    if had_requests {
+        p.insert("inputResponses".into(), Value::Object(responses));
+    }
+    if let Some(s) = request_state {
+        p.insert("requestState".into(), Value::String(s.to_string()));
+    }
+    Value::Object(p)
+}
+
+/// The text of a request whose answers the upstream refused (it answered a retry with
+/// -32602, for example because the `requestState` expired).
+pub const STATE_REFUSED_TEXT: &str = "The server no longer accepts the answers to its questions (they may have expired). Run the tool again.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps() -> Value {
+        json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {"listChanged": true}})
+    }
+
+    #[test]
+    fn input_required_results() {
+        let r = json!({"resultType": "input_required", "inputRequests": {"a": {"method": "roots/list"}}, "requestState": "s"});
+        let ir = read_input_required(&r).unwrap_or_else(|f| panic!("{f:?}"));
+        assert_eq!(ir.input_requests.len(), 1);
+        assert_eq!(ir.request_state.as_deref(), Some("s"));
+        assert_eq!(
+            read_input_required(&json!({"resultType": "input_required"}))
+                .map(|_| ())
+                .unwrap_err()
+                .cause,
+            Cause::InvalidInputRequest
+        );
+        let many: Map<String, Value> = (0..17)
+            .map(|i| (format!("k{i}"), json!({"method": "roots/list"})))
+            .collect();
+        let f = read_input_required(&json!({"inputRequests": many})).unwrap_err();
+        assert_eq!(f.cause, Cause::TooManyInputRequests);
+        let sixteen: Map<String, Value> = (0..16)
+            .map(|i| (format!("k{i}"), json!({"method": "roots/list"})))
+            .collect();
+        assert!(read_input_required(&json!({"inputRequests": sixteen})).is_ok());
+    }
+
+    #[test]
+    fn undeclared_kinds_fail_with_the_key() {
+        let form = json!({"method": "elicitation/create", "params": {"message": "m", "requestedSchema": {"type": "object", "properties": {"a": {"type": "string"}}}}});
+        assert_eq!(
+            plan("k1", &form, &json!({})),
+            Err(Failure::new(Cause::UndeclaredInputRequest, "k1"))
+        );
+        assert!(matches!(
+            plan("k1", &form, &json!({"elicitation": {}})),
+            Ok(Plan::Ask(_))
+        ));
+        assert_eq!(
+            plan("k1", &form, &json!({"elicitation": {"url": {}}})),
+            Err(Failure::new(Cause::UndeclaredInputRequest, "k1"))
+        );
+        let url = json!({"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "https://a.example/x"}});
+        assert_eq!(
+            plan("u", &url, &json!({"elicitation": {}})),
+            Err(Failure::new(Cause::UndeclaredInputRequest, "u"))
+        );
+        let sampling_tools = json!({"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5, "tools": []}});
+        assert_eq!(
+            plan("s", &sampling_tools, &caps()),
+            Err(Failure::new(Cause::UndeclaredInputRequest, "s"))
+        );
+        assert!(matches!(
+            plan("s", &sampling_tools, &json!({"sampling": {"tools": {}}})),
+            Ok(Plan::Ask(_))
+        ));
+        assert_eq!(
+            plan("r", &json!({"method": "roots/list"}), &json!({})),
+            Err(Failure::new(Cause::UndeclaredInputRequest, "r"))
+        );
+        assert_eq!(
+            plan("x", &json!({"method": "ping"}), &caps()),
+            Err(Failure::new(Cause::InvalidInputRequest, "x"))
+        );
+    }
+
+    #[test]
+    fn urls_the_bridge_refuses_get_decline() {
+        for (url, ok) in [
+            ("https://example.com/auth", true),
+            ("http://localhost:8080/cb", true),
+            ("http://app.localhost/x", true),
+            ("http://127.0.0.5/x", true),
+            ("http://[::1]:9/x", true),
+            ("http://example.com/x", false),
+            ("https://trusted@evil.example/", false),
+            ("https://user:pw@example.com/", false),
+            ("https://example.com\\@evil.example/", false),
+            ("file:///etc/passwd", false),
+            ("javascript:alert(1)", false),
+            ("vscode://x", false),
+            ("not a url", false),
+        ] {
+            assert_eq!(url_allowed(url), ok, "{url}");
+            let req = json!({"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": url}});
+            let p = plan("k", &req, &caps());
+            if ok {
+                assert!(
+                    matches!(
+                        p,
+                        Ok(Plan::Ask(Question {
+                            kind: Kind::Url,
+                            ..
+                        }))
+                    ),
+                    "{url}"
+                );
+            } else {
+                assert_eq!(p, Ok(Plan::Answer(json!({"action": "decline"}))), "{url}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_form_without_properties_becomes_a_continue_form() {
+        let req = json!({"method": "elicitation/create", "params": {"message": "Proceed?", "requestedSchema": {"type": "object", "properties": {}}}});
+        let Ok(Plan::Ask(q)) = plan("c", &req, &caps()) else {
+            panic!("expected a question")
+        };
+        assert!(q.continue_form);
+        assert_eq!(
+            q.params.as_ref().map(|p| p["message"].clone()),
+            Some(json!("Proceed?"))
+        );
+        let accepted = check_answer(
+            &q,
+            &Answer::Result(json!({"action": "accept", "content": {"choice": "Continue"}})),
+        );
+        assert_eq!(accepted, Ok(json!({"action": "accept", "content": {}})));
+    }
+
+    #[test]
+    fn answers_are_checked() {
+        let form = json!({"method": "elicitation/create", "params": {"message": "m", "requestedSchema": {
+            "type": "object", "properties": {"age": {"type": "integer", "minimum": 0}}, "required": ["age"]}}});
+        let Ok(Plan::Ask(q)) = plan("f", &form, &caps()) else {
+            panic!()
+        };
+        assert_eq!(
+            check_answer(
+                &q,
+                &Answer::Result(json!({"action": "accept", "content": {"age": 3}}))
+            ),
+            Ok(json!({"action": "accept", "content": {"age": 3}}))
+        );
+        assert_eq!(
+            check_answer(
+                &q,
+                &Answer::Result(json!({"action": "accept", "content": {"age": "x"}}))
+            ),
+            Err(AnswerFailure::Invalid)
+        );
+        assert_eq!(
+            check_answer(
+                &q,
+                &Answer::Result(json!({"action": "accept", "content": {}}))
+            ),
+            Err(AnswerFailure::Invalid)
+        );
+        assert_eq!(
+            check_answer(
+                &q,
+                &Answer::Result(json!({"action": "decline", "content": {"age": 1}}))
+            ),
+            Ok(json!({"action": "decline"}))
+        );
+        assert_eq!(
+            check_answer(&q, &Answer::Result(json!({"action": "maybe"}))),
+            Err(AnswerFailure::Invalid)
+        );
+        assert_eq!(
+            check_answer(&q, &Answer::Error(json!({"code": -1, "message": "no"}))),
+            Ok(json!({"action": "cancel"}))
+        );
+        assert_eq!(
+            check_answer(&q, &Answer::Invalid),
+            Err(AnswerFailure::Invalid)
+        );
+
+        let Ok(Plan::Ask(roots)) = plan("r", &json!({"method": "roots/list"}), &caps()) else {
+            panic!()
+        };
+        assert_eq!(
+            check_answer(
+                &roots,
+                &Answer::Result(
+                    json!({"roots": [{"uri": "file:///a", "name": "a"}, {"uri": "https://b"}]})
+                )
+            ),
+            Ok(json!({"roots": [{"uri": "file:///a", "name": "a"}]}))
+        );
+        let err = json!({"code": -32000, "message": "refused"});
+        assert_eq!(
+            check_answer(&roots, &Answer::Error(err.clone())),
+            Err(AnswerFailure::EditorError(err))
+        );
+
+        let s =
+            json!({"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}});
+        let Ok(Plan::Ask(sq)) = plan("s", &s, &caps()) else {
+            panic!()
+        };
+        assert_eq!(
+            check_answer(
+                &sq,
+                &Answer::Result(
+                    json!({"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m", "_meta": {}})
+                )
+            ),
+            Ok(
+                json!({"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"})
+            )
+        );
+        assert_eq!(
+            check_answer(&sq, &Answer::Result(json!({"role": "assistant"}))),
+            Err(AnswerFailure::Invalid)
+        );
+    }
+
+    #[test]
+    fn the_retry_carries_the_answers_and_the_state_unchanged() {
+        let original = json!({"name": "t", "arguments": {}, "_meta": {"progressToken": "bp-1"}});
+        let mut r = Map::new();
+        r.insert("k".into(), json!({"action": "accept", "content": {"a": 1}}));
+        let state = "opaque \"state\" \u{1F600}";
+        assert_eq!(
+            retry_params(&original, r, Some(state), true),
+            json!({"name": "t", "arguments": {}, "_meta": {"progressToken": "bp-1"},
+                   "inputResponses": {"k": {"action": "accept", "content": {"a": 1}}}, "requestState": state})
+        );
+        assert_eq!(
+            retry_params(&original, Map::new(), Some("s"), false)["inputResponses"],
+            Value::Null
+        );
+    }
+}
