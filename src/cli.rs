@@ -22,7 +22,8 @@ Examples:
 
 The editor starts mcp-bridge as a stdio server; mcp-bridge starts <COMMAND> and speaks
 MCP 2026-07-28 to it over its stdin and stdout. The child's stderr passes through.
-Exit codes: 0 at the end of stdin, 1 when the upstream server exits, 2 for invalid arguments.";
+Exit codes: 0 at the end of stdin (or SIGTERM, SIGINT, SIGHUP), 1 when the upstream server exits
+after initialize, 2 for invalid arguments.";
 
 /// The log levels of `--log-level`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -95,7 +96,7 @@ pub struct Cli {
     /// Requests of the editor in flight at once; the next one gets an error at once
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub max_in_flight: u32,
-    /// Wait at each step of the shutdown (requests in flight, then SIGTERM, then SIGKILL), in seconds
+    /// Wait for the upstream to exit at each step of the shutdown (after its stdin closes, then after SIGTERM; then SIGKILL), in seconds
     #[arg(long, value_name = "SECONDS", default_value = "2", value_parser = seconds)]
     pub shutdown_grace: f64,
     /// The upstream MCP 2026-07-28 server command and its arguments, after `--`

@@ -139,3 +139,40 @@ fn requests_cut_at_every_byte_boundary_are_read_whole() {
         assert_eq!(b.recv(), json!({"jsonrpc": "2.0", "id": i, "result": {}}));
     }
 }
+
+#[test]
+fn an_id_nested_in_params_is_never_taken_for_the_request_id() {
+    let mut b = Bridge::start(&["--max-line-bytes", "1000"], &[]);
+    b.send_raw(br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"lookup","arguments":{"id":50}},"id":51,}"#);
+    b.send_raw(b"\n");
+    let r = b.recv();
+    assert_eq!(r["id"], 51);
+    assert_eq!(error_of(&r), (-32700, "parse_error".into()));
+    let pad = "x".repeat(2000);
+    b.send_raw(format!(r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"arguments":{{"id":5,"text":"{pad}"}}}},"id":103}}"#).as_bytes());
+    b.send_raw(b"\n");
+    let r = b.recv();
+    assert_eq!(r["id"], 103);
+    assert_eq!(error_of(&r), (-32600, "line_too_long".into()));
+}
+
+#[test]
+fn a_request_with_the_id_of_a_request_in_flight_gets_duplicate_id() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    b.send_request(
+        json!(3),
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": 400}}),
+    );
+    b.wait_upstream(|v| v["params"]["name"] == "sleep");
+    b.send_request(json!(3), "ping", json!({}));
+    let r = b.recv();
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32600,
+            "message": "Invalid request: the id is in use by a request in flight", "data": {"cause": "duplicate_id"}}})
+    );
+    let done = b.recv();
+    assert_eq!(done["result"]["content"][0]["text"], "slept");
+}

@@ -453,3 +453,80 @@ fn the_end_of_input_during_a_round_exits_0_without_responses() {
     );
     assert!(b.seen.iter().all(|f| f.get("id") != Some(&json!(20))));
 }
+
+#[test]
+fn the_editor_has_a_time_limit_per_round_and_its_open_requests_are_cancelled() {
+    let mut b = Bridge::start(&["--input-timeout", "0.5"], &[]);
+    b.initialize_with(serde_json::from_str(ALL_KINDS).expect("caps"));
+    let q = call_and_expect_question(&mut b, json!(21), "ask_name", json!({}));
+    let r = b.recv_response(&json!(21));
+    assert_eq!(
+        r["error"]["data"],
+        json!({"cause": "input_timeout", "detail": 0.5})
+    );
+    let mut cancels = b.take_notifications("notifications/cancelled");
+    cancels.extend(
+        b.recv_for(Duration::from_millis(500))
+            .into_iter()
+            .filter(|f| f["method"] == "notifications/cancelled"),
+    );
+    assert_eq!(cancels.len(), 1);
+    assert_eq!(cancels[0]["params"]["requestId"], q["id"]);
+}
+
+#[test]
+fn progress_of_every_round_goes_to_the_original_token() {
+    let mut b = ready(ALL_KINDS);
+    let rounds = json!([{"a": {"method": "roots/list"}}, {"b": {"method": "roots/list"}}]);
+    b.send_request(json!(22), "tools/call",
+        json!({"name": "script", "arguments": {"rounds": rounds}, "_meta": {"progressToken": "pt-22"}}));
+    let mut progress = Vec::new();
+    let mut answered = 0;
+    let response = loop {
+        let f = b.recv();
+        if f["method"] == "notifications/progress" {
+            progress.push(f["params"].clone());
+        } else if f["method"] == "roots/list" {
+            answer(&mut b, &f, json!({"roots": []}));
+            answered += 1;
+        } else {
+            break f;
+        }
+    };
+    assert_eq!(response["id"], 22);
+    assert_eq!(answered, 2);
+    // The fixture reports progress once per round it asks.
+    assert_eq!(
+        progress,
+        vec![
+            json!({"progressToken": "pt-22", "progress": 1}),
+            json!({"progressToken": "pt-22", "progress": 2})
+        ]
+    );
+}
+
+#[test]
+fn a_url_asked_again_becomes_a_continue_form_and_completes_once() {
+    let mut b = ready(ALL_KINDS);
+    let url = json!({"method": "elicitation/create", "params": {"mode": "url", "message": "Sign in", "url": "https://example.com/login"}});
+    let rounds = json!([{"login": url.clone()}, {"login": url}]);
+    let q1 = call_and_expect_question(&mut b, json!(23), "script", json!({"rounds": rounds}));
+    assert_eq!(q1["params"]["mode"], "url");
+    answer(&mut b, &q1, json!({"action": "accept"}));
+    let q2 = b.recv();
+    assert_eq!(q2["params"]["mode"], "form");
+    assert_eq!(q2["params"]["message"], "Sign in");
+    answer(
+        &mut b,
+        &q2,
+        json!({"action": "accept", "content": {"choice": "Continue"}}),
+    );
+    let r = b.recv_response(&json!(23));
+    assert_eq!(text_of(&r), r#"{"login":{"action":"accept"}}"#);
+    let done = b.take_notifications("notifications/elicitation/complete");
+    assert_eq!(done.len(), 1);
+    assert_eq!(
+        done[0]["params"]["elicitationId"],
+        q1["params"]["elicitationId"]
+    );
+}

@@ -160,3 +160,43 @@ fn after_the_loss_a_new_request_gets_upstream_exited() {
         Some(1)
     );
 }
+
+#[test]
+fn sigterm_stops_the_bridge_like_the_end_of_input_and_the_group_goes_with_it() {
+    for signal in [libc_signal::TERM, libc_signal::INT, libc_signal::HUP] {
+        let mut b = Bridge::start(&[], &[]);
+        b.initialize();
+        let r = b.request(
+            json!(1),
+            "tools/call",
+            json!({"name": "spawn_grandchild", "arguments": {}}),
+        );
+        let pid: i32 = text_of(&r).trim().parse().expect("pid");
+        let status = std::process::Command::new("kill")
+            .args([signal, &b.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        let exit = b
+            .wait_exit(Duration::from_secs(8))
+            .expect("the bridge exits");
+        assert_eq!(exit.code(), Some(0), "{signal}");
+        for _ in 0..50 {
+            if !process_alive(pid) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!process_alive(pid), "grandchild {pid} survived {signal}");
+        assert!(
+            b.stderr_text()
+                .contains("stopping as at the end of the input")
+        );
+    }
+}
+
+mod libc_signal {
+    pub const TERM: &str = "-TERM";
+    pub const INT: &str = "-INT";
+    pub const HUP: &str = "-HUP";
+}

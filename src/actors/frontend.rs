@@ -196,6 +196,10 @@ impl Frontend {
         params: Option<Value>,
         ctx: &mut Context<Self>,
     ) {
+        if self.slots.contains_key(&id) {
+            // Two answers with one id would reach the editor: refuse the second request.
+            return self.reply_error(Some(&id), Cause::DuplicateId, None);
+        }
         let class = legacy::classify_request(&method);
         match class {
             RequestClass::Ping => return self.write(&jsonrpc::response(&id, json!({}))),
@@ -217,13 +221,6 @@ impl Frontend {
                 return self.reply_error(Some(&id), Cause::MethodNotFound, Some(json!(method)));
             }
             _ => {}
-        }
-        if self.slots.contains_key(&id) {
-            return self.reply_error(
-                Some(&id),
-                Cause::InvalidRequestShape,
-                Some(json!("the id is already in use by a request in flight")),
-            );
         }
         match self.state {
             Lifecycle::AwaitingInitialize if class == RequestClass::Initialize => {

@@ -173,6 +173,12 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
             Frontend::new(cfg, fe_stats, links)
         });
         upstream.do_send(SetFrontend(frontend.clone().recipient()));
+        let me = ctx.address();
+        actix::spawn(async move {
+            let name = termination_signal().await;
+            tracing::info!(target: "supervisor", "received {name}: stopping as at the end of the input");
+            me.do_send(Shutdown(ShutdownCause::EndOfInput));
+        });
         Supervisor {
             config,
             frontend: Some(frontend),
@@ -221,6 +227,25 @@ fn stdin_frames(max_line_bytes: usize) -> impl futures_util::Stream<Item = Frame
         tracing::error!(target: "supervisor", "could not start the stdin thread");
     }
     futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|f| (f, rx)) })
+}
+
+/// Waits for SIGTERM, SIGINT or SIGHUP and names it. Each one stops the bridge with the
+/// shutdown steps of the end of input, so the child's group never outlives the bridge.
+async fn termination_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::warn!(target: "supervisor", "could not install the signal handlers");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+        _ = hup.recv() => "SIGHUP",
+    }
 }
 
 /// Starts the watchdog: a plain thread that kills the child's group and exits 0 after

@@ -713,6 +713,7 @@ async fn script(a: Value, ctx: RequestContext) -> ToolResult {
     if requests.as_object().is_some_and(|m| !m.is_empty()) {
         result["inputRequests"] = requests.clone();
     }
+    ctx.progress((index + 1) as f64, None, None).await;
     let line = json!({"jsonrpc": "2.0", "id": ctx.request_id(), "result": result}).to_string();
     ctx.write_raw_line(line).await;
     // The answer is out; this request never answers again (the retry is a new request).

@@ -33,6 +33,8 @@ pub enum Cause {
     NotInitialized,
     /// A second `initialize` (-32600).
     AlreadyInitialized,
+    /// A request whose id is the id of a request still in flight (-32600).
+    DuplicateId,
     /// `server/discover`, an unknown method, a 2026-07-28 request before `initialize` (-32601).
     MethodNotFound,
     /// The params of a request the bridge reads are not valid (-32602).
@@ -73,9 +75,8 @@ impl Cause {
         use Cause::*;
         match self {
             ParseError => PARSE_ERROR,
-            InvalidRequestShape | LineTooLong | TooDeep | NotInitialized | AlreadyInitialized => {
-                INVALID_REQUEST
-            }
+            InvalidRequestShape | LineTooLong | TooDeep | NotInitialized | AlreadyInitialized
+            | DuplicateId => INVALID_REQUEST,
             MethodNotFound => METHOD_NOT_FOUND,
             InvalidParams => INVALID_PARAMS,
             _ => INTERNAL_ERROR,
@@ -92,6 +93,7 @@ impl Cause {
             TooDeep => "too_deep",
             NotInitialized => "not_initialized",
             AlreadyInitialized => "already_initialized",
+            DuplicateId => "duplicate_id",
             MethodNotFound => "method_not_found",
             InvalidParams => "invalid_params",
             SpawnFailed => "spawn_failed",
@@ -121,6 +123,7 @@ impl Cause {
             TooDeep => "Invalid request: the message is nested too deeply",
             NotInitialized => "Invalid request: the server is not initialized",
             AlreadyInitialized => "Invalid request: the server is already initialized",
+            DuplicateId => "Invalid request: the id is in use by a request in flight",
             MethodNotFound => "Method not found",
             InvalidParams => "Invalid params",
             SpawnFailed => "The bridge could not start the upstream server",

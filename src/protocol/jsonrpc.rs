@@ -200,40 +200,107 @@ pub fn classify(value: Value) -> Result<Message, ParseError> {
     }
 }
 
-/// Recovers the id of a line without parsing it: the first `"id": <string or integer>` member
-/// in the first [`ID_WINDOW_BYTES`] bytes, else the last one in the last [`ID_WINDOW_BYTES`]
-/// bytes. Editors write the id near the start (VS Code) or as the last member (TypeScript SDK 1.x).
+/// Recovers the id of a line without parsing it: the top-level `"id": <string or integer>`
+/// member in the first [`ID_WINDOW_BYTES`] bytes, else in the last [`ID_WINDOW_BYTES`] bytes.
+/// Editors write the id near the start (VS Code) or as the last member (TypeScript SDK 1.x).
+/// An `"id"` nested inside params is never taken: an error must not answer another request.
 pub fn recover_id(line: &[u8]) -> Option<Id> {
     let head = &line[..line.len().min(ID_WINDOW_BYTES)];
     let tail = &line[line.len().saturating_sub(ID_WINDOW_BYTES)..];
     recover_id_from(head, false).or_else(|| recover_id_from(tail, true))
 }
 
-/// Finds an `"id"` member in a window of bytes; `last` picks the last match instead of the first.
-pub fn recover_id_from(window: &[u8], last: bool) -> Option<Id> {
-    let pat = b"\"id\"";
-    let mut found = None;
-    let mut start = 0;
-    while start + pat.len() <= window.len() {
-        let Some(pos) = find(&window[start..], pat).map(|p| p + start) else {
-            break;
-        };
-        start = pos + 1;
-        if pos > 0 && window[pos - 1] == b'\\' {
-            continue;
-        }
-        if let Some(id) = scalar_after_colon(&window[pos + pat.len()..]) {
-            found = Some(id);
-            if !last {
-                break;
-            }
-        }
+/// Finds the top-level `"id"` member in a window of a line: the window is the start of the
+/// line (`tail == false`) or its end (`tail == true`).
+pub fn recover_id_from(window: &[u8], tail: bool) -> Option<Id> {
+    if tail {
+        tail_id(window)
+    } else {
+        head_id(window)
     }
-    found
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+/// The index of the quote that closes the string opened at `open`, if it is in the window.
+fn string_end(b: &[u8], open: usize) -> Option<usize> {
+    let mut escaped = false;
+    for (j, &c) in b.iter().enumerate().skip(open + 1) {
+        if escaped {
+            escaped = false;
+        } else if c == b'\\' {
+            escaped = true;
+        } else if c == b'"' {
+            return Some(j);
+        }
+    }
+    None
+}
+
+/// Scans from the start of the line, so the nesting and the strings are known exactly.
+fn head_id(w: &[u8]) -> Option<Id> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < w.len() {
+        match w[i] {
+            b'"' => {
+                let end = string_end(w, i)?;
+                if depth == 1
+                    && &w[i..=end] == b"\"id\""
+                    && let Some(id) = scalar_after_colon(&w[end + 1..])
+                {
+                    return Some(id);
+                }
+                i = end + 1;
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Scans candidates from the end of the line: a candidate is a key (an unescaped `"id"`
+/// followed by a colon, which cannot sit inside a string), and it is top-level when the rest
+/// of the line closes exactly one level.
+fn tail_id(w: &[u8]) -> Option<Id> {
+    let pat = b"\"id\"";
+    let mut pos = w.len();
+    while pos > 0 {
+        let found = w[..pos].windows(pat.len()).rposition(|x| x == pat)?;
+        pos = found;
+        if found > 0 && w[found - 1] == b'\\' {
+            continue;
+        }
+        let Some(id) = scalar_after_colon(&w[found + pat.len()..]) else {
+            continue;
+        };
+        if net_closers(&w[found..]) == Some(1) {
+            return Some(id);
+        }
+    }
+    None
+}
+
+/// Levels closed by a text that starts outside any string (closers minus openers), or `None`
+/// when a string in it does not end.
+fn net_closers(b: &[u8]) -> Option<i64> {
+    let mut net = 0i64;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i = string_end(b, i)? + 1;
+                continue;
+            }
+            b'{' | b'[' => net -= 1,
+            b'}' | b']' => net += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    Some(net)
 }
 
 fn scalar_after_colon(rest: &[u8]) -> Option<Id> {
@@ -461,6 +528,17 @@ mod tests {
         assert_eq!(recover_id(tail.as_bytes()), Some(Id::Int(42)));
         let escaped = r#"{"t":"\"id\": 5"}"#;
         assert_eq!(recover_id(escaped.as_bytes()), None);
+        // A nested "id" is never taken, at the head or at the tail.
+        let nested = r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"lookup","arguments":{"id":50}},"id":51,}"#;
+        assert_eq!(recover_id(nested.as_bytes()), Some(Id::Int(51)));
+        let nested_only = format!(
+            r#"{{"jsonrpc":"2.0","method":"x","params":{{"arguments":{{"id":5,"t":"{filler}"}}}}"#
+        );
+        assert_eq!(recover_id(nested_only.as_bytes()), None);
+        let tail_nested = format!(
+            r#"{{"jsonrpc":"2.0","method":"x","params":{{"t":"{filler}","arguments":{{"id":7}}}}}}"#
+        );
+        assert_eq!(recover_id(tail_nested.as_bytes()), None);
         assert_eq!(recover_id(br#"{"id" : -3 }"#), Some(Id::Int(-3)));
         assert_eq!(recover_id(br#"{"id":null}"#), None);
     }
