@@ -6,4 +6,5 @@ pub mod framing;
 pub mod jsonrpc;
 pub mod legacy;
 pub mod modern;
+pub mod notify;
 pub mod translate;
