@@ -848,6 +848,31 @@ async fn the_server_ends_listens_with_a_result_or_with_notifications_cancelled()
     );
 }
 
+#[tokio::test]
+async fn listen_error_refuses_listens_from_the_given_one_on() {
+    let mut up = Upstream::start(&[
+        "--listen-error",
+        "-32000:no listens here",
+        "--listen-error-from",
+        "2",
+    ]);
+    listen(&mut up, "A", json!({"toolsListChanged": true})).await;
+    for id in ["B", "C"] {
+        up.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+                        "params": with_meta(json!({"notifications": {"toolsListChanged": true}}))}),
+        )
+        .await;
+        let refused = up.recv().await;
+        assert_eq!(
+            refused,
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "no listens here"}})
+        );
+    }
+    let (rest, _) = up.finish().await;
+    assert!(rest.iter().all(|m| m["id"] == "A"), "{rest:?}");
+}
+
 // ---- misbehaving tools and lifecycle flags ---------------------------------------------------
 
 #[tokio::test]

@@ -5,6 +5,8 @@
 use std::future::Future;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
@@ -37,7 +39,8 @@ Default tools:
 Resources: example://readme (text/plain); template example://notes/{id}.
 Prompt: greet {name} -> one user message \"Say hello to <name>.\"
 Completion: greet's `name` (names starting with the typed prefix), notes' `id`.
-Listens (subscriptions/listen) are acknowledged for every kind above.
+Listens (subscriptions/listen) are acknowledged for every kind above (--listen-error
+refuses them with a JSON-RPC error instead).
 
 --test-tools adds tools that misbehave on purpose, for the bridge's tests:
   sleep {ms}                  waits (cancellable), then \"slept\"
@@ -91,6 +94,19 @@ struct Args {
         allow_hyphen_values = true
     )]
     discover_error: Option<RpcError>,
+    /// Answer subscriptions/listen with this JSON-RPC error instead of acknowledging it,
+    /// e.g. `-32000:no listens here` (from the listen of --listen-error-from on).
+    #[arg(
+        long,
+        value_name = "CODE:MESSAGE",
+        value_parser = parse_error,
+        allow_hyphen_values = true
+    )]
+    listen_error: Option<RpcError>,
+    /// With --listen-error: the first listen (counting from 1) that gets the error; the
+    /// ones before it are acknowledged.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    listen_error_from: u64,
     /// Leave _meta["io.modelcontextprotocol/serverInfo"] out of every result.
     #[arg(long)]
     no_server_info: bool,
@@ -193,6 +209,15 @@ fn build(args: &Args) -> Server {
             error.map_or(Ok(()), Err)
         }
     });
+    if let Some(error) = args.listen_error.clone() {
+        let from = args.listen_error_from;
+        let seen = Arc::new(AtomicU64::new(0));
+        builder = builder.listen_hook(move |_ctx, _filter| {
+            let n = seen.fetch_add(1, Ordering::SeqCst) + 1;
+            let error = error.clone();
+            async move { if n >= from { Err(error) } else { Ok(()) } }
+        });
+    }
     builder = demo(builder);
     if args.test_tools {
         builder = test_tools(builder);

@@ -232,6 +232,10 @@ async fn run(
         }
         Method::Listen => {
             let filter = Filter::parse(params.get("notifications"))?;
+            if let Some(hook) = &inner.listen_hook {
+                let asked = params.get("notifications").cloned().unwrap_or_default();
+                hook(ctx.clone(), asked).await?;
+            }
             let honoured = filter.honoured(server.supported());
             let events = inner.events.subscribe();
             let end = listen::run(ctx, honoured, events).await;
