@@ -873,6 +873,26 @@ async fn listen_error_refuses_listens_from_the_given_one_on() {
     assert!(rest.iter().all(|m| m["id"] == "A"), "{rest:?}");
 }
 
+#[tokio::test]
+async fn no_listen_declares_no_list_changes_and_refuses_listens() {
+    let mut up = Upstream::start(&["--no-listen"]);
+    let id = up.call("server/discover", with_meta(json!({}))).await;
+    let (_, discover) = up.response_to(&id).await;
+    assert_eq!(
+        discover["result"]["capabilities"],
+        json!({"tools": {}, "prompts": {}, "resources": {}, "completions": {}, "logging": {}})
+    );
+    let id = up
+        .call(
+            "subscriptions/listen",
+            with_meta(json!({"notifications": {"toolsListChanged": true}})),
+        )
+        .await;
+    let (_, refused) = up.response_to(&id).await;
+    assert_eq!(refused["error"]["code"], -32601);
+    up.finish().await;
+}
+
 // ---- misbehaving tools and lifecycle flags ---------------------------------------------------
 
 #[tokio::test]

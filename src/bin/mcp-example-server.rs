@@ -40,7 +40,7 @@ Resources: example://readme (text/plain); template example://notes/{id}.
 Prompt: greet {name} -> one user message \"Say hello to <name>.\"
 Completion: greet's `name` (names starting with the typed prefix), notes' `id`.
 Listens (subscriptions/listen) are acknowledged for every kind above (--listen-error
-refuses them with a JSON-RPC error instead).
+refuses them with a JSON-RPC error instead; --no-listen offers none).
 
 --test-tools adds tools that misbehave on purpose, for the bridge's tests:
   sleep {ms}                  waits (cancellable), then \"slept\"
@@ -94,6 +94,10 @@ struct Args {
         allow_hyphen_values = true
     )]
     discover_error: Option<RpcError>,
+    /// Offer no subscriptions/listen: discover declares no listChanged and no
+    /// resources.subscribe, and a listen gets -32601.
+    #[arg(long)]
+    no_listen: bool,
     /// Answer subscriptions/listen with this JSON-RPC error instead of acknowledging it,
     /// e.g. `-32000:no listens here` (from the listen of --listen-error-from on).
     #[arg(
@@ -184,6 +188,7 @@ fn build(args: &Args) -> Server {
     };
     let mut builder = Server::builder("mcp-example-server", env!("CARGO_PKG_VERSION"))
         .server_info(!args.no_server_info)
+        .listen(!args.no_listen)
         .cache(args.ttl_ms, scope);
     if let Some(instructions) = &args.instructions {
         builder = builder.instructions(instructions);

@@ -370,7 +370,8 @@ impl Server {
     fn offers(&self, method: Method) -> bool {
         let inner = &self.inner;
         match method {
-            Method::Discover | Method::Listen => true,
+            Method::Discover => true,
+            Method::Listen => inner.listen,
             Method::ToolsList | Method::ToolsCall => !inner.tools.is_empty(),
             Method::PromptsList | Method::PromptsGet => !inner.prompts.is_empty(),
             Method::ResourcesList | Method::ResourceTemplatesList | Method::ResourcesRead => {

@@ -155,6 +155,7 @@ struct Inner {
     completion: Option<Handler>,
     discover_hook: Option<DiscoverHook>,
     listen_hook: Option<ListenHook>,
+    listen: bool,
     trace_input: Option<PathBuf>,
     events: broadcast::Sender<listen::Broadcast>,
 }
@@ -176,6 +177,7 @@ impl Server {
             completion: None,
             discover_hook: None,
             listen_hook: None,
+            listen: true,
             trace_input: None,
         }
     }
@@ -241,6 +243,7 @@ pub struct ServerBuilder {
     completion: Option<Handler>,
     discover_hook: Option<DiscoverHook>,
     listen_hook: Option<ListenHook>,
+    listen: bool,
     trace_input: Option<PathBuf>,
 }
 
@@ -351,6 +354,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether the server offers `subscriptions/listen` (default: yes). Without it, discover
+    /// declares no `listChanged` and no `resources.subscribe`, and a listen gets -32601.
+    #[must_use]
+    pub fn listen(mut self, offered: bool) -> Self {
+        self.listen = offered;
+        self
+    }
+
     /// Runs before a `subscriptions/listen` is acknowledged (after `_meta` and filter
     /// validation), with the requested filter. An error answers the listen request instead of
     /// the acknowledgement. Meant for test fixtures (refused listens).
@@ -390,6 +401,7 @@ impl ServerBuilder {
                 completion: self.completion,
                 discover_hook: self.discover_hook,
                 listen_hook: self.listen_hook,
+                listen: self.listen,
                 trace_input: self.trace_input,
                 events,
             }),
