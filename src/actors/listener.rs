@@ -29,6 +29,10 @@ use crate::protocol::legacy::LogLevel;
 use crate::protocol::modern::RequestMeta;
 use crate::protocol::notify::{self, Backoff, Declared, Fact, LineLevel, ListenTimings, StreamEnd};
 
+/// Subscription changes that wait behind the one in flight; the next gets
+/// `too_many_requests` at once.
+pub const MAX_QUEUED_CHANGES: usize = 256;
+
 /// The actors a Listener works with.
 pub struct ListenerLinks {
     pub frontend: Addr<Frontend>,
@@ -140,6 +144,8 @@ pub struct Listener {
     halted: bool,
     backoff: Backoff,
     stopped: bool,
+    /// What the last acknowledgment left out (a warning when it changes).
+    unacknowledged: Vec<String>,
 }
 
 impl Listener {
@@ -165,6 +171,7 @@ impl Listener {
             halted: false,
             backoff: Backoff::new(timings.backoff_initial, timings.backoff_max),
             stopped: false,
+            unacknowledged: Vec::new(),
         }
     }
 
@@ -354,7 +361,13 @@ impl Handler<ListenFact> for Listener {
             return;
         }
         match fact {
-            Fact::Acked { id } => self.on_acked(id, ctx),
+            Fact::Acked { id, missing } => {
+                if !missing.is_empty() && missing != self.unacknowledged {
+                    tracing::warn!(target: "listener", "the upstream server acknowledged the listen stream without {}: the client gets none of these notifications", missing.join(", "));
+                }
+                self.unacknowledged = missing;
+                self.on_acked(id, ctx)
+            }
             Fact::Ended { id, end, .. } => self.on_ended(id, end, ctx),
         }
         self.settle(ctx);
@@ -364,6 +377,10 @@ impl Handler<ListenFact> for Listener {
 impl Handler<Change> for Listener {
     type Result = ();
     fn handle(&mut self, c: Change, ctx: &mut Context<Self>) {
+        if self.changes.len() >= MAX_QUEUED_CHANGES {
+            let e = Cause::TooManyRequests.error_object(Some(json!(MAX_QUEUED_CHANGES)));
+            return self.write(&jsonrpc::error_response(Some(&c.id), e));
+        }
         self.changes.push_back(c);
         self.settle(ctx);
     }

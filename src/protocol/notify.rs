@@ -167,6 +167,30 @@ pub fn resource_uri(params: Option<&Value>) -> Option<String> {
     (!uri.is_empty()).then(|| uri.to_string())
 }
 
+/// The members of the filter `asked` that the acknowledgment's subset `acked` leaves out: a
+/// list change asked for and not acknowledged, or `resourceSubscriptions` when a URI asked
+/// for is missing. The server sends nothing of those kinds on the stream.
+pub fn unacknowledged(asked: &Value, acked: &Value) -> Vec<String> {
+    let Some(asked) = asked.as_object() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (key, v) in asked {
+        let missing = match v {
+            Value::Bool(true) => acked.get(key) != Some(&Value::Bool(true)),
+            Value::Array(uris) => {
+                let got = acked.get(key).and_then(Value::as_array);
+                uris.iter().any(|u| !got.is_some_and(|g| g.contains(u)))
+            }
+            _ => false,
+        };
+        if missing {
+            out.push(key.clone());
+        }
+    }
+    out
+}
+
 /// The set of URIs after a change, or `None` when the change changes nothing (the URI is
 /// already subscribed, or not subscribed).
 pub fn changed(uris: &BTreeSet<String>, subscribe: bool, uri: &str) -> Option<BTreeSet<String>> {
@@ -411,6 +435,9 @@ pub enum Fact {
     Acked {
         /// The listen id.
         id: Id,
+        /// What the stream asked for and the acknowledgment leaves out (see
+        /// [`unacknowledged`]).
+        missing: Vec<String>,
     },
     /// A stream ended; `acked` tells whether it had been acknowledged.
     Ended {
@@ -549,9 +576,11 @@ impl Gate {
                 .take()
                 .map(|editor| vec![jsonrpc::response(&editor, json!({}))])
                 .unwrap_or_default();
+            let asked = self.declared.filter(&s.uris);
+            let missing = unacknowledged(&asked, &params["notifications"]);
             return Step::Handled {
                 frames,
-                fact: Some(Fact::Acked { id }),
+                fact: Some(Fact::Acked { id, missing }),
             };
         }
         match Event::from_notification(method, params) {
@@ -772,6 +801,43 @@ mod tests {
     }
 
     #[test]
+    fn the_acknowledged_subset_is_compared_with_the_filter() {
+        let asked = json!({"toolsListChanged": true, "promptsListChanged": true,
+                           "resourceSubscriptions": ["a://1", "b://2"]});
+        let table = [
+            (asked.clone(), vec![]),
+            (
+                json!({"toolsListChanged": true, "resourceSubscriptions": ["a://1"]}),
+                vec!["promptsListChanged", "resourceSubscriptions"],
+            ),
+            (
+                json!({}),
+                vec![
+                    "toolsListChanged",
+                    "promptsListChanged",
+                    "resourceSubscriptions",
+                ],
+            ),
+            (
+                json!("not a filter"),
+                vec![
+                    "toolsListChanged",
+                    "promptsListChanged",
+                    "resourceSubscriptions",
+                ],
+            ),
+        ];
+        for (acked, want) in table {
+            assert_eq!(unacknowledged(&asked, &acked), want, "{acked}");
+        }
+        // An empty set of URIs needs nothing back.
+        assert_eq!(
+            unacknowledged(&json!({"resourceSubscriptions": []}), &json!({})),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
     fn subscription_params_and_changes() {
         assert_eq!(
             resource_uri(Some(&json!({"uri": "a://1"}))),
@@ -939,7 +1005,20 @@ mod tests {
         assert!(frames.is_empty() && fact.is_none());
         let (frames, fact) = handled(g.on_notification(ACKNOWLEDGED, &sub("listen-1")));
         assert!(frames.is_empty());
-        assert_eq!(fact, Some(Fact::Acked { id: l1.clone() }));
+        let all_lists: Vec<String> = [
+            "toolsListChanged",
+            "promptsListChanged",
+            "resourcesListChanged",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            fact,
+            Some(Fact::Acked {
+                id: l1.clone(),
+                missing: all_lists
+            })
+        );
         assert_eq!(g.active_generation(), 1);
         let (frames, _) =
             handled(g.on_notification("notifications/tools/list_changed", &sub("listen-1")));
@@ -960,12 +1039,21 @@ mod tests {
         let (frames, _) =
             handled(g.on_notification("notifications/prompts/list_changed", &sub("listen-1")));
         assert_eq!(frames.len(), 1, "the old stream is still the active one");
-        let (frames, fact) = handled(g.on_notification(ACKNOWLEDGED, &sub("listen-2")));
+        let honoured = json!({"_meta": {META_SUBSCRIPTION_ID: "listen-2"}, "notifications": {
+            "toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true,
+            "resourceSubscriptions": ["a://1"]}});
+        let (frames, fact) = handled(g.on_notification(ACKNOWLEDGED, &honoured));
         assert_eq!(
             frames,
             vec![json!({"jsonrpc": "2.0", "id": 7, "result": {}})]
         );
-        assert_eq!(fact, Some(Fact::Acked { id: l2.clone() }));
+        assert_eq!(
+            fact,
+            Some(Fact::Acked {
+                id: l2.clone(),
+                missing: vec![]
+            })
+        );
         assert_eq!(g.active_generation(), 2);
         // The old stream is not retired yet, but its events no longer reach the editor.
         let (frames, _) =
