@@ -9,7 +9,8 @@ use std::time::Duration;
 use crate::actors::{BridgeConfig, Timeouts};
 use crate::protocol::framing::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
 use crate::protocol::notify::{
-    LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS, LISTEN_STABLE_SECS, ListenTimings,
+    LISTEN_ACK_TIMEOUT_SECS, LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS,
+    LISTEN_STABLE_SECS, ListenTimings,
 };
 
 /// Exit code of invalid arguments.
@@ -107,6 +108,9 @@ pub struct Cli {
     /// A listen stream that lives this long after its acknowledgment makes the next wait the first one again, in seconds
     #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_STABLE_SECS as f64, value_parser = seconds)]
     pub listen_stable: f64,
+    /// Time limit of the acknowledgment of a listen stream, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_ACK_TIMEOUT_SECS as f64, value_parser = seconds)]
+    pub listen_ack_timeout: f64,
     /// The upstream MCP 2026-07-28 server command and its arguments, after `--`
     #[arg(last = true, required = true, num_args = 1.., value_name = "COMMAND")]
     pub command: Vec<OsString>,
@@ -134,7 +138,7 @@ impl Cli {
                 backoff_initial: Duration::from_secs_f64(self.listen_backoff_initial),
                 backoff_max: Duration::from_secs_f64(self.listen_backoff_max),
                 stable: Duration::from_secs_f64(self.listen_stable),
-                ..ListenTimings::default()
+                ack_timeout: Duration::from_secs_f64(self.listen_ack_timeout),
             },
         }
     }
@@ -235,6 +239,7 @@ mod tests {
         assert_eq!(c.name.as_deref(), Some("x"));
         assert_eq!(c.max_line_bytes, 64 * 1024 * 1024);
         assert_eq!(c.discover_timeout, Duration::from_secs(60));
+        assert_eq!(c.listen, ListenTimings::default());
     }
 
     #[test]

@@ -40,7 +40,8 @@ Resources: example://readme (text/plain); template example://notes/{id}.
 Prompt: greet {name} -> one user message \"Say hello to <name>.\"
 Completion: greet's `name` (names starting with the typed prefix), notes' `id`.
 Listens (subscriptions/listen) are acknowledged for every kind above (--listen-error
-refuses them with a JSON-RPC error instead; --no-listen offers none).
+refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them late,
+--no-listen offers none).
 
 --test-tools adds tools that misbehave on purpose, for the bridge's tests:
   sleep {ms}                  waits (cancellable), then \"slept\"
@@ -111,6 +112,13 @@ struct Args {
     /// ones before it are acknowledged.
     #[arg(long, value_name = "N", default_value_t = 1)]
     listen_error_from: u64,
+    /// Wait this many milliseconds before acknowledging (or refusing) a listen, from the listen
+    /// of --listen-delay-from on.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    listen_delay_ms: u64,
+    /// With --listen-delay-ms: the first listen (counting from 1) that waits.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    listen_delay_from: u64,
     /// Leave _meta["io.modelcontextprotocol/serverInfo"] out of every result.
     #[arg(long)]
     no_server_info: bool,
@@ -214,13 +222,26 @@ fn build(args: &Args) -> Server {
             error.map_or(Ok(()), Err)
         }
     });
-    if let Some(error) = args.listen_error.clone() {
-        let from = args.listen_error_from;
+    if args.listen_error.is_some() || args.listen_delay_ms > 0 {
+        let error = args.listen_error.clone();
+        let error_from = args.listen_error_from;
+        let delay = Duration::from_millis(args.listen_delay_ms);
+        let delay_from = args.listen_delay_from;
         let seen = Arc::new(AtomicU64::new(0));
         builder = builder.listen_hook(move |_ctx, _filter| {
             let n = seen.fetch_add(1, Ordering::SeqCst) + 1;
-            let error = error.clone();
-            async move { if n >= from { Err(error) } else { Ok(()) } }
+            let error = error.clone().filter(|_| n >= error_from);
+            let delay = if n >= delay_from {
+                delay
+            } else {
+                Duration::ZERO
+            };
+            async move {
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                error.map_or(Ok(()), Err)
+            }
         });
     }
     builder = demo(builder);

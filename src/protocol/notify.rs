@@ -26,7 +26,8 @@ pub const LISTEN_BACKOFF_MAX_SECS: u64 = 30;
 /// How long a stream lives after its acknowledgment before a loss starts the waits again from
 /// the first one, in seconds (`--listen-stable`).
 pub const LISTEN_STABLE_SECS: u64 = 10;
-/// How long the bridge waits for the acknowledgment of a stream on stdio, in seconds.
+/// How long the bridge waits for the acknowledgment of a stream on stdio, in seconds
+/// (`--listen-ack-timeout`).
 pub const LISTEN_ACK_TIMEOUT_SECS: u64 = 10;
 
 /// The time settings of the listen stream.
