@@ -331,6 +331,42 @@ fn only_the_active_streams_events_reach_the_editor() {
 }
 
 #[test]
+fn an_older_stream_is_silent_from_the_acknowledgment_of_a_newer_one_on() {
+    // listen-2 (the stream of a subscription) is acknowledged late by the fixture; the test
+    // writes its acknowledgment itself, followed in the same write by an event of listen-1
+    // (still open: the bridge cancels it only after the acknowledgment) and one of listen-2.
+    let mut b = ready(
+        &[],
+        &["--listen-delay-ms", "3000", "--listen-delay-from", "2"],
+    );
+    b.send_request(
+        json!(1),
+        "resources/subscribe",
+        json!({"uri": "example://readme"}),
+    );
+    b.wait_upstream(|v| v["id"] == "listen-2");
+    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+        "params": {"_meta": {SUB: "listen-2"}, "notifications": {"toolsListChanged": true,
+        "promptsListChanged": true, "resourcesListChanged": true,
+        "resourceSubscriptions": ["example://readme"]}}});
+    let event = |method: &str, id: &str| json!({"jsonrpc": "2.0", "method": method, "params": {"_meta": {SUB: id}}});
+    let chunk = format!(
+        "{ack}\n{}\n{}",
+        event("notifications/prompts/list_changed", "listen-1"),
+        event("notifications/tools/list_changed", "listen-2")
+    );
+    b.send_request(
+        json!(2),
+        "tools/call",
+        json!({"name": "emit", "arguments": {"lines": [chunk]}}),
+    );
+    assert_eq!(b.recv(), json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    assert_eq!(b.recv(), bare("notifications/tools/list_changed"));
+    assert_eq!(text_of(&b.recv()), "emitted");
+    b.wait_upstream(cancel_of("listen-1"));
+}
+
+#[test]
 fn the_server_ending_a_stream_counts_as_a_loss_with_gap_events_both_ways() {
     let mut b = ready(&["--listen-backoff-initial", "0.1"], &[]);
     assert_eq!(
