@@ -8,6 +8,10 @@ use std::time::Duration;
 
 use crate::actors::{BridgeConfig, Timeouts};
 use crate::protocol::framing::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
+use crate::protocol::notify::{
+    LISTEN_ACK_TIMEOUT_SECS, LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS,
+    LISTEN_STABLE_SECS, ListenTimings,
+};
 
 /// Exit code of invalid arguments.
 pub const EXIT_USAGE: i32 = 2;
@@ -99,6 +103,18 @@ pub struct Cli {
     /// Wait for the upstream to exit at each step of the shutdown (after its stdin closes, then after SIGTERM; then SIGKILL), in seconds
     #[arg(long, value_name = "SECONDS", default_value = "2", value_parser = seconds)]
     pub shutdown_grace: f64,
+    /// Wait before a new listen stream after a loss, in seconds; it doubles up to --listen-backoff-max
+    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_INITIAL_MS as f64 / 1000.0, value_parser = seconds)]
+    pub listen_backoff_initial: f64,
+    /// Longest wait before a new listen stream, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_MAX_SECS as f64, value_parser = seconds)]
+    pub listen_backoff_max: f64,
+    /// A listen stream that lives this long after its acknowledgment makes the next wait the first one again, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_STABLE_SECS as f64, value_parser = seconds)]
+    pub listen_stable: f64,
+    /// Time limit of the acknowledgment of a listen stream, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_ACK_TIMEOUT_SECS as f64, value_parser = seconds)]
+    pub listen_ack_timeout: f64,
     /// The upstream MCP 2026-07-28 server command and its arguments, after `--`
     #[arg(last = true, required = true, num_args = 1.., value_name = "COMMAND")]
     pub command: Vec<OsString>,
@@ -124,6 +140,12 @@ impl Cli {
             },
             max_in_flight: self.max_in_flight as usize,
             shutdown_grace: Duration::from_secs_f64(self.shutdown_grace),
+            listen: ListenTimings {
+                backoff_initial: Duration::from_secs_f64(self.listen_backoff_initial),
+                backoff_max: Duration::from_secs_f64(self.listen_backoff_max),
+                stable: Duration::from_secs_f64(self.listen_stable),
+                ack_timeout: Duration::from_secs_f64(self.listen_ack_timeout),
+            },
         }
     }
 }
@@ -223,6 +245,7 @@ mod tests {
         assert_eq!(c.name.as_deref(), Some("x"));
         assert_eq!(c.max_line_bytes, 64 * 1024 * 1024);
         assert_eq!(c.discover_timeout, Duration::from_secs(60));
+        assert_eq!(c.listen, ListenTimings::default());
     }
 
     #[test]

@@ -848,6 +848,51 @@ async fn the_server_ends_listens_with_a_result_or_with_notifications_cancelled()
     );
 }
 
+#[tokio::test]
+async fn listen_error_refuses_listens_from_the_given_one_on() {
+    let mut up = Upstream::start(&[
+        "--listen-error",
+        "-32000:no listens here",
+        "--listen-error-from",
+        "2",
+    ]);
+    listen(&mut up, "A", json!({"toolsListChanged": true})).await;
+    for id in ["B", "C"] {
+        up.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+                        "params": with_meta(json!({"notifications": {"toolsListChanged": true}}))}),
+        )
+        .await;
+        let refused = up.recv().await;
+        assert_eq!(
+            refused,
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "no listens here"}})
+        );
+    }
+    let (rest, _) = up.finish().await;
+    assert!(rest.iter().all(|m| m["id"] == "A"), "{rest:?}");
+}
+
+#[tokio::test]
+async fn no_listen_declares_no_list_changes_and_refuses_listens() {
+    let mut up = Upstream::start(&["--no-listen"]);
+    let id = up.call("server/discover", with_meta(json!({}))).await;
+    let (_, discover) = up.response_to(&id).await;
+    assert_eq!(
+        discover["result"]["capabilities"],
+        json!({"tools": {}, "prompts": {}, "resources": {}, "completions": {}, "logging": {}})
+    );
+    let id = up
+        .call(
+            "subscriptions/listen",
+            with_meta(json!({"notifications": {"toolsListChanged": true}})),
+        )
+        .await;
+    let (_, refused) = up.response_to(&id).await;
+    assert_eq!(refused["error"]["code"], -32601);
+    up.finish().await;
+}
+
 // ---- misbehaving tools and lifecycle flags ---------------------------------------------------
 
 #[tokio::test]

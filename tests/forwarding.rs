@@ -113,11 +113,9 @@ fn results_lose_the_2026_fields_and_tool_schemas_are_adapted() {
     let t = tool("schema_array_output");
     assert!(t.get("outputSchema").is_none(), "{t}");
     assert_eq!(tool("add")["outputSchema"]["type"], "object");
-    assert!(
-        b.stderr_text()
-            .contains("an array schema without items got items"),
-        "info line expected"
-    );
+    // The info line is on stderr before the response is on stdout; the reader of stderr
+    // may still be behind.
+    b.wait_stderr("an array schema without items got items");
 }
 
 #[test]
@@ -266,6 +264,7 @@ fn prompts_resources_and_completion_are_forwarded() {
 #[test]
 fn upstream_cancellations_and_list_changes_never_reach_the_editor() {
     let mut b = ready();
+    let before = b.seen.len();
     let lines = json!([
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
         r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"x"}}}"#,
@@ -279,8 +278,9 @@ fn upstream_cancellations_and_list_changes_never_reach_the_editor() {
     );
     assert_eq!(text_of(&r), "emitted");
     assert!(b.recv_for(Duration::from_millis(200)).is_empty());
+    // The list change names a subscription the bridge never opened: it stays inside.
     assert!(
-        b.seen.iter().all(|f| f.get("method").is_none()),
+        b.seen[before..].iter().all(|f| f.get("method").is_none()),
         "{:?}",
         b.seen
     );

@@ -5,6 +5,8 @@
 //! request as a slot. Because this actor handles one message at a time, "is the slot still
 //! live? then write its frame" is one step: that is the output lock of the design.
 
+mod listen;
+
 use actix::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -12,6 +14,7 @@ use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::listener::StopCause;
 use super::metrics::{ActorStats, MethodDone, Metrics};
 use super::output::{Output, WriteFrame};
 use super::pending::{PendingTable, Resolve};
@@ -26,6 +29,7 @@ use crate::protocol::input::Answer;
 use crate::protocol::jsonrpc::{self, Id, MAX_CLIENT_DEPTH, Message, ParseError};
 use crate::protocol::legacy::{self, Forwarded, LogLevel, NotificationClass, RequestClass};
 use crate::protocol::modern::{self, Discovered, RequestMeta};
+use crate::protocol::notify::Declared;
 use crate::protocol::translate::{self, ReplyMask};
 
 /// The lifecycle of the connection (2025-11-25 lifecycle; the reference's state table).
@@ -37,11 +41,11 @@ pub enum Lifecycle {
     Closing,
 }
 
-/// What the bridge honours of the discovered capabilities today: the listen stream is not
-/// built yet, so no `listChanged` and no `subscribe` go to the editor.
+/// What the bridge honours of the discovered capabilities: the Listener keeps a listen
+/// stream for the list changes and the resource subscriptions.
 pub const REPLY_MASK: ReplyMask = ReplyMask {
-    list_changed: false,
-    subscribe: false,
+    list_changed: true,
+    subscribe: true,
 };
 
 /// The Frontend actor.
@@ -64,6 +68,8 @@ pub struct Frontend {
     editor_capabilities: Arc<Value>,
     meta: Option<RequestMeta>,
     initialized: bool,
+    declared: Declared,
+    listen: Option<listen::ListenSide>,
 }
 
 /// The addresses a Frontend works with.
@@ -100,6 +106,8 @@ impl Frontend {
             editor_capabilities: Arc::new(json!({})),
             meta: None,
             initialized: false,
+            declared: Declared::default(),
+            listen: None,
         }
     }
 
@@ -207,6 +215,7 @@ impl Frontend {
                 match legacy::set_level_params(params.as_ref()) {
                     Some(level) => {
                         self.log_level = Some(level);
+                        self.listener_log_level();
                         self.write(&jsonrpc::response(&id, json!({})));
                     }
                     None => self.reply_error(
@@ -245,6 +254,10 @@ impl Frontend {
             }
             Lifecycle::Ready => match class {
                 RequestClass::Forward(f) => self.start_forward(id, f, params, ctx),
+                RequestClass::Subscribe | RequestClass::Unsubscribe => {
+                    let subscribe = class == RequestClass::Subscribe;
+                    self.on_resource_subscription(id, &method, subscribe, params.as_ref())
+                }
                 _ => self.reply_error(Some(&id), Cause::MethodNotFound, Some(json!(method))),
             },
             _ => self.reply_error(Some(&id), Cause::UpstreamExited, None),
@@ -265,6 +278,7 @@ impl Frontend {
             NotificationClass::Initialized => {
                 if self.state == Lifecycle::Ready {
                     self.initialized = true;
+                    self.start_listener(ctx);
                 }
             }
             NotificationClass::Other => {
@@ -422,6 +436,7 @@ impl Frontend {
                 tracing::info!(target: "frontend", "the upstream server is ready (protocol {})", d.protocol_version);
                 let result =
                     translate::initialize_result(&d, &self.fallback_server_info(), REPLY_MASK);
+                self.declared = Declared::from_capabilities(&result["capabilities"]);
                 self.write(&jsonrpc::response(&id, result));
             }
             Err(e) => {
@@ -495,6 +510,9 @@ impl Frontend {
     }
 
     fn on_upstream_notification(&mut self, method: &str, params: Value) {
+        if self.listen_step(method, &params) {
+            return;
+        }
         match method {
             "notifications/progress" => {
                 let Some(token) = params.get("progressToken").and_then(Value::as_str) else {
@@ -569,6 +587,7 @@ impl Frontend {
                         self.reply_error(Some(&id), Cause::UpstreamExited, None);
                     }
                 }
+                self.listener_gone();
                 self.supervisor
                     .do_send(Shutdown(ShutdownCause::UpstreamLost));
             }
@@ -603,23 +622,31 @@ impl Handler<FromUpstream> for Frontend {
                 self.on_upstream_notification(&method, params)
             }
             FromUpstream::Gone { status } => self.on_upstream_gone(status, ctx),
+            FromUpstream::ListenEnded { id, reply } => self.on_listen_ended(id, reply),
         }
     }
 }
 
-/// The end of the input: stop, cancel every slot without a response.
+/// The end of the input: stop, cancel every slot without a response; resolves once the
+/// Listener has cancelled its streams.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Quiesce;
 
 impl Handler<Quiesce> for Frontend {
-    type Result = ();
-    fn handle(&mut self, _: Quiesce, ctx: &mut Context<Self>) {
+    type Result = ResponseFuture<()>;
+    fn handle(&mut self, _: Quiesce, ctx: &mut Context<Self>) -> Self::Result {
         let _h = self.stats.handling();
         self.state = Lifecycle::Closing;
         let ids: Vec<Id> = self.slots.keys().cloned().collect();
         for id in ids {
             self.cancel_slot(&id, ctx);
         }
+        let listener = self.stop_listener(StopCause::EndOfInput);
+        Box::pin(async move {
+            if let Some(stopped) = listener {
+                let _ = stopped.await;
+            }
+        })
     }
 }

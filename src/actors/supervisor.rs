@@ -17,6 +17,7 @@ use super::pending::PendingTable;
 use super::upstream::{self, SetFrontend, Upstream};
 use crate::protocol::framing::{Frame, LineFramer};
 use crate::protocol::legacy::Forwarded;
+use crate::protocol::notify::ListenTimings;
 use crate::transport::child::{CHILD_PGID, signal_group};
 
 /// Time after the end of stdin after which the watchdog thread ends the process (exit 0).
@@ -105,6 +106,8 @@ pub struct BridgeConfig {
     pub max_in_flight: usize,
     /// The wait at each shutdown step.
     pub shutdown_grace: Duration,
+    /// The waits and time limits of the listen stream.
+    pub listen: ListenTimings,
 }
 
 /// Why the bridge stops.

@@ -6,7 +6,7 @@
 use actix::prelude::*;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,6 +45,9 @@ pub enum FromUpstream {
     Notification { method: String, params: Value },
     /// The child closed its stdout; `status` is how it ended.
     Gone { status: String },
+    /// The response to a listen request (see [`Listen`]), in upstream order with the
+    /// notifications.
+    ListenEnded { id: Id, reply: Reply },
 }
 
 struct Pending {
@@ -69,6 +72,7 @@ pub struct Upstream {
     generation: u64,
     next_id: i64,
     pending: HashMap<Id, Pending>,
+    listens: HashSet<Id>,
 }
 
 impl Upstream {
@@ -82,6 +86,7 @@ impl Upstream {
             generation: 0,
             next_id: 0,
             pending: HashMap::new(),
+            listens: HashSet::new(),
         }
     }
 
@@ -96,6 +101,7 @@ impl Upstream {
     }
 
     fn fail_all_pending(&mut self) {
+        self.listens.clear();
         for (id, p) in self.pending.drain() {
             tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=closed time_ms={:.3}",
                 p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3);
@@ -104,6 +110,9 @@ impl Upstream {
     }
 
     fn resolve(&mut self, id: &Id, reply: Reply) {
+        if self.listens.remove(id) {
+            return self.listen_ended(id, reply);
+        }
         let Some(p) = self.pending.remove(id) else {
             tracing::debug!(target: "upstream", "dropped a response for unknown id {id}");
             return;
@@ -117,6 +126,20 @@ impl Upstream {
         tracing::debug!(target: "upstream", "id={id} client={} method={} outcome={outcome} time_ms={:.3}",
             p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3);
         let _ = p.tx.send(reply);
+    }
+
+    /// A listen request got its response: it goes to the Frontend like a notification, so
+    /// that it keeps its place among the stream's notifications.
+    fn listen_ended(&mut self, id: &Id, reply: Reply) {
+        tracing::debug!(target: "upstream", "id={id} method=subscriptions/listen outcome={}",
+            match &reply { Reply::Result(_) => "result", Reply::Error(_) => "error",
+                           Reply::Closed => "closed", Reply::Invalid => "invalid" });
+        if let Some(f) = &self.frontend {
+            f.do_send(FromUpstream::ListenEnded {
+                id: id.clone(),
+                reply,
+            });
+        }
     }
 
     fn on_frame(&mut self, frame: Frame) {
@@ -333,15 +356,47 @@ impl Handler<Cancel> for Upstream {
     type Result = ();
     fn handle(&mut self, Cancel(id): Cancel, _: &mut Context<Self>) {
         let _h = self.stats.handling();
-        if let Some(p) = self.pending.remove(&id) {
-            tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=cancelled time_ms={:.3}",
-                p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3);
+        let known = match self.pending.remove(&id) {
+            Some(p) => {
+                tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=cancelled time_ms={:.3}",
+                    p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3);
+                true
+            }
+            None => self.listens.remove(&id),
+        };
+        if known {
             let n = jsonrpc::notification(
                 "notifications/cancelled",
                 json!({"requestId": id.to_value()}),
             );
             self.write(&n);
         }
+    }
+}
+
+/// Open a listen stream: send `subscriptions/listen` with the id the Listener chose (its
+/// generation), with no time limit. Its response comes as [`FromUpstream::ListenEnded`];
+/// [`Cancel`] ends it. False when there is no upstream.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct Listen {
+    /// The listen id.
+    pub id: Id,
+    /// The params, with the full 2026-07-28 `_meta` and the filter.
+    pub params: Value,
+}
+
+impl Handler<Listen> for Upstream {
+    type Result = bool;
+    fn handle(&mut self, m: Listen, _: &mut Context<Self>) -> bool {
+        let _h = self.stats.handling();
+        let frame = jsonrpc::request(&m.id, "subscriptions/listen", m.params);
+        if self.conn.is_none() || !self.write(&frame) {
+            return false;
+        }
+        tracing::debug!(target: "upstream", "id={} method=subscriptions/listen outcome=sent", m.id);
+        self.listens.insert(m.id);
+        true
     }
 }
 

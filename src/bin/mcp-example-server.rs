@@ -5,6 +5,8 @@
 use std::future::Future;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
@@ -37,7 +39,9 @@ Default tools:
 Resources: example://readme (text/plain); template example://notes/{id}.
 Prompt: greet {name} -> one user message \"Say hello to <name>.\"
 Completion: greet's `name` (names starting with the typed prefix), notes' `id`.
-Listens (subscriptions/listen) are acknowledged for every kind above.
+Listens (subscriptions/listen) are acknowledged for every kind above (--listen-error
+refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them late,
+--no-listen offers none).
 
 --test-tools adds tools that misbehave on purpose, for the bridge's tests:
   sleep {ms}                  waits (cancellable), then \"slept\"
@@ -94,6 +98,30 @@ struct Args {
         allow_hyphen_values = true
     )]
     discover_error: Option<RpcError>,
+    /// Offer no subscriptions/listen: discover declares no listChanged and no
+    /// resources.subscribe, and a listen gets -32601.
+    #[arg(long)]
+    no_listen: bool,
+    /// Answer subscriptions/listen with this JSON-RPC error instead of acknowledging it,
+    /// e.g. `-32000:no listens here` (from the listen of --listen-error-from on).
+    #[arg(
+        long,
+        value_name = "CODE:MESSAGE",
+        value_parser = parse_error,
+        allow_hyphen_values = true
+    )]
+    listen_error: Option<RpcError>,
+    /// With --listen-error: the first listen (counting from 1) that gets the error; the
+    /// ones before it are acknowledged.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    listen_error_from: u64,
+    /// Wait this many milliseconds before acknowledging (or refusing) a listen, from the listen
+    /// of --listen-delay-from on.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    listen_delay_ms: u64,
+    /// With --listen-delay-ms: the first listen (counting from 1) that waits.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    listen_delay_from: u64,
     /// Leave _meta["io.modelcontextprotocol/serverInfo"] out of every result.
     #[arg(long)]
     no_server_info: bool,
@@ -171,6 +199,7 @@ fn build(args: &Args) -> Server {
     };
     let mut builder = Server::builder("mcp-example-server", env!("CARGO_PKG_VERSION"))
         .server_info(!args.no_server_info)
+        .listen(!args.no_listen)
         .cache(args.ttl_ms, scope);
     if let Some(instructions) = &args.instructions {
         builder = builder.instructions(instructions);
@@ -196,6 +225,28 @@ fn build(args: &Args) -> Server {
             error.map_or(Ok(()), Err)
         }
     });
+    if args.listen_error.is_some() || args.listen_delay_ms > 0 {
+        let error = args.listen_error.clone();
+        let error_from = args.listen_error_from;
+        let delay = Duration::from_millis(args.listen_delay_ms);
+        let delay_from = args.listen_delay_from;
+        let seen = Arc::new(AtomicU64::new(0));
+        builder = builder.listen_hook(move |_ctx, _filter| {
+            let n = seen.fetch_add(1, Ordering::SeqCst) + 1;
+            let error = error.clone().filter(|_| n >= error_from);
+            let delay = if n >= delay_from {
+                delay
+            } else {
+                Duration::ZERO
+            };
+            async move {
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                error.map_or(Ok(()), Err)
+            }
+        });
+    }
     builder = demo(builder);
     if args.test_tools {
         builder = test_tools(builder);

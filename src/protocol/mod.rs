@@ -7,4 +7,5 @@ pub mod input;
 pub mod jsonrpc;
 pub mod legacy;
 pub mod modern;
+pub mod notify;
 pub mod translate;

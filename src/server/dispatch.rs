@@ -232,6 +232,10 @@ async fn run(
         }
         Method::Listen => {
             let filter = Filter::parse(params.get("notifications"))?;
+            if let Some(hook) = &inner.listen_hook {
+                let asked = params.get("notifications").cloned().unwrap_or_default();
+                hook(ctx.clone(), asked).await?;
+            }
             let honoured = filter.honoured(server.supported());
             let events = inner.events.subscribe();
             let end = listen::run(ctx, honoured, events).await;
@@ -366,7 +370,8 @@ impl Server {
     fn offers(&self, method: Method) -> bool {
         let inner = &self.inner;
         match method {
-            Method::Discover | Method::Listen => true,
+            Method::Discover => true,
+            Method::Listen => inner.listen,
             Method::ToolsList | Method::ToolsCall => !inner.tools.is_empty(),
             Method::PromptsList | Method::PromptsGet => !inner.prompts.is_empty(),
             Method::ResourcesList | Method::ResourceTemplatesList | Method::ResourcesRead => {

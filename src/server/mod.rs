@@ -106,6 +106,8 @@ pub type HandlerFuture = BoxFuture<'static, Result<Outcome, RpcError>>;
 type Handler = Arc<dyn Fn(Value, RequestContext) -> HandlerFuture + Send + Sync>;
 type DiscoverHook =
     Arc<dyn Fn(RequestContext) -> BoxFuture<'static, Result<(), RpcError>> + Send + Sync>;
+type ListenHook =
+    Arc<dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<(), RpcError>> + Send + Sync>;
 
 fn boxed<F, Fut>(handler: F) -> Handler
 where
@@ -152,6 +154,8 @@ struct Inner {
     templates: Vec<(ResourceTemplateDef, Handler)>,
     completion: Option<Handler>,
     discover_hook: Option<DiscoverHook>,
+    listen_hook: Option<ListenHook>,
+    listen: bool,
     trace_input: Option<PathBuf>,
     events: broadcast::Sender<listen::Broadcast>,
 }
@@ -172,6 +176,8 @@ impl Server {
             templates: Vec::new(),
             completion: None,
             discover_hook: None,
+            listen_hook: None,
+            listen: true,
             trace_input: None,
         }
     }
@@ -236,6 +242,8 @@ pub struct ServerBuilder {
     templates: Vec<(ResourceTemplateDef, Handler)>,
     completion: Option<Handler>,
     discover_hook: Option<DiscoverHook>,
+    listen_hook: Option<ListenHook>,
+    listen: bool,
     trace_input: Option<PathBuf>,
 }
 
@@ -346,6 +354,27 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether the server offers `subscriptions/listen` (default: yes). Without it, discover
+    /// declares no `listChanged` and no `resources.subscribe`, and a listen gets -32601.
+    #[must_use]
+    pub fn listen(mut self, offered: bool) -> Self {
+        self.listen = offered;
+        self
+    }
+
+    /// Runs before a `subscriptions/listen` is acknowledged (after `_meta` and filter
+    /// validation), with the requested filter. An error answers the listen request instead of
+    /// the acknowledgement. Meant for test fixtures (refused listens).
+    #[must_use]
+    pub fn listen_hook<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(RequestContext, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), RpcError>> + Send + 'static,
+    {
+        self.listen_hook = Some(Arc::new(move |ctx, filter| Box::pin(hook(ctx, filter))));
+        self
+    }
+
     /// Appends every received line, verbatim, to this file (flushed line by line), so tests can
     /// assert what the server received.
     #[must_use]
@@ -371,6 +400,8 @@ impl ServerBuilder {
                 templates: self.templates,
                 completion: self.completion,
                 discover_hook: self.discover_hook,
+                listen_hook: self.listen_hook,
+                listen: self.listen,
                 trace_input: self.trace_input,
                 events,
             }),

@@ -108,18 +108,31 @@ impl Server {
     /// `ServerCapabilities` from what was registered.
     pub(crate) fn capabilities(&self) -> Value {
         let supported = self.supported();
+        let listen = self.inner.listen;
         let mut capabilities = Map::new();
         if supported.tools {
-            capabilities.insert("tools".into(), json!({ "listChanged": true }));
+            let tools = if listen {
+                json!({ "listChanged": true })
+            } else {
+                json!({})
+            };
+            capabilities.insert("tools".into(), tools);
         }
         if supported.prompts {
-            capabilities.insert("prompts".into(), json!({ "listChanged": true }));
+            let prompts = if listen {
+                json!({ "listChanged": true })
+            } else {
+                json!({})
+            };
+            capabilities.insert("prompts".into(), prompts);
         }
         if supported.resources {
-            capabilities.insert(
-                "resources".into(),
-                json!({ "subscribe": true, "listChanged": true }),
-            );
+            let resources = if listen {
+                json!({ "subscribe": true, "listChanged": true })
+            } else {
+                json!({})
+            };
+            capabilities.insert("resources".into(), resources);
         }
         if self.inner.completion.is_some() {
             capabilities.insert("completions".into(), json!({}));

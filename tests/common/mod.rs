@@ -50,8 +50,11 @@ pub struct Bridge {
     backlog: Vec<Value>,
     /// Methods of the requests sent, by id, so responses validate against the right result.
     methods: HashMap<String, String>,
-    /// Every frame the bridge wrote, in order.
+    /// Every frame the bridge wrote, in order (except [`Bridge::opening_events`]).
     pub seen: Vec<Value>,
+    /// The list changes after the first acknowledgment of the listen stream, taken by
+    /// [`Bridge::initialize_with`] (and left out of `seen`).
+    pub opening_events: Vec<Value>,
     pub trace: PathBuf,
     pub dir: PathBuf,
 }
@@ -121,6 +124,7 @@ impl Bridge {
             backlog: Vec::new(),
             methods: HashMap::new(),
             seen: Vec::new(),
+            opening_events: Vec::new(),
             trace,
             dir,
         }
@@ -223,6 +227,41 @@ impl Bridge {
         }
     }
 
+    /// The next notification with this method; frames before it stay in the backlog (in
+    /// order).
+    pub fn recv_notification(&mut self, method: &str) -> Value {
+        let is_it = |f: &Value| f["method"] == method && f.get("id").is_none();
+        if let Some(pos) = self.backlog.iter().position(is_it) {
+            return self.backlog.remove(pos);
+        }
+        let end = Instant::now() + RECV_TIMEOUT;
+        loop {
+            let left = end
+                .checked_duration_since(Instant::now())
+                .unwrap_or_default();
+            let Some(v) = self.read_frame(left) else {
+                panic!("no {method}; stderr:\n{}", self.stderr_text());
+            };
+            if is_it(&v) {
+                return v;
+            }
+            self.backlog.push(v);
+        }
+    }
+
+    /// Waits until the bridge's stderr has a line containing `text`.
+    pub fn wait_stderr(&self, text: &str) {
+        let end = Instant::now() + RECV_TIMEOUT;
+        while !self.stderr_text().contains(text) {
+            assert!(
+                Instant::now() < end,
+                "no stderr line with {text:?}; stderr:\n{}",
+                self.stderr_text()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Notifications kept in the backlog with this method (taken out).
     pub fn take_notifications(&mut self, method: &str) -> Vec<Value> {
         let (take, keep): (Vec<Value>, Vec<Value>) = self.backlog.drain(..).partition(|f| {
@@ -238,8 +277,38 @@ impl Bridge {
         self.recv_response(&id)
     }
 
-    /// `initialize` with the given client capabilities, then `notifications/initialized`.
+    /// `initialize` with the given client capabilities, then `notifications/initialized`,
+    /// then waits until the listen stream is up: the first frames after `initialized` are the
+    /// gap events of its first acknowledgment, one list change per list that the result
+    /// declares with `listChanged`; they are kept in [`Bridge::opening_events`].
     pub fn initialize_with(&mut self, capabilities: Value) -> Value {
+        let r = self.initialize_only(capabilities);
+        let lists = ["tools", "prompts", "resources"]
+            .iter()
+            .filter(|l| r["result"]["capabilities"][**l]["listChanged"] == json!(true))
+            .count();
+        while self.opening_events.len() < lists {
+            let v = self.recv();
+            assert!(
+                v["method"]
+                    .as_str()
+                    .is_some_and(|m| m.ends_with("/list_changed")),
+                "expected the list changes after the first acknowledgment, got {v}"
+            );
+            self.opening_events.push(v);
+        }
+        // They are the listen stream's, not a reaction to what a test does next: keep them
+        // out of `seen`, whose users ask what the bridge wrote because of their requests.
+        for ev in &self.opening_events {
+            if let Some(pos) = self.seen.iter().rposition(|f| f == ev) {
+                self.seen.remove(pos);
+            }
+        }
+        r
+    }
+
+    /// `initialize` and `notifications/initialized` without waiting for the listen stream.
+    pub fn initialize_only(&mut self, capabilities: Value) -> Value {
         let r = self.request(
             json!(0),
             "initialize",

@@ -19,6 +19,8 @@
 //                 elicitation/create, answered "accept" {name: "Ada"}; result "Hello, Ada!"
 //   list-changed  tools/call flip_tools twice; each call must be followed by
 //                 notifications/tools/list_changed and a tools/list with/without `farewell`
+//   subscribe     resources/subscribe counter://value; tools/call increment must be followed by
+//                 notifications/resources/updated for it; after resources/unsubscribe, none
 //   elicit-2rounds  tools/call plan_trip: two chained elicitation/create ("Where to?" -> Lisbon,
 //                 "How many nights in Lisbon?" -> 3); result "trip: Lisbon, 3 nights"
 //   sampling      declares sampling; tools/call ask_llm: one sampling/createMessage (exact
@@ -41,6 +43,7 @@ import {
     ElicitRequestSchema,
     CreateMessageRequestSchema,
     ToolListChangedNotificationSchema,
+    ResourceUpdatedNotificationSchema,
     LoggingMessageNotificationSchema
 } from '@modelcontextprotocol/sdk/types.js';
 import { isDeepStrictEqual } from 'node:util';
@@ -305,6 +308,35 @@ const SCENARIOS = {
             expectEqual(names.includes('farewell'), enabled, `farewell listed after flip_tools #${i}`);
         }
         return `2 x flip_tools -> ${changed} tools/list_changed; tools/list showed farewell added then removed`;
+    },
+
+    async subscribe(ctx) {
+        const client = await connect(ctx, {});
+        const updates = [];
+        client.setNotificationHandler(ResourceUpdatedNotificationSchema, n => { updates.push(n.params.uri); });
+        client.setNotificationHandler(LoggingMessageNotificationSchema, () => {});
+        await initialize(ctx, client);
+        const caps = client.getServerCapabilities() ?? {};
+        expectEqual(caps.resources?.subscribe, true, 'server capabilities resources.subscribe');
+
+        step('resources/subscribe counter://value');
+        expectEqual(await client.subscribeResource({ uri: 'counter://value' }, req), {}, 'resources/subscribe result');
+        step('tools/call increment #1');
+        expectText(await client.callTool({ name: 'increment', arguments: {} }, undefined, req), '1', 'increment #1');
+        step('notifications/resources/updated');
+        await waitFor(() => updates.length >= 1, 5000, 'notifications/resources/updated for counter://value');
+        expectEqual(updates, ['counter://value'], 'updated URIs');
+        step('resources/read counter://value');
+        const rr = await client.readResource({ uri: 'counter://value' }, req);
+        expectEqual(rr.contents?.[0]?.text, '1', 'counter://value after increment #1');
+
+        step('resources/unsubscribe counter://value');
+        expectEqual(await client.unsubscribeResource({ uri: 'counter://value' }, req), {}, 'resources/unsubscribe result');
+        step('tools/call increment #2');
+        expectText(await client.callTool({ name: 'increment', arguments: {} }, undefined, req), '2', 'increment #2');
+        await new Promise(resolve => setTimeout(resolve, 500));
+        expectEqual(updates, ['counter://value'], 'updated URIs after resources/unsubscribe');
+        return 'subscribe -> one resources/updated after increment; none after unsubscribe';
     }
 };
 

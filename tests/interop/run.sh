@@ -5,7 +5,8 @@
 #
 #   bash tests/interop/run.sh [--direct] [SCENARIO...]      (default scenario: basic)
 #
-#   SCENARIO  basic | elicit | elicit-2rounds | sampling | list-changed | upstream-discover (--direct only);
+#   SCENARIO  basic | elicit | elicit-2rounds | sampling | list-changed | subscribe |
+#             upstream-discover (--direct only);
 #             see client.mjs and README.md
 #   --direct  run the client straight against upstream.py, without the bridge (proves the
 #             test scripts and the peers; the Python server also accepts a 2025-11-25 initialize)
@@ -36,7 +37,7 @@ scenarios=()
 for a in "$@"; do
   case "$a" in
     --direct) direct=1 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
     *) scenarios+=("$a") ;;
   esac

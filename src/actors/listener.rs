@@ -1,0 +1,428 @@
+//! The Listener actor: keeps a `subscriptions/listen` stream of the upstream open for the
+//! editor. The Frontend starts it after `notifications/initialized` when the `initialize`
+//! result declared a list change or `resources.subscribe`. It owns the streams, the subscribed
+//! URIs and the generation number; it opens a stream with the full set of URIs for each change
+//! of `resources/subscribe` and `resources/unsubscribe` (one change at a time), and a new
+//! stream after a loss, after a wait that doubles from 0.5 s to 30 s.
+//!
+//! What reaches the editor from a stream is decided by the Frontend's [`Gate`], which sees
+//! the upstream notifications in upstream order: the Listener registers each stream there
+//! before its request goes out, and learns the stream's acknowledgment and end from it as a
+//! [`ListenFact`], in the same order. The Listener writes only the answers to changes that
+//! need no new stream, the errors of failed changes and the events after a gap.
+//!
+//! [`Gate`]: crate::protocol::notify::Gate
+
+use actix::prelude::*;
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::frontend::Frontend;
+use super::metrics::ActorStats;
+use super::output::{Output, WriteFrame};
+use super::upstream::{self, Upstream};
+use crate::protocol::errors::Cause;
+use crate::protocol::jsonrpc::{self, Id};
+use crate::protocol::legacy::LogLevel;
+use crate::protocol::modern::RequestMeta;
+use crate::protocol::notify::{self, Backoff, Declared, Fact, LineLevel, ListenTimings, StreamEnd};
+
+/// Subscription changes that wait behind the one in flight; the next gets
+/// `too_many_requests` at once.
+pub const MAX_QUEUED_CHANGES: usize = 256;
+
+/// The actors a Listener works with.
+pub struct ListenerLinks {
+    pub frontend: Addr<Frontend>,
+    pub upstream: Addr<Upstream>,
+    pub upstream_stats: Arc<ActorStats>,
+    pub output: Addr<Output>,
+    pub output_stats: Arc<ActorStats>,
+}
+
+/// What the Listener tells the Frontend's gate. A `Register` is sent before the stream's
+/// request goes upstream, so the gate knows the stream before anything of it can arrive.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub enum GateUpdate {
+    /// A new stream: its generation, its URIs, and the editor request that gets `{}` at its
+    /// acknowledgment (a subscription change).
+    Register {
+        id: Id,
+        generation: u64,
+        uris: BTreeSet<String>,
+        respond: Option<Id>,
+    },
+    /// The bridge stops the stream (replaced, or shutdown): nothing more of it goes anywhere.
+    Retire { id: Id },
+    /// The time limit of the acknowledgment passed: the gate ends the stream if it is still
+    /// not acknowledged, and then reports it as a [`ListenFact`].
+    Expire { id: Id },
+}
+
+/// A fact of the gate (acknowledgment or end of a stream), in upstream order.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct ListenFact(pub Fact);
+
+/// `resources/subscribe` (`subscribe: true`) or `resources/unsubscribe` of the editor.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct Change {
+    /// The editor's request id, answered `{}` or with an error.
+    pub id: Id,
+    pub subscribe: bool,
+    pub uri: String,
+}
+
+/// The level of the last `logging/setLevel`; the next listen requests carry it.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct SetLogLevel(pub Option<LogLevel>);
+
+/// Why the Listener stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopCause {
+    /// The end of the editor's input: the streams are cancelled, changes get no answer.
+    EndOfInput,
+    /// The upstream exited: changes in flight get `upstream_exited`.
+    UpstreamGone,
+}
+
+/// Stop: no new stream, cancel the open ones, then the actor stops.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct Stop(pub StopCause);
+
+enum Purpose {
+    /// The stream of the current URIs: the first one, or a new one after a loss.
+    Base,
+    /// The stream of a subscription change, with the URIs after the change.
+    Change { editor: Id, uris: BTreeSet<String> },
+}
+
+/// The stream that waits for its acknowledgment (at most one at a time).
+struct Opening {
+    id: Id,
+    purpose: Purpose,
+    ack_timer: SpawnHandle,
+}
+
+/// The acknowledged stream whose events reach the editor.
+struct Active {
+    id: Id,
+    acked_at: Instant,
+}
+
+/// The new stream after a loss.
+enum Retry {
+    /// None is wanted.
+    Idle,
+    /// One follows after the wait.
+    Waiting(SpawnHandle),
+    /// The wait is over: one opens when no other stream is opening.
+    Due,
+}
+
+/// The Listener actor.
+pub struct Listener {
+    timings: ListenTimings,
+    declared: Declared,
+    meta: RequestMeta,
+    links: ListenerLinks,
+    uris: BTreeSet<String>,
+    generation: u64,
+    active: Option<Active>,
+    opening: Option<Opening>,
+    changes: VecDeque<Change>,
+    /// The next acknowledged stream ends a gap (the first stream, and after each loss).
+    gap_pending: bool,
+    retry: Retry,
+    /// The upstream refused a stream: only a subscription change opens a new one.
+    halted: bool,
+    backoff: Backoff,
+    stopped: bool,
+    /// What the last acknowledgment left out (a warning when it changes).
+    unacknowledged: Vec<String>,
+}
+
+impl Listener {
+    /// A Listener for what the editor was told, with the `_meta` of every listen request.
+    pub fn new(
+        timings: ListenTimings,
+        declared: Declared,
+        meta: RequestMeta,
+        links: ListenerLinks,
+    ) -> Listener {
+        Listener {
+            timings,
+            declared,
+            meta,
+            links,
+            uris: BTreeSet::new(),
+            generation: 0,
+            active: None,
+            opening: None,
+            changes: VecDeque::new(),
+            gap_pending: true,
+            retry: Retry::Due,
+            halted: false,
+            backoff: Backoff::new(timings.backoff_initial, timings.backoff_max),
+            stopped: false,
+            unacknowledged: Vec::new(),
+        }
+    }
+
+    fn write(&self, v: &Value) {
+        let Ok(mut bytes) = serde_json::to_vec(v) else {
+            return;
+        };
+        bytes.push(b'\n');
+        self.links.output_stats.queued();
+        self.links.output.do_send(WriteFrame(bytes));
+    }
+
+    /// Registers a new stream at the gate, then sends its request, and starts the time limit
+    /// of its acknowledgment.
+    fn open(&mut self, purpose: Purpose, ctx: &mut Context<Self>) {
+        self.generation += 1;
+        let generation = self.generation;
+        let id = notify::listen_id(generation);
+        let (uris, respond) = match &purpose {
+            Purpose::Base => (self.uris.clone(), None),
+            Purpose::Change { editor, uris } => (uris.clone(), Some(editor.clone())),
+        };
+        let params = notify::listen_params(&self.meta, self.declared.filter(&uris));
+        tracing::debug!(target: "listener", "opens the listen stream {id} ({} subscribed URIs)", uris.len());
+        self.links.frontend.do_send(GateUpdate::Register {
+            id: id.clone(),
+            generation,
+            uris,
+            respond,
+        });
+        self.links.upstream_stats.queued();
+        self.links.upstream.do_send(upstream::Listen {
+            id: id.clone(),
+            params,
+        });
+        let expire = id.clone();
+        let ack_timer = ctx.run_later(self.timings.ack_timeout, move |act, _| {
+            act.links
+                .frontend
+                .do_send(GateUpdate::Expire { id: expire });
+        });
+        self.opening = Some(Opening {
+            id,
+            purpose,
+            ack_timer,
+        });
+    }
+
+    /// The bridge stops a stream: the gate forgets it, the upstream gets
+    /// `notifications/cancelled`.
+    fn retire(&self, id: &Id) {
+        self.links
+            .frontend
+            .do_send(GateUpdate::Retire { id: id.clone() });
+        self.links.upstream_stats.queued();
+        self.links.upstream.do_send(upstream::Cancel(id.clone()));
+    }
+
+    fn cancel_retry(&mut self, ctx: &mut Context<Self>) {
+        if let Retry::Waiting(h) = std::mem::replace(&mut self.retry, Retry::Idle) {
+            ctx.cancel_future(h);
+        }
+    }
+
+    /// Opens the next stream when none is opening: the next subscription change first (a
+    /// change that changes nothing is answered at once), else the stream after a loss once
+    /// its wait is over.
+    fn settle(&mut self, ctx: &mut Context<Self>) {
+        if self.stopped || self.opening.is_some() {
+            return;
+        }
+        while let Some(c) = self.changes.pop_front() {
+            match notify::changed(&self.uris, c.subscribe, &c.uri) {
+                None => self.write(&jsonrpc::response(&c.id, json!({}))),
+                Some(uris) => {
+                    return self.open(Purpose::Change { editor: c.id, uris }, ctx);
+                }
+            }
+        }
+        if self.active.is_none() && !self.halted && matches!(self.retry, Retry::Due) {
+            self.retry = Retry::Idle;
+            self.open(Purpose::Base, ctx);
+        }
+    }
+
+    /// A stream that was not a change ended (or the active one was lost): wait and open a new
+    /// one, or stop the new attempts after a refusal or the end of the upstream.
+    fn after_loss(
+        &mut self,
+        end: &StreamEnd,
+        lived: Option<std::time::Duration>,
+        ctx: &mut Context<Self>,
+    ) {
+        self.cancel_retry(ctx);
+        let wait = end
+            .retries()
+            .then(|| self.backoff.after_loss(lived, self.timings.stable));
+        let (level, line) = notify::loss_line(end, wait);
+        log(level, &line);
+        match wait {
+            Some(w) => {
+                let h = ctx.run_later(w, |act, ctx| {
+                    act.retry = Retry::Due;
+                    act.settle(ctx);
+                });
+                self.retry = Retry::Waiting(h);
+            }
+            None => self.halted = matches!(end, StreamEnd::Refused { .. }),
+        }
+    }
+
+    fn on_acked(&mut self, id: Id, ctx: &mut Context<Self>) {
+        let Some(op) = self.opening.take_if(|o| o.id == id) else {
+            tracing::debug!(target: "listener", "ignored an acknowledgment of {id}");
+            return;
+        };
+        ctx.cancel_future(op.ack_timer);
+        let old = self.active.replace(Active {
+            id: id.clone(),
+            acked_at: Instant::now(),
+        });
+        if let Purpose::Change { uris, .. } = op.purpose {
+            self.uris = uris;
+        }
+        self.cancel_retry(ctx);
+        self.halted = false;
+        tracing::debug!(target: "listener", "the listen stream {id} is active");
+        if self.gap_pending {
+            self.gap_pending = false;
+            for e in self.declared.gap_events(&self.uris) {
+                self.write(&e.to_editor());
+            }
+        }
+        if let Some(old) = old {
+            self.retire(&old.id);
+        }
+    }
+
+    fn on_ended(&mut self, id: Id, end: StreamEnd, ctx: &mut Context<Self>) {
+        if let Some(op) = self.opening.take_if(|o| o.id == id) {
+            ctx.cancel_future(op.ack_timer);
+            if matches!(end, StreamEnd::AckTimeout { .. }) {
+                self.retire(&id);
+            }
+            match op.purpose {
+                Purpose::Change { editor, .. } => {
+                    tracing::warn!(target: "listener", "{}", notify::change_failed_line(&end));
+                    self.write(&jsonrpc::error_response(Some(&editor), end.change_error()));
+                    // Without an active stream the change was also the attempt after a loss
+                    // or a refusal; a refusal or the end of the upstream stops the attempts.
+                    if self.active.is_none() && !end.retries() {
+                        self.cancel_retry(ctx);
+                        self.halted = matches!(end, StreamEnd::Refused { .. });
+                    }
+                }
+                Purpose::Base => self.after_loss(&end, None, ctx),
+            }
+        } else if let Some(a) = self.active.take_if(|a| a.id == id) {
+            self.gap_pending = true;
+            self.after_loss(&end, Some(a.acked_at.elapsed()), ctx);
+        } else {
+            tracing::debug!(target: "listener", "ignored the end of {id}");
+        }
+    }
+}
+
+fn log(level: LineLevel, line: &str) {
+    match level {
+        LineLevel::Debug => tracing::debug!(target: "listener", "{line}"),
+        LineLevel::Info => tracing::info!(target: "listener", "{line}"),
+        LineLevel::Warn => tracing::warn!(target: "listener", "{line}"),
+    }
+}
+
+impl Actor for Listener {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.settle(ctx);
+    }
+}
+
+impl Handler<ListenFact> for Listener {
+    type Result = ();
+    fn handle(&mut self, ListenFact(fact): ListenFact, ctx: &mut Context<Self>) {
+        if self.stopped {
+            return;
+        }
+        match fact {
+            Fact::Acked { id, missing } => {
+                if !missing.is_empty() && missing != self.unacknowledged {
+                    tracing::warn!(target: "listener", "the upstream server acknowledged the listen stream without {}: the client gets none of these notifications", missing.join(", "));
+                }
+                self.unacknowledged = missing;
+                self.on_acked(id, ctx)
+            }
+            Fact::Ended { id, end, .. } => self.on_ended(id, end, ctx),
+        }
+        self.settle(ctx);
+    }
+}
+
+impl Handler<Change> for Listener {
+    type Result = ();
+    fn handle(&mut self, c: Change, ctx: &mut Context<Self>) {
+        if self.changes.len() >= MAX_QUEUED_CHANGES {
+            let e = Cause::TooManyRequests.error_object(Some(json!(MAX_QUEUED_CHANGES)));
+            return self.write(&jsonrpc::error_response(Some(&c.id), e));
+        }
+        self.changes.push_back(c);
+        self.settle(ctx);
+    }
+}
+
+impl Handler<SetLogLevel> for Listener {
+    type Result = ();
+    fn handle(&mut self, SetLogLevel(level): SetLogLevel, _: &mut Context<Self>) {
+        self.meta.log_level = level.map(LogLevel::as_str);
+    }
+}
+
+impl Handler<Stop> for Listener {
+    type Result = ();
+    fn handle(&mut self, Stop(cause): Stop, ctx: &mut Context<Self>) {
+        if self.stopped {
+            return;
+        }
+        self.stopped = true;
+        self.cancel_retry(ctx);
+        let gone = cause == StopCause::UpstreamGone;
+        let mut unanswered: Vec<Id> = Vec::new();
+        if let Some(op) = self.opening.take() {
+            ctx.cancel_future(op.ack_timer);
+            self.retire(&op.id);
+            if let Purpose::Change { editor, .. } = op.purpose {
+                unanswered.push(editor);
+            }
+        }
+        if let Some(a) = self.active.take() {
+            self.retire(&a.id);
+        }
+        unanswered.extend(self.changes.drain(..).map(|c| c.id));
+        if gone {
+            for id in unanswered {
+                self.write(&jsonrpc::error_response(
+                    Some(&id),
+                    Cause::UpstreamExited.error_object(None),
+                ));
+            }
+        }
+        tracing::debug!(target: "listener", "stopped ({cause:?})");
+        ctx.stop();
+    }
+}
