@@ -200,3 +200,30 @@ mod libc_signal {
     pub const INT: &str = "-INT";
     pub const HUP: &str = "-HUP";
 }
+
+#[test]
+fn stdin_and_stdout_that_are_files_use_the_blocking_path_and_work_too() {
+    let dir = common::scratch_dir("files");
+    let input = dir.join("in.jsonl");
+    let output = dir.join("out.jsonl");
+    std::fs::write(
+        &input,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\nnot json",
+    )
+    .expect("write input");
+    let status = std::process::Command::new(common::bridge_bin())
+        .args(["--", common::server_bin()])
+        .stdin(std::fs::File::open(&input).expect("open input"))
+        .stdout(std::fs::File::create(&output).expect("create output"))
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("run");
+    assert_eq!(status.code(), Some(0));
+    let out = std::fs::read_to_string(&output).expect("read output");
+    let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).expect("json")).collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines[0], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    assert_eq!(lines[1]["error"]["data"]["cause"], "not_initialized");
+    assert_eq!(lines[2]["error"]["data"]["cause"], "parse_error");
+    let _ = std::fs::remove_dir_all(&dir);
+}

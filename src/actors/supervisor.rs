@@ -148,7 +148,7 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
         let out_stats = ActorStats::new("output");
         let up_stats = ActorStats::new("upstream");
         let fe_stats = ActorStats::new("frontend");
-        let output = Output::new(std::io::stdout(), out_stats.clone()).start();
+        let output = Output::for_stdout(out_stats.clone()).start();
         let upstream = Upstream::new(config.max_line_bytes, up_stats.clone()).start();
         let pend_stats = ActorStats::new("pending");
         let pending =
@@ -172,7 +172,14 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
         };
         let cfg = config.clone();
         let frontend = Frontend::create(move |fctx| {
-            fctx.add_stream(stdin_frames(cfg.max_line_bytes));
+            match crate::transport::stdio::nonblocking_stdin() {
+                Some(fd) => {
+                    fctx.add_stream(crate::transport::stdio::read_frames(fd, cfg.max_line_bytes));
+                }
+                None => {
+                    fctx.add_stream(stdin_frames(cfg.max_line_bytes));
+                }
+            }
             Frontend::new(cfg, fe_stats, links)
         });
         upstream.do_send(SetFrontend(frontend.clone().recipient()));
@@ -194,8 +201,9 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
     })
 }
 
-/// Reads stdin on a plain OS thread (a blocking read that cannot be cancelled must not live on
-/// the runtime) and hands whole frames to the Frontend.
+/// Reads a stdin that is not a pipe (a terminal, a file) on a plain OS thread (a blocking
+/// read that cannot be cancelled must not live on the runtime) and hands whole frames to the
+/// Frontend.
 fn stdin_frames(max_line_bytes: usize) -> impl futures_util::Stream<Item = Frame> {
     let (tx, rx) = tokio::sync::mpsc::channel::<Frame>(STDIN_QUEUE_FRAMES);
     let spawned = std::thread::Builder::new()

@@ -115,7 +115,8 @@ pub fn classify_notification(method: &str) -> NotificationClass {
     }
 }
 
-/// RFC 5424 severities of MCP logging, from the least severe.
+/// RFC 5424 severities of MCP logging (`LoggingLevel`, the same in both revisions), from the
+/// least severe, so `Ord` is severity order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LogLevel {
     Debug,
@@ -129,6 +130,18 @@ pub enum LogLevel {
 }
 
 impl LogLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+
     /// Reads a level name (`"debug"` .. `"emergency"`).
     pub fn parse(s: &str) -> Option<LogLevel> {
         Some(match s {
@@ -156,6 +169,14 @@ impl LogLevel {
             LogLevel::Alert => "alert",
             LogLevel::Emergency => "emergency",
         }
+    }
+}
+
+impl std::str::FromStr for LogLevel {
+    type Err = ();
+
+    fn from_str(name: &str) -> Result<Self, ()> {
+        LogLevel::parse(name).ok_or(())
     }
 }
 

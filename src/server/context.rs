@@ -2,7 +2,6 @@
 //! capabilities, progress token, log level), MRTR retry data, cancellation, and the request-scoped
 //! notifications (progress, log) it may send before its response. Owns none of the routing.
 
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -13,65 +12,7 @@ use super::Server;
 use super::output::Outbox;
 use super::wire;
 
-/// A `LoggingLevel` (RFC 5424 severities, least severe first, so `Ord` is severity order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LogLevel {
-    /// `debug`
-    Debug,
-    /// `info`
-    Info,
-    /// `notice`
-    Notice,
-    /// `warning`
-    Warning,
-    /// `error`
-    Error,
-    /// `critical`
-    Critical,
-    /// `alert`
-    Alert,
-    /// `emergency`
-    Emergency,
-}
-
-impl LogLevel {
-    /// Every level, least severe first.
-    pub const ALL: [LogLevel; 8] = [
-        Self::Debug,
-        Self::Info,
-        Self::Notice,
-        Self::Warning,
-        Self::Error,
-        Self::Critical,
-        Self::Alert,
-        Self::Emergency,
-    ];
-
-    /// The protocol name (`"warning"`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Debug => "debug",
-            Self::Info => "info",
-            Self::Notice => "notice",
-            Self::Warning => "warning",
-            Self::Error => "error",
-            Self::Critical => "critical",
-            Self::Alert => "alert",
-            Self::Emergency => "emergency",
-        }
-    }
-}
-
-impl FromStr for LogLevel {
-    type Err = ();
-
-    fn from_str(name: &str) -> Result<Self, ()> {
-        Self::ALL
-            .into_iter()
-            .find(|level| level.as_str() == name)
-            .ok_or(())
-    }
-}
+pub use crate::protocol::legacy::LogLevel;
 
 /// The per-request keys of `params._meta` (2026-07-28 basic/index, `RequestMetaObject`).
 #[derive(Debug, Clone)]

@@ -3,3 +3,4 @@
 
 pub mod child;
 pub mod lines;
+pub mod stdio;

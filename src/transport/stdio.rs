@@ -1,0 +1,123 @@
+//! Non-blocking stdin and stdout when they are pipes or sockets (what editors give a stdio
+//! server): frames are read and written on the actor thread with no hand-off to another
+//! thread, and a full or empty pipe only parks a task, never the actors. Any other stdin or
+//! stdout (a terminal, a file) is left blocking, and the caller uses a thread of its own, so a
+//! terminal is never left non-blocking for the shell.
+
+use futures_util::Stream;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use tokio::io::unix::AsyncFd;
+use tokio::sync::mpsc;
+
+use crate::protocol::framing::{Frame, LineFramer};
+use crate::transport::lines::READ_CHUNK_BYTES;
+
+/// A stdout that accepts non-blocking writes, if stdout is a pipe or a socket: a duplicate of
+/// fd 1 with `O_NONBLOCK` set (the flag is shared with fd 1, which only the bridge writes).
+pub fn nonblocking_stdout() -> Option<AsyncFd<File>> {
+    nonblocking_pipe(1, tokio::io::Interest::WRITABLE)
+}
+
+/// A stdin that gives non-blocking reads, if stdin is a pipe or a socket (a duplicate of fd 0
+/// with `O_NONBLOCK` set).
+pub fn nonblocking_stdin() -> Option<AsyncFd<File>> {
+    nonblocking_pipe(0, tokio::io::Interest::READABLE)
+}
+
+fn nonblocking_pipe(target: i32, interest: tokio::io::Interest) -> Option<AsyncFd<File>> {
+    // SAFETY: fstat/dup/fcntl on a standard fd with a zeroed stat buffer owned here.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(target, &mut st) != 0 {
+            return None;
+        }
+        let kind = st.st_mode & libc::S_IFMT;
+        if kind != libc::S_IFIFO && kind != libc::S_IFSOCK {
+            return None;
+        }
+        let fd = libc::dup(target);
+        if fd < 0 {
+            return None;
+        }
+        let file = File::from_raw_fd(fd);
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        if flags < 0 || libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return None;
+        }
+        // SAFETY (I/O safety of `register`): the duplicate is owned by the AsyncFd alone and is
+        // closed only when it drops.
+        AsyncFd::register_with_interest(file, interest).ok()
+    }
+}
+
+/// Writes the frames of `rx` in order, each whole, until `rx` closes or a write fails (the
+/// editor went away; what is left is dropped).
+pub async fn write_frames(fd: AsyncFd<File>, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(frame) = rx.recv().await {
+        if write_all(&fd, &frame).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn write_all(fd: &AsyncFd<File>, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        let mut guard = fd.writable().await?;
+        match guard.try_io(|inner| inner.get_ref().write(buf)) {
+            Ok(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(Ok(n)) => buf = &buf[n..],
+            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_would_block) => {}
+        }
+    }
+    Ok(())
+}
+
+/// The frames read from a non-blocking stdin, cut at `max_line_bytes`; the stream ends at the
+/// end of input or at a read error.
+pub fn read_frames(fd: AsyncFd<File>, max_line_bytes: usize) -> impl Stream<Item = Frame> {
+    let state = (
+        fd,
+        LineFramer::new(max_line_bytes),
+        VecDeque::<Frame>::new(),
+        vec![0u8; READ_CHUNK_BYTES],
+        false,
+    );
+    futures_util::stream::unfold(
+        state,
+        |(fd, mut framer, mut queue, mut buf, mut done)| async move {
+            loop {
+                if let Some(f) = queue.pop_front() {
+                    return Some((f, (fd, framer, queue, buf, done)));
+                }
+                if done {
+                    return None;
+                }
+                let mut out = Vec::new();
+                match read_some(&fd, &mut buf).await {
+                    Ok(0) | Err(_) => {
+                        framer.finish(&mut out);
+                        done = true;
+                    }
+                    Ok(n) => framer.push(&buf[..n], &mut out),
+                }
+                queue.extend(out);
+            }
+        },
+    )
+}
+
+async fn read_some(fd: &AsyncFd<File>, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        let mut guard = fd.readable().await?;
+        match guard.try_io(|inner| inner.get_ref().read(buf)) {
+            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+            Ok(result) => return result,
+            Err(_would_block) => {}
+        }
+    }
+}
