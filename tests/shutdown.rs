@@ -220,7 +220,10 @@ fn stdin_and_stdout_that_are_files_use_the_blocking_path_and_work_too() {
         .expect("run");
     assert_eq!(status.code(), Some(0));
     let out = std::fs::read_to_string(&output).expect("read output");
-    let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).expect("json")).collect();
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
     assert_eq!(lines.len(), 3, "{out}");
     assert_eq!(lines[0], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
     assert_eq!(lines[1]["error"]["data"]["cause"], "not_initialized");
