@@ -40,6 +40,18 @@ where
     }
 }
 
+/// Writes one line to stderr in the log format, ignoring a stderr that fails (for the few
+/// places that must not go through the logger: the watchdog, the panic hook, usage errors).
+pub fn raw_line(scope: &str, level: &str, message: &str) {
+    use std::io::Write;
+    let line = format!(
+        "{TAG}: {}: {level}: {}\n",
+        sanitize(scope),
+        sanitize(message)
+    );
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
 /// Replaces every control character with a space.
 pub fn sanitize(s: &str) -> String {
     s.chars()
@@ -52,6 +64,9 @@ pub fn init(level: tracing::level_filters::LevelFilter) {
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
+        // A stderr nobody reads (EPIPE) must never stop the bridge: the default reports a
+        // failed write with eprintln!, which panics on that same stderr.
+        .log_internal_errors(false)
         .with_max_level(level)
         .event_format(LineFormat)
         .try_init();

@@ -736,3 +736,35 @@ fn the_end_of_the_input_cancels_the_stream() {
     );
     assert!(upstream_position(&b, cancel_of("listen-1")).is_some());
 }
+
+#[test]
+fn a_subscription_change_in_flight_holds_its_id_and_a_cancelled_one_gets_no_answer() {
+    let mut b = ready(
+        &[],
+        &["--listen-delay-ms", "600", "--listen-delay-from", "2"],
+    );
+    b.send_request(
+        json!(7),
+        "resources/subscribe",
+        json!({"uri": "example://a"}),
+    );
+    // Sent raw, so the harness keeps validating id 7's answers as the subscribe's.
+    b.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"x\"}}}\n");
+    let r = b.recv_response(&json!(7));
+    assert_eq!(r["error"]["data"]["cause"], "duplicate_id");
+    assert_eq!(b.recv_response(&json!(7))["result"], json!({}));
+    // A cancelled change is not answered (the change itself still happens).
+    b.send_request(
+        json!(8),
+        "resources/subscribe",
+        json!({"uri": "example://b"}),
+    );
+    b.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8}}),
+    );
+    let later = b.recv_for(Duration::from_millis(1500));
+    assert!(
+        later.iter().all(|f| f.get("id") != Some(&json!(8))),
+        "{later:?}"
+    );
+}

@@ -230,3 +230,53 @@ fn stdin_and_stdout_that_are_files_use_the_blocking_path_and_work_too() {
     assert_eq!(lines[2]["error"]["data"]["cause"], "parse_error");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_stderr_that_nobody_reads_never_stops_the_bridge() {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = std::process::Command::new(common::bridge_bin())
+        .args(["--log-level", "debug", "--", common::server_bin()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stderr.take()); // the read end closes: every write to stderr fails (EPIPE)
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    for (id, method, params) in [
+        (
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        ),
+        (2, "ping", json!({})),
+    ] {
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        stdin
+            .write_all(format!("{req}\n").as_bytes())
+            .expect("write");
+        loop {
+            line.clear();
+            assert!(
+                out.read_line(&mut line).expect("read") > 0,
+                "the bridge closed stdout"
+            );
+            let v: serde_json::Value = serde_json::from_str(&line).expect("json");
+            if v["id"] == json!(id) {
+                assert!(v.get("result").is_some(), "{v}");
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    let mut waited = 0;
+    while child.try_wait().expect("wait").is_none() && waited < 800 {
+        std::thread::sleep(Duration::from_millis(10));
+        waited += 1;
+    }
+    let status = child.try_wait().expect("wait");
+    let _ = child.kill();
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+}

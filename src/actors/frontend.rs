@@ -9,7 +9,7 @@ mod listen;
 
 use actix::prelude::*;
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Instant;
@@ -70,6 +70,8 @@ pub struct Frontend {
     initialized: bool,
     declared: Declared,
     listen: Option<listen::ListenSide>,
+    /// Ids of `resources/subscribe`/`unsubscribe` requests not answered yet.
+    open_changes: HashSet<Id>,
 }
 
 /// The addresses a Frontend works with.
@@ -108,6 +110,7 @@ impl Frontend {
             initialized: false,
             declared: Declared::default(),
             listen: None,
+            open_changes: HashSet::new(),
         }
     }
 
@@ -204,7 +207,7 @@ impl Frontend {
         params: Option<Value>,
         ctx: &mut Context<Self>,
     ) {
-        if self.slots.contains_key(&id) {
+        if self.slots.contains_key(&id) || self.open_changes.contains(&id) {
             // Two answers with one id would reach the editor: refuse the second request.
             return self.reply_error(Some(&id), Cause::DuplicateId, None);
         }
@@ -271,7 +274,7 @@ impl Frontend {
                     tracing::debug!(target: "frontend", "notifications/cancelled without a usable requestId");
                     return;
                 };
-                if self.cancel_slot(&id, ctx) {
+                if self.cancel_slot(&id, ctx) || self.open_changes.remove(&id) {
                     tracing::debug!(target: "frontend", "the client cancelled request {id}");
                 }
             }

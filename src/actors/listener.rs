@@ -42,6 +42,11 @@ pub struct ListenerLinks {
     pub output_stats: Arc<ActorStats>,
 }
 
+/// The answer (a response frame) to a `resources/subscribe` or `resources/unsubscribe`.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct ChangeAnswer(pub Value);
+
 /// What the Listener tells the Frontend's gate. A `Register` is sent before the stream's
 /// request goes upstream, so the gate knows the stream before anything of it can arrive.
 #[derive(Message, Debug)]
@@ -175,6 +180,12 @@ impl Listener {
         }
     }
 
+    /// The answer to a subscription change goes through the Frontend, which knows whether the
+    /// editor cancelled it (then nothing is written) and frees its id.
+    fn answer(&self, frame: Value) {
+        self.links.frontend.do_send(ChangeAnswer(frame));
+    }
+
     fn write(&self, v: &Value) {
         let Ok(mut bytes) = serde_json::to_vec(v) else {
             return;
@@ -245,7 +256,7 @@ impl Listener {
         }
         while let Some(c) = self.changes.pop_front() {
             match notify::changed(&self.uris, c.subscribe, &c.uri) {
-                None => self.write(&jsonrpc::response(&c.id, json!({}))),
+                None => self.answer(jsonrpc::response(&c.id, json!({}))),
                 Some(uris) => {
                     return self.open(Purpose::Change { editor: c.id, uris }, ctx);
                 }
@@ -319,7 +330,7 @@ impl Listener {
             match op.purpose {
                 Purpose::Change { editor, .. } => {
                     tracing::warn!(target: "listener", "{}", notify::change_failed_line(&end));
-                    self.write(&jsonrpc::error_response(Some(&editor), end.change_error()));
+                    self.answer(jsonrpc::error_response(Some(&editor), end.change_error()));
                     // Without an active stream the change was also the attempt after a loss
                     // or a refusal; a refusal or the end of the upstream stops the attempts.
                     if self.active.is_none() && !end.retries() {
@@ -379,7 +390,7 @@ impl Handler<Change> for Listener {
     fn handle(&mut self, c: Change, ctx: &mut Context<Self>) {
         if self.changes.len() >= MAX_QUEUED_CHANGES {
             let e = Cause::TooManyRequests.error_object(Some(json!(MAX_QUEUED_CHANGES)));
-            return self.write(&jsonrpc::error_response(Some(&c.id), e));
+            return self.answer(jsonrpc::error_response(Some(&c.id), e));
         }
         self.changes.push_back(c);
         self.settle(ctx);
@@ -416,7 +427,7 @@ impl Handler<Stop> for Listener {
         unanswered.extend(self.changes.drain(..).map(|c| c.id));
         if gone {
             for id in unanswered {
-                self.write(&jsonrpc::error_response(
+                self.answer(jsonrpc::error_response(
                     Some(&id),
                     Cause::UpstreamExited.error_object(None),
                 ));

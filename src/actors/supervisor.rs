@@ -267,7 +267,14 @@ fn start_watchdog() {
         .spawn(|| {
             std::thread::sleep(WATCHDOG);
             signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
-            tracing::warn!(target: "supervisor", "the watchdog ended the bridge {} s after the end of the input", WATCHDOG.as_secs());
+            crate::log::raw_line(
+                "supervisor",
+                "warn",
+                &format!(
+                    "the watchdog ended the bridge {} s after the end of the input",
+                    WATCHDOG.as_secs()
+                ),
+            );
             std::process::exit(0);
         });
 }

@@ -361,9 +361,7 @@ pub fn check_answer(q: &Question, answer: &Answer) -> Result<Value, AnswerFailur
         }
         Kind::Sampling => {
             let role = result.get("role").filter(|v| v.is_string());
-            let content = result
-                .get("content")
-                .filter(|v| v.is_object() || v.is_array());
+            let content = result.get("content").filter(|v| sampling_content_ok(v));
             let model = result.get("model").filter(|v| v.is_string());
             let (Some(role), Some(content), Some(model)) = (role, content, model) else {
                 return Err(AnswerFailure::Invalid);
@@ -400,6 +398,25 @@ pub fn check_answer(q: &Question, answer: &Answer) -> Result<Value, AnswerFailur
                 .collect();
             Ok(json!({"roots": kept}))
         }
+    }
+}
+
+/// Whether the content of a sampling answer is a content block, or an array of them, with
+/// the members its type requires (`text` for text; `data` and `mimeType` for image and audio).
+fn sampling_content_ok(content: &Value) -> bool {
+    let block_ok = |b: &Value| {
+        let s = |k: &str| b.get(k).is_some_and(Value::is_string);
+        match b.get("type").and_then(Value::as_str) {
+            Some("text") => s("text"),
+            Some("image" | "audio") => s("data") && s("mimeType"),
+            Some(_) => true,
+            None => false,
+        }
+    };
+    match content {
+        Value::Array(blocks) => blocks.iter().all(block_ok),
+        Value::Object(_) => block_ok(content),
+        _ => false,
     }
 }
 
@@ -648,6 +665,13 @@ mod tests {
             check_answer(&sq, &Answer::Result(json!({"role": "assistant"}))),
             Err(AnswerFailure::Invalid)
         );
+        let no_text = json!({"role": "assistant", "content": {"type": "text"}, "model": "m"});
+        assert_eq!(
+            check_answer(&sq, &Answer::Result(no_text)),
+            Err(AnswerFailure::Invalid)
+        );
+        let image = json!({"role": "assistant", "content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}], "model": "m"});
+        assert!(check_answer(&sq, &Answer::Result(image)).is_ok());
     }
 
     #[test]

@@ -8,6 +8,7 @@ use actix::prelude::*;
 use serde_json::{Value, json};
 
 use super::{Frontend, Lifecycle};
+use crate::actors::listener::ChangeAnswer;
 use crate::actors::listener::{
     Change, GateUpdate, ListenFact, Listener, ListenerLinks, SetLogLevel, Stop, StopCause,
 };
@@ -68,6 +69,7 @@ impl Frontend {
                 Some(json!("params.uri must be a non-empty string")),
             );
         };
+        self.open_changes.insert(id.clone());
         side.listener.do_send(Change { id, subscribe, uri });
     }
 
@@ -91,10 +93,25 @@ impl Frontend {
         if let Some(f) = fact {
             side.listener.do_send(ListenFact(f));
         }
-        for f in &frames {
-            self.write(f);
+        for f in frames {
+            if f.get("method").is_none() {
+                self.answer_change(f);
+            } else {
+                self.write(&f);
+            }
         }
         true
+    }
+
+    /// Writes the answer to a subscription change unless the editor cancelled it, and frees
+    /// its id for a new request.
+    pub(super) fn answer_change(&mut self, frame: Value) {
+        let id = frame.get("id").and_then(Id::from_value);
+        if id.as_ref().is_some_and(|id| self.open_changes.remove(id)) {
+            self.write(&frame);
+        } else {
+            tracing::debug!(target: "frontend", "dropped the answer to a cancelled subscription change");
+        }
     }
 
     /// The response to a listen request ended that stream.
@@ -125,6 +142,13 @@ impl Frontend {
         self.listen
             .as_ref()
             .map(|side| side.listener.send(Stop(cause)))
+    }
+}
+
+impl Handler<ChangeAnswer> for Frontend {
+    type Result = ();
+    fn handle(&mut self, ChangeAnswer(frame): ChangeAnswer, _: &mut Context<Self>) {
+        self.answer_change(frame);
     }
 }
 
