@@ -174,7 +174,10 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
         let frontend = Frontend::create(move |fctx| {
             match crate::transport::stdio::nonblocking_stdin() {
                 Some(fd) => {
-                    fctx.add_stream(crate::transport::stdio::read_frames(fd, cfg.max_line_bytes));
+                    fctx.add_stream(crate::transport::lines::frames(
+                        crate::transport::stdio::PipeReader(fd),
+                        cfg.max_line_bytes,
+                    ));
                 }
                 None => {
                     fctx.add_stream(stdin_frames(cfg.max_line_bytes));

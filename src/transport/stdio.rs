@@ -4,16 +4,14 @@
 //! stdout (a terminal, a file) is left blocking, and the caller uses a thread of its own, so a
 //! terminal is never left non-blocking for the shell.
 
-use futures_util::Stream;
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
 use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::sync::mpsc;
-
-use crate::protocol::framing::{Frame, LineFramer};
-use crate::transport::lines::READ_CHUNK_BYTES;
 
 /// A stdout that accepts non-blocking writes, if stdout is a pipe or a socket: a duplicate of
 /// fd 1 with `O_NONBLOCK` set (the flag is shared with fd 1, which only the bridge writes).
@@ -77,47 +75,33 @@ async fn write_all(fd: &AsyncFd<File>, mut buf: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// The frames read from a non-blocking stdin, cut at `max_line_bytes`; the stream ends at the
-/// end of input or at a read error.
-pub fn read_frames(fd: AsyncFd<File>, max_line_bytes: usize) -> impl Stream<Item = Frame> {
-    let state = (
-        fd,
-        LineFramer::new(max_line_bytes),
-        VecDeque::<Frame>::new(),
-        vec![0u8; READ_CHUNK_BYTES],
-        false,
-    );
-    futures_util::stream::unfold(
-        state,
-        |(fd, mut framer, mut queue, mut buf, mut done)| async move {
-            loop {
-                if let Some(f) = queue.pop_front() {
-                    return Some((f, (fd, framer, queue, buf, done)));
-                }
-                if done {
-                    return None;
-                }
-                let mut out = Vec::new();
-                match read_some(&fd, &mut buf).await {
-                    Ok(0) | Err(_) => {
-                        framer.finish(&mut out);
-                        done = true;
-                    }
-                    Ok(n) => framer.push(&buf[..n], &mut out),
-                }
-                queue.extend(out);
-            }
-        },
-    )
-}
+/// A non-blocking pipe (stdin) as an `AsyncRead`, so the framed reader of
+/// [`crate::transport::lines::frames`] serves it as it serves the child's stdout.
+#[derive(Debug)]
+pub struct PipeReader(pub AsyncFd<File>);
 
-async fn read_some(fd: &AsyncFd<File>, buf: &mut [u8]) -> io::Result<usize> {
-    loop {
-        let mut guard = fd.readable().await?;
-        match guard.try_io(|inner| inner.get_ref().read(buf)) {
-            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-            Ok(result) => return result,
-            Err(_would_block) => {}
+impl AsyncRead for PipeReader {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        loop {
+            let mut guard = match self.0.poll_read_ready(cx) {
+                Poll::Ready(Ok(g)) => g,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            };
+            let unfilled = buf.initialize_unfilled();
+            match guard.try_io(|inner| inner.get_ref().read(unfilled)) {
+                Ok(Ok(n)) => {
+                    buf.advance(n);
+                    return Poll::Ready(Ok(()));
+                }
+                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                Ok(Err(e)) => return Poll::Ready(Err(e)),
+                Err(_would_block) => {}
+            }
         }
     }
 }
