@@ -10,24 +10,13 @@ use super::context::RequestContext;
 use super::wire;
 
 /// The `_meta` key that ties a listen-stream message to its listen request.
-pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+pub use crate::protocol::modern::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID_KEY;
 
-/// Events published to open listen streams with [`Server::notify`](super::Server::notify).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event {
-    /// `notifications/tools/list_changed`, for listens with `toolsListChanged`.
-    ToolsListChanged,
-    /// `notifications/prompts/list_changed`, for listens with `promptsListChanged`.
-    PromptsListChanged,
-    /// `notifications/resources/list_changed`, for listens with `resourcesListChanged`.
-    ResourcesListChanged,
-    /// `notifications/resources/updated`, for listens whose `resourceSubscriptions` holds `uri`
-    /// or a URI that `uri` is a sub-resource of (`uri` starts with it followed by `/`).
-    ResourceUpdated {
-        /// The resource that changed.
-        uri: String,
-    },
-}
+/// Events published to open listen streams with [`Server::notify`](super::Server::notify): a
+/// list change goes to listens that asked for that list; `ResourceUpdated` to listens whose
+/// `resourceSubscriptions` holds its `uri`, or a URI that `uri` is a sub-resource of (`uri`
+/// starts with it followed by `/`). The same type the bridge reads from listen streams.
+pub use crate::protocol::notify::Event;
 
 /// How [`Server::end_listens`](super::Server::end_listens) ends open listens. The spec pages
 /// disagree (SUB26 against CAN26), so clients must accept both.

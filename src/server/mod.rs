@@ -65,7 +65,7 @@ pub use listen::{Event, ListenEnd, SUBSCRIPTION_ID_KEY};
 /// The only protocol revision this server speaks.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
 /// The `_meta` key of the server's identity on every result.
-pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+pub use crate::protocol::modern::META_SERVER_INFO as SERVER_INFO_KEY;
 /// Published events that may wait for a slow listen stream; past this it gets a catch-up.
 const EVENT_QUEUE: usize = 256;
 

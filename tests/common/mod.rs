@@ -203,13 +203,9 @@ impl Bridge {
         out
     }
 
-    /// The response with this id; frames before it stay in the backlog (in order).
-    pub fn recv_response(&mut self, id: &Value) -> Value {
-        if let Some(pos) = self
-            .backlog
-            .iter()
-            .position(|f| f.get("id") == Some(id) && f.get("method").is_none())
-        {
+    /// The first frame that matches `is_it`; frames before it stay in the backlog (in order).
+    fn recv_matching(&mut self, what: &str, is_it: impl Fn(&Value) -> bool) -> Value {
+        if let Some(pos) = self.backlog.iter().position(&is_it) {
             return self.backlog.remove(pos);
         }
         let end = Instant::now() + RECV_TIMEOUT;
@@ -218,35 +214,26 @@ impl Bridge {
                 .checked_duration_since(Instant::now())
                 .unwrap_or_default();
             let Some(v) = self.read_frame(left) else {
-                panic!("no response to {id}; stderr:\n{}", self.stderr_text());
-            };
-            if v.get("id") == Some(id) && v.get("method").is_none() {
-                return v;
-            }
-            self.backlog.push(v);
-        }
-    }
-
-    /// The next notification with this method; frames before it stay in the backlog (in
-    /// order).
-    pub fn recv_notification(&mut self, method: &str) -> Value {
-        let is_it = |f: &Value| f["method"] == method && f.get("id").is_none();
-        if let Some(pos) = self.backlog.iter().position(is_it) {
-            return self.backlog.remove(pos);
-        }
-        let end = Instant::now() + RECV_TIMEOUT;
-        loop {
-            let left = end
-                .checked_duration_since(Instant::now())
-                .unwrap_or_default();
-            let Some(v) = self.read_frame(left) else {
-                panic!("no {method}; stderr:\n{}", self.stderr_text());
+                panic!("no {what}; stderr:\n{}", self.stderr_text());
             };
             if is_it(&v) {
                 return v;
             }
             self.backlog.push(v);
         }
+    }
+
+    /// The response with this id; frames before it stay in the backlog (in order).
+    pub fn recv_response(&mut self, id: &Value) -> Value {
+        self.recv_matching(&format!("response to {id}"), |f| {
+            f.get("id") == Some(id) && f.get("method").is_none()
+        })
+    }
+
+    /// The next notification with this method; frames before it stay in the backlog (in
+    /// order).
+    pub fn recv_notification(&mut self, method: &str) -> Value {
+        self.recv_matching(method, |f| f["method"] == method && f.get("id").is_none())
     }
 
     /// Waits until the bridge's stderr has a line containing `text`.
