@@ -1,70 +1,107 @@
 #!/usr/bin/env python3
-"""End-to-end benchmark of mcp-bridge: the latency it adds per request and its peak memory.
+"""End-to-end benchmark of mcp-bridge: the latency it adds per request, over the floor of a
+zero-logic relay, and its peak memory.
 
-In one run, against the same upstream (the crate's example server), it times N sequential
-`tools/call echo` requests, interleaved in batches of 100
-  direct: a 2026-07-28 client (this script) -> mcp-example-server
-  bridge: a 2025-11-25 client (this script) -> mcp-bridge -> mcp-example-server
-and reports the median, p90 and p99 of each, the added median latency, and the bridge's peak
-RSS (VmHWM from /proc, the bridge process alone, without its child).
+Three paths to the same kind of upstream, timed interleaved in batches of 100 in one run, so
+that whatever else the machine does weighs on all of them alike:
 
-  cargo build --release && python3 scripts/bench-e2e.py [--requests 5000] [--warmup 500]
+  direct  the client talks to the server itself
+  socat   the client talks to the server through `socat -b 1048576 - EXEC:<server>`: the same
+          two extra process hops as the bridge (pipe writes, reads, wake-ups), and no parsing.
+          This is the floor of any stdio bridge.
+  bridge  the client talks 2025-11-25 to mcp-bridge, which talks 2026-07-28 to the server
 
-Only the standard library is used; timings are wall clock on this machine.
+Drivers (each path reads with buffered reads, so no path pays one read(2) per byte):
+  raw (default)  this script writes JSON-RPC lines itself; the server is the crate's
+                 mcp-example-server (direct and socat speak 2026-07-28 with _meta, the bridge
+                 path 2025-11-25); `tools/call echo {"text": "hello"}`.
+  --node         the real TS SDK 1.x client (as in VS Code, 2025-11-25) against the real TS SDK
+                 v2 server (scripts/bench/ts2-server.mjs), which serves direct and socat on its
+                 2025-11-25 arm and the bridge on its 2026-07-28 arm. Installs scripts/bench's
+                 pinned npm packages on first use (`npm ci`).
+  --large-mib M  M MiB of text echoed through each path (request and result are each M MiB),
+                 a few calls per run; reports the added time as a share of the direct time and
+                 the bridge's peak RSS as a multiple of the payload.
+
+Each run starts new processes; the summary gives the median over the runs of each run's
+median. Peak RSS is VmHWM of the bridge process alone (from /proc), without its child.
+
+  cargo build --release && python3 scripts/bench-e2e.py [--runs 5] [--requests 5000]
+  python3 scripts/bench-e2e.py --node --runs 5 --requests 2000
+  python3 scripts/bench-e2e.py --large-mib 16 --runs 5 --calls 5
+
+Needs socat (Debian: apt-get install socat) and, for --node, node >= 20 with npm.
+Timings are wall clock on this machine; compare medians of several runs.
 """
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH_DIR = os.path.join(ROOT, "scripts", "bench")
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
 }
+BATCH = 100
+PATHS = ("direct", "socat", "bridge")
 
 
 class Peer:
-    def __init__(self, argv):
+    """A JSON-RPC peer over the pipes of a child process; stdout is read through a buffer."""
+
+    def __init__(self, name, argv, modern):
+        self.name = name
+        self.modern = modern
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, bufsize=0)
+                                  stderr=subprocess.DEVNULL, bufsize=1 << 20)
         self.next_id = 0
+        if modern:
+            self.call("server/discover", {})
+        else:
+            self.call("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                     "clientInfo": {"name": "bench", "version": "1"}})
+            self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, msg):
+        self.p.stdin.write(json.dumps(msg).encode() + b"\n")
+        self.p.stdin.flush()
 
     def call(self, method, params):
         self.next_id += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        self.p.stdin.write(line.encode() + b"\n")
+        if self.modern:
+            params = dict(params, _meta=META)
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
         while True:
             out = self.p.stdout.readline()
             if not out:
-                raise RuntimeError("peer closed its stdout")
+                raise RuntimeError(f"{self.name}: the peer closed its stdout")
             msg = json.loads(out)
             if msg.get("id") == self.next_id:
                 if "error" in msg:
-                    raise RuntimeError(f"{method}: {msg['error']}")
+                    raise RuntimeError(f"{self.name}: {method}: {msg['error']}")
                 return msg["result"]
-
-    def notify(self, method, params=None):
-        msg = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = params
-        self.p.stdin.write(json.dumps(msg).encode() + b"\n")
 
     def close(self):
         self.p.stdin.close()
-        self.p.wait(timeout=15)
+        self.p.wait(timeout=30)
 
 
-def timed_calls(peer, n, params):
+def timed_calls(peer, n, text):
     samples = []
+    params = {"name": "echo", "arguments": {"text": text}}
     for _ in range(n):
         t0 = time.perf_counter_ns()
-        peer.call("tools/call", params)
+        result = peer.call("tools/call", params)
         samples.append((time.perf_counter_ns() - t0) / 1000.0)
+        if result["content"][0]["text"] != text:
+            raise RuntimeError(f"{peer.name}: echo came back changed")
     return samples
 
 
@@ -81,10 +118,56 @@ def peak_rss_kib(pid):
     return -1
 
 
+def argvs(server_argv, bridge):
+    # socat splits EXEC's string on spaces itself, so the server's argv must not hold any.
+    if any(" " in a for a in server_argv):
+        sys.exit("bench-e2e: the server's command must have no spaces for socat's EXEC")
+    return {
+        "direct": server_argv,
+        "socat": ["socat", "-b", "1048576", "-", "EXEC:" + " ".join(server_argv)],
+        "bridge": [bridge, "--"] + server_argv,
+    }
+
+
+def raw_run(a, server, bridge, text, n, warmup):
+    cmds = argvs([server], bridge)
+    peers = {name: Peer(name, cmds[name], modern=(name != "bridge")) for name in PATHS}
+    samples = {name: [] for name in PATHS}
+    for name in PATHS:
+        timed_calls(peers[name], warmup, text)
+    left = n
+    while left > 0:
+        k = min(BATCH, left)
+        for name in PATHS:
+            samples[name] += timed_calls(peers[name], k, text)
+        left -= k
+    rss = peak_rss_kib(peers["bridge"].p.pid)
+    for p in peers.values():
+        p.close()
+    return samples, rss
+
+
+def node_run(a, bridge):
+    if not os.path.isdir(os.path.join(BENCH_DIR, "node_modules")):
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=BENCH_DIR,
+                       check=True)
+    server = ["node", os.path.join(BENCH_DIR, "ts2-server.mjs")]
+    cmds = argvs(server, bridge)
+    paths = [{"name": name, "argv": cmds[name]} for name in PATHS]
+    out = subprocess.run(["node", os.path.join(BENCH_DIR, "node-driver.mjs"), str(a.requests),
+                          str(a.warmup), str(BATCH), json.dumps(paths)],
+                         cwd=BENCH_DIR, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1]), None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--requests", type=int, default=5000)
-    ap.add_argument("--warmup", type=int, default=500)
+    ap.add_argument("--runs", type=int, default=5, help="runs, each with new processes (5)")
+    ap.add_argument("--requests", type=int, default=5000, help="timed calls per path per run")
+    ap.add_argument("--warmup", type=int, default=500, help="untimed calls per path first")
+    ap.add_argument("--node", action="store_true", help="TS SDK 1.x client, TS SDK v2 server")
+    ap.add_argument("--large-mib", type=float, default=0, help="echo this many MiB instead")
+    ap.add_argument("--calls", type=int, default=5, help="timed calls per path with --large-mib")
     ap.add_argument("--profile", default="release", help="target/<profile> holding the binaries")
     a = ap.parse_args()
     bindir = os.path.join(ROOT, "target", a.profile)
@@ -93,39 +176,62 @@ def main():
     for b in (server, bridge):
         if not os.access(b, os.X_OK):
             sys.exit(f"bench-e2e: {b} is missing; run cargo build --{a.profile}")
+    if not shutil.which("socat"):
+        sys.exit("bench-e2e: socat is missing (Debian: apt-get install socat)")
 
-    direct = Peer([server])
-    direct.call("server/discover", {"_meta": META})
-    modern_params = {"name": "echo", "arguments": {"text": "hello"}, "_meta": META}
-    via = Peer([bridge, "--", server])
-    via.call("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                            "clientInfo": {"name": "bench", "version": "1"}})
-    via.notify("notifications/initialized")
-    legacy_params = {"name": "echo", "arguments": {"text": "hello"}}
-    timed_calls(direct, a.warmup, modern_params)
-    timed_calls(via, a.warmup, legacy_params)
-    # Interleaved in batches of 100, so that whatever else the machine does weighs on both.
-    d, b = [], []
-    left = a.requests
-    while left > 0:
-        n = min(100, left)
-        d += timed_calls(direct, n, modern_params)
-        b += timed_calls(via, n, legacy_params)
-        left -= n
-    rss = peak_rss_kib(via.p.pid)
-    direct.close()
-    via.close()
+    large = a.large_mib > 0
+    if large:
+        payload = int(a.large_mib * 1024 * 1024)
+        text = "x" * payload
+        what = (f"{a.calls} sequential tools/call echo of {a.large_mib:g} MiB of text per path "
+                f"per run, interleaved, after 1 warm-up call each")
+    elif a.node:
+        what = (f"{a.requests} sequential tools/call echo per path per run, TS SDK 1.32.2 client "
+                f"-> TS SDK v2 2.4.0 server, interleaved in batches of {BATCH}, after "
+                f"{a.warmup} warm-up calls each")
+    else:
+        what = (f"{a.requests} sequential tools/call echo per path per run, raw driver -> "
+                f"mcp-example-server, interleaved in batches of {BATCH}, after {a.warmup} "
+                f"warm-up calls each")
+    print(what)
+    unit = "ms" if large else "us"
+    scale = 1000.0 if large else 1.0
+    print(f"| run | direct median | socat median | bridge median | socat - direct | "
+          f"**bridge - socat** | bridge - direct | bridge p99 | bridge peak RSS |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    per_run = []
+    for run in range(1, a.runs + 1):
+        if large:
+            samples, rss = raw_run(a, server, bridge, text, a.calls, 1)
+        elif a.node:
+            samples, rss = node_run(a, bridge)
+        else:
+            samples, rss = raw_run(a, server, bridge, "hello", a.requests, a.warmup)
+        med = {k: statistics.median(v) / scale for k, v in samples.items()}
+        p99 = quantile(samples["bridge"], 0.99) / scale
+        per_run.append((med, rss))
+        rss_s = "n/a (Node driver)" if rss is None else f"{rss / 1024:.1f} MiB"
+        if large and rss is not None:
+            rss_s += f" ({rss * 1024 / payload:.2f}x payload)"
+        print(f"| {run} | {med['direct']:.1f} {unit} | {med['socat']:.1f} {unit} | "
+              f"{med['bridge']:.1f} {unit} | {med['socat'] - med['direct']:.1f} {unit} | "
+              f"**{med['bridge'] - med['socat']:.1f} {unit}** | "
+              f"{med['bridge'] - med['direct']:.1f} {unit} | {p99:.1f} {unit} | {rss_s} |",
+              flush=True)
 
-    def row(name, s):
-        return (f"{name:<7} median {statistics.median(s):8.1f} us   p90 {quantile(s, 0.9):8.1f} us   "
-                f"p99 {quantile(s, 0.99):8.1f} us")
+    def over_runs(f):
+        return statistics.median(f(m) for m, _ in per_run)
 
-    print(f"requests: {a.requests} sequential tools/call echo on each path, interleaved in batches "
-          f"of 100, after {a.warmup} warm-up calls each")
-    print(row("direct", d))
-    print(row("bridge", b))
-    print(f"added median latency: {statistics.median(b) - statistics.median(d):.1f} us per call")
-    print(f"bridge peak RSS: {rss / 1024:.1f} MiB ({rss} KiB, VmHWM of the bridge process)")
+    print()
+    print(f"median over {a.runs} runs: bridge - socat "
+          f"{over_runs(lambda m: m['bridge'] - m['socat']):.1f} {unit}, socat - direct "
+          f"{over_runs(lambda m: m['socat'] - m['direct']):.1f} {unit}, bridge - direct "
+          f"{over_runs(lambda m: m['bridge'] - m['direct']):.1f} {unit}")
+    if large:
+        share = over_runs(lambda m: (m["bridge"] - m["direct"]) / m["direct"] * 100.0)
+        worst = max(r for _, r in per_run)
+        print(f"added time {share:.0f}% of the direct time (target <= 25%); bridge peak RSS "
+              f"{worst / 1024:.1f} MiB = {worst * 1024 / payload:.2f}x the payload (target <= 1.5x)")
 
 
 if __name__ == "__main__":
