@@ -281,10 +281,116 @@ fn urls_that_are_not_https_or_loopback_http_get_decline_without_asking() {
         b.seen.iter().all(|f| f.get("method").is_none()),
         "the editor never saw those URLs"
     );
-    assert!(
-        b.stderr_text()
-            .contains("mcp-bridge: input: warn: declined the URL")
+    // The warning is on stderr before the response is on stdout, but the harness reads the
+    // two pipes in separate threads: wait for the line.
+    for (key, why) in [
+        ("file", "not https, and not http to a loopback host"),
+        ("js", "not https, and not http to a loopback host"),
+        (
+            "backslash",
+            "not a URL, or with a control character, whitespace or a backslash",
+        ),
+        ("userinfo", "it has user information"),
+    ] {
+        b.wait_stderr(&format!(
+            "mcp-bridge: input: warn: declined the URL of input request \"{key}\": {why}\n"
+        ));
+    }
+}
+
+#[test]
+fn the_editor_is_shown_the_url_the_bridge_parsed_re_serialized() {
+    let mut b = ready(ALL_KINDS);
+    let url = |u: &str| json!({"method": "elicitation/create", "params": {"mode": "url", "message": "open", "url": u}});
+    let rounds = json!([{"no_slashes": url("https:evil.example"), "hex": url("http://0x7f000001/"),
+        "short": url("http://127.1/"), "dotdot": url("https://example.com/a/../b")}]);
+    b.send_request(
+        json!(24),
+        "tools/call",
+        json!({"name": "script", "arguments": {"rounds": rounds}}),
     );
+    let mut shown = Vec::new();
+    for i in 1..=4 {
+        let q = b.recv();
+        assert_eq!(q["id"], format!("b-{i}"));
+        assert_eq!(q["method"], "elicitation/create");
+        assert_eq!(
+            q["params"],
+            json!({"mode": "url", "message": "open", "url": q["params"]["url"],
+                   "elicitationId": format!("mcp-bridge-elicitation-b-{i}")})
+        );
+        shown.push(q["params"]["url"].clone());
+        answer(&mut b, &q, json!({"action": "accept"}));
+    }
+    assert_eq!(
+        shown,
+        vec![
+            json!("https://evil.example/"),
+            json!("http://127.0.0.1/"),
+            json!("http://127.0.0.1/"),
+            json!("https://example.com/b")
+        ]
+    );
+    let r = b.recv_response(&json!(24));
+    let accepted = json!({"no_slashes": {"action": "accept"}, "hex": {"action": "accept"},
+        "short": {"action": "accept"}, "dotdot": {"action": "accept"}});
+    assert_eq!(
+        serde_json::from_str::<Value>(&text_of(&r)).expect("json text"),
+        accepted
+    );
+    assert_eq!(
+        retries_of(&b, "script")[0]["params"]["inputResponses"],
+        accepted
+    );
+}
+
+#[test]
+fn a_url_with_invisible_or_non_ascii_characters_in_its_host_gets_decline_without_asking() {
+    let mut b = ready(ALL_KINDS);
+    let url = |u: &str| json!({"method": "elicitation/create", "params": {"mode": "url", "message": "open", "url": u}});
+    let cases = [
+        ("zwsp", "https://x.example\u{200b}/"),
+        ("zwsp_no_slashes", "https:x.example\u{200b}"),
+        ("zwj", "https://x\u{200d}.example/"),
+        ("bidi", "https://\u{202e}elpmaxe.x/"),
+        ("bom", "https://x.example\u{feff}/"),
+        ("soft_hyphen", "https://x.ex\u{ad}ample/"),
+        ("tag", "https://x.example\u{e0001}/"),
+        ("umlaut", "https://b\u{fc}cher.example/"),
+        ("cyrillic", "https://\u{430}pple.com/"),
+        ("ideographic_dot", "https://evil\u{3002}example/"),
+        ("loopback_zwsp", "http://127.0.0.1\u{200b}/"),
+        ("percent", "https://x.example%E2%80%8B/"),
+    ];
+    let round: serde_json::Map<String, Value> =
+        cases.iter().map(|(k, u)| (k.to_string(), url(u))).collect();
+    let r = b.request(
+        json!(25),
+        "tools/call",
+        json!({"name": "script", "arguments": {"rounds": [round]}}),
+    );
+    let declined: serde_json::Map<String, Value> = cases
+        .iter()
+        .map(|(k, _)| (k.to_string(), json!({"action": "decline"})))
+        .collect();
+    let declined = Value::Object(declined);
+    assert_eq!(
+        serde_json::from_str::<Value>(&text_of(&r)).expect("json text"),
+        declined
+    );
+    assert_eq!(
+        retries_of(&b, "script")[0]["params"]["inputResponses"],
+        declined
+    );
+    assert!(
+        b.seen.iter().all(|f| f.get("method").is_none()),
+        "the editor never saw those URLs"
+    );
+    for (key, _) in cases {
+        b.wait_stderr(&format!(
+            "mcp-bridge: input: warn: declined the URL of input request \"{key}\": its host has invisible, non-ASCII or percent-encoded characters\n"
+        ));
+    }
 }
 
 #[test]

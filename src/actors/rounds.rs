@@ -297,9 +297,9 @@ async fn ask_round(
     let mut asked_urls = Vec::new();
     for (key, req) in requests {
         match input::plan(key, req, &env.editor_capabilities) {
-            Ok(Plan::Answer(a)) => {
-                tracing::warn!(target: "input", "declined the URL of input request {key:?}: not https, not loopback http, or with user information or a backslash");
-                responses.insert(key.clone(), a);
+            Ok(Plan::Decline(why)) => {
+                tracing::warn!(target: "input", "declined the URL of input request {key:?}: {}", why.describe());
+                responses.insert(key.clone(), input::decline_response());
             }
             Ok(Plan::Ask(q)) => {
                 if let Some(url) = &q.url {

@@ -128,8 +128,14 @@ pub struct Question {
 pub enum Plan {
     /// Ask the editor.
     Ask(Question),
-    /// Answer the upstream at once without asking (a URL the bridge refuses to show).
-    Answer(Value),
+    /// Answer the upstream `{"action": "decline"}` at once without asking: a URL the bridge
+    /// refuses to show, for this reason (the caller logs a warning naming it).
+    Decline(UrlRefusal),
+}
+
+/// The `ElicitResult` the upstream gets for a URL the bridge refuses to show.
+pub fn decline_response() -> Value {
+    json!({"action": "decline"})
 }
 
 fn declared<'a>(caps: &'a Value, path: &[&str]) -> Option<&'a Value> {
@@ -167,17 +173,18 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
                     if elicitation.get("url").is_none() {
                         return Err(undeclared());
                     }
-                    let url = p.get("url").and_then(Value::as_str).ok_or_else(bad)?;
-                    if !url_allowed(url) {
-                        return Ok(Plan::Answer(json!({"action": "decline"})));
-                    }
+                    let raw = p.get("url").and_then(Value::as_str).ok_or_else(bad)?;
+                    let url = match shown_url(raw) {
+                        Ok(url) => url,
+                        Err(why) => return Ok(Plan::Decline(why)),
+                    };
                     Ok(Plan::Ask(Question {
                         kind: Kind::Url,
                         method: "elicitation/create",
                         params: Some(json!({"mode": "url", "message": message, "url": url})),
                         schema: None,
                         continue_form: false,
-                        url: Some(url.to_string()),
+                        url: Some(url),
                     }))
                 }
                 "form" => {
@@ -268,20 +275,72 @@ pub fn continue_question(message: &str) -> Question {
     }
 }
 
-/// Whether a URL may be shown to the editor: `https`, or `http` to a loopback host
-/// (`localhost`, `*.localhost`, `127.0.0.0/8`, `[::1]`); never with a backslash or with user
-/// information (in any scheme: `https://trusted@evil.example` misleads people too).
-pub fn url_allowed(raw: &str) -> bool {
+/// Why the bridge refuses to show a URL to the editor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UrlRefusal {
+    /// Not a URL, or one with a control character, whitespace or a backslash (parsers
+    /// disagree on what a backslash means).
+    Malformed,
+    /// The raw authority holds a character that is not printable ASCII (invisible, bidi,
+    /// format or any non-ASCII character) or a percent escape: what people read is not the
+    /// host the URL goes to, and the IDNA mapping may drop such characters silently.
+    HiddenCharacters,
+    /// User information (`https://trusted@evil.example` misleads people in any scheme).
+    UserInfo,
+    /// Neither `https` nor `http` to a loopback host.
+    NotHttpsOrLoopbackHttp,
+}
+
+impl UrlRefusal {
+    /// A short text for the warning line.
+    pub fn describe(self) -> &'static str {
+        match self {
+            UrlRefusal::Malformed => {
+                "not a URL, or with a control character, whitespace or a backslash"
+            }
+            UrlRefusal::HiddenCharacters => {
+                "its host has invisible, non-ASCII or percent-encoded characters"
+            }
+            UrlRefusal::UserInfo => "it has user information",
+            UrlRefusal::NotHttpsOrLoopbackHttp => "not https, and not http to a loopback host",
+        }
+    }
+}
+
+/// The authority of a raw URL as a WHATWG parser reads it for a special scheme: after the
+/// scheme's `:` and any slashes, up to the first `/`, `?` or `#` (backslashes are refused
+/// before this is used). `https:evil.example` gives `evil.example`.
+fn raw_authority(raw: &str) -> &str {
+    let rest = raw.split_once(':').map_or("", |(_, rest)| rest);
+    let rest = rest.trim_start_matches('/');
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// The URL of a URL elicitation as the editor is shown it: parsed by the `url` crate (WHATWG
+/// URL) and re-serialized, never the raw string, so an editor whose parser reads
+/// `https:evil.example`, `http://0x7f000001/` or `http://127.1/` differently still sees where
+/// the URL goes (`https://evil.example/`, `http://127.0.0.1/`).
+///
+/// Shown: `https`, or `http` to a loopback host of the parsed URL (`localhost`,
+/// `*.localhost`, `127.0.0.0/8`, `[::1]`). Errors: the [`UrlRefusal`]; the upstream then
+/// gets `decline` (2026-07-28 elicitation: a client may decline any URL it will not open).
+pub fn shown_url(raw: &str) -> Result<String, UrlRefusal> {
     if raw.contains('\\') || raw.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return false;
+        return Err(UrlRefusal::Malformed);
     }
-    let Ok(u) = url::Url::parse(raw) else {
-        return false;
-    };
+    // Checked on the raw string: the IDNA mapping drops U+200B and other characters silently.
+    if !raw_authority(raw)
+        .chars()
+        .all(|c| c.is_ascii_graphic() && c != '%')
+    {
+        return Err(UrlRefusal::HiddenCharacters);
+    }
+    let u = url::Url::parse(raw).map_err(|_| UrlRefusal::Malformed)?;
     if !u.username().is_empty() || u.password().is_some() {
-        return false;
+        return Err(UrlRefusal::UserInfo);
     }
-    match u.scheme() {
+    let allowed = match u.scheme() {
         "https" => u.host().is_some(),
         "http" => match u.host() {
             Some(url::Host::Domain(d)) => d == "localhost" || d.ends_with(".localhost"),
@@ -290,7 +349,11 @@ pub fn url_allowed(raw: &str) -> bool {
             None => false,
         },
         _ => false,
+    };
+    if !allowed {
+        return Err(UrlRefusal::NotHttpsOrLoopbackHttp);
     }
+    Ok(u.into())
 }
 
 /// The editor's answer to one question.
@@ -525,39 +588,103 @@ mod tests {
     }
 
     #[test]
-    fn urls_the_bridge_refuses_get_decline() {
-        for (url, ok) in [
-            ("https://example.com/auth", true),
-            ("http://localhost:8080/cb", true),
-            ("http://app.localhost/x", true),
-            ("http://127.0.0.5/x", true),
-            ("http://[::1]:9/x", true),
-            ("http://example.com/x", false),
-            ("https://trusted@evil.example/", false),
-            ("https://user:pw@example.com/", false),
-            ("https://example.com\\@evil.example/", false),
-            ("file:///etc/passwd", false),
-            ("javascript:alert(1)", false),
-            ("vscode://x", false),
-            ("not a url", false),
+    fn urls_are_shown_parsed_and_re_serialized() {
+        use UrlRefusal::*;
+        for (raw, shown) in [
+            ("https://example.com/auth", Ok("https://example.com/auth")),
+            ("https://EXAMPLE.com", Ok("https://example.com/")),
+            (
+                "https://xn--bcher-kva.example/",
+                Ok("https://xn--bcher-kva.example/"),
+            ),
+            ("http://localhost:8080/cb", Ok("http://localhost:8080/cb")),
+            ("http://LOCALHOST/cb", Ok("http://localhost/cb")),
+            ("http://app.localhost/x", Ok("http://app.localhost/x")),
+            ("http://127.0.0.5/x", Ok("http://127.0.0.5/x")),
+            ("http://[::1]:9/x", Ok("http://[::1]:9/x")),
+            // Parsers disagree on these; the editor gets what the bridge parsed.
+            ("https:evil.example", Ok("https://evil.example/")),
+            ("https:/evil.example/a", Ok("https://evil.example/a")),
+            ("https:///evil.example/a", Ok("https://evil.example/a")),
+            ("http://0x7f000001/", Ok("http://127.0.0.1/")),
+            ("http://127.1/", Ok("http://127.0.0.1/")),
+            ("http://2130706433:80/", Ok("http://127.0.0.1/")),
+            ("http://0177.0.0.1/x", Ok("http://127.0.0.1/x")),
+            (
+                "https://example.com/a/../b?q=1#f",
+                Ok("https://example.com/b?q=1#f"),
+            ),
+            // Non-ASCII outside the authority is percent-encoded, so it is shown visibly.
+            (
+                "https://example.com/\u{202e}gpj.exe",
+                Ok("https://example.com/%E2%80%AEgpj.exe"),
+            ),
+            // The loopback rule applies to the parsed host.
+            ("http://0x7f000001.example/", Err(NotHttpsOrLoopbackHttp)),
+            ("http://0x08080808/", Err(NotHttpsOrLoopbackHttp)),
+            (
+                "http://localhost.evil.example/",
+                Err(NotHttpsOrLoopbackHttp),
+            ),
+            ("http://example.com/x", Err(NotHttpsOrLoopbackHttp)),
+            ("file:///etc/passwd", Err(NotHttpsOrLoopbackHttp)),
+            ("javascript:alert(1)", Err(NotHttpsOrLoopbackHttp)),
+            ("vscode://x", Err(NotHttpsOrLoopbackHttp)),
+            ("https://trusted@evil.example/", Err(UserInfo)),
+            ("https://user:pw@example.com/", Err(UserInfo)),
+            ("https:trusted@evil.example", Err(UserInfo)),
+            ("https://example.com\\@evil.example/", Err(Malformed)),
+            ("https://exa mple.com/", Err(Malformed)),
+            ("https://example.com/\n", Err(Malformed)),
+            ("not a url", Err(Malformed)),
+            ("https://", Err(Malformed)),
+            // Invisible, bidi, format and other non-ASCII characters in the authority.
+            ("https://x.example\u{200b}/", Err(HiddenCharacters)),
+            ("https://x\u{200b}.example/", Err(HiddenCharacters)),
+            ("https:x.example\u{200b}", Err(HiddenCharacters)),
+            ("https://x.example\u{200c}/", Err(HiddenCharacters)),
+            ("https://x.example\u{200d}/", Err(HiddenCharacters)),
+            ("https://x.example\u{2060}/", Err(HiddenCharacters)),
+            ("https://x.example\u{feff}/", Err(HiddenCharacters)),
+            ("https://x.ex\u{ad}ample/", Err(HiddenCharacters)),
+            ("https://\u{202e}elpmaxe.x/", Err(HiddenCharacters)),
+            ("https://x.example\u{e0001}/", Err(HiddenCharacters)),
+            ("https://b\u{fc}cher.example/", Err(HiddenCharacters)),
+            ("https://evil\u{3002}example/", Err(HiddenCharacters)),
+            ("https://\u{430}pple.com/", Err(HiddenCharacters)),
+            ("https://x.example:443\u{200b}/", Err(HiddenCharacters)),
+            ("https://x.example%E2%80%8B/", Err(HiddenCharacters)),
+            ("https://ex%61mple.com/", Err(HiddenCharacters)),
         ] {
-            assert_eq!(url_allowed(url), ok, "{url}");
-            let req = json!({"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": url}});
-            let p = plan("k", &req, &caps());
-            if ok {
-                assert!(
-                    matches!(
-                        p,
-                        Ok(Plan::Ask(Question {
-                            kind: Kind::Url,
-                            ..
-                        }))
-                    ),
-                    "{url}"
-                );
-            } else {
-                assert_eq!(p, Ok(Plan::Answer(json!({"action": "decline"}))), "{url}");
-            }
+            let shown = shown.map(str::to_string);
+            assert_eq!(shown_url(raw), shown, "{raw:?}");
+            let req = json!({"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": raw}});
+            let expected = match shown {
+                Ok(url) => Plan::Ask(Question {
+                    kind: Kind::Url,
+                    method: "elicitation/create",
+                    params: Some(json!({"mode": "url", "message": "m", "url": url})),
+                    schema: None,
+                    continue_form: false,
+                    url: Some(url),
+                }),
+                Err(why) => Plan::Decline(why),
+            };
+            assert_eq!(plan("k", &req, &caps()), Ok(expected), "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn the_raw_authority_is_what_a_whatwg_parser_reads_as_one() {
+        for (raw, authority) in [
+            ("https://a.example:1/p?q#f", "a.example:1"),
+            ("https:a.example", "a.example"),
+            ("https:///a.example/x", "a.example"),
+            ("https://a.example?x", "a.example"),
+            ("https://a.example#x", "a.example"),
+            ("no colon", ""),
+        ] {
+            assert_eq!(raw_authority(raw), authority, "{raw:?}");
         }
     }
 
