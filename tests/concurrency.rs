@@ -24,8 +24,13 @@ fn a_cancelled_request_gets_no_response_and_the_upstream_gets_the_cancel_with_it
     let upstream_id = up["id"].clone();
     b.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow-1", "reason": "user"}}));
     let cancel = b.wait_upstream(|v| v["method"] == "notifications/cancelled");
-    assert_eq!(cancel["params"]["requestId"], upstream_id);
-    assert_ne!(cancel["params"]["requestId"], json!("slow-1"));
+    // The upstream id, not the editor's, and the editor's reason unchanged.
+    assert_ne!(upstream_id, json!("slow-1"));
+    assert_eq!(
+        cancel,
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": upstream_id, "reason": "user"}})
+    );
     assert_eq!(b.request(json!(2), "ping", json!({}))["result"], json!({}));
     let later = b.recv_for(Duration::from_millis(300));
     assert!(
@@ -33,6 +38,113 @@ fn a_cancelled_request_gets_no_response_and_the_upstream_gets_the_cancel_with_it
         "{later:?}"
     );
     assert!(b.seen.iter().all(|f| f.get("id") != Some(&json!("slow-1"))));
+}
+
+#[test]
+fn a_cancel_without_a_string_reason_reaches_the_upstream_without_one() {
+    let mut b = ready(&[]);
+    for (id, ms, reason) in [(1, 30001, None), (2, 30002, Some(json!(3)))] {
+        b.send_request(
+            json!(id),
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": ms}}),
+        );
+        let up = b.wait_upstream(|v| v["params"]["arguments"]["ms"] == ms);
+        let mut params = json!({"requestId": id});
+        if let Some(r) = reason {
+            params["reason"] = r;
+        }
+        b.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}));
+        let cancel = b.wait_upstream(|v| {
+            v["method"] == "notifications/cancelled" && v["params"]["requestId"] == up["id"]
+        });
+        assert_eq!(
+            cancel,
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": up["id"]}})
+        );
+    }
+}
+
+#[test]
+fn progress_and_log_messages_of_a_cancelled_request_are_dropped() {
+    let mut b = ready(&[]);
+    b.request(json!(1), "logging/setLevel", json!({"level": "info"}));
+    b.send_request(
+        json!(2),
+        "tools/call",
+        json!({"name": "chatter", "arguments": {"interval_ms": 20, "late": 5},
+               "_meta": {"progressToken": "p-2"}}),
+    );
+    // It chatters while it is in flight.
+    let first = b.recv_notification("notifications/progress");
+    assert_eq!(
+        first["params"],
+        json!({"progressToken": "p-2", "progress": 1, "message": "tick 1"})
+    );
+    let log = b.recv_notification("notifications/message");
+    assert_eq!(
+        log["params"],
+        json!({"level": "info", "logger": "chatter", "data": "tick 1"})
+    );
+    b.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": 2, "reason": "the user pressed stop"}}),
+    );
+    let up = b.wait_upstream(|v| v["method"] == "tools/call" && v["params"]["name"] == "chatter");
+    let cancel = b.wait_upstream(|v| v["method"] == "notifications/cancelled");
+    assert_eq!(
+        cancel["params"],
+        json!({"requestId": up["id"], "reason": "the user pressed stop"})
+    );
+    // The fixture writes 5 late progress and log messages after the cancel, then a tools
+    // list change: once that is here, every late line has been handled.
+    b.recv_notification("notifications/tools/list_changed");
+    b.recv_for(Duration::ZERO); // the backlog: already in `seen`
+    let frames: Vec<Value> = b.seen.clone();
+    let ticks = |method: &str| -> Vec<Value> {
+        frames
+            .iter()
+            .filter(|f| f["method"] == method)
+            .map(|f| f["params"].clone())
+            .collect()
+    };
+    // Only ticks, numbered without a gap, arrived: those written before the cancel.
+    let progress = ticks("notifications/progress");
+    let logs = ticks("notifications/message");
+    for (i, p) in progress.iter().enumerate() {
+        let n = i + 1;
+        assert_eq!(
+            p,
+            &json!({"progressToken": "p-2", "progress": n, "message": format!("tick {n}")})
+        );
+    }
+    for (i, l) in logs.iter().enumerate() {
+        let n = i + 1;
+        assert_eq!(
+            l,
+            &json!({"level": "info", "logger": "chatter", "data": format!("tick {n}")})
+        );
+    }
+    assert!(
+        frames.iter().all(|f| f.get("id") != Some(&json!(2))),
+        "no response to the cancelled request"
+    );
+    // The bridge still forwards what belongs to a live request.
+    let r = b.request(
+        json!(3),
+        "tools/call",
+        json!({"name": "log", "arguments": {"level": "error", "message": "after"}}),
+    );
+    assert_eq!(text_of(&r), "logged");
+    let after = b.take_notifications("notifications/message");
+    assert_eq!(
+        after
+            .iter()
+            .map(|f| f["params"]["data"].clone())
+            .collect::<Vec<_>>(),
+        vec![json!("after")]
+    );
 }
 
 #[test]

@@ -18,7 +18,7 @@ use super::listener::StopCause;
 use super::metrics::{ActorStats, MethodDone, Metrics};
 use super::output::{Output, WriteFrame};
 use super::pending::{PendingTable, Resolve};
-use super::rounds::{self, SlotEnv, SlotOutcome, call};
+use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome, call};
 use super::slots::{MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket};
 use super::supervisor::{BridgeConfig, Shutdown, ShutdownCause, Supervisor};
 use super::upstream::{self, FromUpstream, Reply, Upstream};
@@ -274,6 +274,12 @@ impl Frontend {
                     tracing::debug!(target: "frontend", "notifications/cancelled without a usable requestId");
                     return;
                 };
+                // Before the slot's future is dropped: its guard sends the reason upstream.
+                if let (Some(slot), Some(reason)) =
+                    (self.slots.get(&id), legacy::cancelled_reason(params))
+                {
+                    slot.cancel_reason.set(reason);
+                }
                 if self.cancel_slot(&id, ctx) || self.open_changes.remove(&id) {
                     tracing::debug!(target: "frontend", "the client cancelled request {id}");
                 }
@@ -341,9 +347,18 @@ impl Frontend {
                     MAX_PROGRESS_PER_SEC,
                     Instant::now(),
                 ),
+                cancel_reason: CancelReason::default(),
             },
         );
         true
+    }
+
+    /// The cell of the editor's cancel reason of a slot just admitted.
+    fn cancel_reason_of(&self, id: &Id) -> CancelReason {
+        self.slots
+            .get(id)
+            .map(|s| s.cancel_reason.clone())
+            .unwrap_or_default()
     }
 
     /// Takes a finished slot out of the table; `None` when it was cancelled meanwhile.
@@ -382,6 +397,7 @@ impl Frontend {
         let args: Vec<OsString> = self.config.args.clone();
         let limit = self.config.discover_timeout;
         let client = id.to_string();
+        let reason = self.cancel_reason_of(&id);
         let fut = async move {
             ustats.queued();
             match upstream.send(upstream::Connect { command, args }).await {
@@ -396,6 +412,7 @@ impl Frontend {
                 meta.bare_params(),
                 client,
                 limit,
+                reason,
             )
             .await;
             match reply {
@@ -488,6 +505,7 @@ impl Frontend {
             output_stats: self.output_stats.clone(),
             editor_capabilities: self.editor_capabilities.clone(),
             timeouts: self.config.timeouts.clone(),
+            cancel_reason: self.cancel_reason_of(&id),
         };
         let fut = rounds::run(env, f, fwd.params, id.to_string());
         let slot_id = id.clone();
@@ -549,6 +567,13 @@ impl Frontend {
                 ));
             }
             "notifications/message" => {
+                // A log message belongs to a request in flight (2026-07-28 logging), but on
+                // stdio nothing says which one. With no request of the editor live (all
+                // answered or cancelled), it can only be of one that ended: dropped.
+                if self.slots.is_empty() {
+                    tracing::debug!(target: "frontend", "dropped a log message with no request in flight");
+                    return;
+                }
                 let Some(level) = params
                     .get("level")
                     .and_then(Value::as_str)

@@ -238,7 +238,10 @@ impl Listener {
             .frontend
             .do_send(GateUpdate::Retire { id: id.clone() });
         self.links.upstream_stats.queued();
-        self.links.upstream.do_send(upstream::Cancel(id.clone()));
+        self.links.upstream.do_send(upstream::Cancel {
+            id: id.clone(),
+            reason: None,
+        });
     }
 
     fn cancel_retry(&mut self, ctx: &mut Context<Self>) {

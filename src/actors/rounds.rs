@@ -7,7 +7,7 @@
 use actix::prelude::*;
 use futures_util::future::join_all;
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::metrics::ActorStats;
@@ -29,6 +29,25 @@ pub enum SlotOutcome {
     Error(Value),
 }
 
+/// The editor's `reason` for cancelling a request (2025-11-25 `notifications/cancelled`): the
+/// Frontend sets it just before it drops the slot's future, and the guard that then cancels
+/// the upstream request reads it, so the upstream gets the editor's reason unchanged. Shared,
+/// because a dropped future cannot be told anything.
+#[derive(Clone, Debug, Default)]
+pub struct CancelReason(Arc<OnceLock<String>>);
+
+impl CancelReason {
+    /// Records the editor's reason (the first one counts).
+    pub fn set(&self, reason: String) {
+        let _ = self.0.set(reason);
+    }
+
+    /// The editor's reason, if it cancelled with one.
+    pub fn get(&self) -> Option<String> {
+        self.0.get().cloned()
+    }
+}
+
 /// The actors and settings a slot future works with.
 #[derive(Clone)]
 pub struct SlotEnv {
@@ -40,6 +59,8 @@ pub struct SlotEnv {
     /// The editor's 2025-11-25 capabilities (which input kinds it declared).
     pub editor_capabilities: Arc<Value>,
     pub timeouts: Timeouts,
+    /// The editor's reason when it cancels the slot.
+    pub cancel_reason: CancelReason,
 }
 
 impl SlotEnv {
@@ -54,7 +75,8 @@ impl SlotEnv {
 
 /// Sends one request upstream and waits at most `limit` for the answer. On a time-out or when
 /// the waiting future is dropped (a cancelled slot), the upstream gets `notifications/cancelled`
-/// with its own id. `Err(())` is the time-out.
+/// with its own id (and the editor's `reason` when the editor cancelled). `Err(())` is the
+/// time-out.
 pub async fn call(
     upstream: &Addr<Upstream>,
     ustats: &Arc<ActorStats>,
@@ -62,6 +84,7 @@ pub async fn call(
     params: Value,
     client: String,
     limit: Duration,
+    reason: CancelReason,
 ) -> Result<Reply, ()> {
     ustats.queued();
     let sent = upstream
@@ -80,6 +103,7 @@ pub async fn call(
         upstream: upstream.clone(),
         stats: ustats.clone(),
         id: Some(uid),
+        reason,
     };
     match tokio::time::timeout(limit, rx).await {
         Ok(Ok(reply)) => {
@@ -99,13 +123,17 @@ struct CancelGuard {
     upstream: Addr<Upstream>,
     stats: Arc<ActorStats>,
     id: Option<Id>,
+    reason: CancelReason,
 }
 
 impl Drop for CancelGuard {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
             self.stats.queued();
-            self.upstream.do_send(upstream::Cancel(id));
+            self.upstream.do_send(upstream::Cancel {
+                id,
+                reason: self.reason.get(),
+            });
         }
     }
 }
@@ -196,6 +224,7 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Value, client: String) ->
             params,
             client.clone(),
             limit,
+            env.cancel_reason.clone(),
         )
         .await;
         let result = match reply {

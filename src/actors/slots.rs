@@ -1,6 +1,7 @@
 //! The slot of one request from the editor while it is in flight, and the token bucket that
 //! limits its progress notifications. Time is passed in, so the bucket is testable.
 
+use super::rounds::CancelReason;
 use actix::SpawnHandle;
 use serde_json::Value;
 use std::time::Instant;
@@ -59,6 +60,8 @@ pub struct Slot {
     pub upstream_progress_token: Option<String>,
     /// Limits progress notifications.
     pub progress_bucket: TokenBucket,
+    /// The editor's reason when it cancels the request, for the upstream's cancel.
+    pub cancel_reason: CancelReason,
 }
 
 #[cfg(test)]

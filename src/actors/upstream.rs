@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::metrics::ActorStats;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message, ParseError};
+use crate::protocol::modern;
 use crate::transport::child::{self, ChildProcess};
 use crate::transport::lines;
 
@@ -347,14 +348,18 @@ impl Handler<Call> for Upstream {
     }
 }
 
-/// Abandon an upstream request: forget it and send `notifications/cancelled` with its id.
+/// Abandon an upstream request: forget it and send `notifications/cancelled` with its id and
+/// the editor's `reason`, if any.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Cancel(pub Id);
+pub struct Cancel {
+    pub id: Id,
+    pub reason: Option<String>,
+}
 
 impl Handler<Cancel> for Upstream {
     type Result = ();
-    fn handle(&mut self, Cancel(id): Cancel, _: &mut Context<Self>) {
+    fn handle(&mut self, Cancel { id, reason }: Cancel, _: &mut Context<Self>) {
         let _h = self.stats.handling();
         let known = match self.pending.remove(&id) {
             Some(p) => {
@@ -367,7 +372,7 @@ impl Handler<Cancel> for Upstream {
         if known {
             let n = jsonrpc::notification(
                 "notifications/cancelled",
-                json!({"requestId": id.to_value()}),
+                modern::cancelled_params(id.to_value(), reason.as_deref()),
             );
             self.write(&n);
         }

@@ -643,6 +643,22 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
             tool(progress_flood),
         ),
         (
+            ToolDef::new(
+                "chatter",
+                object_schema(
+                    json!({"interval_ms": {"type": "integer", "minimum": 1},
+                           "late": {"type": "integer", "minimum": 0}}),
+                    &["interval_ms", "late"],
+                ),
+            )
+            .description(
+                "Sends progress and an info log message \"tick <n>\" every interval_ms until \
+                 cancelled; never answers. Once cancelled it still writes `late` progress and \
+                 log messages \"late <n>\", then publishes a tools list change.",
+            ),
+            tool(chatter),
+        ),
+        (
             ToolDef::new("structured_array", empty())
                 .description("structuredContent [1,2,3] and an empty content array."),
             tool(|_, _| async {
@@ -815,6 +831,42 @@ async fn progress_flood(a: Value, ctx: RequestContext) -> ToolResult {
         ctx.progress(n as f64, Some(count as f64), None).await;
     }
     Ok(Outcome::text("flooded"))
+}
+
+/// Misbehaves on purpose after a cancel, like a server whose work does not stop at once: the
+/// late lines reach the client after its `notifications/cancelled`. The tools list change
+/// after them tells a test that every late line came before it (one output queue).
+async fn chatter(a: Value, ctx: RequestContext) -> ToolResult {
+    let interval = Duration::from_millis(integer(&a, "interval_ms", 1..=600_000)?.unsigned_abs());
+    let late = integer(&a, "late", 0..=10_000)?;
+    let after = ctx.clone();
+    tokio::spawn(async move {
+        after.cancelled().await;
+        for n in 1..=late {
+            let text = format!("late {n}");
+            if let Some(token) = after.progress_token() {
+                let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": 1_000_000 + n, "message": text}});
+                after
+                    .write_raw_line_even_after_the_end(progress.to_string())
+                    .await;
+            }
+            let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "logger": "chatter", "data": text}});
+            after
+                .write_raw_line_even_after_the_end(log.to_string())
+                .await;
+        }
+        after.server().notify(Event::ToolsListChanged);
+    });
+    for n in 1u64.. {
+        let text = format!("tick {n}");
+        ctx.progress(n as f64, None, Some(&text)).await;
+        ctx.log(LogLevel::Info, Some("chatter"), Value::String(text))
+            .await;
+        tokio::time::sleep(interval).await;
+    }
+    Ok(Outcome::text("never"))
 }
 
 async fn notify(a: Value, ctx: RequestContext) -> ToolResult {

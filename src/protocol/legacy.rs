@@ -190,6 +190,12 @@ pub fn cancelled_request_id(params: Option<&Value>) -> Option<Id> {
     Id::from_value(params?.get("requestId")?)
 }
 
+/// The `reason` of `notifications/cancelled` params `{requestId, reason?}` when it is a
+/// string (2025-11-25 `CancelledNotificationParams`); it goes upstream unchanged.
+pub fn cancelled_reason(params: Option<&Value>) -> Option<String> {
+    params?.get("reason")?.as_str().map(str::to_string)
+}
+
 /// What the bridge keeps of the editor's `initialize` params.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct InitializeParams {
@@ -283,5 +289,31 @@ mod tests {
             cancelled_request_id(Some(&json!({"requestId": null}))),
             None
         );
+    }
+
+    #[test]
+    fn a_cancelled_reason_is_kept_when_it_is_a_string() {
+        for (params, reason) in [
+            (
+                json!({"requestId": 1, "reason": "user pressed stop"}),
+                Some("user pressed stop"),
+            ),
+            (json!({"requestId": 1, "reason": ""}), Some("")),
+            (
+                json!({"requestId": 1, "reason": "a \"b\" \u{1F600}\n"}),
+                Some("a \"b\" \u{1F600}\n"),
+            ),
+            (json!({"requestId": 1}), None),
+            (json!({"requestId": 1, "reason": null}), None),
+            (json!({"requestId": 1, "reason": 3}), None),
+            (json!({"requestId": 1, "reason": {"text": "x"}}), None),
+        ] {
+            assert_eq!(
+                cancelled_reason(Some(&params)).as_deref(),
+                reason,
+                "{params}"
+            );
+        }
+        assert_eq!(cancelled_reason(None), None);
     }
 }

@@ -137,6 +137,18 @@ pub enum ResultType {
     Unknown,
 }
 
+/// The params of the bridge's `notifications/cancelled` to the upstream
+/// (2026-07-28 basic/patterns/cancellation): `{requestId, reason?}`, the reason being the
+/// editor's, unchanged, when it gave one.
+pub fn cancelled_params(request_id: Value, reason: Option<&str>) -> Value {
+    let mut p = Map::new();
+    p.insert("requestId".into(), request_id);
+    if let Some(r) = reason {
+        p.insert("reason".into(), Value::String(r.to_string()));
+    }
+    Value::Object(p)
+}
+
 /// Reads `resultType`; an absent one counts as complete (basic/index).
 pub fn result_type(result: &Value) -> ResultType {
     match result.get("resultType") {
@@ -191,6 +203,19 @@ mod tests {
         let bad_info = json!({"supportedVersions": ["2026-07-28"], "capabilities": {},
             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": 3}}});
         assert_eq!(read_discover(&bad_info).map(|d| d.server_info), Ok(None));
+    }
+
+    #[test]
+    fn cancelled_params_carry_the_reason_when_there_is_one() {
+        assert_eq!(
+            cancelled_params(json!(7), Some("user pressed stop")),
+            json!({"requestId": 7, "reason": "user pressed stop"})
+        );
+        assert_eq!(cancelled_params(json!(7), None), json!({"requestId": 7}));
+        assert_eq!(
+            cancelled_params(json!("l-1"), Some("")),
+            json!({"requestId": "l-1", "reason": ""})
+        );
     }
 
     #[test]

@@ -194,6 +194,18 @@ impl RequestContext {
         self.may_send() && self.inner.out.send_raw(line).await
     }
 
+    /// Writes `line` and a newline to the output verbatim, even after the request was cancelled
+    /// or answered. For test fixtures of a server that does not stop at once; a real server
+    /// has no use for it.
+    pub async fn write_raw_line_even_after_the_end(&self, line: String) -> bool {
+        self.inner.out.send_raw(line).await
+    }
+
+    /// `_meta.progressToken` of this request, if the client sent one.
+    pub fn progress_token(&self) -> Option<&Value> {
+        self.inner.meta.progress_token.as_ref()
+    }
+
     /// Writes a JSON-RPC notification outside any request scope (listen streams use this).
     pub(crate) async fn send(&self, message: &Value) -> bool {
         !self.is_cancelled() && self.inner.out.send(message).await
