@@ -4,7 +4,7 @@ mod common;
 
 use common::{Bridge, text_of};
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn ready(bridge_args: &[&str]) -> Bridge {
     let mut b = Bridge::start(bridge_args, &[]);
@@ -154,10 +154,11 @@ fn the_257th_request_in_flight_gets_too_many_requests_at_once() {
         b.send_request(
             json!(i),
             "tools/call",
-            json!({"name": "sleep", "arguments": {"ms": 20000}}),
+            json!({"name": "sleep", "arguments": {"ms": 600_000}}),
         );
     }
-    let started = Instant::now();
+    // None of the 256 ends by itself: the answer can only be the error at once, never a
+    // request that waited for a slot.
     let r = b.request(
         json!(256),
         "tools/call",
@@ -167,7 +168,6 @@ fn the_257th_request_in_flight_gets_too_many_requests_at_once() {
         r["error"],
         json!({"code": -32603, "message": "Too many requests in flight", "data": {"cause": "too_many_requests", "detail": 256}})
     );
-    assert!(started.elapsed() < Duration::from_secs(5));
     // The reader still reads: a cancel frees a slot, and the next request is admitted.
     b.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 0}}),
@@ -204,22 +204,25 @@ fn a_request_past_its_time_limit_gets_timeout_and_is_cancelled_upstream() {
 
 #[test]
 fn concurrent_requests_complete_independently_and_in_any_order() {
-    let mut b = ready(&[]);
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize_with(json!({"elicitation": {}}));
+    // "long" stays in flight until the editor answers its question: no time involved.
     b.send_request(
         json!("long"),
         "tools/call",
-        json!({"name": "sleep", "arguments": {"ms": 700}}),
+        json!({"name": "ask_name", "arguments": {}}),
     );
     b.send_request(
         json!("short"),
         "tools/call",
         json!({"name": "echo", "arguments": {"text": "fast"}}),
     );
-    let first = b.recv();
-    assert_eq!(first["id"], "short");
+    let first = b.recv_response(&json!("short"));
     assert_eq!(text_of(&first), "fast");
+    assert!(b.seen.iter().all(|f| f.get("id") != Some(&json!("long"))));
+    b.send(&json!({"jsonrpc": "2.0", "id": "b-1", "result": {"action": "accept", "content": {"name": "Bo"}}}));
     let second = b.recv_response(&json!("long"));
-    assert_eq!(text_of(&second), "slept");
+    assert_eq!(text_of(&second), "Hello, Bo!");
     // Upstream ids are the bridge's own, never the editor's (listen ids are strings of the
     // bridge's Listener).
     let ids: Vec<Value> = b

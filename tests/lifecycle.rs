@@ -70,10 +70,14 @@ fn a_second_initialize_gets_already_initialized() {
 
 #[test]
 fn while_initializing_requests_wait_for_nothing() {
-    let mut b = Bridge::start(&[], &["--discover-delay-ms", "1500"]);
+    // The discover waits for the gate, so the bridge stays initializing until the test is done
+    // with its checks, however busy the machine is.
+    let gate = common::scratch_dir("gate").join("open");
+    let gate_arg = gate.to_string_lossy().into_owned();
+    let mut b = Bridge::start(&[], &["--discover-gate", &gate_arg]);
     let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}});
     b.send_request(json!(0), "initialize", init.clone());
-    std::thread::sleep(Duration::from_millis(200));
+    // Lines are handled in order: the bridge is initializing when the next one arrives.
     assert_eq!(
         error_of(&b.request(json!(1), "initialize", init)),
         (-32600, "already_initialized".into())
@@ -83,6 +87,8 @@ fn while_initializing_requests_wait_for_nothing() {
         (-32600, "not_initialized".into())
     );
     assert_eq!(b.request(json!(3), "ping", json!({}))["result"], json!({}));
+    assert!(b.seen.iter().all(|f| f.get("id") != Some(&json!(0))));
+    std::fs::write(&gate, b"").expect("open the gate");
     let r = b.recv_response(&json!(0));
     assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
     assert!(b.request(json!(4), "tools/list", json!({}))["result"]["tools"].is_array());
@@ -168,7 +174,7 @@ fn a_failed_discover_returns_to_awaiting_initialize() {
 fn a_discover_that_does_not_answer_in_time_fails_initialize() {
     let mut b = Bridge::start(
         &["--discover-timeout", "0.5"],
-        &["--discover-delay-ms", "5000"],
+        &["--discover-delay-ms", "600000"],
     );
     let r = b.request(
         json!(0),

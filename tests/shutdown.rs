@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Bridge, error_of, process_alive, text_of};
+use common::{Bridge, error_of, process_alive, text_of, wait_until};
 use serde_json::json;
 use std::time::Duration;
 
@@ -29,18 +29,15 @@ fn end_of_stdin_exits_0_and_no_process_of_the_upstream_group_survives() {
         .expect("the bridge exits");
     assert_eq!(status.code(), Some(0));
     // The request in flight got no response.
-    let rest = b.recv_for(Duration::from_millis(200));
+    let rest = b.recv_to_the_end();
     assert!(
         rest.iter().all(|f| f.get("id") != Some(&json!(2))),
         "{rest:?}"
     );
-    for _ in 0..50 {
-        if !process_alive(pid) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!process_alive(pid), "grandchild {pid} survived the bridge");
+    assert!(
+        wait_until(|| !process_alive(pid)),
+        "grandchild {pid} survived the bridge"
+    );
 }
 
 #[test]
@@ -85,15 +82,9 @@ fn loss_of_the_upstream_answers_in_flight_requests_and_exits_1() {
         .wait_exit(Duration::from_secs(8))
         .expect("the bridge exits");
     assert_eq!(status.code(), Some(1));
+    b.wait_stderr("mcp-bridge: upstream: error: the upstream server exited (exit code 3)");
     assert!(
-        b.stderr_text()
-            .contains("mcp-bridge: upstream: error: the upstream server exited (exit code 3)"),
-        "{}",
-        b.stderr_text()
-    );
-    std::thread::sleep(Duration::from_millis(100));
-    assert!(
-        !process_alive(pid),
+        wait_until(|| !process_alive(pid)),
         "grandchild {pid} survived the loss of the upstream"
     );
 }
@@ -116,7 +107,8 @@ fn the_childs_stderr_passes_through_and_the_bridges_lines_have_the_fixed_form() 
         b.wait_exit(Duration::from_secs(5)).and_then(|s| s.code()),
         Some(0)
     );
-    let err = b.stderr_text();
+    // The reader of stderr may lag behind the exit: read to the end of the pipe.
+    let err = b.stderr_to_the_end();
     assert!(err.lines().any(|l| l == "upstream says hi"), "{err}");
     let ours: Vec<&str> = err.lines().filter(|l| *l != "upstream says hi").collect();
     assert!(!ours.is_empty());
@@ -181,17 +173,11 @@ fn sigterm_stops_the_bridge_like_the_end_of_input_and_the_group_goes_with_it() {
             .wait_exit(Duration::from_secs(8))
             .expect("the bridge exits");
         assert_eq!(exit.code(), Some(0), "{signal}");
-        for _ in 0..50 {
-            if !process_alive(pid) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(!process_alive(pid), "grandchild {pid} survived {signal}");
         assert!(
-            b.stderr_text()
-                .contains("stopping as at the end of the input")
+            wait_until(|| !process_alive(pid)),
+            "grandchild {pid} survived {signal}"
         );
+        b.wait_stderr("stopping as at the end of the input");
     }
 }
 
@@ -271,11 +257,7 @@ fn a_stderr_that_nobody_reads_never_stops_the_bridge() {
         }
     }
     drop(stdin);
-    let mut waited = 0;
-    while child.try_wait().expect("wait").is_none() && waited < 800 {
-        std::thread::sleep(Duration::from_millis(10));
-        waited += 1;
-    }
+    wait_until(|| child.try_wait().ok().flatten().is_some());
     let status = child.try_wait().expect("wait");
     let _ = child.kill();
     assert_eq!(status.and_then(|s| s.code()), Some(0));

@@ -45,6 +45,10 @@ refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them 
 
 --test-tools adds tools that misbehave on purpose, for the bridge's tests:
   sleep {ms}                  waits (cancellable), then \"slept\"
+  chatter {interval_ms, late} progress and an info log \"tick <n>\" every interval_ms
+                              until cancelled, no answer; after the cancel still
+                              `late` progress and logs \"late <n>\", then a tools
+                              list change
   crash {code}                exits the process with that code at once, no answer
   spawn_grandchild {}         starts `sleep 300` as a child (same process group,
                               inherits stdout/stderr) and returns its pid as text
@@ -75,6 +79,9 @@ Environment:
   MCP_FIXTURE_TRACE=FILE      append every received line verbatim to FILE (same as
                               --trace)";
 
+/// How often `--discover-gate` looks for its file.
+const GATE_POLL: Duration = Duration::from_millis(10);
+
 /// Command line of `mcp-example-server`.
 #[derive(Debug, Parser)]
 #[command(
@@ -90,6 +97,10 @@ struct Args {
     /// Wait this many milliseconds before answering server/discover.
     #[arg(long, value_name = "MS", default_value_t = 0)]
     discover_delay_ms: u64,
+    /// Before answering server/discover, wait until FILE exists (checked every 10 ms): a gate
+    /// a test opens when it is ready, however long that takes on a busy machine.
+    #[arg(long, value_name = "FILE")]
+    discover_gate: Option<PathBuf>,
     /// Answer server/discover with this JSON-RPC error, e.g. `-32601:Method not found`.
     #[arg(
         long,
@@ -211,13 +222,20 @@ fn build(args: &Args) -> Server {
         builder = builder.trace_input(path.clone());
     }
     let delay = Duration::from_millis(args.discover_delay_ms);
+    let gate = args.discover_gate.clone();
     let error = args.discover_error.clone();
     let exit_after = args.exit_after_discover;
     builder = builder.discover_hook(move |ctx| {
         let error = error.clone();
+        let gate = gate.clone();
         async move {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
+            }
+            if let Some(gate) = gate {
+                while !gate.exists() {
+                    tokio::time::sleep(GATE_POLL).await;
+                }
             }
             if exit_after {
                 ctx.close_connection();

@@ -11,13 +11,29 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How long a test waits for one frame before it fails.
+/// How long a test waits for one frame (or another event: a stderr line, an exit, a process
+/// gone) before it fails. Generous: tests must hold while both cores are busy.
 pub const RECV_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Waits until `done()` holds, checking every 10 ms, at most [`RECV_TIMEOUT`]. Returns
+/// whether it held.
+pub fn wait_until(mut done: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + RECV_TIMEOUT;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() > end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
 
 pub fn bridge_bin() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-bridge")
@@ -46,6 +62,8 @@ pub struct Bridge {
     rx: mpsc::Receiver<Option<String>>,
     stdout_closed: bool,
     pub stderr: Arc<Mutex<String>>,
+    /// Set when the reader of the bridge's stderr met its end (every writer closed it).
+    stderr_closed: Arc<AtomicBool>,
     /// Frames read but not yet taken by a `recv_*` call.
     backlog: Vec<Value>,
     /// Methods of the requests sent, by id, so responses validate against the right result.
@@ -102,12 +120,17 @@ impl Bridge {
         });
         let err_buf = Arc::new(Mutex::new(String::new()));
         let eb = err_buf.clone();
+        let stderr_closed = Arc::new(AtomicBool::new(false));
+        let closed = stderr_closed.clone();
         std::thread::spawn(move || {
             let mut r = BufReader::new(stderr);
             let mut buf = [0u8; 4096];
             loop {
                 match r.read(&mut buf) {
-                    Ok(0) | Err(_) => return,
+                    Ok(0) | Err(_) => {
+                        closed.store(true, Ordering::SeqCst);
+                        return;
+                    }
                     Ok(n) => eb
                         .lock()
                         .unwrap()
@@ -121,6 +144,7 @@ impl Bridge {
             rx,
             stdout_closed: false,
             stderr: err_buf,
+            stderr_closed,
             backlog: Vec::new(),
             methods: HashMap::new(),
             seen: Vec::new(),
@@ -201,6 +225,23 @@ impl Bridge {
             }
         }
         out
+    }
+
+    /// Every frame until the bridge closes its stdout (after it exited), waiting at most
+    /// [`RECV_TIMEOUT`] for the end.
+    pub fn recv_to_the_end(&mut self) -> Vec<Value> {
+        let mut out: Vec<Value> = self.backlog.drain(..).collect();
+        let end = Instant::now() + RECV_TIMEOUT;
+        loop {
+            let left = end
+                .checked_duration_since(Instant::now())
+                .unwrap_or_default();
+            match self.read_frame(left) {
+                Some(v) => out.push(v),
+                None if self.stdout_closed => return out,
+                None => panic!("stdout is still open; stderr:\n{}", self.stderr_text()),
+            }
+        }
     }
 
     /// The first frame that matches `is_it`; frames before it stay in the backlog (in order).
@@ -325,8 +366,21 @@ impl Bridge {
         }
     }
 
+    /// What the bridge wrote to stderr so far (its reader may lag behind the bridge: to see a
+    /// line, use [`Bridge::wait_stderr`]; to see all, [`Bridge::stderr_to_the_end`]).
     pub fn stderr_text(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// All the bridge's stderr, once every writer closed it (after the bridge and the
+    /// upstream exited), waiting at most [`RECV_TIMEOUT`].
+    pub fn stderr_to_the_end(&self) -> String {
+        assert!(
+            wait_until(|| self.stderr_closed.load(Ordering::SeqCst)),
+            "stderr is still open; so far:\n{}",
+            self.stderr_text()
+        );
+        self.stderr_text()
     }
 
     /// Every line the upstream received (from the fixture's trace), each validated against the
