@@ -4,6 +4,7 @@
 
 use mcp_bridge::cli::{self, EXIT_USAGE, Parsed};
 use mcp_bridge::transport::child::{CHILD_PGID, signal_group};
+use mcp_bridge::transport::isolation;
 use std::io::Write;
 use std::sync::atomic::Ordering;
 
@@ -19,14 +20,21 @@ fn main() {
             std::process::exit(EXIT_USAGE);
         }
     };
-    // An internal error (a panic anywhere) stops the child's whole group and exits 1, instead
-    // of leaving a half-dead bridge or an orphaned server.
+    // Descendants of the upstream that lose their parent (also after a `setsid`) become the
+    // bridge's children, so the sweep at the end of every shutdown finds them.
+    let subreaper = isolation::become_subreaper();
+    // An internal error (a panic anywhere) stops the child's whole group and every other
+    // descendant, and exits 1, instead of leaving a half-dead bridge or an orphaned server.
     std::panic::set_hook(Box::new(|info| {
         signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
+        isolation::stop_descendants();
         mcp_bridge::log::raw_line("supervisor", "error", &format!("internal error: {info}"));
         std::process::exit(1);
     }));
     mcp_bridge::log::init(cli.log_level.filter());
+    if !subreaper && cfg!(target_os = "linux") {
+        tracing::warn!(target: "supervisor", "could not become a child subreaper: descendants that leave the upstream's process group may outlive the bridge");
+    }
     let config = cli.config();
     let system = actix::System::new();
     system.block_on(async move {
@@ -39,5 +47,8 @@ fn main() {
             1
         }
     };
+    // The last step of every shutdown that stopped the System (end of stdin, a signal, the
+    // loss of the upstream): no descendant outlives the bridge.
+    isolation::stop_descendants();
     std::process::exit(code);
 }

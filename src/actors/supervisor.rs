@@ -186,6 +186,7 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
             Frontend::new(cfg, fe_stats, links)
         });
         upstream.do_send(SetFrontend(frontend.clone().recipient()));
+        actix::spawn(reap_orphans());
         let me = ctx.address();
         actix::spawn(async move {
             let name = termination_signal().await;
@@ -262,6 +263,19 @@ async fn termination_signal() -> &'static str {
     }
 }
 
+/// On every SIGCHLD, reaps the descendants of the upstream that were handed to the bridge (a
+/// child subreaper) and have exited, so that they do not stay zombies while the bridge runs.
+/// The upstream child itself is left to tokio, which collects its status.
+async fn reap_orphans() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut sigchld) = signal(SignalKind::child()) else {
+        return;
+    };
+    while sigchld.recv().await.is_some() {
+        crate::transport::isolation::reap_orphan_zombies(CHILD_PGID.load(Ordering::SeqCst));
+    }
+}
+
 /// Starts the watchdog: a plain thread that kills the child's group and exits 0 after
 /// [`WATCHDOG`], even when every task is stuck.
 fn start_watchdog() {
@@ -270,6 +284,7 @@ fn start_watchdog() {
         .spawn(|| {
             std::thread::sleep(WATCHDOG);
             signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
+            crate::transport::isolation::stop_descendants();
             crate::log::raw_line(
                 "supervisor",
                 "warn",

@@ -17,6 +17,7 @@ use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message, ParseError};
 use crate::protocol::modern;
 use crate::transport::child::{self, ChildProcess};
+use crate::transport::isolation;
 use crate::transport::lines;
 
 /// How long the bridge waits for the exit status of a child that closed its stdout.
@@ -405,25 +406,32 @@ impl Handler<Listen> for Upstream {
     }
 }
 
-/// Stop the child at once (a failed discover): kill its group, fail what is pending.
+/// Stop the child at once (a failed discover): kill its group, fail what is pending, then
+/// stop every other descendant that was handed to the bridge (one that left the group with
+/// `setsid`). The actor handles no other message until this is done, so the sweep can never
+/// meet the child of a later `Connect`.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Disconnect;
 
 impl Handler<Disconnect> for Upstream {
-    type Result = ResponseFuture<()>;
+    type Result = AtomicResponse<Self, ()>;
     fn handle(&mut self, _: Disconnect, _: &mut Context<Self>) -> Self::Result {
         let _h = self.stats.handling();
         let conn = self.conn.take();
         self.fail_all_pending();
-        Box::pin(async move {
-            if let Some(mut c) = conn
-                && let Some(child) = c.child.take()
-            {
-                drop(c);
-                child.kill().await;
+        AtomicResponse::new(Box::pin(
+            async move {
+                if let Some(mut c) = conn
+                    && let Some(child) = c.child.take()
+                {
+                    drop(c);
+                    child.kill().await;
+                    let _ = tokio::task::spawn_blocking(isolation::stop_descendants).await;
+                }
             }
-        })
+            .into_actor(self),
+        ))
     }
 }
 

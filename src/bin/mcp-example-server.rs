@@ -75,6 +75,20 @@ refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them 
   load_shed {}                input_required with only requestState; the retry
                               returns \"retried\"
 
+Isolation probes (run at start, before serving, in this order), for the bridge's tests:
+  --report-fds FILE           writes the open descriptors, one `N TARGET` line each
+                              (from /proc/self/fd), to FILE (written whole, then renamed)
+  --spawn-fd-reporter FILE    starts a grandchild (this program with --report-fds FILE
+                              --exit-after-start) that reports its descriptors
+  --write-to-fds              writes `INJECTED not json-rpc` to fds 3..=20 (closed ones
+                              are skipped), then `--write-to-fds reached N descriptors`
+                              to stderr
+  --spawn-setsid-grandchild PIDFILE
+                              starts `sleep 300` in a new session (setsid), with this
+                              program's stdout and stderr, and writes its pid to PIDFILE
+  --exit-after-start          exits 0 after the probes, without serving
+  --keep-running-after-eof    after the end of stdin, keeps running until killed
+
 Environment:
   MCP_FIXTURE_TRACE=FILE      append every received line verbatim to FILE (same as
                               --trace)";
@@ -157,6 +171,25 @@ struct Args {
     /// Append every received line verbatim to FILE.
     #[arg(long, value_name = "FILE", env = "MCP_FIXTURE_TRACE")]
     trace: Option<PathBuf>,
+    /// At start: write the open descriptors (`N TARGET` lines) to FILE.
+    #[arg(long, value_name = "FILE")]
+    report_fds: Option<PathBuf>,
+    /// At start: start a grandchild that writes its open descriptors to FILE.
+    #[arg(long, value_name = "FILE")]
+    spawn_fd_reporter: Option<PathBuf>,
+    /// At start: write `INJECTED not json-rpc` to fds 3..=20.
+    #[arg(long)]
+    write_to_fds: bool,
+    /// At start: start `sleep 300` in a new session and write its pid to PIDFILE.
+    #[arg(long, value_name = "PIDFILE")]
+    spawn_setsid_grandchild: Option<PathBuf>,
+    /// After the end of stdin, keep running until killed (a server that does not notice that
+    /// its client went away).
+    #[arg(long)]
+    keep_running_after_eof: bool,
+    /// Exit 0 after the start-up probes, without serving.
+    #[arg(long)]
+    exit_after_start: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -178,6 +211,13 @@ fn parse_error(text: &str) -> Result<RpcError, String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Err(error) = probes::run(&args) {
+        eprintln!("mcp-example-server: a start-up probe failed: {error}");
+        return ExitCode::FAILURE;
+    }
+    if args.exit_after_start {
+        return ExitCode::SUCCESS;
+    }
     if let Some(line) = &args.stderr_line {
         eprintln!("{line}");
     }
@@ -193,6 +233,11 @@ fn main() -> ExitCode {
         }
     };
     let served = runtime.block_on(server.serve_stdio());
+    if args.keep_running_after_eof {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
     // Exit without waiting for the runtime: its stdin reader thread may be blocked in read(2).
     std::process::exit(match served {
         Ok(()) => 0,
@@ -957,4 +1002,91 @@ async fn ask_url(a: Value, ctx: RequestContext) -> ToolResult {
     };
     let action = answer["action"].as_str().unwrap_or("none");
     Ok(Outcome::text(format!("action: {action}")))
+}
+
+/// The isolation probes of the command line: what a hostile or careless upstream does with
+/// the descriptors and the processes it gets.
+mod probes {
+    use super::Args;
+    use std::io;
+    use std::os::unix::process::CommandExt;
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+
+    /// The line written to every descriptor from 3 to 20 by `--write-to-fds`.
+    pub const INJECTED_LINE: &[u8] = b"INJECTED not json-rpc\n";
+    /// The descriptors `--write-to-fds` writes to.
+    pub const INJECTED_FDS: std::ops::RangeInclusive<i32> = 3..=20;
+
+    pub fn run(args: &Args) -> io::Result<()> {
+        if let Some(file) = &args.report_fds {
+            report_fds(file)?;
+        }
+        if let Some(file) = &args.spawn_fd_reporter {
+            Command::new(std::env::current_exe()?)
+                .arg("--report-fds")
+                .arg(file)
+                .arg("--exit-after-start")
+                .stdin(Stdio::null())
+                .spawn()?;
+        }
+        if args.write_to_fds {
+            let mut reached = 0;
+            for fd in INJECTED_FDS {
+                // SAFETY: write(2) of a constant buffer; a closed fd fails with EBADF.
+                let n =
+                    unsafe { libc::write(fd, INJECTED_LINE.as_ptr().cast(), INJECTED_LINE.len()) };
+                if n > 0 {
+                    reached += 1;
+                }
+            }
+            eprintln!("mcp-example-server: --write-to-fds reached {reached} descriptors");
+        }
+        if let Some(file) = &args.spawn_setsid_grandchild {
+            let mut cmd = Command::new("sleep");
+            cmd.arg("300").stdin(Stdio::null());
+            // SAFETY: setsid is async-signal-safe.
+            unsafe {
+                cmd.pre_exec(|| {
+                    if libc::setsid() < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            let child = cmd.spawn()?;
+            write_whole(file, format!("{}\n", child.id()).as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// `N TARGET` for every open descriptor except the one that reads the listing.
+    fn report_fds(file: &Path) -> io::Result<()> {
+        let me = format!("/proc/{}/fd", std::process::id());
+        let mut fds: Vec<(i32, String)> = Vec::new();
+        for entry in std::fs::read_dir("/proc/self/fd")? {
+            let entry = entry?;
+            let Some(fd) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+                continue;
+            };
+            let target = std::fs::read_link(entry.path())
+                .map(|t| t.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if target != me {
+                fds.push((fd, target));
+            }
+        }
+        fds.sort();
+        let text: String = fds.iter().map(|(fd, t)| format!("{fd} {t}\n")).collect();
+        write_whole(file, text.as_bytes())
+    }
+
+    /// Writes `bytes` to a temporary file beside `file`, then renames it: a reader that sees
+    /// `file` sees all of it.
+    fn write_whole(file: &Path, bytes: &[u8]) -> io::Result<()> {
+        let mut tmp = file.as_os_str().to_owned();
+        tmp.push(".tmp");
+        std::fs::write(&tmp, bytes)?;
+        std::fs::rename(&tmp, file)
+    }
 }

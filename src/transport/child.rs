@@ -12,6 +12,7 @@ use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, watch};
 
 use crate::protocol::framing::{Frame, LineFramer};
+use crate::transport::isolation;
 
 /// Longest stderr line of the child that is relayed whole, in bytes; a longer one is cut.
 pub const MAX_STDERR_LINE_BYTES: usize = 64 * 1024;
@@ -36,8 +37,11 @@ pub struct ChildIo {
     pub stdout: ChildStdout,
 }
 
-/// Starts `command args` with piped stdio in a new process group. The child's stderr lines
-/// are copied to the bridge's stderr as they are.
+/// Starts `command args` with piped stdio in a new process group, with the bridge's
+/// environment and working directory unchanged. The child gets exactly fds 0, 1 and 2 and, on
+/// Linux, SIGKILL when the thread that forked it ends (see
+/// [`isolation::child_pre_exec`]): call this only on the actix System thread, which lives as
+/// long as the bridge. The child's stderr lines are copied to the bridge's stderr as they are.
 ///
 /// Errors: the `io::Error` of the spawn (not found, permission denied, ...).
 pub fn spawn(command: &OsString, args: &[OsString]) -> io::Result<(ChildProcess, ChildIo)> {
@@ -48,6 +52,12 @@ pub fn spawn(command: &OsString, args: &[OsString]) -> io::Result<(ChildProcess,
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(false);
+    // SAFETY: getpid has no arguments.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: child_pre_exec is async-signal-safe (no allocation, no lock), as pre_exec needs.
+    unsafe {
+        cmd.pre_exec(move || isolation::child_pre_exec(parent));
+    }
     let mut child = cmd.spawn()?;
     let pid = child.id().map_or(0, |p| p as i32);
     CHILD_PGID.store(pid, Ordering::SeqCst);

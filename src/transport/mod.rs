@@ -2,5 +2,6 @@
 //! process group so that every process it starts can be stopped with it.
 
 pub mod child;
+pub mod isolation;
 pub mod lines;
 pub mod stdio;

@@ -26,7 +26,7 @@ pub fn nonblocking_stdin() -> Option<AsyncFd<File>> {
 }
 
 fn nonblocking_pipe(target: i32, interest: tokio::io::Interest) -> Option<AsyncFd<File>> {
-    // SAFETY: fstat/dup/fcntl on a standard fd with a zeroed stat buffer owned here.
+    // SAFETY: fstat/fcntl on a standard fd with a zeroed stat buffer owned here.
     unsafe {
         let mut st: libc::stat = std::mem::zeroed();
         if libc::fstat(target, &mut st) != 0 {
@@ -36,7 +36,8 @@ fn nonblocking_pipe(target: i32, interest: tokio::io::Interest) -> Option<AsyncF
         if kind != libc::S_IFIFO && kind != libc::S_IFSOCK {
             return None;
         }
-        let fd = libc::dup(target);
+        // Close-on-exec from its creation: the child must never inherit the editor's pipes.
+        let fd = libc::fcntl(target, libc::F_DUPFD_CLOEXEC, 3);
         if fd < 0 {
             return None;
         }
