@@ -1,5 +1,7 @@
-//! The command line: `mcp-bridge [options] -- <command> [args...]`. Invalid arguments print
-//! the cause (never the value) and the usage on stderr, and exit 2.
+//! The command line: `mcp-bridge [options] [--] <command> [args...]`: like `env` or `nohup`,
+//! the command starts at the first argument that is not an option (the `--` is optional) and
+//! goes to the child verbatim. Invalid arguments print the cause (never the value) and the
+//! usage on stderr, and exit 2.
 
 use clap::error::{ContextKind, ErrorKind};
 use clap::{CommandFactory, Parser, ValueEnum};
@@ -19,8 +21,13 @@ pub const EXIT_USAGE: i32 = 2;
 pub const MAX_TIMEOUT_SECS: f64 = 2_592_000.0;
 
 const AFTER_HELP: &str = "\
+The command starts at the first argument that is not an option of mcp-bridge, like env or
+nohup: everything from there on goes to it verbatim, options included. A `--` before it is
+optional; use it when the command's name itself starts with `-`.
+
 Examples:
-  mcp-bridge -- mcp-example-server
+  mcp-bridge mcp-example-server
+  mcp-bridge python3 server.py --port 1
   mcp-bridge --name files -- npx -y some-mcp-server --root /tmp
   mcp-bridge --log-level debug -- python3 server.py
 
@@ -69,7 +76,7 @@ fn seconds(s: &str) -> Result<f64, String> {
     version,
     about = "Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP 2026-07-28 server.",
     after_help = AFTER_HELP,
-    override_usage = "mcp-bridge [OPTIONS] -- <COMMAND> [ARGS]..."
+    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]..."
 )]
 pub struct Cli {
     /// Server name shown to the editor when the upstream server gives none [default: the command's file name]
@@ -115,8 +122,14 @@ pub struct Cli {
     /// Time limit of the acknowledgment of a listen stream, in seconds
     #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_ACK_TIMEOUT_SECS as f64, value_parser = seconds)]
     pub listen_ack_timeout: f64,
-    /// The upstream MCP 2026-07-28 server command and its arguments, after `--`
-    #[arg(last = true, required = true, num_args = 1.., value_name = "COMMAND")]
+    /// The upstream MCP 2026-07-28 server command and its arguments, verbatim: everything from
+    /// the first argument that is not an option of the bridge (or after `--`)
+    #[arg(
+        required = true,
+        num_args = 1..,
+        trailing_var_arg = true,
+        value_name = "COMMAND"
+    )]
     pub command: Vec<OsString>,
 }
 
@@ -192,10 +205,10 @@ fn usage_error(e: &clap::Error) -> String {
     let cause = match e.kind() {
         ErrorKind::InvalidValue | ErrorKind::ValueValidation => format!("invalid value for {arg}"),
         ErrorKind::MissingRequiredArgument => {
-            "missing the upstream command: give it after --".to_string()
+            "missing the upstream command: give it after the options (or after --)".to_string()
         }
         ErrorKind::UnknownArgument => {
-            "unexpected argument (the upstream command goes after --)".to_string()
+            "unexpected argument (not an option of mcp-bridge; the upstream command comes after the options)".to_string()
         }
         ErrorKind::ArgumentConflict => format!("conflicting arguments: {arg}"),
         ErrorKind::TooManyValues | ErrorKind::WrongNumberOfValues => {
@@ -214,6 +227,54 @@ fn usage_error(e: &clap::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn command_of(args: &[&str]) -> (Vec<String>, Option<String>) {
+        match parse(args.iter().copied()) {
+            Parsed::Run(cli) => (
+                cli.command
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect(),
+                cli.name.clone(),
+            ),
+            other => panic!("expected Run for {args:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_command_starts_at_the_first_argument_that_is_not_an_option() {
+        let cases: &[(&[&str], &[&str], Option<&str>)] = &[
+            (
+                &["python3", "server.py", "--port", "1"],
+                &["python3", "server.py", "--port", "1"],
+                None,
+            ),
+            (
+                &["--name", "x", "srv", "--name", "y"],
+                &["srv", "--name", "y"],
+                Some("x"),
+            ),
+            (
+                &["--name", "x", "--", "srv", "-v"],
+                &["srv", "-v"],
+                Some("x"),
+            ),
+            (&["srv", "--", "-x"], &["srv", "--", "-x"], None),
+            (&["srv", "-h"], &["srv", "-h"], None),
+            (&["srv", "--help"], &["srv", "--help"], None),
+            (&["srv", "--version"], &["srv", "--version"], None),
+            (&["--", "--weird-name", "a"], &["--weird-name", "a"], None),
+            (&["--", "srv", "--"], &["srv", "--"], None),
+            (&["--name=x", "srv"], &["srv"], Some("x")),
+        ];
+        for (args, command, name) in cases {
+            let mut argv = vec!["mcp-bridge"];
+            argv.extend_from_slice(args);
+            let (c, n) = command_of(&argv);
+            assert_eq!(c, *command, "{args:?}");
+            assert_eq!(n.as_deref(), *name, "{args:?}");
+        }
+    }
 
     fn usage_of(args: &[&str]) -> String {
         match parse(args.iter().copied()) {
@@ -276,7 +337,8 @@ mod tests {
             usage_of(&["mcp-bridge", "--bogus-secret", "--", "x"]).contains("unexpected argument")
         );
         assert!(!usage_of(&["mcp-bridge", "--bogus-secret", "--", "x"]).contains("bogus-secret"));
-        assert!(usage_of(&["mcp-bridge", "srv"]).contains("Usage:"));
+        assert!(usage_of(&["mcp-bridge", "--name", "x"]).contains("missing the upstream command"));
+        assert!(usage_of(&["mcp-bridge", "--"]).contains("missing the upstream command"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use mcp_bridge::cli::{self, EXIT_USAGE, Parsed};
 use mcp_bridge::transport::child::{CHILD_PGID, signal_group};
-use mcp_bridge::transport::isolation;
+use mcp_bridge::transport::{isolation, program};
 use std::io::Write;
 use std::sync::atomic::Ordering;
 
@@ -36,6 +36,13 @@ fn main() {
         tracing::warn!(target: "supervisor", "could not become a child subreaper: descendants that leave the upstream's process group may outlive the bridge");
     }
     let config = cli.config();
+    // A command that cannot start is reported now, before any initialize; the bridge keeps
+    // serving (the reference's rule for failures before initialize), and `initialize` gets
+    // `spawn_failed` naming the program.
+    if let Err(e) = program::resolve(&config.command, std::env::var_os("PATH").as_deref()) {
+        let cwd = std::env::current_dir().ok();
+        tracing::error!(target: "bridge", "{}", e.log_message(cwd.as_deref()));
+    }
     let system = actix::System::new();
     system.block_on(async move {
         mcp_bridge::actors::start(config);

@@ -1,7 +1,16 @@
-//! The command line of the real binary: help, version, and invalid arguments (exit 2, the
-//! cause but never the value).
+//! The command line of the real binary: help, version, invalid arguments (exit 2, the cause
+//! but never the value), the command with or without `--`, and a command that cannot start.
 
-use std::process::Command;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+/// How long a test waits for a line of the bridge.
+const WAIT: Duration = Duration::from_secs(15);
+const USAGE: &str = "Usage: mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...";
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
@@ -19,10 +28,17 @@ fn run(args: &[&str]) -> (i32, String, String) {
 fn help_explains_the_form_and_every_option() {
     let (code, out, _) = run(&["--help"]);
     assert_eq!(code, 0);
-    assert!(
-        out.contains("Usage: mcp-bridge [OPTIONS] -- <COMMAND> [ARGS]..."),
-        "{out}"
-    );
+    assert!(out.contains(USAGE), "{out}");
+    for both_forms in [
+        "The command starts at the first argument that is not an option of mcp-bridge, like env or\nnohup: everything from there on goes to it verbatim, options included. A `--` before it is\noptional; use it when the command's name itself starts with `-`.",
+        "  mcp-bridge python3 server.py --port 1\n",
+        "  mcp-bridge --name files -- npx -y some-mcp-server --root /tmp\n",
+    ] {
+        assert!(
+            out.contains(both_forms),
+            "{both_forms:?} missing from --help:\n{out}"
+        );
+    }
     for opt in [
         "--name",
         "--log-level",
@@ -82,13 +98,278 @@ fn invalid_arguments_exit_2_with_the_cause_and_the_usage_but_not_the_value() {
             err.starts_with(&format!("mcp-bridge: cli: error: {cause}")),
             "{args:?}: {err}"
         );
-        assert!(
-            err.contains("Usage: mcp-bridge [OPTIONS] -- <COMMAND> [ARGS]..."),
-            "{err}"
-        );
+        assert!(err.contains(USAGE), "{err}");
         assert!(
             !err.contains("sekret-value") && !err.contains("2000000000") && !err.contains("1x"),
             "{err}"
         );
     }
+}
+
+/// A bridge started with exactly `args` (no `--` added), its stdout lines and its stderr.
+struct Started {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Started {
+    fn new(args: &[&str], path_var: Option<&str>, cwd: Option<&Path>) -> Started {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"));
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(p) = path_var {
+            cmd.env("PATH", p);
+        }
+        if let Some(d) = cwd {
+            cmd.current_dir(d);
+        }
+        let mut child = cmd.spawn().expect("spawn mcp-bridge");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(l) = line else { return };
+                if tx.send(l).is_err() {
+                    return;
+                }
+            }
+        });
+        let err = Arc::new(Mutex::new(String::new()));
+        let e = err.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    return;
+                }
+                e.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Started {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr: err,
+        }
+    }
+
+    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        let mut line = serde_json::to_vec(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )
+        .expect("serialize");
+        line.push(b'\n');
+        let stdin = self.stdin.as_mut().expect("stdin");
+        stdin.write_all(&line).expect("write");
+        stdin.flush().expect("flush");
+        let end = Instant::now() + WAIT;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("no response to {method}; stderr:\n{}", self.stderr_text())
+            });
+            let v: Value = serde_json::from_str(&line).expect("JSON");
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+
+    fn initialize(&mut self) -> Value {
+        self.request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "cli-test", "version": "1"}}),
+        )
+    }
+
+    fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// The first stderr line, waiting for it (nothing has been sent to the bridge).
+    fn first_stderr_line(&self) -> String {
+        let end = Instant::now() + WAIT;
+        loop {
+            if let Some((line, _)) = self.stderr_text().split_once('\n') {
+                return line.to_string();
+            }
+            assert!(Instant::now() < end, "no stderr line");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Closes stdin and waits for the exit code.
+    fn finish(mut self) -> Option<i32> {
+        self.stdin = None;
+        let end = Instant::now() + WAIT;
+        loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                return s.code();
+            }
+            assert!(Instant::now() < end, "the bridge did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-bridge-cli-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir.canonicalize().expect("canonical scratch dir")
+}
+
+/// `serverInfo.name` and `instructions` of the initialize result of a bridge started with
+/// `args`: they show that `--name` reached the bridge and `--instructions` the server.
+fn name_and_instructions(args: &[&str]) -> (Value, Value) {
+    let mut b = Started::new(args, None, None);
+    let r = b.initialize();
+    let out = (
+        r["result"]["serverInfo"]["name"].clone(),
+        r["result"]["instructions"].clone(),
+    );
+    assert_eq!(b.finish(), Some(0));
+    out
+}
+
+#[test]
+fn options_after_the_command_go_to_the_command_and_options_before_it_to_the_bridge() {
+    let server = env!("CARGO_BIN_EXE_mcp-example-server");
+    let expected = (
+        json!("custom"),
+        json!("set by --instructions after the command"),
+    );
+    for args in [
+        vec![
+            "--name",
+            "custom",
+            server,
+            "--no-server-info",
+            "--instructions",
+            "set by --instructions after the command",
+        ],
+        vec![
+            "--name",
+            "custom",
+            "--",
+            server,
+            "--no-server-info",
+            "--instructions",
+            "set by --instructions after the command",
+        ],
+        vec![
+            "--name=custom",
+            server,
+            "--no-server-info",
+            "--instructions=set by --instructions after the command",
+        ],
+    ] {
+        assert_eq!(name_and_instructions(&args), expected, "{args:?}");
+    }
+}
+
+#[test]
+fn without_a_command_the_bridge_says_it_is_missing() {
+    for args in [vec!["--name", "x"], vec!["--name", "x", "--"]] {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2);
+        assert!(
+            err.starts_with("mcp-bridge: cli: error: missing the upstream command: give it after the options (or after --)\n"),
+            "{err}"
+        );
+    }
+}
+
+/// The exact `spawn_failed` error of `initialize` for `detail`.
+fn spawn_failed(detail: &str) -> Value {
+    json!({"code": -32603, "message": "The bridge could not start the upstream server",
+           "data": {"cause": "spawn_failed", "detail": detail}})
+}
+
+/// Starts a bridge whose command cannot start, checks the stderr line it writes before any
+/// request and the error `initialize` gets, and that it keeps serving.
+fn unstartable(
+    args: &[&str],
+    path_var: Option<&str>,
+    cwd: Option<&Path>,
+    line: &str,
+    detail: &str,
+) {
+    let mut b = Started::new(args, path_var, cwd);
+    assert_eq!(b.first_stderr_line(), line);
+    let r = b.initialize();
+    assert_eq!(r["error"], spawn_failed(detail), "{r}");
+    assert_eq!(b.request(1, "ping", json!({}))["result"], json!({}));
+    let err = b.stderr_text();
+    assert!(
+        !err.contains("sekret") && !r.to_string().contains("sekret"),
+        "{err}"
+    );
+    assert_eq!(b.finish(), Some(0));
+}
+
+#[test]
+fn a_command_not_in_path_is_reported_at_start_and_initialize_gets_spawn_failed() {
+    let d = scratch("not-in-path");
+    let path = format!("{0}/bin:{0}/usr/bin", d.display());
+    unstartable(
+        &["no-such-mcp-server", "--token", "sekret"],
+        Some(&path),
+        None,
+        &format!(
+            "mcp-bridge: bridge: error: cannot start 'no-such-mcp-server': not found in PATH ({path})"
+        ),
+        "cannot start 'no-such-mcp-server': not found in PATH",
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_path_with_no_file_is_reported_at_start_and_initialize_gets_spawn_failed() {
+    let d = scratch("no-file");
+    unstartable(
+        &["--", "./missing/srv", "sekret"],
+        None,
+        Some(&d),
+        &format!(
+            "mcp-bridge: bridge: error: cannot start './missing/srv': no such file: ./missing/srv (relative to {})",
+            d.display()
+        ),
+        "cannot start './missing/srv': no such file",
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_file_that_is_not_executable_is_reported_at_start_and_initialize_gets_spawn_failed() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("not-executable");
+    let file = d.join("srv");
+    std::fs::write(&file, "#!/bin/sh\n").expect("write");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let path = d.display().to_string();
+    unstartable(
+        &["srv", "sekret"],
+        Some(&path),
+        None,
+        &format!("mcp-bridge: bridge: error: cannot start 'srv': not executable: {path}/srv"),
+        "cannot start 'srv': not executable",
+    );
+    let _ = std::fs::remove_dir_all(&d);
 }

@@ -17,8 +17,8 @@ use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message, ParseError};
 use crate::protocol::modern;
 use crate::transport::child::{self, ChildProcess};
-use crate::transport::isolation;
 use crate::transport::lines;
+use crate::transport::{isolation, program};
 
 /// How long the bridge waits for the exit status of a child that closed its stdout.
 pub const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
@@ -258,7 +258,8 @@ impl Handler<SetFrontend> for Upstream {
     }
 }
 
-/// Start the upstream command. Errors with the text of the spawn error.
+/// Start the upstream command. Errors with the `spawn_failed` detail: the program and why it
+/// cannot start (never an argument or an environment value).
 #[derive(Message)]
 #[rtype(result = "Result<(), String>")]
 pub struct Connect {
@@ -273,7 +274,8 @@ impl Handler<Connect> for Upstream {
         if self.conn.is_some() {
             return Ok(());
         }
-        let (proc_, io) = child::spawn(&m.command, &m.args).map_err(|e| e.to_string())?;
+        let (proc_, io) = child::spawn(&m.command, &m.args)
+            .map_err(|e| program::spawn_error_detail(&m.command, &e))?;
         self.generation += 1;
         let generation = self.generation;
         tracing::debug!(target: "upstream", "started the upstream command (pid {})", proc_.pgid());

@@ -4,4 +4,5 @@
 pub mod child;
 pub mod isolation;
 pub mod lines;
+pub mod program;
 pub mod stdio;

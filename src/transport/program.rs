@@ -1,0 +1,226 @@
+//! Where the upstream command is found, by the rules of the spawn (`execvp`): a name with a
+//! `/` is a path, as is; any other name is looked up in the `PATH` directories. Done once at
+//! start-up, so a command that cannot start is reported before any `initialize`. Starts
+//! nothing.
+
+use std::ffi::{CString, OsStr};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// The directories searched when `PATH` is not set (glibc's `execvp` default).
+pub const DEFAULT_PATH: &str = "/bin:/usr/bin";
+
+/// Why the command cannot start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unstartable {
+    /// A name without `/` that is in none of the directories of `path` (the value of `PATH`,
+    /// or [`DEFAULT_PATH`] when `unset`).
+    NotInPath { path: String, unset: bool },
+    /// A path (with a `/`) where there is no file.
+    NoSuchFile { path: PathBuf },
+    /// A file that exists but cannot be executed (no execute permission, a directory); for a
+    /// name without `/`, the first such file found in `PATH`.
+    NotExecutable { path: PathBuf },
+}
+
+/// A command that cannot start: its program (the first word of the command, never its
+/// arguments) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartError {
+    /// The program as given on the command line.
+    pub program: String,
+    /// Why it cannot start.
+    pub why: Unstartable,
+}
+
+impl StartError {
+    /// The stderr message: names the program and where the bridge looked, e.g.
+    /// `cannot start 'foo': not found in PATH (/usr/bin:/bin)`.
+    pub fn log_message(&self, cwd: Option<&Path>) -> String {
+        let where_ = match &self.why {
+            Unstartable::NotInPath { path, unset: false } => format!("not found in PATH ({path})"),
+            Unstartable::NotInPath { path, unset: true } => {
+                format!("not found in PATH (PATH is not set; looked in {path})")
+            }
+            Unstartable::NoSuchFile { path } => match cwd.filter(|_| path.is_relative()) {
+                Some(dir) => format!(
+                    "no such file: {} (relative to {})",
+                    path.display(),
+                    dir.display()
+                ),
+                None => format!("no such file: {}", path.display()),
+            },
+            Unstartable::NotExecutable { path } => format!("not executable: {}", path.display()),
+        };
+        format!("cannot start '{}': {where_}", self.program)
+    }
+
+    /// The `data.detail` of `spawn_failed`: the program and the reason, without the value of
+    /// any environment variable (no `PATH`), e.g. `cannot start 'foo': not found in PATH`.
+    pub fn editor_detail(&self) -> String {
+        let why = match &self.why {
+            Unstartable::NotInPath { .. } => "not found in PATH",
+            Unstartable::NoSuchFile { .. } => "no such file",
+            Unstartable::NotExecutable { .. } => "not executable",
+        };
+        format!("cannot start '{}': {why}", self.program)
+    }
+}
+
+/// Resolves `program` as the spawn will, with `path_var` the value of `PATH` (`None`: unset).
+/// An empty entry of `PATH` is the working directory, as for `execvp`.
+///
+/// Errors: [`StartError`] when no executable file is found.
+pub fn resolve(program: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf, StartError> {
+    let fail = |why| StartError {
+        program: program.to_string_lossy().into_owned(),
+        why,
+    };
+    if program.as_bytes().contains(&b'/') {
+        let path = PathBuf::from(program);
+        return match executable(&path) {
+            Some(true) => Ok(path),
+            Some(false) => Err(fail(Unstartable::NotExecutable { path })),
+            None => Err(fail(Unstartable::NoSuchFile { path })),
+        };
+    }
+    let (search, unset) = match path_var {
+        Some(p) => (p, false),
+        None => (OsStr::new(DEFAULT_PATH), true),
+    };
+    let mut not_executable = None;
+    if !program.is_empty() {
+        for dir in search.as_bytes().split(|&b| b == b':') {
+            let dir = if dir.is_empty() {
+                Path::new(".")
+            } else {
+                Path::new(OsStr::from_bytes(dir))
+            };
+            let candidate = dir.join(program);
+            match executable(&candidate) {
+                Some(true) => return Ok(candidate),
+                Some(false) => {
+                    not_executable.get_or_insert(candidate);
+                }
+                None => {}
+            }
+        }
+    }
+    Err(fail(match not_executable {
+        Some(path) => Unstartable::NotExecutable { path },
+        None => Unstartable::NotInPath {
+            path: search.to_string_lossy().into_owned(),
+            unset,
+        },
+    }))
+}
+
+/// `None`: nothing there; `Some(true)`: a file this process may execute; `Some(false)`: a
+/// directory, or a file without execute permission for this process.
+fn executable(path: &Path) -> Option<bool> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return Some(false);
+    }
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: access(2) reads a NUL-terminated path that lives across the call.
+    Some(unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0)
+}
+
+/// The `data.detail` of `spawn_failed` for an error of the spawn itself: the resolution's
+/// reason when the program cannot be resolved (any more), else the OS error, with the program
+/// named and never an argument or an environment value.
+pub fn spawn_error_detail(program: &OsStr, error: &io::Error) -> String {
+    match resolve(program, std::env::var_os("PATH").as_deref()) {
+        Err(e) => e.editor_detail(),
+        Ok(_) => format!("cannot start '{}': {error}", program.to_string_lossy()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("mcp-bridge-program-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn file(dir: &Path, name: &str, mode: u32) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_name_is_searched_in_path_and_the_first_executable_file_wins() {
+        let d = scratch("search");
+        let (a, b) = (d.join("a"), d.join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        file(&a, "srv", 0o644);
+        let exe = file(&b, "srv", 0o755);
+        std::fs::create_dir_all(a.join("dir")).unwrap();
+        let path = format!("{}:{}", a.display(), b.display());
+        assert_eq!(resolve(OsStr::new("srv"), Some(OsStr::new(&path))), Ok(exe));
+        let err = resolve(OsStr::new("nothing"), Some(OsStr::new(&path))).unwrap_err();
+        assert_eq!(
+            err.log_message(None),
+            format!("cannot start 'nothing': not found in PATH ({path})")
+        );
+        assert_eq!(
+            err.editor_detail(),
+            "cannot start 'nothing': not found in PATH"
+        );
+        let only_a = a.display().to_string();
+        let err = resolve(OsStr::new("srv"), Some(OsStr::new(&only_a))).unwrap_err();
+        assert_eq!(
+            err.log_message(None),
+            format!("cannot start 'srv': not executable: {}/srv", only_a)
+        );
+        assert_eq!(err.editor_detail(), "cannot start 'srv': not executable");
+        let err = resolve(OsStr::new("dir"), Some(OsStr::new(&only_a))).unwrap_err();
+        assert_eq!(err.editor_detail(), "cannot start 'dir': not executable");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_name_with_a_slash_is_a_path_as_is() {
+        let d = scratch("slash");
+        let exe = file(&d, "srv", 0o700);
+        assert_eq!(
+            resolve(exe.as_os_str(), Some(OsStr::new(""))),
+            Ok(exe.clone())
+        );
+        let missing = d.join("missing");
+        let err = resolve(missing.as_os_str(), None).unwrap_err();
+        assert_eq!(
+            err.log_message(Some(Path::new("/w"))),
+            format!("cannot start '{0}': no such file: {0}", missing.display())
+        );
+        let err = resolve(OsStr::new("./x/srv"), None).unwrap_err();
+        assert_eq!(
+            err.log_message(Some(Path::new("/w"))),
+            "cannot start './x/srv': no such file: ./x/srv (relative to /w)"
+        );
+        assert_eq!(err.editor_detail(), "cannot start './x/srv': no such file");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn an_unset_path_searches_the_default_directories() {
+        let err = resolve(OsStr::new("no-such-program-4a1f"), None).unwrap_err();
+        assert_eq!(
+            err.log_message(None),
+            "cannot start 'no-such-program-4a1f': not found in PATH (PATH is not set; looked in /bin:/usr/bin)"
+        );
+        assert!(resolve(OsStr::new("sh"), None).is_ok());
+        assert!(resolve(OsStr::new(""), Some(OsStr::new("/bin"))).is_err());
+    }
+}
