@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Interop tests of mcp-bridge with real third-party MCP peers:
 #   client.mjs   a real 2025-11-25 client (npm @modelcontextprotocol/sdk 1.32.2, TS SDK 1.x)
+#   inspector.sh the MCP Inspector CLI (npm @modelcontextprotocol/inspector 0.15.0) as a client
 #   upstream.py  a real 2026-07-28 server (PyPI mcp 2.3.0, Python SDK 2.x), spawned by the bridge
 #
 #   bash tests/interop/run.sh [--direct] [SCENARIO...]      (default scenario: basic)
 #
 #   SCENARIO  basic | elicit | elicit-2rounds | sampling | list-changed | subscribe |
-#             upstream-discover (--direct only);
+#             upstream-discover (--direct only) | inspector (the README's MCP Inspector CLI
+#             recipe in front of mcp-example-server, by inspector.sh; not --direct);
 #             see client.mjs and README.md
 #   --direct  run the client straight against upstream.py, without the bridge (proves the
 #             test scripts and the peers; the Python server also accepts a 2025-11-25 initialize)
@@ -37,7 +39,7 @@ scenarios=()
 for a in "$@"; do
   case "$a" in
     --direct) direct=1 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
     *) scenarios+=("$a") ;;
   esac
@@ -97,7 +99,12 @@ passed=0
 failed=0
 for s in "${scenarios[@]}"; do
   rc=0
-  out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client.mjs" "$s" -- "${server[@]}")" || rc=$?
+  if [[ "$s" == inspector ]]; then
+    if [[ $direct -eq 1 ]]; then echo "FAIL inspector: needs the bridge (not --direct)"; failed=$((failed + 1)); continue; fi
+    out="$(timeout -k 5 "$SCENARIO_TIMEOUT_S" bash "$HERE/inspector.sh" "$MCP_BRIDGE_BIN")" || rc=$?
+  else
+    out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client.mjs" "$s" -- "${server[@]}")" || rc=$?
+  fi
   if [[ $rc -eq 0 && "$out" == "ok $s:"* ]]; then
     echo "$out"
     passed=$((passed + 1))
