@@ -247,6 +247,15 @@ fn kill_leftover(pid: i32) {
     }
 }
 
+/// Kills the process when the test ends, also when it fails on the way.
+struct Leftover(i32);
+
+impl Drop for Leftover {
+    fn drop(&mut self) {
+        kill_leftover(self.0);
+    }
+}
+
 fn fds_seen_by_the_upstream_and_its_child(extra_fds: bool) {
     let dir = scratch_dir("fd-reports");
     let (upstream, grandchild) = (dir.join("upstream-fds"), dir.join("grandchild-fds"));
@@ -337,6 +346,7 @@ fn bridge_with_a_setsid_grandchild() -> (Editor, i32) {
 
 fn the_setsid_grandchild_is_gone_after_the_shutdown(stop: impl FnOnce(&mut Editor)) {
     let (mut e, pid) = bridge_with_a_setsid_grandchild();
+    let _cleanup = Leftover(pid);
     stop(&mut e);
     let started = Instant::now();
     e.lines_until_eof();
@@ -349,7 +359,6 @@ fn the_setsid_grandchild_is_gone_after_the_shutdown(stop: impl FnOnce(&mut Edito
         }
         !process_alive(pid)
     };
-    kill_leftover(pid);
     assert!(gone, "the setsid grandchild {pid} outlived the bridge");
     // The shutdown steps are bounded by the grace (1 s here) twice: the end of output comes
     // with the bridge's exit, not when a descendant lets go of a pipe.
@@ -379,6 +388,7 @@ fn sigkill_of_the_bridge_kills_the_upstream_by_its_death_signal_and_stdout_ends(
     let upstream = children_of(e.pid());
     assert_eq!(upstream.len(), 1, "the bridge has one child: {upstream:?}");
     let upstream = upstream[0];
+    let _cleanup = Leftover(upstream);
     assert!(process_alive(upstream));
     e.signal(libc::SIGKILL);
     e.lines_until_eof();
@@ -387,7 +397,6 @@ fn sigkill_of_the_bridge_kills_the_upstream_by_its_death_signal_and_stdout_ends(
         std::thread::sleep(Duration::from_millis(10));
     }
     let gone = !process_alive(upstream);
-    kill_leftover(upstream);
     assert!(
         gone,
         "the upstream {upstream} outlived the bridge's SIGKILL"
