@@ -230,11 +230,19 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Value, client: String) ->
         let result = match reply {
             Ok(Reply::Result(v)) => v,
             Ok(Reply::Error(e))
-                if rounds > 0 && e.get("code").and_then(Value::as_i64) == Some(INVALID_PARAMS) =>
+                if rounds > 0
+                    && e.get("code").and_then(Value::as_i64) == Some(INVALID_PARAMS)
+                    && !translate::is_resource_not_found(f, &original, &e) =>
             {
                 return state_refused(f, &e);
             }
-            Ok(Reply::Error(e)) => return SlotOutcome::Error(relay_upstream_error(&e)),
+            Ok(Reply::Error(e)) => {
+                return SlotOutcome::Error(translate::adapt_error(
+                    f,
+                    &original,
+                    relay_upstream_error(&e),
+                ));
+            }
             Ok(Reply::Closed) => {
                 return SlotOutcome::Error(Cause::UpstreamExited.error_object(None));
             }

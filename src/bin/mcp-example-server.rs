@@ -58,6 +58,10 @@ refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them 
   schema_array_without_items  inputSchema has an array property without items
   schema_boolean_properties   inputSchema properties {\"flag\": true, \"never\": false}
   schema_array_output         outputSchema root {\"type\":\"array\"}; returns [1,2,3]
+  schema_null_members         inputSchema {\"type\":\"object\",\"properties\":null,
+                              \"required\":null}
+  schema_nested_nulls         null members deep in inputSchema (properties, items,
+                              anyOf, $defs) and in outputSchema; returns {\"ok\":true}
   notify {event, uri?}        publishes tools_list_changed | prompts_list_changed |
                               resources_list_changed | resource_updated (with uri) to
                               open listens, then \"notified\"
@@ -74,6 +78,8 @@ refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them 
                               refuse_retry answers every retry -32602
   load_shed {}                input_required with only requestState; the retry
                               returns \"retried\"
+Resource template (with --test-tools): example://moved/{id} answers -32602 with
+  data.uri example://notes/{id}, another URI than the one read.
 
 Isolation probes (run at start, before serving, in this order), for the bridge's tests:
   --report-fds FILE           writes the open descriptors, one `N TARGET` line each
@@ -757,6 +763,30 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
             }),
         ),
         (
+            ToolDef::new(
+                "schema_null_members",
+                json!({"type": "object", "properties": null, "required": null}),
+            )
+            .description("Its inputSchema has null properties and required."),
+            tool(|_, _| async { Ok(Outcome::text("ok")) }),
+        ),
+        (
+            ToolDef::new("schema_nested_nulls", nested_nulls_input())
+                .description("Null members deep in its input and output schemas.")
+                .output_schema(json!({
+                    "type": "object",
+                    "properties": {"ok": {"type": "boolean", "description": null}},
+                    "required": null,
+                    "additionalProperties": null
+                })),
+            tool(|_, _| async {
+                Ok(Outcome::Complete(json!({
+                    "content": [{"type": "text", "text": "{\"ok\":true}"}],
+                    "structuredContent": {"ok": true},
+                })))
+            }),
+        ),
+        (
             ToolDef::new("notify", object_schema(events, &["event"]))
                 .description("Publishes an event to open listens."),
             tool(notify),
@@ -806,8 +836,40 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
             }),
         ),
     ];
-    tools.into_iter().fold(builder, |builder, (def, handler)| {
-        add_tool(builder, def, handler)
+    tools
+        .into_iter()
+        .fold(builder, |builder, (def, handler)| {
+            add_tool(builder, def, handler)
+        })
+        .resource_template(
+            ResourceTemplateDef::new(MOVED_TEMPLATE, "moved")
+                .description("Every read answers -32602 naming another URI in data.uri."),
+            |input, _| async move {
+                let id = input["variables"]["id"].as_str().unwrap_or_default();
+                Err(RpcError::invalid_params("Resource moved")
+                    .with_data(json!({"uri": format!("example://notes/{id}")})))
+            },
+        )
+}
+
+/// The test-tools template whose reads fail with -32602 and a `data.uri` that is not the URI
+/// that was read (not a resource-not-found).
+const MOVED_TEMPLATE: &str = "example://moved/{id}";
+
+/// The inputSchema of `schema_nested_nulls`: `null` members at several depths, as servers
+/// that serialize absent fields as `null` send them (2026-07-28 admits them).
+fn nested_nulls_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": null, "default": null},
+            "options": {"type": "object", "properties": null, "required": null},
+            "tags": {"type": "array", "items": null},
+            "mode": {"anyOf": [null, {"type": "string", "enum": ["a", "b"]}]},
+            "point": {"$ref": "#/$defs/point"}
+        },
+        "required": ["path"],
+        "$defs": {"point": {"type": "object", "properties": {"x": null}, "required": null}}
     })
 }
 

@@ -3,7 +3,7 @@
 //! 2025-11-25 editor. What 2026-07-28 allows and the 2025-11-25 schema refuses is adapted here,
 //! never passed through; every adaptation is reported as a [`Note`] for the log.
 
-use super::errors::Cause;
+use super::errors::{Cause, INVALID_PARAMS};
 use super::legacy::{self, Forwarded};
 use super::modern::{self, Discovered, RequestMeta};
 use serde_json::{Map, Value, json};
@@ -268,9 +268,9 @@ fn shape_call_result(r: &mut Map<String, Value>, notes: &mut Vec<Note>) {
     }
 }
 
-/// Adapts one tool of a `tools/list` result to the 2025-11-25 `Tool` schema: an array schema
-/// without `items` gets `items: {}` (info line); a boolean property schema becomes `{}` (true)
-/// or `{"not": {}}` (false); an `outputSchema` whose root is not `type: "object"` is dropped.
+/// Adapts one tool of a `tools/list` result to the 2025-11-25 `Tool` schema: both schemas
+/// go through [`adapt_schema`], and an `outputSchema` whose root is not `type: "object"` is
+/// dropped (2025-11-25 requires it; 2026-07-28 admits any schema).
 pub fn adapt_tool(tool: &mut Value, notes: &mut Vec<Note>) {
     let name = tool
         .get("name")
@@ -281,7 +281,7 @@ pub fn adapt_tool(tool: &mut Value, notes: &mut Vec<Note>) {
         return;
     };
     if let Some(schema) = t.get_mut("inputSchema") {
-        adapt_schema(schema, &name, "inputSchema", notes);
+        adapt_schema(schema, &At::root(&name, "inputSchema"), notes);
     }
     let drop_output = t
         .get("outputSchema")
@@ -295,14 +295,113 @@ pub fn adapt_tool(tool: &mut Value, notes: &mut Vec<Note>) {
             ),
         );
     } else if let Some(schema) = t.get_mut("outputSchema") {
-        adapt_schema(schema, &name, "outputSchema", notes);
+        adapt_schema(schema, &At::root(&name, "outputSchema"), notes);
     }
 }
 
-fn adapt_schema(schema: &mut Value, tool: &str, at: &str, notes: &mut Vec<Note>) {
+/// JSON Schema keywords whose value maps names to schemas. A `null` one becomes `{}`, and
+/// so does a `null` entry (the schema that admits everything).
+const SCHEMA_MAP_KEYWORDS: [&str; 5] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
+/// JSON Schema keywords whose value is one schema (`items` may also be an array, draft 4-7).
+const SCHEMA_KEYWORDS: [&str; 11] = [
+    "items",
+    "additionalItems",
+    "additionalProperties",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+];
+
+/// JSON Schema keywords whose value is a list of alternatives or conditions; a `null` entry is
+/// dropped, and the keyword too when no entry is left.
+const SCHEMA_LIST_KEYWORDS: [&str; 3] = ["anyOf", "oneOf", "allOf"];
+
+/// Keywords whose value is instance data, where `null` is a meaningful value: kept.
+const DATA_KEYWORDS: [&str; 2] = ["const", "default"];
+
+/// Where in a tool a schema is, for the notes: the tool name and a path such as
+/// `inputSchema/properties/a/items`.
+struct At<'a> {
+    tool: &'a str,
+    path: String,
+}
+
+impl<'a> At<'a> {
+    fn root(tool: &'a str, member: &str) -> Self {
+        At {
+            tool,
+            path: member.to_string(),
+        }
+    }
+
+    fn child(&self, part: &str) -> Self {
+        At {
+            tool: self.tool,
+            path: format!("{}/{part}", self.path),
+        }
+    }
+
+    fn note(&self, notes: &mut Vec<Note>, info: bool, what: &str) {
+        notes.push(Note {
+            info,
+            text: format!("tools/list: tool {:?}: {}: {what}", self.tool, self.path),
+        });
+    }
+}
+
+/// Adapts one JSON Schema (an `inputSchema`, an `outputSchema` or a schema inside them, at any
+/// depth) to what the 2025-11-25 `Tool` schema and its validating editors accept. Each rule
+/// is a debug note unless said otherwise:
+/// - a `null` member is dropped, except `const` and `default` (instance data, kept) and the
+///   name-to-schema maps (`properties`, `patternProperties`, `$defs`, `definitions`,
+///   `dependentSchemas`), which become `{}`;
+/// - a `null` entry of such a map becomes `{}`; a `null` entry of `anyOf`/`oneOf`/`allOf` is
+///   dropped (the keyword too when none is left); a `null` entry of `prefixItems` or of an
+///   `items` array becomes `{}` (positions are kept);
+/// - `properties` that is not an object is dropped; a boolean property schema becomes `{}`
+///   (true) or `{"not": {}}` (false), any other non-object property schema becomes `{}`;
+/// - `required` that is not an array is dropped, and its entries that are not strings;
+/// - an array schema without `items` gets `items: {}` (info note).
+fn adapt_schema(schema: &mut Value, at: &At<'_>, notes: &mut Vec<Note>) {
     let Some(s) = schema.as_object_mut() else {
         return;
     };
+    drop_null_members(s, at, notes);
+    if s.get("properties").is_some_and(|p| !p.is_object()) {
+        s.remove("properties");
+        at.note(notes, false, "dropped a properties that is not an object");
+    }
+    if let Some(required) = s.get_mut("required") {
+        match required {
+            Value::Array(names) => {
+                let before = names.len();
+                names.retain(Value::is_string);
+                if names.len() != before {
+                    at.note(
+                        notes,
+                        false,
+                        "dropped required entries that are not strings",
+                    );
+                }
+            }
+            _ => {
+                s.remove("required");
+                at.note(notes, false, "dropped a required that is not an array");
+            }
+        }
+    }
     let is_array = match s.get("type") {
         Some(Value::String(t)) => t == "array",
         Some(Value::Array(ts)) => ts.iter().any(|t| t == "array"),
@@ -310,46 +409,136 @@ fn adapt_schema(schema: &mut Value, tool: &str, at: &str, notes: &mut Vec<Note>)
     };
     if is_array && !s.contains_key("items") {
         s.insert("items".into(), json!({}));
-        notes.push(Note {
-            info: true,
-            text: format!(
-                "tools/list: tool {tool:?}: {at}: an array schema without items got items: {{}}"
-            ),
-        });
+        at.note(notes, true, "an array schema without items got items: {}");
     }
     if let Some(Value::Object(props)) = s.get_mut("properties") {
         for (key, prop) in props.iter_mut() {
-            if let Value::Bool(b) = prop {
-                *prop = if *b { json!({}) } else { json!({"not": {}}) };
-                debug(
-                    notes,
-                    format!(
-                        "tools/list: tool {tool:?}: {at}: property {key:?}: a boolean schema became an object"
-                    ),
-                );
+            let here = at.child(&format!("properties/{key}"));
+            let replaced = match prop {
+                Value::Bool(true) => Some(("a boolean schema became an object", json!({}))),
+                Value::Bool(false) => {
+                    Some(("a boolean schema became an object", json!({"not": {}})))
+                }
+                Value::Object(_) => None,
+                _ => Some(("a schema that is not an object became {}", json!({}))),
+            };
+            if let Some((what, new)) = replaced {
+                *prop = new;
+                here.note(notes, false, what);
             }
-            adapt_schema(prop, tool, at, notes);
+            adapt_schema(prop, &here, notes);
         }
     }
-    for key in ["items", "additionalProperties", "not"] {
-        if let Some(sub) = s.get_mut(key) {
-            adapt_schema(sub, tool, at, notes);
-        }
-    }
-    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
-        if let Some(Value::Array(subs)) = s.get_mut(key) {
-            for sub in subs {
-                adapt_schema(sub, tool, at, notes);
+    for key in SCHEMA_MAP_KEYWORDS
+        .into_iter()
+        .filter(|k| *k != "properties")
+    {
+        if let Some(Value::Object(map)) = s.get_mut(key) {
+            for (name, sub) in map.iter_mut() {
+                let here = at.child(&format!("{key}/{name}"));
+                if sub.is_null() {
+                    *sub = json!({});
+                    here.note(notes, false, "a null schema became {}");
+                }
+                adapt_schema(sub, &here, notes);
             }
         }
     }
-    for key in ["$defs", "definitions"] {
-        if let Some(Value::Object(defs)) = s.get_mut(key) {
-            for sub in defs.values_mut() {
-                adapt_schema(sub, tool, at, notes);
+    for key in SCHEMA_KEYWORDS {
+        match s.get_mut(key) {
+            Some(Value::Array(subs)) if key == "items" => {
+                adapt_positional(subs, &at.child(key), notes)
             }
+            Some(sub) => adapt_schema(sub, &at.child(key), notes),
+            None => {}
         }
     }
+    if let Some(Value::Array(subs)) = s.get_mut("prefixItems") {
+        adapt_positional(subs, &at.child("prefixItems"), notes);
+    }
+    for key in SCHEMA_LIST_KEYWORDS {
+        let Some(Value::Array(subs)) = s.get_mut(key) else {
+            continue;
+        };
+        let before = subs.len();
+        subs.retain(|sub| !sub.is_null());
+        if subs.len() != before {
+            at.child(key).note(notes, false, "dropped null entries");
+        }
+        if subs.is_empty() {
+            s.remove(key);
+            continue;
+        }
+        for (i, sub) in subs.iter_mut().enumerate() {
+            adapt_schema(sub, &at.child(&format!("{key}/{i}")), notes);
+        }
+    }
+}
+
+/// A `null` member of a schema object is dropped, or becomes `{}` for the name-to-schema maps
+/// ([`SCHEMA_MAP_KEYWORDS`]); `const` and `default` keep their `null`.
+fn drop_null_members(s: &mut Map<String, Value>, at: &At<'_>, notes: &mut Vec<Note>) {
+    let nulls: Vec<String> = s
+        .iter()
+        .filter(|(k, v)| v.is_null() && !DATA_KEYWORDS.contains(&k.as_str()))
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in nulls {
+        if SCHEMA_MAP_KEYWORDS.contains(&key.as_str()) {
+            s.insert(key.clone(), json!({}));
+            at.note(notes, false, &format!("a null {key:?} became {{}}"));
+        } else {
+            s.remove(&key);
+            at.note(notes, false, &format!("dropped a null {key:?}"));
+        }
+    }
+}
+
+/// The schemas of `prefixItems` (or an `items` array): a `null` one becomes `{}`, so that the
+/// positions stay.
+fn adapt_positional(subs: &mut [Value], at: &At<'_>, notes: &mut Vec<Note>) {
+    for (i, sub) in subs.iter_mut().enumerate() {
+        let here = at.child(&i.to_string());
+        if sub.is_null() {
+            *sub = json!({});
+            here.note(notes, false, "a null schema became {}");
+        }
+        adapt_schema(sub, &here, notes);
+    }
+}
+
+/// JSON-RPC code of 2025-11-25's resource-not-found error (2026-07-28 sends -32602 instead
+/// and forbids -32002).
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// Whether an upstream error of a forwarded request is 2026-07-28's resource not found: a
+/// `resources/read` error -32602 whose `data.uri` is exactly the `uri` of the request's
+/// params (the editor's params, which the bridge forwards unchanged).
+pub fn is_resource_not_found(method: Forwarded, params: &Value, error: &Value) -> bool {
+    if method != Forwarded::ResourcesRead
+        || error.get("code").and_then(Value::as_i64) != Some(INVALID_PARAMS)
+    {
+        return false;
+    }
+    let requested = params.get("uri").and_then(Value::as_str);
+    let reported = error
+        .get("data")
+        .and_then(|d| d.get("uri"))
+        .and_then(Value::as_str);
+    requested.is_some() && requested == reported
+}
+
+/// Adapts an upstream error (as [`relay_upstream_error`](super::errors::relay_upstream_error)
+/// gives it) for a 2025-11-25 editor: resource not found ([`is_resource_not_found`]) gets
+/// code -32002 ([`RESOURCE_NOT_FOUND`]) with the upstream message and data; every other error,
+/// also every other -32602, is unchanged.
+pub fn adapt_error(method: Forwarded, params: &Value, mut error: Value) -> Value {
+    if is_resource_not_found(method, params, &error)
+        && let Some(e) = error.as_object_mut()
+    {
+        e.insert("code".into(), RESOURCE_NOT_FOUND.into());
+    }
+    error
 }
 
 #[cfg(test)]
@@ -520,5 +709,202 @@ mod tests {
         let before = ok.clone();
         adapt_tool(&mut ok, &mut n);
         assert_eq!(ok, before);
+    }
+
+    /// Runs `adapt_tool` on a tool with this inputSchema and this outputSchema.
+    fn adapted(input: Value, output: Option<Value>) -> (Value, Option<Value>, Vec<Note>) {
+        let mut tool = json!({"name": "t", "inputSchema": input});
+        if let Some(o) = output {
+            tool["outputSchema"] = o;
+        }
+        let mut n = Vec::new();
+        adapt_tool(&mut tool, &mut n);
+        (
+            tool["inputSchema"].clone(),
+            tool.get("outputSchema").cloned(),
+            n,
+        )
+    }
+
+    #[test]
+    fn null_schema_members_become_their_empty_form_or_are_dropped() {
+        let table = [
+            // The two seen cases.
+            (
+                json!({"type": "object", "properties": null}),
+                json!({"type": "object", "properties": {}}),
+            ),
+            (
+                json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": null}),
+                json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+            ),
+            // Every null member that is not data is dropped; const and default keep null.
+            (
+                json!({"type": "object", "description": null, "additionalProperties": null,
+                       "title": null, "$schema": "https://json-schema.org/draft/2020-12/schema"}),
+                json!({"type": "object", "$schema": "https://json-schema.org/draft/2020-12/schema"}),
+            ),
+            (
+                json!({"type": "object", "properties": {"n": {"const": null, "default": null, "enum": null}}}),
+                json!({"type": "object", "properties": {"n": {"const": null, "default": null}}}),
+            ),
+            // At any depth: properties, items, anyOf/oneOf/allOf, not, $defs, additionalProperties.
+            (
+                json!({"type": "object", "properties": {
+                    "a": {"type": "object", "properties": null, "required": null},
+                    "b": {"type": "array", "items": {"type": "object", "properties": {"c": null}}},
+                    "d": {"anyOf": [null, {"type": "string", "format": null}]},
+                    "e": {"oneOf": [null]},
+                    "f": {"not": {"type": null}},
+                    "g": {"type": "object", "additionalProperties": {"type": "integer", "minimum": null}},
+                    "h": null
+                }, "$defs": {"x": null, "y": {"type": "object", "properties": null}}}),
+                json!({"type": "object", "properties": {
+                    "a": {"type": "object", "properties": {}},
+                    "b": {"type": "array", "items": {"type": "object", "properties": {"c": {}}}},
+                    "d": {"anyOf": [{"type": "string"}]},
+                    "e": {},
+                    "f": {"not": {}},
+                    "g": {"type": "object", "additionalProperties": {"type": "integer"}},
+                    "h": {}
+                }, "$defs": {"x": {}, "y": {"type": "object", "properties": {}}}}),
+            ),
+            // A null items is dropped, then the array rule gives items: {}; positions stay.
+            (
+                json!({"type": "object", "properties": {"l": {"type": "array", "items": null},
+                       "t": {"type": "array", "prefixItems": [null, {"type": "string"}], "items": false},
+                       "u": {"type": "array", "items": [null, {"type": "integer"}]}}}),
+                json!({"type": "object", "properties": {"l": {"type": "array", "items": {}},
+                       "t": {"type": "array", "prefixItems": [{}, {"type": "string"}], "items": false},
+                       "u": {"type": "array", "items": [{}, {"type": "integer"}]}}}),
+            ),
+            // Nothing to do: unchanged.
+            (
+                json!({"type": "object", "properties": {"q": {"type": ["string", "null"], "default": null}},
+                       "required": ["q"]}),
+                json!({"type": "object", "properties": {"q": {"type": ["string", "null"], "default": null}},
+                       "required": ["q"]}),
+            ),
+        ];
+        for (input, want) in table {
+            let (got, _, _) = adapted(input.clone(), None);
+            assert_eq!(got, want, "inputSchema {input}");
+            let (_, got, _) = adapted(json!({"type": "object"}), Some(input.clone()));
+            assert_eq!(got, Some(want), "outputSchema {input}");
+        }
+    }
+
+    #[test]
+    fn properties_and_required_take_the_2025_shape() {
+        let table = [
+            (
+                json!({"type": "object", "properties": 5, "required": "a"}),
+                json!({"type": "object"}),
+            ),
+            (
+                json!({"type": "object", "properties": [], "required": {"a": 1}}),
+                json!({"type": "object"}),
+            ),
+            (
+                json!({"type": "object", "properties": {"a": 1, "b": "x", "c": [], "d": true, "e": false},
+                       "required": ["a", 1, null, "b", {}]}),
+                json!({"type": "object", "properties": {"a": {}, "b": {}, "c": {}, "d": {}, "e": {"not": {}}},
+                       "required": ["a", "b"]}),
+            ),
+            (
+                json!({"type": "object", "properties": {"o": {"type": "object", "properties": 1, "required": [2]}}}),
+                json!({"type": "object", "properties": {"o": {"type": "object", "required": []}}}),
+            ),
+        ];
+        for (input, want) in table {
+            let (got, _, _) = adapted(input.clone(), None);
+            assert_eq!(got, want, "inputSchema {input}");
+            let (_, got, _) = adapted(json!({"type": "object"}), Some(input.clone()));
+            assert_eq!(got, Some(want), "outputSchema {input}");
+        }
+    }
+
+    #[test]
+    fn each_adaptation_is_noted_with_its_path() {
+        let (_, _, n) = adapted(
+            json!({"type": "object", "properties": {"a": {"type": "array", "items": null}}, "required": null}),
+            None,
+        );
+        let texts: Vec<(bool, &str)> = n.iter().map(|n| (n.info, n.text.as_str())).collect();
+        assert_eq!(
+            texts,
+            vec![
+                (
+                    false,
+                    "tools/list: tool \"t\": inputSchema: dropped a null \"required\""
+                ),
+                (
+                    false,
+                    "tools/list: tool \"t\": inputSchema/properties/a: dropped a null \"items\""
+                ),
+                (
+                    true,
+                    "tools/list: tool \"t\": inputSchema/properties/a: an array schema without items got items: {}"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn resource_not_found_becomes_32002_only_for_the_requested_uri() {
+        let read = json!({"uri": "file:///a.txt", "_meta": {"progressToken": 1}});
+        let nf = json!({"code": -32602, "message": "Resource not found", "data": {"uri": "file:///a.txt"}});
+        let table = [
+            (
+                Forwarded::ResourcesRead,
+                nf.clone(),
+                json!({"code": -32002, "message": "Resource not found", "data": {"uri": "file:///a.txt"}}),
+            ),
+            // Another URI, no data, no uri, a non-string uri, another code, another method.
+            (
+                Forwarded::ResourcesRead,
+                json!({"code": -32602, "message": "m", "data": {"uri": "file:///b.txt"}}),
+                json!({"code": -32602, "message": "m", "data": {"uri": "file:///b.txt"}}),
+            ),
+            (
+                Forwarded::ResourcesRead,
+                json!({"code": -32602, "message": "bad cursor"}),
+                json!({"code": -32602, "message": "bad cursor"}),
+            ),
+            (
+                Forwarded::ResourcesRead,
+                json!({"code": -32602, "message": "m", "data": {"url": "file:///a.txt"}}),
+                json!({"code": -32602, "message": "m", "data": {"url": "file:///a.txt"}}),
+            ),
+            (
+                Forwarded::ResourcesRead,
+                json!({"code": -32602, "message": "m", "data": {"uri": ["file:///a.txt"]}}),
+                json!({"code": -32602, "message": "m", "data": {"uri": ["file:///a.txt"]}}),
+            ),
+            (
+                Forwarded::ResourcesRead,
+                json!({"code": -32603, "message": "m", "data": {"uri": "file:///a.txt"}}),
+                json!({"code": -32603, "message": "m", "data": {"uri": "file:///a.txt"}}),
+            ),
+            (Forwarded::ToolsCall, nf.clone(), nf.clone()),
+            (Forwarded::PromptsGet, nf.clone(), nf.clone()),
+        ];
+        for (method, error, want) in table {
+            assert_eq!(
+                is_resource_not_found(method, &read, &error),
+                want["code"] == -32002,
+                "{method:?} {error}"
+            );
+            assert_eq!(
+                adapt_error(method, &read, error.clone()),
+                want,
+                "{method:?} {error}"
+            );
+        }
+        assert!(!is_resource_not_found(
+            Forwarded::ResourcesRead,
+            &json!({}),
+            &json!({"code": -32602, "message": "m", "data": {"uri": null}})
+        ));
     }
 }
