@@ -174,3 +174,29 @@ fn other_invalid_params_errors_pass_unchanged() {
         }})
     );
 }
+
+#[test]
+fn resource_not_found_after_a_round_of_input_requests_is_32002_too() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize_with(json!({"roots": {"listChanged": true}}));
+    b.send_request(
+        json!(9),
+        "resources/read",
+        json!({"uri": "example://gone/1"}),
+    );
+    let q = b.recv();
+    assert_eq!(q["method"], "roots/list", "{q}");
+    b.send(&json!({"jsonrpc": "2.0", "id": q["id"], "result": {"roots": []}}));
+    let r = b.recv_response(&json!(9));
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 9, "error": {
+            "code": -32002, "message": "Resource not found", "data": {"uri": "example://gone/1"}
+        }})
+    );
+    // The retry carried the state: the error came from the second round.
+    let retry = b.wait_upstream(|v| {
+        v["method"] == "resources/read" && v["params"].get("requestState").is_some()
+    });
+    assert_eq!(retry["params"]["requestState"], "gone/1");
+}

@@ -78,8 +78,9 @@ refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them 
                               refuse_retry answers every retry -32602
   load_shed {}                input_required with only requestState; the retry
                               returns \"retried\"
-Resource template (with --test-tools): example://moved/{id} answers -32602 with
-  data.uri example://notes/{id}, another URI than the one read.
+Resource templates (with --test-tools): example://moved/{id} answers -32602 with
+  data.uri example://notes/{id}, another URI than the one read; example://gone/{id}
+  asks for the roots (input_required), then answers -32602 with data.uri of the read.
 
 Isolation probes (run at start, before serving, in this order), for the bridge's tests:
   --report-fds FILE           writes the open descriptors, one `N TARGET` line each
@@ -850,11 +851,30 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
                     .with_data(json!({"uri": format!("example://notes/{id}")})))
             },
         )
+        .resource_template(
+            ResourceTemplateDef::new(GONE_TEMPLATE, "gone").description(
+                "Every read asks for the roots, then answers -32602 with data.uri of the read.",
+            ),
+            |input, ctx| async move {
+                let request = Some(json!({ "method": "roots/list" }));
+                match round(&ctx, "roots", "gone/1", request) {
+                    Ok(Round::Ask(outcome)) => Ok(outcome),
+                    Ok(Round::Answer(_)) => Err(RpcError::invalid_params("Resource not found")
+                        .with_data(json!({"uri": input["uri"]}))),
+                    Err(Failure::Rpc(e)) => Err(e),
+                    Err(Failure::Arguments(m)) => Err(RpcError::invalid_params(m)),
+                }
+            },
+        )
 }
 
 /// The test-tools template whose reads fail with -32602 and a `data.uri` that is not the URI
 /// that was read (not a resource-not-found).
 const MOVED_TEMPLATE: &str = "example://moved/{id}";
+
+/// The test-tools template whose reads ask for the roots first (one round of input
+/// requests), then answer 2026-07-28's resource not found (-32602 with data.uri).
+const GONE_TEMPLATE: &str = "example://gone/{id}";
 
 /// The inputSchema of `schema_nested_nulls`: `null` members at several depths, as servers
 /// that serialize absent fields as `null` send them (2026-07-28 admits them).
