@@ -269,8 +269,10 @@ fn shape_call_result(r: &mut Map<String, Value>, notes: &mut Vec<Note>) {
 }
 
 /// Adapts one tool of a `tools/list` result to the 2025-11-25 `Tool` schema: both schemas
-/// go through [`adapt_schema`], and an `outputSchema` whose root is not `type: "object"` is
-/// dropped (2025-11-25 requires it; 2026-07-28 admits any schema).
+/// go through [`adapt_schema`], an `outputSchema` whose root is not `type: "object"` is
+/// dropped (2025-11-25 requires it; 2026-07-28 admits any schema), and so is `execution`
+/// (2025-11-25's task support of the tool, which 2026-07-28 no longer defines and so admits
+/// with any value; the bridge offers the editor no tasks).
 pub fn adapt_tool(tool: &mut Value, notes: &mut Vec<Note>) {
     let name = tool
         .get("name")
@@ -280,6 +282,12 @@ pub fn adapt_tool(tool: &mut Value, notes: &mut Vec<Note>) {
     let Some(t) = tool.as_object_mut() else {
         return;
     };
+    if t.remove("execution").is_some() {
+        debug(
+            notes,
+            format!("tools/list: tool {name:?}: dropped execution (the bridge offers no tasks)"),
+        );
+    }
     if let Some(schema) = t.get_mut("inputSchema") {
         adapt_schema(schema, &At::root(&name, "inputSchema"), notes);
     }
@@ -848,6 +856,35 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn execution_is_dropped_whatever_its_value() {
+        for execution in [
+            json!({"taskSupport": "optional"}),
+            json!({"taskSupport": "always"}),
+            json!(null),
+            json!(5),
+            json!("required"),
+        ] {
+            let mut tool =
+                json!({"name": "t", "inputSchema": {"type": "object"}, "execution": execution});
+            let mut n = Vec::new();
+            adapt_tool(&mut tool, &mut n);
+            assert_eq!(
+                tool,
+                json!({"name": "t", "inputSchema": {"type": "object"}}),
+                "{execution}"
+            );
+            assert_eq!(
+                n,
+                vec![Note {
+                    info: false,
+                    text: "tools/list: tool \"t\": dropped execution (the bridge offers no tasks)"
+                        .into()
+                }]
+            );
+        }
     }
 
     #[test]

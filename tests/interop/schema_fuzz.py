@@ -150,6 +150,14 @@ def generation_defs(defs):
         if member == "outputSchema":
             props["type"] = root_type
         tool[member]["properties"] = props
+    # `execution` is a 2025-11-25 Tool member that 2026-07-28 no longer defines, so it admits
+    # any value there: valid 2025 ones and others.
+    tool_member = out["Tool"]["properties"]
+    tool_member["execution"] = {"anyOf": [
+        {"type": "object", "properties": {"taskSupport": {"enum": [
+            "forbidden", "optional", "required"]}}},
+        {"type": "object", "properties": {"taskSupport": {"type": ["string", "null"]}}},
+        {"type": ["string", "null", "boolean", "integer"]}]}
     out["Error"]["properties"]["code"] = {"anyOf": [
         {"enum": [-32602, -32603, -32601, -32600, -32042, -32002, -32700, -32000]},
         {"type": "integer"}]}
