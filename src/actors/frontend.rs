@@ -155,13 +155,7 @@ impl Frontend {
     fn on_frame(&mut self, frame: Frame, ctx: &mut Context<Self>) {
         let parsed = match frame {
             Frame::Line(line) => jsonrpc::parse(&line, MAX_CLIENT_DEPTH),
-            Frame::TooLong {
-                len_bytes,
-                head,
-                tail,
-            } => {
-                let id = jsonrpc::recover_id_from(&head, false)
-                    .or_else(|| jsonrpc::recover_id_from(&tail, true));
+            Frame::TooLong { len_bytes, id, .. } => {
                 tracing::warn!(target: "frontend", "a line of {len_bytes} bytes is over the limit of {} bytes", self.config.max_line_bytes);
                 self.reply_error(
                     id.as_ref(),

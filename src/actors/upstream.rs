@@ -147,15 +147,9 @@ impl Upstream {
     fn on_frame(&mut self, frame: Frame) {
         let parsed = match &frame {
             Frame::Line(l) => jsonrpc::parse(l, MAX_UPSTREAM_DEPTH),
-            Frame::TooLong {
-                head,
-                tail,
-                len_bytes,
-            } => {
+            Frame::TooLong { id, len_bytes, .. } => {
                 tracing::warn!(target: "upstream", "the upstream sent a line of {len_bytes} bytes, over the limit of {} bytes", self.max_line_bytes);
-                let id = jsonrpc::recover_id_from(head, false)
-                    .or_else(|| jsonrpc::recover_id_from(tail, true));
-                Err(ParseError::NotJson { id })
+                Err(ParseError::NotJson { id: id.clone() })
             }
         };
         match parsed {

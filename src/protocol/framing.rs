@@ -1,8 +1,13 @@
 //! Newline framing with a bound: bytes in at any boundary, whole lines out. A line longer than
-//! the limit is not kept; only its first and last [`ID_WINDOW_BYTES`] bytes survive, so the id
-//! can still be recovered for the error response.
+//! the limit is not kept: only its first [`TOO_LONG_HEAD_BYTES`] bytes survive (for a log line),
+//! and its request id is recovered while it streams through, from every byte of the line, so the
+//! answer never depends on how the bytes were split into reads.
 
-use super::jsonrpc::ID_WINDOW_BYTES;
+use super::idscan::IdScanner;
+use super::jsonrpc::Id;
+
+/// How many bytes of the start of an over-long line are kept (for a log or stderr line).
+pub const TOO_LONG_HEAD_BYTES: usize = 256;
 
 /// Default limit of one line, in bytes (64 MiB), on the editor side and on the upstream side.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -14,11 +19,13 @@ pub const MAX_MAX_LINE_BYTES: usize = 1024 * 1024 * 1024;
 pub enum Frame {
     /// A complete line without its `\n` (and without a trailing `\r`). Never empty.
     Line(Vec<u8>),
-    /// A line longer than the limit: its length in bytes, and its first and last bytes.
+    /// A line longer than the limit: its length in bytes, its first [`TOO_LONG_HEAD_BYTES`]
+    /// bytes, and the request id recovered from the whole line ([`IdScanner`]: the last
+    /// top-level `"id"` member; `None` when no id is known for sure).
     TooLong {
         len_bytes: usize,
         head: Vec<u8>,
-        tail: Vec<u8>,
+        id: Option<Id>,
     },
 }
 
@@ -34,7 +41,7 @@ pub struct LineFramer {
 struct Overflow {
     len_bytes: usize,
     head: Vec<u8>,
-    tail: Vec<u8>,
+    ids: IdScanner,
 }
 
 impl LineFramer {
@@ -80,26 +87,28 @@ impl LineFramer {
         }
         if let Some(ov) = &mut self.overflow {
             ov.len_bytes += bytes.len();
-            push_tail(&mut ov.tail, bytes);
+            let need = TOO_LONG_HEAD_BYTES.saturating_sub(ov.head.len());
+            ov.head.extend_from_slice(&bytes[..need.min(bytes.len())]);
+            ov.ids.push(bytes);
             return;
         }
         if self.buf.len() + bytes.len() <= self.max_line_bytes {
             self.buf.extend_from_slice(bytes);
             return;
         }
+        // Over the limit: from here on the line streams through the id scanner and only its
+        // head is kept. The scanner starts at the line's first byte (the held part).
         let held = std::mem::take(&mut self.buf);
-        let len_bytes = held.len() + bytes.len();
-        let mut tail = Vec::with_capacity(ID_WINDOW_BYTES);
-        push_tail(&mut tail, &held);
-        push_tail(&mut tail, bytes);
-        let mut head = held[..held.len().min(ID_WINDOW_BYTES)].to_vec();
-        let need = ID_WINDOW_BYTES - head.len();
+        let mut ids = IdScanner::new();
+        ids.push(&held);
+        ids.push(bytes);
+        let mut head = held[..held.len().min(TOO_LONG_HEAD_BYTES)].to_vec();
+        let need = TOO_LONG_HEAD_BYTES - head.len();
         head.extend_from_slice(&bytes[..need.min(bytes.len())]);
-        self.buf = Vec::new();
         self.overflow = Some(Overflow {
-            len_bytes,
+            len_bytes: held.len() + bytes.len(),
             head,
-            tail,
+            ids,
         });
     }
 
@@ -108,7 +117,7 @@ impl LineFramer {
             out.push(Frame::TooLong {
                 len_bytes: ov.len_bytes,
                 head: ov.head,
-                tail: ov.tail,
+                id: ov.ids.finish(),
             });
             return;
         }
@@ -120,19 +129,6 @@ impl LineFramer {
             return;
         }
         out.push(Frame::Line(line));
-    }
-}
-
-fn push_tail(tail: &mut Vec<u8>, bytes: &[u8]) {
-    if bytes.len() >= ID_WINDOW_BYTES {
-        tail.clear();
-        tail.extend_from_slice(&bytes[bytes.len() - ID_WINDOW_BYTES..]);
-        return;
-    }
-    tail.extend_from_slice(bytes);
-    if tail.len() > ID_WINDOW_BYTES {
-        let cut = tail.len() - ID_WINDOW_BYTES;
-        tail.drain(..cut);
     }
 }
 
@@ -179,14 +175,15 @@ mod tests {
         let Frame::TooLong {
             len_bytes,
             head,
-            tail,
+            id,
         } = &want[2]
         else {
             panic!("expected TooLong, got {:?}", want[2]);
         };
         assert_eq!(*len_bytes, long.len());
         assert_eq!(head.as_slice(), &long.as_bytes()[..256]);
-        assert_eq!(tail.as_slice(), &long.as_bytes()[long.len() - 256..]);
+        // The parser keeps the last of two "id" members, so the recovery does too.
+        assert_eq!(*id, Some(Id::Int(2)));
         assert_eq!(
             frames_of(input.as_bytes(), 1000, &[1]),
             want,

@@ -1,19 +1,26 @@
 //! JSON-RPC 2.0 messages: ids, classification of a parsed line, the nesting-depth check that
-//! runs before the JSON parser, and the recovery of an id from the first or last bytes of a
-//! line that cannot be parsed. Pure: bytes and values in, values out.
+//! runs before the JSON parser, and the parse itself (numbers keep their text, unpaired
+//! surrogates are replaced on the error path). Pure: bytes and values in, values out.
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::fmt;
+
+pub use super::idscan::IdScanner;
 
 /// Nesting limit of a message from the editor (levels of `{`/`[`; the reference's
 /// `json_max_depth`).
 pub const MAX_CLIENT_DEPTH: usize = 64;
 /// Nesting limit of a message from the upstream server.
 pub const MAX_UPSTREAM_DEPTH: usize = 200;
-/// How many bytes of each end of an over-long line are kept for id recovery.
-pub const ID_WINDOW_BYTES: usize = 256;
 
 /// A JSON-RPC request id: a string or an integer (never null, never a fraction).
+///
+/// An integer id is a JSON number written as an integer (`-?(0|[1-9][0-9]*)`, no fraction, no
+/// exponent) that fits in `i64` or `u64`; `-0` is the id `0`. A number written otherwise
+/// (`1.0`, `1e2`, `1.5`) or beyond 64 bits is not a usable id (docs/errors.md): a request with
+/// one gets `invalid_request_shape` without an id, a response with one is dropped. The same
+/// rule holds for recovered ids ([`IdScanner`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Id {
     /// An integer id that fits in `i64`.
@@ -29,9 +36,19 @@ impl Id {
     pub fn from_value(v: &Value) -> Option<Id> {
         match v {
             Value::String(s) => Some(Id::Str(s.clone())),
-            Value::Number(n) => n.as_i64().map(Id::Int).or_else(|| n.as_u64().map(Id::UInt)),
+            // serde_json keeps the number's text (`arbitrary_precision`): `1.0` stays `1.0`.
+            Value::Number(n) => Id::from_integer_text(n.as_str()),
             _ => None,
         }
+    }
+
+    /// Reads an integer id from the text of a JSON number: `i64` first, then `u64`; a
+    /// fraction, an exponent or more than 64 bits is `None`.
+    pub fn from_integer_text(text: &str) -> Option<Id> {
+        text.parse::<i64>()
+            .map(Id::Int)
+            .or_else(|_| text.parse::<u64>().map(Id::UInt))
+            .ok()
     }
 
     /// The id as a JSON value.
@@ -134,26 +151,49 @@ pub fn nesting_depth(bytes: &[u8], limit: usize) -> usize {
 }
 
 /// Parses one line (without its newline) into a message. The depth check runs first, so a
-/// deeply nested line never reaches the recursive parser.
+/// deeply nested line never reaches the recursive parser, and every depth up to `max_depth`
+/// parses (serde_json's own limit of 128 levels is lifted for that reason).
+///
+/// Valid JSON passes unchanged: numbers keep their digits (serde_json `arbitrary_precision`;
+/// only an exponent is written `e+N`/`e-N`), a repeated key keeps its last value, and a string
+/// with an unpaired surrogate escape gets U+FFFD in its place (the line is parsed a second time
+/// after [`super::surrogates::replace_lone_surrogates`], on the error path only).
 ///
 /// Errors: [`ParseError::NotJson`] for bad UTF-8 or JSON, [`ParseError::TooDeep`] past
 /// `max_depth`, [`ParseError::Shape`] for JSON that is not JSON-RPC 2.0. Each carries the id
-/// recovered from the line when one can be found.
+/// recovered from the line when one is known for sure ([`recover_id`]).
 pub fn parse(line: &[u8], max_depth: usize) -> Result<Message, ParseError> {
     if nesting_depth(line, max_depth) > max_depth {
         return Err(ParseError::TooDeep {
             id: recover_id(line),
         });
     }
-    let value: Value = match serde_json::from_slice(line) {
+    let value = match parse_value(line) {
         Ok(v) => v,
         Err(_) => {
-            return Err(ParseError::NotJson {
-                id: recover_id(line),
-            });
+            let fixed = super::surrogates::replace_lone_surrogates(line)
+                .and_then(|fixed| parse_value(&fixed).ok());
+            match fixed {
+                Some(v) => v,
+                None => {
+                    return Err(ParseError::NotJson {
+                        id: recover_id(line),
+                    });
+                }
+            }
         }
     };
     classify(value)
+}
+
+/// One JSON text into a value without serde_json's recursion limit: only for text whose
+/// depth [`nesting_depth`] has already bounded.
+fn parse_value(text: &[u8]) -> serde_json::Result<Value> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    de.disable_recursion_limit();
+    let value = Value::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
 }
 
 /// Classifies a parsed JSON value as a JSON-RPC 2.0 message.
@@ -200,158 +240,11 @@ pub fn classify(value: Value) -> Result<Message, ParseError> {
     }
 }
 
-/// Recovers the id of a line without parsing it: the top-level `"id": <string or integer>`
-/// member in the first [`ID_WINDOW_BYTES`] bytes, else in the last [`ID_WINDOW_BYTES`] bytes.
-/// Editors write the id near the start (VS Code) or as the last member (TypeScript SDK 1.x).
-/// An `"id"` nested inside params is never taken: an error must not answer another request.
+/// Recovers the id of a line that cannot be parsed, in one pass over the whole line: the
+/// value of the last top-level `"id"` member, as the parser would keep it; `None` when no id
+/// is known for sure. The rules are on [`IdScanner`].
 pub fn recover_id(line: &[u8]) -> Option<Id> {
-    let head = &line[..line.len().min(ID_WINDOW_BYTES)];
-    let tail = &line[line.len().saturating_sub(ID_WINDOW_BYTES)..];
-    recover_id_from(head, false).or_else(|| recover_id_from(tail, true))
-}
-
-/// Finds the top-level `"id"` member in a window of a line: the window is the start of the
-/// line (`tail == false`) or its end (`tail == true`).
-pub fn recover_id_from(window: &[u8], tail: bool) -> Option<Id> {
-    if tail {
-        tail_id(window)
-    } else {
-        head_id(window)
-    }
-}
-
-/// The index of the quote that closes the string opened at `open`, if it is in the window.
-fn string_end(b: &[u8], open: usize) -> Option<usize> {
-    let mut escaped = false;
-    for (j, &c) in b.iter().enumerate().skip(open + 1) {
-        if escaped {
-            escaped = false;
-        } else if c == b'\\' {
-            escaped = true;
-        } else if c == b'"' {
-            return Some(j);
-        }
-    }
-    None
-}
-
-/// Scans from the start of the line, so the nesting and the strings are known exactly.
-fn head_id(w: &[u8]) -> Option<Id> {
-    let mut depth = 0usize;
-    let mut i = 0;
-    while i < w.len() {
-        match w[i] {
-            b'"' => {
-                let end = string_end(w, i)?;
-                if depth == 1
-                    && &w[i..=end] == b"\"id\""
-                    && let Some(id) = scalar_after_colon(&w[end + 1..])
-                {
-                    return Some(id);
-                }
-                i = end + 1;
-                continue;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// Scans candidates from the end of the line: a candidate is a key (an unescaped `"id"`
-/// followed by a colon, which cannot sit inside a string), and it is top-level when the rest
-/// of the line closes exactly one level.
-fn tail_id(w: &[u8]) -> Option<Id> {
-    let pat = b"\"id\"";
-    let mut pos = w.len();
-    while pos > 0 {
-        let found = w[..pos].windows(pat.len()).rposition(|x| x == pat)?;
-        pos = found;
-        if found > 0 && w[found - 1] == b'\\' {
-            continue;
-        }
-        let Some(id) = scalar_after_colon(&w[found + pat.len()..]) else {
-            continue;
-        };
-        if net_closers(&w[found..]) == Some(1) {
-            return Some(id);
-        }
-    }
-    None
-}
-
-/// Levels closed by a text that starts outside any string (closers minus openers), or `None`
-/// when a string in it does not end.
-fn net_closers(b: &[u8]) -> Option<i64> {
-    let mut net = 0i64;
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                i = string_end(b, i)? + 1;
-                continue;
-            }
-            b'{' | b'[' => net -= 1,
-            b'}' | b']' => net += 1,
-            _ => {}
-        }
-        i += 1;
-    }
-    Some(net)
-}
-
-fn scalar_after_colon(rest: &[u8]) -> Option<Id> {
-    let mut i = skip_ws(rest, 0);
-    if rest.get(i) != Some(&b':') {
-        return None;
-    }
-    i = skip_ws(rest, i + 1);
-    match rest.get(i)? {
-        b'"' => {
-            let mut j = i + 1;
-            let mut escaped = false;
-            while j < rest.len() {
-                let b = rest[j];
-                if escaped {
-                    escaped = false;
-                } else if b == b'\\' {
-                    escaped = true;
-                } else if b == b'"' {
-                    let s: String = serde_json::from_slice(&rest[i..=j]).ok()?;
-                    return Some(Id::Str(s));
-                }
-                j += 1;
-            }
-            None
-        }
-        b'-' | b'0'..=b'9' => {
-            let mut j = i + 1;
-            while j < rest.len() && rest[j].is_ascii_digit() {
-                j += 1;
-            }
-            // A number cut by the window, or a fraction/exponent, is not a usable id.
-            match rest.get(j) {
-                Some(b',' | b'}' | b' ' | b'\t' | b'\r' | b'\n') => {}
-                _ => return None,
-            }
-            let text = std::str::from_utf8(&rest[i..j]).ok()?;
-            text.parse::<i64>()
-                .map(Id::Int)
-                .or_else(|_| text.parse::<u64>().map(Id::UInt))
-                .ok()
-        }
-        _ => None,
-    }
-}
-
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
-        i += 1;
-    }
-    i
+    super::idscan::recover_id(line)
 }
 
 /// A JSON-RPC 2.0 success response `{"jsonrpc":"2.0","id":..,"result":..}`.
@@ -516,7 +409,7 @@ mod tests {
     }
 
     #[test]
-    fn id_recovery_reads_the_head_or_the_tail() {
+    fn id_recovery_takes_the_top_level_id_anywhere_in_the_line() {
         let filler = "x".repeat(1000);
         let head = format!(
             r#"{{"jsonrpc":"2.0","id":"abc","method":"tools/call","params":{{"t":"{filler}"}}}}"#
@@ -541,6 +434,141 @@ mod tests {
         assert_eq!(recover_id(tail_nested.as_bytes()), None);
         assert_eq!(recover_id(br#"{"id" : -3 }"#), Some(Id::Int(-3)));
         assert_eq!(recover_id(br#"{"id":null}"#), None);
+    }
+
+    #[test]
+    fn numbers_keep_their_text_through_parse_and_serialize() {
+        // (written, what goes out): digits stay as written; an exponent is written `e` with
+        // a sign by serde_json (the same number).
+        let rows = [
+            (
+                "123456789012345678901234567890",
+                "123456789012345678901234567890",
+            ),
+            (
+                "-98765432109876543210987654321",
+                "-98765432109876543210987654321",
+            ),
+            ("1e400", "1e+400"),
+            ("-1E-400", "-1e-400"),
+            ("2.5E+3", "2.5e+3"),
+            ("0.10", "0.10"),
+            ("-0", "-0"),
+            ("-0.0", "-0.0"),
+            ("1.0", "1.0"),
+            (
+                "0.1000000000000000055511151231257827",
+                "0.1000000000000000055511151231257827",
+            ),
+            ("18446744073709551616", "18446744073709551616"),
+        ];
+        for (written, out) in rows {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"n":[{written}]}}}}"#);
+            let Ok(Message::Response { result, .. }) = parse(line.as_bytes(), MAX_UPSTREAM_DEPTH)
+            else {
+                panic!("{written} did not parse");
+            };
+            let text = serde_json::to_string(&result).unwrap_or_default();
+            assert_eq!(text, format!(r#"{{"n":[{out}]}}"#), "{written}");
+        }
+    }
+
+    #[test]
+    fn unpaired_surrogates_are_replaced_and_everything_else_is_kept() {
+        let line = r#"{"jsonrpc":"2.0","id":"s\ud83d","method":"tools/call","params":{"arguments":{"t":"snippet \ud83d","u":"\udc00\ud83d\ude00","n":1e400}}}"#;
+        let Ok(Message::Request { id, params, .. }) = parse(line.as_bytes(), MAX_CLIENT_DEPTH)
+        else {
+            panic!("not parsed");
+        };
+        assert_eq!(id, Id::Str("s\u{fffd}".into()));
+        let args = &params.unwrap_or_default()["arguments"];
+        assert_eq!(args["t"], "snippet \u{fffd}");
+        assert_eq!(args["u"], "\u{fffd}\u{1f600}");
+        assert_eq!(args["n"].as_number().map(|n| n.as_str()), Some("1e+400"));
+        // A line that is bad for another reason stays a parse error.
+        let bad = r#"{"jsonrpc":"2.0","id":2,"method":"x","params":{"t":"\ud83d",}}"#;
+        assert_eq!(
+            parse(bad.as_bytes(), MAX_CLIENT_DEPTH),
+            Err(ParseError::NotJson {
+                id: Some(Id::Int(2))
+            })
+        );
+    }
+
+    #[test]
+    fn every_depth_up_to_the_limit_parses_even_past_serde_jsons_own_128() {
+        for depth in [127, 128, 129, MAX_UPSTREAM_DEPTH] {
+            // The message and `result` are two levels; the arrays make up the rest.
+            let arrays = depth - 2;
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"a":{}{}}}}}"#,
+                "[".repeat(arrays),
+                "]".repeat(arrays)
+            );
+            assert_eq!(nesting_depth(line.as_bytes(), MAX_UPSTREAM_DEPTH), depth);
+            assert!(
+                matches!(
+                    parse(line.as_bytes(), MAX_UPSTREAM_DEPTH),
+                    Ok(Message::Response { .. })
+                ),
+                "depth {depth}"
+            );
+        }
+    }
+
+    #[test]
+    fn duplicate_ids_take_the_last_on_every_path() {
+        // Parsed: the parser keeps the last member.
+        assert_eq!(
+            parse(br#"{"jsonrpc":"1.0","id":1,"id":2}"#, MAX_CLIENT_DEPTH),
+            Err(ParseError::Shape {
+                id: Some(Id::Int(2))
+            })
+        );
+        // Too deep and not JSON: the recovery keeps the last too.
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":{}{}}},"id":2}}"#,
+            "[".repeat(70),
+            "]".repeat(70)
+        );
+        assert_eq!(
+            parse(deep.as_bytes(), MAX_CLIENT_DEPTH),
+            Err(ParseError::TooDeep {
+                id: Some(Id::Int(2))
+            })
+        );
+        assert_eq!(
+            parse(br#"{"id":1,"x":nope,"id":"b"}"#, MAX_CLIENT_DEPTH),
+            Err(ParseError::NotJson {
+                id: Some(Id::Str("b".into()))
+            })
+        );
+    }
+
+    #[test]
+    fn ids_are_integers_written_as_integers_within_64_bits_or_strings() {
+        let rows = [
+            ("1", Some(Id::Int(1))),
+            ("-0", Some(Id::Int(0))),
+            (
+                "9223372036854775808",
+                Some(Id::UInt(9_223_372_036_854_775_808)),
+            ),
+            ("18446744073709551616", None),
+            ("1.0", None),
+            ("1e2", None),
+            ("1.5", None),
+            (r#""x""#, Some(Id::Str("x".into()))),
+            ("null", None),
+            ("true", None),
+            ("[1]", None),
+        ];
+        for (text, want) in rows {
+            let v: Value = serde_json::from_str(text).unwrap_or_default();
+            assert_eq!(Id::from_value(&v), want, "{text}");
+            let line = format!(r#"{{"id":{text},"x":nope}}"#);
+            assert_eq!(recover_id(line.as_bytes()), want, "recovered {text}");
+        }
     }
 
     #[test]

@@ -3,9 +3,11 @@
 
 pub mod errors;
 pub mod framing;
+pub mod idscan;
 pub mod input;
 pub mod jsonrpc;
 pub mod legacy;
 pub mod modern;
 pub mod notify;
+pub mod surrogates;
 pub mod translate;
