@@ -78,6 +78,11 @@ refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them 
                               refuse_retry answers every retry -32602
   load_shed {}                input_required with only requestState; the retry
                               returns \"retried\"
+  mirror {...}                returns its arguments verbatim as structuredContent
+                              (any object), with the text \"mirrored\"
+  respond_raw {before, after} writes before + <this request's id> + after as one
+                              line verbatim (the response, unchecked), then never
+                              answers otherwise
 Resource templates (with --test-tools): example://moved/{id} answers -32602 with
   data.uri example://notes/{id}, another URI than the one read; example://gone/{id}
   asks for the roots (input_required), then answers -32602 with data.uri of the read.
@@ -827,6 +832,30 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
             tool(script),
         ),
         (
+            ToolDef::new("mirror", json!({"type": "object"}))
+                .description("Returns its arguments verbatim as structuredContent."),
+            tool(|a, _| async move {
+                Ok(Outcome::Complete(json!({
+                    "content": [{"type": "text", "text": "mirrored"}],
+                    "structuredContent": a,
+                })))
+            }),
+        ),
+        (
+            ToolDef::new(
+                "respond_raw",
+                object_schema(
+                    json!({"before": {"type": "string"}, "after": {"type": "string"}}),
+                    &["before", "after"],
+                ),
+            )
+            .description(
+                "Writes before + <the request id> + after as one line verbatim, then never \
+                 answers otherwise.",
+            ),
+            tool(respond_raw),
+        ),
+        (
             ToolDef::new("load_shed", empty())
                 .description("Answers input_required with only requestState, then \"retried\"."),
             tool(|_, ctx| async move {
@@ -929,6 +958,18 @@ async fn script(a: Value, ctx: RequestContext) -> ToolResult {
     let line = json!({"jsonrpc": "2.0", "id": ctx.request_id(), "result": result}).to_string();
     ctx.write_raw_line(line).await;
     // The answer is out; this request never answers again (the retry is a new request).
+    ctx.cancelled().await;
+    Ok(Outcome::text("cancelled"))
+}
+
+/// Misbehaves on purpose: writes its own response line, unchecked (big numbers, unpaired
+/// surrogate escapes, repeated keys, lines too deep or too long), around the request's id.
+async fn respond_raw(a: Value, ctx: RequestContext) -> ToolResult {
+    let before = string(&a, "before")?;
+    let after = string(&a, "after")?;
+    let line = format!("{before}{}{after}", ctx.request_id());
+    ctx.write_raw_line(line).await;
+    // The answer is out; this request never answers again.
     ctx.cancelled().await;
     Ok(Outcome::text("cancelled"))
 }

@@ -171,6 +171,16 @@ impl Bridge {
         self.send_raw(&line);
     }
 
+    /// Writes a request given as raw JSON text (repeated keys, unpaired surrogates, numbers
+    /// written as they are); `id` and `method` say what it is, so its result is validated
+    /// against the right schema.
+    pub fn send_raw_request(&mut self, id: &Value, method: &str, line: &[u8]) {
+        self.methods.insert(id.to_string(), method.to_string());
+        let mut line = line.to_vec();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
     /// Sends a request.
     pub fn send_request(&mut self, id: Value, method: &str, params: Value) {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -186,10 +196,9 @@ impl Bridge {
         }
         match self.rx.recv_timeout(limit) {
             Ok(Some(line)) => {
-                let v: Value =
-                    serde_json::from_str(line.trim_end_matches('\n')).unwrap_or_else(|e| {
-                        panic!("bridge wrote a line that is not JSON ({e}): {line:?}")
-                    });
+                let v: Value = parse_json(line.trim_end_matches('\n')).unwrap_or_else(|e| {
+                    panic!("bridge wrote a line that is not JSON ({e}): {line:?}")
+                });
                 assert!(line.ends_with('\n'), "a frame must end with a newline");
                 schema::validate_to_editor(&v, &self.methods);
                 self.seen.push(v.clone());
@@ -420,6 +429,17 @@ impl Drop for Bridge {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Parses one JSON text without serde_json's default limit of 128 levels (the bridge passes up
+/// to 200 levels from the upstream).
+pub fn parse_json(text: &str) -> serde_json::Result<Value> {
+    use serde::Deserialize;
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let v = Value::deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
 }
 
 /// Whether a process with this pid still exists (and is not a zombie).

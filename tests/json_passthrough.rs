@@ -1,0 +1,230 @@
+//! Valid JSON passes through unchanged (issue 7 §3), each seen case over real pipes: numbers
+//! keep their text both ways, unpaired surrogate escapes arrive as U+FFFD both ways, every depth
+//! up to the limits parses, and id recovery answers under the id the parser would keep.
+
+mod common;
+
+use common::{Bridge, error_of};
+use serde_json::{Value, json};
+
+fn number_text(v: &Value) -> &str {
+    v.as_number()
+        .map(serde_json::Number::as_str)
+        .unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Makes the fixture answer the `tools/call` with id `id` with this raw result text.
+fn raw_result(b: &mut Bridge, id: i64, result_text: &str) -> Value {
+    b.request(
+        json!(id),
+        "tools/call",
+        json!({"name": "respond_raw", "arguments": {
+            "before": r#"{"jsonrpc":"2.0","id":"#,
+            "after": format!(r#","result":{result_text}}}"#),
+        }}),
+    )
+}
+
+#[test]
+fn integers_beyond_64_bits_and_1e400_in_tool_arguments_reach_the_upstream_with_their_text() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mirror","arguments":{"amount":123456789012345678901234567890,"negative":-98765432109876543210987654321,"huge":1e400,"tiny":-1E-400,"money":0.10,"zero":-0.0}}}"#;
+    b.send_raw_request(&json!(1), "tools/call", line);
+    let r = b.recv_response(&json!(1));
+    // What the upstream got, byte for byte.
+    let trace = std::fs::read_to_string(&b.trace).unwrap_or_default();
+    let call = trace
+        .lines()
+        .find(|l| l.contains("\"mirror\""))
+        .unwrap_or_else(|| panic!("the upstream got no mirror call: {trace}"));
+    assert!(
+        call.contains(r#""arguments":{"amount":123456789012345678901234567890,"negative":-98765432109876543210987654321,"huge":1e+400,"tiny":-1e-400,"money":0.10,"zero":-0.0}"#),
+        "{call}"
+    );
+    // And back: the mirror tool returns them as structuredContent.
+    let sc = &r["result"]["structuredContent"];
+    assert_eq!(number_text(&sc["amount"]), "123456789012345678901234567890");
+    assert_eq!(
+        number_text(&sc["negative"]),
+        "-98765432109876543210987654321"
+    );
+    assert_eq!(number_text(&sc["huge"]), "1e+400");
+    assert_eq!(number_text(&sc["tiny"]), "-1e-400");
+    assert_eq!(number_text(&sc["money"]), "0.10");
+    assert_eq!(number_text(&sc["zero"]), "-0.0");
+}
+
+#[test]
+fn integers_beyond_64_bits_and_1e400_in_a_result_reach_the_editor_with_their_text() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let r = raw_result(
+        &mut b,
+        2,
+        r#"{"content":[{"type":"text","text":"balance"}],"structuredContent":{"amount":123456789012345678901234567890,"huge":1e400,"list":[1E400,-0,1.50]}}"#,
+    );
+    let sc = &r["result"]["structuredContent"];
+    assert_eq!(number_text(&sc["amount"]), "123456789012345678901234567890");
+    assert_eq!(number_text(&sc["huge"]), "1e+400");
+    assert_eq!(number_text(&sc["list"][0]), "1e+400");
+    assert_eq!(number_text(&sc["list"][1]), "-0");
+    assert_eq!(number_text(&sc["list"][2]), "1.50");
+    assert_eq!(r["result"]["content"][0]["text"], "balance");
+}
+
+#[test]
+fn an_unpaired_surrogate_in_a_result_arrives_as_the_replacement_character() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let r = raw_result(
+        &mut b,
+        3,
+        r#"{"content":[{"type":"text","text":"snippet \ud83d"}],"structuredContent":{"low":"\ude00 alone","pair":"\ud83d\ude00","escaped":"\\ud83d","k\udbff":1}}"#,
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "snippet \u{fffd}");
+    let sc = &r["result"]["structuredContent"];
+    assert_eq!(sc["low"], "\u{fffd} alone");
+    assert_eq!(sc["pair"], "\u{1f600}");
+    assert_eq!(sc["escaped"], "\\ud83d");
+    assert_eq!(sc["k\u{fffd}"], 1);
+}
+
+#[test]
+fn an_unpaired_surrogate_in_tool_arguments_arrives_as_the_replacement_character() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let line = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mirror","arguments":{"text":"snippet \ud83d","low":"\uDE00","pair":"\uD83D\uDE00"}}}"#;
+    b.send_raw_request(&json!(4), "tools/call", line);
+    let r = b.recv_response(&json!(4));
+    let sc = &r["result"]["structuredContent"];
+    assert_eq!(
+        sc,
+        &json!({"text": "snippet \u{fffd}", "low": "\u{fffd}", "pair": "\u{1f600}"})
+    );
+    let got = b
+        .upstream_received()
+        .into_iter()
+        .find(|v| v["params"]["name"] == "mirror")
+        .unwrap_or_else(|| panic!("the upstream got no mirror call"));
+    assert_eq!(got["params"]["arguments"]["text"], "snippet \u{fffd}");
+}
+
+#[test]
+fn a_result_at_the_upstream_depth_limit_arrives_and_one_level_more_is_invalid_response() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    // The response line's levels: the message, the result, then structuredContent's 198.
+    let deep = |levels: usize| {
+        format!(
+            r#"{{"content":[],"structuredContent":{{"d":{}7{}}}}}"#,
+            "[".repeat(levels - 1),
+            "]".repeat(levels - 1)
+        )
+    };
+    let r = raw_result(&mut b, 5, &deep(198));
+    let mut v = &r["result"]["structuredContent"]["d"];
+    for _ in 0..197 {
+        v = &v[0];
+    }
+    assert_eq!(v, &json!(7));
+    let r = raw_result(&mut b, 6, &deep(199));
+    assert_eq!(r["id"], 6);
+    assert_eq!(error_of(&r), (-32603, "invalid_response".into()));
+}
+
+/// Seen: a too-deep line with two top-level ids got its error under the first one, which
+/// was the id of a request in flight: that request was answered twice.
+#[test]
+fn a_too_deep_line_with_two_ids_is_answered_under_the_last_and_the_request_in_flight_once() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    b.send_request(
+        json!(1),
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": 300}}),
+    );
+    b.wait_upstream(|v| v["params"]["name"] == "sleep");
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":{}1{}}},"id":2}}"#,
+        "[".repeat(70),
+        "]".repeat(70)
+    );
+    b.send_raw(format!("{deep}\n").as_bytes());
+    let first = b.recv();
+    assert_eq!(first["id"], 2, "{first}");
+    assert_eq!(error_of(&first), (-32600, "too_deep".into()));
+    let done = b.recv_response(&json!(1));
+    assert_eq!(done["result"]["content"][0]["text"], "slept");
+    // Frames come in order: after a ping's answer nothing more can come for either line.
+    assert_eq!(b.request(json!(3), "ping", json!({}))["result"], json!({}));
+    let answers_to_1 = b.seen.iter().filter(|f| f["id"] == 1).count();
+    assert_eq!(answers_to_1, 1, "{:?}", b.seen);
+}
+
+/// The same line over the limit, cut into reads of different sizes, with a limit below the
+/// 256 bytes the recovery used to keep of each end.
+#[test]
+fn a_line_too_long_with_two_ids_is_answered_under_the_last_whatever_the_reads() {
+    let mut b = Bridge::start(&["--max-line-bytes", "100"], &[]);
+    let pad = "p".repeat(300);
+    for (last, chunk) in [(2, usize::MAX), (3, 1), (4, 7), (5, 64), (6, 255)] {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{pad}","id":9}},"id":{last}}}"#
+        );
+        let mut bytes = line.into_bytes();
+        bytes.push(b'\n');
+        for part in bytes.chunks(chunk.min(bytes.len())) {
+            b.send_raw(part);
+        }
+        let r = b.recv();
+        assert_eq!(r["id"], last, "reads of {chunk} bytes: {r}");
+        assert_eq!(error_of(&r), (-32600, "line_too_long".into()));
+    }
+    // An id that cannot be known for sure (cut off at the end) gets no id, never the first.
+    b.send_raw(format!("{{\"id\":1,\"pad\":\"{pad}\",\"id\":\n").as_bytes());
+    let r = b.recv();
+    assert!(r.get("id").is_none(), "{r}");
+    assert_eq!(error_of(&r), (-32600, "line_too_long".into()));
+}
+
+/// The upstream side: a response line too deep to parse with a wrong id first and the real
+/// one last answers the request (before, the first id was taken and the request hung).
+#[test]
+fn a_too_deep_upstream_response_with_two_ids_fails_the_request_of_the_last() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let before = format!(
+        r#"{{"jsonrpc":"2.0","id":999999,"result":{{"x":{}{}}},"id":"#,
+        "[".repeat(210),
+        "]".repeat(210)
+    );
+    let r = b.request(
+        json!(7),
+        "tools/call",
+        json!({"name": "respond_raw", "arguments": {"before": before, "after": "}"}}),
+    );
+    assert_eq!(r["id"], 7);
+    assert_eq!(error_of(&r), (-32603, "invalid_response".into()));
+}
+
+/// An id is a string or an integer written as one within 64 bits (docs/errors.md); other
+/// numbers are no usable id, so the error has no id member.
+#[test]
+fn ids_written_with_a_fraction_an_exponent_or_beyond_64_bits_are_not_usable() {
+    let mut b = Bridge::start(&[], &[]);
+    for id in ["1.0", "1e2", "123456789012345678901234567890"] {
+        b.send_raw(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#).as_bytes());
+        b.send_raw(b"\n");
+        let r = b.recv();
+        assert!(r.get("id").is_none(), "{id}: {r}");
+        assert_eq!(error_of(&r), (-32600, "invalid_request_shape".into()));
+    }
+    for id in ["18446744073709551615", "-9223372036854775808"] {
+        b.send_raw(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#).as_bytes());
+        b.send_raw(b"\n");
+        let r = b.recv();
+        assert_eq!(number_text(&r["id"]), id);
+        assert_eq!(r["result"], json!({}));
+    }
+}
