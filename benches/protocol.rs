@@ -83,6 +83,64 @@ fn benches(c: &mut Criterion) {
     c.bench_function("depth check: 1 MiB line", |b| {
         b.iter(|| black_box(jsonrpc::nesting_depth(black_box(&big), MAX_CLIENT_DEPTH)))
     });
+
+    // Issue 7 §3: what keeping numbers' text, replacing unpaired surrogates and recovering
+    // ids from whole lines cost.
+    let numbers: Vec<u8> = {
+        let items: Vec<String> = (0..200)
+            .map(|i| match i % 4 {
+                0 => format!("{i}"),
+                1 => format!("-{i}.25"),
+                2 => format!("{i}e-3"),
+                _ => format!("12345678901234567890{i}"),
+            })
+            .collect();
+        format!(
+            r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"n"}}],"structuredContent":{{"n":[{}]}}}}}}"#,
+            items.join(",")
+        )
+        .into_bytes()
+    };
+    c.bench_function(
+        "upstream response with 200 numbers: parse + shape_result + serialize",
+        |b| {
+            b.iter(|| {
+                if let Ok(jsonrpc::Message::Response { result, .. }) =
+                    jsonrpc::parse(black_box(&numbers), MAX_UPSTREAM_DEPTH)
+                {
+                    let mut notes = Vec::new();
+                    let shaped = translate::shape_result(Forwarded::ToolsCall, result, &mut notes)
+                        .unwrap_or_default();
+                    let out = serde_json::to_vec(&jsonrpc::response(&jsonrpc::Id::Int(42), shaped));
+                    black_box(out.map(|v| v.len()).unwrap_or(0));
+                }
+            })
+        },
+    );
+
+    let surrogate: Vec<u8> = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"{} \ud83d"}}]}}}}"#,
+        "s".repeat(1024)
+    )
+    .into_bytes();
+    c.bench_function(
+        "upstream response, 1 KiB text with an unpaired surrogate: parse",
+        |b| b.iter(|| black_box(jsonrpc::parse(black_box(&surrogate), MAX_UPSTREAM_DEPTH).is_ok())),
+    );
+
+    c.bench_function(
+        "framing: 1 MiB line over a 64 KiB limit (id recovery)",
+        |b| {
+            b.iter(|| {
+                let mut framer = LineFramer::new(64 * 1024);
+                let mut frames = Vec::new();
+                for chunk in big.chunks(64 * 1024) {
+                    framer.push(black_box(chunk), &mut frames);
+                }
+                black_box(frames.len())
+            })
+        },
+    );
 }
 
 criterion_group!(protocol, benches);
