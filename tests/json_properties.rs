@@ -571,33 +571,57 @@ fn id_of_frame(frame: &Frame) -> Option<Id> {
     }
 }
 
+/// Frames `input` with this line limit, fed in reads of these sizes (cycled).
+fn frames_of(input: &[u8], max_line_bytes: usize, sizes: &[usize]) -> Vec<Frame> {
+    let mut framer = LineFramer::new(max_line_bytes);
+    let mut frames = Vec::new();
+    let mut rest = input;
+    for size in sizes.iter().cycle() {
+        if rest.is_empty() {
+            break;
+        }
+        let n = (*size).min(rest.len());
+        framer.push(&rest[..n], &mut frames);
+        rest = &rest[n..];
+    }
+    framer.finish(&mut frames);
+    frames
+}
+
 #[test]
 fn id_recovery_is_the_parsers_answer_for_every_split_and_line_limit() {
     let strategy = (
         id_line(),
         prop_oneof![1usize..256, 256usize..4096],
         vec(1usize..300, 1..16),
+        any::<prop::sample::Index>(),
+        any::<bool>(),
     );
-    let result = runner(SPLIT_CASES).run(&strategy, |((line, want), max, sizes)| {
+    let result = runner(SPLIT_CASES).run(&strategy, |((line, want), max, sizes, cut, cr)| {
         let mut input = line.clone().into_bytes();
         input.push(b'\n');
-        let mut framer = LineFramer::new(max);
-        let mut frames = Vec::new();
-        let mut rest = input.as_slice();
-        for size in sizes.iter().cycle() {
-            if rest.is_empty() {
-                break;
-            }
-            let n = (*size).min(rest.len());
-            framer.push(&rest[..n], &mut frames);
-            rest = &rest[n..];
-        }
-        framer.finish(&mut frames);
+        let frames = frames_of(&input, max, &sizes);
         prop_assert_eq!(frames.len(), 1);
         prop_assert_eq!(matches!(frames[0], Frame::TooLong { .. }), line.len() > max);
         prop_assert_eq!(id_of_frame(&frames[0]), want.clone(), "{}", line);
         // The same answer from the whole line at once.
         prop_assert_eq!(jsonrpc::recover_id(line.as_bytes()), want, "{}", line);
+        // A line cut anywhere (and ended with CRLF or LF) gets one answer, whether it is over
+        // the limit or not and however it is read.
+        let mut cut_input = line.as_bytes()[..cut.index(line.len() + 1)].to_vec();
+        if cr {
+            cut_input.push(b'\r');
+        }
+        cut_input.push(b'\n');
+        let small: Vec<Option<Id>> = frames_of(&cut_input, max, &sizes)
+            .iter()
+            .map(id_of_frame)
+            .collect();
+        let whole: Vec<Option<Id>> = frames_of(&cut_input, 1 << 20, &[cut_input.len()])
+            .iter()
+            .map(id_of_frame)
+            .collect();
+        prop_assert_eq!(small, whole, "{:?}", String::from_utf8_lossy(&cut_input));
         Ok(())
     });
     if let Err(e) = result {

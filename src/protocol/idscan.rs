@@ -66,6 +66,9 @@ pub struct IdScanner {
     capture_cut: bool,
     /// The value of the last `"id"` member so far (`None`: none, unusable or cut).
     last: Option<Id>,
+    /// A number or literal `"id"` value read, taken into `last` at the `,` or `}` after it: a
+    /// number that only whitespace and the end of the line follow may have been cut.
+    scalar_id: Option<Option<Id>>,
 }
 
 impl Default for IdScanner {
@@ -88,6 +91,7 @@ impl IdScanner {
             capturing: false,
             capture_cut: false,
             last: None,
+            scalar_id: None,
         }
     }
 
@@ -214,6 +218,7 @@ impl IdScanner {
                 self.start_capture(None);
             }
             (Slot::Key | Slot::Comma, b'}') => {
+                self.take_scalar_id();
                 self.depth = 0;
                 self.top = Top::After;
             }
@@ -236,7 +241,10 @@ impl IdScanner {
                     self.start_capture(Some(b));
                 }
             }
-            (Slot::Comma, b',') => self.slot = Slot::Key,
+            (Slot::Comma, b',') => {
+                self.take_scalar_id();
+                self.slot = Slot::Key;
+            }
             _ => self.top = Top::Confused,
         }
     }
@@ -267,13 +275,19 @@ impl IdScanner {
         self.capture.clear();
     }
 
+    fn take_scalar_id(&mut self) {
+        if let Some(id) = self.scalar_id.take() {
+            self.last = id;
+        }
+    }
+
     fn scalar_ended(&mut self) {
         if self.key_is_id && self.capturing {
-            self.last = if self.capture_cut {
+            self.scalar_id = Some(if self.capture_cut {
                 None
             } else {
                 integer_id(&self.capture)
-            };
+            });
         }
         self.capturing = false;
         self.key_is_id = false;
@@ -388,6 +402,12 @@ mod tests {
             (r#"{"id":"7","method":"x""#, s("7")),
             (r#"{"id":"7","id":"8"#, None),
             (r#"{"id":12"#, None),
+            // A framer keeps the `\r` of an over-long line: the same answer as without it.
+            ("{\"id\":12\r", None),
+            (r#"{"id":12 "#, None),
+            (r#"{"id":12 ,"p":"#, int(12)),
+            (r#"{"id":12 }"#, int(12)),
+            ("{\"id\":\"7\"\r", s("7")),
             (r#"{"id":"#, None),
             (r#"{"id""#, None),
             (r#"{"id":3,"params":{"a":[[[["#, int(3)),
