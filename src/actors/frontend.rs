@@ -16,10 +16,11 @@ use std::time::Instant;
 
 use super::listener::StopCause;
 use super::metrics::{ActorStats, MethodDone, Metrics};
-use super::output::{Output, WriteFrame};
 use super::pending::{PendingTable, Resolve};
 use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome, call};
-use super::slots::{MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket};
+use super::slots::{
+    LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
+};
 use super::supervisor::{BridgeConfig, Shutdown, ShutdownCause, Supervisor};
 use super::upstream::{self, FromUpstream, Reply, Upstream};
 use crate::profile::REQUEST_ID_PREFIX;
@@ -31,6 +32,7 @@ use crate::protocol::legacy::{self, Forwarded, LogLevel, NotificationClass, Requ
 use crate::protocol::modern::{self, Discovered, RequestMeta};
 use crate::protocol::notify::Declared;
 use crate::protocol::translate::{self, ReplyMask};
+use crate::transport::writer::{Delivery, Writer};
 
 /// The lifecycle of the connection (2025-11-25 lifecycle; the reference's state table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,8 +54,7 @@ pub const REPLY_MASK: ReplyMask = ReplyMask {
 pub struct Frontend {
     config: Arc<BridgeConfig>,
     stats: Arc<ActorStats>,
-    output: Addr<Output>,
-    output_stats: Arc<ActorStats>,
+    output: Writer,
     upstream: Addr<Upstream>,
     upstream_stats: Arc<ActorStats>,
     supervisor: Addr<Supervisor>,
@@ -76,8 +77,8 @@ pub struct Frontend {
 
 /// The addresses a Frontend works with.
 pub struct FrontendLinks {
-    pub output: Addr<Output>,
-    pub output_stats: Arc<ActorStats>,
+    /// The writer toward the editor (stdout).
+    pub output: Writer,
     pub upstream: Addr<Upstream>,
     pub upstream_stats: Arc<ActorStats>,
     pub supervisor: Addr<Supervisor>,
@@ -93,7 +94,6 @@ impl Frontend {
             config,
             stats,
             output: links.output,
-            output_stats: links.output_stats,
             upstream: links.upstream,
             upstream_stats: links.upstream_stats,
             supervisor: links.supervisor,
@@ -114,13 +114,25 @@ impl Frontend {
         }
     }
 
+    /// Writes a response (or a frame that is never dropped: list changes, answers).
     fn write(&self, v: &Value) {
-        let Ok(mut bytes) = serde_json::to_vec(v) else {
-            return;
-        };
-        bytes.push(b'\n');
-        self.output_stats.queued();
-        self.output.do_send(WriteFrame(bytes));
+        self.output.send_message(v, Delivery::Always);
+    }
+
+    /// Writes a request-scoped notification (progress, log): dropped and counted when the
+    /// queue toward the editor is full.
+    fn write_notification(&self, method: &str, params: Value) {
+        self.output.send_message(
+            &jsonrpc::notification(method, params),
+            Delivery::DropWhenFull,
+        );
+    }
+
+    /// Charges one log message to a request in flight with a token left (see
+    /// [`MAX_LOG_MESSAGES_PER_SEC`]); false when none has one.
+    fn take_log_token(&mut self) -> bool {
+        let now = Instant::now();
+        self.slots.values_mut().any(|s| s.log_bucket.take(now))
     }
 
     fn reply_error(&self, id: Option<&Id>, cause: Cause, detail: Option<Value>) {
@@ -342,6 +354,7 @@ impl Frontend {
                     Instant::now(),
                 ),
                 cancel_reason: CancelReason::default(),
+                log_bucket: TokenBucket::new(LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, Instant::now()),
             },
         );
         true
@@ -421,6 +434,7 @@ impl Frontend {
                     Err(obj)
                 }
                 Ok(Reply::Closed) => Err(Cause::UpstreamExited.error_object(None)),
+                Ok(Reply::Busy) => Err(Cause::UpstreamBusy.error_object(None)),
                 Ok(Reply::Invalid) => Err(Cause::DiscoverFailed
                     .error_object(Some(json!("the upstream sent an invalid response")))),
                 Err(()) => Err(Cause::DiscoverFailed.error_object(Some(json!(format!(
@@ -496,7 +510,6 @@ impl Frontend {
             upstream_stats: self.upstream_stats.clone(),
             pending: self.pending.clone(),
             output: self.output.clone(),
-            output_stats: self.output_stats.clone(),
             editor_capabilities: self.editor_capabilities.clone(),
             timeouts: self.config.timeouts.clone(),
             cancel_reason: self.cancel_reason_of(&id),
@@ -543,6 +556,7 @@ impl Frontend {
                     return;
                 };
                 if !slot.progress_bucket.take(Instant::now()) {
+                    self.output.stats().rate_limited();
                     return;
                 }
                 let mut p = Map::new();
@@ -555,10 +569,7 @@ impl Frontend {
                 if !p.get("progress").is_some_and(Value::is_number) {
                     return;
                 }
-                self.write(&jsonrpc::notification(
-                    "notifications/progress",
-                    Value::Object(p),
-                ));
+                self.write_notification("notifications/progress", Value::Object(p));
             }
             "notifications/message" => {
                 // A log message belongs to a request in flight (2026-07-28 logging), but on
@@ -578,6 +589,10 @@ impl Frontend {
                 if self.log_level.is_some_and(|min| level < min) {
                     return;
                 }
+                if !self.take_log_token() {
+                    self.output.stats().rate_limited();
+                    return;
+                }
                 let mut p = Map::new();
                 p.insert("level".into(), level.as_str().into());
                 if let Some(l) = params.get("logger").filter(|l| l.is_string()) {
@@ -587,10 +602,7 @@ impl Frontend {
                     "data".into(),
                     params.get("data").cloned().unwrap_or(Value::Null),
                 );
-                self.write(&jsonrpc::notification(
-                    "notifications/message",
-                    Value::Object(p),
-                ));
+                self.write_notification("notifications/message", Value::Object(p));
             }
             other => {
                 tracing::debug!(target: "frontend", "kept the upstream notification {other} inside");

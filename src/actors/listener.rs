@@ -21,13 +21,13 @@ use std::time::Instant;
 
 use super::frontend::Frontend;
 use super::metrics::ActorStats;
-use super::output::{Output, WriteFrame};
 use super::upstream::{self, Upstream};
 use crate::protocol::errors::Cause;
 use crate::protocol::jsonrpc::{self, Id};
 use crate::protocol::legacy::LogLevel;
 use crate::protocol::modern::RequestMeta;
 use crate::protocol::notify::{self, Backoff, Declared, Fact, LineLevel, ListenTimings, StreamEnd};
+use crate::transport::writer::{Delivery, Writer};
 
 /// Subscription changes that wait behind the one in flight; the next gets
 /// `too_many_requests` at once.
@@ -38,8 +38,8 @@ pub struct ListenerLinks {
     pub frontend: Addr<Frontend>,
     pub upstream: Addr<Upstream>,
     pub upstream_stats: Arc<ActorStats>,
-    pub output: Addr<Output>,
-    pub output_stats: Arc<ActorStats>,
+    /// The writer toward the editor.
+    pub output: Writer,
 }
 
 /// The answer (a response frame) to a `resources/subscribe` or `resources/unsubscribe`.
@@ -186,13 +186,9 @@ impl Listener {
         self.links.frontend.do_send(ChangeAnswer(frame));
     }
 
+    /// Gap events and answers are never dropped (list changes are not request-scoped).
     fn write(&self, v: &Value) {
-        let Ok(mut bytes) = serde_json::to_vec(v) else {
-            return;
-        };
-        bytes.push(b'\n');
-        self.links.output_stats.queued();
-        self.links.output.do_send(WriteFrame(bytes));
+        self.links.output.send_message(v, Delivery::Always);
     }
 
     /// Registers a new stream at the gate, then sends its request, and starts the time limit

@@ -1,13 +1,17 @@
-//! Counters of the actors (messages handled, mailbox depth, slowest handling) and of the
-//! forwarded methods (requests, errors, latency quantiles), written as log lines of scope
-//! `metrics`: a debug line every [`METRICS_INTERVAL`] while requests flow, one info line with
-//! the totals when the bridge stops.
+//! Counters of the actors (messages handled, mailbox depth, slowest handling), of the queues
+//! of the writers (size, peak, notifications dropped, requests refused or removed; see
+//! [`QueueStats::line`]) and of the forwarded methods (requests, errors, latency quantiles),
+//! written as log lines of scope `metrics`: a debug line every [`METRICS_INTERVAL`] while
+//! requests flow, one info line with the totals when the bridge stops. A line is the parts
+//! `name: key=value ...` joined by `; `: actors first, then queues, then methods.
 
 use actix::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use crate::transport::writer::QueueStats;
 
 /// Interval of the periodic metrics line while requests flow.
 pub const METRICS_INTERVAL: Duration = Duration::from_secs(30);
@@ -126,15 +130,17 @@ impl MethodStats {
 /// The Metrics actor.
 pub struct Metrics {
     actors: Vec<Arc<ActorStats>>,
+    queues: Vec<Arc<QueueStats>>,
     methods: BTreeMap<&'static str, MethodStats>,
     since_last_line: u64,
 }
 
 impl Metrics {
-    /// A Metrics actor that reports the given actors' counters.
-    pub fn new(actors: Vec<Arc<ActorStats>>) -> Self {
+    /// A Metrics actor that reports the given actors' and queues' counters.
+    pub fn new(actors: Vec<Arc<ActorStats>>, queues: Vec<Arc<QueueStats>>) -> Self {
         Metrics {
             actors,
+            queues,
             methods: BTreeMap::new(),
             since_last_line: 0,
         }
@@ -142,6 +148,7 @@ impl Metrics {
 
     fn write(&self, info: bool) {
         let mut parts: Vec<String> = self.actors.iter().map(|a| a.line()).collect();
+        parts.extend(self.queues.iter().map(|q| q.line()));
         parts.extend(self.methods.iter().map(|(m, s)| s.line(m)));
         let text = parts.join("; ");
         if info {

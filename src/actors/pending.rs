@@ -11,32 +11,26 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 
 use super::metrics::ActorStats;
-use super::output::{Output, WriteFrame};
 use crate::profile::REQUEST_ID_PREFIX;
 use crate::protocol::input::Answer;
 use crate::protocol::jsonrpc::{self, Id};
+use crate::transport::writer::{Delivery, Writer};
 
 /// The PendingTable actor.
 pub struct PendingTable {
     next: u64,
     entries: HashMap<String, oneshot::Sender<Answer>>,
-    output: Addr<Output>,
-    output_stats: Arc<ActorStats>,
+    output: Writer,
     stats: Arc<ActorStats>,
 }
 
 impl PendingTable {
     /// A table that writes its cancellations through `output`.
-    pub fn new(
-        output: Addr<Output>,
-        output_stats: Arc<ActorStats>,
-        stats: Arc<ActorStats>,
-    ) -> Self {
+    pub fn new(output: Writer, stats: Arc<ActorStats>) -> Self {
         PendingTable {
             next: 0,
             entries: HashMap::new(),
             output,
-            output_stats,
             stats,
         }
     }
@@ -118,11 +112,7 @@ impl Handler<Abandon> for PendingTable {
                     "notifications/cancelled",
                     json!({"requestId": id, "reason": m.reason}),
                 );
-                if let Ok(mut bytes) = serde_json::to_vec(&n) {
-                    bytes.push(b'\n');
-                    self.output_stats.queued();
-                    self.output.do_send(WriteFrame(bytes));
-                }
+                self.output.send_message(&n, Delivery::Always);
             }
         }
     }

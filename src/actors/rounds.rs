@@ -11,7 +11,6 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::metrics::ActorStats;
-use super::output::{Output, WriteFrame};
 use super::pending::{Abandon, PendingTable, Register};
 use super::supervisor::Timeouts;
 use super::upstream::{self, Call, Reply, Upstream};
@@ -22,6 +21,7 @@ use crate::protocol::jsonrpc::{self, Id};
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::modern::{self, ResultType};
 use crate::protocol::translate;
+use crate::transport::writer::{Delivery, UPSTREAM_QUEUE_MAX_BYTES, Writer};
 
 /// What the slot answers: a result or an error object.
 pub enum SlotOutcome {
@@ -54,8 +54,8 @@ pub struct SlotEnv {
     pub upstream: Addr<Upstream>,
     pub upstream_stats: Arc<ActorStats>,
     pub pending: Addr<PendingTable>,
-    pub output: Addr<Output>,
-    pub output_stats: Arc<ActorStats>,
+    /// The writer toward the editor.
+    pub output: Writer,
     /// The editor's 2025-11-25 capabilities (which input kinds it declared).
     pub editor_capabilities: Arc<Value>,
     pub timeouts: Timeouts,
@@ -64,12 +64,9 @@ pub struct SlotEnv {
 }
 
 impl SlotEnv {
+    /// Requests to the editor and `notifications/elicitation/complete` are never dropped.
     fn write(&self, v: &Value) {
-        if let Ok(mut bytes) = serde_json::to_vec(v) {
-            bytes.push(b'\n');
-            self.output_stats.queued();
-            self.output.do_send(WriteFrame(bytes));
-        }
+        self.output.send_message(v, Delivery::Always);
     }
 }
 
@@ -248,6 +245,11 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Value, client: String) ->
             }
             Ok(Reply::Invalid) => {
                 return SlotOutcome::Error(Cause::InvalidResponse.error_object(None));
+            }
+            Ok(Reply::Busy) => {
+                return SlotOutcome::Error(
+                    Cause::UpstreamBusy.error_object(Some(json!(UPSTREAM_QUEUE_MAX_BYTES))),
+                );
             }
             Err(()) => {
                 return SlotOutcome::Error(Cause::Timeout.error_object(Some(json!({

@@ -1,5 +1,5 @@
-//! The slot of one request from the editor while it is in flight, and the token bucket that
-//! limits its progress notifications. Time is passed in, so the bucket is testable.
+//! The slot of one request from the editor while it is in flight, and the token buckets that
+//! limit its progress and log notifications. Time is passed in, so the bucket is testable.
 
 use super::rounds::CancelReason;
 use actix::SpawnHandle;
@@ -10,6 +10,15 @@ use std::time::Instant;
 pub const MAX_PROGRESS_PER_SEC: f64 = 50.0;
 /// Burst allowance of the progress bucket, in notifications.
 pub const PROGRESS_BURST: f64 = 50.0;
+/// Greatest number of log messages (`notifications/message`) per second per request in
+/// flight: the rule of progress, since both are request-scoped notifications that an editor
+/// shows as they come. On stdio a log message names no request (2026-07-28 logging), so it is
+/// charged to a request in flight that has a token left (n requests in flight pass at most
+/// n x 50 per second); with none in flight it is dropped (a late message of a request that
+/// ended).
+pub const MAX_LOG_MESSAGES_PER_SEC: f64 = 50.0;
+/// Burst allowance of each log bucket, in messages.
+pub const LOG_BURST: f64 = 50.0;
 
 /// A token bucket: `capacity` tokens, refilled at `rate_per_sec`.
 #[derive(Clone, Debug)]
@@ -62,6 +71,8 @@ pub struct Slot {
     pub progress_bucket: TokenBucket,
     /// The editor's reason when it cancels the request, for the upstream's cancel.
     pub cancel_reason: CancelReason,
+    /// Limits the log messages charged to this request.
+    pub log_bucket: TokenBucket,
 }
 
 #[cfg(test)]

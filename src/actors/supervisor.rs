@@ -12,13 +12,14 @@ use std::time::Duration;
 
 use super::frontend::{Frontend, FrontendLinks, Quiesce};
 use super::metrics::{ActorStats, Metrics, WriteTotals};
-use super::output::{self, Output};
 use super::pending::PendingTable;
 use super::upstream::{self, SetFrontend, Upstream};
 use crate::protocol::framing::{Frame, LineFramer};
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::notify::ListenTimings;
 use crate::transport::child::{CHILD_PGID, signal_group};
+use crate::transport::stdio;
+use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
 
 /// Time after the end of stdin after which the watchdog thread ends the process (exit 0).
 pub const WATCHDOG: Duration = Duration::from_secs(8);
@@ -32,6 +33,9 @@ pub const DISCOVER_TIMEOUT: Duration = Duration::from_secs(60);
 pub const STDIN_QUEUE_FRAMES: usize = 64;
 /// Size of one read from stdin, in bytes.
 pub const STDIN_CHUNK_BYTES: usize = 64 * 1024;
+/// How long the shutdown waits for the queued frames to reach a stdout that the editor does
+/// not read.
+pub const CLOSE_DRAIN: Duration = Duration::from_secs(2);
 
 /// Time limits of forwarded requests (the reference's limits table).
 #[derive(Clone, Debug)]
@@ -128,7 +132,7 @@ pub struct Shutdown(pub ShutdownCause);
 pub struct Supervisor {
     config: Arc<BridgeConfig>,
     frontend: Option<Addr<Frontend>>,
-    output: Option<Addr<Output>>,
+    output: Option<Writer>,
     upstream: Option<Addr<Upstream>>,
     upstream_stats: Option<Arc<ActorStats>>,
     metrics: Option<Addr<Metrics>>,
@@ -145,24 +149,28 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
     let config = Arc::new(config);
     Supervisor::create(|ctx| {
         let me = ctx.address();
-        let out_stats = ActorStats::new("output");
         let up_stats = ActorStats::new("upstream");
         let fe_stats = ActorStats::new("frontend");
-        let output = Output::for_stdout(out_stats.clone()).start();
-        let upstream = Upstream::new(config.max_line_bytes, up_stats.clone()).start();
-        let pend_stats = ActorStats::new("pending");
-        let pending =
-            PendingTable::new(output.clone(), out_stats.clone(), pend_stats.clone()).start();
-        let metrics = Metrics::new(vec![
-            fe_stats.clone(),
+        let editor_queue = QueueStats::new("editor_queue");
+        let upstream_queue = QueueStats::new("upstream_queue");
+        let output = editor_writer(editor_queue.clone());
+        let upstream = Upstream::new(
+            config.max_line_bytes,
             up_stats.clone(),
-            out_stats.clone(),
-            pend_stats.clone(),
-        ])
+            output.clone(),
+            upstream_queue.clone(),
+        )
         .start();
+        let pend_stats = ActorStats::new("pending");
+        let pending = PendingTable::new(output.clone(), pend_stats.clone()).start();
+        let metrics = Metrics::new(
+            vec![fe_stats.clone(), up_stats.clone(), pend_stats.clone()],
+            vec![editor_queue, upstream_queue],
+        )
+        .start();
+        let pace = output.clone();
         let links = FrontendLinks {
             output: output.clone(),
-            output_stats: out_stats,
             upstream: upstream.clone(),
             upstream_stats: up_stats.clone(),
             supervisor: me,
@@ -174,9 +182,12 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
         let frontend = Frontend::create(move |fctx| {
             match crate::transport::stdio::nonblocking_stdin() {
                 Some(fd) => {
+                    // The editor's input is paced by its output: a request read while the
+                    // queue toward the editor is full would only add a response to it.
                     fctx.add_stream(crate::transport::lines::frames(
                         crate::transport::stdio::PipeReader(fd),
                         cfg.max_line_bytes,
+                        Some(pace),
                     ));
                 }
                 None => {
@@ -203,6 +214,15 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
             stopping: false,
         }
     })
+}
+
+/// The writer toward the editor: non-blocking writes on the actor thread when stdout is a pipe
+/// or a socket, else a writer thread (a terminal, a file). Call inside the actor system.
+fn editor_writer(stats: Arc<QueueStats>) -> Writer {
+    match stdio::nonblocking_stdout() {
+        Some(fd) => Writer::for_pipe(fd, EDITOR_QUEUE, stats),
+        None => Writer::for_blocking(std::io::stdout(), EDITOR_QUEUE, stats),
+    }
 }
 
 /// Reads a stdin that is not a pipe (a terminal, a file) on a plain OS thread (a blocking
@@ -323,7 +343,8 @@ impl Handler<Shutdown> for Supervisor {
                     let _ = f.send(Quiesce).await;
                 }
                 if let Some(o) = &output {
-                    let _ = o.send(output::Close).await;
+                    o.close();
+                    let _ = tokio::time::timeout(CLOSE_DRAIN, o.drained()).await;
                 }
                 if let Some(u) = &upstream {
                     if let Some(s) = &ustats {

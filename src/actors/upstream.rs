@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use super::metrics::ActorStats;
 use crate::protocol::framing::Frame;
@@ -19,6 +19,7 @@ use crate::protocol::modern;
 use crate::transport::child::{self, ChildProcess};
 use crate::transport::lines;
 use crate::transport::{isolation, program};
+use crate::transport::writer::{Delivery, QueueStats, Sent, UPSTREAM_QUEUE, Writer};
 
 /// How long the bridge waits for the exit status of a child that closed its stdout.
 pub const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
@@ -37,6 +38,21 @@ pub enum Reply {
     Closed,
     /// The upstream answered with a frame the bridge cannot read.
     Invalid,
+    /// The queue toward the upstream was full: the request was not sent.
+    Busy,
+}
+
+impl Reply {
+    /// The outcome word of the exchange log line.
+    fn outcome(&self) -> &'static str {
+        match self {
+            Reply::Result(_) => "result",
+            Reply::Error(_) => "error",
+            Reply::Closed => "closed",
+            Reply::Invalid => "invalid",
+            Reply::Busy => "busy",
+        }
+    }
 }
 
 /// What the Upstream actor tells the Frontend.
@@ -61,14 +77,27 @@ struct Pending {
 
 struct Conn {
     generation: u64,
-    stdin: mpsc::UnboundedSender<Vec<u8>>,
+    /// The writer of the child's stdin (its queue: [`UPSTREAM_QUEUE`]).
+    stdin: Writer,
     child: Option<ChildProcess>,
+}
+
+impl Drop for Conn {
+    /// The child's stdin is closed once what is queued is written.
+    fn drop(&mut self) {
+        self.stdin.close();
+    }
 }
 
 /// The Upstream actor.
 pub struct Upstream {
     max_line_bytes: usize,
     stats: Arc<ActorStats>,
+    /// The writer toward the editor: the reader of the child's stdout pauses while its queue
+    /// is full (back-pressure).
+    editor: Writer,
+    /// Counters of the queue toward the child (one for every child started).
+    queue_stats: Arc<QueueStats>,
     frontend: Option<Recipient<FromUpstream>>,
     conn: Option<Conn>,
     generation: u64,
@@ -78,11 +107,20 @@ pub struct Upstream {
 }
 
 impl Upstream {
-    /// An Upstream actor whose child frames are limited to `max_line_bytes`.
-    pub fn new(max_line_bytes: usize, stats: Arc<ActorStats>) -> Self {
+    /// An Upstream actor whose child frames are limited to `max_line_bytes`; its reader of
+    /// the child's stdout is paced by `editor`, and its queue toward the child is counted in
+    /// `queue_stats`.
+    pub fn new(
+        max_line_bytes: usize,
+        stats: Arc<ActorStats>,
+        editor: Writer,
+        queue_stats: Arc<QueueStats>,
+    ) -> Self {
         Upstream {
             max_line_bytes,
             stats,
+            editor,
+            queue_stats,
             frontend: None,
             conn: None,
             generation: 0,
@@ -92,14 +130,11 @@ impl Upstream {
         }
     }
 
-    fn write(&self, v: &Value) -> bool {
-        let Some(conn) = &self.conn else { return false };
-        let mut bytes = match serde_json::to_vec(v) {
-            Ok(b) => b,
-            Err(_) => return false,
-        };
-        bytes.push(b'\n');
-        conn.stdin.send(bytes).is_ok()
+    fn write(&self, v: &Value, delivery: Delivery) -> Sent {
+        match &self.conn {
+            Some(conn) => conn.stdin.send_message(v, delivery),
+            None => Sent::Closed,
+        }
     }
 
     fn fail_all_pending(&mut self) {
@@ -119,12 +154,7 @@ impl Upstream {
             tracing::debug!(target: "upstream", "dropped a response for unknown id {id}");
             return;
         };
-        let outcome = match &reply {
-            Reply::Result(_) => "result",
-            Reply::Error(_) => "error",
-            Reply::Closed => "closed",
-            Reply::Invalid => "invalid",
-        };
+        let outcome = reply.outcome();
         tracing::debug!(target: "upstream", "id={id} client={} method={} outcome={outcome} time_ms={:.3}",
             p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3);
         let _ = p.tx.send(reply);
@@ -134,8 +164,7 @@ impl Upstream {
     /// that it keeps its place among the stream's notifications.
     fn listen_ended(&mut self, id: &Id, reply: Reply) {
         tracing::debug!(target: "upstream", "id={id} method=subscriptions/listen outcome={}",
-            match &reply { Reply::Result(_) => "result", Reply::Error(_) => "error",
-                           Reply::Closed => "closed", Reply::Invalid => "invalid" });
+            reply.outcome());
         if let Some(f) = &self.frontend {
             f.do_send(FromUpstream::ListenEnded {
                 id: id.clone(),
@@ -273,7 +302,9 @@ impl Handler<Connect> for Upstream {
         self.generation += 1;
         let generation = self.generation;
         tracing::debug!(target: "upstream", "started the upstream command (pid {})", proc_.pgid());
-        let stream = lines::frames(io.stdout, self.max_line_bytes)
+        let stdin = child::stdin_pipe(io.stdin).map_err(|e| e.to_string())?;
+        let stdin = Writer::for_pipe(stdin, UPSTREAM_QUEUE, self.queue_stats.clone());
+        let stream = lines::frames(io.stdout, self.max_line_bytes, Some(self.editor.clone()))
             .map(move |f| ChildFrame(generation, Some(f)))
             .chain(futures_util::stream::once(async move {
                 ChildFrame(generation, None)
@@ -298,15 +329,16 @@ impl Handler<Connect> for Upstream {
         );
         self.conn = Some(Conn {
             generation,
-            stdin: io.stdin,
+            stdin,
             child: Some(proc_),
         });
         Ok(())
     }
 }
 
-/// Send a request upstream. The reply is the upstream id and a receiver of the answer, or
-/// [`Reply::Closed`] at once when there is no upstream.
+/// Send a request upstream. The reply is the upstream id and a receiver of the answer, or at
+/// once [`Reply::Closed`] when there is no upstream, or [`Reply::Busy`] when the queue toward
+/// the upstream is full ([`UPSTREAM_QUEUE`]; the request is not sent).
 #[derive(Message)]
 #[rtype(result = "Result<(Id, oneshot::Receiver<Reply>), Reply>")]
 pub struct Call {
@@ -328,8 +360,14 @@ impl Handler<Call> for Upstream {
         self.next_id += 1;
         let id = Id::Int(self.next_id);
         let frame = jsonrpc::request(&id, &m.method, m.params);
-        if !self.write(&frame) {
-            return Err(Reply::Closed);
+        match self.write(&frame, Delivery::Request(id.clone())) {
+            Sent::Queued => {}
+            Sent::Refused => {
+                tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=busy time_ms=0.000",
+                    m.client, m.method);
+                return Err(Reply::Busy);
+            }
+            Sent::Dropped | Sent::Closed => return Err(Reply::Closed),
         }
         let (tx, rx) = oneshot::channel();
         self.pending.insert(
@@ -345,8 +383,9 @@ impl Handler<Call> for Upstream {
     }
 }
 
-/// Abandon an upstream request: forget it and send `notifications/cancelled` with its id and
-/// the editor's `reason`, if any.
+/// Abandon an upstream request: forget it; if it is still queued (not a byte written), take
+/// it out of the queue (it is never sent and needs no cancel), else send
+/// `notifications/cancelled` with its id and the editor's `reason`, if any.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Cancel {
@@ -366,13 +405,18 @@ impl Handler<Cancel> for Upstream {
             }
             None => self.listens.remove(&id),
         };
-        if known {
-            let n = jsonrpc::notification(
-                "notifications/cancelled",
-                modern::cancelled_params(id.to_value(), reason.as_deref()),
-            );
-            self.write(&n);
+        if !known {
+            return;
         }
+        if self.conn.as_ref().is_some_and(|c| c.stdin.remove(&id)) {
+            tracing::debug!(target: "upstream", "id={id} was taken out of the queue unsent");
+            return;
+        }
+        let n = jsonrpc::notification(
+            "notifications/cancelled",
+            modern::cancelled_params(id.to_value(), reason.as_deref()),
+        );
+        self.write(&n, Delivery::Always);
     }
 }
 
@@ -393,7 +437,9 @@ impl Handler<Listen> for Upstream {
     fn handle(&mut self, m: Listen, _: &mut Context<Self>) -> bool {
         let _h = self.stats.handling();
         let frame = jsonrpc::request(&m.id, "subscriptions/listen", m.params);
-        if self.conn.is_none() || !self.write(&frame) {
+        // A listen is never refused for a full queue: there is at most one change at a time,
+        // and losing the stream would lose list changes.
+        if self.conn.is_none() || self.write(&frame, Delivery::Always) != Sent::Queued {
             return false;
         }
         tracing::debug!(target: "upstream", "id={} method=subscriptions/listen outcome=sent", m.id);

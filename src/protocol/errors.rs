@@ -47,6 +47,9 @@ pub enum Cause {
     UpstreamExited,
     /// The limit of requests in flight (-32603).
     TooManyRequests,
+    /// The queue toward the upstream is full (the upstream does not read its input fast
+    /// enough); the request was not sent (-32603, the limit in bytes in `data.detail`).
+    UpstreamBusy,
     /// The upstream did not answer within the time limit of the method (-32603).
     Timeout,
     /// The upstream sent a frame the bridge cannot use as the answer (-32603).
@@ -100,6 +103,7 @@ impl Cause {
             DiscoverFailed => "discover_failed",
             UpstreamExited => "upstream_exited",
             TooManyRequests => "too_many_requests",
+            UpstreamBusy => "upstream_busy",
             Timeout => "timeout",
             InvalidResponse => "invalid_response",
             InvalidInputRequest => "invalid_input_request",
@@ -130,6 +134,7 @@ impl Cause {
             DiscoverFailed => "The upstream server did not complete server/discover",
             UpstreamExited => "The upstream server exited",
             TooManyRequests => "Too many requests in flight",
+            UpstreamBusy => "The upstream server is not reading its input; try again later",
             Timeout => "The upstream server did not answer in time",
             InvalidResponse => "The upstream server sent an invalid response",
             InvalidInputRequest => "The upstream server sent an invalid input request",
@@ -195,6 +200,7 @@ mod tests {
             (Cause::SpawnFailed, -32603, "spawn_failed"),
             (Cause::UpstreamExited, -32603, "upstream_exited"),
             (Cause::TooManyRequests, -32603, "too_many_requests"),
+            (Cause::UpstreamBusy, -32603, "upstream_busy"),
             (Cause::Timeout, -32603, "timeout"),
             (Cause::TooManyRounds, -32603, "too_many_rounds"),
         ];

@@ -3,13 +3,16 @@
 //! the group, wait, SIGKILL to the group).
 
 use std::ffi::OsString;
+use std::fs::File;
 use std::io::{self, Write};
+use std::os::fd::AsRawFd;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
+use tokio::io::unix::AsyncFd;
 use tokio::process::{ChildStdin, ChildStdout, Command};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use crate::protocol::framing::{Frame, LineFramer};
 use crate::transport::isolation;
@@ -27,12 +30,12 @@ pub struct ChildProcess {
     exit: watch::Receiver<Option<ExitStatus>>,
 }
 
-/// The stdio ends of the child: the writer of its stdin and the reader of its stdout.
+/// The stdio ends of the child: its stdin (for a [`crate::transport::writer::Writer`], see
+/// [`stdin_pipe`]) and its stdout.
 #[derive(Debug)]
 pub struct ChildIo {
-    /// Lines queued here are written to the child's stdin in order; dropping every sender
-    /// closes the child's stdin.
-    pub stdin: mpsc::UnboundedSender<Vec<u8>>,
+    /// The child's stdin.
+    pub stdin: ChildStdin,
     /// The child's stdout.
     pub stdout: ChildStdout,
 }
@@ -72,8 +75,6 @@ pub fn spawn(command: &OsString, args: &[OsString]) -> io::Result<(ChildProcess,
     if let Some(stderr) = child.stderr.take() {
         tokio::spawn(relay_stderr(stderr));
     }
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(write_stdin(stdin, rx));
     // The exit of the child is watched apart from its stdout: a grandchild that inherited the
     // stdout pipe keeps it open after the child is gone.
     let (exit_tx, exit_rx) = watch::channel(None);
@@ -86,26 +87,28 @@ pub fn spawn(command: &OsString, args: &[OsString]) -> io::Result<(ChildProcess,
             pgid: pid,
             exit: exit_rx,
         },
-        ChildIo { stdin: tx, stdout },
+        ChildIo { stdin, stdout },
     ))
 }
 
-async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
-    while let Some(line) = rx.recv().await {
-        if stdin.write_all(&line).await.is_err() {
-            break;
-        }
-        // Write what is queued before one flush.
-        while let Ok(more) = rx.try_recv() {
-            if stdin.write_all(&more).await.is_err() {
-                return;
-            }
-        }
-        if stdin.flush().await.is_err() {
-            break;
+/// The child's stdin as a non-blocking pipe for a [`crate::transport::writer::Writer`] (the
+/// writer closes it when it is closed and drained).
+///
+/// Errors: the `io::Error` of taking the descriptor out of tokio or of `fcntl`.
+pub fn stdin_pipe(stdin: ChildStdin) -> io::Result<AsyncFd<File>> {
+    let file = File::from(stdin.into_owned_fd()?);
+    // SAFETY: fcntl on a descriptor owned by `file`.
+    unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        if flags < 0 || libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) < 0
+        {
+            return Err(io::Error::last_os_error());
         }
     }
-    let _ = stdin.shutdown().await;
+    // SAFETY (I/O safety of `register`): the descriptor is owned by `file`, which the AsyncFd
+    // alone owns; it is closed only when the AsyncFd drops.
+    unsafe { AsyncFd::register_with_interest(file, tokio::io::Interest::WRITABLE) }
+        .map_err(|e| io::Error::other(e.to_string()))
 }
 
 async fn relay_stderr(mut stderr: tokio::process::ChildStderr) {

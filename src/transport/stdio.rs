@@ -5,13 +5,12 @@
 //! terminal is never left non-blocking for the shell.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, ReadBuf};
-use tokio::sync::mpsc;
 
 /// A stdout that accepts non-blocking writes, if stdout is a pipe or a socket: a duplicate of
 /// fd 1 with `O_NONBLOCK` set (the flag is shared with fd 1, which only the bridge writes).
@@ -50,30 +49,6 @@ fn nonblocking_pipe(target: i32, interest: tokio::io::Interest) -> Option<AsyncF
         // closed only when it drops.
         AsyncFd::register_with_interest(file, interest).ok()
     }
-}
-
-/// Writes the frames of `rx` in order, each whole, until `rx` closes or a write fails (the
-/// editor went away; what is left is dropped).
-pub async fn write_frames(fd: AsyncFd<File>, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
-    while let Some(frame) = rx.recv().await {
-        if write_all(&fd, &frame).await.is_err() {
-            return;
-        }
-    }
-}
-
-async fn write_all(fd: &AsyncFd<File>, mut buf: &[u8]) -> io::Result<()> {
-    while !buf.is_empty() {
-        let mut guard = fd.writable().await?;
-        match guard.try_io(|inner| inner.get_ref().write(buf)) {
-            Ok(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(Ok(n)) => buf = &buf[n..],
-            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-            Ok(Err(e)) => return Err(e),
-            Err(_would_block) => {}
-        }
-    }
-    Ok(())
 }
 
 /// A non-blocking pipe (stdin) as an `AsyncRead`, so the framed reader of

@@ -35,7 +35,6 @@ impl Frontend {
             upstream: self.upstream.clone(),
             upstream_stats: self.upstream_stats.clone(),
             output: self.output.clone(),
-            output_stats: self.output_stats.clone(),
         };
         let listener = Listener::new(
             self.config.listen,
@@ -119,7 +118,7 @@ impl Frontend {
         let end = match reply {
             Reply::Result(_) => StreamEnd::ServerResult,
             Reply::Error(error) => StreamEnd::Refused { error },
-            Reply::Closed => StreamEnd::Closed,
+            Reply::Closed | Reply::Busy => StreamEnd::Closed,
             Reply::Invalid => StreamEnd::Invalid,
         };
         if let Some(side) = &mut self.listen
