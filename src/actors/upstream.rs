@@ -18,8 +18,8 @@ use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message, ParseError
 use crate::protocol::modern;
 use crate::transport::child::{self, ChildProcess};
 use crate::transport::lines;
-use crate::transport::{isolation, program};
 use crate::transport::writer::{Delivery, QueueStats, Sent, UPSTREAM_QUEUE, Writer};
+use crate::transport::{isolation, program};
 
 /// How long the bridge waits for the exit status of a child that closed its stdout.
 pub const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
@@ -361,7 +361,15 @@ impl Handler<Call> for Upstream {
         let id = Id::Int(self.next_id);
         let frame = jsonrpc::request(&id, &m.method, m.params);
         match self.write(&frame, Delivery::Request(id.clone())) {
-            Sent::Queued => {}
+            Sent::Queued => {
+                if let Some(c) = &self.conn {
+                    let (frames, bytes) = c.stdin.queued();
+                    if frames > 1 {
+                        tracing::debug!(target: "upstream", "id={id} client={} method={} waits in the queue toward the upstream ({frames} frames, {bytes} bytes)",
+                            m.client, m.method);
+                    }
+                }
+            }
             Sent::Refused => {
                 tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=busy time_ms=0.000",
                     m.client, m.method);

@@ -54,6 +54,9 @@ refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them 
                               inherits stdout/stderr) and returns its pid as text
   emit {lines: [string]}      writes each line to stdout verbatim, then \"emitted\"
   progress_flood {count}      count progress notifications at full speed, \"flooded\"
+  log_flood {count}           count notifications/message (level info, data
+                              \"flood <n>\") at full speed if the request's _meta
+                              logLevel lets info through, then \"flooded\"
   structured_array {}         structuredContent [1,2,3] with \"content\": []
   schema_array_without_items  inputSchema has an array property without items
   schema_boolean_properties   inputSchema properties {\"flag\": true, \"never\": false}
@@ -100,6 +103,9 @@ Isolation probes (run at start, before serving, in this order), for the bridge's
                               program's stdout and stderr, and writes its pid to PIDFILE
   --exit-after-start          exits 0 after the probes, without serving
   --keep-running-after-eof    after the end of stdin, keeps running until killed
+
+--stall-stdin-after N stops reading stdin after N lines (an upstream that does not read
+its input); --resume-stdin-file FILE reads on once FILE exists.
 
 Environment:
   MCP_FIXTURE_TRACE=FILE      append every received line verbatim to FILE (same as
@@ -202,6 +208,13 @@ struct Args {
     /// Exit 0 after the start-up probes, without serving.
     #[arg(long)]
     exit_after_start: bool,
+    /// Stop reading stdin after this many lines (until --resume-stdin-file exists, or for
+    /// ever): an upstream that does not read its input.
+    #[arg(long, value_name = "N")]
+    stall_stdin_after: Option<u64>,
+    /// With --stall-stdin-after: read on once this file exists (checked every 10 ms).
+    #[arg(long, value_name = "FILE")]
+    resume_stdin_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -244,7 +257,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let served = runtime.block_on(server.serve_stdio());
+    let served = match args.stall_stdin_after {
+        None => runtime.block_on(server.serve_stdio()),
+        Some(lines) => {
+            let input = stall::StallingReader::new(
+                tokio::io::stdin(),
+                lines,
+                args.resume_stdin_file.clone(),
+            );
+            runtime.block_on(server.serve(input, tokio::io::stdout()))
+        }
+    };
     if args.keep_running_after_eof {
         loop {
             std::thread::sleep(Duration::from_secs(3600));
@@ -734,6 +757,11 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
             tool(chatter),
         ),
         (
+            ToolDef::new("log_flood", integer_schema("count"))
+                .description("Sends `count` log messages (info) as fast as possible."),
+            tool(log_flood),
+        ),
+        (
             ToolDef::new("structured_array", empty())
                 .description("structuredContent [1,2,3] and an empty content array."),
             tool(|_, _| async {
@@ -1055,6 +1083,17 @@ async fn chatter(a: Value, ctx: RequestContext) -> ToolResult {
     Ok(Outcome::text("never"))
 }
 
+async fn log_flood(a: Value, ctx: RequestContext) -> ToolResult {
+    let count = integer(&a, "count", 0..=100_000_000)?;
+    for n in 1..=count {
+        let data = Value::String(format!("flood {n}"));
+        if !ctx.log(LogLevel::Info, None, data).await {
+            break;
+        }
+    }
+    Ok(Outcome::text("flooded"))
+}
+
 async fn notify(a: Value, ctx: RequestContext) -> ToolResult {
     let event = match string(&a, "event")?.as_str() {
         "tools_list_changed" => Event::ToolsListChanged,
@@ -1211,5 +1250,77 @@ mod probes {
         tmp.push(".tmp");
         std::fs::write(&tmp, bytes)?;
         std::fs::rename(&tmp, file)
+    }
+}
+
+/// `--stall-stdin-after`: an input that stops after N lines until a file exists.
+mod stall {
+    use std::future::Future;
+    use std::path::PathBuf;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use std::time::Duration;
+    use tokio::io::{AsyncRead, ReadBuf};
+
+    /// How often the resume file is looked for.
+    const RESUME_POLL: Duration = Duration::from_millis(10);
+
+    /// Passes `inner` through until `lines` newlines have been read, then reads nothing more
+    /// until `resume` exists (never without it). The read that holds the last newline may
+    /// carry bytes after it; nothing beyond that read is taken.
+    pub struct StallingReader<R> {
+        inner: R,
+        lines_left: u64,
+        resume: Option<PathBuf>,
+        resumed: bool,
+        tick: Option<Pin<Box<tokio::time::Sleep>>>,
+    }
+
+    impl<R> StallingReader<R> {
+        pub fn new(inner: R, lines: u64, resume: Option<PathBuf>) -> Self {
+            StallingReader {
+                inner,
+                lines_left: lines,
+                resume,
+                resumed: false,
+                tick: None,
+            }
+        }
+    }
+
+    impl<R: AsyncRead + Unpin> AsyncRead for StallingReader<R> {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let me = &mut *self;
+            while me.lines_left == 0 && !me.resumed {
+                if me.resume.as_ref().is_some_and(|f| f.exists()) {
+                    me.resumed = true;
+                    break;
+                }
+                if me.resume.is_none() {
+                    return Poll::Pending;
+                }
+                let tick = me
+                    .tick
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(RESUME_POLL)));
+                match tick.as_mut().poll(cx) {
+                    Poll::Ready(()) => me.tick = None,
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+            let before = buf.filled().len();
+            let polled = Pin::new(&mut me.inner).poll_read(cx, buf);
+            if !me.resumed {
+                let newlines = buf.filled()[before..]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+                me.lines_left = me.lines_left.saturating_sub(newlines as u64);
+            }
+            polled
+        }
     }
 }

@@ -100,8 +100,7 @@ pub fn stdin_pipe(stdin: ChildStdin) -> io::Result<AsyncFd<File>> {
     // SAFETY: fcntl on a descriptor owned by `file`.
     unsafe {
         let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
-        if flags < 0 || libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) < 0
-        {
+        if flags < 0 || libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
             return Err(io::Error::last_os_error());
         }
     }

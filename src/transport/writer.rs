@@ -35,9 +35,16 @@ use crate::protocol::jsonrpc::Id;
 /// with one response in transit of at most `--max-line-bytes` beyond it, the bridge stays well
 /// under the 160 MiB target of `scripts/bench-memory.py` case A.
 pub const EDITOR_QUEUE_MAX_BYTES: usize = 8 * 1024 * 1024;
-/// Frames queued toward the editor before notifications are dropped and the readers pause
-/// (bounds the per-frame overhead of many small frames: 4096 x about 100 bytes of bookkeeping).
+/// Frames queued toward the editor before the readers pause (bounds the per-frame overhead of
+/// many small frames: 4096 x about 100 bytes of bookkeeping).
 pub const EDITOR_QUEUE_MAX_FRAMES: usize = 4096;
+/// Bytes queued toward the editor beyond which progress and log notifications are dropped
+/// (and counted). Lower than [`EDITOR_QUEUE_MAX_BYTES`]: notifications give way to responses
+/// long before the readers pause, since a notification that waits behind a megabyte for a
+/// slow editor is stale, and a response must never be lost.
+pub const EDITOR_NOTIFICATIONS_MAX_BYTES: usize = 1024 * 1024;
+/// Frames queued toward the editor beyond which progress and log notifications are dropped.
+pub const EDITOR_NOTIFICATIONS_MAX_FRAMES: usize = 1024;
 /// Bytes queued toward the upstream before a new request gets `upstream_busy`. 16 MiB holds
 /// 16 requests of 1 MiB while the upstream is slow, and keeps case B of
 /// `scripts/bench-memory.py` (an upstream that never reads) under its 200 MiB target even
@@ -52,21 +59,31 @@ pub const WRITE_BATCH_MAX_FRAMES: usize = 64;
 /// The bounds of one queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bounds {
-    /// Bytes of frames queued or being written, at most (softly: see [`Delivery::Always`]).
+    /// Bytes of frames queued or being written, at most: beyond it a request is refused and
+    /// the producers pause (softly: see [`Delivery::Always`]).
     pub max_bytes: usize,
-    /// Frames queued or being written, at most (softly: see [`Delivery::Always`]).
+    /// Frames queued or being written, at most (as `max_bytes`).
     pub max_frames: usize,
+    /// Bytes queued beyond which a [`Delivery::DropWhenFull`] frame is dropped.
+    pub notify_max_bytes: usize,
+    /// Frames queued beyond which a [`Delivery::DropWhenFull`] frame is dropped.
+    pub notify_max_frames: usize,
 }
 
 /// The bounds of the queue toward the editor (stdout).
 pub const EDITOR_QUEUE: Bounds = Bounds {
     max_bytes: EDITOR_QUEUE_MAX_BYTES,
     max_frames: EDITOR_QUEUE_MAX_FRAMES,
+    notify_max_bytes: EDITOR_NOTIFICATIONS_MAX_BYTES,
+    notify_max_frames: EDITOR_NOTIFICATIONS_MAX_FRAMES,
 };
-/// The bounds of the queue toward the upstream (the child's stdin).
+/// The bounds of the queue toward the upstream (the child's stdin; the bridge sends it no
+/// droppable frame).
 pub const UPSTREAM_QUEUE: Bounds = Bounds {
     max_bytes: UPSTREAM_QUEUE_MAX_BYTES,
     max_frames: UPSTREAM_QUEUE_MAX_FRAMES,
+    notify_max_bytes: UPSTREAM_QUEUE_MAX_BYTES,
+    notify_max_frames: UPSTREAM_QUEUE_MAX_FRAMES,
 };
 
 /// What happens to a frame that finds its queue full.
@@ -76,7 +93,8 @@ pub enum Delivery {
     /// cancels. The producers keep the queue bounded by awaiting [`Writer::room`] before
     /// they read more.
     Always,
-    /// Dropped and counted (progress and log notifications).
+    /// Dropped and counted when the queue is over its notification bounds
+    /// ([`Bounds::notify_max_bytes`]; progress and log notifications).
     DropWhenFull,
     /// Refused (a request toward the upstream, which then answers `upstream_busy`); until
     /// its first byte is written, [`Writer::remove`] with this id takes it out again.
@@ -155,11 +173,21 @@ impl FrameQueue {
                 && self.frames() < self.bounds.max_frames)
     }
 
+    /// Whether a notification of `len` bytes is taken: always by an empty queue, else when it
+    /// stays within the notification bounds.
+    pub fn admits_notification(&self, len: usize) -> bool {
+        self.is_empty()
+            || (self.bytes() + len <= self.bounds.notify_max_bytes
+                && self.frames() < self.bounds.notify_max_frames)
+    }
+
     /// Queues `frame` (a whole line, newline included) as `delivery` says.
     pub fn push(&mut self, frame: Vec<u8>, delivery: Delivery) -> Sent {
         let key = match delivery {
             Delivery::Always => None,
-            Delivery::DropWhenFull if !self.admits(frame.len()) => return Sent::Dropped,
+            Delivery::DropWhenFull if !self.admits_notification(frame.len()) => {
+                return Sent::Dropped;
+            }
             Delivery::DropWhenFull => None,
             Delivery::Request(_) if !self.admits(frame.len()) => return Sent::Refused,
             Delivery::Request(id) => Some(id),
@@ -491,6 +519,12 @@ impl Writer {
         removed
     }
 
+    /// Frames and bytes queued or being written.
+    pub fn queued(&self) -> (usize, usize) {
+        let st = self.shared.lock();
+        (st.queue.frames(), st.queue.bytes())
+    }
+
     /// The queue is at or over one of its bounds.
     pub fn is_full(&self) -> bool {
         self.shared.lock().queue.is_full()
@@ -652,6 +686,8 @@ mod tests {
     const SMALL: Bounds = Bounds {
         max_bytes: 10,
         max_frames: 3,
+        notify_max_bytes: 10,
+        notify_max_frames: 3,
     };
 
     fn frame(text: &str) -> Vec<u8> {
@@ -708,6 +744,24 @@ mod tests {
     }
 
     #[test]
+    fn notifications_give_way_below_the_queue_bound() {
+        let mut q = FrameQueue::new(Bounds {
+            max_bytes: 100,
+            max_frames: 10,
+            notify_max_bytes: 7,
+            notify_max_frames: 2,
+        });
+        assert_eq!(q.push(frame("abcd"), Delivery::Always), Sent::Queued);
+        assert_eq!(q.push(frame("a"), Delivery::DropWhenFull), Sent::Queued);
+        assert_eq!(q.push(frame("a"), Delivery::DropWhenFull), Sent::Dropped);
+        assert!(!q.is_full());
+        assert_eq!(
+            q.push(frame("request"), Delivery::Request(Id::Int(1))),
+            Sent::Queued
+        );
+    }
+
+    #[test]
     fn the_frame_bound_holds_for_small_frames() {
         let mut q = FrameQueue::new(SMALL);
         for _ in 0..3 {
@@ -754,6 +808,8 @@ mod tests {
         let mut q = FrameQueue::new(Bounds {
             max_bytes: 100,
             max_frames: 10,
+            notify_max_bytes: 100,
+            notify_max_frames: 10,
         });
         q.push(frame("one"), Delivery::Request(Id::Int(1)));
         q.push(frame("two"), Delivery::Request(Id::Int(2)));
@@ -792,6 +848,8 @@ mod tests {
         let mut q = FrameQueue::new(Bounds {
             max_bytes: 1 << 20,
             max_frames: 1 << 10,
+            notify_max_bytes: 1 << 20,
+            notify_max_frames: 1 << 10,
         });
         for _ in 0..(WRITE_BATCH_MAX_FRAMES + 5) {
             q.push(frame("x"), Delivery::Always);
@@ -829,6 +887,8 @@ mod tests {
         let bounds = Bounds {
             max_bytes: 4 << 20,
             max_frames: 4,
+            notify_max_bytes: 4 << 20,
+            notify_max_frames: 4,
         };
         let writer = Writer::for_pipe(w, bounds, QueueStats::new("test_queue"));
         // Fill the pipe (64 KiB by default) with one large frame written at once.

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a test waits for one frame (or another event: a stderr line, an exit, a process
@@ -75,6 +75,8 @@ pub struct Bridge {
     pub opening_events: Vec<Value>,
     pub trace: PathBuf,
     pub dir: PathBuf,
+    /// While true, the reader of the bridge's stdout reads nothing more (a slow editor).
+    paused: Arc<(Mutex<bool>, Condvar)>,
 }
 
 impl Bridge {
@@ -101,9 +103,18 @@ impl Bridge {
         let stdout = child.stdout.take().expect("stdout");
         let stderr = child.stderr.take().expect("stderr");
         let (tx, rx) = mpsc::channel();
+        let paused = Arc::new((Mutex::new(false), Condvar::new()));
+        let gate = paused.clone();
         std::thread::spawn(move || {
             let mut r = BufReader::new(stdout);
             loop {
+                {
+                    let (lock, cv) = &*gate;
+                    let mut p = lock.lock().unwrap();
+                    while *p {
+                        p = cv.wait(p).unwrap();
+                    }
+                }
                 let mut line = String::new();
                 match r.read_line(&mut line) {
                     Ok(0) | Err(_) => {
@@ -151,7 +162,41 @@ impl Bridge {
             opening_events: Vec::new(),
             trace,
             dir,
+            paused,
         }
+    }
+
+    /// Stops reading the bridge's stdout (after the line being read): the bridge's pipe fills.
+    pub fn pause_reading(&self) {
+        *self.paused.0.lock().unwrap() = true;
+    }
+
+    /// Reads the bridge's stdout again.
+    pub fn resume_reading(&self) {
+        *self.paused.0.lock().unwrap() = false;
+        self.paused.1.notify_all();
+    }
+
+    /// The numbers of the `name: key=value ...` part of the metrics totals line, once the
+    /// bridge has written it (at its end).
+    pub fn metrics_totals(&self, part: &str) -> HashMap<String, u64> {
+        self.wait_stderr("mcp-bridge: metrics: info: totals: ");
+        let text = self.stderr_text();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("mcp-bridge: metrics: info: totals: "))
+            .unwrap_or_default()
+            .to_string();
+        let prefix = format!("{part}: ");
+        let body = line
+            .split("; ")
+            .map(|p| p.trim_start_matches("mcp-bridge: metrics: info: totals: "))
+            .find_map(|p| p.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no part {part} in the metrics line: {line}"));
+        body.split(' ')
+            .filter_map(|kv| kv.split_once('='))
+            .filter_map(|(k, v)| v.parse().ok().map(|v| (k.to_string(), v)))
+            .collect()
     }
 
     /// Writes raw bytes to the bridge's stdin.

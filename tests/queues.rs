@@ -1,0 +1,207 @@
+//! Memory stays bounded whatever the peers do (issue 7 §2), over real pipes: a slow editor
+//! gets every response while progress and log notifications give way (dropped and counted in
+//! the metrics line), log messages are limited per request, a request cancelled while it
+//! waits in the queue toward the upstream is never sent, and a full queue toward the upstream
+//! answers a new request `upstream_busy` at once. Bounds: `src/transport/writer.rs`.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+/// Log messages per second per request, and the burst (src/actors/slots.rs).
+const LOG_PER_SEC: f64 = 50.0;
+const LOG_BURST: usize = 50;
+/// `UPSTREAM_QUEUE_MAX_BYTES` (src/transport/writer.rs).
+const UPSTREAM_QUEUE_MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+fn echo(b: &mut Bridge, id: u64, text: &str) {
+    b.send_request(
+        json!(id),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": text}}),
+    );
+}
+
+fn end(b: &mut Bridge) {
+    b.close_stdin();
+    assert_eq!(
+        b.wait_exit(Duration::from_secs(10)).and_then(|s| s.code()),
+        Some(0)
+    );
+}
+
+/// An upstream that stops reading its stdin after `server/discover`, until `resume` exists.
+fn stalled_upstream(resume: &std::path::Path) -> Bridge {
+    let resume = resume.to_string_lossy().into_owned();
+    let mut b = Bridge::start(
+        &["--log-level", "debug"],
+        &[
+            "--no-listen",
+            "--stall-stdin-after",
+            "1",
+            "--resume-stdin-file",
+            &resume,
+        ],
+    );
+    b.initialize();
+    b
+}
+
+#[test]
+fn a_slow_editor_gets_every_response_and_the_dropped_notifications_are_counted() {
+    const COUNT: usize = 100_000;
+    let mut b = Bridge::start(&["--log-level", "debug"], &[]);
+    b.initialize();
+    b.request(json!(1), "logging/setLevel", json!({"level": "info"}));
+    b.pause_reading();
+    // A 2 MiB response waits for the editor: the queue is over the 1 MiB bound of
+    // notifications, under the 8 MiB at which the readers pause, so the flood goes on.
+    let big = "x".repeat(2 * 1024 * 1024);
+    echo(&mut b, 2, &big);
+    b.send_request(
+        json!(3),
+        "tools/call",
+        json!({"name": "log_flood", "arguments": {"count": COUNT}}),
+    );
+    // The flood is over at the bridge (its result came from the upstream) while the editor
+    // still reads nothing.
+    b.wait_stderr("client=3 method=tools/call outcome=result");
+    b.resume_reading();
+    let r = b.recv_response(&json!(2));
+    assert!(text_of(&r) == big, "the 2 MiB response arrives whole");
+    let r = b.recv_response(&json!(3));
+    assert_eq!(text_of(&r), "flooded");
+    let logs = b.take_notifications("notifications/message");
+    let mut last = 0;
+    for l in &logs {
+        let n: usize = l["params"]["data"]
+            .as_str()
+            .and_then(|d| d.strip_prefix("flood "))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected log message {l}"));
+        assert!(n > last, "in order: {n} after {last}");
+        last = n;
+    }
+    // The editor reads again: ping is answered.
+    assert_eq!(b.request(json!(4), "ping", json!({}))["result"], json!({}));
+    end(&mut b);
+    let q = b.metrics_totals("editor_queue");
+    let (dropped, limited) = (q["dropped_full"] as usize, q["rate_limited"] as usize);
+    assert_eq!(
+        logs.len() + dropped + limited,
+        COUNT,
+        "every log message is delivered, dropped for the full queue, or rate-limited: {q:?}"
+    );
+    assert!(dropped >= 1, "the full queue dropped notifications: {q:?}");
+}
+
+#[test]
+fn log_messages_of_one_request_are_limited_per_second() {
+    const COUNT: usize = 20_000;
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    b.request(json!(1), "logging/setLevel", json!({"level": "info"}));
+    let started = Instant::now();
+    let r = b.request(
+        json!(2),
+        "tools/call",
+        json!({"name": "log_flood", "arguments": {"count": COUNT}}),
+    );
+    let elapsed = started.elapsed().as_secs_f64();
+    assert_eq!(text_of(&r), "flooded");
+    let n = b.take_notifications("notifications/message").len();
+    // A burst of 50, then 50 per second, over at most the time this test measured.
+    let bound = LOG_BURST + (LOG_PER_SEC * elapsed).ceil() as usize;
+    assert!(
+        (LOG_BURST..=bound).contains(&n),
+        "{n} log messages in {elapsed:.3} s (bound {bound})"
+    );
+    end(&mut b);
+    let q = b.metrics_totals("editor_queue");
+    assert_eq!(
+        n + q["rate_limited"] as usize + q["dropped_full"] as usize,
+        COUNT,
+        "{q:?}"
+    );
+}
+
+#[test]
+fn a_request_cancelled_while_queued_never_reaches_the_upstream() {
+    let dir = scratch_dir("cancel-queued");
+    let resume = dir.join("resume");
+    let mut b = stalled_upstream(&resume);
+    // 256 KiB: the pipe (64 KiB) takes the start of it, the rest waits in the queue; a frame
+    // that is started goes out whole.
+    let big = "y".repeat(256 * 1024);
+    echo(&mut b, 1, &big);
+    echo(&mut b, 2, "cancel me");
+    b.wait_stderr("client=2 method=tools/call waits in the queue toward the upstream");
+    b.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": 2, "reason": "changed my mind"}}),
+    );
+    b.wait_stderr("was taken out of the queue unsent");
+    echo(&mut b, 3, "after");
+    std::fs::write(&resume, b"").expect("resume file");
+    assert!(text_of(&b.recv_response(&json!(1))) == big);
+    assert_eq!(text_of(&b.recv_response(&json!(3))), "after");
+    assert_eq!(b.request(json!(4), "ping", json!({}))["result"], json!({}));
+    end(&mut b);
+    assert!(
+        !b.seen.iter().any(|f| f["id"] == json!(2)),
+        "a cancelled request gets no response"
+    );
+    let up = b.upstream_received();
+    let texts: Vec<&str> = up
+        .iter()
+        .filter_map(|v| v["params"]["arguments"]["text"].as_str())
+        .filter(|t| t.len() < 100)
+        .collect();
+    assert_eq!(texts, vec!["after"]);
+    assert!(
+        !up.iter().any(|v| v["method"] == "notifications/cancelled"),
+        "a request never sent needs no cancel: {up:?}"
+    );
+    let q = b.metrics_totals("upstream_queue");
+    assert_eq!((q["removed"], q["refused"]), (1, 0), "{q:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_full_upstream_queue_answers_a_new_request_upstream_busy_at_once() {
+    let dir = scratch_dir("busy");
+    let resume = dir.join("resume");
+    let mut b = stalled_upstream(&resume);
+    // Frames of about 1,000,300 bytes: 16 fit in the 16 MiB of the queue, the 17th does not.
+    let text = "z".repeat(1_000_000);
+    for id in 1..=20 {
+        echo(&mut b, id, &text);
+    }
+    // The upstream still reads nothing: these errors come at once.
+    for id in 17..=20 {
+        let r = b.recv_response(&json!(id));
+        assert_eq!(error_of(&r), (-32603, "upstream_busy".into()), "{id}");
+        assert_eq!(
+            r["error"]["data"]["detail"],
+            json!(UPSTREAM_QUEUE_MAX_BYTES)
+        );
+    }
+    assert_eq!(b.request(json!(30), "ping", json!({}))["result"], json!({}));
+    std::fs::write(&resume, b"").expect("resume file");
+    for id in 1..=16 {
+        let r = b.recv_response(&json!(id));
+        assert!(text_of(&r) == text, "{id} is answered");
+    }
+    // The upstream reads again: a new request goes through, ping is answered.
+    echo(&mut b, 31, "again");
+    assert_eq!(text_of(&b.recv_response(&json!(31))), "again");
+    assert_eq!(b.request(json!(32), "ping", json!({}))["result"], json!({}));
+    end(&mut b);
+    let q = b.metrics_totals("upstream_queue");
+    assert_eq!((q["refused"], q["removed"]), (4, 0), "{q:?}");
+    let errors: Vec<&Value> = b.seen.iter().filter(|f| f.get("error").is_some()).collect();
+    assert_eq!(errors.len(), 4, "{errors:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
