@@ -51,7 +51,7 @@ fn stalled_upstream(resume: &std::path::Path) -> Bridge {
 
 #[test]
 fn a_slow_editor_gets_every_response_and_the_dropped_notifications_are_counted() {
-    const COUNT: usize = 100_000;
+    const COUNT: usize = 20_000;
     let mut b = Bridge::start(&["--log-level", "debug"], &[]);
     b.initialize();
     b.request(json!(1), "logging/setLevel", json!({"level": "info"}));
