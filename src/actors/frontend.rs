@@ -8,7 +8,7 @@
 mod listen;
 
 use actix::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -17,20 +17,24 @@ use std::time::Instant;
 use super::listener::StopCause;
 use super::metrics::{ActorStats, MethodDone, Metrics};
 use super::pending::{PendingTable, Resolve};
-use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome, call};
+use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome, TimedOut, call};
 use super::slots::{
     LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
 };
 use super::supervisor::{BridgeConfig, Shutdown, ShutdownCause, Supervisor};
 use super::upstream::{self, FromUpstream, Reply, Upstream};
 use crate::profile::REQUEST_ID_PREFIX;
-use crate::protocol::errors::Cause;
+use crate::protocol::errors::{Cause, ErrorCode, ErrorObject};
 use crate::protocol::framing::Frame;
 use crate::protocol::input::Answer;
 use crate::protocol::jsonrpc::{self, Id, MAX_CLIENT_DEPTH, Message, ParseError};
-use crate::protocol::legacy::{self, Forwarded, LogLevel, NotificationClass, RequestClass};
-use crate::protocol::modern::{self, Discovered, RequestMeta};
+use crate::protocol::legacy::{
+    self, EditorNotification, EditorRequest, Forwarded, LogLevel, RequestClass,
+};
+use crate::protocol::methods;
+use crate::protocol::modern::{self, Discovered, RequestMeta, UpstreamNotification};
 use crate::protocol::notify::Declared;
+use crate::protocol::relay;
 use crate::protocol::translate::{self, ReplyMask};
 use crate::transport::writer::{Delivery, Writer};
 
@@ -121,11 +125,8 @@ impl Frontend {
 
     /// Writes a request-scoped notification (progress, log): dropped and counted when the
     /// queue toward the editor is full.
-    fn write_notification(&self, method: &str, params: Value) {
-        self.output.send_message(
-            &jsonrpc::notification(method, params),
-            Delivery::DropWhenFull,
-        );
+    fn write_notification(&self, frame: &Value) {
+        self.output.send_message(frame, Delivery::DropWhenFull);
     }
 
     /// Charges one log message to a request in flight with a token left (see
@@ -178,10 +179,13 @@ impl Frontend {
             }
         };
         match parsed {
-            Ok(Message::Request { id, method, params }) => self.on_request(id, method, params, ctx),
-            Ok(Message::Notification { method, params }) => {
-                self.on_notification(&method, params.as_ref(), ctx)
+            Ok(Message::Request { id, method, params }) => {
+                self.on_request(id, EditorRequest::from_request(method, params), ctx)
             }
+            Ok(Message::Notification { method, params }) => self.on_notification(
+                EditorNotification::from_notification(method, params.as_ref()),
+                ctx,
+            ),
             Ok(Message::Response { id, result }) => self.resolve(id, Answer::Result(result)),
             Ok(Message::ErrorResponse { id, error }) => self.resolve(id, Answer::Error(error)),
             Err(e) if matches!(e.id(), Some(Id::Str(s)) if s.starts_with(REQUEST_ID_PREFIX)) => {
@@ -206,22 +210,16 @@ impl Frontend {
         self.pending.do_send(Resolve { id, answer });
     }
 
-    fn on_request(
-        &mut self,
-        id: Id,
-        method: String,
-        params: Option<Value>,
-        ctx: &mut Context<Self>,
-    ) {
+    fn on_request(&mut self, id: Id, request: EditorRequest, ctx: &mut Context<Self>) {
         if self.slots.contains_key(&id) || self.open_changes.contains(&id) {
             // Two answers with one id would reach the editor: refuse the second request.
             return self.reply_error(Some(&id), Cause::DuplicateId, None);
         }
-        let class = legacy::classify_request(&method);
-        match class {
-            RequestClass::Ping => return self.write(&jsonrpc::response(&id, json!({}))),
-            RequestClass::SetLevel => {
-                match legacy::set_level_params(params.as_ref()) {
+        let class = request.class();
+        match request {
+            EditorRequest::Ping => return self.write(&jsonrpc::response(&id, json!({}))),
+            EditorRequest::SetLevel(level) => {
+                match level {
                     Some(level) => {
                         self.log_level = Some(level);
                         self.listener_log_level();
@@ -235,68 +233,69 @@ impl Frontend {
                 }
                 return;
             }
-            RequestClass::Discover => {
-                return self.reply_error(Some(&id), Cause::MethodNotFound, Some(json!(method)));
+            EditorRequest::Discover => {
+                let method = json!(request.method());
+                return self.reply_error(Some(&id), Cause::MethodNotFound, Some(method));
             }
             _ => {}
         }
-        match self.state {
-            Lifecycle::AwaitingInitialize if class == RequestClass::Initialize => {
+        let is_initialize = class == RequestClass::Initialize;
+        match (self.state, request) {
+            (Lifecycle::AwaitingInitialize, EditorRequest::Initialize(params)) => {
                 self.start_initialize(id, params, ctx)
             }
-            Lifecycle::AwaitingInitialize | Lifecycle::Initializing
-                if class != RequestClass::Initialize =>
+            (Lifecycle::AwaitingInitialize | Lifecycle::Initializing, request)
+                if !is_initialize =>
             {
-                let modern_meta = params
-                    .as_ref()
-                    .and_then(|p| p.get("_meta"))
-                    .and_then(|m| m.get(modern::META_PROTOCOL_VERSION))
-                    .is_some();
-                if modern_meta {
-                    self.reply_error(Some(&id), Cause::MethodNotFound, Some(json!(method)));
+                if request.names_modern_version() {
+                    let method = json!(request.method());
+                    self.reply_error(Some(&id), Cause::MethodNotFound, Some(method));
                 } else {
                     self.reply_error(Some(&id), Cause::NotInitialized, None);
                 }
             }
-            Lifecycle::Initializing | Lifecycle::Ready if class == RequestClass::Initialize => {
+            (Lifecycle::Initializing | Lifecycle::Ready, _) if is_initialize => {
                 self.reply_error(Some(&id), Cause::AlreadyInitialized, None);
             }
-            Lifecycle::Ready => match class {
-                RequestClass::Forward(f) => self.start_forward(id, f, params, ctx),
-                RequestClass::Subscribe | RequestClass::Unsubscribe => {
-                    let subscribe = class == RequestClass::Subscribe;
-                    self.on_resource_subscription(id, &method, subscribe, params.as_ref())
+            (Lifecycle::Ready, request) => match request {
+                EditorRequest::Forward(f, params) => self.start_forward(id, f, params, ctx),
+                EditorRequest::Subscribe(params) => {
+                    self.on_resource_subscription(id, class, true, params.as_ref())
                 }
-                _ => self.reply_error(Some(&id), Cause::MethodNotFound, Some(json!(method))),
+                EditorRequest::Unsubscribe(params) => {
+                    self.on_resource_subscription(id, class, false, params.as_ref())
+                }
+                other => {
+                    let method = json!(other.method());
+                    self.reply_error(Some(&id), Cause::MethodNotFound, Some(method))
+                }
             },
             _ => self.reply_error(Some(&id), Cause::UpstreamExited, None),
         }
     }
 
-    fn on_notification(&mut self, method: &str, params: Option<&Value>, ctx: &mut Context<Self>) {
-        match legacy::classify_notification(method) {
-            NotificationClass::Cancelled => {
-                let Some(id) = legacy::cancelled_request_id(params) else {
+    fn on_notification(&mut self, notification: EditorNotification, ctx: &mut Context<Self>) {
+        match notification {
+            EditorNotification::Cancelled { request_id, reason } => {
+                let Some(id) = request_id else {
                     tracing::debug!(target: "frontend", "notifications/cancelled without a usable requestId");
                     return;
                 };
                 // Before the slot's future is dropped: its guard sends the reason upstream.
-                if let (Some(slot), Some(reason)) =
-                    (self.slots.get(&id), legacy::cancelled_reason(params))
-                {
+                if let (Some(slot), Some(reason)) = (self.slots.get(&id), reason) {
                     slot.cancel_reason.set(reason);
                 }
                 if self.cancel_slot(&id, ctx) || self.open_changes.remove(&id) {
                     tracing::debug!(target: "frontend", "the client cancelled request {id}");
                 }
             }
-            NotificationClass::Initialized => {
+            EditorNotification::Initialized => {
                 if self.state == Lifecycle::Ready {
                     self.initialized = true;
                     self.start_listener(ctx);
                 }
             }
-            NotificationClass::Other => {
+            EditorNotification::Unknown(method) => {
                 tracing::debug!(target: "frontend", "ignored the notification {method}");
             }
         }
@@ -314,7 +313,7 @@ impl Frontend {
         if let Some(t) = &slot.upstream_progress_token {
             self.progress_routes.remove(t);
         }
-        if slot.method == "initialize" && self.state == Lifecycle::Initializing {
+        if slot.method == RequestClass::Initialize && self.state == Lifecycle::Initializing {
             self.state = Lifecycle::AwaitingInitialize;
             self.upstream_stats.queued();
             self.upstream.do_send(upstream::Disconnect);
@@ -325,7 +324,7 @@ impl Frontend {
     fn admit(
         &mut self,
         id: &Id,
-        method: &'static str,
+        method: RequestClass,
         editor_token: Option<Value>,
         upstream_token: Option<String>,
     ) -> bool {
@@ -374,9 +373,9 @@ impl Frontend {
         if let Some(t) = &slot.upstream_progress_token {
             self.progress_routes.remove(t);
         }
-        if slot.method != "initialize" {
+        if let RequestClass::Forward(f) = slot.method {
             self.metrics.do_send(MethodDone {
-                method: slot.method,
+                method: f.method(),
                 ok,
                 latency: slot.started.elapsed(),
             });
@@ -392,7 +391,7 @@ impl Frontend {
                 Some(json!("params must be InitializeRequestParams")),
             );
         };
-        if !self.admit(&id, "initialize", None, None) {
+        if !self.admit(&id, RequestClass::Initialize, None, None) {
             return;
         }
         self.state = Lifecycle::Initializing;
@@ -409,13 +408,13 @@ impl Frontend {
             ustats.queued();
             match upstream.send(upstream::Connect { command, args }).await {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(Cause::SpawnFailed.error_object(Some(json!(e)))),
-                Err(_) => return Err(Cause::SpawnFailed.error_object(None)),
+                Ok(Err(e)) => return Err(Cause::SpawnFailed.error(Some(json!(e.to_string())))),
+                Err(_) => return Err(Cause::SpawnFailed.error(None)),
             }
             let reply = call(
                 &upstream,
                 &ustats,
-                "server/discover",
+                methods::SERVER_DISCOVER,
                 meta.bare_params(),
                 client,
                 limit,
@@ -425,22 +424,21 @@ impl Frontend {
             match reply {
                 Ok(Reply::Result(v)) => modern::read_discover(&v)
                     .map(|d| (d, meta))
-                    .map_err(|e| Cause::DiscoverFailed.error_object(Some(json!(e.to_string())))),
+                    .map_err(|e| Cause::DiscoverFailed.error(Some(json!(e.to_string())))),
                 Ok(Reply::Error(e)) => {
-                    let mut obj = Cause::DiscoverFailed.error_object(e.get("message").cloned());
-                    if let Some(code) = e.get("code").filter(|c| c.is_i64()) {
-                        obj["code"] = code.clone();
+                    let mut error = Cause::DiscoverFailed.error(e.get("message").cloned());
+                    if let Some(code) = e.get("code").and_then(Value::as_i64) {
+                        error.code = ErrorCode(code);
                     }
-                    Err(obj)
+                    Err(error)
                 }
-                Ok(Reply::Closed) => Err(Cause::UpstreamExited.error_object(None)),
-                Ok(Reply::Busy) => Err(Cause::UpstreamBusy.error_object(None)),
+                Ok(Reply::Closed) => Err(Cause::UpstreamExited.error(None)),
+                Ok(Reply::Busy) => Err(Cause::UpstreamBusy.error(None)),
                 Ok(Reply::Invalid) => Err(Cause::DiscoverFailed
-                    .error_object(Some(json!("the upstream sent an invalid response")))),
-                Err(()) => Err(Cause::DiscoverFailed.error_object(Some(json!(format!(
-                    "no answer within {} s",
-                    limit.as_secs_f64()
-                ))))),
+                    .error(Some(json!("the upstream sent an invalid response")))),
+                Err(timed_out @ TimedOut { .. }) => {
+                    Err(Cause::DiscoverFailed.error(Some(json!(timed_out.to_string()))))
+                }
             }
         };
         let slot_id = id.clone();
@@ -453,7 +451,7 @@ impl Frontend {
         }
     }
 
-    fn initialize_done(&mut self, id: Id, res: Result<(Discovered, RequestMeta), Value>) {
+    fn initialize_done(&mut self, id: Id, res: Result<(Discovered, RequestMeta), ErrorObject>) {
         if self.finish_slot(&id, res.is_ok()).is_none() {
             return;
         }
@@ -471,7 +469,8 @@ impl Frontend {
                 self.state = Lifecycle::AwaitingInitialize;
                 self.upstream_stats.queued();
                 self.upstream.do_send(upstream::Disconnect);
-                tracing::warn!(target: "frontend", "initialize failed: {}", e["data"]["cause"].as_str().unwrap_or("upstream error"));
+                let cause = e.data.as_ref().and_then(|d| d.get("cause")?.as_str());
+                tracing::warn!(target: "frontend", "initialize failed: {}", cause.unwrap_or("upstream error"));
                 self.write(&jsonrpc::error_response(Some(&id), e));
             }
         }
@@ -485,7 +484,7 @@ impl Frontend {
         ctx: &mut Context<Self>,
     ) {
         self.next_progress_token += 1;
-        let token = format!("bp-{}", self.next_progress_token);
+        let token = relay::upstream_progress_token(self.next_progress_token);
         let fwd = match translate::forward_params(
             params.as_ref(),
             &self.current_meta(),
@@ -499,7 +498,7 @@ impl Frontend {
         let upstream_token = fwd.editor_progress_token.as_ref().map(|_| token);
         if !self.admit(
             &id,
-            f.method(),
+            RequestClass::Forward(f),
             fwd.editor_progress_token.clone(),
             upstream_token,
         ) {
@@ -537,13 +536,13 @@ impl Frontend {
         self.write(&frame);
     }
 
-    fn on_upstream_notification(&mut self, method: &str, params: Value) {
-        if self.listen_step(method, &params) {
+    fn on_upstream_notification(&mut self, notification: UpstreamNotification) {
+        if self.listen_step(&notification) {
             return;
         }
-        match method {
-            "notifications/progress" => {
-                let Some(token) = params.get("progressToken").and_then(Value::as_str) else {
+        match notification {
+            UpstreamNotification::Progress(params) => {
+                let Some(token) = relay::progress_token(&params) else {
                     return;
                 };
                 let Some(id) = self.progress_routes.get(token) else {
@@ -559,19 +558,11 @@ impl Frontend {
                     self.output.stats().rate_limited();
                     return;
                 }
-                let mut p = Map::new();
-                p.insert("progressToken".into(), editor_token);
-                for k in ["progress", "total", "message"] {
-                    if let Some(v) = params.get(k) {
-                        p.insert(k.into(), v.clone());
-                    }
+                if let Some(frame) = relay::progress_for_editor(&params, editor_token) {
+                    self.write_notification(&frame);
                 }
-                if !p.get("progress").is_some_and(Value::is_number) {
-                    return;
-                }
-                self.write_notification("notifications/progress", Value::Object(p));
             }
-            "notifications/message" => {
+            UpstreamNotification::Message(params) => {
                 // A log message belongs to a request in flight (2026-07-28 logging), but on
                 // stdio nothing says which one. With no request of the editor live (all
                 // answered or cancelled), it can only be of one that ended: dropped.
@@ -579,33 +570,17 @@ impl Frontend {
                     tracing::debug!(target: "frontend", "dropped a log message with no request in flight");
                     return;
                 }
-                let Some(level) = params
-                    .get("level")
-                    .and_then(Value::as_str)
-                    .and_then(LogLevel::parse)
-                else {
+                let Ok(frame) = relay::log_for_editor(&params, self.log_level) else {
                     return;
                 };
-                if self.log_level.is_some_and(|min| level < min) {
-                    return;
-                }
                 if !self.take_log_token() {
                     self.output.stats().rate_limited();
                     return;
                 }
-                let mut p = Map::new();
-                p.insert("level".into(), level.as_str().into());
-                if let Some(l) = params.get("logger").filter(|l| l.is_string()) {
-                    p.insert("logger".into(), l.clone());
-                }
-                p.insert(
-                    "data".into(),
-                    params.get("data").cloned().unwrap_or(Value::Null),
-                );
-                self.write_notification("notifications/message", Value::Object(p));
+                self.write_notification(&frame);
             }
             other => {
-                tracing::debug!(target: "frontend", "kept the upstream notification {other} inside");
+                tracing::debug!(target: "frontend", "kept the upstream notification {} inside", other.method());
             }
         }
     }
@@ -652,9 +627,8 @@ impl Handler<FromUpstream> for Frontend {
     fn handle(&mut self, m: FromUpstream, ctx: &mut Context<Self>) {
         let _h = self.stats.handling();
         match m {
-            FromUpstream::Notification { method, params } => {
-                self.on_upstream_notification(&method, params)
-            }
+            FromUpstream::Notification { method, params } => self
+                .on_upstream_notification(UpstreamNotification::from_notification(method, params)),
             FromUpstream::Gone { status } => self.on_upstream_gone(status, ctx),
             FromUpstream::ListenEnded { id, reply } => self.on_listen_ended(id, reply),
         }

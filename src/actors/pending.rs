@@ -13,7 +13,8 @@ use tokio::sync::oneshot;
 use super::metrics::ActorStats;
 use crate::profile::REQUEST_ID_PREFIX;
 use crate::protocol::input::Answer;
-use crate::protocol::jsonrpc::{self, Id};
+use crate::protocol::jsonrpc::Id;
+use crate::protocol::modern;
 use crate::transport::writer::{Delivery, Writer};
 
 /// The PendingTable actor.
@@ -108,10 +109,7 @@ impl Handler<Abandon> for PendingTable {
         let _h = self.stats.handling();
         for id in m.ids {
             if self.entries.remove(&id).is_some() {
-                let n = jsonrpc::notification(
-                    "notifications/cancelled",
-                    json!({"requestId": id, "reason": m.reason}),
-                );
+                let n = modern::cancelled_notification(json!(id), Some(m.reason));
                 self.output.send_message(&n, Delivery::Always);
             }
         }

@@ -15,9 +15,9 @@ use super::pending::{Abandon, PendingTable, Register};
 use super::supervisor::Timeouts;
 use super::upstream::{self, Call, Reply, Upstream};
 use crate::profile::ELICITATION_ID_PREFIX;
-use crate::protocol::errors::{Cause, INVALID_PARAMS, relay_upstream_error};
-use crate::protocol::input::{self, Answer, AnswerFailure, Kind, Plan, Question};
-use crate::protocol::jsonrpc::{self, Id};
+use crate::protocol::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_error};
+use crate::protocol::input::{self, Answer, AnswerFailure, Plan, Question};
+use crate::protocol::jsonrpc::Id;
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::modern::{self, ResultType};
 use crate::protocol::translate;
@@ -26,7 +26,15 @@ use crate::transport::writer::{Delivery, UPSTREAM_QUEUE_MAX_BYTES, Writer};
 /// What the slot answers: a result or an error object.
 pub enum SlotOutcome {
     Result(Value),
-    Error(Value),
+    Error(ErrorObject),
+}
+
+/// The upstream did not answer a request within its time limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no answer within {} s", limit.as_secs_f64())]
+pub struct TimedOut {
+    /// The time limit that passed.
+    pub limit: Duration,
 }
 
 /// The editor's `reason` for cancelling a request (2025-11-25 `notifications/cancelled`): the
@@ -72,8 +80,7 @@ impl SlotEnv {
 
 /// Sends one request upstream and waits at most `limit` for the answer. On a time-out or when
 /// the waiting future is dropped (a cancelled slot), the upstream gets `notifications/cancelled`
-/// with its own id (and the editor's `reason` when the editor cancelled). `Err(())` is the
-/// time-out.
+/// with its own id (and the editor's `reason` when the editor cancelled). Errors: [`TimedOut`].
 pub async fn call(
     upstream: &Addr<Upstream>,
     ustats: &Arc<ActorStats>,
@@ -82,7 +89,7 @@ pub async fn call(
     client: String,
     limit: Duration,
     reason: CancelReason,
-) -> Result<Reply, ()> {
+) -> Result<Reply, TimedOut> {
     ustats.queued();
     let sent = upstream
         .send(Call {
@@ -111,7 +118,7 @@ pub async fn call(
             guard.id = None;
             Ok(Reply::Closed)
         }
-        Err(_) => Err(()),
+        Err(_) => Err(TimedOut { limit }),
     }
 }
 
@@ -163,10 +170,7 @@ struct OpenUrls {
 
 impl OpenUrls {
     fn complete(&self, elicitation_id: &str) {
-        self.env.write(&jsonrpc::notification(
-            "notifications/elicitation/complete",
-            json!({"elicitationId": elicitation_id}),
-        ));
+        self.env.write(&input::elicitation_complete(elicitation_id));
     }
 
     /// Keeps the URLs asked again; completes the others.
@@ -226,33 +230,29 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Value, client: String) ->
         .await;
         let result = match reply {
             Ok(Reply::Result(v)) => v,
-            Ok(Reply::Error(e))
-                if rounds > 0
-                    && e.get("code").and_then(Value::as_i64) == Some(INVALID_PARAMS)
-                    && !translate::is_resource_not_found(f, &original, &e) =>
-            {
-                return state_refused(f, &e);
-            }
             Ok(Reply::Error(e)) => {
-                return SlotOutcome::Error(translate::adapt_error(
-                    f,
-                    &original,
-                    relay_upstream_error(&e),
-                ));
+                let error = relay_upstream_error(&e);
+                if rounds > 0
+                    && error.code == ErrorCode::INVALID_PARAMS
+                    && !translate::is_resource_not_found(f, &original, &error)
+                {
+                    return state_refused(f, error);
+                }
+                return SlotOutcome::Error(translate::adapt_error(f, &original, error));
             }
             Ok(Reply::Closed) => {
-                return SlotOutcome::Error(Cause::UpstreamExited.error_object(None));
+                return SlotOutcome::Error(Cause::UpstreamExited.error(None));
             }
             Ok(Reply::Invalid) => {
-                return SlotOutcome::Error(Cause::InvalidResponse.error_object(None));
+                return SlotOutcome::Error(Cause::InvalidResponse.error(None));
             }
             Ok(Reply::Busy) => {
                 return SlotOutcome::Error(
-                    Cause::UpstreamBusy.error_object(Some(json!(UPSTREAM_QUEUE_MAX_BYTES))),
+                    Cause::UpstreamBusy.error(Some(json!(UPSTREAM_QUEUE_MAX_BYTES))),
                 );
             }
-            Err(()) => {
-                return SlotOutcome::Error(Cause::Timeout.error_object(Some(json!({
+            Err(TimedOut { limit }) => {
+                return SlotOutcome::Error(Cause::Timeout.error(Some(json!({
                     "method": f.method(), "timeoutSeconds": limit.as_secs_f64()
                 }))));
             }
@@ -264,31 +264,31 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Value, client: String) ->
                 log_notes(notes);
                 return match shaped {
                     Ok(r) => SlotOutcome::Result(r),
-                    Err(c) => SlotOutcome::Error(c.error_object(None)),
+                    Err(c) => SlotOutcome::Error(c.error(None)),
                 };
             }
             ResultType::Unknown => {
                 return SlotOutcome::Error(
-                    Cause::InvalidResponse.error_object(Some(json!("unknown resultType"))),
+                    Cause::InvalidResponse.error(Some(json!("unknown resultType"))),
                 );
             }
             ResultType::InputRequired if !f.may_require_input() => {
                 return SlotOutcome::Error(
                     Cause::InvalidInputRequest
-                        .error_object(Some(json!(format!("{} may not ask for input", f.method())))),
+                        .error(Some(json!(format!("{} may not ask for input", f.method())))),
                 );
             }
             ResultType::InputRequired => {}
         }
         let ir = match input::read_input_required(&result) {
             Ok(ir) => ir,
-            Err(fail) => return SlotOutcome::Error(fail.error_object()),
+            Err(fail) => return SlotOutcome::Error(fail.error()),
         };
         let had_requests = !ir.input_requests.is_empty();
         if had_requests {
             if rounds >= input::MAX_ROUNDS {
                 return SlotOutcome::Error(
-                    Cause::TooManyRounds.error_object(Some(json!(input::MAX_ROUNDS))),
+                    Cause::TooManyRounds.error(Some(json!(input::MAX_ROUNDS))),
                 );
             }
             rounds += 1;
@@ -308,20 +308,22 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Value, client: String) ->
 
 /// The answer when the upstream refused the answers of a round with -32602 (an expired or
 /// refused `requestState`): a tool result with `isError`, or an error with the same text.
-fn state_refused(f: Forwarded, e: &Value) -> SlotOutcome {
+fn state_refused(f: Forwarded, e: ErrorObject) -> SlotOutcome {
     if f == Forwarded::ToolsCall {
         return SlotOutcome::Result(json!({
             "content": [{"type": "text", "text": input::STATE_REFUSED_TEXT}],
             "isError": true
         }));
     }
-    let mut err = Map::new();
-    err.insert("code".into(), json!(INVALID_PARAMS));
-    err.insert("message".into(), json!(input::STATE_REFUSED_TEXT));
-    if let Some(d) = e.get("data") {
-        err.insert("data".into(), d.clone());
-    }
-    SlotOutcome::Error(Value::Object(err))
+    SlotOutcome::Error(ErrorObject {
+        message: input::STATE_REFUSED_TEXT.into(),
+        ..e
+    })
+}
+
+/// The `elicitationId` of the URL elicitation asked with the `b-` request `request_id`.
+fn elicitation_id(request_id: &str) -> String {
+    format!("{ELICITATION_ID_PREFIX}{request_id}")
 }
 
 /// One round: every check first (a failure sends nothing), then all `b-` requests at once,
@@ -359,7 +361,7 @@ async fn ask_round(
                 }
                 questions.push((key.clone(), q));
             }
-            Err(fail) => return Err(SlotOutcome::Error(fail.error_object())),
+            Err(fail) => return Err(SlotOutcome::Error(fail.error())),
         }
     }
     urls.retain_asked(&asked_urls);
@@ -372,7 +374,7 @@ async fn ask_round(
         .await
         .unwrap_or_default();
     if slots.len() != questions.len() {
-        return Err(SlotOutcome::Error(Cause::Closed.error_object(None)));
+        return Err(SlotOutcome::Error(Cause::Closed.error(None)));
     }
     let mut guard = RoundGuard {
         pending: env.pending.clone(),
@@ -381,24 +383,7 @@ async fn ask_round(
     };
     let mut receivers = Vec::with_capacity(slots.len());
     for ((id, rx), (_, q)) in slots.into_iter().zip(&questions) {
-        let mut params = q.params.clone();
-        if q.kind == Kind::Url
-            && !q.continue_form
-            && let Some(Value::Object(p)) = params.as_mut()
-        {
-            p.insert(
-                "elicitationId".into(),
-                json!(format!("{ELICITATION_ID_PREFIX}{id}")),
-            );
-        }
-        let mut req = Map::new();
-        req.insert("jsonrpc".into(), json!("2.0"));
-        req.insert("id".into(), json!(id));
-        req.insert("method".into(), json!(q.method));
-        if let Some(p) = params {
-            req.insert("params".into(), p);
-        }
-        env.write(&Value::Object(req));
+        env.write(&input::editor_request(&id, &elicitation_id(&id), q));
         receivers.push(async move { (id, rx.await.unwrap_or(Answer::Invalid)) });
     }
     let answers = match tokio::time::timeout(env.timeouts.input, join_all(receivers)).await {
@@ -406,7 +391,7 @@ async fn ask_round(
         Err(_) => {
             guard.reason = "the client did not answer in time";
             return Err(SlotOutcome::Error(
-                Cause::InputTimeout.error_object(Some(json!(env.timeouts.input.as_secs_f64()))),
+                Cause::InputTimeout.error(Some(json!(env.timeouts.input.as_secs_f64()))),
             ));
         }
     };
@@ -414,19 +399,14 @@ async fn ask_round(
     for ((bid, answer), (key, q)) in answers.iter().zip(&questions) {
         match input::check_answer(q, answer) {
             Ok(resp) => {
-                if q.kind == Kind::Url
-                    && !q.continue_form
-                    && resp["action"] == "accept"
-                    && let Some(url) = &q.url
-                {
-                    urls.open
-                        .push((url.clone(), format!("{ELICITATION_ID_PREFIX}{bid}")));
+                if let Some(url) = input::accepted_url(q, &resp) {
+                    urls.open.push((url.to_string(), elicitation_id(bid)));
                 }
                 responses.insert(key.clone(), resp);
             }
             Err(AnswerFailure::Invalid) => {
                 return Err(SlotOutcome::Error(
-                    Cause::InvalidClientAnswer.error_object(Some(json!(key))),
+                    Cause::InvalidClientAnswer.error(Some(json!(key))),
                 ));
             }
             Err(AnswerFailure::EditorError(e)) => {

@@ -2,6 +2,7 @@
 //! limit its progress and log notifications. Time is passed in, so the bucket is testable.
 
 use super::rounds::CancelReason;
+use crate::protocol::legacy::RequestClass;
 use actix::SpawnHandle;
 use serde_json::Value;
 use std::time::Instant;
@@ -59,8 +60,8 @@ impl TokenBucket {
 pub struct Slot {
     /// The running future of the slot (cancel it to cancel the request).
     pub handle: Option<SpawnHandle>,
-    /// The method, for the metrics.
-    pub method: &'static str,
+    /// The method (`initialize` or a forwarded one), for the lifecycle and the metrics.
+    pub method: RequestClass,
     /// When the request arrived.
     pub started: Instant,
     /// The editor's progress token, if it sent one.

@@ -15,11 +15,12 @@ use tokio::sync::oneshot;
 use super::metrics::ActorStats;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message, ParseError};
-use crate::protocol::modern;
+use crate::protocol::{modern, notify};
 use crate::transport::child::{self, ChildProcess};
+use crate::transport::isolation;
 use crate::transport::lines;
+use crate::transport::program::{self, SpawnError};
 use crate::transport::writer::{Delivery, QueueStats, Sent, UPSTREAM_QUEUE, Writer};
-use crate::transport::{isolation, program};
 
 /// How long the bridge waits for the exit status of a child that closed its stdout.
 pub const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
@@ -163,8 +164,8 @@ impl Upstream {
     /// A listen request got its response: it goes to the Frontend like a notification, so
     /// that it keeps its place among the stream's notifications.
     fn listen_ended(&mut self, id: &Id, reply: Reply) {
-        tracing::debug!(target: "upstream", "id={id} method=subscriptions/listen outcome={}",
-            reply.outcome());
+        tracing::debug!(target: "upstream", "id={id} method={} outcome={}",
+            notify::LISTEN_METHOD, reply.outcome());
         if let Some(f) = &self.frontend {
             f.do_send(FromUpstream::ListenEnded {
                 id: id.clone(),
@@ -284,25 +285,25 @@ impl Handler<SetFrontend> for Upstream {
 /// Start the upstream command. Errors with the `spawn_failed` detail: the program and why it
 /// cannot start (never an argument or an environment value).
 #[derive(Message)]
-#[rtype(result = "Result<(), String>")]
+#[rtype(result = "Result<(), SpawnError>")]
 pub struct Connect {
     pub command: OsString,
     pub args: Vec<OsString>,
 }
 
 impl Handler<Connect> for Upstream {
-    type Result = Result<(), String>;
-    fn handle(&mut self, m: Connect, ctx: &mut Context<Self>) -> Result<(), String> {
+    type Result = Result<(), SpawnError>;
+    fn handle(&mut self, m: Connect, ctx: &mut Context<Self>) -> Result<(), SpawnError> {
         let _h = self.stats.handling();
         if self.conn.is_some() {
             return Ok(());
         }
         let (proc_, io) = child::spawn(&m.command, &m.args)
-            .map_err(|e| program::spawn_error_detail(&m.command, &e))?;
+            .map_err(|e| SpawnError::Start(program::spawn_error_detail(&m.command, &e)))?;
         self.generation += 1;
         let generation = self.generation;
         tracing::debug!(target: "upstream", "started the upstream command (pid {})", proc_.pgid());
-        let stdin = child::stdin_pipe(io.stdin).map_err(|e| e.to_string())?;
+        let stdin = child::stdin_pipe(io.stdin).map_err(SpawnError::Stdin)?;
         let stdin = Writer::for_pipe(stdin, UPSTREAM_QUEUE, self.queue_stats.clone());
         let stream = lines::frames(io.stdout, self.max_line_bytes, Some(self.editor.clone()))
             .map(move |f| ChildFrame(generation, Some(f)))
@@ -420,10 +421,7 @@ impl Handler<Cancel> for Upstream {
             tracing::debug!(target: "upstream", "id={id} was taken out of the queue unsent");
             return;
         }
-        let n = jsonrpc::notification(
-            "notifications/cancelled",
-            modern::cancelled_params(id.to_value(), reason.as_deref()),
-        );
+        let n = modern::cancelled_notification(id.to_value(), reason.as_deref());
         self.write(&n, Delivery::Always);
     }
 }
@@ -444,13 +442,13 @@ impl Handler<Listen> for Upstream {
     type Result = bool;
     fn handle(&mut self, m: Listen, _: &mut Context<Self>) -> bool {
         let _h = self.stats.handling();
-        let frame = jsonrpc::request(&m.id, "subscriptions/listen", m.params);
+        let frame = notify::listen_request(&m.id, m.params);
         // A listen is never refused for a full queue: there is at most one change at a time,
         // and losing the stream would lose list changes.
         if self.conn.is_none() || self.write(&frame, Delivery::Always) != Sent::Queued {
             return false;
         }
-        tracing::debug!(target: "upstream", "id={} method=subscriptions/listen outcome=sent", m.id);
+        tracing::debug!(target: "upstream", "id={} method={} outcome=sent", m.id, notify::LISTEN_METHOD);
         self.listens.insert(m.id);
         true
     }

@@ -1,22 +1,155 @@
-//! The error table: every error the editor can see, as a [`Cause`] with a JSON-RPC code, a fixed
-//! message and the `data.cause` name. Messages never contain a secret, the upstream URL or
-//! the stderr output of the child process.
+//! Error codes and error objects of JSON-RPC 2.0 and MCP, shared by the bridge and the server
+//! API ([`crate::server`]), and the bridge's error table: every error the editor can see, as a
+//! [`Cause`] with a JSON-RPC code, a fixed message and the `data.cause` name. Messages never
+//! contain a secret, the upstream URL or the stderr output of the child process.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use std::fmt;
 
-/// JSON-RPC 2.0 code of a line that is not JSON or not UTF-8.
-pub const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC 2.0 code of a message that is not a valid request.
-pub const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC 2.0 code of an unknown method.
-pub const METHOD_NOT_FOUND: i64 = -32601;
-/// JSON-RPC 2.0 code of invalid params.
-pub const INVALID_PARAMS: i64 = -32602;
-/// JSON-RPC 2.0 code of an internal error.
-pub const INTERNAL_ERROR: i64 = -32603;
-/// MCP 2025-11-25 `URLElicitationRequiredError`; never passed to the editor (its data holds URLs
-/// that editors open).
-pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+/// A JSON-RPC error code (`error.code`, an integer). Any integer is a code: the constants name
+/// the ones JSON-RPC 2.0 and the two MCP revisions define. 2026-07-28 (BI26) reserves
+/// `-32020..-32099` for the spec; `-32000..-32019` is implementation-defined, except the
+/// historical -32002.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i64);
+
+impl ErrorCode {
+    /// JSON-RPC 2.0 `Parse error`: the line is not JSON (or not UTF-8).
+    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// JSON-RPC 2.0 `Invalid Request`: JSON, but not a valid request.
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// JSON-RPC 2.0 `Method not found`; MCP also uses it for a method gated by a capability
+    /// that was not advertised.
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// JSON-RPC 2.0 `Invalid params`; 2026-07-28 also for a missing `_meta` key and for a
+    /// resource that does not exist.
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// JSON-RPC 2.0 `Internal error`.
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// MCP 2025-11-25 resource not found (`resources/read`); 2026-07-28 must not emit it and
+    /// sends -32602 instead.
+    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+    /// MCP 2026-07-28 `HeaderMismatch` (HTTP 400; no data defined).
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// MCP 2026-07-28 `MissingRequiredClientCapability`; `data.requiredCapabilities` names
+    /// what is missing.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// MCP 2026-07-28 `UnsupportedProtocolVersion`; `data` is `{supported, requested}`.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+    /// MCP 2025-11-25 `URLElicitationRequiredError`; 2026-07-28 must not emit it, and the
+    /// bridge never passes it to the editor (its data holds URLs that editors open).
+    pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
+}
+
+impl From<i64> for ErrorCode {
+    fn from(code: i64) -> Self {
+        ErrorCode(code)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A JSON-RPC 2.0 error object `{code, message, data?}`: the `error` member of an error
+/// response. The bridge builds its own from a [`Cause`]; the server API's handlers answer with
+/// one (`server::RpcError` is this type).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("JSON-RPC error {code}: {message}")]
+pub struct ErrorObject {
+    /// The error code.
+    pub code: ErrorCode,
+    /// A short description of the error (one sentence).
+    pub message: String,
+    /// Extra information, sent as `error.data` when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error with this code and message and no `data`.
+    pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Self {
+        ErrorObject {
+            code: code.into(),
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// The same error with `data` set.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// `-32602 Invalid params` with this message.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::INVALID_PARAMS, message)
+    }
+
+    /// `-32601 Method not found`, with the method in `data.method`.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(ErrorCode::METHOD_NOT_FOUND, "Method not found")
+            .with_data(json!({ "method": method }))
+    }
+
+    /// `-32603 Internal error` with this message.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::INTERNAL_ERROR, message)
+    }
+
+    /// `-32022 UnsupportedProtocolVersion` (2026-07-28 basic/versioning), data
+    /// `{supported, requested}`.
+    pub fn unsupported_version(supported: &[&str], requested: &str) -> Self {
+        Self::new(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+        )
+        .with_data(json!({ "supported": supported, "requested": requested }))
+    }
+
+    /// `-32021 MissingRequiredClientCapability` (2026-07-28 basic/index), data
+    /// `{requiredCapabilities}`.
+    pub fn missing_capability(required: Value) -> Self {
+        Self::new(
+            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "Missing required client capability",
+        )
+        .with_data(json!({ "requiredCapabilities": required }))
+    }
+
+    /// Reads an error object a peer sent: `code` an integer that fits in `i64`, `message` a
+    /// string, `data` any value; `None` when `code` or `message` is missing or of another type.
+    pub fn from_value(error: &Value) -> Option<ErrorObject> {
+        Some(ErrorObject {
+            code: ErrorCode(error.get("code")?.as_i64()?),
+            message: error.get("message")?.as_str()?.to_string(),
+            data: error.get("data").cloned(),
+        })
+    }
+
+    /// The object as JSON, members in the order `code`, `message`, `data`.
+    pub fn to_value(&self) -> Value {
+        self.clone().into()
+    }
+}
+
+impl From<ErrorObject> for Value {
+    fn from(e: ErrorObject) -> Value {
+        let mut out = Map::new();
+        out.insert("code".into(), e.code.0.into());
+        out.insert("message".into(), e.message.into());
+        if let Some(data) = e.data {
+            out.insert("data".into(), data);
+        }
+        Value::Object(out)
+    }
+}
 
 /// Every cause of an error that the bridge itself gives the editor (the reference's error table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -74,15 +207,15 @@ pub enum Cause {
 
 impl Cause {
     /// The JSON-RPC error code of the cause.
-    pub fn code(self) -> i64 {
+    pub fn code(self) -> ErrorCode {
         use Cause::*;
         match self {
-            ParseError => PARSE_ERROR,
+            ParseError => ErrorCode::PARSE_ERROR,
             InvalidRequestShape | LineTooLong | TooDeep | NotInitialized | AlreadyInitialized
-            | DuplicateId => INVALID_REQUEST,
-            MethodNotFound => METHOD_NOT_FOUND,
-            InvalidParams => INVALID_PARAMS,
-            _ => INTERNAL_ERROR,
+            | DuplicateId => ErrorCode::INVALID_REQUEST,
+            MethodNotFound => ErrorCode::METHOD_NOT_FOUND,
+            InvalidParams => ErrorCode::INVALID_PARAMS,
+            _ => ErrorCode::INTERNAL_ERROR,
         }
     }
 
@@ -151,40 +284,110 @@ impl Cause {
     }
 
     /// The JSON-RPC error object `{code, message, data: {cause, detail?}}` of the cause.
-    pub fn error_object(self, detail: Option<Value>) -> Value {
+    pub fn error(self, detail: Option<Value>) -> ErrorObject {
         let mut data = Map::new();
         data.insert("cause".into(), Value::String(self.name().into()));
         if let Some(d) = detail {
             data.insert("detail".into(), d);
         }
-        json!({"code": self.code(), "message": self.message(), "data": Value::Object(data)})
+        ErrorObject::new(self.code(), self.message()).with_data(Value::Object(data))
+    }
+
+    /// [`Cause::error`] as JSON.
+    pub fn error_object(self, detail: Option<Value>) -> Value {
+        self.error(detail).into()
     }
 }
 
 /// An upstream JSON-RPC error as the editor gets it: code, message and data are kept, except
 /// -32042 (`URLElicitationRequiredError`), which becomes -32603 without data, because editors
 /// open the URLs in its data.
-pub fn relay_upstream_error(error: &Value) -> Value {
-    let code = error.get("code").and_then(Value::as_i64);
-    let message = error.get("message").and_then(Value::as_str);
-    let (Some(code), Some(message)) = (code, message) else {
-        return Cause::Rpc.error_object(None);
-    };
-    if code == URL_ELICITATION_REQUIRED {
-        return json!({"code": INTERNAL_ERROR, "message": message});
+pub fn relay_upstream_error(error: &Value) -> ErrorObject {
+    match ErrorObject::from_value(error) {
+        None => Cause::Rpc.error(None),
+        Some(e) if e.code == ErrorCode::URL_ELICITATION_REQUIRED => {
+            ErrorObject::new(ErrorCode::INTERNAL_ERROR, e.message)
+        }
+        Some(e) => e,
     }
-    let mut out = Map::new();
-    out.insert("code".into(), code.into());
-    out.insert("message".into(), message.into());
-    if let Some(data) = error.get("data") {
-        out.insert("data".into(), data.clone());
-    }
-    Value::Object(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_code_is_defined_once_with_the_value_of_its_spec() {
+        let table = [
+            (ErrorCode::PARSE_ERROR, -32700),
+            (ErrorCode::INVALID_REQUEST, -32600),
+            (ErrorCode::METHOD_NOT_FOUND, -32601),
+            (ErrorCode::INVALID_PARAMS, -32602),
+            (ErrorCode::INTERNAL_ERROR, -32603),
+            (ErrorCode::RESOURCE_NOT_FOUND, -32002),
+            (ErrorCode::HEADER_MISMATCH, -32020),
+            (ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, -32021),
+            (ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, -32022),
+            (ErrorCode::URL_ELICITATION_REQUIRED, -32042),
+        ];
+        for (code, value) in table {
+            assert_eq!(code, ErrorCode(value));
+            assert_eq!(code, ErrorCode::from(value));
+            assert_eq!(code.to_string(), value.to_string());
+            assert_eq!(serde_json::to_value(code).ok(), Some(json!(value)));
+        }
+    }
+
+    #[test]
+    fn an_error_object_is_code_message_and_data_in_that_order() {
+        let table = [
+            (
+                ErrorObject::new(-32000, "custom"),
+                r#"{"code":-32000,"message":"custom"}"#,
+            ),
+            (
+                ErrorObject::invalid_params("bad").with_data(json!({"uri": "a"})),
+                r#"{"code":-32602,"message":"bad","data":{"uri":"a"}}"#,
+            ),
+            (
+                ErrorObject::method_not_found("x/y"),
+                r#"{"code":-32601,"message":"Method not found","data":{"method":"x/y"}}"#,
+            ),
+            (
+                ErrorObject::internal("boom"),
+                r#"{"code":-32603,"message":"boom"}"#,
+            ),
+            (
+                ErrorObject::unsupported_version(&["2026-07-28"], "2025-11-25"),
+                r#"{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2025-11-25"}}"#,
+            ),
+            (
+                ErrorObject::missing_capability(json!({"sampling": {}})),
+                r#"{"code":-32021,"message":"Missing required client capability","data":{"requiredCapabilities":{"sampling":{}}}}"#,
+            ),
+        ];
+        for (error, text) in table {
+            assert_eq!(error.to_value().to_string(), text);
+            assert_eq!(serde_json::to_string(&error).ok().as_deref(), Some(text));
+            let back = serde_json::from_str::<Value>(text).ok();
+            assert_eq!(back.as_ref().and_then(ErrorObject::from_value), Some(error));
+        }
+    }
+
+    #[test]
+    fn a_peer_error_needs_an_integer_code_and_a_string_message() {
+        for bad in [
+            json!({"message": "x"}),
+            json!({"code": -32602}),
+            json!({"code": "-32602", "message": "x"}),
+            json!({"code": -32602.5, "message": "x"}),
+            serde_json::from_str(r#"{"code": 99999999999999999999, "message": "x"}"#)
+                .unwrap_or_default(),
+            json!({"code": -32602, "message": 3}),
+        ] {
+            assert_eq!(ErrorObject::from_value(&bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn each_cause_has_the_code_of_the_table() {
@@ -205,7 +408,7 @@ mod tests {
             (Cause::TooManyRounds, -32603, "too_many_rounds"),
         ];
         for (cause, code, name) in table {
-            assert_eq!(cause.code(), code, "{name}");
+            assert_eq!(cause.code(), ErrorCode(code), "{name}");
             assert_eq!(cause.name(), name);
             let e = cause.error_object(Some(json!(7)));
             assert_eq!(e["data"], json!({"cause": name, "detail": 7}));
@@ -216,14 +419,14 @@ mod tests {
     #[test]
     fn an_upstream_error_keeps_code_message_and_data() {
         let e = json!({"code": -32602, "message": "Unknown tool", "data": {"x": 1}});
-        assert_eq!(relay_upstream_error(&e), e);
+        assert_eq!(relay_upstream_error(&e).to_value(), e);
     }
 
     #[test]
     fn url_elicitation_required_becomes_internal_error_without_data() {
         let e = json!({"code": -32042, "message": "go", "data": {"elicitations": []}});
         assert_eq!(
-            relay_upstream_error(&e),
+            relay_upstream_error(&e).to_value(),
             json!({"code": -32603, "message": "go"})
         );
     }
@@ -231,7 +434,7 @@ mod tests {
     #[test]
     fn an_error_without_code_becomes_rpc() {
         assert_eq!(
-            relay_upstream_error(&json!({"message": "x"}))["data"]["cause"],
+            relay_upstream_error(&json!({"message": "x"})).to_value()["data"]["cause"],
             "rpc"
         );
     }

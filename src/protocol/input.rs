@@ -3,7 +3,8 @@
 //! checks of the editor's answers, and the params of the retry. Pure: no ids are minted and
 //! nothing is sent here.
 
-use super::errors::Cause;
+use super::errors::{Cause, ErrorObject};
+use super::methods;
 use serde_json::{Map, Value, json};
 
 /// Input requests in one round at most.
@@ -32,9 +33,8 @@ impl Failure {
     }
 
     /// The JSON-RPC error object of the failure.
-    pub fn error_object(&self) -> Value {
-        self.cause
-            .error_object(self.detail.clone().map(Value::String))
+    pub fn error(&self) -> ErrorObject {
+        self.cause.error(self.detail.clone().map(Value::String))
     }
 }
 
@@ -163,7 +163,7 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
         return Err(bad());
     }
     match method {
-        "elicitation/create" => {
+        methods::ELICITATION_CREATE => {
             let p = params.ok_or_else(bad)?;
             let message = p.get("message").and_then(Value::as_str).ok_or_else(bad)?;
             let elicitation = declared(editor_caps, &["elicitation"]).ok_or_else(undeclared)?;
@@ -180,7 +180,7 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
                     };
                     Ok(Plan::Ask(Question {
                         kind: Kind::Url,
-                        method: "elicitation/create",
+                        method: methods::ELICITATION_CREATE,
                         params: Some(json!({"mode": "url", "message": message, "url": url})),
                         schema: None,
                         continue_form: false,
@@ -207,7 +207,7 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
                     }
                     Ok(Plan::Ask(Question {
                         kind: Kind::Form,
-                        method: "elicitation/create",
+                        method: methods::ELICITATION_CREATE,
                         params: Some(
                             json!({"mode": "form", "message": message, "requestedSchema": schema}),
                         ),
@@ -219,7 +219,7 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
                 _ => Err(bad()),
             }
         }
-        "sampling/createMessage" => {
+        methods::SAMPLING_CREATE_MESSAGE => {
             let p = params.ok_or_else(bad)?;
             if !p.get("messages").is_some_and(Value::is_array)
                 || !p.get("maxTokens").is_some_and(Value::is_number)
@@ -234,18 +234,18 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
             }
             Ok(Plan::Ask(Question {
                 kind: Kind::Sampling,
-                method: "sampling/createMessage",
+                method: methods::SAMPLING_CREATE_MESSAGE,
                 params: Some(p.clone()),
                 schema: None,
                 continue_form: false,
                 url: None,
             }))
         }
-        "roots/list" => {
+        methods::ROOTS_LIST => {
             declared(editor_caps, &["roots"]).ok_or_else(undeclared)?;
             Ok(Plan::Ask(Question {
                 kind: Kind::Roots,
-                method: "roots/list",
+                method: methods::ROOTS_LIST,
                 params: None,
                 schema: None,
                 continue_form: false,
@@ -261,7 +261,7 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
 pub fn continue_question(message: &str) -> Question {
     Question {
         kind: Kind::Form,
-        method: "elicitation/create",
+        method: methods::ELICITATION_CREATE,
         params: Some(
             json!({"mode": "form", "message": message, "requestedSchema": {
                 "type": "object",
@@ -273,6 +273,48 @@ pub fn continue_question(message: &str) -> Question {
         continue_form: true,
         url: None,
     }
+}
+
+/// The 2025-11-25 request the editor gets for a question, with the bridge's request id
+/// `request_id`: `{jsonrpc, id, method, params?}`, and a URL elicitation (not the Continue form
+/// that stands in for one already accepted) gets `elicitation_id` in `params.elicitationId`
+/// (2025-11-25 needs one; 2026-07-28 has none; the caller mints it, unique per connection).
+pub fn editor_request(request_id: &str, elicitation_id: &str, q: &Question) -> Value {
+    let mut params = q.params.clone();
+    if q.kind == Kind::Url
+        && !q.continue_form
+        && let Some(Value::Object(p)) = params.as_mut()
+    {
+        p.insert("elicitationId".into(), Value::String(elicitation_id.into()));
+    }
+    let mut req = Map::new();
+    req.insert("jsonrpc".into(), json!("2.0"));
+    req.insert("id".into(), json!(request_id));
+    req.insert("method".into(), json!(q.method));
+    if let Some(p) = params {
+        req.insert("params".into(), p);
+    }
+    Value::Object(req)
+}
+
+/// The URL the editor accepted with `response` (the `InputResponse` of [`check_answer`]) to
+/// the URL elicitation `q`; `None` for any other question or answer, and for the Continue
+/// form that stands in for a URL already accepted. The bridge sends
+/// `notifications/elicitation/complete` for each accepted URL once the upstream stops asking.
+pub fn accepted_url<'q>(q: &'q Question, response: &Value) -> Option<&'q str> {
+    let accepted = response.get("action").and_then(Value::as_str) == Some("accept");
+    (q.kind == Kind::Url && !q.continue_form && accepted)
+        .then_some(q.url.as_deref())
+        .flatten()
+}
+
+/// `notifications/elicitation/complete` for the editor (2025-11-25 URL elicitation): the
+/// upstream stopped asking for the URL of `elicitation_id`, or its request ended.
+pub fn elicitation_complete(elicitation_id: &str) -> Value {
+    super::jsonrpc::notification(
+        methods::ELICITATION_COMPLETE,
+        json!({"elicitationId": elicitation_id}),
+    )
 }
 
 /// Why the bridge refuses to show a URL to the editor.
@@ -520,6 +562,71 @@ pub const STATE_REFUSED_TEXT: &str = "The server no longer accepts the answers t
 mod tests {
     use super::*;
 
+    #[test]
+    fn each_question_becomes_one_editor_request() {
+        let caps = json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}});
+        let ask = |request: Value| match plan("k", &request, &caps) {
+            Ok(Plan::Ask(q)) => q,
+            other => panic!("not asked: {other:?}"),
+        };
+        let url = ask(json!({"method": "elicitation/create",
+            "params": {"mode": "url", "message": "Sign in", "url": "https://example.com/a"}}));
+        let schema = json!({"type": "object", "properties": {"n": {"type": "string"}}});
+        let form = ask(json!({"method": "elicitation/create",
+            "params": {"mode": "form", "message": "Name?", "requestedSchema": schema}}));
+        let mut again = continue_question("Sign in");
+        again.url = url.url.clone();
+        let table = [
+            (
+                "b-1",
+                url.clone(),
+                json!({"jsonrpc": "2.0", "id": "b-1", "method": "elicitation/create",
+                    "params": {"mode": "url", "message": "Sign in", "url": "https://example.com/a",
+                               "elicitationId": "mcp-bridge-elicitation-b-1"}}),
+            ),
+            (
+                "b-2",
+                form,
+                json!({"jsonrpc": "2.0", "id": "b-2", "method": "elicitation/create",
+                    "params": {"mode": "form", "message": "Name?", "requestedSchema": schema}}),
+            ),
+            (
+                "b-3",
+                again,
+                json!({"jsonrpc": "2.0", "id": "b-3", "method": "elicitation/create",
+                    "params": continue_question("Sign in").params}),
+            ),
+            (
+                "b-4",
+                ask(json!({"method": "roots/list"})),
+                json!({"jsonrpc": "2.0", "id": "b-4", "method": "roots/list"}),
+            ),
+            (
+                "b-5",
+                ask(json!({"method": "sampling/createMessage",
+                    "params": {"messages": [], "maxTokens": 5}})),
+                json!({"jsonrpc": "2.0", "id": "b-5", "method": "sampling/createMessage",
+                    "params": {"messages": [], "maxTokens": 5}}),
+            ),
+        ];
+        for (id, q, want) in table {
+            let minted = format!("mcp-bridge-elicitation-{id}");
+            assert_eq!(editor_request(id, &minted, &q), want, "{id}");
+        }
+        let accept = json!({"action": "accept"});
+        assert_eq!(accepted_url(&url, &accept), Some("https://example.com/a"));
+        assert_eq!(accepted_url(&url, &json!({"action": "decline"})), None);
+        assert_eq!(accepted_url(&url, &json!({})), None);
+        let mut again_url = continue_question("Sign in");
+        again_url.url = url.url.clone();
+        assert_eq!(accepted_url(&again_url, &accept), None);
+        assert_eq!(
+            elicitation_complete("mcp-bridge-elicitation-b-1"),
+            json!({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+                "params": {"elicitationId": "mcp-bridge-elicitation-b-1"}})
+        );
+    }
+
     fn caps() -> Value {
         json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {"listChanged": true}})
     }
@@ -662,7 +769,7 @@ mod tests {
             let expected = match shown {
                 Ok(url) => Plan::Ask(Question {
                     kind: Kind::Url,
-                    method: "elicitation/create",
+                    method: methods::ELICITATION_CREATE,
                     params: Some(json!({"mode": "url", "message": "m", "url": url})),
                     schema: None,
                     continue_form: false,

@@ -257,14 +257,15 @@ pub fn response(id: &Id, result: Value) -> Value {
 }
 
 /// A JSON-RPC 2.0 error response. Without an id the `id` member is left out, because the
-/// 2025-11-25 schema refuses `"id": null`.
-pub fn error_response(id: Option<&Id>, error: Value) -> Value {
+/// 2025-11-25 schema refuses `"id": null`. `error` is an error object
+/// ([`super::errors::ErrorObject`] or its JSON).
+pub fn error_response(id: Option<&Id>, error: impl Into<Value>) -> Value {
     let mut m = Map::with_capacity(3);
     m.insert("jsonrpc".into(), "2.0".into());
     if let Some(id) = id {
         m.insert("id".into(), id.to_value());
     }
-    m.insert("error".into(), error);
+    m.insert("error".into(), error.into());
     Value::Object(m)
 }
 

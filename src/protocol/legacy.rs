@@ -1,8 +1,11 @@
-//! The 2025-11-25 side that the bridge serves to the editor: the class of each method and
-//! notification, log levels, and the params of `initialize`, `logging/setLevel` and
+//! The 2025-11-25 side that the bridge serves to the editor: the editor's requests and
+//! notifications as typed values ([`EditorRequest`], [`EditorNotification`], read once from the
+//! method name), log levels, and the params of `initialize`, `logging/setLevel` and
 //! `notifications/cancelled`.
 
 use super::jsonrpc::Id;
+use super::methods;
+use super::modern::META_PROTOCOL_VERSION;
 use serde_json::Value;
 
 /// The protocol revision the bridge speaks to the editor.
@@ -37,14 +40,14 @@ impl Forwarded {
     /// The method name on the wire.
     pub fn method(self) -> &'static str {
         match self {
-            Forwarded::ToolsList => "tools/list",
-            Forwarded::ToolsCall => "tools/call",
-            Forwarded::PromptsList => "prompts/list",
-            Forwarded::PromptsGet => "prompts/get",
-            Forwarded::ResourcesList => "resources/list",
-            Forwarded::ResourcesTemplatesList => "resources/templates/list",
-            Forwarded::ResourcesRead => "resources/read",
-            Forwarded::CompletionComplete => "completion/complete",
+            Forwarded::ToolsList => methods::TOOLS_LIST,
+            Forwarded::ToolsCall => methods::TOOLS_CALL,
+            Forwarded::PromptsList => methods::PROMPTS_LIST,
+            Forwarded::PromptsGet => methods::PROMPTS_GET,
+            Forwarded::ResourcesList => methods::RESOURCES_LIST,
+            Forwarded::ResourcesTemplatesList => methods::RESOURCES_TEMPLATES_LIST,
+            Forwarded::ResourcesRead => methods::RESOURCES_READ,
+            Forwarded::CompletionComplete => methods::COMPLETION_COMPLETE,
         }
     }
 
@@ -68,7 +71,7 @@ impl Forwarded {
     }
 }
 
-/// The class of a request from the editor.
+/// The class of a request from the editor: its method, without params (what a slot keeps).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RequestClass {
     Initialize,
@@ -81,15 +84,31 @@ pub enum RequestClass {
     Unknown,
 }
 
+impl RequestClass {
+    /// The method name on the wire; `None` for [`RequestClass::Unknown`].
+    pub fn method(self) -> Option<&'static str> {
+        Some(match self {
+            RequestClass::Initialize => methods::INITIALIZE,
+            RequestClass::Ping => methods::PING,
+            RequestClass::SetLevel => methods::LOGGING_SET_LEVEL,
+            RequestClass::Discover => methods::SERVER_DISCOVER,
+            RequestClass::Subscribe => methods::RESOURCES_SUBSCRIBE,
+            RequestClass::Unsubscribe => methods::RESOURCES_UNSUBSCRIBE,
+            RequestClass::Forward(f) => f.method(),
+            RequestClass::Unknown => return None,
+        })
+    }
+}
+
 /// The class of a method name of a request.
 pub fn classify_request(method: &str) -> RequestClass {
     match method {
-        "initialize" => RequestClass::Initialize,
-        "ping" => RequestClass::Ping,
-        "logging/setLevel" => RequestClass::SetLevel,
-        "server/discover" => RequestClass::Discover,
-        "resources/subscribe" => RequestClass::Subscribe,
-        "resources/unsubscribe" => RequestClass::Unsubscribe,
+        methods::INITIALIZE => RequestClass::Initialize,
+        methods::PING => RequestClass::Ping,
+        methods::LOGGING_SET_LEVEL => RequestClass::SetLevel,
+        methods::SERVER_DISCOVER => RequestClass::Discover,
+        methods::RESOURCES_SUBSCRIBE => RequestClass::Subscribe,
+        methods::RESOURCES_UNSUBSCRIBE => RequestClass::Unsubscribe,
         m => Forwarded::ALL
             .iter()
             .find(|f| f.method() == m)
@@ -97,21 +116,123 @@ pub fn classify_request(method: &str) -> RequestClass {
     }
 }
 
-/// The class of a notification from the editor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NotificationClass {
-    Initialized,
-    Cancelled,
-    /// Known or unknown, the bridge ignores it (for example `notifications/roots/list_changed`).
-    Other,
+/// A request of the editor, read once from its method and params (the shape of mini-redis's
+/// `Command::from_frame`). Params the bridge reads whatever the lifecycle state are read here
+/// (`logging/setLevel`); the others stay as they came, because the lifecycle decides first
+/// which error a request gets (a second `initialize` is `already_initialized` whatever its
+/// params).
+#[derive(Clone, Debug, PartialEq)]
+pub enum EditorRequest {
+    /// `initialize` with its params (read by [`initialize_params`]).
+    Initialize(Option<Value>),
+    /// `ping`.
+    Ping,
+    /// `logging/setLevel`; `None` when its params are not `{level}` with a logging level.
+    SetLevel(Option<LogLevel>),
+    /// `server/discover`: a 2026-07-28 method the bridge does not serve (-32601).
+    Discover,
+    /// `resources/subscribe` with its params (read by [`super::notify::resource_uri`]).
+    Subscribe(Option<Value>),
+    /// `resources/unsubscribe` with its params.
+    Unsubscribe(Option<Value>),
+    /// One of the forwarded methods with its params.
+    Forward(Forwarded, Option<Value>),
+    /// Any other method (-32601 once initialized).
+    Unknown {
+        /// The method name as it came.
+        method: String,
+        /// The params as they came.
+        params: Option<Value>,
+    },
 }
 
-/// The class of a method name of a notification.
-pub fn classify_notification(method: &str) -> NotificationClass {
-    match method {
-        "notifications/initialized" => NotificationClass::Initialized,
-        "notifications/cancelled" => NotificationClass::Cancelled,
-        _ => NotificationClass::Other,
+impl EditorRequest {
+    /// Reads a request from its method name and params.
+    pub fn from_request(method: String, params: Option<Value>) -> EditorRequest {
+        match classify_request(&method) {
+            RequestClass::Initialize => EditorRequest::Initialize(params),
+            RequestClass::Ping => EditorRequest::Ping,
+            RequestClass::SetLevel => EditorRequest::SetLevel(set_level_params(params.as_ref())),
+            RequestClass::Discover => EditorRequest::Discover,
+            RequestClass::Subscribe => EditorRequest::Subscribe(params),
+            RequestClass::Unsubscribe => EditorRequest::Unsubscribe(params),
+            RequestClass::Forward(f) => EditorRequest::Forward(f, params),
+            RequestClass::Unknown => EditorRequest::Unknown { method, params },
+        }
+    }
+
+    /// The class of the request (its method without params).
+    pub fn class(&self) -> RequestClass {
+        match self {
+            EditorRequest::Initialize(_) => RequestClass::Initialize,
+            EditorRequest::Ping => RequestClass::Ping,
+            EditorRequest::SetLevel(_) => RequestClass::SetLevel,
+            EditorRequest::Discover => RequestClass::Discover,
+            EditorRequest::Subscribe(_) => RequestClass::Subscribe,
+            EditorRequest::Unsubscribe(_) => RequestClass::Unsubscribe,
+            EditorRequest::Forward(f, _) => RequestClass::Forward(*f),
+            EditorRequest::Unknown { .. } => RequestClass::Unknown,
+        }
+    }
+
+    /// The method name as it came (for `data.detail` of -32601 and for the log).
+    pub fn method(&self) -> &str {
+        match self {
+            EditorRequest::Unknown { method, .. } => method,
+            known => known.class().method().unwrap_or_default(),
+        }
+    }
+
+    /// The params as they came; `None` for the requests whose params are read at once or
+    /// not at all (`ping`, `logging/setLevel`, `server/discover`).
+    pub fn params(&self) -> Option<&Value> {
+        match self {
+            EditorRequest::Initialize(p)
+            | EditorRequest::Subscribe(p)
+            | EditorRequest::Unsubscribe(p)
+            | EditorRequest::Forward(_, p)
+            | EditorRequest::Unknown { params: p, .. } => p.as_ref(),
+            EditorRequest::Ping | EditorRequest::SetLevel(_) | EditorRequest::Discover => None,
+        }
+    }
+
+    /// True when `params._meta` names a 2026-07-28 protocol version: a 2026-07-28 client that
+    /// skipped `initialize` gets -32601 instead of `not_initialized`.
+    pub fn names_modern_version(&self) -> bool {
+        self.params()
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(META_PROTOCOL_VERSION))
+            .is_some()
+    }
+}
+
+/// A notification of the editor, read once from its method and params.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EditorNotification {
+    /// `notifications/initialized`.
+    Initialized,
+    /// `notifications/cancelled`: the request id (`None` when it is not a string or an
+    /// integer) and the reason when it is a string.
+    Cancelled {
+        request_id: Option<Id>,
+        reason: Option<String>,
+    },
+    /// Any other notification, known to MCP or not (for example
+    /// `notifications/roots/list_changed`): the bridge ignores it.
+    Unknown(String),
+}
+
+impl EditorNotification {
+    /// Reads a notification from its method name and params.
+    pub fn from_notification(method: String, params: Option<&Value>) -> EditorNotification {
+        match method.as_str() {
+            methods::INITIALIZED => EditorNotification::Initialized,
+            methods::CANCELLED => EditorNotification::Cancelled {
+                request_id: cancelled_request_id(params),
+                reason: cancelled_reason(params),
+            },
+            _ => EditorNotification::Unknown(method),
+        }
     }
 }
 
@@ -251,6 +372,128 @@ mod tests {
         assert_eq!(classify_request("tasks/list"), RequestClass::Unknown);
         for f in Forwarded::ALL {
             assert_eq!(classify_request(f.method()), RequestClass::Forward(f));
+            assert_eq!(RequestClass::Forward(f).method(), Some(f.method()));
+        }
+    }
+
+    #[test]
+    fn an_editor_request_is_read_once_from_its_method() {
+        let p = Some(json!({"x": 1}));
+        let table = [
+            (
+                "initialize",
+                p.clone(),
+                EditorRequest::Initialize(p.clone()),
+            ),
+            ("ping", None, EditorRequest::Ping),
+            (
+                "logging/setLevel",
+                Some(json!({"level": "error"})),
+                EditorRequest::SetLevel(Some(LogLevel::Error)),
+            ),
+            (
+                "logging/setLevel",
+                Some(json!({"level": "loud"})),
+                EditorRequest::SetLevel(None),
+            ),
+            ("server/discover", p.clone(), EditorRequest::Discover),
+            (
+                "resources/subscribe",
+                p.clone(),
+                EditorRequest::Subscribe(p.clone()),
+            ),
+            (
+                "resources/unsubscribe",
+                None,
+                EditorRequest::Unsubscribe(None),
+            ),
+            (
+                "tools/call",
+                p.clone(),
+                EditorRequest::Forward(Forwarded::ToolsCall, p.clone()),
+            ),
+            (
+                "tasks/list",
+                p.clone(),
+                EditorRequest::Unknown {
+                    method: "tasks/list".into(),
+                    params: p.clone(),
+                },
+            ),
+            (
+                "Tools/Call",
+                None,
+                EditorRequest::Unknown {
+                    method: "Tools/Call".into(),
+                    params: None,
+                },
+            ),
+        ];
+        for (method, params, want) in table {
+            let got = EditorRequest::from_request(method.into(), params);
+            assert_eq!(got, want, "{method}");
+            assert_eq!(got.method(), method);
+        }
+    }
+
+    #[test]
+    fn only_a_2026_protocol_version_in_meta_marks_a_modern_request() {
+        let table = [
+            (
+                json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+                true,
+            ),
+            (
+                json!({"_meta": {"io.modelcontextprotocol/protocolVersion": null}}),
+                true,
+            ),
+            (json!({"_meta": {"progressToken": 1}}), false),
+            (json!({"protocolVersion": "2026-07-28"}), false),
+            (json!([1]), false),
+        ];
+        for (params, modern) in table {
+            let r = EditorRequest::from_request("tools/list".into(), Some(params.clone()));
+            assert_eq!(r.names_modern_version(), modern, "{params}");
+        }
+        assert!(!EditorRequest::from_request("tools/list".into(), None).names_modern_version());
+    }
+
+    #[test]
+    fn an_editor_notification_is_read_once_from_its_method() {
+        let table = [
+            (
+                "notifications/initialized",
+                json!({}),
+                EditorNotification::Initialized,
+            ),
+            (
+                "notifications/cancelled",
+                json!({"requestId": "a", "reason": "stop"}),
+                EditorNotification::Cancelled {
+                    request_id: Some(Id::Str("a".into())),
+                    reason: Some("stop".into()),
+                },
+            ),
+            (
+                "notifications/cancelled",
+                json!({"requestId": [1]}),
+                EditorNotification::Cancelled {
+                    request_id: None,
+                    reason: None,
+                },
+            ),
+            (
+                "notifications/roots/list_changed",
+                json!({}),
+                EditorNotification::Unknown("notifications/roots/list_changed".into()),
+            ),
+        ];
+        for (method, params, want) in table {
+            assert_eq!(
+                EditorNotification::from_notification(method.into(), Some(&params)),
+                want,
+                "{method}"
+            );
         }
     }
 

@@ -1,7 +1,10 @@
 //! The 2026-07-28 side that the bridge speaks to the upstream server: the per-request `_meta`
 //! (basic/index "_meta"), the `server/discover` result (server/discover), and the
-//! `resultType` of a result (basic/index "resultType", basic/patterns/mrtr).
+//! `resultType` of a result (basic/index "resultType", basic/patterns/mrtr), and the
+//! upstream's notifications as typed values ([`UpstreamNotification`]).
 
+use super::jsonrpc;
+use super::methods;
 use serde_json::{Map, Value};
 
 /// The protocol revision the bridge speaks to the upstream server.
@@ -149,6 +152,93 @@ pub fn cancelled_params(request_id: Value, reason: Option<&str>) -> Value {
     Value::Object(p)
 }
 
+/// A `notifications/cancelled` frame `{requestId, reason?}`: the bridge sends it upstream for
+/// an abandoned request (with the editor's reason) and to the editor for an abandoned input
+/// request (2025-11-25 has the same shape).
+pub fn cancelled_notification(request_id: Value, reason: Option<&str>) -> Value {
+    jsonrpc::notification(methods::CANCELLED, cancelled_params(request_id, reason))
+}
+
+/// A notification of the upstream, read once from its method; every variant keeps the params
+/// as they came (a listen-stream notification is told apart by its `_meta`, see
+/// [`super::notify::Gate`]). An absent `params` is `{}`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum UpstreamNotification {
+    /// `notifications/progress` (reshaped by [`super::relay::progress_for_editor`]).
+    Progress(Value),
+    /// `notifications/message`, a log message (reshaped by [`super::relay::log_for_editor`]).
+    Message(Value),
+    /// `notifications/cancelled`: the server ended a request (a listen stream on stdio).
+    Cancelled(Value),
+    /// `notifications/subscriptions/acknowledged` of a listen stream.
+    SubscriptionsAcknowledged(Value),
+    /// `notifications/tools/list_changed`.
+    ToolsListChanged(Value),
+    /// `notifications/prompts/list_changed`.
+    PromptsListChanged(Value),
+    /// `notifications/resources/list_changed`.
+    ResourcesListChanged(Value),
+    /// `notifications/resources/updated`.
+    ResourcesUpdated(Value),
+    /// Any other notification: kept inside the bridge.
+    Unknown {
+        /// The method name as it came.
+        method: String,
+        /// The params as they came.
+        params: Value,
+    },
+}
+
+impl UpstreamNotification {
+    /// Reads a notification from its method name and params.
+    pub fn from_notification(method: String, params: Value) -> UpstreamNotification {
+        use UpstreamNotification as N;
+        match method.as_str() {
+            methods::PROGRESS => N::Progress(params),
+            methods::MESSAGE => N::Message(params),
+            methods::CANCELLED => N::Cancelled(params),
+            methods::SUBSCRIPTIONS_ACKNOWLEDGED => N::SubscriptionsAcknowledged(params),
+            methods::TOOLS_LIST_CHANGED => N::ToolsListChanged(params),
+            methods::PROMPTS_LIST_CHANGED => N::PromptsListChanged(params),
+            methods::RESOURCES_LIST_CHANGED => N::ResourcesListChanged(params),
+            methods::RESOURCES_UPDATED => N::ResourcesUpdated(params),
+            _ => N::Unknown { method, params },
+        }
+    }
+
+    /// The method name.
+    pub fn method(&self) -> &str {
+        use UpstreamNotification as N;
+        match self {
+            N::Progress(_) => methods::PROGRESS,
+            N::Message(_) => methods::MESSAGE,
+            N::Cancelled(_) => methods::CANCELLED,
+            N::SubscriptionsAcknowledged(_) => methods::SUBSCRIPTIONS_ACKNOWLEDGED,
+            N::ToolsListChanged(_) => methods::TOOLS_LIST_CHANGED,
+            N::PromptsListChanged(_) => methods::PROMPTS_LIST_CHANGED,
+            N::ResourcesListChanged(_) => methods::RESOURCES_LIST_CHANGED,
+            N::ResourcesUpdated(_) => methods::RESOURCES_UPDATED,
+            N::Unknown { method, .. } => method,
+        }
+    }
+
+    /// The params as they came.
+    pub fn params(&self) -> &Value {
+        use UpstreamNotification as N;
+        match self {
+            N::Progress(p)
+            | N::Message(p)
+            | N::Cancelled(p)
+            | N::SubscriptionsAcknowledged(p)
+            | N::ToolsListChanged(p)
+            | N::PromptsListChanged(p)
+            | N::ResourcesListChanged(p)
+            | N::ResourcesUpdated(p)
+            | N::Unknown { params: p, .. } => p,
+        }
+    }
+}
+
 /// Reads `resultType`; an absent one counts as complete (basic/index).
 pub fn result_type(result: &Value) -> ResultType {
     match result.get("resultType") {
@@ -163,6 +253,72 @@ pub fn result_type(result: &Value) -> ResultType {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_upstream_notification_is_read_once_from_its_method() {
+        let p = json!({"a": 1});
+        let table = [
+            (
+                "notifications/progress",
+                UpstreamNotification::Progress(p.clone()),
+            ),
+            (
+                "notifications/message",
+                UpstreamNotification::Message(p.clone()),
+            ),
+            (
+                "notifications/cancelled",
+                UpstreamNotification::Cancelled(p.clone()),
+            ),
+            (
+                "notifications/subscriptions/acknowledged",
+                UpstreamNotification::SubscriptionsAcknowledged(p.clone()),
+            ),
+            (
+                "notifications/tools/list_changed",
+                UpstreamNotification::ToolsListChanged(p.clone()),
+            ),
+            (
+                "notifications/prompts/list_changed",
+                UpstreamNotification::PromptsListChanged(p.clone()),
+            ),
+            (
+                "notifications/resources/list_changed",
+                UpstreamNotification::ResourcesListChanged(p.clone()),
+            ),
+            (
+                "notifications/resources/updated",
+                UpstreamNotification::ResourcesUpdated(p.clone()),
+            ),
+            (
+                "notifications/tasks/status",
+                UpstreamNotification::Unknown {
+                    method: "notifications/tasks/status".into(),
+                    params: p.clone(),
+                },
+            ),
+        ];
+        for (method, want) in table {
+            let got = UpstreamNotification::from_notification(method.into(), p.clone());
+            assert_eq!(got, want, "{method}");
+            assert_eq!(got.method(), method);
+            assert_eq!(got.params(), &p);
+        }
+    }
+
+    #[test]
+    fn a_cancelled_notification_carries_the_reason_only_when_given() {
+        assert_eq!(
+            cancelled_notification(json!(7), Some("stop")),
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": 7, "reason": "stop"}})
+        );
+        assert_eq!(
+            cancelled_notification(json!("b-1"), None),
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": "b-1"}})
+        );
+    }
 
     fn meta() -> RequestMeta {
         RequestMeta {

@@ -8,17 +8,18 @@
 //! every upstream notification in upstream order, so a list change written before a result
 //! reaches the editor before that result.
 
-use super::errors::Cause;
+use super::errors::{Cause, ErrorObject};
 use super::jsonrpc::{self, Id};
-use super::modern::{META_SUBSCRIPTION_ID, RequestMeta};
+use super::methods;
+use super::modern::{META_SUBSCRIPTION_ID, RequestMeta, UpstreamNotification};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 /// The method of a listen request.
-pub const LISTEN_METHOD: &str = "subscriptions/listen";
+pub const LISTEN_METHOD: &str = methods::SUBSCRIPTIONS_LISTEN;
 /// The notification that acknowledges a listen request.
-pub const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+pub const ACKNOWLEDGED: &str = methods::SUBSCRIPTIONS_ACKNOWLEDGED;
 /// The wait before the first new stream after a loss, in milliseconds (`--listen-backoff-initial`).
 pub const LISTEN_BACKOFF_INITIAL_MS: u64 = 500;
 /// The longest wait before a new stream, in seconds (`--listen-backoff-max`).
@@ -224,14 +225,14 @@ pub enum Event {
 }
 
 impl Event {
-    /// Reads an event notification of a listen stream; `None` for any other method, and for
-    /// an update without a string `uri`.
-    pub fn from_notification(method: &str, params: &Value) -> Option<Event> {
-        Some(match method {
-            "notifications/tools/list_changed" => Event::ToolsListChanged,
-            "notifications/prompts/list_changed" => Event::PromptsListChanged,
-            "notifications/resources/list_changed" => Event::ResourcesListChanged,
-            "notifications/resources/updated" => Event::ResourceUpdated {
+    /// Reads an event notification of a listen stream; `None` for any other notification,
+    /// and for an update without a string `uri`.
+    pub fn from_notification(n: &UpstreamNotification) -> Option<Event> {
+        Some(match n {
+            UpstreamNotification::ToolsListChanged(_) => Event::ToolsListChanged,
+            UpstreamNotification::PromptsListChanged(_) => Event::PromptsListChanged,
+            UpstreamNotification::ResourcesListChanged(_) => Event::ResourcesListChanged,
+            UpstreamNotification::ResourcesUpdated(params) => Event::ResourceUpdated {
                 uri: params.get("uri")?.as_str()?.to_string(),
             },
             _ => return None,
@@ -242,11 +243,11 @@ impl Event {
     /// with only `uri`. Nothing of the upstream `_meta` (and so no subscription id) goes along.
     pub fn to_editor(&self) -> Value {
         match self {
-            Event::ToolsListChanged => bare("notifications/tools/list_changed"),
-            Event::PromptsListChanged => bare("notifications/prompts/list_changed"),
-            Event::ResourcesListChanged => bare("notifications/resources/list_changed"),
+            Event::ToolsListChanged => bare(methods::TOOLS_LIST_CHANGED),
+            Event::PromptsListChanged => bare(methods::PROMPTS_LIST_CHANGED),
+            Event::ResourcesListChanged => bare(methods::RESOURCES_LIST_CHANGED),
             Event::ResourceUpdated { uri } => {
-                jsonrpc::notification("notifications/resources/updated", json!({"uri": uri}))
+                jsonrpc::notification(methods::RESOURCES_UPDATED, json!({"uri": uri}))
             }
         }
     }
@@ -254,6 +255,12 @@ impl Event {
 
 fn bare(method: &str) -> Value {
     json!({"jsonrpc": "2.0", "method": method})
+}
+
+/// The `subscriptions/listen` request frame with the listen id (see [`listen_id`]) and the
+/// params of [`listen_params`].
+pub fn listen_request(id: &Id, params: Value) -> Value {
+    jsonrpc::request(id, LISTEN_METHOD, params)
 }
 
 /// The subscription id in `params._meta` of a listen-stream notification.
@@ -315,15 +322,15 @@ impl StreamEnd {
 
     /// The error for the editor when the stream of a subscription change ends before its
     /// acknowledgment: the upstream error as it came, else an error of the table.
-    pub fn change_error(&self) -> Value {
+    pub fn change_error(&self) -> ErrorObject {
         match self {
             StreamEnd::Refused { error } => super::errors::relay_upstream_error(error),
-            StreamEnd::AckTimeout { limit } => Cause::Timeout.error_object(Some(json!({
+            StreamEnd::AckTimeout { limit } => Cause::Timeout.error(Some(json!({
                 "method": LISTEN_METHOD, "timeoutSeconds": limit.as_secs_f64()
             }))),
-            StreamEnd::Closed => Cause::UpstreamExited.error_object(None),
+            StreamEnd::Closed => Cause::UpstreamExited.error(None),
             StreamEnd::ServerResult | StreamEnd::ServerCancelled | StreamEnd::Invalid => {
-                Cause::InvalidResponse.error_object(Some(json!(
+                Cause::InvalidResponse.error(Some(json!(
                     "the listen stream ended before its acknowledgment"
                 )))
             }
@@ -544,8 +551,9 @@ impl Gate {
     }
 
     /// One upstream notification, in upstream order.
-    pub fn on_notification(&mut self, method: &str, params: &Value) -> Step {
-        if method == "notifications/cancelled" {
+    pub fn on_notification(&mut self, n: &UpstreamNotification) -> Step {
+        let params = n.params();
+        if let UpstreamNotification::Cancelled(_) = n {
             return match params.get("requestId").and_then(Id::from_value) {
                 Some(id) if self.streams.contains_key(&id) => Step::Handled {
                     frames: Vec::new(),
@@ -564,7 +572,7 @@ impl Gate {
         let Some(s) = self.streams.get_mut(&id) else {
             return nothing;
         };
-        if method == ACKNOWLEDGED {
+        if let UpstreamNotification::SubscriptionsAcknowledged(_) = n {
             if s.acked {
                 return nothing;
             }
@@ -584,7 +592,7 @@ impl Gate {
                 fact: Some(Fact::Acked { id, missing }),
             };
         }
-        match Event::from_notification(method, params) {
+        match Event::from_notification(n) {
             Some(event)
                 if s.acked
                     && s.generation == self.active
@@ -613,6 +621,10 @@ mod tests {
 
     fn set(uris: &[&str]) -> BTreeSet<String> {
         uris.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn note(method: &str, params: &Value) -> UpstreamNotification {
+        UpstreamNotification::from_notification(method.into(), params.clone())
     }
 
     fn sub(id: &str) -> Value {
@@ -735,15 +747,15 @@ mod tests {
             ),
         ];
         for (method, params, want) in table {
-            let e = Event::from_notification(method, &params);
+            let e = Event::from_notification(&note(method, &params));
             assert_eq!(e.map(|e| e.to_editor()), Some(want), "{method}");
         }
         assert_eq!(
-            Event::from_notification("notifications/resources/updated", &sub("x")),
+            Event::from_notification(&note("notifications/resources/updated", &sub("x"))),
             None
         );
         assert_eq!(
-            Event::from_notification("notifications/progress", &sub("x")),
+            Event::from_notification(&note("notifications/progress", &sub("x"))),
             None
         );
     }
@@ -925,13 +937,13 @@ mod tests {
         for (end, retries, by_server, code, cause) in table {
             assert_eq!(end.retries(), retries, "{end:?}");
             assert_eq!(end.by_server(), by_server, "{end:?}");
-            let e = end.change_error();
+            let e = end.change_error().to_value();
             assert_eq!(e["code"], json!(code), "{end:?}");
             assert_eq!(e["data"]["cause"].as_str(), cause, "{end:?}");
         }
-        assert_eq!(refused.change_error()["data"], json!({"x": 1}));
+        assert_eq!(refused.change_error().to_value()["data"], json!({"x": 1}));
         assert_eq!(
-            timeout.change_error()["data"]["detail"],
+            timeout.change_error().to_value()["data"]["detail"],
             json!({"method": "subscriptions/listen", "timeoutSeconds": 10.0})
         );
     }
@@ -1002,9 +1014,9 @@ mod tests {
         g.register(l1.clone(), 1, set(&[]), None);
         // Nothing before the acknowledgment.
         let (frames, fact) =
-            handled(g.on_notification("notifications/tools/list_changed", &sub("listen-1")));
+            handled(g.on_notification(&note("notifications/tools/list_changed", &sub("listen-1"))));
         assert!(frames.is_empty() && fact.is_none());
-        let (frames, fact) = handled(g.on_notification(ACKNOWLEDGED, &sub("listen-1")));
+        let (frames, fact) = handled(g.on_notification(&note(ACKNOWLEDGED, &sub("listen-1"))));
         assert!(frames.is_empty());
         let all_lists: Vec<String> = [
             "toolsListChanged",
@@ -1022,28 +1034,30 @@ mod tests {
         );
         assert_eq!(g.active_generation(), 1);
         let (frames, _) =
-            handled(g.on_notification("notifications/tools/list_changed", &sub("listen-1")));
+            handled(g.on_notification(&note("notifications/tools/list_changed", &sub("listen-1"))));
         assert_eq!(frames, vec![Event::ToolsListChanged.to_editor()]);
         // A second acknowledgment is no new fact.
         assert_eq!(
-            handled(g.on_notification(ACKNOWLEDGED, &sub("listen-1"))),
+            handled(g.on_notification(&note(ACKNOWLEDGED, &sub("listen-1")))),
             (vec![], None)
         );
 
         // A subscription change: the new stream answers the editor at its acknowledgment.
         g.register(l2.clone(), 2, set(&["a://1"]), Some(Id::Int(7)));
-        let (frames, _) = handled(g.on_notification(
+        let (frames, _) = handled(g.on_notification(&note(
             "notifications/resources/updated",
             &updated("listen-2", "a://1"),
-        ));
+        )));
         assert!(frames.is_empty(), "not acknowledged yet");
-        let (frames, _) =
-            handled(g.on_notification("notifications/prompts/list_changed", &sub("listen-1")));
+        let (frames, _) = handled(g.on_notification(&note(
+            "notifications/prompts/list_changed",
+            &sub("listen-1"),
+        )));
         assert_eq!(frames.len(), 1, "the old stream is still the active one");
         let honoured = json!({"_meta": {META_SUBSCRIPTION_ID: "listen-2"}, "notifications": {
             "toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true,
             "resourceSubscriptions": ["a://1"]}});
-        let (frames, fact) = handled(g.on_notification(ACKNOWLEDGED, &honoured));
+        let (frames, fact) = handled(g.on_notification(&note(ACKNOWLEDGED, &honoured)));
         assert_eq!(
             frames,
             vec![json!({"jsonrpc": "2.0", "id": 7, "result": {}})]
@@ -1058,27 +1072,30 @@ mod tests {
         assert_eq!(g.active_generation(), 2);
         // The old stream is not retired yet, but its events no longer reach the editor.
         let (frames, _) =
-            handled(g.on_notification("notifications/tools/list_changed", &sub("listen-1")));
+            handled(g.on_notification(&note("notifications/tools/list_changed", &sub("listen-1"))));
         assert!(frames.is_empty());
-        let (frames, _) = handled(g.on_notification(
+        let (frames, _) = handled(g.on_notification(&note(
             "notifications/resources/updated",
             &updated("listen-2", "a://1/x"),
-        ));
+        )));
         assert_eq!(frames.len(), 1);
-        let (frames, _) = handled(g.on_notification(
+        let (frames, _) = handled(g.on_notification(&note(
             "notifications/resources/updated",
             &updated("listen-2", "b://2"),
-        ));
+        )));
         assert!(frames.is_empty(), "not a subscribed URI");
         assert!(g.retire(&l1));
         assert!(!g.retire(&l1));
         // A stream the gate does not know: kept inside.
         assert_eq!(
-            handled(g.on_notification("notifications/tools/list_changed", &sub("x"))),
+            handled(g.on_notification(&note("notifications/tools/list_changed", &sub("x")))),
             (vec![], None)
         );
         assert_eq!(
-            handled(g.on_notification(ACKNOWLEDGED, &json!({"_meta": {META_SUBSCRIPTION_ID: 5}}))),
+            handled(g.on_notification(&note(
+                ACKNOWLEDGED,
+                &json!({"_meta": {META_SUBSCRIPTION_ID: 5}})
+            ))),
             (vec![], None)
         );
     }
@@ -1099,19 +1116,20 @@ mod tests {
         );
         // Retired by its end: a late acknowledgment answers nobody.
         assert_eq!(
-            handled(g.on_notification(ACKNOWLEDGED, &sub("listen-1"))),
+            handled(g.on_notification(&note(ACKNOWLEDGED, &sub("listen-1")))),
             (vec![], None)
         );
         assert_eq!(g.end(&l1, StreamEnd::ServerResult), None);
 
         let l2 = listen_id(2);
         g.register(l2.clone(), 2, set(&[]), None);
-        handled(g.on_notification(ACKNOWLEDGED, &sub("listen-2")));
+        handled(g.on_notification(&note(ACKNOWLEDGED, &sub("listen-2"))));
         assert_eq!(g.end(&l2, StreamEnd::AckTimeout { limit }), None);
         // The server ends it with notifications/cancelled.
-        let (frames, fact) = handled(
-            g.on_notification("notifications/cancelled", &json!({"requestId": "listen-2"})),
-        );
+        let (frames, fact) = handled(g.on_notification(&note(
+            "notifications/cancelled",
+            &json!({"requestId": "listen-2"}),
+        )));
         assert!(frames.is_empty());
         assert_eq!(
             fact,
@@ -1123,15 +1141,18 @@ mod tests {
         );
         // Other cancellations and other notifications pass to the caller.
         assert_eq!(
-            g.on_notification("notifications/cancelled", &json!({"requestId": 1})),
+            g.on_notification(&note("notifications/cancelled", &json!({"requestId": 1}))),
             Step::Pass
         );
         assert_eq!(
-            g.on_notification("notifications/progress", &json!({"progressToken": "bp-1"})),
+            g.on_notification(&note(
+                "notifications/progress",
+                &json!({"progressToken": "bp-1"})
+            )),
             Step::Pass
         );
         assert_eq!(
-            g.on_notification("notifications/tools/list_changed", &json!({})),
+            g.on_notification(&note("notifications/tools/list_changed", &json!({}))),
             Step::Pass
         );
     }

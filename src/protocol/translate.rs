@@ -3,7 +3,7 @@
 //! 2025-11-25 editor. What 2026-07-28 allows and the 2025-11-25 schema refuses is adapted here,
 //! never passed through; every adaptation is reported as a [`Note`] for the log.
 
-use super::errors::{Cause, INVALID_PARAMS};
+use super::errors::{Cause, ErrorCode, ErrorObject};
 use super::legacy::{self, Forwarded};
 use super::modern::{self, Discovered, RequestMeta};
 use serde_json::{Map, Value, json};
@@ -515,22 +515,17 @@ fn adapt_positional(subs: &mut [Value], at: &At<'_>, notes: &mut Vec<Note>) {
     }
 }
 
-/// JSON-RPC code of 2025-11-25's resource-not-found error (2026-07-28 sends -32602 instead
-/// and forbids -32002).
-pub const RESOURCE_NOT_FOUND: i64 = -32002;
-
 /// Whether an upstream error of a forwarded request is 2026-07-28's resource not found: a
 /// `resources/read` error -32602 whose `data.uri` is exactly the `uri` of the request's
 /// params (the editor's params, which the bridge forwards unchanged).
-pub fn is_resource_not_found(method: Forwarded, params: &Value, error: &Value) -> bool {
-    if method != Forwarded::ResourcesRead
-        || error.get("code").and_then(Value::as_i64) != Some(INVALID_PARAMS)
-    {
+pub fn is_resource_not_found(method: Forwarded, params: &Value, error: &ErrorObject) -> bool {
+    if method != Forwarded::ResourcesRead || error.code != ErrorCode::INVALID_PARAMS {
         return false;
     }
     let requested = params.get("uri").and_then(Value::as_str);
     let reported = error
-        .get("data")
+        .data
+        .as_ref()
         .and_then(|d| d.get("uri"))
         .and_then(Value::as_str);
     requested.is_some() && requested == reported
@@ -538,13 +533,11 @@ pub fn is_resource_not_found(method: Forwarded, params: &Value, error: &Value) -
 
 /// Adapts an upstream error (as [`relay_upstream_error`](super::errors::relay_upstream_error)
 /// gives it) for a 2025-11-25 editor: resource not found ([`is_resource_not_found`]) gets
-/// code -32002 ([`RESOURCE_NOT_FOUND`]) with the upstream message and data; every other error,
-/// also every other -32602, is unchanged.
-pub fn adapt_error(method: Forwarded, params: &Value, mut error: Value) -> Value {
-    if is_resource_not_found(method, params, &error)
-        && let Some(e) = error.as_object_mut()
-    {
-        e.insert("code".into(), RESOURCE_NOT_FOUND.into());
+/// code -32002 ([`ErrorCode::RESOURCE_NOT_FOUND`]) with the upstream message and data; every
+/// other error, also every other -32602, is unchanged.
+pub fn adapt_error(method: Forwarded, params: &Value, mut error: ErrorObject) -> ErrorObject {
+    if is_resource_not_found(method, params, &error) {
+        error.code = ErrorCode::RESOURCE_NOT_FOUND;
     }
     error
 }
@@ -926,22 +919,23 @@ mod tests {
             (Forwarded::ToolsCall, nf.clone(), nf.clone()),
             (Forwarded::PromptsGet, nf.clone(), nf.clone()),
         ];
-        for (method, error, want) in table {
+        for (method, raw, want) in table {
+            let error = ErrorObject::from_value(&raw).expect("an error object of the table");
             assert_eq!(
                 is_resource_not_found(method, &read, &error),
                 want["code"] == -32002,
-                "{method:?} {error}"
+                "{method:?} {raw}"
             );
             assert_eq!(
-                adapt_error(method, &read, error.clone()),
+                adapt_error(method, &read, error).to_value(),
                 want,
-                "{method:?} {error}"
+                "{method:?} {raw}"
             );
         }
         assert!(!is_resource_not_found(
             Forwarded::ResourcesRead,
             &json!({}),
-            &json!({"code": -32602, "message": "m", "data": {"uri": null}})
+            &ErrorObject::invalid_params("m").with_data(json!({"uri": null}))
         ));
     }
 }

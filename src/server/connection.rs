@@ -2,6 +2,7 @@
 //! cancelled request gets no response), the input trace, and the three ways a connection ends
 //! (end of input, graceful close, write failure). Never interprets a request's method.
 
+use crate::protocol::methods;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
@@ -14,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::dispatch::{self, Link};
-use super::error::{INVALID_REQUEST, RpcError};
+use super::error::{ErrorCode, RpcError};
 use super::framing::{Frame, LineReader, MAX_LINE_BYTES};
 use super::output::spawn_writer;
 use super::wire::{self, Incoming};
@@ -103,7 +104,7 @@ where
                 }
                 Ok(Some(Frame::TooLong)) => {
                     let error = RpcError::new(
-                        INVALID_REQUEST,
+                        ErrorCode::INVALID_REQUEST,
                         format!("Message longer than {MAX_LINE_BYTES} bytes"),
                     );
                     link.out.send(&wire::error_response(None, &error)).await;
@@ -167,7 +168,7 @@ async fn accept(
         }
         Incoming::Response => None,
         Incoming::Notification { method, params } => {
-            if method == "notifications/cancelled"
+            if method == methods::CANCELLED
                 && let Some(id) = params.as_ref().and_then(|p| p.get("requestId"))
             {
                 in_flight.cancel(id);
@@ -176,7 +177,8 @@ async fn accept(
         }
         Incoming::Request { id, method, params } => {
             let Some(cancel) = in_flight.start(&id) else {
-                let error = RpcError::new(INVALID_REQUEST, "Request id already in flight");
+                let error =
+                    RpcError::new(ErrorCode::INVALID_REQUEST, "Request id already in flight");
                 link.out
                     .send(&wire::error_response(Some(&id), &error))
                     .await;

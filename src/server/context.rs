@@ -2,6 +2,7 @@
 //! capabilities, progress token, log level), MRTR retry data, cancellation, and the request-scoped
 //! notifications (progress, log) it may send before its response. Owns none of the routing.
 
+use crate::protocol::methods;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -162,7 +163,7 @@ impl RequestContext {
         if let Some(message) = message {
             params.insert("message".into(), message.into());
         }
-        let notification = wire::notification("notifications/progress", Value::Object(params));
+        let notification = wire::notification(methods::PROGRESS, Value::Object(params));
         self.inner.out.send(&notification).await
     }
 
@@ -184,7 +185,7 @@ impl RequestContext {
             params.insert("logger".into(), logger.into());
         }
         params.insert("data".into(), data);
-        let notification = wire::notification("notifications/message", Value::Object(params));
+        let notification = wire::notification(methods::MESSAGE, Value::Object(params));
         self.inner.out.send(&notification).await
     }
 

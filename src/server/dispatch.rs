@@ -2,6 +2,7 @@
 //! basic/index), parameter checks, and calling the handler (a panic becomes `-32603`). Result
 //! shapes live in `results.rs`; nothing is written here except through the request's context.
 
+use crate::protocol::methods;
 use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
@@ -45,16 +46,16 @@ pub(crate) enum Method {
 impl Method {
     fn parse(name: &str) -> Option<Self> {
         Some(match name {
-            "server/discover" => Self::Discover,
-            "tools/list" => Self::ToolsList,
-            "tools/call" => Self::ToolsCall,
-            "prompts/list" => Self::PromptsList,
-            "prompts/get" => Self::PromptsGet,
-            "resources/list" => Self::ResourcesList,
-            "resources/templates/list" => Self::ResourceTemplatesList,
-            "resources/read" => Self::ResourcesRead,
-            "completion/complete" => Self::Complete,
-            "subscriptions/listen" => Self::Listen,
+            methods::SERVER_DISCOVER => Self::Discover,
+            methods::TOOLS_LIST => Self::ToolsList,
+            methods::TOOLS_CALL => Self::ToolsCall,
+            methods::PROMPTS_LIST => Self::PromptsList,
+            methods::PROMPTS_GET => Self::PromptsGet,
+            methods::RESOURCES_LIST => Self::ResourcesList,
+            methods::RESOURCES_TEMPLATES_LIST => Self::ResourceTemplatesList,
+            methods::RESOURCES_READ => Self::ResourcesRead,
+            methods::COMPLETION_COMPLETE => Self::Complete,
+            methods::SUBSCRIPTIONS_LISTEN => Self::Listen,
             _ => return None,
         })
     }
@@ -96,7 +97,7 @@ async fn serve_request(
     let Some(method) = Method::parse(name) else {
         return Err(match name {
             // A legacy client: name the versions this modern-only server speaks (VER26).
-            "initialize" => {
+            methods::INITIALIZE => {
                 let requested = params
                     .as_ref()
                     .and_then(|p| p.get("protocolVersion"))
@@ -275,7 +276,7 @@ async fn run(
         Method::Complete => {
             check_completion_params(server, &params)?;
             let Some(handler) = &inner.completion else {
-                return Err(RpcError::method_not_found("completion/complete"));
+                return Err(RpcError::method_not_found(methods::COMPLETION_COMPLETE));
             };
             call(handler, Value::Object(params), ctx).await?
         }
@@ -417,7 +418,7 @@ mod tests {
             Some(json!(3)),
         ] {
             assert_eq!(
-                parse_meta(meta).map(|_| ()).map_err(|e| e.code),
+                parse_meta(meta).map(|_| ()).map_err(|e| e.code.0),
                 Err(-32602)
             );
         }
@@ -428,7 +429,7 @@ mod tests {
         let meta = json!({ VERSION_KEY: "2025-11-25", CAPABILITIES_KEY: {} });
         let error = parse_meta(Some(meta)).map(|_| ()).err();
         assert_eq!(
-            error.map(|e| (e.code, e.data)),
+            error.map(|e| (e.code.0, e.data)),
             Some((
                 -32022,
                 Some(json!({"supported": ["2026-07-28"], "requested": "2025-11-25"}))
@@ -444,7 +445,7 @@ mod tests {
         ] {
             let meta = json!({ VERSION_KEY: PROTOCOL_VERSION, CAPABILITIES_KEY: {}, key: value });
             assert_eq!(
-                parse_meta(Some(meta)).map(|_| ()).map_err(|e| e.code),
+                parse_meta(Some(meta)).map(|_| ()).map_err(|e| e.code.0),
                 Err(-32602)
             );
         }

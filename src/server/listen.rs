@@ -2,6 +2,7 @@
 //! server honours, the acknowledgement, forwarding of published events, and the two ways the
 //! server ends a listen. The stream's state lives in its own request task, not in the connection.
 
+use crate::protocol::methods;
 use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 
@@ -178,16 +179,14 @@ pub(crate) fn event_notification(event: &Event, subscription_id: &Value) -> Valu
         Event::ToolsListChanged => {
             wire::notification("notifications/tools/list_changed", json!({ "_meta": meta }))
         }
-        Event::PromptsListChanged => wire::notification(
-            "notifications/prompts/list_changed",
-            json!({ "_meta": meta }),
-        ),
-        Event::ResourcesListChanged => wire::notification(
-            "notifications/resources/list_changed",
-            json!({ "_meta": meta }),
-        ),
+        Event::PromptsListChanged => {
+            wire::notification(methods::PROMPTS_LIST_CHANGED, json!({ "_meta": meta }))
+        }
+        Event::ResourcesListChanged => {
+            wire::notification(methods::RESOURCES_LIST_CHANGED, json!({ "_meta": meta }))
+        }
         Event::ResourceUpdated { uri } => wire::notification(
-            "notifications/resources/updated",
+            methods::RESOURCES_UPDATED,
             json!({ "uri": uri, "_meta": meta }),
         ),
     }
@@ -204,7 +203,7 @@ pub(crate) async fn run(
     // The acknowledgement is the first message carrying this subscription id; events queued
     // meanwhile wait in `events`, which was subscribed before this point.
     let ack = wire::notification(
-        "notifications/subscriptions/acknowledged",
+        methods::SUBSCRIPTIONS_ACKNOWLEDGED,
         json!({ "_meta": subscription_meta(&id), "notifications": honoured.to_json() }),
     );
     if !ctx.send(&ack).await {
@@ -266,8 +265,8 @@ mod tests {
     #[test]
     fn a_filter_with_a_non_boolean_flag_is_invalid_params() {
         let error = Filter::parse(Some(&json!({"toolsListChanged": "yes"})));
-        assert_eq!(error.map_err(|e| e.code), Err(-32602));
-        assert_eq!(Filter::parse(None).map_err(|e| e.code), Err(-32602));
+        assert_eq!(error.map_err(|e| e.code.0), Err(-32602));
+        assert_eq!(Filter::parse(None).map_err(|e| e.code.0), Err(-32602));
     }
 
     #[test]

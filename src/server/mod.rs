@@ -56,10 +56,7 @@ use tokio::sync::broadcast;
 
 pub use context::{LogLevel, RequestContext};
 pub use defs::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
-pub use error::{
-    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
-    MISSING_REQUIRED_CLIENT_CAPABILITY, PARSE_ERROR, RpcError, UNSUPPORTED_PROTOCOL_VERSION,
-};
+pub use error::{ErrorCode, ErrorObject, RpcError};
 pub use listen::{Event, ListenEnd, SUBSCRIPTION_ID_KEY};
 
 /// The only protocol revision this server speaks.

@@ -2,6 +2,7 @@
 //! retry's `inputResponses`/`requestState`, and refusing with `-32021` an input request that the
 //! client capabilities of this very request do not cover. Never decides what to ask.
 
+use crate::protocol::methods;
 use serde_json::{Map, Value};
 
 use super::RpcError;
@@ -46,7 +47,7 @@ pub(crate) fn check_input_requests(
         let params = request.get("params");
         let param = |key: &str| params.and_then(|p| p.get(key));
         match method {
-            Some("elicitation/create") => {
+            Some(methods::ELICITATION_CREATE) => {
                 if param("mode").and_then(Value::as_str) == Some("url") {
                     if !declared(&["elicitation", "url"]) {
                         require(&mut missing, "elicitation", Some("url"));
@@ -60,7 +61,7 @@ pub(crate) fn check_input_requests(
                     }
                 }
             }
-            Some("sampling/createMessage") => {
+            Some(methods::SAMPLING_CREATE_MESSAGE) => {
                 if !declared(&["sampling"]) {
                     require(&mut missing, "sampling", None);
                 }
@@ -76,7 +77,7 @@ pub(crate) fn check_input_requests(
                     require(&mut missing, "sampling", Some("context"));
                 }
             }
-            Some("roots/list") => {
+            Some(methods::ROOTS_LIST) => {
                 if !declared(&["roots"]) {
                     require(&mut missing, "roots", None);
                 }
@@ -124,7 +125,7 @@ mod tests {
         assert!(check_input_requests(&form, &json!({"elicitation": {"form": {}}})).is_ok());
         let error = check_input_requests(&form, &json!({"elicitation": {"url": {}}}));
         assert_eq!(
-            error.err().map(|e| (e.code, e.data)),
+            error.err().map(|e| (e.code.0, e.data)),
             Some((
                 -32021,
                 Some(json!({"requiredCapabilities": {"elicitation": {"form": {}}}}))

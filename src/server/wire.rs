@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::error::{INVALID_REQUEST, PARSE_ERROR, RpcError};
+use super::error::{ErrorCode, RpcError};
 
 /// What one input line holds.
 #[derive(Debug, PartialEq)]
@@ -31,7 +31,7 @@ pub(crate) fn classify(line: &[u8]) -> Incoming {
     let Ok(value) = serde_json::from_slice::<Value>(line) else {
         return Incoming::Invalid(error_response(
             None,
-            &RpcError::new(PARSE_ERROR, "Parse error"),
+            &RpcError::new(ErrorCode::PARSE_ERROR, "Parse error"),
         ));
     };
     let Value::Object(mut message) = value else {
@@ -66,7 +66,7 @@ pub(crate) fn is_request_id(id: &Value) -> bool {
 fn invalid(id: Option<Value>, message: &str) -> Incoming {
     Incoming::Invalid(error_response(
         id.as_ref(),
-        &RpcError::new(INVALID_REQUEST, message),
+        &RpcError::new(ErrorCode::INVALID_REQUEST, message),
     ))
 }
 
@@ -82,7 +82,7 @@ pub(crate) fn error_response(id: Option<&Value>, error: &RpcError) -> Value {
     if let Some(id) = id {
         response.insert("id".into(), id.clone());
     }
-    response.insert("error".into(), error.to_json());
+    response.insert("error".into(), error.to_value());
     Value::Object(response)
 }
 

@@ -128,6 +128,19 @@ fn executable(path: &Path) -> Option<bool> {
     Some(unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0)
 }
 
+/// Why the upstream command did not start. Its text is the `data.detail` of `spawn_failed`:
+/// it names the program and never an argument or an environment value.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// The program cannot be resolved or the OS refused to start it (the text of
+    /// [`spawn_error_detail`]).
+    #[error("{0}")]
+    Start(String),
+    /// The child started, but its stdin cannot be made a non-blocking pipe.
+    #[error("{0}")]
+    Stdin(#[source] io::Error),
+}
+
 /// The `data.detail` of `spawn_failed` for an error of the spawn itself: the resolution's
 /// reason when the program cannot be resolved (any more), else the OS error, with the program
 /// named and never an argument or an environment value.

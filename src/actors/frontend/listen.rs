@@ -15,6 +15,8 @@ use crate::actors::listener::{
 use crate::actors::upstream::Reply;
 use crate::protocol::errors::Cause;
 use crate::protocol::jsonrpc::Id;
+use crate::protocol::legacy::RequestClass;
+use crate::protocol::modern::UpstreamNotification;
 use crate::protocol::notify::{self, Gate, Step, StreamEnd};
 
 /// The running Listener and the gate of the write step.
@@ -54,12 +56,13 @@ impl Frontend {
     pub(super) fn on_resource_subscription(
         &mut self,
         id: Id,
-        method: &str,
+        class: RequestClass,
         subscribe: bool,
         params: Option<&Value>,
     ) {
         let Some(side) = self.listen.as_ref().filter(|_| self.declared.subscribe) else {
-            return self.reply_error(Some(&id), Cause::MethodNotFound, Some(json!(method)));
+            let method = json!(class.method());
+            return self.reply_error(Some(&id), Cause::MethodNotFound, Some(method));
         };
         let Some(uri) = notify::resource_uri(params) else {
             return self.reply_error(
@@ -81,11 +84,11 @@ impl Frontend {
 
     /// Runs the gate on an upstream notification. True when it was listen traffic of the
     /// bridge (written to the editor as the gate says, or kept inside).
-    pub(super) fn listen_step(&mut self, method: &str, params: &Value) -> bool {
+    pub(super) fn listen_step(&mut self, notification: &UpstreamNotification) -> bool {
         let Some(side) = &mut self.listen else {
             return false;
         };
-        let (frames, fact) = match side.gate.on_notification(method, params) {
+        let (frames, fact) = match side.gate.on_notification(notification) {
             Step::Pass => return false,
             Step::Handled { frames, fact } => (frames, fact),
         };
