@@ -57,9 +57,11 @@ fn a_slow_editor_gets_every_response_and_the_dropped_notifications_are_counted()
     b.request(json!(1), "logging/setLevel", json!({"level": "info"}));
     b.pause_reading();
     // A 2 MiB response waits for the editor: the queue is over the 1 MiB bound of
-    // notifications, under the 8 MiB at which the readers pause, so the flood goes on.
+    // notifications, under the 8 MiB at which the readers pause, so the flood goes on. The
+    // flood starts once the pipe is full, that is once the writer holds the response.
     let big = "x".repeat(2 * 1024 * 1024);
     echo(&mut b, 2, &big);
+    b.wait_stdout_pipe_full();
     b.send_request(
         json!(3),
         "tools/call",

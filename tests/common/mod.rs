@@ -77,6 +77,11 @@ pub struct Bridge {
     pub dir: PathBuf,
     /// While true, the reader of the bridge's stdout reads nothing more (a slow editor).
     paused: Arc<(Mutex<bool>, Condvar)>,
+    /// A line holding this text makes the reader pause before its next read (see
+    /// [`Bridge::pause_reading`]).
+    pause_marker: Arc<Mutex<Option<String>>>,
+    /// The read end of the bridge's stdout, for [`Bridge::wait_stdout_pipe_full`].
+    stdout_fd: i32,
 }
 
 impl Bridge {
@@ -101,10 +106,13 @@ impl Bridge {
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn mcp-bridge");
         let stdout = child.stdout.take().expect("stdout");
+        let stdout_fd = std::os::fd::AsRawFd::as_raw_fd(&stdout);
         let stderr = child.stderr.take().expect("stderr");
         let (tx, rx) = mpsc::channel();
         let paused = Arc::new((Mutex::new(false), Condvar::new()));
         let gate = paused.clone();
+        let pause_marker = Arc::new(Mutex::new(None::<String>));
+        let marker = pause_marker.clone();
         std::thread::spawn(move || {
             let mut r = BufReader::new(stdout);
             loop {
@@ -122,6 +130,12 @@ impl Bridge {
                         return;
                     }
                     Ok(_) => {
+                        let mut m = marker.lock().unwrap();
+                        if m.as_deref().is_some_and(|m| line.contains(m)) {
+                            *m = None;
+                            *gate.0.lock().unwrap() = true;
+                        }
+                        drop(m);
                         if tx.send(Some(line)).is_err() {
                             return;
                         }
@@ -163,12 +177,49 @@ impl Bridge {
             trace,
             dir,
             paused,
+            pause_marker,
+            stdout_fd,
         }
     }
 
-    /// Stops reading the bridge's stdout (after the line being read): the bridge's pipe fills.
-    pub fn pause_reading(&self) {
-        *self.paused.0.lock().unwrap() = true;
+    /// Stops reading the bridge's stdout, so that the bridge's pipe fills (a slow editor).
+    /// Deterministic: the reader is told to pause right after the answer to a `ping` of its
+    /// own, and this returns once that answer was read, so no read of the reader is under way
+    /// and nothing after the ping is read until [`Bridge::resume_reading`].
+    pub fn pause_reading(&mut self) {
+        let id = format!("pause-{}", COUNTER.fetch_add(1, Ordering::SeqCst));
+        *self.pause_marker.lock().unwrap() = Some(format!("\"id\":\"{id}\""));
+        let r = self.request(json!(id), "ping", json!({}));
+        assert_eq!(r["result"], json!({}), "the ping before the pause: {r}");
+        assert!(
+            *self.paused.0.lock().unwrap(),
+            "the reader paused after the ping"
+        );
+    }
+
+    /// Waits until the bridge's stdout pipe is full (what it holds reaches its capacity,
+    /// `F_GETPIPE_SZ`): from then on the bridge's writer queues what it writes. Call after
+    /// [`Bridge::pause_reading`].
+    pub fn wait_stdout_pipe_full(&self) {
+        // SAFETY: fcntl/ioctl on the read end of the pipe this harness owns; the reader
+        // thread keeps it open until the end of output.
+        let capacity = unsafe { libc::fcntl(self.stdout_fd, libc::F_GETPIPE_SZ) };
+        assert!(capacity > 0, "F_GETPIPE_SZ of the bridge's stdout");
+        let deadline = Instant::now() + RECV_TIMEOUT;
+        loop {
+            let mut queued: libc::c_int = 0;
+            // SAFETY: as above; FIONREAD writes one int.
+            let rc = unsafe { libc::ioctl(self.stdout_fd, libc::FIONREAD, &mut queued) };
+            assert_eq!(rc, 0, "FIONREAD on the bridge's stdout");
+            if queued >= capacity {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the bridge's stdout pipe holds {queued} of {capacity} bytes after {RECV_TIMEOUT:?}"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     /// Reads the bridge's stdout again.
