@@ -14,6 +14,7 @@ use crate::protocol::notify::{
     LISTEN_ACK_TIMEOUT_SECS, LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS,
     LISTEN_STABLE_SECS, ListenTimings,
 };
+use crate::transport::upstream::UpstreamSpec;
 
 /// Exit code of invalid arguments.
 pub const EXIT_USAGE: i32 = 2;
@@ -139,8 +140,10 @@ impl Cli {
         let mut parts = self.command.iter().cloned();
         let command = parts.next().unwrap_or_default();
         BridgeConfig {
-            command,
-            args: parts.collect(),
+            upstream: UpstreamSpec::Child {
+                command,
+                args: parts.collect(),
+            },
             name: self.name.clone(),
             discover_timeout: Duration::from_secs_f64(self.discover_timeout),
             max_line_bytes: self.max_line_bytes as usize,
@@ -298,10 +301,13 @@ mod tests {
             panic!("expected Run");
         };
         let c = cli.config();
-        assert_eq!(c.command, "srv");
+        let UpstreamSpec::Child { command, args } = &c.upstream else {
+            panic!("the command line gives a child upstream");
+        };
+        assert_eq!(command, "srv");
         assert_eq!(
-            c.args,
-            vec![OsString::from("--name"), "-v".into(), "--".into()]
+            args,
+            &vec![OsString::from("--name"), "-v".into(), "--".into()]
         );
         assert_eq!(c.name.as_deref(), Some("x"));
         assert_eq!(c.max_line_bytes, 64 * 1024 * 1024);

@@ -4,6 +4,7 @@
 
 use mcp_bridge::cli::{self, EXIT_USAGE, Parsed};
 use mcp_bridge::transport::child::{CHILD_PGID, signal_group};
+use mcp_bridge::transport::upstream::UpstreamSpec;
 use mcp_bridge::transport::{isolation, program};
 use std::io::Write;
 use std::sync::atomic::Ordering;
@@ -39,7 +40,9 @@ fn main() {
     // A command that cannot start is reported now, before any initialize; the bridge keeps
     // serving (the reference's rule for failures before initialize), and `initialize` gets
     // `spawn_failed` naming the program.
-    if let Err(e) = program::resolve(&config.command, std::env::var_os("PATH").as_deref()) {
+    if let UpstreamSpec::Child { command, .. } = &config.upstream
+        && let Err(e) = program::resolve(command, std::env::var_os("PATH").as_deref())
+    {
         let cwd = std::env::current_dir().ok();
         tracing::error!(target: "bridge", "{}", e.log_message(cwd.as_deref()));
     }

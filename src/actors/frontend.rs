@@ -10,7 +10,6 @@ mod listen;
 use actix::prelude::*;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -146,9 +145,9 @@ impl Frontend {
 
     fn fallback_server_info(&self) -> Value {
         let name = self.config.name.clone().unwrap_or_else(|| {
-            std::path::Path::new(&self.config.command)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
+            self.config
+                .upstream
+                .fallback_name()
                 .unwrap_or_else(|| "mcp-bridge".into())
         });
         json!({"name": name, "version": env!("CARGO_PKG_VERSION")})
@@ -399,14 +398,13 @@ impl Frontend {
         let meta = self.current_meta();
         let upstream = self.upstream.clone();
         let ustats = self.upstream_stats.clone();
-        let command = self.config.command.clone();
-        let args: Vec<OsString> = self.config.args.clone();
+        let spec = self.config.upstream.clone();
         let limit = self.config.discover_timeout;
         let client = id.to_string();
         let reason = self.cancel_reason_of(&id);
         let fut = async move {
             ustats.queued();
-            match upstream.send(upstream::Connect { command, args }).await {
+            match upstream.send(upstream::Connect(spec)).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => return Err(Cause::SpawnFailed.error(Some(json!(e.to_string())))),
                 Err(_) => return Err(Cause::SpawnFailed.error(None)),

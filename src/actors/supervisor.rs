@@ -5,7 +5,7 @@
 //! the slots; close the output, stop what is left of the child's group, exit 1.
 
 use actix::prelude::*;
-use std::ffi::OsString;
+use futures_util::StreamExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -19,6 +19,7 @@ use crate::protocol::legacy::Forwarded;
 use crate::protocol::notify::ListenTimings;
 use crate::transport::child::{CHILD_PGID, signal_group};
 use crate::transport::stdio;
+use crate::transport::upstream::UpstreamSpec;
 use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
 
 /// Time after the end of stdin after which the watchdog thread ends the process (exit 0).
@@ -94,10 +95,8 @@ impl Default for Timeouts {
 /// Everything the running bridge needs to know, from the command line.
 #[derive(Clone, Debug)]
 pub struct BridgeConfig {
-    /// The upstream command.
-    pub command: OsString,
-    /// Its arguments, unchanged.
-    pub args: Vec<OsString>,
+    /// The upstream and its transport (the command line gives a child process).
+    pub upstream: UpstreamSpec,
     /// `--name`: the fallback server name.
     pub name: Option<String>,
     /// `--discover-timeout`.
@@ -136,6 +135,7 @@ pub struct Supervisor {
     upstream: Option<Addr<Upstream>>,
     upstream_stats: Option<Arc<ActorStats>>,
     metrics: Option<Addr<Metrics>>,
+    hooks: Hooks,
     stopping: bool,
 }
 
@@ -143,17 +143,58 @@ impl Actor for Supervisor {
     type Context = Context<Self>;
 }
 
-/// Starts the whole system inside the current actix `System`: the stdin reader thread, the
-/// actors, and the cascade that stops the System with the exit code.
+/// Starts the whole system inside the current actix `System` on the process's stdin and
+/// stdout: the stdin reader, the actors, the signal handlers, the reaper of orphaned
+/// descendants, and the cascade that stops the System with the exit code.
 pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
+    let output = editor_writer(QueueStats::new("editor_queue"));
+    let max_line_bytes = config.max_line_bytes;
+    let input = match stdio::nonblocking_stdin() {
+        // The editor's input is paced by its output: a request read while the queue toward
+        // the editor is full would only add a response to it.
+        Some(fd) => crate::transport::lines::frames(
+            stdio::PipeReader(fd),
+            max_line_bytes,
+            Some(output.clone()),
+        )
+        .boxed_local(),
+        None => stdin_frames(max_line_bytes).boxed_local(),
+    };
+    let me = start_on(config, input, output, Hooks::Process);
+    actix::spawn(reap_orphans());
+    let signalled = me.clone();
+    actix::spawn(async move {
+        let name = termination_signal().await;
+        tracing::info!(target: "supervisor", "received {name}: stopping as at the end of the input");
+        signalled.do_send(Shutdown(ShutdownCause::EndOfInput));
+    });
+    me
+}
+
+/// What the cascade may do to the process around the actors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hooks {
+    /// The bridge owns the process: the end of input starts the watchdog thread, which ends
+    /// the process after [`WATCHDOG`].
+    Process,
+    /// The actors share the process (actor tests, an embedded bridge): no watchdog.
+    None,
+}
+
+/// Starts the actors inside the current actix `System` on the editor frames of `input` (its
+/// end is the end of input) and the writer `output` toward the editor (its queue counted as
+/// `editor_queue`). The cascade ends by stopping the System with the exit code.
+pub fn start_on<S>(config: BridgeConfig, input: S, output: Writer, hooks: Hooks) -> Addr<Supervisor>
+where
+    S: futures_util::Stream<Item = Frame> + 'static,
+{
     let config = Arc::new(config);
-    Supervisor::create(|ctx| {
+    Supervisor::create(move |ctx| {
         let me = ctx.address();
         let up_stats = ActorStats::new("upstream");
         let fe_stats = ActorStats::new("frontend");
-        let editor_queue = QueueStats::new("editor_queue");
+        let editor_queue = output.stats().clone();
         let upstream_queue = QueueStats::new("upstream_queue");
-        let output = editor_writer(editor_queue.clone());
         let upstream = Upstream::new(
             config.max_line_bytes,
             up_stats.clone(),
@@ -168,7 +209,6 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
             vec![editor_queue, upstream_queue],
         )
         .start();
-        let pace = output.clone();
         let links = FrontendLinks {
             output: output.clone(),
             upstream: upstream.clone(),
@@ -180,30 +220,10 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
         };
         let cfg = config.clone();
         let frontend = Frontend::create(move |fctx| {
-            match crate::transport::stdio::nonblocking_stdin() {
-                Some(fd) => {
-                    // The editor's input is paced by its output: a request read while the
-                    // queue toward the editor is full would only add a response to it.
-                    fctx.add_stream(crate::transport::lines::frames(
-                        crate::transport::stdio::PipeReader(fd),
-                        cfg.max_line_bytes,
-                        Some(pace),
-                    ));
-                }
-                None => {
-                    fctx.add_stream(stdin_frames(cfg.max_line_bytes));
-                }
-            }
+            fctx.add_stream(input);
             Frontend::new(cfg, fe_stats, links)
         });
         upstream.do_send(SetFrontend(frontend.clone().recipient()));
-        actix::spawn(reap_orphans());
-        let me = ctx.address();
-        actix::spawn(async move {
-            let name = termination_signal().await;
-            tracing::info!(target: "supervisor", "received {name}: stopping as at the end of the input");
-            me.do_send(Shutdown(ShutdownCause::EndOfInput));
-        });
         Supervisor {
             config,
             frontend: Some(frontend),
@@ -211,6 +231,7 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
             upstream: Some(upstream),
             upstream_stats: Some(up_stats),
             metrics: Some(metrics),
+            hooks,
             stopping: false,
         }
     })
@@ -326,7 +347,9 @@ impl Handler<Shutdown> for Supervisor {
         self.stopping = true;
         let code = match cause {
             ShutdownCause::EndOfInput => {
-                start_watchdog();
+                if self.hooks == Hooks::Process {
+                    start_watchdog();
+                }
                 0
             }
             ShutdownCause::UpstreamLost => 1,

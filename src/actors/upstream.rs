@@ -1,13 +1,14 @@
-//! The Upstream actor: the 2026-07-28 client towards the child process. It owns the child,
-//! gives each request a new upstream id, correlates responses, sends `notifications/cancelled`
-//! for abandoned requests, writes one debug line per exchange (id, method, outcome, time;
-//! never content), and reports notifications and the loss of the child to the Frontend.
+//! The Upstream actor: the 2026-07-28 client, as JSON-RPC correlation over a transport. It
+//! gives each request a new upstream id, correlates responses, keeps the listen streams,
+//! carries the cancels of abandoned requests (the transport says how), writes one debug line
+//! per exchange (id, method, outcome, time; never content), and reports notifications and the
+//! end of the transport to the Frontend. What carries the frames (a child process, an
+//! in-process server, later HTTP) is behind [`crate::transport::upstream::Transport`].
 
 use actix::prelude::*;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -16,17 +17,13 @@ use super::metrics::ActorStats;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message, ParseError};
 use crate::protocol::{modern, notify};
-use crate::transport::child::{self, ChildProcess};
-use crate::transport::isolation;
-use crate::transport::lines;
-use crate::transport::program::{self, SpawnError};
-use crate::transport::writer::{Delivery, QueueStats, Sent, UPSTREAM_QUEUE, Writer};
+use crate::transport::program::SpawnError;
+use crate::transport::upstream::{
+    self as seam, Abandoned, EndCause, Event, OpenOptions, Transport, UpstreamSpec,
+};
+use crate::transport::writer::{Delivery, QueueStats, Sent, Writer};
 
-/// How long the bridge waits for the exit status of a child that closed its stdout.
-pub const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
-/// After the child exits, how long frames already in its stdout pipe are still read before
-/// the upstream counts as lost (a grandchild may hold the pipe open).
-pub const EXIT_DRAIN: Duration = Duration::from_millis(100);
+pub use crate::transport::child_upstream::{EXIT_DRAIN, EXIT_STATUS_WAIT};
 
 /// The answer to one upstream request.
 #[derive(Debug)]
@@ -62,7 +59,8 @@ impl Reply {
 pub enum FromUpstream {
     /// A notification of the upstream (progress, message, list changes, ...).
     Notification { method: String, params: Value },
-    /// The child closed its stdout; `status` is how it ended.
+    /// The transport ended (a child: its stdout closed or it exited); `status` is how (for a
+    /// child `exit code N`, `signal N`).
     Gone { status: String },
     /// The response to a listen request (see [`Listen`]), in upstream order with the
     /// notifications.
@@ -78,16 +76,8 @@ struct Pending {
 
 struct Conn {
     generation: u64,
-    /// The writer of the child's stdin (its queue: [`UPSTREAM_QUEUE`]).
-    stdin: Writer,
-    child: Option<ChildProcess>,
-}
-
-impl Drop for Conn {
-    /// The child's stdin is closed once what is queued is written.
-    fn drop(&mut self) {
-        self.stdin.close();
-    }
+    /// The transport (its queue toward the upstream: `UPSTREAM_QUEUE`).
+    transport: Box<dyn Transport>,
 }
 
 /// The Upstream actor.
@@ -102,15 +92,17 @@ pub struct Upstream {
     frontend: Option<Recipient<FromUpstream>>,
     conn: Option<Conn>,
     generation: u64,
+    /// The generation whose transport closed and whose [`Event::Ended`] is awaited.
+    ending: Option<u64>,
     next_id: i64,
     pending: HashMap<Id, Pending>,
     listens: HashSet<Id>,
 }
 
 impl Upstream {
-    /// An Upstream actor whose child frames are limited to `max_line_bytes`; its reader of
-    /// the child's stdout is paced by `editor`, and its queue toward the child is counted in
-    /// `queue_stats`.
+    /// An Upstream actor whose upstream frames are limited to `max_line_bytes`; its
+    /// transport's reader is paced by `editor`, and its queue toward the upstream is counted
+    /// in `queue_stats`.
     pub fn new(
         max_line_bytes: usize,
         stats: Arc<ActorStats>,
@@ -125,6 +117,7 @@ impl Upstream {
             frontend: None,
             conn: None,
             generation: 0,
+            ending: None,
             next_id: 0,
             pending: HashMap::new(),
             listens: HashSet::new(),
@@ -133,7 +126,7 @@ impl Upstream {
 
     fn write(&self, v: &Value, delivery: Delivery) -> Sent {
         match &self.conn {
-            Some(conn) => conn.stdin.send_message(v, delivery),
+            Some(conn) => conn.transport.send(v, delivery),
             None => Sent::Closed,
         }
     }
@@ -214,35 +207,42 @@ impl Upstream {
         }
     }
 
-    fn on_eof(&mut self, ctx: &mut Context<Self>) {
-        let Some(mut conn) = self.conn.take() else {
+    /// The transport carries no more frames: every request in flight gets [`Reply::Closed`]
+    /// now; the Frontend hears of it with the cause ([`Event::Ended`]).
+    fn on_closed(&mut self, generation: u64) {
+        if self.conn.take().is_none() {
+            return;
+        }
+        self.ending = Some(generation);
+        self.fail_all_pending();
+    }
+
+    fn on_ended(&mut self, generation: u64, cause: EndCause) {
+        if self.ending != Some(generation) {
+            return;
+        }
+        self.ending = None;
+        if let Some(f) = &self.frontend {
+            f.do_send(FromUpstream::Gone {
+                status: cause.to_string(),
+            });
+        }
+    }
+
+    /// One request failed in the transport alone (HTTP): it gets [`Reply::Closed`], the
+    /// upstream goes on.
+    fn on_failed(&mut self, id: &Id, detail: &str) {
+        if self.listens.remove(id) {
+            tracing::debug!(target: "upstream", "id={id} method={} outcome=failed ({detail})",
+                notify::LISTEN_METHOD);
+            return self.listen_ended(id, Reply::Closed);
+        }
+        let Some(p) = self.pending.remove(id) else {
             return;
         };
-        self.fail_all_pending();
-        let frontend = self.frontend.clone();
-        let child = conn.child.take();
-        ctx.spawn(
-            async move {
-                let status = match child {
-                    Some(mut c) => {
-                        let mut status = c.wait_for(EXIT_STATUS_WAIT).await;
-                        let killed = c.kill().await;
-                        if status.is_none() {
-                            status = killed;
-                        }
-                        status.map_or_else(
-                            || "unknown status".to_string(),
-                            |s| child::describe_status(&s),
-                        )
-                    }
-                    None => "unknown status".to_string(),
-                };
-                if let Some(f) = frontend {
-                    f.do_send(FromUpstream::Gone { status });
-                }
-            }
-            .into_actor(self),
-        );
+        tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=failed time_ms={:.3} ({detail})",
+            p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3);
+        let _ = p.tx.send(Reply::Closed);
     }
 }
 
@@ -250,20 +250,25 @@ impl Actor for Upstream {
     type Context = Context<Self>;
 }
 
-/// A frame from the child's stdout (`None`: end of its stdout), tagged with the child's
-/// generation so frames of an earlier child are ignored.
+/// An event of the transport, tagged with its generation so that the events of an earlier
+/// transport are ignored.
 #[derive(Message)]
 #[rtype(result = "()")]
-struct ChildFrame(u64, Option<Frame>);
+struct TransportEvent(u64, Event);
 
-impl StreamHandler<ChildFrame> for Upstream {
-    fn handle(&mut self, ChildFrame(generation, frame): ChildFrame, ctx: &mut Context<Self>) {
+impl StreamHandler<TransportEvent> for Upstream {
+    fn handle(&mut self, TransportEvent(generation, event): TransportEvent, _: &mut Context<Self>) {
+        if let Event::Ended(cause) = event {
+            return self.on_ended(generation, cause);
+        }
         if self.conn.as_ref().map(|c| c.generation) != Some(generation) {
             return;
         }
-        match frame {
-            Some(f) => self.on_frame(f),
-            None => self.on_eof(ctx),
+        match event {
+            Event::Frame(f) => self.on_frame(f),
+            Event::Failed { id, detail } => self.on_failed(&id, &detail),
+            Event::Closed => self.on_closed(generation),
+            Event::Ended(_) => {}
         }
     }
 
@@ -282,56 +287,38 @@ impl Handler<SetFrontend> for Upstream {
     }
 }
 
-/// Start the upstream command. Errors with the `spawn_failed` detail: the program and why it
-/// cannot start (never an argument or an environment value).
+/// Open the transport to the upstream (for a child: start the command). Errors with the
+/// `spawn_failed` detail: the program and why it cannot start (never an argument or an
+/// environment value).
 #[derive(Message)]
 #[rtype(result = "Result<(), SpawnError>")]
-pub struct Connect {
-    pub command: OsString,
-    pub args: Vec<OsString>,
-}
+pub struct Connect(pub UpstreamSpec);
 
 impl Handler<Connect> for Upstream {
     type Result = Result<(), SpawnError>;
-    fn handle(&mut self, m: Connect, ctx: &mut Context<Self>) -> Result<(), SpawnError> {
+    fn handle(
+        &mut self,
+        Connect(spec): Connect,
+        ctx: &mut Context<Self>,
+    ) -> Result<(), SpawnError> {
         let _h = self.stats.handling();
         if self.conn.is_some() {
             return Ok(());
         }
-        let (proc_, io) = child::spawn(&m.command, &m.args)
-            .map_err(|e| SpawnError::Start(program::spawn_error_detail(&m.command, &e)))?;
+        let opened = seam::open(
+            &spec,
+            OpenOptions {
+                max_line_bytes: self.max_line_bytes,
+                pace: self.editor.clone(),
+                queue_stats: self.queue_stats.clone(),
+            },
+        )?;
         self.generation += 1;
         let generation = self.generation;
-        tracing::debug!(target: "upstream", "started the upstream command (pid {})", proc_.pgid());
-        let stdin = child::stdin_pipe(io.stdin).map_err(SpawnError::Stdin)?;
-        let stdin = Writer::for_pipe(stdin, UPSTREAM_QUEUE, self.queue_stats.clone());
-        let stream = lines::frames(io.stdout, self.max_line_bytes, Some(self.editor.clone()))
-            .map(move |f| ChildFrame(generation, Some(f)))
-            .chain(futures_util::stream::once(async move {
-                ChildFrame(generation, None)
-            }));
-        ctx.add_stream(stream);
-        let mut exit = proc_.exit_watch();
-        ctx.spawn(
-            async move {
-                while exit.borrow_and_update().is_none() {
-                    if exit.changed().await.is_err() {
-                        break;
-                    }
-                }
-                tokio::time::sleep(EXIT_DRAIN).await;
-            }
-            .into_actor(self)
-            .map(move |(), act, ctx| {
-                if act.conn.as_ref().map(|c| c.generation) == Some(generation) {
-                    act.on_eof(ctx);
-                }
-            }),
-        );
+        ctx.add_stream(opened.events.map(move |e| TransportEvent(generation, e)));
         self.conn = Some(Conn {
             generation,
-            stdin,
-            child: Some(proc_),
+            transport: opened.transport,
         });
         Ok(())
     }
@@ -364,7 +351,7 @@ impl Handler<Call> for Upstream {
         match self.write(&frame, Delivery::Request(id.clone())) {
             Sent::Queued => {
                 if let Some(c) = &self.conn {
-                    let (frames, bytes) = c.stdin.queued();
+                    let (frames, bytes) = c.transport.queued();
                     if frames > 1 {
                         tracing::debug!(target: "upstream", "id={id} client={} method={} waits in the queue toward the upstream ({frames} frames, {bytes} bytes)",
                             m.client, m.method);
@@ -417,9 +404,16 @@ impl Handler<Cancel> for Upstream {
         if !known {
             return;
         }
-        if self.conn.as_ref().is_some_and(|c| c.stdin.remove(&id)) {
-            tracing::debug!(target: "upstream", "id={id} was taken out of the queue unsent");
+        let Some(conn) = &self.conn else {
             return;
+        };
+        match conn.transport.abandon(&id) {
+            Abandoned::Unsent => {
+                tracing::debug!(target: "upstream", "id={id} was taken out of the queue unsent");
+                return;
+            }
+            Abandoned::Carried => return,
+            Abandoned::NotifyCancelled => {}
         }
         let n = modern::cancelled_notification(id.to_value(), reason.as_deref());
         self.write(&n, Delivery::Always);
@@ -454,10 +448,10 @@ impl Handler<Listen> for Upstream {
     }
 }
 
-/// Stop the child at once (a failed discover): kill its group, fail what is pending, then
-/// stop every other descendant that was handed to the bridge (one that left the group with
-/// `setsid`). The actor handles no other message until this is done, so the sweep can never
-/// meet the child of a later `Connect`.
+/// Stop the transport at once (a failed discover): for a child, kill its group, fail what is
+/// pending, then stop every other descendant that was handed to the bridge (one that left the
+/// group with `setsid`). The actor handles no other message until this is done, so the sweep
+/// can never meet the child of a later `Connect`.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Disconnect;
@@ -470,12 +464,8 @@ impl Handler<Disconnect> for Upstream {
         self.fail_all_pending();
         AtomicResponse::new(Box::pin(
             async move {
-                if let Some(mut c) = conn
-                    && let Some(child) = c.child.take()
-                {
-                    drop(c);
-                    child.kill().await;
-                    let _ = tokio::task::spawn_blocking(isolation::stop_descendants).await;
+                if let Some(c) = conn {
+                    c.transport.kill().await;
                 }
             }
             .into_actor(self),
@@ -483,8 +473,8 @@ impl Handler<Disconnect> for Upstream {
     }
 }
 
-/// Stop the child with the shutdown steps (close stdin, wait `grace`, SIGTERM, wait `grace`,
-/// SIGKILL to the group). Resolves with how it ended.
+/// Stop the transport with its shutdown steps, each waiting at most `grace` (a child: close
+/// stdin, wait, SIGTERM, wait, SIGKILL to the group). Resolves with how it ended.
 #[derive(Message)]
 #[rtype(result = "Option<String>")]
 pub struct Close {
@@ -498,13 +488,8 @@ impl Handler<Close> for Upstream {
         let conn = self.conn.take();
         self.fail_all_pending();
         Box::pin(async move {
-            let mut c = conn?;
-            let child = c.child.take()?;
-            drop(c); // closes the child's stdin once the writer has flushed
-            child
-                .stop(m.grace)
-                .await
-                .map(|s| child::describe_status(&s))
+            let c = conn?;
+            c.transport.close(m.grace).await.map(|e| e.to_string())
         })
     }
 }

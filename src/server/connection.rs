@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -17,7 +18,7 @@ use super::Server;
 use super::dispatch::{self, Link};
 use super::error::{ErrorCode, RpcError};
 use super::framing::{Frame, LineReader, MAX_LINE_BYTES};
-use super::output::spawn_writer;
+use super::output::{spawn_forwarder, spawn_writer};
 use super::wire::{self, Incoming};
 
 /// Requests in flight, by the JSON text of their id (so `1` and `"1"` differ).
@@ -68,23 +69,84 @@ enum End {
     WriteFailed(std::io::Result<()>),
 }
 
+/// Where a connection's frames come from: a byte stream cut into lines, or whole lines handed
+/// over in memory (above the framing: no bytes are scanned for newlines).
+enum Input<R> {
+    Lines(LineReader<R>),
+    Memory(mpsc::Receiver<Vec<u8>>),
+}
+
+impl<R: AsyncRead + Unpin> Input<R> {
+    /// The next frame, or `None` at end of input. Cancel-safe, as both sources are.
+    async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
+        match self {
+            Input::Lines(lines) => lines.next_frame().await,
+            Input::Memory(frames) => Ok(frames.recv().await.map(memory_frame)),
+        }
+    }
+}
+
+/// One line handed over in memory (one message, its newline optional) as the line reader
+/// would have framed it: the newline and a trailing `\r` go, the limit holds.
+fn memory_frame(mut line: Vec<u8>) -> Frame {
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    if line.len() > MAX_LINE_BYTES {
+        Frame::TooLong
+    } else {
+        Frame::Line(line)
+    }
+}
+
 pub(crate) async fn serve<R, W>(server: &Server, input: R, output: W) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let mut trace = match &server.inner.trace_input {
-        Some(path) => Some(File::options().create(true).append(true).open(path)?),
-        None => None,
-    };
-    let (out, mut writer) = spawn_writer(output);
+    let trace = open_trace(server)?;
+    let (out, writer) = spawn_writer(output);
+    let input = Input::Lines(LineReader::new(input, MAX_LINE_BYTES));
+    serve_frames(server, trace, input, out, writer).await
+}
+
+/// [`serve`] in memory: each item of `input` is one message (its newline optional), each item
+/// sent to `output` is one message without its newline. The end of `input` is the end of
+/// input; dropping the receiver of `output` is a failed write.
+pub(crate) async fn serve_memory(
+    server: &Server,
+    input: mpsc::Receiver<Vec<u8>>,
+    output: mpsc::Sender<String>,
+) -> std::io::Result<()> {
+    let trace = open_trace(server)?;
+    let (out, writer) = spawn_forwarder(output);
+    let input: Input<tokio::io::Empty> = Input::Memory(input);
+    serve_frames(server, trace, input, out, writer).await
+}
+
+fn open_trace(server: &Server) -> std::io::Result<Option<File>> {
+    match &server.inner.trace_input {
+        Some(path) => Ok(Some(File::options().create(true).append(true).open(path)?)),
+        None => Ok(None),
+    }
+}
+
+async fn serve_frames<R: AsyncRead + Unpin>(
+    server: &Server,
+    mut trace: Option<File>,
+    mut lines: Input<R>,
+    out: super::output::Outbox,
+    mut writer: tokio::task::JoinHandle<std::io::Result<()>>,
+) -> std::io::Result<()> {
     let link = Link {
         out,
         close: CancellationToken::new(),
     };
     let in_flight = InFlight::default();
     let mut tasks = JoinSet::new();
-    let mut lines = LineReader::new(input, MAX_LINE_BYTES);
 
     let end = loop {
         tokio::select! {

@@ -193,6 +193,23 @@ impl Server {
         connection::serve(self, input, output).await
     }
 
+    /// [`Server::serve`] in memory, above the framing: each item of `input` is one message
+    /// (its newline optional; a longer one than the line limit gets the same error), and each
+    /// message of the server goes to `output` as one `String` without its newline. Ends as
+    /// [`Server::serve`] does: at the end of `input` (every sender dropped), at
+    /// [`RequestContext::close_connection`], or with `BrokenPipe` once `output`'s receiver is
+    /// dropped. The bridge's in-process upstream (`transport::memory`) uses it.
+    ///
+    /// # Errors
+    /// `BrokenPipe` when the receiver of `output` went away; failure to open the input trace.
+    pub async fn serve_memory(
+        &self,
+        input: tokio::sync::mpsc::Receiver<Vec<u8>>,
+        output: tokio::sync::mpsc::Sender<String>,
+    ) -> std::io::Result<()> {
+        connection::serve_memory(self, input, output).await
+    }
+
     /// [`Server::serve`] on the process's stdin and stdout.
     ///
     /// # Errors

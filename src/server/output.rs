@@ -41,6 +41,23 @@ where
     )
 }
 
+/// [`spawn_writer`] in memory: every line goes to `to` as it is (no newline). The task ends
+/// when every `Outbox` is dropped, or with `BrokenPipe` when the receiver of `to` is gone.
+pub(crate) fn spawn_forwarder(
+    to: mpsc::Sender<String>,
+) -> (Outbox, JoinHandle<std::io::Result<()>>) {
+    let (lines, mut receiver) = mpsc::channel::<String>(OUTPUT_QUEUE_LINES);
+    let task = tokio::spawn(async move {
+        while let Some(line) = receiver.recv().await {
+            if to.send(line).await.is_err() {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
+        }
+        Ok(())
+    });
+    (Outbox { lines }, task)
+}
+
 async fn write_lines<W>(mut lines: mpsc::Receiver<String>, mut output: W) -> std::io::Result<()>
 where
     W: AsyncWrite + Unpin,

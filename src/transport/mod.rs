@@ -1,10 +1,15 @@
-//! Byte movers with no protocol knowledge beyond frames. Today: a child process on stdio,
-//! started in its own process group so that every process it starts can be stopped with it;
-//! framed reading; non-blocking stdio; and the one bounded writer of frames.
+//! Byte movers with no protocol knowledge beyond frames. The upstream's transport seam
+//! (`upstream.rs`) and its implementations: a child process on stdio, started in its own
+//! process group so that every process it starts can be stopped with it (`child.rs`,
+//! `child_upstream.rs`), and an in-process server (`memory.rs`); framed reading; non-blocking
+//! stdio; and the one bounded writer of frames.
 
 pub mod child;
+pub mod child_upstream;
 pub mod isolation;
 pub mod lines;
+pub mod memory;
 pub mod program;
 pub mod stdio;
+pub mod upstream;
 pub mod writer;

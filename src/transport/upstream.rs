@@ -1,0 +1,175 @@
+//! The transport seam of the upstream: what the JSON-RPC correlation layer
+//! (`actors::upstream`) needs from whatever carries its frames, and the choice of a transport
+//! from an [`UpstreamSpec`]. A transport moves frames and ends; it never reads an id to
+//! correlate, never times a request, never builds a JSON-RPC message of its own.
+//!
+//! - **In:** a stream of [`Event`]s, in the upstream's order: frames, then [`Event::Closed`]
+//!   (no more frames) and [`Event::Ended`] (why). A transport that carries each request
+//!   apart (HTTP) reports a request that failed alone with [`Event::Failed`], and goes on.
+//! - **Out:** [`Transport::send`] of one message with its [`Delivery`], through a bounded
+//!   queue (the one [`crate::transport::writer::Writer`]).
+//! - **Cancel:** [`Transport::abandon`] decides how an abandoned request is carried: taken
+//!   out of the queue unsent, a `notifications/cancelled` frame, or a means of the transport
+//!   itself (closing the request's stream).
+//! - **Stop:** [`Transport::close`] runs the transport's own shutdown steps; [`Transport::kill`]
+//!   stops it at once.
+
+use futures_util::future::LocalBoxFuture;
+use futures_util::stream::LocalBoxStream;
+use serde_json::Value;
+use std::ffi::OsString;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::program::SpawnError;
+use super::writer::{Delivery, QueueStats, Sent, Writer};
+use crate::protocol::framing::Frame;
+use crate::protocol::jsonrpc::Id;
+use crate::server::Server;
+
+/// Which upstream the bridge talks to, and how (chosen by the configuration; the command line
+/// always gives [`UpstreamSpec::Child`]).
+#[derive(Clone, Debug)]
+pub enum UpstreamSpec {
+    /// A child process on stdio: `command args`, verbatim (2026-07-28 basic/transports/stdio).
+    Child {
+        /// The program.
+        command: OsString,
+        /// Its arguments, unchanged.
+        args: Vec<OsString>,
+    },
+    /// An in-process [`Server`]: frames cross as bytes through bounded channels, no pipe and
+    /// no process (the embedded bridge, actor tests).
+    Memory(Server),
+}
+
+impl UpstreamSpec {
+    /// The name the editor sees when the upstream gives none: the command's file name, or
+    /// `None` (the caller's default) for an in-process server.
+    pub fn fallback_name(&self) -> Option<String> {
+        match self {
+            UpstreamSpec::Child { command, .. } => std::path::Path::new(command)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned()),
+            UpstreamSpec::Memory(_) => None,
+        }
+    }
+}
+
+/// What the correlation layer gives a transport when it opens it.
+#[derive(Clone, Debug)]
+pub struct OpenOptions {
+    /// Longest frame accepted from the upstream, in bytes; a longer one arrives as
+    /// [`Frame::TooLong`].
+    pub max_line_bytes: usize,
+    /// The writer toward the editor: the transport reads no more frames while its queue is
+    /// full (back-pressure).
+    pub pace: Writer,
+    /// The counters of the queue toward the upstream (`upstream_queue` in the metrics line).
+    pub queue_stats: Arc<QueueStats>,
+}
+
+/// Why a transport ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EndCause {
+    /// The child process ended: `exit code N`, `signal N` or `unknown status` (its stdout
+    /// closed, or it exited and what was left in its stdout was read).
+    ChildExited(String),
+    /// The in-process server stopped serving: it closed the connection (`None`) or failed
+    /// with this I/O error.
+    ServerReturned(Option<String>),
+    /// The in-process server's task went away without a word (it panicked or was aborted).
+    PeerDropped,
+}
+
+impl fmt::Display for EndCause {
+    /// The text of the log lines and of [`crate::actors::upstream::FromUpstream::Gone`]; for a
+    /// child it is the status alone, as the log has always shown it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EndCause::ChildExited(status) => f.write_str(status),
+            EndCause::ServerReturned(None) => f.write_str("the in-process server closed"),
+            EndCause::ServerReturned(Some(e)) => write!(f, "the in-process server failed: {e}"),
+            EndCause::PeerDropped => f.write_str("the in-process server went away"),
+        }
+    }
+}
+
+/// What a transport reports, in the upstream's order.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Event {
+    /// One frame of the upstream.
+    Frame(Frame),
+    /// One request failed in the transport alone (HTTP: its POST failed or its response
+    /// stream broke before the response); the upstream goes on. Child and Memory never send
+    /// it: a broken pipe ends everything.
+    Failed {
+        /// The upstream id of the request.
+        id: Id,
+        /// Why, for the log.
+        detail: String,
+    },
+    /// No more frames will come: every request in flight fails now. [`Event::Ended`] follows.
+    Closed,
+    /// The transport ended, and why. The last event.
+    Ended(EndCause),
+}
+
+/// How an abandoned request is carried to the upstream ([`Transport::abandon`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Abandoned {
+    /// None of its bytes had left: it was taken out of the queue and is never sent.
+    Unsent,
+    /// It went out: the caller sends `notifications/cancelled` (stdio, in-process).
+    NotifyCancelled,
+    /// The transport carried the cancel itself (HTTP: closed the request's stream); nothing
+    /// more to send.
+    Carried,
+}
+
+/// One open transport to the upstream (see the module doc).
+pub trait Transport {
+    /// Sends one message as one frame through the bounded queue toward the upstream;
+    /// [`Delivery::Request`] names the request, so the transport can refuse it when the queue
+    /// is full ([`Sent::Refused`]), take it out again ([`Transport::abandon`]) or report it
+    /// alone ([`Event::Failed`]).
+    fn send(&self, msg: &Value, delivery: Delivery) -> Sent;
+
+    /// Frames and bytes queued toward the upstream, for the debug line of a waiting request.
+    fn queued(&self) -> (usize, usize);
+
+    /// The correlation layer gave up request `id` (a cancel, its time limit, the end of
+    /// input): the transport says how that reaches the upstream.
+    fn abandon(&self, id: &Id) -> Abandoned;
+
+    /// The transport's own shutdown steps, each waiting at most `grace` (a child: close its
+    /// stdin, wait, SIGTERM to its group, wait, SIGKILL). Resolves with how it ended, if known.
+    fn close(self: Box<Self>, grace: Duration) -> LocalBoxFuture<'static, Option<EndCause>>;
+
+    /// Stops at once (a failed discover): a child's group gets SIGKILL, then the isolation
+    /// sweep stops every other descendant.
+    fn kill(self: Box<Self>) -> LocalBoxFuture<'static, ()>;
+}
+
+/// An opened transport: the handle the correlation layer keeps, and its events.
+pub struct Opened {
+    /// The handle: sends, cancels, shutdown.
+    pub transport: Box<dyn Transport>,
+    /// The events, ending with [`Event::Ended`].
+    pub events: LocalBoxStream<'static, Event>,
+}
+
+/// Opens the transport that `spec` describes. Call on the actor thread (inside the actix
+/// System: the child's death signal follows the thread that forks it).
+///
+/// Errors: a child that cannot start ([`SpawnError`]: its text is the `spawn_failed` detail,
+/// the program and why, never an argument or an environment value).
+pub fn open(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnError> {
+    match spec {
+        UpstreamSpec::Child { command, args } => {
+            super::child_upstream::open(command, args, options)
+        }
+        UpstreamSpec::Memory(server) => Ok(super::memory::open(server.clone(), options)),
+    }
+}
