@@ -132,7 +132,7 @@ impl Editor {
             EDITOR_QUEUE,
             QueueStats::new("editor_queue"),
         );
-        supervisor::start_on(config(server), frames, writer, Hooks::None);
+        supervisor::start_on(config(server), frames, writer, Hooks::Embedded);
         Editor {
             input: Some(input),
             output,

@@ -178,7 +178,7 @@ pub enum Hooks {
     /// the process after [`WATCHDOG`].
     Process,
     /// The actors share the process (actor tests, an embedded bridge): no watchdog.
-    None,
+    Embedded,
 }
 
 /// Starts the actors inside the current actix `System` on the editor frames of `input` (its

@@ -42,6 +42,20 @@ pub enum UpstreamSpec {
     /// An in-process [`Server`]: frames cross as bytes through bounded channels, no pipe and
     /// no process (the embedded bridge, actor tests).
     Memory(Server),
+    /// A transport opened by the embedder's own function (a scripted transport in tests; the
+    /// shape the HTTP transport of issue 9 takes before it gets a variant of its own).
+    Opener(Opener),
+}
+
+/// A function that opens a transport ([`UpstreamSpec::Opener`]); its error is what
+/// `initialize` reports as `spawn_failed`.
+#[derive(Clone)]
+pub struct Opener(pub Arc<dyn Fn(OpenOptions) -> Result<Opened, SpawnError> + Send + Sync>);
+
+impl fmt::Debug for Opener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Opener")
+    }
 }
 
 impl UpstreamSpec {
@@ -52,7 +66,7 @@ impl UpstreamSpec {
             UpstreamSpec::Child { command, .. } => std::path::Path::new(command)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned()),
-            UpstreamSpec::Memory(_) => None,
+            UpstreamSpec::Memory(_) | UpstreamSpec::Opener(_) => None,
         }
     }
 }
@@ -164,12 +178,13 @@ pub struct Opened {
 /// System: the child's death signal follows the thread that forks it).
 ///
 /// Errors: a child that cannot start ([`SpawnError`]: its text is the `spawn_failed` detail,
-/// the program and why, never an argument or an environment value).
+/// the program and why, never an argument or an environment value); an opener's own error.
 pub fn open(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnError> {
     match spec {
         UpstreamSpec::Child { command, args } => {
             super::child_upstream::open(command, args, options)
         }
         UpstreamSpec::Memory(server) => Ok(super::memory::open(server.clone(), options)),
+        UpstreamSpec::Opener(Opener(open)) => open(options),
     }
 }

@@ -1,0 +1,294 @@
+//! The Upstream actor's correlation layer over a scripted transport shaped like HTTP (a
+//! request that fails alone, a cancel the transport carries itself): what issue 9's transport
+//! needs works without a change to `actors/upstream.rs`. No process, no server.
+
+use actix::prelude::*;
+use futures_util::StreamExt;
+use futures_util::future::LocalBoxFuture;
+use mcp_bridge::actors::metrics::ActorStats;
+use mcp_bridge::actors::upstream::{
+    Call, Cancel, Close, Connect, FromUpstream, Reply, SetFrontend, Upstream,
+};
+use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
+use mcp_bridge::protocol::jsonrpc::Id;
+use mcp_bridge::transport::program::SpawnError;
+use mcp_bridge::transport::upstream::{
+    Abandoned, EndCause, Event, Opened, Opener, Transport, UpstreamSpec,
+};
+use mcp_bridge::transport::writer::{Delivery, EDITOR_QUEUE, QueueStats, Sent, Writer};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// How long a test waits for one event before it fails.
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// What the scripted transport was asked to do, in order.
+#[derive(Debug, PartialEq)]
+enum Done {
+    Sent(Value, Delivery),
+    Abandoned(Id),
+    Closed(Duration),
+}
+
+/// A transport whose events the test writes and whose sends it reads.
+struct Scripted(mpsc::UnboundedSender<Done>);
+
+impl Transport for Scripted {
+    fn send(&self, msg: &Value, delivery: Delivery) -> Sent {
+        let _ = self.0.send(Done::Sent(msg.clone(), delivery));
+        Sent::Queued
+    }
+    fn queued(&self) -> (usize, usize) {
+        (0, 0)
+    }
+    /// As HTTP would: the request's own stream is closed, no frame goes out.
+    fn abandon(&self, id: &Id) -> Abandoned {
+        let _ = self.0.send(Done::Abandoned(id.clone()));
+        Abandoned::Carried
+    }
+    fn close(self: Box<Self>, grace: Duration) -> LocalBoxFuture<'static, Option<EndCause>> {
+        let _ = self.0.send(Done::Closed(grace));
+        Box::pin(async { Some(EndCause::ServerReturned(None)) })
+    }
+    fn kill(self: Box<Self>) -> LocalBoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+}
+
+struct Collector(mpsc::UnboundedSender<String>);
+
+impl Actor for Collector {
+    type Context = Context<Self>;
+}
+
+impl Handler<FromUpstream> for Collector {
+    type Result = ();
+    fn handle(&mut self, m: FromUpstream, _: &mut Context<Self>) {
+        let _ = self.0.send(format!("{m:?}"));
+    }
+}
+
+struct Rig {
+    upstream: Addr<Upstream>,
+    events: mpsc::UnboundedSender<Event>,
+    done: mpsc::UnboundedReceiver<Done>,
+    told: mpsc::UnboundedReceiver<String>,
+}
+
+async fn rig() -> Rig {
+    let (events_tx, events_rx) = mpsc::unbounded_channel::<Event>();
+    let (done_tx, done) = mpsc::unbounded_channel();
+    let slot = Arc::new(Mutex::new(Some((events_rx, done_tx))));
+    let opener =
+        Opener(Arc::new(move |_options| {
+            let Some((rx, done)) = slot.lock().ok().and_then(|mut s| s.take()) else {
+                return Err(SpawnError::Start("opened twice".into()));
+            };
+            let events = futures_util::stream::unfold(rx, |mut rx| async move {
+                rx.recv().await.map(|e| (e, rx))
+            });
+            Ok(Opened {
+                transport: Box::new(Scripted(done)),
+                events: events.boxed_local(),
+            })
+        }));
+    let editor = Writer::for_blocking(std::io::sink(), EDITOR_QUEUE, QueueStats::new("editor"));
+    let upstream = Upstream::new(
+        DEFAULT_MAX_LINE_BYTES,
+        ActorStats::new("upstream"),
+        editor,
+        QueueStats::new("upstream_queue"),
+    )
+    .start();
+    let (tx, told) = mpsc::unbounded_channel();
+    upstream.do_send(SetFrontend(Collector(tx).start().recipient()));
+    let connected = upstream.send(Connect(UpstreamSpec::Opener(opener))).await;
+    assert!(matches!(connected, Ok(Ok(()))));
+    Rig {
+        upstream,
+        events: events_tx,
+        done,
+        told,
+    }
+}
+
+async fn call(upstream: &Addr<Upstream>, method: &str) -> (Id, oneshot::Receiver<Reply>) {
+    let sent = upstream
+        .send(Call {
+            method: method.into(),
+            params: json!({"x": 1}),
+            client: "7".into(),
+        })
+        .await;
+    match sent {
+        Ok(Ok(pair)) => pair,
+        _ => panic!("the call was not sent"),
+    }
+}
+
+async fn reply(rx: oneshot::Receiver<Reply>) -> String {
+    match tokio::time::timeout(DEADLINE, rx).await {
+        Ok(Ok(r)) => format!("{r:?}"),
+        other => panic!("no reply within {DEADLINE:?}: {other:?}"),
+    }
+}
+
+async fn next<T>(rx: &mut mpsc::UnboundedReceiver<T>) -> Option<T> {
+    tokio::time::timeout(DEADLINE, rx.recv())
+        .await
+        .ok()
+        .flatten()
+}
+
+fn line(v: Value) -> Event {
+    Event::Frame(Frame::Line(serde_json::to_vec(&v).unwrap_or_default()))
+}
+
+#[actix::test]
+async fn a_request_that_fails_alone_leaves_the_upstream_serving_the_others() {
+    let mut r = rig().await;
+    let (a, a_rx) = call(&r.upstream, "tools/call").await;
+    let (b, b_rx) = call(&r.upstream, "tools/list").await;
+    assert_eq!((a.clone(), b.clone()), (Id::Int(1), Id::Int(2)));
+    assert_eq!(
+        next(&mut r.done).await,
+        Some(Done::Sent(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"x": 1}}),
+            Delivery::Request(Id::Int(1))
+        ))
+    );
+    assert!(matches!(
+        next(&mut r.done).await,
+        Some(Done::Sent(_, Delivery::Request(Id::Int(2))))
+    ));
+    assert!(
+        r.events
+            .send(Event::Failed {
+                id: a,
+                detail: "HTTP 502".into()
+            })
+            .is_ok()
+    );
+    assert_eq!(reply(a_rx).await, "Closed");
+    assert!(
+        r.events
+            .send(line(
+                json!({"jsonrpc": "2.0", "id": 2, "result": {"ok": true}})
+            ))
+            .is_ok()
+    );
+    assert_eq!(reply(b_rx).await, "Result(Object {\"ok\": Bool(true)})");
+    let (c, c_rx) = call(&r.upstream, "tools/call").await;
+    assert_eq!(c, Id::Int(3));
+    assert!(
+        r.events
+            .send(line(json!({"jsonrpc": "2.0", "id": 3, "result": {}})))
+            .is_ok()
+    );
+    assert_eq!(reply(c_rx).await, "Result(Object {})");
+    assert!(r.told.try_recv().is_err(), "a failed request is no loss");
+}
+
+#[actix::test]
+async fn a_cancel_the_transport_carries_sends_no_cancelled_notification() {
+    let mut r = rig().await;
+    let (a, _a_rx) = call(&r.upstream, "tools/call").await;
+    assert!(matches!(next(&mut r.done).await, Some(Done::Sent(..))));
+    r.upstream.do_send(Cancel {
+        id: a,
+        reason: Some("user".into()),
+    });
+    assert_eq!(next(&mut r.done).await, Some(Done::Abandoned(Id::Int(1))));
+    // Nothing else was sent: the next thing the transport sees is the next call.
+    let (b, _b_rx) = call(&r.upstream, "ping").await;
+    assert!(
+        matches!(next(&mut r.done).await, Some(Done::Sent(_, Delivery::Request(id))) if id == b)
+    );
+}
+
+#[actix::test]
+async fn the_end_event_fails_what_is_pending_and_reaches_the_frontend_with_its_cause() {
+    let mut r = rig().await;
+    let (_, a_rx) = call(&r.upstream, "tools/call").await;
+    assert!(
+        r.events
+            .send(line(
+                json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            ))
+            .is_ok()
+    );
+    assert!(r.events.send(Event::Closed).is_ok());
+    assert_eq!(reply(a_rx).await, "Closed");
+    assert!(
+        r.events
+            .send(Event::Ended(EndCause::ChildExited("exit code 3".into())))
+            .is_ok()
+    );
+    assert_eq!(
+        next(&mut r.told).await.as_deref(),
+        Some("Notification { method: \"notifications/tools/list_changed\", params: Object {} }")
+    );
+    assert_eq!(
+        next(&mut r.told).await.as_deref(),
+        Some("Gone { status: \"exit code 3\" }")
+    );
+    // Closed: a new call is answered at once, and Close finds nothing to stop.
+    let after = r
+        .upstream
+        .send(Call {
+            method: "ping".into(),
+            params: json!({}),
+            client: "8".into(),
+        })
+        .await;
+    assert!(matches!(after, Ok(Err(Reply::Closed))));
+    let closed = r
+        .upstream
+        .send(Close { grace: DEADLINE })
+        .await
+        .ok()
+        .flatten();
+    assert_eq!(closed, None);
+}
+
+#[actix::test]
+async fn close_runs_the_transports_own_steps_with_the_grace() {
+    let mut r = rig().await;
+    let closed = r
+        .upstream
+        .send(Close {
+            grace: Duration::from_millis(1500),
+        })
+        .await
+        .ok()
+        .flatten();
+    assert_eq!(closed.as_deref(), Some("the in-process server closed"));
+    assert_eq!(
+        next(&mut r.done).await,
+        Some(Done::Closed(Duration::from_millis(1500)))
+    );
+    // The transport's own end after a Close is not reported as a loss.
+    assert!(r.events.send(Event::Closed).is_ok());
+    assert!(r.events.send(Event::Ended(EndCause::PeerDropped)).is_ok());
+    let ping = r
+        .upstream
+        .send(Call {
+            method: "ping".into(),
+            params: json!({}),
+            client: "9".into(),
+        })
+        .await;
+    assert!(matches!(ping, Ok(Err(Reply::Closed))));
+    // An absence cannot be awaited: a second round trip through the actor gives the events
+    // sent above every chance to be handled first.
+    let again = r
+        .upstream
+        .send(Close { grace: DEADLINE })
+        .await
+        .ok()
+        .flatten();
+    assert_eq!(again, None);
+    assert!(r.told.try_recv().is_err());
+}
