@@ -8,7 +8,7 @@ use clap::{CommandFactory, Parser, ValueEnum};
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::actors::{BridgeConfig, Timeouts};
+use crate::config::{BridgeConfig, Timeouts};
 use crate::protocol::framing::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
 use crate::protocol::notify::{
     LISTEN_ACK_TIMEOUT_SECS, LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS,

@@ -7,6 +7,7 @@
 
 pub mod actors;
 pub mod cli;
+pub mod config;
 pub mod log;
 pub mod profile;
 pub mod protocol;

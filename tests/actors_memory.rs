@@ -3,12 +3,12 @@
 //! with everything written toward the editor captured from its `Writer`.
 
 use actix::prelude::*;
-use mcp_bridge::actors::metrics::ActorStats;
+use mcp_bridge::actors::frontend::messages::FromUpstream;
+use mcp_bridge::actors::link::{ActorStats, Link};
+use mcp_bridge::actors::supervisor::messages::{ActorEnded, UpstreamGone};
 use mcp_bridge::actors::supervisor::{self, Hooks};
-use mcp_bridge::actors::upstream::{
-    Call, Cancel, Close, Connect, FromUpstream, Reply, SetFrontend, Upstream,
-};
-use mcp_bridge::actors::{BridgeConfig, Timeouts};
+use mcp_bridge::actors::upstream::{Call, Cancel, Close, Connect, Reply, Upstream, UpstreamOut};
+use mcp_bridge::config::{BridgeConfig, Timeouts};
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
 use mcp_bridge::protocol::notify::ListenTimings;
@@ -307,6 +307,31 @@ impl Handler<FromUpstream> for Collector {
     }
 }
 
+impl Handler<UpstreamGone> for Collector {
+    type Result = ();
+    fn handle(&mut self, m: UpstreamGone, _: &mut Context<Self>) {
+        let _ = self.0.send(format!("{m:?}"));
+    }
+}
+
+impl Handler<ActorEnded> for Collector {
+    type Result = ();
+    fn handle(&mut self, _: ActorEnded, _: &mut Context<Self>) {}
+}
+
+mcp_bridge::counted_handlers!(Collector: FromUpstream, UpstreamGone, ActorEnded);
+
+/// The links of an Upstream to a Collector that sends what it gets to `tx`.
+fn collector(tx: mpsc::UnboundedSender<String>) -> UpstreamOut {
+    let collector = Collector(tx).start();
+    let stats = ActorStats::new("collector");
+    UpstreamOut {
+        frontend: Link::new(&collector, &stats),
+        gone: Link::new(&collector, &stats),
+        ended: Link::new(&collector, &stats),
+    }
+}
+
 fn modern_params(tool: &str, arguments: Value) -> Value {
     json!({"name": tool, "arguments": arguments, "_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -320,15 +345,15 @@ fn start_upstream() -> (Addr<Upstream>, mpsc::UnboundedReceiver<String>) {
         EDITOR_QUEUE,
         QueueStats::new("editor_queue"),
     );
+    let (tx, rx) = mpsc::unbounded_channel();
     let upstream = Upstream::new(
         DEFAULT_MAX_LINE_BYTES,
         ActorStats::new("upstream"),
         editor,
         QueueStats::new("upstream_queue"),
+        collector(tx),
     )
     .start();
-    let (tx, rx) = mpsc::unbounded_channel();
-    upstream.do_send(SetFrontend(Collector(tx).start().recipient()));
     (upstream, rx)
 }
 
@@ -403,7 +428,8 @@ async fn the_upstream_correlates_cancels_and_closes_over_memory() {
             client: "t".into(),
         })
         .await;
-    assert!(matches!(after, Ok(Err(Reply::Closed))));
+    // Close is the Upstream's last shutdown step: the actor has stopped.
+    assert!(matches!(after, Err(MailboxError::Closed)), "{after:?}");
     // A transport the bridge closed is not reported as lost.
     assert!(told.try_recv().is_err());
 }
@@ -425,6 +451,6 @@ async fn the_end_of_the_in_memory_server_is_reported_with_its_cause() {
         .flatten();
     assert_eq!(
         gone.as_deref(),
-        Some("Gone { status: \"the in-process server closed\" }")
+        Some("UpstreamGone { status: \"the in-process server closed\" }")
     );
 }

@@ -5,10 +5,10 @@
 use actix::prelude::*;
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
-use mcp_bridge::actors::metrics::ActorStats;
-use mcp_bridge::actors::upstream::{
-    Call, Cancel, Close, Connect, FromUpstream, Reply, SetFrontend, Upstream,
-};
+use mcp_bridge::actors::frontend::messages::FromUpstream;
+use mcp_bridge::actors::link::{ActorStats, Link};
+use mcp_bridge::actors::supervisor::messages::{ActorEnded, UpstreamGone};
+use mcp_bridge::actors::upstream::{Call, Cancel, Close, Connect, Reply, Upstream, UpstreamOut};
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
 use mcp_bridge::transport::program::SpawnError;
@@ -70,6 +70,31 @@ impl Handler<FromUpstream> for Collector {
     }
 }
 
+impl Handler<UpstreamGone> for Collector {
+    type Result = ();
+    fn handle(&mut self, m: UpstreamGone, _: &mut Context<Self>) {
+        let _ = self.0.send(format!("{m:?}"));
+    }
+}
+
+impl Handler<ActorEnded> for Collector {
+    type Result = ();
+    fn handle(&mut self, _: ActorEnded, _: &mut Context<Self>) {}
+}
+
+mcp_bridge::counted_handlers!(Collector: FromUpstream, UpstreamGone, ActorEnded);
+
+/// The links of an Upstream to a Collector that sends what it gets to `tx`.
+fn collector(tx: mpsc::UnboundedSender<String>) -> UpstreamOut {
+    let collector = Collector(tx).start();
+    let stats = ActorStats::new("collector");
+    UpstreamOut {
+        frontend: Link::new(&collector, &stats),
+        gone: Link::new(&collector, &stats),
+        ended: Link::new(&collector, &stats),
+    }
+}
+
 struct Rig {
     upstream: Addr<Upstream>,
     events: mpsc::UnboundedSender<Event>,
@@ -95,15 +120,15 @@ async fn rig() -> Rig {
             })
         }));
     let editor = Writer::for_blocking(std::io::sink(), EDITOR_QUEUE, QueueStats::new("editor"));
+    let (tx, told) = mpsc::unbounded_channel();
     let upstream = Upstream::new(
         DEFAULT_MAX_LINE_BYTES,
         ActorStats::new("upstream"),
         editor,
         QueueStats::new("upstream_queue"),
+        collector(tx),
     )
     .start();
-    let (tx, told) = mpsc::unbounded_channel();
-    upstream.do_send(SetFrontend(Collector(tx).start().recipient()));
     let connected = upstream.send(Connect(UpstreamSpec::Opener(opener))).await;
     assert!(matches!(connected, Ok(Ok(()))));
     Rig {
@@ -232,7 +257,7 @@ async fn the_end_event_fails_what_is_pending_and_reaches_the_frontend_with_its_c
     );
     assert_eq!(
         next(&mut r.told).await.as_deref(),
-        Some("Gone { status: \"exit code 3\" }")
+        Some("UpstreamGone { status: \"exit code 3\" }")
     );
     // Closed: a new call is answered at once, and Close finds nothing to stop.
     let after = r
@@ -269,9 +294,9 @@ async fn close_runs_the_transports_own_steps_with_the_grace() {
         next(&mut r.done).await,
         Some(Done::Closed(Duration::from_millis(1500)))
     );
-    // The transport's own end after a Close is not reported as a loss.
-    assert!(r.events.send(Event::Closed).is_ok());
-    assert!(r.events.send(Event::Ended(EndCause::PeerDropped)).is_ok());
+    // Close is the Upstream's last shutdown step: the actor stops, and with it the reader of
+    // the transport's events, so the transport's own end after a Close is never reported as
+    // a loss.
     let ping = r
         .upstream
         .send(Call {
@@ -280,15 +305,7 @@ async fn close_runs_the_transports_own_steps_with_the_grace() {
             client: "9".into(),
         })
         .await;
-    assert!(matches!(ping, Ok(Err(Reply::Closed))));
-    // An absence cannot be awaited: a second round trip through the actor gives the events
-    // sent above every chance to be handled first.
-    let again = r
-        .upstream
-        .send(Close { grace: DEADLINE })
-        .await
-        .ok()
-        .flatten();
-    assert_eq!(again, None);
+    assert!(matches!(ping, Err(MailboxError::Closed)), "{ping:?}");
+    assert!(r.events.send(Event::Ended(EndCause::PeerDropped)).is_err());
     assert!(r.told.try_recv().is_err());
 }

@@ -6,6 +6,7 @@
 //! live? then write its frame" is one step: that is the output lock of the design.
 
 mod listen;
+pub mod messages;
 
 use actix::prelude::*;
 use serde_json::{Value, json};
@@ -13,15 +14,18 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::listener::StopCause;
-use super::metrics::{ActorStats, MethodDone, Metrics};
-use super::pending::{PendingTable, Resolve};
+use self::messages::{ChangeAnswer, Finish, FromUpstream, GateUpdate, Quiesce, UpstreamLost};
+use super::link::{ActorStats, Link};
+use super::listener::ListenerLinks;
+use super::metrics::MethodDone;
+use super::pending::{PendingLinks, Resolve};
 use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome, TimedOut, call};
 use super::slots::{
     LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
 };
-use super::supervisor::{BridgeConfig, Shutdown, ShutdownCause, Supervisor};
-use super::upstream::{self, FromUpstream, Reply, Upstream};
+use super::supervisor::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener};
+use super::upstream::{self, Reply, UpstreamLinks};
+use crate::config::BridgeConfig;
 use crate::profile::REQUEST_ID_PREFIX;
 use crate::protocol::errors::{Cause, ErrorCode, ErrorObject};
 use crate::protocol::framing::Frame;
@@ -58,12 +62,11 @@ pub struct Frontend {
     config: Arc<BridgeConfig>,
     stats: Arc<ActorStats>,
     output: Writer,
-    upstream: Addr<Upstream>,
-    upstream_stats: Arc<ActorStats>,
-    supervisor: Addr<Supervisor>,
-    metrics: Addr<Metrics>,
-    pending: Addr<PendingTable>,
-    pending_stats: Arc<ActorStats>,
+    upstream: Arc<UpstreamLinks>,
+    pending: Arc<PendingLinks>,
+    listener: ListenerLinks,
+    supervisor: SupervisorLinks,
+    metrics: Link<MethodDone>,
     state: Lifecycle,
     slots: HashMap<Id, Slot>,
     progress_routes: HashMap<String, Id>,
@@ -78,31 +81,69 @@ pub struct Frontend {
     open_changes: HashSet<Id>,
 }
 
-/// The addresses a Frontend works with.
-pub struct FrontendLinks {
-    /// The writer toward the editor (stdout).
-    pub output: Writer,
-    pub upstream: Addr<Upstream>,
-    pub upstream_stats: Arc<ActorStats>,
-    pub supervisor: Addr<Supervisor>,
-    pub metrics: Addr<Metrics>,
-    pub pending: Addr<PendingTable>,
-    pub pending_stats: Arc<ActorStats>,
+/// The links of the Frontend to the Supervisor.
+#[derive(Clone)]
+pub struct SupervisorLinks {
+    /// The end of the input.
+    pub shutdown: Link<Shutdown>,
+    /// Run the Listener.
+    pub start_listener: Link<StartListener>,
+    /// The end of the actor.
+    pub ended: Link<ActorEnded>,
 }
 
+/// The links a Frontend sends on, and its writer.
+pub struct FrontendOut {
+    /// The writer toward the editor (stdout).
+    pub output: Writer,
+    pub upstream: UpstreamLinks,
+    pub pending: PendingLinks,
+    /// The Listener, which runs only once the Supervisor starts it (see [`StartListener`]).
+    pub listener: ListenerLinks,
+    pub supervisor: SupervisorLinks,
+    pub metrics: Link<MethodDone>,
+}
+
+/// The links to the Frontend: one per message it handles, counted in its stats.
+#[derive(Clone)]
+pub struct FrontendLinks {
+    pub from_upstream: Link<FromUpstream>,
+    pub change_answer: Link<ChangeAnswer>,
+    pub gate: Link<GateUpdate>,
+    pub quiesce: Link<Quiesce>,
+    pub finish: Link<Finish>,
+    pub upstream_lost: Link<UpstreamLost>,
+}
+
+impl FrontendLinks {
+    /// The links to the Frontend at `addr`, counted in `stats`.
+    pub fn new(addr: &Addr<Frontend>, stats: &Arc<ActorStats>) -> Self {
+        FrontendLinks {
+            from_upstream: Link::new(addr, stats),
+            change_answer: Link::new(addr, stats),
+            gate: Link::new(addr, stats),
+            quiesce: Link::new(addr, stats),
+            finish: Link::new(addr, stats),
+            upstream_lost: Link::new(addr, stats),
+        }
+    }
+}
+
+crate::counted_handlers!(Frontend: FromUpstream, ChangeAnswer, GateUpdate, Quiesce, Finish, UpstreamLost);
+
 impl Frontend {
-    /// A Frontend for the given configuration and actors.
-    pub fn new(config: Arc<BridgeConfig>, stats: Arc<ActorStats>, links: FrontendLinks) -> Self {
+    /// A Frontend for the given configuration, counted in `stats` (its input frames), sending
+    /// on `out`.
+    pub fn new(config: Arc<BridgeConfig>, stats: Arc<ActorStats>, out: FrontendOut) -> Self {
         Frontend {
             config,
             stats,
-            output: links.output,
-            upstream: links.upstream,
-            upstream_stats: links.upstream_stats,
-            supervisor: links.supervisor,
-            metrics: links.metrics,
-            pending: links.pending,
-            pending_stats: links.pending_stats,
+            output: out.output,
+            upstream: Arc::new(out.upstream),
+            pending: Arc::new(out.pending),
+            listener: out.listener,
+            supervisor: out.supervisor,
+            metrics: out.metrics,
             state: Lifecycle::AwaitingInitialize,
             slots: HashMap::new(),
             progress_routes: HashMap::new(),
@@ -205,8 +246,7 @@ impl Frontend {
 
     /// Hands an answer of the editor to the PendingTable (which drops unknown ids).
     fn resolve(&self, id: Option<Id>, answer: Answer) {
-        self.pending_stats.queued();
-        self.pending.do_send(Resolve { id, answer });
+        self.pending.resolve.do_send(Resolve { id, answer });
     }
 
     fn on_request(&mut self, id: Id, request: EditorRequest, ctx: &mut Context<Self>) {
@@ -291,7 +331,7 @@ impl Frontend {
             EditorNotification::Initialized => {
                 if self.state == Lifecycle::Ready {
                     self.initialized = true;
-                    self.start_listener(ctx);
+                    self.start_listener();
                 }
             }
             EditorNotification::Unknown(method) => {
@@ -314,8 +354,7 @@ impl Frontend {
         }
         if slot.method == RequestClass::Initialize && self.state == Lifecycle::Initializing {
             self.state = Lifecycle::AwaitingInitialize;
-            self.upstream_stats.queued();
-            self.upstream.do_send(upstream::Disconnect);
+            self.upstream.disconnect.do_send(upstream::Disconnect);
         }
         true
     }
@@ -397,21 +436,18 @@ impl Frontend {
         self.editor_capabilities = Arc::new(p.capabilities);
         let meta = self.current_meta();
         let upstream = self.upstream.clone();
-        let ustats = self.upstream_stats.clone();
         let spec = self.config.upstream.clone();
         let limit = self.config.discover_timeout;
         let client = id.to_string();
         let reason = self.cancel_reason_of(&id);
         let fut = async move {
-            ustats.queued();
-            match upstream.send(upstream::Connect(spec)).await {
+            match upstream.connect.send(upstream::Connect(spec)).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => return Err(Cause::SpawnFailed.error(Some(json!(e.to_string())))),
                 Err(_) => return Err(Cause::SpawnFailed.error(None)),
             }
             let reply = call(
                 &upstream,
-                &ustats,
                 methods::SERVER_DISCOVER,
                 meta.bare_params(),
                 client,
@@ -465,8 +501,7 @@ impl Frontend {
             }
             Err(e) => {
                 self.state = Lifecycle::AwaitingInitialize;
-                self.upstream_stats.queued();
-                self.upstream.do_send(upstream::Disconnect);
+                self.upstream.disconnect.do_send(upstream::Disconnect);
                 let cause = e.data.as_ref().and_then(|d| d.get("cause")?.as_str());
                 tracing::warn!(target: "frontend", "initialize failed: {}", cause.unwrap_or("upstream error"));
                 self.write(&jsonrpc::error_response(Some(&id), e));
@@ -504,7 +539,6 @@ impl Frontend {
         }
         let env = SlotEnv {
             upstream: self.upstream.clone(),
-            upstream_stats: self.upstream_stats.clone(),
             pending: self.pending.clone(),
             output: self.output.clone(),
             editor_capabilities: self.editor_capabilities.clone(),
@@ -582,77 +616,74 @@ impl Frontend {
             }
         }
     }
-
-    fn on_upstream_gone(&mut self, status: String, ctx: &mut Context<Self>) {
-        match self.state {
-            Lifecycle::Ready => {
-                tracing::error!(target: "upstream", "the upstream server exited ({status})");
-                self.state = Lifecycle::Closing;
-                let ids: Vec<Id> = self.slots.keys().cloned().collect();
-                for id in ids {
-                    if self.cancel_slot(&id, ctx) {
-                        self.reply_error(Some(&id), Cause::UpstreamExited, None);
-                    }
-                }
-                self.listener_gone();
-                self.supervisor
-                    .do_send(Shutdown(ShutdownCause::UpstreamLost));
-            }
-            _ => tracing::warn!(target: "upstream", "the upstream server exited ({status})"),
-        }
-    }
 }
 
 impl Actor for Frontend {
     type Context = Context<Self>;
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.supervisor.ended.do_send(ActorEnded("frontend"));
+    }
 }
 
 impl StreamHandler<Frame> for Frontend {
     fn handle(&mut self, frame: Frame, ctx: &mut Context<Self>) {
-        self.stats.queued(); // stream items bypass the mailbox counter
-        let _h = self.stats.handling();
+        let _h = self.stats.stream_item();
         self.on_frame(frame, ctx);
     }
 
     fn finished(&mut self, _: &mut Context<Self>) {
         tracing::debug!(target: "frontend", "end of the input");
-        self.supervisor.do_send(Shutdown(ShutdownCause::EndOfInput));
+        self.supervisor
+            .shutdown
+            .do_send(Shutdown(ShutdownCause::EndOfInput));
     }
 }
 
 impl Handler<FromUpstream> for Frontend {
     type Result = ();
-    fn handle(&mut self, m: FromUpstream, ctx: &mut Context<Self>) {
-        let _h = self.stats.handling();
+    fn handle(&mut self, m: FromUpstream, _: &mut Context<Self>) {
         match m {
             FromUpstream::Notification { method, params } => self
                 .on_upstream_notification(UpstreamNotification::from_notification(method, params)),
-            FromUpstream::Gone { status } => self.on_upstream_gone(status, ctx),
             FromUpstream::ListenEnded { id, reply } => self.on_listen_ended(id, reply),
         }
     }
 }
 
-/// The end of the input: stop, cancel every slot without a response; resolves once the
-/// Listener has cancelled its streams.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Quiesce;
+impl Handler<UpstreamLost> for Frontend {
+    type Result = bool;
+    fn handle(&mut self, UpstreamLost { status }: UpstreamLost, ctx: &mut Context<Self>) -> bool {
+        if self.state != Lifecycle::Ready {
+            tracing::warn!(target: "upstream", "the upstream server exited ({status})");
+            return false;
+        }
+        tracing::error!(target: "upstream", "the upstream server exited ({status})");
+        self.state = Lifecycle::Closing;
+        let ids: Vec<Id> = self.slots.keys().cloned().collect();
+        for id in ids {
+            if self.cancel_slot(&id, ctx) {
+                self.reply_error(Some(&id), Cause::UpstreamExited, None);
+            }
+        }
+        true
+    }
+}
 
 impl Handler<Quiesce> for Frontend {
-    type Result = ResponseFuture<()>;
-    fn handle(&mut self, _: Quiesce, ctx: &mut Context<Self>) -> Self::Result {
-        let _h = self.stats.handling();
+    type Result = ();
+    fn handle(&mut self, _: Quiesce, ctx: &mut Context<Self>) {
         self.state = Lifecycle::Closing;
         let ids: Vec<Id> = self.slots.keys().cloned().collect();
         for id in ids {
             self.cancel_slot(&id, ctx);
         }
-        let listener = self.stop_listener(StopCause::EndOfInput);
-        Box::pin(async move {
-            if let Some(stopped) = listener {
-                let _ = stopped.await;
-            }
-        })
+    }
+}
+
+impl Handler<Finish> for Frontend {
+    type Result = ();
+    fn handle(&mut self, _: Finish, ctx: &mut Context<Self>) {
+        ctx.stop();
     }
 }

@@ -1,6 +1,6 @@
 //! The Listener actor: keeps a `subscriptions/listen` stream of the upstream open for the
-//! editor. The Frontend starts it after `notifications/initialized` when the `initialize`
-//! result declared a list change or `resources.subscribe`. It owns the streams, the subscribed
+//! editor. The Supervisor runs it when the Frontend asks: after `notifications/initialized`,
+//! when the `initialize` result declared a list change or `resources.subscribe`. It owns the streams, the subscribed
 //! URIs and the generation number; it opens a stream with the full set of URIs for each change
 //! of `resources/subscribe` and `resources/unsubscribe` (one change at a time), and a new
 //! stream after a loss, after a wait that doubles from 0.5 s to 30 s.
@@ -19,9 +19,10 @@ use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::frontend::Frontend;
-use super::metrics::ActorStats;
-use super::upstream::{self, Upstream};
+use super::frontend::messages::{ChangeAnswer, GateUpdate};
+use super::link::{ActorStats, Link};
+use super::supervisor::messages::ActorEnded;
+use super::upstream;
 use crate::protocol::errors::Cause;
 use crate::protocol::jsonrpc::{self, Id};
 use crate::protocol::legacy::LogLevel;
@@ -33,39 +34,45 @@ use crate::transport::writer::{Delivery, Writer};
 /// `too_many_requests` at once.
 pub const MAX_QUEUED_CHANGES: usize = 256;
 
-/// The actors a Listener works with.
-pub struct ListenerLinks {
-    pub frontend: Addr<Frontend>,
-    pub upstream: Addr<Upstream>,
-    pub upstream_stats: Arc<ActorStats>,
+/// The links a Listener sends on.
+pub struct ListenerOut {
+    /// The Frontend's gate: streams registered, retired, expired.
+    pub gate: Link<GateUpdate>,
+    /// The Frontend: answers to subscription changes.
+    pub answer: Link<ChangeAnswer>,
+    /// The Upstream: listen requests.
+    pub listen: Link<upstream::Listen>,
+    /// The Upstream: cancels of listen requests.
+    pub cancel: Link<upstream::Cancel>,
     /// The writer toward the editor.
     pub output: Writer,
+    /// The Supervisor: the end of the actor.
+    pub ended: Link<ActorEnded>,
 }
 
-/// The answer (a response frame) to a `resources/subscribe` or `resources/unsubscribe`.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct ChangeAnswer(pub Value);
-
-/// What the Listener tells the Frontend's gate. A `Register` is sent before the stream's
-/// request goes upstream, so the gate knows the stream before anything of it can arrive.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub enum GateUpdate {
-    /// A new stream: its generation, its URIs, and the editor request that gets `{}` at its
-    /// acknowledgment (a subscription change).
-    Register {
-        id: Id,
-        generation: u64,
-        uris: BTreeSet<String>,
-        respond: Option<Id>,
-    },
-    /// The bridge stops the stream (replaced, or shutdown): nothing more of it goes anywhere.
-    Retire { id: Id },
-    /// The time limit of the acknowledgment passed: the gate ends the stream if it is still
-    /// not acknowledged, and then reports it as a [`ListenFact`].
-    Expire { id: Id },
+/// The links to the Listener: one per message it handles, counted in its stats. Taken from
+/// its address before it runs (the Supervisor runs it when the Frontend asks).
+#[derive(Clone)]
+pub struct ListenerLinks {
+    pub change: Link<Change>,
+    pub log_level: Link<SetLogLevel>,
+    pub fact: Link<ListenFact>,
+    pub stop: Link<Stop>,
 }
+
+impl ListenerLinks {
+    /// The links to the Listener at `addr`, counted in `stats`.
+    pub fn new(addr: &Addr<Listener>, stats: &Arc<ActorStats>) -> Self {
+        ListenerLinks {
+            change: Link::new(addr, stats),
+            log_level: Link::new(addr, stats),
+            fact: Link::new(addr, stats),
+            stop: Link::new(addr, stats),
+        }
+    }
+}
+
+crate::counted_handlers!(Listener: ListenFact, Change, SetLogLevel, Stop);
 
 /// A fact of the gate (acknowledgment or end of a stream), in upstream order.
 #[derive(Message, Debug)]
@@ -136,7 +143,7 @@ pub struct Listener {
     timings: ListenTimings,
     declared: Declared,
     meta: RequestMeta,
-    links: ListenerLinks,
+    links: ListenerOut,
     uris: BTreeSet<String>,
     generation: u64,
     active: Option<Active>,
@@ -159,7 +166,7 @@ impl Listener {
         timings: ListenTimings,
         declared: Declared,
         meta: RequestMeta,
-        links: ListenerLinks,
+        links: ListenerOut,
     ) -> Listener {
         Listener {
             timings,
@@ -183,7 +190,7 @@ impl Listener {
     /// The answer to a subscription change goes through the Frontend, which knows whether the
     /// editor cancelled it (then nothing is written) and frees its id.
     fn answer(&self, frame: Value) {
-        self.links.frontend.do_send(ChangeAnswer(frame));
+        self.links.answer.do_send(ChangeAnswer(frame));
     }
 
     /// Gap events and answers are never dropped (list changes are not request-scoped).
@@ -203,22 +210,19 @@ impl Listener {
         };
         let params = notify::listen_params(&self.meta, self.declared.filter(&uris));
         tracing::debug!(target: "listener", "opens the listen stream {id} ({} subscribed URIs)", uris.len());
-        self.links.frontend.do_send(GateUpdate::Register {
+        self.links.gate.do_send(GateUpdate::Register {
             id: id.clone(),
             generation,
             uris,
             respond,
         });
-        self.links.upstream_stats.queued();
-        self.links.upstream.do_send(upstream::Listen {
+        self.links.listen.do_send(upstream::Listen {
             id: id.clone(),
             params,
         });
         let expire = id.clone();
         let ack_timer = ctx.run_later(self.timings.ack_timeout, move |act, _| {
-            act.links
-                .frontend
-                .do_send(GateUpdate::Expire { id: expire });
+            act.links.gate.do_send(GateUpdate::Expire { id: expire });
         });
         self.opening = Some(Opening {
             id,
@@ -231,10 +235,9 @@ impl Listener {
     /// `notifications/cancelled`.
     fn retire(&self, id: &Id) {
         self.links
-            .frontend
+            .gate
             .do_send(GateUpdate::Retire { id: id.clone() });
-        self.links.upstream_stats.queued();
-        self.links.upstream.do_send(upstream::Cancel {
+        self.links.cancel.do_send(upstream::Cancel {
             id: id.clone(),
             reason: None,
         });
@@ -361,6 +364,10 @@ impl Actor for Listener {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.settle(ctx);
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.links.ended.do_send(ActorEnded("listener"));
     }
 }
 

@@ -8,80 +8,16 @@
 use actix::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::link::{ActorStats, Link};
+use super::supervisor::messages::ActorEnded;
 use crate::transport::writer::QueueStats;
 
 /// Interval of the periodic metrics line while requests flow.
 pub const METRICS_INTERVAL: Duration = Duration::from_secs(30);
 /// Latency samples kept per method for the quantiles (the newest ones).
 pub const MAX_LATENCY_SAMPLES: usize = 65_536;
-
-/// Counters of one actor, shared with the Metrics actor (atomics: no message needed to read).
-#[derive(Debug)]
-pub struct ActorStats {
-    /// The actor's name in the log.
-    pub name: &'static str,
-    handled: AtomicU64,
-    depth: AtomicI64,
-    max_depth: AtomicI64,
-    slowest_us: AtomicU64,
-}
-
-impl ActorStats {
-    /// New counters for the actor `name`.
-    pub fn new(name: &'static str) -> Arc<ActorStats> {
-        Arc::new(ActorStats {
-            name,
-            handled: AtomicU64::new(0),
-            depth: AtomicI64::new(0),
-            max_depth: AtomicI64::new(0),
-            slowest_us: AtomicU64::new(0),
-        })
-    }
-
-    /// A message was queued for the actor (call before `do_send`).
-    pub fn queued(&self) {
-        let d = self.depth.fetch_add(1, Ordering::Relaxed) + 1;
-        self.max_depth.fetch_max(d, Ordering::Relaxed);
-    }
-
-    /// The actor starts handling a message; the returned guard records the time on drop.
-    pub fn handling(self: &Arc<Self>) -> Handling {
-        self.depth.fetch_sub(1, Ordering::Relaxed);
-        Handling {
-            stats: self.clone(),
-            started: Instant::now(),
-        }
-    }
-
-    fn line(&self) -> String {
-        format!(
-            "{}: handled={} mailbox={} max_mailbox={} slowest_us={}",
-            self.name,
-            self.handled.load(Ordering::Relaxed),
-            self.depth.load(Ordering::Relaxed).max(0),
-            self.max_depth.load(Ordering::Relaxed).max(0),
-            self.slowest_us.load(Ordering::Relaxed)
-        )
-    }
-}
-
-/// Records one handled message of an actor when dropped.
-#[derive(Debug)]
-pub struct Handling {
-    stats: Arc<ActorStats>,
-    started: Instant,
-}
-
-impl Drop for Handling {
-    fn drop(&mut self) {
-        let us = self.started.elapsed().as_micros() as u64;
-        self.stats.handled.fetch_add(1, Ordering::Relaxed);
-        self.stats.slowest_us.fetch_max(us, Ordering::Relaxed);
-    }
-}
 
 #[derive(Default, Debug)]
 struct MethodStats {
@@ -133,16 +69,22 @@ pub struct Metrics {
     queues: Vec<Arc<QueueStats>>,
     methods: BTreeMap<&'static str, MethodStats>,
     since_last_line: u64,
+    ended: Link<ActorEnded>,
 }
 
 impl Metrics {
     /// A Metrics actor that reports the given actors' and queues' counters.
-    pub fn new(actors: Vec<Arc<ActorStats>>, queues: Vec<Arc<QueueStats>>) -> Self {
+    pub fn new(
+        actors: Vec<Arc<ActorStats>>,
+        queues: Vec<Arc<QueueStats>>,
+        ended: Link<ActorEnded>,
+    ) -> Self {
         Metrics {
             actors,
             queues,
             methods: BTreeMap::new(),
             since_last_line: 0,
+            ended,
         }
     }
 
@@ -170,7 +112,13 @@ impl Actor for Metrics {
             }
         });
     }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.ended.do_send(ActorEnded("metrics"));
+    }
 }
+
+crate::counted_handlers!(Metrics: MethodDone, WriteTotals);
 
 /// One forwarded request ended.
 #[derive(Message)]
@@ -195,15 +143,16 @@ impl Handler<MethodDone> for Metrics {
     }
 }
 
-/// Write the totals line (the bridge stops).
+/// Shutdown step (Supervisor), the last one: write the totals line, then stop.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct WriteTotals;
 
 impl Handler<WriteTotals> for Metrics {
     type Result = ();
-    fn handle(&mut self, _: WriteTotals, _: &mut Context<Self>) {
+    fn handle(&mut self, _: WriteTotals, ctx: &mut Context<Self>) {
         self.write(true);
+        ctx.stop();
     }
 }
 
@@ -220,18 +169,6 @@ mod tests {
         assert_eq!(
             m.line("tools/call"),
             "tools/call: requests=100 errors=10 p50_us=51 p90_us=90 p99_us=99 max_us=100"
-        );
-    }
-
-    #[test]
-    fn actor_stats_track_depth_and_handling() {
-        let s = ActorStats::new("x");
-        s.queued();
-        s.queued();
-        drop(s.handling());
-        assert_eq!(
-            s.line().split(" slowest").next(),
-            Some("x: handled=1 mailbox=1 max_mailbox=2")
         );
     }
 }

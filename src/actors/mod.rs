@@ -5,6 +5,7 @@
 //! one `transport::writer::Writer`; the Metrics actor writes the counters to the log.
 
 pub mod frontend;
+pub mod link;
 pub mod listener;
 pub mod metrics;
 pub mod pending;
@@ -13,4 +14,4 @@ pub mod slots;
 pub mod supervisor;
 pub mod upstream;
 
-pub use supervisor::{BridgeConfig, Timeouts, start};
+pub use supervisor::start;

@@ -7,39 +7,65 @@
 use actix::prelude::*;
 use serde_json::json;
 use std::collections::HashMap;
-use std::sync::Arc;
 use tokio::sync::oneshot;
 
-use super::metrics::ActorStats;
+use super::link::{ActorStats, Link};
+use super::supervisor::messages::ActorEnded;
 use crate::profile::REQUEST_ID_PREFIX;
 use crate::protocol::input::Answer;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::modern;
 use crate::transport::writer::{Delivery, Writer};
+use std::sync::Arc;
 
 /// The PendingTable actor.
 pub struct PendingTable {
     next: u64,
     entries: HashMap<String, oneshot::Sender<Answer>>,
     output: Writer,
-    stats: Arc<ActorStats>,
+    ended: Link<ActorEnded>,
 }
 
 impl PendingTable {
-    /// A table that writes its cancellations through `output`.
-    pub fn new(output: Writer, stats: Arc<ActorStats>) -> Self {
+    /// A table that writes its cancellations through `output` and reports its end on `ended`.
+    pub fn new(output: Writer, ended: Link<ActorEnded>) -> Self {
         PendingTable {
             next: 0,
             entries: HashMap::new(),
             output,
-            stats,
+            ended,
         }
     }
 }
 
 impl Actor for PendingTable {
     type Context = Context<Self>;
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.ended.do_send(ActorEnded("pending"));
+    }
 }
+
+/// The links to the PendingTable: one per message it handles, counted in its stats.
+#[derive(Clone)]
+pub struct PendingLinks {
+    pub register: Link<Register>,
+    pub resolve: Link<Resolve>,
+    pub abandon: Link<Abandon>,
+}
+
+impl PendingLinks {
+    /// The links to the table at `addr`, counted in `stats`.
+    pub fn new(addr: &Addr<PendingTable>, stats: &Arc<ActorStats>) -> Self {
+        PendingLinks {
+            register: Link::new(addr, stats),
+            resolve: Link::new(addr, stats),
+            abandon: Link::new(addr, stats),
+        }
+    }
+}
+
+crate::counted_handlers!(PendingTable: Register, Resolve, Abandon, Stop);
 
 /// Register `count` new requests to the editor; the reply is their ids and the receivers of
 /// their answers, in order.
@@ -48,10 +74,9 @@ impl Actor for PendingTable {
 pub struct Register(pub usize);
 
 impl Handler<Register> for PendingTable {
-    type Result = MessageResult<Register>;
+    type Result = Vec<(String, oneshot::Receiver<Answer>)>;
     fn handle(&mut self, Register(count): Register, _: &mut Context<Self>) -> Self::Result {
-        let _h = self.stats.handling();
-        let out = (0..count)
+        (0..count)
             .map(|_| {
                 self.next += 1;
                 let id = format!("{REQUEST_ID_PREFIX}{}", self.next);
@@ -59,8 +84,7 @@ impl Handler<Register> for PendingTable {
                 self.entries.insert(id.clone(), tx);
                 (id, rx)
             })
-            .collect();
-        MessageResult(out)
+            .collect()
     }
 }
 
@@ -75,7 +99,6 @@ pub struct Resolve {
 impl Handler<Resolve> for PendingTable {
     type Result = ();
     fn handle(&mut self, m: Resolve, _: &mut Context<Self>) {
-        let _h = self.stats.handling();
         let key = match &m.id {
             Some(Id::Str(s)) if s.starts_with(REQUEST_ID_PREFIX) => s,
             other => {
@@ -106,12 +129,28 @@ pub struct Abandon {
 impl Handler<Abandon> for PendingTable {
     type Result = ();
     fn handle(&mut self, m: Abandon, _: &mut Context<Self>) {
-        let _h = self.stats.handling();
         for id in m.ids {
             if self.entries.remove(&id).is_some() {
                 let n = modern::cancelled_notification(json!(id), Some(m.reason));
                 self.output.send_message(&n, Delivery::Always);
             }
         }
+    }
+}
+
+/// Shutdown step (Supervisor), after the Frontend cancelled its slots (their abandons are
+/// before it in the mailbox): forget what is left without a word to the editor, and stop.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Stop;
+
+impl Handler<Stop> for PendingTable {
+    type Result = ();
+    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+        if !self.entries.is_empty() {
+            tracing::debug!(target: "pending", "forgot {} requests to the client at shutdown", self.entries.len());
+        }
+        self.entries.clear();
+        ctx.stop();
     }
 }

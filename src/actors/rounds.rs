@@ -4,16 +4,15 @@
 //! live; dropping it (a cancel, the time limit, the end of input) drops guards that cancel
 //! the upstream request, the open `b-` requests and the open URL elicitations.
 
-use actix::prelude::*;
 use futures_util::future::join_all;
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use super::metrics::ActorStats;
-use super::pending::{Abandon, PendingTable, Register};
-use super::supervisor::Timeouts;
-use super::upstream::{self, Call, Reply, Upstream};
+use super::link::Link;
+use super::pending::{Abandon, PendingLinks, Register};
+use super::upstream::{self, Call, Reply, UpstreamLinks};
+use crate::config::Timeouts;
 use crate::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_error};
 use crate::protocol::input::{self, Answer, AnswerFailure, Plan, Question};
@@ -59,9 +58,8 @@ impl CancelReason {
 /// The actors and settings a slot future works with.
 #[derive(Clone)]
 pub struct SlotEnv {
-    pub upstream: Addr<Upstream>,
-    pub upstream_stats: Arc<ActorStats>,
-    pub pending: Addr<PendingTable>,
+    pub upstream: Arc<UpstreamLinks>,
+    pub pending: Arc<PendingLinks>,
     /// The writer toward the editor.
     pub output: Writer,
     /// The editor's 2025-11-25 capabilities (which input kinds it declared).
@@ -82,16 +80,15 @@ impl SlotEnv {
 /// the waiting future is dropped (a cancelled slot), the upstream gets `notifications/cancelled`
 /// with its own id (and the editor's `reason` when the editor cancelled). Errors: [`TimedOut`].
 pub async fn call(
-    upstream: &Addr<Upstream>,
-    ustats: &Arc<ActorStats>,
+    upstream: &UpstreamLinks,
     method: &str,
     params: Value,
     client: String,
     limit: Duration,
     reason: CancelReason,
 ) -> Result<Reply, TimedOut> {
-    ustats.queued();
     let sent = upstream
+        .call
         .send(Call {
             method: method.to_string(),
             params,
@@ -104,8 +101,7 @@ pub async fn call(
         Err(_) => return Ok(Reply::Closed),
     };
     let mut guard = CancelGuard {
-        upstream: upstream.clone(),
-        stats: ustats.clone(),
+        cancel: upstream.cancel.clone(),
         id: Some(uid),
         reason,
     };
@@ -124,8 +120,7 @@ pub async fn call(
 
 /// Sends `notifications/cancelled` upstream for a request whose waiter went away.
 struct CancelGuard {
-    upstream: Addr<Upstream>,
-    stats: Arc<ActorStats>,
+    cancel: Link<upstream::Cancel>,
     id: Option<Id>,
     reason: CancelReason,
 }
@@ -133,8 +128,7 @@ struct CancelGuard {
 impl Drop for CancelGuard {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            self.stats.queued();
-            self.upstream.do_send(upstream::Cancel {
+            self.cancel.do_send(upstream::Cancel {
                 id,
                 reason: self.reason.get(),
             });
@@ -144,7 +138,7 @@ impl Drop for CancelGuard {
 
 /// Cancels the `b-` requests of a round that have no answer when dropped while armed.
 struct RoundGuard {
-    pending: Addr<PendingTable>,
+    pending: Link<Abandon>,
     ids: Vec<String>,
     reason: &'static str,
 }
@@ -220,7 +214,6 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Value, client: String) ->
         };
         let reply = call(
             &env.upstream,
-            &env.upstream_stats,
             f.method(),
             params,
             client.clone(),
@@ -370,6 +363,7 @@ async fn ask_round(
     }
     let slots = env
         .pending
+        .register
         .send(Register(questions.len()))
         .await
         .unwrap_or_default();
@@ -377,7 +371,7 @@ async fn ask_round(
         return Err(SlotOutcome::Error(Cause::Closed.error(None)));
     }
     let mut guard = RoundGuard {
-        pending: env.pending.clone(),
+        pending: env.pending.abandon.clone(),
         ids: slots.iter().map(|(id, _)| id.clone()).collect(),
         reason: "the request was cancelled",
     };

@@ -1,35 +1,42 @@
-//! The Supervisor actor: starts the other actors, runs the shutdown cascade as messages and
-//! decides the exit code. End of stdin: cancel the slots (no responses), close the output,
-//! stop the child (stdin closed, SIGTERM, SIGKILL to its group), exit 0; a watchdog thread
-//! exits after [`WATCHDOG`] whatever happens. Loss of the upstream: the Frontend has answered
-//! the slots; close the output, stop what is left of the child's group, exit 1.
+//! The Supervisor actor: starts every other actor (Frontend, Upstream, Listener, PendingTable,
+//! Metrics) and the writer toward the editor, hears of each one's end, and owns the shutdown
+//! cascade: the end of the input (from the Frontend), a signal (its own task) and the loss of
+//! the upstream (from the Upstream) each enter here, and every shutdown step is a message it
+//! sends. The sequences: `docs/architecture.md`, "Shutdown cascade".
+//!
+//! The actors that need each other's links are wired before any of them runs: the Supervisor
+//! creates their contexts (`Context::new`), takes their addresses, builds the [`Link`]s, then
+//! runs each context with its actor. The Listener's context waits until the Frontend asks for
+//! it ([`StartListener`]); what the Frontend sends it meanwhile waits in its mailbox.
+
+pub mod messages;
 
 use actix::prelude::*;
-use futures_util::StreamExt;
+use futures_util::stream::LocalBoxStream;
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::frontend::{Frontend, FrontendLinks, Quiesce};
-use super::metrics::{ActorStats, Metrics, WriteTotals};
-use super::pending::PendingTable;
-use super::upstream::{self, SetFrontend, Upstream};
+use self::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener, UpstreamGone};
+use super::frontend::messages::{Finish, Quiesce, UpstreamLost};
+use super::frontend::{Frontend, FrontendLinks, FrontendOut, SupervisorLinks};
+use super::link::{ActorStats, Link};
+use super::listener::{self, Listener, ListenerLinks, ListenerOut, StopCause};
+use super::metrics::{Metrics, WriteTotals};
+use super::pending::{self, PendingLinks, PendingTable};
+use super::upstream::{Close, Upstream, UpstreamLinks, UpstreamOut};
+use crate::config::BridgeConfig;
 use crate::protocol::framing::{Frame, LineFramer};
-use crate::protocol::legacy::Forwarded;
-use crate::protocol::notify::ListenTimings;
 use crate::transport::child::{CHILD_PGID, signal_group};
 use crate::transport::stdio;
-use crate::transport::upstream::UpstreamSpec;
 use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
 
 /// Time after the end of stdin after which the watchdog thread ends the process (exit 0).
 pub const WATCHDOG: Duration = Duration::from_secs(8);
-/// Default wait for requests in flight and for the child at each shutdown step.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
-/// Default limit of requests in flight.
-pub const MAX_IN_FLIGHT_REQUESTS: usize = 256;
-/// Default time limit of `server/discover`.
-pub const DISCOVER_TIMEOUT: Duration = Duration::from_secs(60);
 /// Frames queued between the stdin thread and the Frontend.
 pub const STDIN_QUEUE_FRAMES: usize = 64;
 /// Size of one read from stdin, in bytes.
@@ -37,138 +44,20 @@ pub const STDIN_CHUNK_BYTES: usize = 64 * 1024;
 /// How long the shutdown waits for the queued frames to reach a stdout that the editor does
 /// not read.
 pub const CLOSE_DRAIN: Duration = Duration::from_secs(2);
+/// After the last shutdown step, how long the Supervisor waits for the actors to report
+/// their end before it exits anyway.
+pub const END_REPORT_WAIT: Duration = Duration::from_secs(1);
 
-/// Time limits of forwarded requests (the reference's limits table).
-#[derive(Clone, Debug)]
-pub struct Timeouts {
-    /// The list methods and `completion/complete` (120 s).
-    pub list: Duration,
-    /// The first round of `prompts/get` and `resources/read` (120 s).
-    pub read: Duration,
-    /// Each round of `tools/call` (1 h).
-    pub call: Duration,
-    /// Each round after the first of `prompts/get` and `resources/read` (1 h).
-    pub later_read: Duration,
-    /// The editor's answers to one round of input requests (1 h).
-    pub input: Duration,
-}
-
-impl Timeouts {
-    /// The time limit of the first round of a forwarded method: `tools/call` gets `call`,
-    /// `prompts/get` and `resources/read` get `read`, the lists and completion get `list`.
-    pub fn first_round(&self, method: Forwarded) -> Duration {
-        match method {
-            Forwarded::ToolsCall => self.call,
-            Forwarded::PromptsGet | Forwarded::ResourcesRead => self.read,
-            Forwarded::ToolsList
-            | Forwarded::PromptsList
-            | Forwarded::ResourcesList
-            | Forwarded::ResourcesTemplatesList
-            | Forwarded::CompletionComplete => self.list,
-        }
-    }
-}
-
-impl Timeouts {
-    /// The time limit of each round after the first: `tools/call` keeps `call`; the other
-    /// methods that may ask for input get `later_read`.
-    pub fn later_round(&self, method: Forwarded) -> Duration {
-        match method {
-            Forwarded::ToolsCall => self.call,
-            _ => self.later_read,
-        }
-    }
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Timeouts {
-            list: Duration::from_secs(120),
-            read: Duration::from_secs(120),
-            call: Duration::from_secs(3600),
-            later_read: Duration::from_secs(3600),
-            input: Duration::from_secs(3600),
-        }
-    }
-}
-
-/// Everything the running bridge needs to know, from the command line.
-#[derive(Clone, Debug)]
-pub struct BridgeConfig {
-    /// The upstream and its transport (the command line gives a child process).
-    pub upstream: UpstreamSpec,
-    /// `--name`: the fallback server name.
-    pub name: Option<String>,
-    /// `--discover-timeout`.
-    pub discover_timeout: Duration,
-    /// `--max-line-bytes`, on both sides.
-    pub max_line_bytes: usize,
-    /// Time limits per method.
-    pub timeouts: Timeouts,
-    /// Requests in flight at most.
-    pub max_in_flight: usize,
-    /// The wait at each shutdown step.
-    pub shutdown_grace: Duration,
-    /// The waits and time limits of the listen stream.
-    pub listen: ListenTimings,
-}
-
-/// Why the bridge stops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShutdownCause {
-    /// stdin ended: exit 0.
-    EndOfInput,
-    /// The upstream child closed its stdout: exit 1.
-    UpstreamLost,
-}
-
-/// Start the shutdown cascade.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Shutdown(pub ShutdownCause);
-
-/// The Supervisor actor.
-pub struct Supervisor {
-    config: Arc<BridgeConfig>,
-    frontend: Option<Addr<Frontend>>,
-    output: Option<Writer>,
-    upstream: Option<Addr<Upstream>>,
-    upstream_stats: Option<Arc<ActorStats>>,
-    metrics: Option<Addr<Metrics>>,
-    hooks: Hooks,
-    stopping: bool,
-}
-
-impl Actor for Supervisor {
-    type Context = Context<Self>;
-}
-
-/// Starts the whole system inside the current actix `System` on the process's stdin and
-/// stdout: the stdin reader, the actors, the signal handlers, the reaper of orphaned
-/// descendants, and the cascade that stops the System with the exit code.
-pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
-    let output = editor_writer(QueueStats::new("editor_queue"));
-    let max_line_bytes = config.max_line_bytes;
-    let input = match stdio::nonblocking_stdin() {
-        // The editor's input is paced by its output: a request read while the queue toward
-        // the editor is full would only add a response to it.
-        Some(fd) => crate::transport::lines::frames(
-            stdio::PipeReader(fd),
-            max_line_bytes,
-            Some(output.clone()),
-        )
-        .boxed_local(),
-        None => stdin_frames(max_line_bytes).boxed_local(),
-    };
-    let me = start_on(config, input, output, Hooks::Process);
-    actix::spawn(reap_orphans());
-    let signalled = me.clone();
-    actix::spawn(async move {
-        let name = termination_signal().await;
-        tracing::info!(target: "supervisor", "received {name}: stopping as at the end of the input");
-        signalled.do_send(Shutdown(ShutdownCause::EndOfInput));
-    });
-    me
+/// What stays outside the actors: the process. The real one writes a debug line per
+/// shutdown step, starts the watchdog thread and stops the actix `System` with the exit
+/// code; a test records them.
+pub trait Host {
+    /// A shutdown step starts (`"frontend: quiesce"`, ...), in the order of the cascade.
+    fn step(&self, step: &'static str);
+    /// Start the watchdog of the end of the input (see [`WATCHDOG`]).
+    fn start_watchdog(&self);
+    /// The bridge ends with this exit code (0 end of input or a signal, 1 loss of the upstream).
+    fn exit(&self, code: i32);
 }
 
 /// What the cascade may do to the process around the actors.
@@ -181,60 +70,326 @@ pub enum Hooks {
     Embedded,
 }
 
+/// The host of the actors in a process: a debug line per shutdown step, the watchdog thread
+/// when the bridge owns the process ([`Hooks::Process`]), and the exit code to the actix
+/// `System`.
+struct SystemHost(Hooks);
+
+impl Host for SystemHost {
+    fn step(&self, step: &'static str) {
+        tracing::debug!(target: "supervisor", "shutdown step: {step}");
+    }
+    fn start_watchdog(&self) {
+        if self.0 == Hooks::Process {
+            start_watchdog();
+        }
+    }
+    fn exit(&self, code: i32) {
+        System::current().stop_with_code(code);
+    }
+}
+
+/// Starts the upstream actor: given the links it sends on and its counters, it runs the actor
+/// and returns the links to it. The real one starts an [`Upstream`]; a test, a fake.
+pub type StartUpstream = Box<dyn FnOnce(UpstreamOut, &Arc<ActorStats>) -> UpstreamLinks>;
+
+/// What a bridge runs with besides its configuration.
+pub struct Parts {
+    /// The editor's frames (stdin); its end is the end of the input.
+    pub input: LocalBoxStream<'static, Frame>,
+    /// The writer toward the editor (stdout).
+    pub output: Writer,
+    /// The counters of the writers, for the metrics line.
+    pub queues: Vec<Arc<QueueStats>>,
+    /// Starts the upstream actor.
+    pub upstream: StartUpstream,
+    /// Resolves with the name of a signal that stops the bridge (never, in a test).
+    pub signal: Pin<Box<dyn Future<Output = &'static str>>>,
+    /// The process.
+    pub host: Rc<dyn Host>,
+}
+
+/// The Listener before it runs: its context (its address is already in the Frontend's links)
+/// and what it will send on.
+struct ListenerSeat {
+    ctx: Box<Context<Listener>>,
+    out: ListenerOut,
+}
+
+/// The Supervisor actor.
+pub struct Supervisor {
+    config: Arc<BridgeConfig>,
+    host: Rc<dyn Host>,
+    output: Option<Writer>,
+    frontend: FrontendLinks,
+    upstream: UpstreamLinks,
+    listener: ListenerLinks,
+    listener_seat: Option<ListenerSeat>,
+    pending_stop: Link<pending::Stop>,
+    totals: Link<WriteTotals>,
+    /// The actors that run, by name (each reports its end with [`ActorEnded`]).
+    running: BTreeSet<&'static str>,
+    stopping: bool,
+    /// The exit code, once the last shutdown step is done.
+    exit_code: Option<i32>,
+    exited: bool,
+}
+
+impl Actor for Supervisor {
+    type Context = Context<Self>;
+}
+
+crate::counted_handlers!(Supervisor: Shutdown, UpstreamGone, StartListener, ActorEnded);
+
+/// Starts the whole bridge inside the current actix `System` on the process's stdin and
+/// stdout: the writer toward the editor, the reader of stdin, the actors, the signal handlers
+/// and the reaper of orphaned descendants.
+pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
+    let output = editor_writer(QueueStats::new("editor_queue"));
+    let max_line_bytes = config.max_line_bytes;
+    let input: LocalBoxStream<'static, Frame> = match stdio::nonblocking_stdin() {
+        // The editor's input is paced by its output: a request read while the queue toward
+        // the editor is full would only add a response to it.
+        Some(fd) => Box::pin(crate::transport::lines::frames(
+            stdio::PipeReader(fd),
+            max_line_bytes,
+            Some(output.clone()),
+        )),
+        None => Box::pin(stdin_frames(max_line_bytes)),
+    };
+    actix::spawn(reap_orphans());
+    start_with(
+        config,
+        input,
+        output,
+        Hooks::Process,
+        Box::pin(termination_signal()),
+    )
+}
+
 /// Starts the actors inside the current actix `System` on the editor frames of `input` (its
 /// end is the end of input) and the writer `output` toward the editor (its queue counted as
-/// `editor_queue`). The cascade ends by stopping the System with the exit code.
+/// `editor_queue`), with the real [`Upstream`] (its transport from `config.upstream`). The
+/// cascade ends by stopping the System with the exit code. No signal handlers.
 pub fn start_on<S>(config: BridgeConfig, input: S, output: Writer, hooks: Hooks) -> Addr<Supervisor>
 where
     S: futures_util::Stream<Item = Frame> + 'static,
 {
-    let config = Arc::new(config);
-    Supervisor::create(move |ctx| {
-        let me = ctx.address();
-        let up_stats = ActorStats::new("upstream");
+    start_with(
+        config,
+        Box::pin(input),
+        output,
+        hooks,
+        Box::pin(std::future::pending()),
+    )
+}
+
+fn start_with(
+    config: BridgeConfig,
+    input: LocalBoxStream<'static, Frame>,
+    output: Writer,
+    hooks: Hooks,
+    signal: Pin<Box<dyn Future<Output = &'static str>>>,
+) -> Addr<Supervisor> {
+    let editor_queue = output.stats().clone();
+    let upstream_queue = QueueStats::new("upstream_queue");
+    let max_line_bytes = config.max_line_bytes;
+    let editor = output.clone();
+    let queue = upstream_queue.clone();
+    let upstream: StartUpstream = Box::new(move |out, stats| {
+        let addr = Upstream::new(max_line_bytes, stats.clone(), editor, queue, out).start();
+        UpstreamLinks::new(&addr, stats)
+    });
+    Supervisor::run(
+        config,
+        Parts {
+            input,
+            output,
+            queues: vec![editor_queue, upstream_queue],
+            upstream,
+            signal,
+            host: Rc::new(SystemHost(hooks)),
+        },
+    )
+}
+
+impl Supervisor {
+    /// Wires and runs every actor of one bridge (see the module doc); the Listener waits for
+    /// [`StartListener`].
+    pub fn run(config: BridgeConfig, parts: Parts) -> Addr<Supervisor> {
+        let config = Arc::new(config);
         let fe_stats = ActorStats::new("frontend");
-        let editor_queue = output.stats().clone();
-        let upstream_queue = QueueStats::new("upstream_queue");
-        let upstream = Upstream::new(
-            config.max_line_bytes,
-            up_stats.clone(),
-            output.clone(),
-            upstream_queue.clone(),
-        )
-        .start();
-        let pend_stats = ActorStats::new("pending");
-        let pending = PendingTable::new(output.clone(), pend_stats.clone()).start();
-        let metrics = Metrics::new(
-            vec![fe_stats.clone(), up_stats.clone(), pend_stats.clone()],
-            vec![editor_queue, upstream_queue],
-        )
-        .start();
-        let links = FrontendLinks {
-            output: output.clone(),
-            upstream: upstream.clone(),
-            upstream_stats: up_stats.clone(),
-            supervisor: me,
-            metrics: metrics.clone(),
-            pending,
-            pending_stats: pend_stats,
+        let up_stats = ActorStats::new("upstream");
+        let li_stats = ActorStats::new("listener");
+        let pe_stats = ActorStats::new("pending");
+        let su_stats = ActorStats::new("supervisor");
+        let me_stats = ActorStats::new("metrics");
+
+        let mut su_ctx: Context<Supervisor> = Context::new();
+        let mut fe_ctx: Context<Frontend> = Context::new();
+        let li_ctx: Context<Listener> = Context::new();
+        let pe_ctx: Context<PendingTable> = Context::new();
+        let me_ctx: Context<Metrics> = Context::new();
+
+        let me = su_ctx.address();
+        let ended: Link<ActorEnded> = Link::new(&me, &su_stats);
+        let frontend = FrontendLinks::new(&fe_ctx.address(), &fe_stats);
+        let listener = ListenerLinks::new(&li_ctx.address(), &li_stats);
+        let pending = PendingLinks::new(&pe_ctx.address(), &pe_stats);
+        let pe_addr = pe_ctx.address();
+        let me_addr = me_ctx.address();
+
+        let upstream = (parts.upstream)(
+            UpstreamOut {
+                frontend: frontend.from_upstream.clone(),
+                gone: Link::new(&me, &su_stats),
+                ended: ended.clone(),
+            },
+            &up_stats,
+        );
+        pe_ctx.run(PendingTable::new(parts.output.clone(), ended.clone()));
+        me_ctx.run(Metrics::new(
+            vec![
+                fe_stats.clone(),
+                up_stats,
+                li_stats,
+                pe_stats.clone(),
+                su_stats.clone(),
+                me_stats.clone(),
+            ],
+            parts.queues,
+            ended.clone(),
+        ));
+        fe_ctx.add_stream(parts.input);
+        fe_ctx.run(Frontend::new(
+            config.clone(),
+            fe_stats,
+            FrontendOut {
+                output: parts.output.clone(),
+                upstream: upstream.clone(),
+                pending,
+                listener: listener.clone(),
+                supervisor: SupervisorLinks {
+                    shutdown: Link::new(&me, &su_stats),
+                    start_listener: Link::new(&me, &su_stats),
+                    ended: ended.clone(),
+                },
+                metrics: Link::new(&me_addr, &me_stats),
+            },
+        ));
+        let seat = ListenerSeat {
+            ctx: Box::new(li_ctx),
+            out: ListenerOut {
+                gate: frontend.gate.clone(),
+                answer: frontend.change_answer.clone(),
+                listen: upstream.listen.clone(),
+                cancel: upstream.cancel.clone(),
+                output: parts.output.clone(),
+                ended,
+            },
         };
-        let cfg = config.clone();
-        let frontend = Frontend::create(move |fctx| {
-            fctx.add_stream(input);
-            Frontend::new(cfg, fe_stats, links)
-        });
-        upstream.do_send(SetFrontend(frontend.clone().recipient()));
-        Supervisor {
+        let supervisor = Supervisor {
             config,
-            frontend: Some(frontend),
-            output: Some(output),
-            upstream: Some(upstream),
-            upstream_stats: Some(up_stats),
-            metrics: Some(metrics),
-            hooks,
+            host: parts.host,
+            output: Some(parts.output),
+            frontend,
+            upstream,
+            listener,
+            listener_seat: Some(seat),
+            pending_stop: Link::new(&pe_addr, &pe_stats),
+            totals: Link::new(&me_addr, &me_stats),
+            running: ["frontend", "upstream", "pending", "metrics"].into(),
             stopping: false,
+            exit_code: None,
+            exited: false,
+        };
+        su_ctx.spawn(parts.signal.into_actor(&supervisor).map(|name, act, ctx| {
+            tracing::info!(target: "supervisor", "received {name}: stopping as at the end of the input");
+            act.shutdown(ShutdownCause::Signal(name), ctx);
+        }));
+        su_ctx.run(supervisor)
+    }
+
+    /// The cascade (see `docs/architecture.md`): every step is a message, awaited before the
+    /// next. The first cause counts.
+    fn shutdown(&mut self, cause: ShutdownCause, ctx: &mut Context<Self>) {
+        if self.stopping {
+            return;
         }
-    })
+        self.stopping = true;
+        let host = self.host.clone();
+        let code = match cause {
+            ShutdownCause::EndOfInput | ShutdownCause::Signal(_) => {
+                host.step("watchdog");
+                host.start_watchdog();
+                0
+            }
+            ShutdownCause::UpstreamLost => 1,
+        };
+        let stop_cause = match cause {
+            ShutdownCause::UpstreamLost => StopCause::UpstreamGone,
+            _ => StopCause::EndOfInput,
+        };
+        // A Listener that never ran goes with its context (and what waited in its mailbox).
+        let listener = match self.listener_seat.take() {
+            Some(_) => None,
+            None => Some(self.listener.stop.clone()),
+        };
+        let frontend = self.frontend.clone();
+        let pending = self.pending_stop.clone();
+        let output = self.output.take();
+        let upstream = self.upstream.close.clone();
+        let totals = self.totals.clone();
+        let grace = self.config.shutdown_grace;
+        ctx.spawn(
+            async move {
+                host.step("frontend: quiesce");
+                let _ = frontend.quiesce.send(Quiesce).await;
+                if let Some(l) = listener {
+                    host.step("listener: stop");
+                    let _ = l.send(listener::Stop(stop_cause)).await;
+                }
+                host.step("pending: stop");
+                let _ = pending.send(pending::Stop).await;
+                host.step("frontend: finish");
+                let _ = frontend.finish.send(Finish).await;
+                if let Some(o) = &output {
+                    host.step("output: close");
+                    o.close();
+                    let _ = tokio::time::timeout(CLOSE_DRAIN, o.drained()).await;
+                }
+                host.step("upstream: close");
+                if let Ok(Some(status)) = upstream.send(Close { grace }).await {
+                    tracing::info!(target: "supervisor", "the upstream server stopped ({status})");
+                }
+                host.step("metrics: totals");
+                let _ = totals.send(WriteTotals).await;
+            }
+            .into_actor(self)
+            .map(move |(), act, ctx| {
+                act.exit_code = Some(code);
+                act.exit_when_all_ended();
+                ctx.run_later(END_REPORT_WAIT, |act, _| {
+                    if !act.exited {
+                        tracing::debug!(target: "supervisor", "still running at the exit: {:?}", act.running);
+                        act.exit();
+                    }
+                });
+            }),
+        );
+    }
+
+    /// Exits once the cascade is done and every actor reported its end.
+    fn exit_when_all_ended(&mut self) {
+        if self.exit_code.is_some() && self.running.is_empty() && !self.exited {
+            self.exit();
+        }
+    }
+
+    fn exit(&mut self) {
+        self.exited = true;
+        self.host.exit(self.exit_code.unwrap_or(1));
+    }
 }
 
 /// The writer toward the editor: non-blocking writes on the actor thread when stdout is a pipe
@@ -341,79 +496,50 @@ fn start_watchdog() {
 impl Handler<Shutdown> for Supervisor {
     type Result = ();
     fn handle(&mut self, Shutdown(cause): Shutdown, ctx: &mut Context<Self>) {
+        self.shutdown(cause, ctx);
+    }
+}
+
+impl Handler<UpstreamGone> for Supervisor {
+    type Result = ();
+    fn handle(&mut self, UpstreamGone { status }: UpstreamGone, ctx: &mut Context<Self>) {
         if self.stopping {
+            tracing::debug!(target: "supervisor", "the upstream server ended during the shutdown ({status})");
             return;
         }
-        self.stopping = true;
-        let code = match cause {
-            ShutdownCause::EndOfInput => {
-                if self.hooks == Hooks::Process {
-                    start_watchdog();
-                }
-                0
-            }
-            ShutdownCause::UpstreamLost => 1,
-        };
-        let frontend = self.frontend.take();
-        let output = self.output.take();
-        let upstream = self.upstream.take();
-        let ustats = self.upstream_stats.take();
-        let metrics = self.metrics.take();
-        let grace = self.config.shutdown_grace;
+        // The Frontend answers its slots and says whether the bridge was ready.
+        let ask = self.frontend.upstream_lost.send(UpstreamLost { status });
         ctx.spawn(
-            async move {
-                if let Some(f) = &frontend {
-                    let _ = f.send(Quiesce).await;
-                }
-                if let Some(o) = &output {
-                    o.close();
-                    let _ = tokio::time::timeout(CLOSE_DRAIN, o.drained()).await;
-                }
-                if let Some(u) = &upstream {
-                    if let Some(s) = &ustats {
-                        s.queued();
+            async move { ask.await.unwrap_or(false) }
+                .into_actor(self)
+                .map(|ready, act, ctx| {
+                    if ready {
+                        act.shutdown(ShutdownCause::UpstreamLost, ctx);
                     }
-                    if let Ok(Some(status)) = u.send(upstream::Close { grace }).await {
-                        tracing::info!(target: "supervisor", "the upstream server stopped ({status})");
-                    }
-                }
-                if let Some(m) = &metrics {
-                    let _ = m.send(WriteTotals).await;
-                }
-                System::current().stop_with_code(code);
-            }
-            .into_actor(self),
+                }),
         );
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_method_has_the_time_limit_of_the_table() {
-        let t = Timeouts::default();
-        assert_eq!(
-            t.first_round(Forwarded::ToolsCall),
-            Duration::from_secs(3600)
-        );
-        assert_eq!(
-            t.first_round(Forwarded::PromptsGet),
-            Duration::from_secs(120)
-        );
-        assert_eq!(
-            t.first_round(Forwarded::ResourcesRead),
-            Duration::from_secs(120)
-        );
-        for f in [
-            Forwarded::ToolsList,
-            Forwarded::PromptsList,
-            Forwarded::ResourcesList,
-            Forwarded::ResourcesTemplatesList,
-            Forwarded::CompletionComplete,
-        ] {
-            assert_eq!(t.first_round(f), Duration::from_secs(120), "{f:?}");
+impl Handler<StartListener> for Supervisor {
+    type Result = ();
+    fn handle(&mut self, m: StartListener, _: &mut Context<Self>) {
+        if self.stopping {
+            return;
         }
+        if let Some(seat) = self.listener_seat.take() {
+            let listener = Listener::new(self.config.listen, m.declared, m.meta, seat.out);
+            seat.ctx.run(listener);
+            self.running.insert("listener");
+        }
+    }
+}
+
+impl Handler<ActorEnded> for Supervisor {
+    type Result = ();
+    fn handle(&mut self, ActorEnded(name): ActorEnded, _: &mut Context<Self>) {
+        tracing::debug!(target: "supervisor", "the {name} actor stopped");
+        self.running.remove(name);
+        self.exit_when_all_ended();
     }
 }

@@ -2,7 +2,7 @@
 //! gives each request a new upstream id, correlates responses, keeps the listen streams,
 //! carries the cancels of abandoned requests (the transport says how), writes one debug line
 //! per exchange (id, method, outcome, time; never content), and reports notifications and the
-//! end of the transport to the Frontend. What carries the frames (a child process, an
+//! end of the transport to the Supervisor. What carries the frames (a child process, an
 //! in-process server, later HTTP) is behind [`crate::transport::upstream::Transport`].
 
 use actix::prelude::*;
@@ -13,7 +13,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
-use super::metrics::ActorStats;
+use super::frontend::messages::FromUpstream;
+use super::link::{ActorStats, Counted, Link};
+use super::supervisor::messages::{ActorEnded, UpstreamGone};
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message, ParseError};
 use crate::protocol::{modern, notify};
@@ -23,49 +25,12 @@ use crate::transport::upstream::{
 };
 use crate::transport::writer::{Delivery, QueueStats, Sent, Writer};
 
+use actix::dev::ToEnvelope;
+
 pub use crate::transport::child_upstream::{EXIT_DRAIN, EXIT_STATUS_WAIT};
 
-/// The answer to one upstream request.
-#[derive(Debug)]
-pub enum Reply {
-    /// A JSON-RPC result.
-    Result(Value),
-    /// A JSON-RPC error object.
-    Error(Value),
-    /// The upstream went away before answering.
-    Closed,
-    /// The upstream answered with a frame the bridge cannot read.
-    Invalid,
-    /// The queue toward the upstream was full: the request was not sent.
-    Busy,
-}
-
-impl Reply {
-    /// The outcome word of the exchange log line.
-    fn outcome(&self) -> &'static str {
-        match self {
-            Reply::Result(_) => "result",
-            Reply::Error(_) => "error",
-            Reply::Closed => "closed",
-            Reply::Invalid => "invalid",
-            Reply::Busy => "busy",
-        }
-    }
-}
-
-/// What the Upstream actor tells the Frontend.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub enum FromUpstream {
-    /// A notification of the upstream (progress, message, list changes, ...).
-    Notification { method: String, params: Value },
-    /// The transport ended (a child: its stdout closed or it exited); `status` is how (for a
-    /// child `exit code N`, `signal N`).
-    Gone { status: String },
-    /// The response to a listen request (see [`Listen`]), in upstream order with the
-    /// notifications.
-    ListenEnded { id: Id, reply: Reply },
-}
+pub mod reply;
+pub use reply::Reply;
 
 struct Pending {
     tx: oneshot::Sender<Reply>,
@@ -89,7 +54,7 @@ pub struct Upstream {
     editor: Writer,
     /// Counters of the queue toward the child (one for every child started).
     queue_stats: Arc<QueueStats>,
-    frontend: Option<Recipient<FromUpstream>>,
+    out: UpstreamOut,
     conn: Option<Conn>,
     generation: u64,
     /// The generation whose transport closed and whose [`Event::Ended`] is awaited.
@@ -108,13 +73,14 @@ impl Upstream {
         stats: Arc<ActorStats>,
         editor: Writer,
         queue_stats: Arc<QueueStats>,
+        out: UpstreamOut,
     ) -> Self {
         Upstream {
             max_line_bytes,
             stats,
             editor,
             queue_stats,
-            frontend: None,
+            out,
             conn: None,
             generation: 0,
             ending: None,
@@ -159,12 +125,10 @@ impl Upstream {
     fn listen_ended(&mut self, id: &Id, reply: Reply) {
         tracing::debug!(target: "upstream", "id={id} method={} outcome={}",
             notify::LISTEN_METHOD, reply.outcome());
-        if let Some(f) = &self.frontend {
-            f.do_send(FromUpstream::ListenEnded {
-                id: id.clone(),
-                reply,
-            });
-        }
+        self.out.frontend.do_send(FromUpstream::ListenEnded {
+            id: id.clone(),
+            reply,
+        });
     }
 
     fn on_frame(&mut self, frame: Frame) {
@@ -188,12 +152,10 @@ impl Upstream {
                 tracing::debug!(target: "upstream", "dropped a response without a usable id");
             }
             Ok(Message::Notification { method, params }) => {
-                if let Some(f) = &self.frontend {
-                    f.do_send(FromUpstream::Notification {
-                        method,
-                        params: params.unwrap_or_else(|| json!({})),
-                    });
-                }
+                self.out.frontend.do_send(FromUpstream::Notification {
+                    method,
+                    params: params.unwrap_or_else(|| json!({})),
+                });
             }
             Ok(Message::Request { method, .. }) => {
                 tracing::warn!(target: "upstream", "ignored a request from the upstream ({method}): 2026-07-28 servers send no requests");
@@ -222,11 +184,9 @@ impl Upstream {
             return;
         }
         self.ending = None;
-        if let Some(f) = &self.frontend {
-            f.do_send(FromUpstream::Gone {
-                status: cause.to_string(),
-            });
-        }
+        self.out.gone.do_send(UpstreamGone {
+            status: cause.to_string(),
+        });
     }
 
     /// One request failed in the transport alone (HTTP): it gets [`Reply::Closed`], the
@@ -248,7 +208,63 @@ impl Upstream {
 
 impl Actor for Upstream {
     type Context = Context<Self>;
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.out.ended.do_send(ActorEnded("upstream"));
+    }
 }
+
+/// The links the Upstream sends on: the Frontend gets the upstream's notifications and listen
+/// responses in upstream order, the Supervisor the end of the upstream and of the actor.
+#[derive(Clone)]
+pub struct UpstreamOut {
+    pub frontend: Link<FromUpstream>,
+    pub gone: Link<UpstreamGone>,
+    pub ended: Link<ActorEnded>,
+}
+
+/// The links to an upstream actor (the [`Upstream`], or a fake in a test): one per message
+/// it handles, counted in its stats.
+#[derive(Clone)]
+pub struct UpstreamLinks {
+    pub connect: Link<Connect>,
+    pub call: Link<Call>,
+    pub cancel: Link<Cancel>,
+    pub listen: Link<Listen>,
+    pub disconnect: Link<Disconnect>,
+    pub close: Link<Close>,
+}
+
+impl UpstreamLinks {
+    /// The links to the actor at `addr`, counted in `stats`.
+    pub fn new<A>(addr: &Addr<A>, stats: &Arc<ActorStats>) -> Self
+    where
+        A: Actor
+            + Handler<Counted<Connect>>
+            + Handler<Counted<Call>>
+            + Handler<Counted<Cancel>>
+            + Handler<Counted<Listen>>
+            + Handler<Counted<Disconnect>>
+            + Handler<Counted<Close>>,
+        A::Context: ToEnvelope<A, Counted<Connect>>
+            + ToEnvelope<A, Counted<Call>>
+            + ToEnvelope<A, Counted<Cancel>>
+            + ToEnvelope<A, Counted<Listen>>
+            + ToEnvelope<A, Counted<Disconnect>>
+            + ToEnvelope<A, Counted<Close>>,
+    {
+        UpstreamLinks {
+            connect: Link::new(addr, stats),
+            call: Link::new(addr, stats),
+            cancel: Link::new(addr, stats),
+            listen: Link::new(addr, stats),
+            disconnect: Link::new(addr, stats),
+            close: Link::new(addr, stats),
+        }
+    }
+}
+
+crate::counted_handlers!(Upstream: Connect, Call, Cancel, Listen, Disconnect, Close);
 
 /// An event of the transport, tagged with its generation so that the events of an earlier
 /// transport are ignored.
@@ -258,6 +274,7 @@ struct TransportEvent(u64, Event);
 
 impl StreamHandler<TransportEvent> for Upstream {
     fn handle(&mut self, TransportEvent(generation, event): TransportEvent, _: &mut Context<Self>) {
+        let _h = self.stats.stream_item();
         if let Event::Ended(cause) = event {
             return self.on_ended(generation, cause);
         }
@@ -275,18 +292,6 @@ impl StreamHandler<TransportEvent> for Upstream {
     fn finished(&mut self, _: &mut Context<Self>) {}
 }
 
-/// Set the Frontend that receives [`FromUpstream`].
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SetFrontend(pub Recipient<FromUpstream>);
-
-impl Handler<SetFrontend> for Upstream {
-    type Result = ();
-    fn handle(&mut self, m: SetFrontend, _: &mut Context<Self>) {
-        self.frontend = Some(m.0);
-    }
-}
-
 /// Open the transport to the upstream (for a child: start the command). Errors with the
 /// `spawn_failed` detail: the program and why it cannot start (never an argument or an
 /// environment value).
@@ -301,7 +306,6 @@ impl Handler<Connect> for Upstream {
         Connect(spec): Connect,
         ctx: &mut Context<Self>,
     ) -> Result<(), SpawnError> {
-        let _h = self.stats.handling();
         if self.conn.is_some() {
             return Ok(());
         }
@@ -341,7 +345,6 @@ pub struct Call {
 impl Handler<Call> for Upstream {
     type Result = Result<(Id, oneshot::Receiver<Reply>), Reply>;
     fn handle(&mut self, m: Call, _: &mut Context<Self>) -> Self::Result {
-        let _h = self.stats.handling();
         if self.conn.is_none() {
             return Err(Reply::Closed);
         }
@@ -392,7 +395,6 @@ pub struct Cancel {
 impl Handler<Cancel> for Upstream {
     type Result = ();
     fn handle(&mut self, Cancel { id, reason }: Cancel, _: &mut Context<Self>) {
-        let _h = self.stats.handling();
         let known = match self.pending.remove(&id) {
             Some(p) => {
                 tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=cancelled time_ms={:.3}",
@@ -435,7 +437,6 @@ pub struct Listen {
 impl Handler<Listen> for Upstream {
     type Result = bool;
     fn handle(&mut self, m: Listen, _: &mut Context<Self>) -> bool {
-        let _h = self.stats.handling();
         let frame = notify::listen_request(&m.id, m.params);
         // A listen is never refused for a full queue: there is at most one change at a time,
         // and losing the stream would lose list changes.
@@ -459,7 +460,6 @@ pub struct Disconnect;
 impl Handler<Disconnect> for Upstream {
     type Result = AtomicResponse<Self, ()>;
     fn handle(&mut self, _: Disconnect, _: &mut Context<Self>) -> Self::Result {
-        let _h = self.stats.handling();
         let conn = self.conn.take();
         self.fail_all_pending();
         AtomicResponse::new(Box::pin(
@@ -474,7 +474,8 @@ impl Handler<Disconnect> for Upstream {
 }
 
 /// Stop the transport with its shutdown steps, each waiting at most `grace` (a child: close
-/// stdin, wait, SIGTERM, wait, SIGKILL to the group). Resolves with how it ended.
+/// stdin, wait, SIGTERM, wait, SIGKILL to the group). Resolves with how it ended; then the
+/// actor stops (the last shutdown step of the Upstream).
 #[derive(Message)]
 #[rtype(result = "Option<String>")]
 pub struct Close {
@@ -482,14 +483,20 @@ pub struct Close {
 }
 
 impl Handler<Close> for Upstream {
-    type Result = ResponseFuture<Option<String>>;
+    type Result = ResponseActFuture<Self, Option<String>>;
     fn handle(&mut self, m: Close, _: &mut Context<Self>) -> Self::Result {
-        let _h = self.stats.handling();
         let conn = self.conn.take();
         self.fail_all_pending();
-        Box::pin(async move {
-            let c = conn?;
-            c.transport.close(m.grace).await.map(|e| e.to_string())
-        })
+        Box::pin(
+            async move {
+                let c = conn?;
+                c.transport.close(m.grace).await.map(|e| e.to_string())
+            }
+            .into_actor(self)
+            .map(|status, _, ctx| {
+                ctx.stop();
+                status
+            }),
+        )
     }
 }

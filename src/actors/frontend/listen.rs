@@ -1,4 +1,4 @@
-//! The Frontend's side of the listen stream: it starts the Listener, passes the editor's
+//! The Frontend's side of the listen stream: it asks the Supervisor to run the Listener, passes the editor's
 //! subscription changes and log level to it, and runs the [`Gate`] on every upstream
 //! notification and listen response. The Frontend handles the upstream's messages in upstream
 //! order and writes a result only after the notifications before it, so a list change the
@@ -7,11 +7,10 @@
 use actix::prelude::*;
 use serde_json::{Value, json};
 
+use super::messages::{ChangeAnswer, GateUpdate};
 use super::{Frontend, Lifecycle};
-use crate::actors::listener::ChangeAnswer;
-use crate::actors::listener::{
-    Change, GateUpdate, ListenFact, Listener, ListenerLinks, SetLogLevel, Stop, StopCause,
-};
+use crate::actors::listener::{Change, ListenFact, SetLogLevel};
+use crate::actors::supervisor::messages::StartListener;
 use crate::actors::upstream::Reply;
 use crate::protocol::errors::Cause;
 use crate::protocol::jsonrpc::Id;
@@ -19,34 +18,24 @@ use crate::protocol::legacy::RequestClass;
 use crate::protocol::modern::UpstreamNotification;
 use crate::protocol::notify::{self, Gate, Step, StreamEnd};
 
-/// The running Listener and the gate of the write step.
+/// The gate of the write step, once the Listener was asked for.
 pub(super) struct ListenSide {
-    listener: Addr<Listener>,
     gate: Gate,
 }
 
 impl Frontend {
-    /// At `notifications/initialized` in `ready`: starts the Listener once, when the
-    /// `initialize` result declared a list change or `resources.subscribe`.
-    pub(super) fn start_listener(&mut self, ctx: &mut Context<Self>) {
+    /// At `notifications/initialized` in `ready`: asks the Supervisor once to run the
+    /// Listener, when the `initialize` result declared a list change or `resources.subscribe`.
+    /// What the Frontend sends it meanwhile waits in its mailbox.
+    pub(super) fn start_listener(&mut self) {
         if self.listen.is_some() || self.state != Lifecycle::Ready || !self.declared.any() {
             return;
         }
-        let links = ListenerLinks {
-            frontend: ctx.address(),
-            upstream: self.upstream.clone(),
-            upstream_stats: self.upstream_stats.clone(),
-            output: self.output.clone(),
-        };
-        let listener = Listener::new(
-            self.config.listen,
-            self.declared,
-            self.current_meta(),
-            links,
-        )
-        .start();
+        self.supervisor.start_listener.do_send(StartListener {
+            declared: self.declared,
+            meta: self.current_meta(),
+        });
         self.listen = Some(ListenSide {
-            listener,
             gate: Gate::new(self.declared),
         });
     }
@@ -60,10 +49,10 @@ impl Frontend {
         subscribe: bool,
         params: Option<&Value>,
     ) {
-        let Some(side) = self.listen.as_ref().filter(|_| self.declared.subscribe) else {
+        if self.listen.is_none() || !self.declared.subscribe {
             let method = json!(class.method());
             return self.reply_error(Some(&id), Cause::MethodNotFound, Some(method));
-        };
+        }
         let Some(uri) = notify::resource_uri(params) else {
             return self.reply_error(
                 Some(&id),
@@ -72,13 +61,13 @@ impl Frontend {
             );
         };
         self.open_changes.insert(id.clone());
-        side.listener.do_send(Change { id, subscribe, uri });
+        self.listener.change.do_send(Change { id, subscribe, uri });
     }
 
     /// The level of `logging/setLevel` for the next listen requests.
     pub(super) fn listener_log_level(&self) {
-        if let Some(side) = &self.listen {
-            side.listener.do_send(SetLogLevel(self.log_level));
+        if self.listen.is_some() {
+            self.listener.log_level.do_send(SetLogLevel(self.log_level));
         }
     }
 
@@ -93,7 +82,7 @@ impl Frontend {
             Step::Handled { frames, fact } => (frames, fact),
         };
         if let Some(f) = fact {
-            side.listener.do_send(ListenFact(f));
+            self.listener.fact.do_send(ListenFact(f));
         }
         for f in frames {
             if f.get("method").is_none() {
@@ -127,23 +116,8 @@ impl Frontend {
         if let Some(side) = &mut self.listen
             && let Some(f) = side.gate.end(&id, end)
         {
-            side.listener.do_send(ListenFact(f));
+            self.listener.fact.do_send(ListenFact(f));
         }
-    }
-
-    /// The upstream exited: the Listener stops and answers the changes in flight.
-    pub(super) fn listener_gone(&self) {
-        if let Some(side) = &self.listen {
-            side.listener.do_send(Stop(StopCause::UpstreamGone));
-        }
-    }
-
-    /// Stops the Listener (its streams are cancelled); the returned request resolves once it
-    /// has stopped.
-    pub(super) fn stop_listener(&mut self, cause: StopCause) -> Option<Request<Listener, Stop>> {
-        self.listen
-            .as_ref()
-            .map(|side| side.listener.send(Stop(cause)))
     }
 }
 
@@ -174,7 +148,7 @@ impl Handler<GateUpdate> for Frontend {
             GateUpdate::Expire { id } => {
                 let end = StreamEnd::AckTimeout { limit: ack_timeout };
                 if let Some(f) = side.gate.end(&id, end) {
-                    side.listener.do_send(ListenFact(f));
+                    self.listener.fact.do_send(ListenFact(f));
                 }
             }
         }

@@ -1,0 +1,69 @@
+//! The messages the Frontend handles. The Upstream and the Listener send them, and the
+//! Frontend sends to both, so they live in this file, which imports no actor (only the
+//! Upstream's [`Reply`] vocabulary, a leaf).
+
+use actix::prelude::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+use crate::actors::upstream::reply::Reply;
+use crate::protocol::jsonrpc::Id;
+
+/// What the Upstream actor tells the Frontend, in upstream order.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub enum FromUpstream {
+    /// A notification of the upstream (progress, message, list changes, ...).
+    Notification { method: String, params: Value },
+    /// The response to a listen request (see `upstream::Listen`), in upstream order with the
+    /// notifications.
+    ListenEnded { id: Id, reply: Reply },
+}
+
+/// The answer (a response frame) to a `resources/subscribe` or `resources/unsubscribe`, from
+/// the Listener.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct ChangeAnswer(pub Value);
+
+/// What the Listener tells the Frontend's gate. A `Register` is sent before the stream's
+/// request goes upstream, so the gate knows the stream before anything of it can arrive.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub enum GateUpdate {
+    /// A new stream: its generation, its URIs, and the editor request that gets `{}` at its
+    /// acknowledgment (a subscription change).
+    Register {
+        id: Id,
+        generation: u64,
+        uris: BTreeSet<String>,
+        respond: Option<Id>,
+    },
+    /// The bridge stops the stream (replaced, or shutdown): nothing more of it goes anywhere.
+    Retire { id: Id },
+    /// The time limit of the acknowledgment passed: the gate ends the stream if it is still
+    /// not acknowledged, and then reports it as a `ListenFact`.
+    Expire { id: Id },
+}
+
+/// Shutdown step (Supervisor): the state becomes `closing` and every slot is cancelled
+/// without a response (its guards cancel the upstream request and the open `b-` requests).
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct Quiesce;
+
+/// Shutdown step (Supervisor), after the Listener stopped: what is in the mailbox before it
+/// is handled (answers of subscription changes), then the Frontend stops with its input.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct Finish;
+
+/// The upstream was lost (from the Supervisor, which learned it from the Upstream). In
+/// `ready`: an error line, the state becomes `closing`, every slot gets `upstream_exited`,
+/// and the answer is true (the cascade follows). Before `ready`: a warning, false (the bridge
+/// keeps serving).
+#[derive(Message, Debug)]
+#[rtype(result = "bool")]
+pub struct UpstreamLost {
+    pub status: String,
+}

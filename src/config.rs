@@ -1,0 +1,121 @@
+//! The configuration of the running bridge (from the command line, `cli.rs`) and the time
+//! limits of the forwarded methods: plain values that every layer may read, so no actor file
+//! has to import another for them.
+
+use std::time::Duration;
+
+use crate::protocol::legacy::Forwarded;
+use crate::protocol::notify::ListenTimings;
+use crate::transport::upstream::UpstreamSpec;
+
+/// Default wait for requests in flight and for the child at each shutdown step.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// Default limit of requests in flight.
+pub const MAX_IN_FLIGHT_REQUESTS: usize = 256;
+/// Default time limit of `server/discover`.
+pub const DISCOVER_TIMEOUT: Duration = Duration::from_secs(60);
+/// Time limits of forwarded requests (the reference's limits table).
+#[derive(Clone, Debug)]
+pub struct Timeouts {
+    /// The list methods and `completion/complete` (120 s).
+    pub list: Duration,
+    /// The first round of `prompts/get` and `resources/read` (120 s).
+    pub read: Duration,
+    /// Each round of `tools/call` (1 h).
+    pub call: Duration,
+    /// Each round after the first of `prompts/get` and `resources/read` (1 h).
+    pub later_read: Duration,
+    /// The editor's answers to one round of input requests (1 h).
+    pub input: Duration,
+}
+
+impl Timeouts {
+    /// The time limit of the first round of a forwarded method: `tools/call` gets `call`,
+    /// `prompts/get` and `resources/read` get `read`, the lists and completion get `list`.
+    pub fn first_round(&self, method: Forwarded) -> Duration {
+        match method {
+            Forwarded::ToolsCall => self.call,
+            Forwarded::PromptsGet | Forwarded::ResourcesRead => self.read,
+            Forwarded::ToolsList
+            | Forwarded::PromptsList
+            | Forwarded::ResourcesList
+            | Forwarded::ResourcesTemplatesList
+            | Forwarded::CompletionComplete => self.list,
+        }
+    }
+}
+
+impl Timeouts {
+    /// The time limit of each round after the first: `tools/call` keeps `call`; the other
+    /// methods that may ask for input get `later_read`.
+    pub fn later_round(&self, method: Forwarded) -> Duration {
+        match method {
+            Forwarded::ToolsCall => self.call,
+            _ => self.later_read,
+        }
+    }
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            list: Duration::from_secs(120),
+            read: Duration::from_secs(120),
+            call: Duration::from_secs(3600),
+            later_read: Duration::from_secs(3600),
+            input: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// Everything the running bridge needs to know, from the command line.
+#[derive(Clone, Debug)]
+pub struct BridgeConfig {
+    /// The upstream and its transport (the command line gives a child process).
+    pub upstream: UpstreamSpec,
+    /// `--name`: the fallback server name.
+    pub name: Option<String>,
+    /// `--discover-timeout`.
+    pub discover_timeout: Duration,
+    /// `--max-line-bytes`, on both sides.
+    pub max_line_bytes: usize,
+    /// Time limits per method.
+    pub timeouts: Timeouts,
+    /// Requests in flight at most.
+    pub max_in_flight: usize,
+    /// The wait at each shutdown step.
+    pub shutdown_grace: Duration,
+    /// The waits and time limits of the listen stream.
+    pub listen: ListenTimings,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_method_has_the_time_limit_of_the_table() {
+        let t = Timeouts::default();
+        assert_eq!(
+            t.first_round(Forwarded::ToolsCall),
+            Duration::from_secs(3600)
+        );
+        assert_eq!(
+            t.first_round(Forwarded::PromptsGet),
+            Duration::from_secs(120)
+        );
+        assert_eq!(
+            t.first_round(Forwarded::ResourcesRead),
+            Duration::from_secs(120)
+        );
+        for f in [
+            Forwarded::ToolsList,
+            Forwarded::PromptsList,
+            Forwarded::ResourcesList,
+            Forwarded::ResourcesTemplatesList,
+            Forwarded::CompletionComplete,
+        ] {
+            assert_eq!(t.first_round(f), Duration::from_secs(120), "{f:?}");
+        }
+    }
+}
