@@ -10,6 +10,8 @@
 //! it ([`StartListener`]); what the Frontend sends it meanwhile waits in its mailbox.
 
 pub mod messages;
+#[cfg(test)]
+mod tests;
 
 use actix::prelude::*;
 use futures_util::stream::LocalBoxStream;
@@ -56,6 +58,10 @@ pub trait Host {
     fn step(&self, step: &'static str);
     /// Start the watchdog of the end of the input (see [`WATCHDOG`]).
     fn start_watchdog(&self);
+    /// An actor reported its end.
+    fn ended(&self, actor: &'static str) {
+        tracing::debug!(target: "supervisor", "the {actor} actor stopped");
+    }
     /// The bridge ends with this exit code (0 end of input or a signal, 1 loss of the upstream).
     fn exit(&self, code: i32);
 }
@@ -538,7 +544,7 @@ impl Handler<StartListener> for Supervisor {
 impl Handler<ActorEnded> for Supervisor {
     type Result = ();
     fn handle(&mut self, ActorEnded(name): ActorEnded, _: &mut Context<Self>) {
-        tracing::debug!(target: "supervisor", "the {name} actor stopped");
+        self.host.ended(name);
         self.running.remove(name);
         self.exit_when_all_ended();
     }

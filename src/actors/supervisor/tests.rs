@@ -1,0 +1,472 @@
+//! The shutdown cascade at the actor level, without processes: the real Supervisor, Frontend,
+//! Listener, PendingTable and Metrics, a fake upstream actor, the editor's frames from a
+//! channel and its output into memory. Each test asserts the order of the shutdown steps,
+//! the actors' end reports before the exit, the exit code and what the editor got.
+
+use super::*;
+use crate::actors::upstream::{Call, Cancel, Connect, Disconnect, Listen, Reply};
+use crate::config::{MAX_IN_FLIGHT_REQUESTS, Timeouts};
+use crate::protocol::jsonrpc::Id;
+use crate::protocol::notify::ListenTimings;
+use crate::transport::program::SpawnError;
+use crate::transport::upstream::UpstreamSpec;
+use serde_json::{Value, json};
+use std::cell::{Cell, RefCell};
+use std::sync::Mutex;
+use tokio::sync::{mpsc, oneshot};
+
+/// Wait for an event of the test, at most this long.
+const EVENT_DEADLINE: Duration = Duration::from_secs(10);
+
+type Journal = Rc<RefCell<Vec<String>>>;
+
+struct TestHost {
+    journal: Journal,
+    code: Cell<Option<i32>>,
+}
+
+impl Host for TestHost {
+    fn step(&self, step: &'static str) {
+        self.journal.borrow_mut().push(step.to_string());
+    }
+    fn start_watchdog(&self) {
+        self.journal.borrow_mut().push("watchdog started".into());
+    }
+    fn ended(&self, actor: &'static str) {
+        self.journal.borrow_mut().push(format!("ended {actor}"));
+    }
+    fn exit(&self, code: i32) {
+        self.journal.borrow_mut().push(format!("exit {code}"));
+        self.code.set(Some(code));
+    }
+}
+
+/// The editor's output, in memory.
+#[derive(Clone, Default)]
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .map_err(|_| std::io::ErrorKind::Other)?
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Sink {
+    fn messages(&self) -> Vec<Value> {
+        let bytes = self.0.lock().map(|b| b.clone()).unwrap_or_default();
+        bytes
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap_or(Value::Null))
+            .collect()
+    }
+}
+
+/// A fake upstream: answers `server/discover` at once with `capabilities`, keeps every other
+/// call open, accepts listen requests, and journals what it gets.
+struct FakeUpstream {
+    out: UpstreamOut,
+    journal: Journal,
+    capabilities: Value,
+    next: i64,
+    open: Vec<oneshot::Sender<Reply>>,
+}
+
+impl Actor for FakeUpstream {
+    type Context = Context<Self>;
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.out.ended.do_send(ActorEnded("upstream"));
+    }
+}
+
+impl Handler<Connect> for FakeUpstream {
+    type Result = Result<(), SpawnError>;
+    fn handle(&mut self, _: Connect, _: &mut Context<Self>) -> Self::Result {
+        Ok(())
+    }
+}
+
+impl Handler<Call> for FakeUpstream {
+    type Result = Result<(Id, oneshot::Receiver<Reply>), Reply>;
+    fn handle(&mut self, m: Call, _: &mut Context<Self>) -> Self::Result {
+        self.next += 1;
+        let (tx, rx) = oneshot::channel();
+        if m.method == "server/discover" {
+            let _ = tx.send(Reply::Result(json!({
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": self.capabilities
+            })));
+        } else {
+            self.journal
+                .borrow_mut()
+                .push(format!("upstream got {}", m.method));
+            self.open.push(tx);
+        }
+        Ok((Id::Int(self.next), rx))
+    }
+}
+
+impl Handler<Cancel> for FakeUpstream {
+    type Result = ();
+    fn handle(&mut self, m: Cancel, _: &mut Context<Self>) {
+        self.journal
+            .borrow_mut()
+            .push(format!("upstream cancel {}", m.id));
+    }
+}
+
+impl Handler<Listen> for FakeUpstream {
+    type Result = bool;
+    fn handle(&mut self, m: Listen, _: &mut Context<Self>) -> bool {
+        self.journal
+            .borrow_mut()
+            .push(format!("upstream listen {}", m.id));
+        true
+    }
+}
+
+impl Handler<Disconnect> for FakeUpstream {
+    type Result = ();
+    fn handle(&mut self, _: Disconnect, _: &mut Context<Self>) {}
+}
+
+impl Handler<Close> for FakeUpstream {
+    type Result = Option<String>;
+    fn handle(&mut self, _: Close, ctx: &mut Context<Self>) -> Option<String> {
+        ctx.stop();
+        Some("exit status 0".into())
+    }
+}
+
+/// The upstream ends (the child's stdout closed): what the real one sends the Supervisor.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Lose;
+
+impl Handler<Lose> for FakeUpstream {
+    type Result = ();
+    fn handle(&mut self, _: Lose, _: &mut Context<Self>) {
+        for tx in self.open.drain(..) {
+            let _ = tx.send(Reply::Closed);
+        }
+        self.out.gone.do_send(UpstreamGone {
+            status: "exit status 3".into(),
+        });
+    }
+}
+
+crate::counted_handlers!(FakeUpstream: Connect, Call, Cancel, Listen, Disconnect, Close);
+
+fn config() -> BridgeConfig {
+    BridgeConfig {
+        upstream: UpstreamSpec::Child {
+            command: "fake".into(),
+            args: Vec::new(),
+        },
+        name: None,
+        discover_timeout: Duration::from_secs(60),
+        max_line_bytes: 1 << 20,
+        timeouts: Timeouts::default(),
+        max_in_flight: MAX_IN_FLIGHT_REQUESTS,
+        shutdown_grace: Duration::from_secs(1),
+        listen: ListenTimings {
+            backoff_initial: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(30),
+            stable: Duration::from_secs(10),
+            ack_timeout: Duration::from_secs(10),
+        },
+    }
+}
+
+/// One bridge of real actors around a fake upstream.
+struct Rig {
+    input: Option<mpsc::UnboundedSender<Frame>>,
+    signal: Option<oneshot::Sender<&'static str>>,
+    upstream: Rc<RefCell<Option<Addr<FakeUpstream>>>>,
+    host: Rc<TestHost>,
+    output: Sink,
+}
+
+impl Rig {
+    fn start(capabilities: Value) -> Rig {
+        let journal: Journal = Rc::default();
+        let host = Rc::new(TestHost {
+            journal: journal.clone(),
+            code: Cell::new(None),
+        });
+        let output = Sink::default();
+        let writer = Writer::for_blocking(
+            output.clone(),
+            EDITOR_QUEUE,
+            QueueStats::new("editor_queue"),
+        );
+        let (tx, rx) = mpsc::unbounded_channel::<Frame>();
+        let input =
+            futures_util::stream::unfold(
+                rx,
+                |mut rx| async move { rx.recv().await.map(|f| (f, rx)) },
+            );
+        let (signal_tx, signal_rx) = oneshot::channel::<&'static str>();
+        let signal = async move {
+            match signal_rx.await {
+                Ok(name) => name,
+                Err(_) => std::future::pending().await,
+            }
+        };
+        let upstream: Rc<RefCell<Option<Addr<FakeUpstream>>>> = Rc::default();
+        let seat = upstream.clone();
+        let fake_journal = journal.clone();
+        let start_upstream: StartUpstream = Box::new(move |out, stats| {
+            let addr = FakeUpstream {
+                out,
+                journal: fake_journal,
+                capabilities,
+                next: 0,
+                open: Vec::new(),
+            }
+            .start();
+            *seat.borrow_mut() = Some(addr.clone());
+            UpstreamLinks::new(&addr, stats)
+        });
+        Supervisor::run(
+            config(),
+            Parts {
+                input: Box::pin(input),
+                output: writer,
+                queues: Vec::new(),
+                upstream: start_upstream,
+                signal: Box::pin(signal),
+                host: host.clone(),
+            },
+        );
+        Rig {
+            input: Some(tx),
+            signal: Some(signal_tx),
+            upstream,
+            host,
+            output,
+        }
+    }
+
+    fn send(&self, v: Value) {
+        if let Some(tx) = &self.input {
+            let _ = tx.send(Frame::Line(serde_json::to_vec(&v).unwrap_or_default()));
+        }
+    }
+
+    fn journal(&self) -> Vec<String> {
+        self.host.journal.borrow().clone()
+    }
+
+    /// Waits until the journal has `entry`.
+    async fn wait_for(&self, entry: &str) {
+        let end = tokio::time::Instant::now() + EVENT_DEADLINE;
+        while !self.journal().iter().any(|e| e == entry) {
+            assert!(
+                tokio::time::Instant::now() < end,
+                "no {entry:?} in {:?}",
+                self.journal()
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Waits until the editor got a response with `id`.
+    async fn wait_response(&self, id: i64) -> Value {
+        let end = tokio::time::Instant::now() + EVENT_DEADLINE;
+        loop {
+            if let Some(r) = self.output.messages().into_iter().find(|m| m["id"] == id) {
+                return r;
+            }
+            assert!(tokio::time::Instant::now() < end, "no response {id}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Initialize, `notifications/initialized`, then a `tools/call` (id 2) that the upstream
+    /// holds.
+    async fn ready_with_a_call_in_flight(&self) {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        );
+        let init = self.wait_response(1).await;
+        assert!(init.get("result").is_some(), "{init}");
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        self.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "slow", "arguments": {}}}));
+        self.wait_for("upstream got tools/call").await;
+    }
+
+    /// Waits for the exit; the journal from the first shutdown step on, the end reports
+    /// sorted (their order among themselves is free) and checked to come before the exit.
+    async fn exit(&self) -> (i32, Vec<String>) {
+        let end = tokio::time::Instant::now() + EVENT_DEADLINE;
+        while self.host.code.get().is_none() {
+            assert!(
+                tokio::time::Instant::now() < end,
+                "no exit: {:?}",
+                self.journal()
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let j = self.journal();
+        let exit_at = j
+            .iter()
+            .position(|e| e.starts_with("exit"))
+            .unwrap_or(j.len());
+        let ended: BTreeSet<String> = j[..exit_at]
+            .iter()
+            .filter(|e| e.starts_with("ended "))
+            .cloned()
+            .collect();
+        let mut steps: Vec<String> = j
+            .iter()
+            .filter(|e| !e.starts_with("ended ") && !e.starts_with("upstream "))
+            .cloned()
+            .collect();
+        steps.extend(ended);
+        (self.host.code.get().unwrap_or(-1), steps)
+    }
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+#[actix::test]
+async fn end_of_input_cancels_the_call_stops_every_actor_in_order_and_exits_0() {
+    let mut rig = Rig::start(json!({"tools": {}}));
+    rig.ready_with_a_call_in_flight().await;
+    rig.input = None; // end of the input
+    let (code, steps) = rig.exit().await;
+    assert_eq!(code, 0);
+    assert_eq!(
+        steps,
+        strings(&[
+            "watchdog",
+            "watchdog started",
+            "frontend: quiesce",
+            "pending: stop",
+            "frontend: finish",
+            "output: close",
+            "upstream: close",
+            "metrics: totals",
+            "exit 0",
+            "ended frontend",
+            "ended metrics",
+            "ended pending",
+            "ended upstream",
+        ])
+    );
+    // The call was cancelled upstream before the upstream was closed, and never answered.
+    let j = rig.journal();
+    let cancel = j.iter().position(|e| e == "upstream cancel 2");
+    let close = j.iter().position(|e| e == "upstream: close");
+    assert!(cancel.is_some() && cancel < close, "{j:?}");
+    let ids: Vec<Value> = rig
+        .output
+        .messages()
+        .iter()
+        .map(|m| m["id"].clone())
+        .collect();
+    assert_eq!(ids, vec![json!(1)]);
+}
+
+#[actix::test]
+async fn a_signal_runs_the_steps_of_the_end_of_input_and_exits_0() {
+    let mut rig = Rig::start(json!({"tools": {}}));
+    rig.ready_with_a_call_in_flight().await;
+    if let Some(s) = rig.signal.take() {
+        let _ = s.send("SIGTERM");
+    }
+    let (code, steps) = rig.exit().await;
+    assert_eq!(code, 0);
+    assert_eq!(
+        steps,
+        strings(&[
+            "watchdog",
+            "watchdog started",
+            "frontend: quiesce",
+            "pending: stop",
+            "frontend: finish",
+            "output: close",
+            "upstream: close",
+            "metrics: totals",
+            "exit 0",
+            "ended frontend",
+            "ended metrics",
+            "ended pending",
+            "ended upstream",
+        ])
+    );
+    let ids: Vec<Value> = rig
+        .output
+        .messages()
+        .iter()
+        .map(|m| m["id"].clone())
+        .collect();
+    assert_eq!(ids, vec![json!(1)]);
+}
+
+#[actix::test]
+async fn loss_of_the_upstream_answers_the_call_stops_the_listener_and_exits_1() {
+    let rig = Rig::start(json!({"tools": {"listChanged": true}}));
+    rig.ready_with_a_call_in_flight().await;
+    // The Listener ran (asked for by the Frontend after `notifications/initialized`).
+    rig.wait_for("upstream listen \"listen-1\"").await;
+    let fake = rig.upstream.borrow().clone();
+    if let Some(f) = fake {
+        f.do_send(Lose);
+    }
+    let (code, steps) = rig.exit().await;
+    assert_eq!(code, 1);
+    assert_eq!(
+        steps,
+        strings(&[
+            "frontend: quiesce",
+            "listener: stop",
+            "pending: stop",
+            "frontend: finish",
+            "output: close",
+            "upstream: close",
+            "metrics: totals",
+            "exit 1",
+            "ended frontend",
+            "ended listener",
+            "ended metrics",
+            "ended pending",
+            "ended upstream",
+        ])
+    );
+    let r = rig.wait_response(2).await;
+    assert_eq!(r["error"]["code"], json!(-32603));
+    assert_eq!(r["error"]["data"]["cause"], json!("upstream_exited"));
+}
+
+#[actix::test]
+async fn loss_of_the_upstream_before_initialize_keeps_the_bridge_serving() {
+    let rig = Rig::start(json!({"tools": {}}));
+    let fake = rig.upstream.borrow().clone();
+    if let Some(f) = fake {
+        f.do_send(Lose);
+    }
+    rig.send(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}));
+    assert_eq!(rig.wait_response(7).await["result"], json!({}));
+    assert!(
+        !rig.journal()
+            .iter()
+            .any(|e| e.contains(':') || e.starts_with("exit")),
+        "{:?}",
+        rig.journal()
+    );
+}
