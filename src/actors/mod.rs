@@ -1,8 +1,15 @@
-//! The running system: each actor owns its state and is reached only through messages.
-//! The Supervisor starts the others and runs the shutdown cascade; the Frontend owns the
+//! The running system: each actor owns its state and is reached only through messages, sent
+//! on counted [`link::Link`]s (never an `Addr` of another actor). The Supervisor starts every
+//! other actor, hears of each one's end and runs the shutdown cascade; the Frontend owns the
 //! lifecycle and the slots; the Upstream owns the child and the upstream ids; the Listener
-//! keeps the listen stream for the editor; stdout is written only through
-//! one `transport::writer::Writer`; the Metrics actor writes the counters to the log.
+//! keeps the listen stream for the editor; the PendingTable the requests to the editor; stdout
+//! is written only through one `transport::writer::Writer`; the Metrics actor writes the
+//! counters to the log.
+//!
+//! Each message lives beside the actor that handles it: in the actor's file, or, when actors
+//! that the handler itself imports send it, in a leaf file beside it (`frontend/messages.rs`,
+//! `supervisor/messages.rs`, `upstream/reply.rs`), so no actor file imports another in a
+//! circle (`scripts/actor-imports.py` checks it).
 
 pub mod frontend;
 pub mod link;
