@@ -98,7 +98,7 @@ pub enum EndCause {
 }
 
 impl fmt::Display for EndCause {
-    /// The text of the log lines and of [`crate::actors::upstream::FromUpstream::Gone`]; for a
+    /// The text of the log lines and of [`crate::actors::supervisor::messages::UpstreamGone`]; for a
     /// child it is the status alone, as the log has always shown it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
