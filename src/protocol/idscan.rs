@@ -105,10 +105,7 @@ impl IdScanner {
             if self.in_string && !self.escaped {
                 // Skip the inside of a string up to the next quote or backslash at once.
                 let rest = &bytes[i..];
-                let stop = rest
-                    .iter()
-                    .position(|&c| c == b'"' || c == b'\\')
-                    .unwrap_or(rest.len());
+                let stop = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
                 self.keep(&rest[..stop]);
                 i += stop;
                 if i == bytes.len() {

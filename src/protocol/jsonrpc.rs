@@ -115,25 +115,35 @@ impl ParseError {
 
 /// The greatest nesting depth of `{`/`[` in a JSON text, not counting brackets inside strings.
 /// Stops counting once `limit` is exceeded and returns `limit + 1`. The text need not be valid
-/// JSON; the parser decides that afterwards.
+/// JSON; the parser decides that afterwards: a `"` opens a string wherever it stands, a `\`
+/// in a string escapes the next byte, a closer with nothing open is ignored, and a string the
+/// text does not close runs to its end.
+///
+/// The inside of a string is skipped with `memchr` (to its next `"` or `\`), so a line that
+/// is mostly one long string costs little more than a search for two bytes.
 pub fn nesting_depth(bytes: &[u8], limit: usize) -> usize {
     let mut depth = 0usize;
     let mut max = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
         match b {
-            b'"' => in_string = true,
+            b'"' => loop {
+                // Inside a string: on to its next quote or backslash.
+                let Some(found) = bytes
+                    .get(i..)
+                    .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+                else {
+                    return max;
+                };
+                let at = i + found;
+                if bytes[at] == b'"' {
+                    i = at + 1;
+                    break;
+                }
+                // A backslash: the next byte is escaped, whatever it is.
+                i = at + 2;
+            },
             b'{' | b'[' => {
                 depth += 1;
                 if depth > max {
@@ -286,6 +296,42 @@ pub fn notification(method: &str, params: Value) -> Value {
     m.insert("method".into(), method.into());
     m.insert("params".into(), params);
     Value::Object(m)
+}
+
+/// The depth check before issue 8 (byte by byte), kept to check [`nesting_depth`] against.
+#[cfg(test)]
+pub(crate) fn nesting_depth_bytewise(bytes: &[u8], limit: usize) -> usize {
+    let mut depth = 0usize;
+    let mut max = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > max {
+                    max = depth;
+                    if max > limit {
+                        return limit + 1;
+                    }
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 #[cfg(test)]
@@ -570,6 +616,71 @@ mod tests {
             let line = format!(r#"{{"id":{text},"x":nope}}"#);
             assert_eq!(recover_id(line.as_bytes()), want, "recovered {text}");
         }
+    }
+
+    #[test]
+    fn depth_check_table() {
+        let rows: Vec<(&[u8], usize, usize)> = vec![
+            (b"", 5, 0),
+            (b"{}", 5, 1),
+            (b"[[]][[[]]]", 5, 3),
+            (b"]]]][[", 5, 2),
+            (br#"{"a":"}}}{{{"}"#, 5, 1),
+            (br#"{"a":"\"[[["}"#, 5, 1),
+            (br#"{"a":"\\"[[["}"#, 5, 4),
+            (b"[\"unclosed [[[[", 5, 1),
+            (b"[\"ends in a backslash \\", 5, 1),
+            (b"[\"\\", 5, 1),
+            (b"[\xff\"\xfe[\"[", 5, 2),
+            (b"[[[[[[", 3, 4),
+            (b"[[[", 3, 3),
+        ];
+        for (text, limit, want) in rows {
+            let shown = String::from_utf8_lossy(text);
+            assert_eq!(nesting_depth(text, limit), want, "{shown}");
+            assert_eq!(nesting_depth_bytewise(text, limit), want, "{shown}");
+        }
+    }
+
+    /// The memchr scan gives the byte-by-byte check's answer on random JSON-ish bytes: strings
+    /// with escapes, nested and unbalanced brackets, bytes that are not UTF-8, any limit.
+    #[test]
+    fn depth_check_matches_the_bytewise_check() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let piece = prop_oneof![
+            4 => Just(b"\"".to_vec()),
+            3 => Just(b"\\".to_vec()),
+            2 => Just(b"\\\"".to_vec()),
+            2 => Just(b"\\\\".to_vec()),
+            3 => Just(b"{".to_vec()),
+            3 => Just(b"}".to_vec()),
+            3 => Just(b"[".to_vec()),
+            3 => Just(b"]".to_vec()),
+            2 => Just(b":".to_vec()),
+            2 => Just(b",".to_vec()),
+            1 => Just(b" \r\n\t".to_vec()),
+            2 => Just(b"\\u00e9".to_vec()),
+            3 => "[a-z0-9]{1,40}".prop_map(String::into_bytes),
+            2 => proptest::collection::vec(any::<u8>(), 1..8),
+            1 => proptest::collection::vec(0x80u8.., 1..4),
+        ];
+        let text = proptest::collection::vec(piece, 0..80).prop_map(|p| p.concat());
+        let mut runner = TestRunner::new(Config {
+            cases: 4096,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let result = runner.run(&(text, 0usize..12), |(text, limit)| {
+            prop_assert_eq!(
+                nesting_depth(&text, limit),
+                nesting_depth_bytewise(&text, limit),
+                "{:?}",
+                String::from_utf8_lossy(&text)
+            );
+            Ok(())
+        });
+        assert!(result.is_ok(), "{result:?}");
     }
 
     #[test]
