@@ -1,14 +1,32 @@
 //! Benchmarks of the pure protocol layer: the work the bridge adds to each request and
 //! response, without processes or pipes. Run with `cargo bench --bench protocol`.
 
+use bytes::BytesMut;
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_bridge::protocol::framing::LineFramer;
+use mcp_bridge::protocol::framing::{Frame, FrameCodec};
 use mcp_bridge::protocol::jsonrpc::{self, MAX_CLIENT_DEPTH, MAX_UPSTREAM_DEPTH};
 use mcp_bridge::protocol::legacy::Forwarded;
 use mcp_bridge::protocol::modern::RequestMeta;
 use mcp_bridge::protocol::translate;
 use serde_json::json;
 use std::hint::black_box;
+use tokio_util::codec::Decoder;
+
+/// Frames of `chunks` as the codec gives them over its read buffer (each chunk appended as a
+/// read appends it).
+fn decode_chunks<'a>(
+    codec: &mut FrameCodec,
+    buf: &mut BytesMut,
+    chunks: impl Iterator<Item = &'a [u8]>,
+    frames: &mut Vec<Frame>,
+) {
+    for chunk in chunks {
+        buf.extend_from_slice(chunk);
+        while let Ok(Some(f)) = codec.decode(buf) {
+            frames.push(f);
+        }
+    }
+}
 
 fn meta() -> RequestMeta {
     RequestMeta {
@@ -24,15 +42,21 @@ fn benches(c: &mut Criterion) {
     let response = br#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}],"structuredContent":{"echo":"hello world"},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}}}}"#;
 
     c.bench_function("editor request: frame + parse + forward_params", |b| {
-        let mut framer = LineFramer::new(64 * 1024 * 1024);
+        let mut codec = FrameCodec::new(64 * 1024 * 1024);
+        let mut buf = BytesMut::new();
         let mut line = request.to_vec();
         line.push(b'\n');
         let mut frames = Vec::new();
         let m = meta();
         b.iter(|| {
-            framer.push(black_box(&line), &mut frames);
+            decode_chunks(
+                &mut codec,
+                &mut buf,
+                std::iter::once(black_box(&line[..])),
+                &mut frames,
+            );
             for f in frames.drain(..) {
-                if let mcp_bridge::protocol::framing::Frame::Line(l) = f
+                if let Frame::Line(l) = f
                     && let Ok(jsonrpc::Message::Request { params, .. }) =
                         jsonrpc::parse(&l, MAX_CLIENT_DEPTH)
                 {
@@ -71,11 +95,15 @@ fn benches(c: &mut Criterion) {
     };
     c.bench_function("framing: 1 MiB line in 64 KiB chunks", |b| {
         b.iter(|| {
-            let mut framer = LineFramer::new(64 * 1024 * 1024);
+            let mut codec = FrameCodec::new(64 * 1024 * 1024);
+            let mut buf = BytesMut::new();
             let mut frames = Vec::new();
-            for chunk in big.chunks(64 * 1024) {
-                framer.push(black_box(chunk), &mut frames);
-            }
+            decode_chunks(
+                &mut codec,
+                &mut buf,
+                big.chunks(64 * 1024).map(black_box),
+                &mut frames,
+            );
             black_box(frames.len())
         })
     });
@@ -132,11 +160,15 @@ fn benches(c: &mut Criterion) {
         "framing: 1 MiB line over a 64 KiB limit (id recovery)",
         |b| {
             b.iter(|| {
-                let mut framer = LineFramer::new(64 * 1024);
+                let mut codec = FrameCodec::new(64 * 1024);
+                let mut buf = BytesMut::new();
                 let mut frames = Vec::new();
-                for chunk in big.chunks(64 * 1024) {
-                    framer.push(black_box(chunk), &mut frames);
-                }
+                decode_chunks(
+                    &mut codec,
+                    &mut buf,
+                    big.chunks(64 * 1024).map(black_box),
+                    &mut frames,
+                );
                 black_box(frames.len())
             })
         },

@@ -143,7 +143,7 @@ impl Editor {
     async fn send(&self, message: Value) {
         let line = serde_json::to_vec(&message).unwrap_or_default();
         if let Some(input) = &self.input {
-            assert!(input.send(Frame::Line(line)).await.is_ok());
+            assert!(input.send(Frame::Line(line.into())).await.is_ok());
         }
     }
 

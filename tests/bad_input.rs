@@ -183,3 +183,18 @@ fn a_request_with_the_id_of_a_request_in_flight_gets_duplicate_id() {
     assert_eq!(done["id"], 3);
     assert_eq!(done["result"]["content"][0]["text"], "Hello, Ada!");
 }
+
+#[test]
+fn blank_lines_are_skipped_and_a_last_line_without_newline_is_answered() {
+    let mut b = Bridge::start(&[], &[]);
+    b.send_raw(b"\n \t\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n\n");
+    b.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
+    b.close_stdin();
+    assert_eq!(
+        b.recv_to_the_end(),
+        vec![
+            json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 2, "result": {}}),
+        ]
+    );
+}

@@ -10,14 +10,16 @@
 
 mod common;
 
+use bytes::BytesMut;
 use common::Bridge;
-use mcp_bridge::protocol::framing::{Frame, LineFramer};
+use mcp_bridge::protocol::framing::{Frame, FrameCodec};
 use mcp_bridge::protocol::jsonrpc::{self, Id, MAX_CLIENT_DEPTH, MAX_UPSTREAM_DEPTH, Message};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{Value, json};
 use std::cell::RefCell;
+use tokio_util::codec::Decoder;
 
 /// Cases of each property that goes through the bridge: one round trip each (a few ms in a
 /// debug build), so the file stays well under a minute on a busy machine.
@@ -573,7 +575,8 @@ fn id_of_frame(frame: &Frame) -> Option<Id> {
 
 /// Frames `input` with this line limit, fed in reads of these sizes (cycled).
 fn frames_of(input: &[u8], max_line_bytes: usize, sizes: &[usize]) -> Vec<Frame> {
-    let mut framer = LineFramer::new(max_line_bytes);
+    let mut codec = FrameCodec::new(max_line_bytes);
+    let mut buf = BytesMut::new();
     let mut frames = Vec::new();
     let mut rest = input;
     for size in sizes.iter().cycle() {
@@ -581,10 +584,15 @@ fn frames_of(input: &[u8], max_line_bytes: usize, sizes: &[usize]) -> Vec<Frame>
             break;
         }
         let n = (*size).min(rest.len());
-        framer.push(&rest[..n], &mut frames);
+        buf.extend_from_slice(&rest[..n]);
+        while let Ok(Some(frame)) = codec.decode(&mut buf) {
+            frames.push(frame);
+        }
         rest = &rest[n..];
     }
-    framer.finish(&mut frames);
+    while let Ok(Some(frame)) = codec.decode_eof(&mut buf) {
+        frames.push(frame);
+    }
     frames
 }
 

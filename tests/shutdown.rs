@@ -194,7 +194,8 @@ fn stdin_and_stdout_that_are_files_use_the_blocking_path_and_work_too() {
     let output = dir.join("out.jsonl");
     std::fs::write(
         &input,
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\nnot json",
+        // CRLF and blank lines as on a pipe (the same codec); the last line has no newline.
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n\n \r\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\nnot json",
     )
     .expect("write input");
     let status = std::process::Command::new(common::bridge_bin())

@@ -168,7 +168,9 @@ async fn next<T>(rx: &mut mpsc::UnboundedReceiver<T>) -> Option<T> {
 }
 
 fn line(v: Value) -> Event {
-    Event::Frame(Frame::Line(serde_json::to_vec(&v).unwrap_or_default()))
+    Event::Frame(Frame::Line(
+        serde_json::to_vec(&v).unwrap_or_default().into(),
+    ))
 }
 
 #[actix::test]

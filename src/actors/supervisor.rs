@@ -32,7 +32,7 @@ use super::metrics::{Metrics, WriteTotals};
 use super::pending::{self, PendingLinks, PendingTable};
 use super::upstream::{Close, Upstream, UpstreamLinks, UpstreamOut};
 use crate::config::BridgeConfig;
-use crate::protocol::framing::{Frame, LineFramer};
+use crate::protocol::framing::{Frame, FrameCodec};
 use crate::transport::child::{CHILD_PGID, signal_group};
 use crate::transport::stdio;
 use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
@@ -158,7 +158,7 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
         // the editor is full would only add a response to it.
         Some(fd) => Box::pin(crate::transport::lines::frames(
             stdio::PipeReader(fd),
-            max_line_bytes,
+            FrameCodec::new(max_line_bytes),
             Some(output.clone()),
         )),
         None => Box::pin(stdin_frames(max_line_bytes)),
@@ -408,37 +408,18 @@ fn editor_writer(stats: Arc<QueueStats>) -> Writer {
 }
 
 /// Reads a stdin that is not a pipe (a terminal, a file) on a plain OS thread (a blocking
-/// read that cannot be cancelled must not live on the runtime) and hands whole frames to the
-/// Frontend.
+/// read that cannot be cancelled must not live on the runtime) with the same codec as a pipe,
+/// and hands whole frames to the Frontend.
 fn stdin_frames(max_line_bytes: usize) -> impl futures_util::Stream<Item = Frame> {
     let (tx, rx) = tokio::sync::mpsc::channel::<Frame>(STDIN_QUEUE_FRAMES);
     let spawned = std::thread::Builder::new()
         .name("mcp-bridge-stdin".into())
         .spawn(move || {
-            use std::io::Read;
-            let mut framer = LineFramer::new(max_line_bytes);
-            let mut buf = vec![0u8; STDIN_CHUNK_BYTES];
-            let mut stdin = std::io::stdin().lock();
-            let mut frames = Vec::new();
-            loop {
-                match stdin.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => framer.push(&buf[..n], &mut frames),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(_) => break,
-                }
-                for f in frames.drain(..) {
-                    if tx.blocking_send(f).is_err() {
-                        return;
-                    }
-                }
-            }
-            framer.finish(&mut frames);
-            for f in frames.drain(..) {
-                if tx.blocking_send(f).is_err() {
-                    return;
-                }
-            }
+            crate::transport::lines::read_blocking(
+                std::io::stdin().lock(),
+                FrameCodec::new(max_line_bytes),
+                |frame| tx.blocking_send(frame).is_ok(),
+            );
         });
     if spawned.is_err() {
         tracing::error!(target: "supervisor", "could not start the stdin thread");

@@ -1,7 +1,26 @@
-//! Newline framing with a bound: bytes in at any boundary, whole lines out. A line longer than
-//! the limit is not kept: only its first [`TOO_LONG_HEAD_BYTES`] bytes survive (for a log line),
-//! and its request id is recovered while it streams through, from every byte of the line, so the
-//! answer never depends on how the bytes were split into reads.
+//! The one codec of newline-delimited JSON-RPC (2026-07-28 basic/transports/stdio: one message
+//! per line, no newline inside a message): a `tokio_util::codec` [`Decoder`] of bounded lines
+//! and an [`Encoder`] of messages. Every line the bridge and the server API read goes through
+//! it: the editor's stdin (a pipe, a terminal or a file), the child's stdout, the child's
+//! stderr (in [`LineMode::Text`]) and the server API's input.
+//!
+//! The rules of [`FrameCodec::decode`] and [`FrameCodec::decode_eof`], whatever the split of
+//! the bytes into reads:
+//! - a line is the bytes before a `\n`; one trailing `\r` is dropped (CRLF input);
+//! - a line longer than the limit (counted before the `\n`, a `\r` included) is not kept: it
+//!   streams through, only its first [`TOO_LONG_HEAD_BYTES`] bytes are kept (for a log line),
+//!   and in [`LineMode::Messages`] its request id is recovered from every byte of it
+//!   ([`IdScanner`]); the codec discards up to the next `\n` and then reads on;
+//! - in [`LineMode::Messages`] an empty or blank line (ASCII whitespace only) is skipped, it is
+//!   no message; in [`LineMode::Text`] it is a line like any other;
+//! - at the end of input, a last line without its `\n` is still a frame.
+//!
+//! Pure: bytes in a `BytesMut` in, frames out; no I/O. A line is split off the read buffer
+//! without a copy.
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use serde_json::Value;
+use tokio_util::codec::{Decoder, Encoder};
 
 use super::idscan::IdScanner;
 use super::jsonrpc::Id;
@@ -14,14 +33,25 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// Greatest accepted `--max-line-bytes` (1 GiB).
 pub const MAX_MAX_LINE_BYTES: usize = 1024 * 1024 * 1024;
 
+/// Room the decoder leaves in its buffer for the next read, in bytes (64 KiB): a read takes up
+/// to this much at once, so a short read means the pipe is drained.
+pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// A read buffer that grew past this size (in bytes, 1 MiB) for one line is given away with
+/// that line instead of being kept for the next reads, so a large message does not leave its
+/// memory behind.
+pub const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
+
 /// One framed unit of input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Frame {
-    /// A complete line without its `\n` (and without a trailing `\r`). Never empty.
-    Line(Vec<u8>),
+    /// A complete line without its `\n` (and without a trailing `\r`). Never empty and never
+    /// blank in [`LineMode::Messages`].
+    Line(Bytes),
     /// A line longer than the limit: its length in bytes, its first [`TOO_LONG_HEAD_BYTES`]
     /// bytes, and the request id recovered from the whole line ([`IdScanner`]: the last
-    /// top-level `"id"` member; `None` when no id is known for sure).
+    /// top-level `"id"` member; `None` when no id is known for sure, and always `None` in
+    /// [`LineMode::Text`]).
     TooLong {
         len_bytes: usize,
         head: Vec<u8>,
@@ -29,11 +59,25 @@ pub enum Frame {
     },
 }
 
-/// A bounded line reader: feed it bytes with [`LineFramer::push`], take frames out.
+/// What the lines hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineMode {
+    /// JSON-RPC messages: blank lines are skipped, an over-long line gets its id recovered.
+    Messages,
+    /// Text for a human (the child's stderr): every line counts, blank ones included; no id is
+    /// looked for.
+    Text,
+}
+
+/// The codec: a bounded line [`Decoder`] (rules in the module doc) and an [`Encoder`] of
+/// `&Value` messages as one line each ([`encode_message`]).
 #[derive(Debug)]
-pub struct LineFramer {
+pub struct FrameCodec {
     max_line_bytes: usize,
-    buf: Vec<u8>,
+    mode: LineMode,
+    /// Bytes at the start of the buffer already known to hold no `\n`.
+    searched: usize,
+    /// Discarding mode: the over-long line being streamed through.
     overflow: Option<Overflow>,
 }
 
@@ -41,114 +85,226 @@ pub struct LineFramer {
 struct Overflow {
     len_bytes: usize,
     head: Vec<u8>,
-    ids: IdScanner,
+    ids: Option<IdScanner>,
 }
 
-impl LineFramer {
-    /// A framer that refuses lines longer than `max_line_bytes` (not counting the newline).
+impl Overflow {
+    fn start(mode: LineMode) -> Self {
+        Overflow {
+            len_bytes: 0,
+            head: Vec::new(),
+            ids: (mode == LineMode::Messages).then(IdScanner::new),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.len_bytes += bytes.len();
+        let need = TOO_LONG_HEAD_BYTES.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..need.min(bytes.len())]);
+        if let Some(ids) = &mut self.ids {
+            ids.push(bytes);
+        }
+    }
+
+    fn finish(self) -> Frame {
+        Frame::TooLong {
+            len_bytes: self.len_bytes,
+            head: self.head,
+            id: self.ids.and_then(IdScanner::finish),
+        }
+    }
+}
+
+impl FrameCodec {
+    /// A codec of JSON-RPC messages ([`LineMode::Messages`]) that refuses lines longer than
+    /// `max_line_bytes` (not counting the `\n`; at least 1).
     pub fn new(max_line_bytes: usize) -> Self {
-        LineFramer {
+        Self::with_mode(max_line_bytes, LineMode::Messages)
+    }
+
+    /// A codec of text lines ([`LineMode::Text`]) cut at `max_line_bytes`.
+    pub fn text(max_line_bytes: usize) -> Self {
+        Self::with_mode(max_line_bytes, LineMode::Text)
+    }
+
+    fn with_mode(max_line_bytes: usize, mode: LineMode) -> Self {
+        FrameCodec {
             max_line_bytes: max_line_bytes.max(1),
-            buf: Vec::new(),
+            mode,
+            searched: 0,
             overflow: None,
         }
     }
 
-    /// Feeds a chunk of bytes; complete frames are appended to `out`.
-    pub fn push(&mut self, mut chunk: &[u8], out: &mut Vec<Frame>) {
-        while !chunk.is_empty() {
-            match chunk.iter().position(|&b| b == b'\n') {
-                Some(nl) => {
-                    self.append(&chunk[..nl]);
-                    self.end_line(out);
-                    chunk = &chunk[nl + 1..];
-                }
-                None => {
-                    self.append(chunk);
-                    chunk = &[];
+    /// The line limit in bytes.
+    pub fn max_line_bytes(&self) -> usize {
+        self.max_line_bytes
+    }
+
+    /// The next frame in `buf`, or `None` when `buf` holds no complete line (what is left
+    /// stays in `buf`, or streams through the over-long line). Never fails.
+    fn next_frame(&mut self, buf: &mut BytesMut) -> Option<Frame> {
+        loop {
+            if let Some(ov) = &mut self.overflow {
+                match memchr::memchr(b'\n', buf) {
+                    Some(nl) => {
+                        ov.push(&buf[..nl]);
+                        buf.advance(nl + 1);
+                        return self.overflow.take().map(Overflow::finish);
+                    }
+                    None => {
+                        ov.push(buf);
+                        buf.clear();
+                        release_large(buf);
+                        return None;
+                    }
                 }
             }
+            let Some(found) = memchr::memchr(b'\n', &buf[self.searched..]) else {
+                if buf.len() > self.max_line_bytes {
+                    // Over the limit: from here on the line streams through (and through the
+                    // id scanner, from its first byte on).
+                    let mut ov = Overflow::start(self.mode);
+                    ov.push(buf);
+                    buf.clear();
+                    release_large(buf);
+                    self.overflow = Some(ov);
+                    self.searched = 0;
+                    return None;
+                }
+                self.searched = buf.len();
+                return None;
+            };
+            let nl = self.searched + found;
+            self.searched = 0;
+            if nl > self.max_line_bytes {
+                let mut ov = Overflow::start(self.mode);
+                ov.push(&buf[..nl]);
+                buf.advance(nl + 1);
+                return Some(ov.finish());
+            }
+            let mut line = buf.split_to(nl + 1);
+            line.truncate(nl);
+            if line.last() == Some(&b'\r') {
+                line.truncate(nl - 1);
+            }
+            if line.len() >= KEEP_BUFFER_BYTES {
+                give_away(buf);
+            }
+            if self.mode == LineMode::Messages && line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            return Some(Frame::Line(line.freeze()));
         }
     }
+}
 
-    /// Ends the input: a last line without a newline is still a frame.
-    pub fn finish(&mut self, out: &mut Vec<Frame>) {
-        self.end_line(out);
+/// Replaces an empty buffer that grew large with a small one.
+fn release_large(buf: &mut BytesMut) {
+    if buf.is_empty() && buf.capacity() > KEEP_BUFFER_BYTES {
+        *buf = BytesMut::new();
+    }
+}
+
+/// Moves what follows a large line into a buffer of its own, so the line alone holds the large
+/// allocation and frees it when it is dropped.
+fn give_away(buf: &mut BytesMut) {
+    let mut fresh = BytesMut::with_capacity(buf.len() + READ_CHUNK_BYTES);
+    fresh.extend_from_slice(buf);
+    *buf = fresh;
+}
+
+/// Keeps room for a whole read of [`READ_CHUNK_BYTES`] before the caller reads again.
+fn keep_read_room(buf: &mut BytesMut) {
+    if buf.capacity() - buf.len() < READ_CHUNK_BYTES {
+        buf.reserve(READ_CHUNK_BYTES);
+    }
+}
+
+impl Decoder for FrameCodec {
+    type Item = Frame;
+    type Error = std::io::Error;
+
+    /// The next complete frame of `buf` (rules in the module doc); `None` asks for more bytes
+    /// and leaves room for a read of [`READ_CHUNK_BYTES`]. Never an error.
+    fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, std::io::Error> {
+        let frame = self.next_frame(buf);
+        if frame.is_none() {
+            keep_read_room(buf);
+        }
+        Ok(frame)
     }
 
-    /// Bytes held for the current, unfinished line.
-    pub fn buffered_bytes(&self) -> usize {
-        self.buf.len()
-    }
-
-    fn append(&mut self, bytes: &[u8]) {
-        if bytes.is_empty() {
-            return;
+    /// At the end of input: the complete frames, then the last line without its `\n` (or the
+    /// over-long line it ends), then `None`. Never an error.
+    fn decode_eof(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, std::io::Error> {
+        if let Some(frame) = self.next_frame(buf) {
+            return Ok(Some(frame));
         }
-        if let Some(ov) = &mut self.overflow {
-            ov.len_bytes += bytes.len();
-            let need = TOO_LONG_HEAD_BYTES.saturating_sub(ov.head.len());
-            ov.head.extend_from_slice(&bytes[..need.min(bytes.len())]);
-            ov.ids.push(bytes);
-            return;
-        }
-        if self.buf.len() + bytes.len() <= self.max_line_bytes {
-            self.buf.extend_from_slice(bytes);
-            return;
-        }
-        // Over the limit: from here on the line streams through the id scanner and only its
-        // head is kept. The scanner starts at the line's first byte (the held part).
-        let held = std::mem::take(&mut self.buf);
-        let mut ids = IdScanner::new();
-        ids.push(&held);
-        ids.push(bytes);
-        let mut head = held[..held.len().min(TOO_LONG_HEAD_BYTES)].to_vec();
-        let need = TOO_LONG_HEAD_BYTES - head.len();
-        head.extend_from_slice(&bytes[..need.min(bytes.len())]);
-        self.overflow = Some(Overflow {
-            len_bytes: held.len() + bytes.len(),
-            head,
-            ids,
-        });
-    }
-
-    fn end_line(&mut self, out: &mut Vec<Frame>) {
         if let Some(ov) = self.overflow.take() {
-            out.push(Frame::TooLong {
-                len_bytes: ov.len_bytes,
-                head: ov.head,
-                id: ov.ids.finish(),
-            });
-            return;
+            return Ok(Some(ov.finish()));
         }
-        let mut line = std::mem::take(&mut self.buf);
-        if line.last() == Some(&b'\r') {
-            line.pop();
+        if buf.is_empty() {
+            return Ok(None);
         }
-        if line.iter().all(|b| b.is_ascii_whitespace()) {
-            return;
-        }
-        out.push(Frame::Line(line));
+        // The last line: as if its newline had come.
+        buf.put_u8(b'\n');
+        Ok(self.next_frame(buf))
     }
+}
+
+impl Encoder<&Value> for FrameCodec {
+    type Error = std::io::Error;
+
+    /// Appends `msg` as one line ([`encode_message`]).
+    fn encode(&mut self, msg: &Value, dst: &mut BytesMut) -> Result<(), std::io::Error> {
+        serde_json::to_writer(dst.writer(), msg)?;
+        dst.put_u8(b'\n');
+        Ok(())
+    }
+}
+
+/// One message as one line: its JSON text (which never holds a newline: serde_json escapes
+/// control characters in strings and writes no whitespace) and `\n`.
+///
+/// Errors: serde_json's, which a `Value` never gives.
+pub fn encode_message(msg: &Value) -> serde_json::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(msg)?;
+    line.push(b'\n');
+    Ok(line)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn frames_of(input: &[u8], max: usize, chunks: &[usize]) -> Vec<Frame> {
-        let mut f = LineFramer::new(max);
+    fn frames_with(mut codec: FrameCodec, input: &[u8], chunks: &[usize]) -> Vec<Frame> {
+        let mut buf = BytesMut::new();
         let mut out = Vec::new();
         let mut rest = input;
         let mut i = 0;
         while !rest.is_empty() {
             let n = chunks[i % chunks.len()].max(1).min(rest.len());
-            f.push(&rest[..n], &mut out);
+            buf.extend_from_slice(&rest[..n]);
+            while let Ok(Some(f)) = codec.decode(&mut buf) {
+                out.push(f);
+            }
             rest = &rest[n..];
             i += 1;
         }
-        f.finish(&mut out);
+        while let Ok(Some(f)) = codec.decode_eof(&mut buf) {
+            out.push(f);
+        }
         out
+    }
+
+    fn frames_of(input: &[u8], max: usize, chunks: &[usize]) -> Vec<Frame> {
+        frames_with(FrameCodec::new(max), input, chunks)
+    }
+
+    fn line(bytes: &[u8]) -> Frame {
+        Frame::Line(Bytes::copy_from_slice(bytes))
     }
 
     /// A small deterministic generator (xorshift64*) for chunk sizes.
@@ -170,8 +326,9 @@ mod tests {
         let input = format!("a\r\n\n{{\"b\":1}}\n{long}\nlast");
         let want = frames_of(input.as_bytes(), 1000, &[input.len()]);
         assert_eq!(want.len(), 4);
-        assert_eq!(want[0], Frame::Line(b"a".to_vec()));
-        assert_eq!(want[3], Frame::Line(b"last".to_vec()));
+        assert_eq!(want[0], line(b"a"));
+        assert_eq!(want[1], line(b"{\"b\":1}"));
+        assert_eq!(want[3], line(b"last"));
         let Frame::TooLong {
             len_bytes,
             head,
@@ -202,7 +359,177 @@ mod tests {
     #[test]
     fn a_line_of_exactly_the_limit_passes() {
         let out = frames_of(b"12345\n123456\n", 5, &[3]);
-        assert_eq!(out[0], Frame::Line(b"12345".to_vec()));
+        assert_eq!(out[0], line(b"12345"));
         assert!(matches!(out[1], Frame::TooLong { len_bytes: 6, .. }));
+        assert_eq!(out.len(), 2);
+    }
+
+    /// The table of the line rules: input, limit, frames (in both modes where they differ).
+    #[test]
+    fn line_rules_table() {
+        let too_long = |len_bytes: usize, head: &[u8], id: Option<Id>| Frame::TooLong {
+            len_bytes,
+            head: head.to_vec(),
+            id,
+        };
+        let cases: Vec<(&str, &[u8], usize, Vec<Frame>)> = vec![
+            ("empty input", b"", 10, vec![]),
+            ("LF", b"a\nb\n", 10, vec![line(b"a"), line(b"b")]),
+            ("CRLF", b"a\r\nb\r\n", 10, vec![line(b"a"), line(b"b")]),
+            ("only one CR goes", b"a\r\r\n", 10, vec![line(b"a\r")]),
+            ("a CR inside stays", b"a\rb\n", 10, vec![line(b"a\rb")]),
+            (
+                "blank lines skipped",
+                b"\n\r\n \t\n\x0c\na\n",
+                10,
+                vec![line(b"a")],
+            ),
+            (
+                "last line without LF",
+                b"a\nb",
+                10,
+                vec![line(b"a"), line(b"b")],
+            ),
+            ("last line CR without LF", b"b\r", 10, vec![line(b"b")]),
+            ("last blank line", b"a\n  ", 10, vec![line(b"a")]),
+            (
+                "the CR counts toward the limit",
+                b"12345\r\n",
+                5,
+                vec![too_long(6, b"12345\r", None)],
+            ),
+            (
+                "discarding ends at the newline",
+                b"{\"id\":7,\"x\":1}\nok\n",
+                5,
+                vec![
+                    too_long(14, b"{\"id\":7,\"x\":1}", Some(Id::Int(7))),
+                    line(b"ok"),
+                ],
+            ),
+            (
+                "an over-long last line without LF",
+                b"ok\n{\"id\":\"s\"}",
+                5,
+                vec![
+                    line(b"ok"),
+                    too_long(10, b"{\"id\":\"s\"}", Some(Id::Str("s".into()))),
+                ],
+            ),
+            (
+                "two over-long lines in a row",
+                b"123456\n1234567\n",
+                5,
+                vec![too_long(6, b"123456", None), too_long(7, b"1234567", None)],
+            ),
+        ];
+        for (name, input, max, want) in cases {
+            for chunks in [&[input.len().max(1)][..], &[1], &[2, 3]] {
+                assert_eq!(
+                    frames_of(input, max, chunks),
+                    want,
+                    "{name}, reads {chunks:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_head_of_an_over_long_line_is_its_first_bytes() {
+        let long: Vec<u8> = (0..5000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let mut input = long.clone();
+        input.push(b'\n');
+        for chunks in [&[5001][..], &[1], &[100, 7]] {
+            let out = frames_of(&input, 1000, chunks);
+            assert_eq!(
+                out,
+                vec![Frame::TooLong {
+                    len_bytes: 5000,
+                    head: long[..TOO_LONG_HEAD_BYTES].to_vec(),
+                    id: None,
+                }]
+            );
+        }
+    }
+
+    #[test]
+    fn text_mode_keeps_blank_lines_and_looks_for_no_id() {
+        let input = b"one\n\n  \r\n{\"id\":1,\"pad\":\"xxxxxxxx\"}\nlast";
+        let out = frames_with(FrameCodec::text(10), input, &[3]);
+        assert_eq!(
+            out,
+            vec![
+                line(b"one"),
+                line(b""),
+                line(b"  "),
+                Frame::TooLong {
+                    len_bytes: 25,
+                    head: b"{\"id\":1,\"pad\":\"xxxxxxxx\"}".to_vec(),
+                    id: None,
+                },
+                line(b"last"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_line_is_split_off_the_read_buffer_and_room_is_left_for_a_read() {
+        let mut codec = FrameCodec::new(1 << 20);
+        let mut buf = BytesMut::with_capacity(READ_CHUNK_BYTES);
+        buf.extend_from_slice(b"{\"a\":1}\n{\"b\"");
+        let start = buf.as_ptr();
+        let Ok(Some(Frame::Line(first))) = codec.decode(&mut buf) else {
+            panic!("expected a line");
+        };
+        assert_eq!(first.as_ptr(), start, "no copy");
+        assert_eq!(&first[..], b"{\"a\":1}");
+        assert!(matches!(codec.decode(&mut buf), Ok(None)));
+        assert_eq!(&buf[..], b"{\"b\"");
+        assert!(buf.capacity() - buf.len() >= READ_CHUNK_BYTES);
+    }
+
+    #[test]
+    fn a_large_line_takes_its_buffer_with_it() {
+        let mut codec = FrameCodec::new(64 << 20);
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(&vec![b'x'; 2 * KEEP_BUFFER_BYTES]);
+        buf.extend_from_slice(b"\nnext");
+        let Ok(Some(Frame::Line(big))) = codec.decode(&mut buf) else {
+            panic!("expected a line");
+        };
+        assert_eq!(big.len(), 2 * KEEP_BUFFER_BYTES);
+        assert_eq!(&buf[..], b"next");
+        assert!(buf.capacity() <= READ_CHUNK_BYTES + 4);
+        // Discarding does not keep a large buffer either.
+        let mut codec = FrameCodec::new(1000);
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(&vec![b'x'; 2 * KEEP_BUFFER_BYTES]);
+        assert!(matches!(codec.decode(&mut buf), Ok(None)));
+        assert!(buf.is_empty());
+        assert!(buf.capacity() <= 2 * READ_CHUNK_BYTES);
+    }
+
+    #[test]
+    fn the_encoder_writes_one_line_per_message() {
+        let mut codec = FrameCodec::new(100);
+        let mut dst = BytesMut::new();
+        let msg = json!({"jsonrpc": "2.0", "id": 1, "result": {"text": "a\nb"}});
+        assert!(codec.encode(&msg, &mut dst).is_ok());
+        assert!(codec.encode(&json!({"x": []}), &mut dst).is_ok());
+        let want = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"a\\nb\"}}\n{\"x\":[]}\n";
+        assert_eq!(&dst[..], want.as_bytes());
+        assert_eq!(
+            encode_message(&msg).ok().as_deref(),
+            Some(&want.as_bytes()[..want.find('\n').map_or(0, |i| i + 1)])
+        );
+        // What the encoder writes, the decoder reads back.
+        let out = frames_of(&dst, 100, &[5]);
+        assert_eq!(
+            out,
+            vec![
+                line(&want.as_bytes()[..want.len() - 10]),
+                line(b"{\"x\":[]}"),
+            ]
+        );
     }
 }

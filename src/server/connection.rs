@@ -8,18 +8,26 @@ use std::fs::File;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::dispatch::{self, Link};
 use super::error::{ErrorCode, RpcError};
-use super::framing::{Frame, LineReader, MAX_LINE_BYTES};
 use super::output::{spawn_forwarder, spawn_writer};
 use super::wire::{self, Incoming};
+use crate::protocol::framing::{
+    DEFAULT_MAX_LINE_BYTES, Frame, FrameCodec, READ_CHUNK_BYTES, TOO_LONG_HEAD_BYTES,
+};
+use crate::protocol::jsonrpc;
+
+/// The longest input line accepted, newline excluded (64 MiB, as the bridge's default).
+pub(crate) const MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
 
 /// Requests in flight, by the JSON text of their id (so `1` and `"1"` differ).
 #[derive(Clone, Default)]
@@ -72,7 +80,7 @@ enum End {
 /// Where a connection's frames come from: a byte stream cut into lines, or whole lines handed
 /// over in memory (above the framing: no bytes are scanned for newlines).
 enum Input<R> {
-    Lines(LineReader<R>),
+    Lines(FramedRead<R, FrameCodec>),
     Memory(mpsc::Receiver<Vec<u8>>),
 }
 
@@ -80,7 +88,7 @@ impl<R: AsyncRead + Unpin> Input<R> {
     /// The next frame, or `None` at end of input. Cancel-safe, as both sources are.
     async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
         match self {
-            Input::Lines(lines) => lines.next_frame().await,
+            Input::Lines(lines) => lines.next().await.transpose(),
             Input::Memory(frames) => Ok(frames.recv().await.map(memory_frame)),
         }
     }
@@ -96,12 +104,24 @@ fn memory_frame(mut line: Vec<u8>) -> Frame {
         line.pop();
     }
     if line.len() > MAX_LINE_BYTES {
-        Frame::TooLong
+        Frame::TooLong {
+            len_bytes: line.len(),
+            head: line[..TOO_LONG_HEAD_BYTES].to_vec(),
+            id: jsonrpc::recover_id(&line),
+        }
     } else {
-        Frame::Line(line)
+        Frame::Line(line.into())
     }
 }
 
+/// Serves one connection until its input ends, it is closed or a write fails.
+///
+/// The input is read with the bridge's codec ([`FrameCodec`], 2026-07-28
+/// basic/transports/stdio: one message per line) and the bridge's rules: a `\r` before the
+/// `\n` is dropped, a blank line is no message and is skipped, a last line without its `\n`
+/// is read like any other (a request in it is cancelled with the connection, as any request
+/// in flight at the end of input), and a line longer than [`MAX_LINE_BYTES`] gets an
+/// `Invalid Request` error with the id recovered from it (none when it is not known for sure).
 pub(crate) async fn serve<R, W>(server: &Server, input: R, output: W) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
@@ -109,7 +129,11 @@ where
 {
     let trace = open_trace(server)?;
     let (out, writer) = spawn_writer(output);
-    let input = Input::Lines(LineReader::new(input, MAX_LINE_BYTES));
+    let input = Input::Lines(FramedRead::with_capacity(
+        input,
+        FrameCodec::new(MAX_LINE_BYTES),
+        READ_CHUNK_BYTES,
+    ));
     serve_frames(server, trace, input, out, writer).await
 }
 
@@ -164,12 +188,13 @@ async fn serve_frames<R: AsyncRead + Unpin>(
                         tasks.spawn(request);
                     }
                 }
-                Ok(Some(Frame::TooLong)) => {
+                Ok(Some(Frame::TooLong { id, .. })) => {
                     let error = RpcError::new(
                         ErrorCode::INVALID_REQUEST,
                         format!("Message longer than {MAX_LINE_BYTES} bytes"),
                     );
-                    link.out.send(&wire::error_response(None, &error)).await;
+                    let id = id.map(|id| id.to_value());
+                    link.out.send(&wire::error_response(id.as_ref(), &error)).await;
                 }
                 Ok(None) => break End::InputClosed(Ok(())),
                 Err(error) => break End::InputClosed(Err(error)),
@@ -393,5 +418,37 @@ mod tests {
         assert!(matches!(served.await, Ok(Ok(Ok(())))));
         assert_eq!(client.output.next_line().await.ok().flatten(), None);
         drop(client.input.take());
+    }
+
+    #[tokio::test]
+    async fn blank_lines_are_skipped_crlf_ends_a_line_and_a_last_line_without_newline_is_read() {
+        let trace = std::env::temp_dir().join(format!(
+            "mcp-bridge-server-trace-{}.jsonl",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&trace);
+        let server = Server::builder("t", "1").trace_input(trace.clone()).build();
+        let mut client = connect(server);
+        let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+        let last = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        if let Some(input) = &mut client.input {
+            let sent = input
+                .write_all(format!("\n \t\r\n{discover}\r\n\n").as_bytes())
+                .await;
+            assert!(sent.is_ok());
+        }
+        // The blank lines got no parse error: the first line out is the answer.
+        let answer = client.recv().await;
+        assert_eq!(answer["id"], 1);
+        assert!(answer["result"].is_object(), "{answer}");
+        if let Some(mut input) = client.input.take() {
+            assert!(input.write_all(last.as_bytes()).await.is_ok());
+        }
+        let served = tokio::time::timeout(std::time::Duration::from_secs(5), &mut client.served);
+        assert!(matches!(served.await, Ok(Ok(Ok(())))));
+        assert_eq!(client.output.next_line().await.ok().flatten(), None);
+        let traced = std::fs::read_to_string(&trace).unwrap_or_default();
+        let _ = std::fs::remove_file(&trace);
+        assert_eq!(traced, format!("{discover}\n{last}\n"));
     }
 }

@@ -38,7 +38,6 @@ mod context;
 mod defs;
 mod dispatch;
 mod error;
-mod framing;
 mod listen;
 mod mrtr;
 mod output;

@@ -2,6 +2,7 @@
 //! and stop it with the shutdown steps of the stdio transport (close stdin, wait, SIGTERM to
 //! the group, wait, SIGKILL to the group).
 
+use futures_util::StreamExt;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Write};
@@ -9,12 +10,11 @@ use std::os::fd::AsRawFd;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
 use tokio::io::unix::AsyncFd;
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
-use crate::protocol::framing::{Frame, LineFramer};
+use crate::protocol::framing::{Frame, FrameCodec};
 use crate::transport::isolation;
 
 /// Longest stderr line of the child that is relayed whole, in bytes; a longer one is cut.
@@ -110,34 +110,19 @@ pub fn stdin_pipe(stdin: ChildStdin) -> io::Result<AsyncFd<File>> {
         .map_err(|e| io::Error::other(e.to_string()))
 }
 
-async fn relay_stderr(mut stderr: tokio::process::ChildStderr) {
-    let mut framer = LineFramer::new(MAX_STDERR_LINE_BYTES);
-    let mut buf = vec![0u8; 8192];
-    let mut frames = Vec::new();
-    loop {
-        let n = match stderr.read(&mut buf).await {
-            Ok(0) | Err(_) => {
-                framer.finish(&mut frames);
-                write_stderr_lines(&mut frames);
-                return;
-            }
-            Ok(n) => n,
-        };
-        framer.push(&buf[..n], &mut frames);
-        write_stderr_lines(&mut frames);
-    }
-}
-
-fn write_stderr_lines(frames: &mut Vec<Frame>) {
-    let mut err = io::stderr().lock();
-    for f in frames.drain(..) {
-        let line = match f {
-            Frame::Line(l) => l,
+/// Copies the child's stderr to the bridge's stderr line by line (the codec in text mode: every
+/// line, blank ones too; a line longer than [`MAX_STDERR_LINE_BYTES`] is cut to its first
+/// [`crate::protocol::framing::TOO_LONG_HEAD_BYTES`] bytes), so that its lines never mix with
+/// the bridge's own.
+async fn relay_stderr(stderr: tokio::process::ChildStderr) {
+    let mut lines = super::lines::frames(stderr, FrameCodec::text(MAX_STDERR_LINE_BYTES), None);
+    while let Some(frame) = lines.next().await {
+        let mut out = match frame {
+            Frame::Line(l) => Vec::from(&l[..]),
             Frame::TooLong { head, .. } => head,
         };
-        let mut out = line;
         out.push(b'\n');
-        let _ = err.write_all(&out);
+        let _ = io::stderr().lock().write_all(&out);
     }
 }
 

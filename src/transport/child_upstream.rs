@@ -15,6 +15,7 @@ use super::program::{self, SpawnError};
 use super::upstream::{Abandoned, EndCause, Event, OpenOptions, Opened, Transport};
 use super::writer::{Delivery, Sent, UPSTREAM_QUEUE, Writer};
 use super::{isolation, lines};
+use crate::protocol::framing::FrameCodec;
 use crate::protocol::jsonrpc::Id;
 
 /// How long the bridge waits for the exit status of a child that closed its stdout.
@@ -60,13 +61,17 @@ pub fn open(
     };
     let child: Shared = Arc::new(Mutex::new(Some(proc_)));
     let end = child.clone();
-    let events = lines::frames(io.stdout, options.max_line_bytes, Some(options.pace))
-        .map(Event::Frame)
-        .take_until(Box::pin(exited_and_drained))
-        .chain(futures_util::stream::once(async { Event::Closed }))
-        .chain(futures_util::stream::once(async move {
-            Event::Ended(EndCause::ChildExited(status_after_loss(take(&end)).await))
-        }));
+    let events = lines::frames(
+        io.stdout,
+        FrameCodec::new(options.max_line_bytes),
+        Some(options.pace),
+    )
+    .map(Event::Frame)
+    .take_until(Box::pin(exited_and_drained))
+    .chain(futures_util::stream::once(async { Event::Closed }))
+    .chain(futures_util::stream::once(async move {
+        Event::Ended(EndCause::ChildExited(status_after_loss(take(&end)).await))
+    }));
     Ok(Opened {
         transport: Box::new(Child { stdin, child }),
         events: events.boxed_local(),

@@ -14,9 +14,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::upstream::{Abandoned, EndCause, Event, OpenOptions, Opened, Transport};
 use super::writer::{Delivery, Sent, UPSTREAM_QUEUE, Writer};
-use crate::protocol::framing::{Frame, LineFramer};
+use crate::protocol::framing::{Frame, FrameCodec};
 use crate::protocol::jsonrpc::Id;
 use crate::server::Server;
+use tokio_util::codec::Decoder;
 
 /// Messages in each channel between the bridge and the in-process server, beyond the
 /// bridge's [`UPSTREAM_QUEUE`] and the server's own output queue: a small hand-off, so that a
@@ -120,7 +121,7 @@ fn paced_frames(
 }
 
 /// One message of the server as frames: a plain line passes as it is; anything else (over
-/// the limit, an embedded newline or `\r`, empty) goes through the [`LineFramer`] so that it
+/// the limit, an embedded newline or `\r`, empty) goes through the [`FrameCodec`] so that it
 /// gets exactly the frames the child's stdout would give.
 fn frame_message(line: String, max_line_bytes: usize) -> Vec<Frame> {
     let bytes = line.into_bytes();
@@ -129,12 +130,15 @@ fn frame_message(line: String, max_line_bytes: usize) -> Vec<Frame> {
         && !bytes.contains(&b'\n')
         && bytes.last() != Some(&b'\r');
     if plain {
-        return vec![Frame::Line(bytes)];
+        return vec![Frame::Line(bytes.into())];
     }
-    let mut framer = LineFramer::new(max_line_bytes);
+    let mut codec = FrameCodec::new(max_line_bytes);
+    let mut buf = bytes::BytesMut::from(&bytes[..]);
+    buf.extend_from_slice(b"\n");
     let mut out = Vec::new();
-    framer.push(&bytes, &mut out);
-    framer.push(b"\n", &mut out);
+    while let Ok(Some(frame)) = codec.decode(&mut buf) {
+        out.push(frame);
+    }
     out
 }
 
@@ -207,15 +211,18 @@ mod tests {
     fn a_message_is_framed_as_the_child_stdout_would_frame_it() {
         assert_eq!(
             frame_message("{\"a\":1}".into(), 100),
-            vec![Frame::Line(b"{\"a\":1}".to_vec())]
+            vec![Frame::Line(b"{\"a\":1}".to_vec().into())]
         );
         assert_eq!(
             frame_message("a\r".into(), 100),
-            vec![Frame::Line(b"a".to_vec())]
+            vec![Frame::Line(b"a".to_vec().into())]
         );
         assert_eq!(
             frame_message("a\nb".into(), 100),
-            vec![Frame::Line(b"a".to_vec()), Frame::Line(b"b".to_vec())]
+            vec![
+                Frame::Line(b"a".to_vec().into()),
+                Frame::Line(b"b".to_vec().into())
+            ]
         );
         assert_eq!(frame_message(String::new(), 100), vec![]);
         let long = format!("{{\"id\":7,\"x\":\"{}\"}}", "y".repeat(40));

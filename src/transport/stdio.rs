@@ -5,7 +5,7 @@
 //! terminal is never left non-blocking for the shell.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -53,6 +53,11 @@ fn nonblocking_pipe(target: i32, interest: tokio::io::Interest) -> Option<AsyncF
 
 /// A non-blocking pipe (stdin) as an `AsyncRead`, so the framed reader of
 /// [`crate::transport::lines::frames`] serves it as it serves the child's stdout.
+///
+/// A read that fills less than the buffer drained the pipe (a pipe or a stream socket gives
+/// what it holds, up to the length asked): the readiness is cleared then, so the next poll
+/// waits for the next wake-up instead of making a read that fails with `EAGAIN`. The read goes
+/// into the buffer's uninitialized room, which is never zeroed first.
 #[derive(Debug)]
 pub struct PipeReader(pub AsyncFd<File>);
 
@@ -68,9 +73,29 @@ impl AsyncRead for PipeReader {
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                 Poll::Pending => return Poll::Pending,
             };
-            let unfilled = buf.initialize_unfilled();
-            match guard.try_io(|inner| inner.get_ref().read(unfilled)) {
+            // SAFETY: only read(2) writes into this room, and only the `n` bytes it reports
+            // are marked initialized below.
+            let room = unsafe { buf.unfilled_mut() };
+            let len = room.len();
+            let read = guard.try_io(|inner| {
+                // SAFETY: `room` is valid for writes of `len` bytes; the descriptor is owned
+                // by the AsyncFd.
+                let n = unsafe {
+                    libc::read(
+                        inner.get_ref().as_raw_fd(),
+                        room.as_mut_ptr().cast::<libc::c_void>(),
+                        len,
+                    )
+                };
+                usize::try_from(n).map_err(|_| io::Error::last_os_error())
+            });
+            match read {
                 Ok(Ok(n)) => {
+                    if 0 < n && n < len {
+                        guard.clear_ready();
+                    }
+                    // SAFETY: read(2) wrote `n` bytes at the start of the room.
+                    unsafe { buf.assume_init(n) };
                     buf.advance(n);
                     return Poll::Ready(Ok(()));
                 }

@@ -258,7 +258,9 @@ impl Rig {
 
     fn send(&self, v: Value) {
         if let Some(tx) = &self.input {
-            let _ = tx.send(Frame::Line(serde_json::to_vec(&v).unwrap_or_default()));
+            let _ = tx.send(Frame::Line(
+                serde_json::to_vec(&v).unwrap_or_default().into(),
+            ));
         }
     }
 
