@@ -33,8 +33,9 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// Greatest accepted `--max-line-bytes` (1 GiB).
 pub const MAX_MAX_LINE_BYTES: usize = 1024 * 1024 * 1024;
 
-/// Room the decoder leaves in its buffer for the next read, in bytes (64 KiB): a read takes up
-/// to this much at once, so a short read means the pipe is drained.
+/// Room the decoder makes in its buffer for the next reads, in bytes (64 KiB): a read takes up
+/// to what is left of it at once (at least a quarter), so a short read means the pipe is
+/// drained.
 pub const READ_CHUNK_BYTES: usize = 64 * 1024;
 
 /// A read buffer that grew past this size (in bytes, 1 MiB) for one line is given away with
@@ -214,9 +215,11 @@ fn give_away(buf: &mut BytesMut) {
     *buf = fresh;
 }
 
-/// Keeps room for a whole read of [`READ_CHUNK_BYTES`] before the caller reads again.
+/// Keeps room for a read before the caller reads again: when less than a quarter of
+/// [`READ_CHUNK_BYTES`] is left, room for a whole one is made. Not every time: while a line
+/// split off the buffer is still alive, making room means a new allocation.
 fn keep_read_room(buf: &mut BytesMut) {
-    if buf.capacity() - buf.len() < READ_CHUNK_BYTES {
+    if buf.capacity() - buf.len() < READ_CHUNK_BYTES / 4 {
         buf.reserve(READ_CHUNK_BYTES);
     }
 }
@@ -226,7 +229,7 @@ impl Decoder for FrameCodec {
     type Error = std::io::Error;
 
     /// The next complete frame of `buf` (rules in the module doc); `None` asks for more bytes
-    /// and leaves room for a read of [`READ_CHUNK_BYTES`]. Never an error.
+    /// and leaves room for a read ([`READ_CHUNK_BYTES`]). Never an error.
     fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, std::io::Error> {
         let frame = self.next_frame(buf);
         if frame.is_none() {
@@ -485,7 +488,7 @@ mod tests {
         assert_eq!(&first[..], b"{\"a\":1}");
         assert!(matches!(codec.decode(&mut buf), Ok(None)));
         assert_eq!(&buf[..], b"{\"b\"");
-        assert!(buf.capacity() - buf.len() >= READ_CHUNK_BYTES);
+        assert!(buf.capacity() - buf.len() >= READ_CHUNK_BYTES / 4);
     }
 
     #[test]
