@@ -1,7 +1,16 @@
 //! The log format of the bridge: every stderr line is `mcp-bridge: <scope>: <level>: <message>`,
-//! written in one write, with control characters replaced by spaces.
+//! with control characters replaced by spaces. Every line (the bridge's and the upstream's
+//! relayed stderr lines) goes through one bounded queue to a writer thread ([`queue`]): a
+//! stderr that nobody reads drops and counts lines, it never blocks the JSON-RPC path. The
+//! warnings a peer can cause at will are rate-limited ([`limit`], [`limits`]).
+
+pub mod limit;
+pub mod limits;
+pub mod queue;
 
 use std::fmt;
+use std::sync::OnceLock;
+use std::time::Duration;
 use tracing::{Event, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
@@ -40,8 +49,56 @@ where
     }
 }
 
+/// How long the exit waits for the stderr queue to be written (a stderr that blocks loses
+/// what is left).
+pub const STDERR_EXIT_FLUSH: Duration = Duration::from_secs(1);
+
+static STDERR: OnceLock<queue::StderrQueue> = OnceLock::new();
+
+/// The stderr queue of the process ([`queue::STDERR_QUEUE_LINES`] lines,
+/// [`queue::STDERR_QUEUE_MAX_BYTES`] bytes), started at its first use.
+pub fn stderr_queue() -> &'static queue::StderrQueue {
+    STDERR.get_or_init(|| {
+        queue::StderrQueue::start(
+            std::io::stderr(),
+            queue::STDERR_QUEUE_LINES,
+            queue::STDERR_QUEUE_MAX_BYTES,
+        )
+    })
+}
+
+/// Relays one stderr line of the upstream (ending with its newline) through the queue; it is
+/// dropped and counted when the queue is full.
+pub fn relay_upstream_line(line: Vec<u8>) {
+    stderr_queue().push(line, queue::Source::Upstream);
+}
+
+/// Writes the pending summaries of the rate-limited warnings, then waits at most `limit`
+/// until the stderr queue is written (the bridge exits).
+pub fn flush(limit: Duration) {
+    limits::flush_all();
+    if let Some(q) = STDERR.get() {
+        q.flush(limit);
+    }
+}
+
+/// The writer the logger formats each event into: one `write` is one whole line, queued.
+#[derive(Clone, Copy, Debug)]
+struct QueuedLine;
+
+impl std::io::Write for QueuedLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        stderr_queue().push(buf.to_vec(), queue::Source::Bridge);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Writes one line to stderr in the log format, ignoring a stderr that fails (for the few
 /// places that must not go through the logger: the watchdog, the panic hook, usage errors).
+/// It writes directly, after what is queued (waited for at most [`STDERR_EXIT_FLUSH`]).
 pub fn raw_line(scope: &str, level: &str, message: &str) {
     use std::io::Write;
     let line = format!(
@@ -49,6 +106,9 @@ pub fn raw_line(scope: &str, level: &str, message: &str) {
         sanitize(scope),
         sanitize(message)
     );
+    if let Some(q) = STDERR.get() {
+        q.flush(STDERR_EXIT_FLUSH);
+    }
     let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
@@ -59,10 +119,10 @@ pub fn sanitize(s: &str) -> String {
         .collect()
 }
 
-/// Installs the stderr logger with the given floor.
+/// Installs the stderr logger with the given floor; its lines go through the stderr queue.
 pub fn init(level: tracing::level_filters::LevelFilter) {
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| QueuedLine)
         .with_ansi(false)
         // A stderr nobody reads (EPIPE) must never stop the bridge: the default reports a
         // failed write with eprintln!, which panics on that same stderr.

@@ -60,5 +60,6 @@ fn main() {
     // The last step of every shutdown that stopped the System (end of stdin, a signal, the
     // loss of the upstream): no descendant outlives the bridge.
     isolation::stop_descendants();
+    mcp_bridge::log::flush(mcp_bridge::log::STDERR_EXIT_FLUSH);
     std::process::exit(code);
 }

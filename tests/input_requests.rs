@@ -386,11 +386,32 @@ fn a_url_with_invisible_or_non_ascii_characters_in_its_host_gets_decline_without
         b.seen.iter().all(|f| f.get("method").is_none()),
         "the editor never saw those URLs"
     );
-    for (key, _) in cases {
-        b.wait_stderr(&format!(
-            "mcp-bridge: input: warn: declined the URL of input request \"{key}\": its host has invisible, non-ASCII or percent-encoded characters\n"
-        ));
-    }
+    // The first WARN_BURST declines are logged one by one (in the order of the round), the
+    // others in the summary written when the bridge stops.
+    let burst = mcp_bridge::log::limit::WARN_BURST as usize;
+    b.close_stdin();
+    assert!(b.wait_exit(common::RECV_TIMEOUT).is_some());
+    let stderr = b.stderr_to_the_end();
+    let logged: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("mcp-bridge: input: warn: declined the URL of input request \"")
+        })
+        .collect();
+    let expected: Vec<String> = cases[..burst]
+        .iter()
+        .map(|(key, _)| {
+            format!("{key}\": its host has invisible, non-ASCII or percent-encoded characters")
+        })
+        .collect();
+    assert_eq!(logged, expected, "stderr:\n{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "mcp-bridge: input: warn: {} more declined URLs of input requests were not logged\n",
+            cases.len() - burst
+        )),
+        "stderr:\n{stderr}"
+    );
 }
 
 #[test]

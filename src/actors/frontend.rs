@@ -26,6 +26,7 @@ use super::slots::{
 use super::supervisor::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener};
 use super::upstream::{self, Reply, UpstreamLinks};
 use crate::config::BridgeConfig;
+use crate::log::limits;
 use crate::profile::REQUEST_ID_PREFIX;
 use crate::protocol::errors::{Cause, ErrorCode, ErrorObject};
 use crate::protocol::framing::Frame;
@@ -209,7 +210,9 @@ impl Frontend {
         let parsed = match frame {
             Frame::Line(line) => jsonrpc::parse(&line, MAX_CLIENT_DEPTH),
             Frame::TooLong { len_bytes, id, .. } => {
-                tracing::warn!(target: "frontend", "a line of {len_bytes} bytes is over the limit of {} bytes", self.config.max_line_bytes);
+                if limits::EDITOR_LINE_TOO_LONG.allow() {
+                    tracing::warn!(target: "frontend", "a line of {len_bytes} bytes is over the limit of {} bytes", self.config.max_line_bytes);
+                }
                 self.reply_error(
                     id.as_ref(),
                     Cause::LineTooLong,

@@ -331,7 +331,9 @@ impl Listener {
             }
             match op.purpose {
                 Purpose::Change { editor, .. } => {
-                    tracing::warn!(target: "listener", "{}", notify::change_failed_line(&end));
+                    if crate::log::limits::CHANGE_FAILED.allow() {
+                        tracing::warn!(target: "listener", "{}", notify::change_failed_line(&end));
+                    }
                     self.answer(jsonrpc::error_response(Some(&editor), end.change_error()));
                     // Without an active stream the change was also the attempt after a loss
                     // or a refusal; a refusal or the end of the upstream stops the attempts.

@@ -91,6 +91,7 @@ impl Metrics {
     fn write(&self, info: bool) {
         let mut parts: Vec<String> = self.actors.iter().map(|a| a.line()).collect();
         parts.extend(self.queues.iter().map(|q| q.line()));
+        parts.push(crate::log::stderr_queue().stats().line());
         parts.extend(self.methods.iter().map(|(m, s)| s.line(m)));
         let text = parts.join("; ");
         if info {

@@ -332,7 +332,9 @@ async fn ask_round(
     for (key, req) in requests {
         match input::plan(key, req, &env.editor_capabilities) {
             Ok(Plan::Decline(why)) => {
-                tracing::warn!(target: "input", "declined the URL of input request {key:?}: {}", why.describe());
+                if crate::log::limits::DECLINED_URL.allow() {
+                    tracing::warn!(target: "input", "declined the URL of input request {key:?}: {}", why.describe());
+                }
                 responses.insert(key.clone(), input::decline_response());
             }
             Ok(Plan::Ask(q)) => {

@@ -368,6 +368,8 @@ impl Supervisor {
                 if let Ok(Some(status)) = upstream.send(Close { grace }).await {
                     tracing::info!(target: "supervisor", "the upstream server stopped ({status})");
                 }
+                // The summaries of the rate-limited warnings come before the totals.
+                crate::log::limits::flush_all();
                 host.step("metrics: totals");
                 let _ = totals.send(WriteTotals).await;
             }

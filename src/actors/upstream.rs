@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 use super::frontend::messages::FromUpstream;
 use super::link::{ActorStats, Counted, Link};
 use super::supervisor::messages::{ActorEnded, UpstreamGone};
+use crate::log::limits;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message, ParseError};
 use crate::protocol::{modern, notify};
@@ -135,7 +136,9 @@ impl Upstream {
         let parsed = match &frame {
             Frame::Line(l) => jsonrpc::parse(l, MAX_UPSTREAM_DEPTH),
             Frame::TooLong { id, len_bytes, .. } => {
-                tracing::warn!(target: "upstream", "the upstream sent a line of {len_bytes} bytes, over the limit of {} bytes", self.max_line_bytes);
+                if limits::UPSTREAM_LINE_TOO_LONG.allow() {
+                    tracing::warn!(target: "upstream", "the upstream sent a line of {len_bytes} bytes, over the limit of {} bytes", self.max_line_bytes);
+                }
                 Err(ParseError::NotJson { id: id.clone() })
             }
         };
@@ -158,10 +161,14 @@ impl Upstream {
                 });
             }
             Ok(Message::Request { method, .. }) => {
-                tracing::warn!(target: "upstream", "ignored a request from the upstream ({method}): 2026-07-28 servers send no requests");
+                if limits::UPSTREAM_REQUEST.allow() {
+                    tracing::warn!(target: "upstream", "ignored a request from the upstream ({method}): 2026-07-28 servers send no requests");
+                }
             }
             Err(e) => {
-                tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message");
+                if limits::UPSTREAM_NOT_JSONRPC.allow() {
+                    tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message");
+                }
                 if let Some(id) = e.id().cloned() {
                     self.resolve(&id, Reply::Invalid);
                 }

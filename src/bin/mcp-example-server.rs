@@ -54,6 +54,10 @@ refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them 
                               inherits stdout/stderr) and returns its pid as text
   emit {lines: [string]}      writes each line to stdout verbatim, then \"emitted\"
   progress_flood {count}      count progress notifications at full speed, \"flooded\"
+  garbage_flood {count, stderr_count, tag?}
+                              writes count lines \"not json <n>\" to stdout and
+                              stderr_count lines \"fixture stderr <tag> <n>\" to stderr,
+                              then \"flooded\"
   log_flood {count}           count notifications/message (level info, data
                               \"flood <n>\") at full speed if the request's _meta
                               logLevel lets info through, then \"flooded\"
@@ -736,6 +740,22 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
             tool(emit),
         ),
         (
+            ToolDef::new(
+                "garbage_flood",
+                object_schema(
+                    json!({"count": {"type": "integer", "minimum": 0},
+                           "stderr_count": {"type": "integer", "minimum": 0},
+                           "tag": {"type": "string"}}),
+                    &["count", "stderr_count"],
+                ),
+            )
+            .description(
+                "Writes `count` lines \"not json <n>\" to stdout and `stderr_count` lines \
+                 \"fixture stderr <tag> <n>\" to stderr, then answers \"flooded\".",
+            ),
+            tool(garbage_flood),
+        ),
+        (
             ToolDef::new("progress_flood", integer_schema("count"))
                 .description("Sends `count` progress notifications as fast as possible."),
             tool(progress_flood),
@@ -1037,6 +1057,26 @@ async fn emit(a: Value, ctx: RequestContext) -> ToolResult {
         ctx.write_raw_line(line).await;
     }
     Ok(Outcome::text("emitted"))
+}
+
+async fn garbage_flood(a: Value, ctx: RequestContext) -> ToolResult {
+    use std::io::Write;
+    let count = integer(&a, "count", 0..=1_000_000)?;
+    let stderr_count = integer(&a, "stderr_count", 0..=1_000_000)?;
+    let tag = a
+        .get("tag")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    for n in 1..=count {
+        ctx.write_raw_line(format!("not json {n}")).await;
+    }
+    let lines: String = (1..=stderr_count)
+        .map(|n| format!("fixture stderr {tag} {n}\n"))
+        .collect();
+    let _ =
+        tokio::task::spawn_blocking(move || std::io::stderr().write_all(lines.as_bytes())).await;
+    Ok(Outcome::text("flooded"))
 }
 
 async fn progress_flood(a: Value, ctx: RequestContext) -> ToolResult {

@@ -5,7 +5,7 @@
 use futures_util::StreamExt;
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsRawFd;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -113,7 +113,7 @@ pub fn stdin_pipe(stdin: ChildStdin) -> io::Result<AsyncFd<File>> {
 /// Copies the child's stderr to the bridge's stderr line by line (the codec in text mode: every
 /// line, blank ones too; a line longer than [`MAX_STDERR_LINE_BYTES`] is cut to its first
 /// [`crate::protocol::framing::TOO_LONG_HEAD_BYTES`] bytes), so that its lines never mix with
-/// the bridge's own.
+/// the bridge's own, through the bridge's stderr queue ([`crate::log::relay_upstream_line`]).
 async fn relay_stderr(stderr: tokio::process::ChildStderr) {
     let mut lines = super::lines::frames(stderr, FrameCodec::text(MAX_STDERR_LINE_BYTES), None);
     while let Some(frame) = lines.next().await {
@@ -122,7 +122,8 @@ async fn relay_stderr(stderr: tokio::process::ChildStderr) {
             Frame::TooLong { head, .. } => head,
         };
         out.push(b'\n');
-        let _ = io::stderr().lock().write_all(&out);
+        // Never waits: a full stderr queue drops and counts the line.
+        crate::log::relay_upstream_line(out);
     }
 }
 

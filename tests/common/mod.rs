@@ -82,6 +82,9 @@ pub struct Bridge {
     pause_marker: Arc<Mutex<Option<String>>>,
     /// The read end of the bridge's stdout, for [`Bridge::wait_stdout_pipe_full`].
     stdout_fd: i32,
+    /// While true, the reader of the bridge's stderr reads nothing (see
+    /// [`Bridge::start_stderr_unread`]).
+    stderr_paused: Arc<(Mutex<bool>, Condvar)>,
 }
 
 impl Bridge {
@@ -92,8 +95,20 @@ impl Bridge {
         Self::start_cmd(bridge_args, &upstream)
     }
 
+    /// Like [`Bridge::start`], but nothing reads the bridge's stderr (an editor that does not
+    /// drain it: the pipe fills) until [`Bridge::resume_stderr`].
+    pub fn start_stderr_unread(bridge_args: &[&str], server_args: &[&str]) -> Bridge {
+        let mut upstream = vec![server_bin().to_string(), "--test-tools".to_string()];
+        upstream.extend(server_args.iter().map(|s| s.to_string()));
+        Self::start_with(bridge_args, &upstream, false)
+    }
+
     /// Starts `mcp-bridge <bridge_args> -- <upstream...>`.
     pub fn start_cmd(bridge_args: &[&str], upstream: &[String]) -> Bridge {
+        Self::start_with(bridge_args, upstream, true)
+    }
+
+    fn start_with(bridge_args: &[&str], upstream: &[String], read_stderr: bool) -> Bridge {
         let dir = scratch_dir("bridge");
         let trace = dir.join("upstream-received.jsonl");
         let mut cmd = Command::new(bridge_bin());
@@ -147,10 +162,19 @@ impl Bridge {
         let eb = err_buf.clone();
         let stderr_closed = Arc::new(AtomicBool::new(false));
         let closed = stderr_closed.clone();
+        let stderr_paused = Arc::new((Mutex::new(!read_stderr), Condvar::new()));
+        let err_gate = stderr_paused.clone();
         std::thread::spawn(move || {
             let mut r = BufReader::new(stderr);
             let mut buf = [0u8; 4096];
             loop {
+                {
+                    let (lock, cv) = &*err_gate;
+                    let mut p = lock.lock().unwrap();
+                    while *p {
+                        p = cv.wait(p).unwrap();
+                    }
+                }
                 match r.read(&mut buf) {
                     Ok(0) | Err(_) => {
                         closed.store(true, Ordering::SeqCst);
@@ -179,7 +203,14 @@ impl Bridge {
             paused,
             pause_marker,
             stdout_fd,
+            stderr_paused,
         }
+    }
+
+    /// Reads the bridge's stderr from now on (after [`Bridge::start_stderr_unread`]).
+    pub fn resume_stderr(&self) {
+        *self.stderr_paused.0.lock().unwrap() = false;
+        self.stderr_paused.1.notify_all();
     }
 
     /// Stops reading the bridge's stdout, so that the bridge's pipe fills (a slow editor).

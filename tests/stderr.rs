@@ -1,0 +1,164 @@
+//! The bridge's stderr: a stderr nobody reads never blocks the JSON-RPC path (lines are
+//! dropped and counted in the metrics totals), and the warnings a peer causes once per frame
+//! are rate-limited (the first `WARN_BURST`, then one summary per `WARN_SUMMARY_INTERVAL`).
+
+mod common;
+
+use common::{Bridge, RECV_TIMEOUT, text_of};
+use mcp_bridge::log::limit::{WARN_BURST, WARN_SUMMARY_INTERVAL};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+const FLOOD: u64 = 100_000;
+const NOT_JSONRPC: &str =
+    "mcp-bridge: upstream: warn: the upstream sent a frame that is not a JSON-RPC message";
+const NOT_JSONRPC_SUMMARY: &str =
+    " more frames of the upstream that are not JSON-RPC messages were not logged";
+
+/// The counts of the summary lines `mcp-bridge: <scope>: warn: N<text>`.
+fn summaries(stderr: &str, scope: &str, text: &str) -> Vec<u64> {
+    let prefix = format!("mcp-bridge: {scope}: warn: ");
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix(&prefix)?.strip_suffix(text)?.parse().ok())
+        .collect()
+}
+
+/// Most summary lines of one kind in `elapsed`: one per interval begun, and the one at exit.
+fn most_summaries(elapsed: Duration) -> usize {
+    (elapsed.as_secs_f64() / WARN_SUMMARY_INTERVAL.as_secs_f64()).floor() as usize + 1
+}
+
+fn flood(b: &mut Bridge, id: i64, count: u64, stderr_count: u64, tag: &str) {
+    let r = b.request(
+        json!(id),
+        "tools/call",
+        json!({"name": "garbage_flood",
+               "arguments": {"count": count, "stderr_count": stderr_count, "tag": tag}}),
+    );
+    assert_eq!(text_of(&r), "flooded", "{r}");
+}
+
+#[test]
+fn a_stderr_nobody_reads_blocks_neither_ping_nor_a_tool_call() {
+    let mut b = Bridge::start_stderr_unread(&[], &[]);
+    let started = Instant::now();
+    b.initialize();
+    // 100,000 lines that are not JSON-RPC on the upstream's stdout and 100,000 lines (2 MB)
+    // on its stderr, while nothing reads the bridge's stderr (a pipe of 64 KiB).
+    flood(&mut b, 1, FLOOD, FLOOD, "flood");
+    assert_eq!(b.request(json!(2), "ping", json!({}))["result"], json!({}));
+    let r = b.request(
+        json!(3),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "still here"}}),
+    );
+    assert_eq!(text_of(&r), "still here");
+    // Read stderr again; one more upstream line, after every flood line, shows when the relay
+    // has handled them all.
+    b.resume_stderr();
+    flood(&mut b, 4, 0, 1, "end");
+    b.wait_stderr("fixture stderr end 1\n");
+    b.close_stdin();
+    assert_eq!(b.wait_exit(RECV_TIMEOUT).and_then(|s| s.code()), Some(0));
+    let elapsed = started.elapsed();
+    let stderr = b.stderr_to_the_end();
+    let totals = b.metrics_totals("stderr");
+    let lines: Vec<&str> = stderr.lines().collect();
+    let totals_at = lines
+        .iter()
+        .position(|l| l.starts_with("mcp-bridge: metrics: info: totals: "))
+        .expect("the totals line");
+    // Every line taken into the queue before the totals line is written before it.
+    assert_eq!(totals["lines"], totals_at as u64, "{totals:?}");
+    // Each flood line of the upstream is written whole and in order, or dropped and counted.
+    let seen: Vec<u64> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("fixture stderr flood ")?.parse().ok())
+        .collect();
+    assert!(
+        seen.windows(2).all(|w| w[0] < w[1]),
+        "flood lines out of order"
+    );
+    let dropped = totals["upstream_dropped_lines"];
+    assert_eq!(seen.len() as u64 + dropped, FLOOD, "{totals:?}");
+    assert!(
+        dropped > 0,
+        "2 MB went through a stderr nobody read: {totals:?}"
+    );
+    assert!(totals["dropped_lines"] >= dropped, "{totals:?}");
+    // The upstream's lines taken: the flood lines seen and the last one.
+    assert_eq!(
+        totals["upstream_lines"],
+        seen.len() as u64 + 1,
+        "{totals:?}"
+    );
+    // The warnings of the 100,000 bad frames: at most the burst and the summaries.
+    let warnings = lines.iter().filter(|l| **l == NOT_JSONRPC).count();
+    assert!(warnings <= WARN_BURST as usize, "{warnings} warnings");
+    let sums = summaries(&stderr, "upstream", NOT_JSONRPC_SUMMARY);
+    assert!(
+        sums.len() <= most_summaries(elapsed),
+        "{sums:?} in {elapsed:?}"
+    );
+    assert!(warnings as u64 + sums.iter().sum::<u64>() <= FLOOD);
+}
+
+#[test]
+fn the_upstreams_bad_frames_give_the_burst_then_summaries_with_exact_counts() {
+    let mut b = Bridge::start(&[], &[]);
+    let started = Instant::now();
+    b.initialize();
+    flood(&mut b, 1, FLOOD, 0, "");
+    assert_eq!(b.request(json!(2), "ping", json!({}))["result"], json!({}));
+    b.close_stdin();
+    assert_eq!(b.wait_exit(RECV_TIMEOUT).and_then(|s| s.code()), Some(0));
+    let elapsed = started.elapsed();
+    let stderr = b.stderr_to_the_end();
+    let warnings = stderr.lines().filter(|l| *l == NOT_JSONRPC).count();
+    assert_eq!(warnings, WARN_BURST as usize, "stderr:\n{stderr}");
+    let sums = summaries(&stderr, "upstream", NOT_JSONRPC_SUMMARY);
+    assert!(
+        !sums.is_empty() && sums.len() <= most_summaries(elapsed),
+        "{sums:?} in {elapsed:?}"
+    );
+    assert_eq!(sums.iter().sum::<u64>(), FLOOD - WARN_BURST as u64);
+    let totals = b.metrics_totals("stderr");
+    assert_eq!(totals["dropped_lines"], 0, "{totals:?}");
+    assert_eq!(totals["upstream_dropped_lines"], 0, "{totals:?}");
+}
+
+#[test]
+fn the_editors_long_lines_give_the_burst_then_summaries_with_exact_counts() {
+    const LINES: u64 = 1000;
+    let mut b = Bridge::start(&["--max-line-bytes", "100"], &[]);
+    let started = Instant::now();
+    let pad = "p".repeat(200);
+    for id in 0..LINES {
+        b.send_raw(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":\"r{id:04}\",\"method\":\"ping\",\"params\":{{\"pad\":\"{pad}\"}}}}\n")
+                .as_bytes(),
+        );
+    }
+    for id in 0..LINES {
+        let r = b.recv_response(&json!(format!("r{id:04}")));
+        assert_eq!(r["error"]["data"]["cause"], "line_too_long", "{r}");
+    }
+    b.close_stdin();
+    assert_eq!(b.wait_exit(RECV_TIMEOUT).and_then(|s| s.code()), Some(0));
+    let elapsed = started.elapsed();
+    let stderr = b.stderr_to_the_end();
+    let warning = "mcp-bridge: frontend: warn: a line of 266 bytes is over the limit of 100 bytes";
+    let warnings = stderr.lines().filter(|l| *l == warning).count();
+    assert_eq!(warnings, WARN_BURST as usize, "stderr:\n{stderr}");
+    let sums = summaries(
+        &stderr,
+        "frontend",
+        " more lines of the client over the limit were not logged",
+    );
+    assert!(
+        !sums.is_empty() && sums.len() <= most_summaries(elapsed),
+        "{sums:?} in {elapsed:?}"
+    );
+    assert_eq!(sums.iter().sum::<u64>(), LINES - WARN_BURST as u64);
+}
