@@ -98,7 +98,9 @@ impl std::io::Write for QueuedLine {
 
 /// Writes one line to stderr in the log format, ignoring a stderr that fails (for the few
 /// places that must not go through the logger: the watchdog, the panic hook, usage errors).
-/// It writes directly, after what is queued (waited for at most [`STDERR_EXIT_FLUSH`]).
+/// It writes directly, after what is queued (waited for at most [`STDERR_EXIT_FLUSH`]), and
+/// waits at most [`STDERR_EXIT_FLUSH`] for its own write (a stderr nobody reads must not keep
+/// the watchdog or the panic hook from ending the process).
 pub fn raw_line(scope: &str, level: &str, message: &str) {
     use std::io::Write;
     let line = format!(
@@ -109,7 +111,22 @@ pub fn raw_line(scope: &str, level: &str, message: &str) {
     if let Some(q) = STDERR.get() {
         q.flush(STDERR_EXIT_FLUSH);
     }
-    let _ = std::io::stderr().write_all(line.as_bytes());
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let write = move || {
+        let _ = std::io::stderr().write_all(line.as_bytes());
+        let _ = done_tx.send(());
+    };
+    match std::thread::Builder::new()
+        .name("mcp-bridge-raw-line".into())
+        .spawn(write)
+    {
+        Ok(_) => {
+            let _ = done.recv_timeout(STDERR_EXIT_FLUSH);
+        }
+        Err(_) => {
+            // No thread: the line is not written (writing here could block for ever).
+        }
+    }
 }
 
 /// Replaces every control character with a space.

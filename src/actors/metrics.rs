@@ -3,7 +3,8 @@
 //! [`QueueStats::line`]) and of the forwarded methods (requests, errors, latency quantiles),
 //! written as log lines of scope `metrics`: a debug line every [`METRICS_INTERVAL`] while
 //! requests flow, one info line with the totals when the bridge stops. A line is the parts
-//! `name: key=value ...` joined by `; `: actors first, then queues, then methods.
+//! `name: key=value ...` joined by `; `: actors first, then queues (the stderr queue last,
+//! [`crate::log::queue::StderrStats::line`]), then methods.
 
 use actix::prelude::*;
 use std::collections::BTreeMap;
