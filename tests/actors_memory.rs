@@ -7,7 +7,9 @@ use mcp_bridge::actors::frontend::messages::FromUpstream;
 use mcp_bridge::actors::link::{ActorStats, Link};
 use mcp_bridge::actors::supervisor::messages::{ActorEnded, UpstreamGone};
 use mcp_bridge::actors::supervisor::{self, Hooks};
-use mcp_bridge::actors::upstream::{Call, Cancel, Close, Connect, Reply, Upstream, UpstreamOut};
+use mcp_bridge::actors::upstream::{
+    Call, Cancel, CancelReason, Close, Connect, Reply, Upstream, UpstreamOut,
+};
 use mcp_bridge::config::{BridgeConfig, Timeouts};
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
@@ -363,6 +365,7 @@ async fn call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Id, R
             method: "tools/call".into(),
             params: modern_params(tool, arguments),
             client: "t".into(),
+            reason: CancelReason::default(),
         })
         .await;
     let Ok(Ok((id, rx))) = sent else {
@@ -398,6 +401,7 @@ async fn the_upstream_correlates_cancels_and_closes_over_memory() {
             method: "tools/call".into(),
             params: modern_params("hold", json!({})),
             client: "t".into(),
+            reason: CancelReason::default(),
         })
         .await
     else {
@@ -412,7 +416,10 @@ async fn the_upstream_correlates_cancels_and_closes_over_memory() {
     });
     assert_eq!(next_drop(&mut dropped).await, Some("dropped"));
     // Forgotten at once: its receiver sees its sender dropped, never a reply.
-    assert!(held_rx.try_recv().is_err());
+    assert!(matches!(
+        futures_util::FutureExt::now_or_never(&mut held_rx),
+        Some(Err(_))
+    ));
     let closed = upstream
         .send(Close {
             grace: Duration::from_secs(5),
@@ -426,6 +433,7 @@ async fn the_upstream_correlates_cancels_and_closes_over_memory() {
             method: "tools/call".into(),
             params: modern_params("echo", json!({})),
             client: "t".into(),
+            reason: CancelReason::default(),
         })
         .await;
     // Close is the Upstream's last shutdown step: the actor has stopped.

@@ -1,7 +1,8 @@
 //! Memory stays bounded whatever the peers do (issue 7 §2), over real pipes: a slow editor
 //! gets every response while progress and log notifications give way (dropped and counted in
 //! the metrics line), log messages are limited per request, a request cancelled while it
-//! waits in the queue toward the upstream is never sent, and a full queue toward the upstream
+//! waits in the queue toward the upstream is never sent (and one already written is followed
+//! by its cancel, whenever the editor cancels it), and a full queue toward the upstream
 //! answers a new request `upstream_busy` at once. Bounds: `src/transport/writer.rs`.
 
 mod common;
@@ -205,5 +206,153 @@ fn a_full_upstream_queue_answers_a_new_request_upstream_busy_at_once() {
     assert_eq!((q["refused"], q["removed"]), (4, 0), "{q:?}");
     let errors: Vec<&Value> = b.seen.iter().filter(|f| f.get("error").is_some()).collect();
     assert_eq!(errors.len(), 4, "{errors:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The upstream ids of the Upstream actor's debug lines (`id=N ...`) that hold `what`.
+fn upstream_ids_in(log: &str, what: &str) -> Vec<i64> {
+    log.lines()
+        .filter(|l| l.contains(what))
+        .filter_map(|l| l.split("id=").nth(1))
+        .filter_map(|rest| rest.split(' ').next())
+        .filter_map(|n| n.parse().ok())
+        .collect()
+}
+
+/// Issue 7 §2 and the cancellation rules: a cancelled request is taken out of the queue
+/// toward the upstream unsent, or, once any byte of it was written, followed by
+/// `notifications/cancelled` with its upstream id and the editor's reason; and the bridge
+/// forgets it at once. The editor cancels while the Upstream actor has sent each request but
+/// before the slot has read the reply to its `Call` (a slot dropped then used to leave the
+/// request unsent-unremoved or without its cancel, pending until `--call-timeout`).
+#[test]
+fn every_cancelled_request_is_taken_out_unsent_or_followed_by_its_cancel() {
+    const N: i64 = 12;
+    const REASON: &str = "the user stopped it";
+    let dir = scratch_dir("cancel-race");
+    let resume = dir.join("resume");
+    let mut b = stalled_upstream(&resume);
+    // About 62.5 KiB: the pipe toward the stalled upstream (64 KiB) takes it whole and has
+    // room for a few of the calls below (each then needs its cancel); the others wait in the
+    // queue (each is then taken out and never sent).
+    let filler = "y".repeat(64 * 1024 - 1500);
+    echo(&mut b, 1, &filler);
+    // One write (below PIPE_BUF: one read of the bridge gets it whole) of N calls, 32 - N
+    // pings and the N cancels. The Frontend handles at most 16 frames of its input per turn
+    // (actix's stream handler), and polls a new slot in the turn after the one that started
+    // it: turn 1 starts the N slots (and answers 16 - N pings); turn 2 answers pings only and polls the slots, whose
+    // `Call`s the Upstream actor then handles (each gets its upstream id) before the Frontend
+    // runs again; turn 3 handles the cancels before any slot has seen the answer to its
+    // `Call`.
+    let mut burst = Vec::new();
+    let mut line = |v: Value| {
+        burst.extend(serde_json::to_vec(&v).expect("json"));
+        burst.push(b'\n');
+    };
+    for id in 100..100 + N {
+        line(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "sleep", "arguments": {"ms": 600_000}}}));
+    }
+    for id in 200..232 - N {
+        line(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+    }
+    for id in 100..100 + N {
+        line(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": id, "reason": REASON}}),
+        );
+    }
+    assert!(burst.len() < 4096, "{} bytes", burst.len());
+    b.send_raw(&burst);
+    // Two echoes behind the burst: the first waits in the queue (the pipe is full), so the
+    // second is logged as waiting behind it. The bridge's cancels reach the Upstream actor
+    // before these calls: once the second waits, every cancel of the burst was handled.
+    echo(&mut b, 2, "before");
+    echo(&mut b, 3, "after");
+    b.wait_stderr("client=3 method=tools/call waits in the queue toward the upstream");
+    let log = b.stderr_text();
+    std::fs::write(&resume, b"").expect("resume file");
+    assert!(text_of(&b.recv_response(&json!(1))) == filler);
+    assert_eq!(text_of(&b.recv_response(&json!(2))), "before");
+    assert_eq!(text_of(&b.recv_response(&json!(3))), "after");
+    assert_eq!(b.request(json!(4), "ping", json!({}))["result"], json!({}));
+    end(&mut b);
+    let burst_editor_ids: Vec<Value> = (100..100 + N).map(|i| json!(i)).collect();
+    assert!(
+        !b.seen.iter().any(|f| burst_editor_ids.contains(&f["id"])),
+        "a cancelled request gets no response"
+    );
+    let err = b.stderr_to_the_end();
+    assert!(
+        !err.contains("outcome=closed"),
+        "nothing was left pending:\n{err}"
+    );
+    let up = b.upstream_received();
+    // Upstream ids are given in order: those of the burst's calls that were sent lie between
+    // the ids of the echoes before and after it. Each was forgotten at once, before the
+    // upstream read again (not kept pending until its time limit).
+    let echo_id = |text: &str| {
+        up.iter()
+            .find(|v| v["params"]["arguments"]["text"] == text)
+            .and_then(|v| v["id"].as_i64())
+            .unwrap_or_else(|| panic!("the echo did not reach the upstream: {up:?}"))
+    };
+    let burst_ids: Vec<i64> = (echo_id(&filler) + 1..echo_id("before")).collect();
+    assert_eq!(
+        burst_ids.len(),
+        N as usize,
+        "every call of the burst was sent before its cancel came:\n{log}"
+    );
+    let mut cancelled = upstream_ids_in(&log, "method=tools/call outcome=cancelled");
+    cancelled.sort_unstable();
+    assert_eq!(
+        cancelled, burst_ids,
+        "each sent call is forgotten at once:\n{log}"
+    );
+    // Each call of the burst that reached the upstream is followed by its cancel with the
+    // editor's reason; none that was taken out reached it.
+    let removed = upstream_ids_in(&log, "was taken out of the queue unsent");
+    let received: Vec<i64> = up
+        .iter()
+        .filter(|v| v["method"] == "tools/call" && v["params"]["name"] == "sleep")
+        .filter_map(|v| v["id"].as_i64())
+        .collect();
+    for id in &received {
+        let at = up.iter().position(|v| v["id"] == json!(id));
+        let cancel = up.iter().position(|v| {
+            v == &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": id, "reason": REASON}})
+        });
+        assert!(
+            matches!((at, cancel), (Some(a), Some(c)) if a < c),
+            "call {id} received without its cancel after it: {up:?}"
+        );
+    }
+    let cancels = up
+        .iter()
+        .filter(|v| v["method"] == "notifications/cancelled")
+        .count();
+    assert_eq!(cancels, received.len(), "one cancel per call received");
+    assert!(
+        removed.iter().all(|id| !received.contains(id)),
+        "taken out {removed:?}, yet received {received:?}"
+    );
+    let mut accounted: Vec<i64> = received.iter().chain(&removed).copied().collect();
+    accounted.sort_unstable();
+    assert_eq!(
+        accounted, burst_ids,
+        "each sent call is received or taken out"
+    );
+    // Both ways were taken: some calls were in the pipe, some still in the queue.
+    assert!(
+        !received.is_empty() && !removed.is_empty(),
+        "received {received:?}, taken out {removed:?}"
+    );
+    let q = b.metrics_totals("upstream_queue");
+    assert_eq!(
+        (q["removed"], q["refused"]),
+        (removed.len() as u64, 0),
+        "{q:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

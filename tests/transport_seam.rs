@@ -8,7 +8,9 @@ use futures_util::future::LocalBoxFuture;
 use mcp_bridge::actors::frontend::messages::FromUpstream;
 use mcp_bridge::actors::link::{ActorStats, Link};
 use mcp_bridge::actors::supervisor::messages::{ActorEnded, UpstreamGone};
-use mcp_bridge::actors::upstream::{Call, Cancel, Close, Connect, Reply, Upstream, UpstreamOut};
+use mcp_bridge::actors::upstream::{
+    Answer, Call, Cancel, CancelReason, Close, Connect, Reply, Upstream, UpstreamOut,
+};
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
 use mcp_bridge::transport::program::SpawnError;
@@ -19,7 +21,7 @@ use mcp_bridge::transport::writer::{Delivery, EDITOR_QUEUE, QueueStats, Sent, Wr
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 /// How long a test waits for one event before it fails.
 const DEADLINE: Duration = Duration::from_secs(20);
@@ -139,12 +141,13 @@ async fn rig() -> Rig {
     }
 }
 
-async fn call(upstream: &Addr<Upstream>, method: &str) -> (Id, oneshot::Receiver<Reply>) {
+async fn call(upstream: &Addr<Upstream>, method: &str) -> (Id, Answer) {
     let sent = upstream
         .send(Call {
             method: method.into(),
             params: json!({"x": 1}),
             client: "7".into(),
+            reason: CancelReason::default(),
         })
         .await;
     match sent {
@@ -153,7 +156,7 @@ async fn call(upstream: &Addr<Upstream>, method: &str) -> (Id, oneshot::Receiver
     }
 }
 
-async fn reply(rx: oneshot::Receiver<Reply>) -> String {
+async fn reply(rx: Answer) -> String {
     match tokio::time::timeout(DEADLINE, rx).await {
         Ok(Ok(r)) => format!("{r:?}"),
         other => panic!("no reply within {DEADLINE:?}: {other:?}"),
@@ -236,6 +239,53 @@ async fn a_cancel_the_transport_carries_sends_no_cancelled_notification() {
 }
 
 #[actix::test]
+async fn a_call_whose_answer_never_reached_its_waiter_is_abandoned() {
+    let mut r = rig().await;
+    // `send` queues the Call at once; the round trip of a second call shows that the first
+    // was handled (it has its upstream id, its answer waits in the reply channel) while its
+    // waiter has not read it: the window of a slot the editor cancels at that moment.
+    let unread = r.upstream.send(Call {
+        method: "tools/call".into(),
+        params: json!({"x": 1}),
+        client: "7".into(),
+        reason: CancelReason::default(),
+    });
+    let (b, _b_answer) = call(&r.upstream, "ping").await;
+    assert_eq!(b, Id::Int(2));
+    assert!(matches!(
+        next(&mut r.done).await,
+        Some(Done::Sent(_, Delivery::Request(Id::Int(1))))
+    ));
+    assert!(matches!(
+        next(&mut r.done).await,
+        Some(Done::Sent(_, Delivery::Request(Id::Int(2))))
+    ));
+    // The waiter goes away without reading: the answer it never saw cancels the request.
+    drop(unread);
+    assert_eq!(next(&mut r.done).await, Some(Done::Abandoned(Id::Int(1))));
+    // An answer dropped unread cancels it too, an answer that resolved does not.
+    let (c, c_answer) = call(&r.upstream, "tools/call").await;
+    assert!(matches!(next(&mut r.done).await, Some(Done::Sent(..))));
+    drop(c_answer);
+    assert_eq!(next(&mut r.done).await, Some(Done::Abandoned(c)));
+    let (d, d_answer) = call(&r.upstream, "tools/call").await;
+    assert!(matches!(next(&mut r.done).await, Some(Done::Sent(..))));
+    assert!(
+        r.events
+            .send(line(
+                json!({"jsonrpc": "2.0", "id": d.to_value(), "result": {}})
+            ))
+            .is_ok()
+    );
+    assert_eq!(reply(d_answer).await, "Result(Object {})");
+    let (e, _e_answer) = call(&r.upstream, "ping").await;
+    assert!(
+        matches!(next(&mut r.done).await, Some(Done::Sent(_, Delivery::Request(id))) if id == e),
+        "nothing was abandoned for the answered call"
+    );
+}
+
+#[actix::test]
 async fn the_end_event_fails_what_is_pending_and_reaches_the_frontend_with_its_cause() {
     let mut r = rig().await;
     let (_, a_rx) = call(&r.upstream, "tools/call").await;
@@ -268,6 +318,7 @@ async fn the_end_event_fails_what_is_pending_and_reaches_the_frontend_with_its_c
             method: "ping".into(),
             params: json!({}),
             client: "8".into(),
+            reason: CancelReason::default(),
         })
         .await;
     assert!(matches!(after, Ok(Err(Reply::Closed))));
@@ -305,6 +356,7 @@ async fn close_runs_the_transports_own_steps_with_the_grace() {
             method: "ping".into(),
             params: json!({}),
             client: "9".into(),
+            reason: CancelReason::default(),
         })
         .await;
     assert!(matches!(ping, Err(MailboxError::Closed)), "{ping:?}");

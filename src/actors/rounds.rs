@@ -6,17 +6,16 @@
 
 use futures_util::future::join_all;
 use serde_json::{Map, Value, json};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::link::Link;
 use super::pending::{Abandon, PendingLinks, Register};
-use super::upstream::{self, Call, Reply, UpstreamLinks};
+use super::upstream::{Call, Reply, UpstreamLinks};
 use crate::config::Timeouts;
 use crate::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_error};
 use crate::protocol::input::{self, Answer, AnswerFailure, Plan, Question};
-use crate::protocol::jsonrpc::Id;
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::modern::{self, ResultType};
 use crate::protocol::translate;
@@ -36,24 +35,8 @@ pub struct TimedOut {
     pub limit: Duration,
 }
 
-/// The editor's `reason` for cancelling a request (2025-11-25 `notifications/cancelled`): the
-/// Frontend sets it just before it drops the slot's future, and the guard that then cancels
-/// the upstream request reads it, so the upstream gets the editor's reason unchanged. Shared,
-/// because a dropped future cannot be told anything.
-#[derive(Clone, Debug, Default)]
-pub struct CancelReason(Arc<OnceLock<String>>);
-
-impl CancelReason {
-    /// Records the editor's reason (the first one counts).
-    pub fn set(&self, reason: String) {
-        let _ = self.0.set(reason);
-    }
-
-    /// The editor's reason, if it cancelled with one.
-    pub fn get(&self) -> Option<String> {
-        self.0.get().cloned()
-    }
-}
+/// The editor's reason for a cancel (defined beside `Call`, which carries it).
+pub use super::upstream::CancelReason;
 
 /// The actors and settings a slot future works with.
 #[derive(Clone)]
@@ -77,8 +60,9 @@ impl SlotEnv {
 }
 
 /// Sends one request upstream and waits at most `limit` for the answer. On a time-out or when
-/// the waiting future is dropped (a cancelled slot), the upstream gets `notifications/cancelled`
-/// with its own id (and the editor's `reason` when the editor cancelled). Errors: [`TimedOut`].
+/// the waiting future is dropped (a cancelled slot), the [`super::upstream::Answer`] it drops
+/// cancels the request: taken out of the queue unsent, or `notifications/cancelled` with its
+/// own id (and the editor's `reason` when the editor cancelled). Errors: [`TimedOut`].
 pub async fn call(
     upstream: &UpstreamLinks,
     method: &str,
@@ -93,46 +77,18 @@ pub async fn call(
             method: method.to_string(),
             params,
             client,
+            reason,
         })
         .await;
-    let (uid, rx) = match sent {
-        Ok(Ok(pair)) => pair,
+    let answer = match sent {
+        Ok(Ok((_, answer))) => answer,
         Ok(Err(reply)) => return Ok(reply),
         Err(_) => return Ok(Reply::Closed),
     };
-    let mut guard = CancelGuard {
-        cancel: upstream.cancel.clone(),
-        id: Some(uid),
-        reason,
-    };
-    match tokio::time::timeout(limit, rx).await {
-        Ok(Ok(reply)) => {
-            guard.id = None;
-            Ok(reply)
-        }
-        Ok(Err(_)) => {
-            guard.id = None;
-            Ok(Reply::Closed)
-        }
+    match tokio::time::timeout(limit, answer).await {
+        Ok(Ok(reply)) => Ok(reply),
+        Ok(Err(_)) => Ok(Reply::Closed),
         Err(_) => Err(TimedOut { limit }),
-    }
-}
-
-/// Sends `notifications/cancelled` upstream for a request whose waiter went away.
-struct CancelGuard {
-    cancel: Link<upstream::Cancel>,
-    id: Option<Id>,
-    reason: CancelReason,
-}
-
-impl Drop for CancelGuard {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            self.cancel.do_send(upstream::Cancel {
-                id,
-                reason: self.reason.get(),
-            });
-        }
     }
 }
 

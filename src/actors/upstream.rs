@@ -9,7 +9,10 @@ use actix::prelude::*;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, ready};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
@@ -31,7 +34,7 @@ use actix::dev::ToEnvelope;
 pub use crate::transport::child_upstream::{EXIT_DRAIN, EXIT_STATUS_WAIT};
 
 pub mod reply;
-pub use reply::Reply;
+pub use reply::{CancelReason, Reply};
 
 struct Pending {
     tx: oneshot::Sender<Reply>,
@@ -335,11 +338,12 @@ impl Handler<Connect> for Upstream {
     }
 }
 
-/// Send a request upstream. The reply is the upstream id and a receiver of the answer, or at
-/// once [`Reply::Closed`] when there is no upstream, or [`Reply::Busy`] when the queue toward
-/// the upstream is full ([`UPSTREAM_QUEUE`]; the request is not sent).
+/// Send a request upstream. The reply is the upstream id and the [`Answer`] (which cancels the
+/// request when it is dropped unanswered), or at once [`Reply::Closed`] when there is no
+/// upstream, or [`Reply::Busy`] when the queue toward the upstream is full
+/// ([`UPSTREAM_QUEUE`]; the request is not sent).
 #[derive(Message)]
-#[rtype(result = "Result<(Id, oneshot::Receiver<Reply>), Reply>")]
+#[rtype(result = "Result<(Id, Answer), Reply>")]
 pub struct Call {
     /// The method.
     pub method: String,
@@ -347,11 +351,74 @@ pub struct Call {
     pub params: Value,
     /// The editor's request id, for the debug line.
     pub client: String,
+    /// The editor's reason when it cancels the request, read when the [`Answer`] is dropped.
+    pub reason: CancelReason,
+}
+
+/// The answer to one [`Call`] that was sent: a future of its [`Reply`] that owns the cancel
+/// of the request. Dropped before the reply came (the slot was cancelled, its time limit
+/// passed, the input ended, or the reply to `Call` never reached its waiter because the slot
+/// was dropped first), it sends [`Cancel`] with the upstream id and the editor's reason: the
+/// request is taken out of the queue unsent or followed by `notifications/cancelled`, and
+/// the Upstream forgets it at once (2025-11-25 basic/utilities/cancellation, issue 7 §2).
+/// Resolves as a `oneshot::Receiver` does: an error when the Upstream forgot the request
+/// without a reply.
+pub struct Answer {
+    rx: oneshot::Receiver<Reply>,
+    /// The upstream id while the request is unanswered (then a drop cancels it).
+    unanswered: Option<Id>,
+    cancel: Link<Cancel>,
+    reason: CancelReason,
+}
+
+impl Answer {
+    /// The answer to request `id`, whose reply comes through `rx`; dropped unanswered, it
+    /// sends [`Cancel`] on `cancel` with the reason in `reason` then.
+    pub fn new(
+        rx: oneshot::Receiver<Reply>,
+        id: Id,
+        cancel: Link<Cancel>,
+        reason: CancelReason,
+    ) -> Self {
+        Answer {
+            rx,
+            unanswered: Some(id),
+            cancel,
+            reason,
+        }
+    }
+}
+
+impl std::fmt::Debug for Answer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Answer(unanswered: {:?})", self.unanswered)
+    }
+}
+
+impl Future for Answer {
+    type Output = Result<Reply, oneshot::error::RecvError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let out = ready!(Pin::new(&mut self.rx).poll(cx));
+        // Answered, or forgotten by the Upstream: nothing is left to cancel.
+        self.unanswered = None;
+        Poll::Ready(out)
+    }
+}
+
+impl Drop for Answer {
+    fn drop(&mut self) {
+        if let Some(id) = self.unanswered.take() {
+            self.cancel.do_send(Cancel {
+                id,
+                reason: self.reason.get(),
+            });
+        }
+    }
 }
 
 impl Handler<Call> for Upstream {
-    type Result = Result<(Id, oneshot::Receiver<Reply>), Reply>;
-    fn handle(&mut self, m: Call, _: &mut Context<Self>) -> Self::Result {
+    type Result = Result<(Id, Answer), Reply>;
+    fn handle(&mut self, m: Call, ctx: &mut Context<Self>) -> Self::Result {
         if self.conn.is_none() {
             return Err(Reply::Closed);
         }
@@ -385,7 +452,8 @@ impl Handler<Call> for Upstream {
                 started: Instant::now(),
             },
         );
-        Ok((id, rx))
+        let cancel = Link::new(&ctx.address(), &self.stats);
+        Ok((id.clone(), Answer::new(rx, id, cancel, m.reason)))
     }
 }
 

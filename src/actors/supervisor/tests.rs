@@ -4,7 +4,7 @@
 //! the actors' end reports before the exit, the exit code and what the editor got.
 
 use super::*;
-use crate::actors::upstream::{Call, Cancel, Connect, Disconnect, Listen, Reply};
+use crate::actors::upstream::{Answer, Call, Cancel, Connect, Disconnect, Listen, Reply};
 use crate::config::{MAX_IN_FLIGHT_REQUESTS, Timeouts};
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::notify::ListenTimings;
@@ -77,6 +77,7 @@ struct FakeUpstream {
     capabilities: Value,
     next: i64,
     open: Vec<oneshot::Sender<Reply>>,
+    stats: Arc<ActorStats>,
 }
 
 impl Actor for FakeUpstream {
@@ -94,8 +95,8 @@ impl Handler<Connect> for FakeUpstream {
 }
 
 impl Handler<Call> for FakeUpstream {
-    type Result = Result<(Id, oneshot::Receiver<Reply>), Reply>;
-    fn handle(&mut self, m: Call, _: &mut Context<Self>) -> Self::Result {
+    type Result = Result<(Id, Answer), Reply>;
+    fn handle(&mut self, m: Call, ctx: &mut Context<Self>) -> Self::Result {
         self.next += 1;
         let (tx, rx) = oneshot::channel();
         if m.method == "server/discover" {
@@ -110,7 +111,9 @@ impl Handler<Call> for FakeUpstream {
                 .push(format!("upstream got {}", m.method));
             self.open.push(tx);
         }
-        Ok((Id::Int(self.next), rx))
+        let id = Id::Int(self.next);
+        let cancel = Link::new(&ctx.address(), &self.stats);
+        Ok((id.clone(), Answer::new(rx, id, cancel, m.reason)))
     }
 }
 
@@ -231,6 +234,7 @@ impl Rig {
                 capabilities,
                 next: 0,
                 open: Vec::new(),
+                stats: stats.clone(),
             }
             .start();
             *seat.borrow_mut() = Some(addr.clone());

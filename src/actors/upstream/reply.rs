@@ -1,8 +1,10 @@
-//! The answer to one upstream request. It travels in messages to the Frontend as well
-//! ([`FromUpstream::ListenEnded`](crate::actors::frontend::messages::FromUpstream)), so it
-//! lives in this file, which imports no actor.
+//! The answer to one upstream request, and the editor's reason for cancelling one. The answer
+//! travels in messages to the Frontend as well
+//! ([`FromUpstream::ListenEnded`](crate::actors::frontend::messages::FromUpstream)), the reason
+//! in `Call`, so they live in this file, which imports no actor.
 
 use serde_json::Value;
+use std::sync::{Arc, OnceLock};
 
 /// The answer to one upstream request.
 #[derive(Debug)]
@@ -29,5 +31,25 @@ impl Reply {
             Reply::Invalid => "invalid",
             Reply::Busy => "busy",
         }
+    }
+}
+
+/// The editor's `reason` for cancelling a request (2025-11-25 `notifications/cancelled`): the
+/// Frontend sets it just before it drops the slot's future, and the cancel of the upstream
+/// request (the dropped `Answer` of its `Call`, which carries this cell) reads it, so the
+/// upstream gets the editor's reason unchanged. Shared, because a dropped future cannot be
+/// told anything.
+#[derive(Clone, Debug, Default)]
+pub struct CancelReason(Arc<OnceLock<String>>);
+
+impl CancelReason {
+    /// Records the editor's reason (the first one counts).
+    pub fn set(&self, reason: String) {
+        let _ = self.0.set(reason);
+    }
+
+    /// The editor's reason, if it cancelled with one.
+    pub fn get(&self) -> Option<String> {
+        self.0.get().cloned()
     }
 }
