@@ -18,6 +18,7 @@ use crate::protocol::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_erro
 use crate::protocol::input::{self, Answer, AnswerFailure, Plan, Question};
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::modern::{self, ResultType};
+use crate::protocol::notify::LineLevel;
 use crate::protocol::translate;
 use crate::transport::writer::{Delivery, UPSTREAM_QUEUE_MAX_BYTES, Writer};
 
@@ -145,10 +146,10 @@ impl Drop for OpenUrls {
 
 fn log_notes(notes: Vec<translate::Note>) {
     for n in notes {
-        if n.info {
-            tracing::info!(target: "translate", "{}", n.text);
-        } else {
-            tracing::debug!(target: "translate", "{}", n.text);
+        match n.level {
+            LineLevel::Warn => tracing::warn!(target: "translate", "{}", n.text),
+            LineLevel::Info => tracing::info!(target: "translate", "{}", n.text),
+            LineLevel::Debug => tracing::debug!(target: "translate", "{}", n.text),
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod idscan;
 pub mod input;
 pub mod jsonrpc;
 pub mod legacy;
+pub mod list_items;
 pub mod methods;
 pub mod modern;
 pub mod notify;

@@ -5,21 +5,27 @@
 
 use super::errors::{Cause, ErrorCode, ErrorObject};
 use super::legacy::{self, Forwarded};
+use super::list_items::{self, ItemKind};
 use super::modern::{self, Discovered, RequestMeta};
+use super::notify::LineLevel;
 use serde_json::{Map, Value, json};
 
 /// A line for the log about an adaptation of a result (the actor writes it; this layer has no
 /// logger).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Note {
-    /// True for an info line, false for a debug line.
-    pub info: bool,
+    /// The level of the line: debug for an adaptation, info where marked, warn for an item
+    /// dropped from a list ([`list_items`]).
+    pub level: LineLevel,
     /// What was changed, without any content of the message.
     pub text: String,
 }
 
 fn debug(notes: &mut Vec<Note>, text: String) {
-    notes.push(Note { info: false, text });
+    notes.push(Note {
+        level: LineLevel::Debug,
+        text,
+    });
 }
 
 /// Which server capabilities the bridge can honour towards the editor besides plain
@@ -196,8 +202,9 @@ pub fn forward_params(
 /// Every result loses `resultType`, `ttlMs`, `cacheScope` and the server info in `_meta`; a
 /// list result loses a `nextCursor` that is not a string; a `tools/call` result always has
 /// `content`, with a text block of the serialized `structuredContent` when it has none, and a
-/// non-object `structuredContent` is dropped after that; `tools/list` schemas are adapted with
-/// [`adapt_tool`].
+/// non-object `structuredContent` is dropped after that; the items of a list result are
+/// repaired, adapted ([`adapt_tool`]) and checked, and those that 2025-11-25 refuses are
+/// dropped with a warning ([`list_items::shape_items`]).
 ///
 /// Errors: [`Cause::InvalidResponse`] when the result is not an object.
 pub fn shape_result(
@@ -227,16 +234,11 @@ pub fn shape_result(
             ),
         );
     }
-    match method {
-        Forwarded::ToolsCall => shape_call_result(&mut r, notes),
-        Forwarded::ToolsList => {
-            if let Some(Value::Array(tools)) = r.get_mut("tools") {
-                for tool in tools.iter_mut() {
-                    adapt_tool(tool, notes);
-                }
-            }
-        }
-        _ => {}
+    match ItemKind::of(method) {
+        Some(ItemKind::Tool) => list_items::shape_items(ItemKind::Tool, &mut r, adapt_tool, notes),
+        Some(kind) => list_items::shape_items(kind, &mut r, |_, _| {}, notes),
+        None if method == Forwarded::ToolsCall => shape_call_result(&mut r, notes),
+        None => {}
     }
     Ok(Value::Object(r))
 }
@@ -363,7 +365,11 @@ impl<'a> At<'a> {
 
     fn note(&self, notes: &mut Vec<Note>, info: bool, what: &str) {
         notes.push(Note {
-            info,
+            level: if info {
+                LineLevel::Info
+            } else {
+                LineLevel::Debug
+            },
             text: format!("tools/list: tool {:?}: {}: {what}", self.tool, self.path),
         });
     }
@@ -691,6 +697,44 @@ mod tests {
     }
 
     #[test]
+    fn list_items_are_repaired_adapted_then_checked() {
+        let mut n = Vec::new();
+        let r = json!({"tools": [
+            {"name": "a", "inputSchema": true, "execution": 5, "annotations": null},
+            {"name": "b", "inputSchema": {"type": "array"}},
+            {"name": "c", "inputSchema": {"type": "object", "properties": {"x": true}}}],
+            "resultType": "complete"});
+        assert_eq!(
+            shape_result(Forwarded::ToolsList, r, &mut n),
+            Ok(
+                json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}},
+                {"name": "c", "inputSchema": {"type": "object", "properties": {"x": {}}}}]})
+            )
+        );
+        let warned: Vec<&str> = n
+            .iter()
+            .filter(|n| n.level == LineLevel::Warn)
+            .map(|n| n.text.as_str())
+            .collect();
+        assert_eq!(
+            warned,
+            vec![
+                "tools/list: tool \"b\": dropped, the 2025-11-25 schema refuses it: /inputSchema/type: \"object\" was expected"
+            ]
+        );
+        let r = json!({"prompts": [{"name": "p", "title": null}, {"title": "no name"}]});
+        assert_eq!(
+            shape_result(Forwarded::PromptsList, r, &mut n),
+            Ok(json!({"prompts": [{"name": "p"}]}))
+        );
+        let call = json!({"content": [], "tools": [5]});
+        assert_eq!(
+            shape_result(Forwarded::ToolsCall, call.clone(), &mut n),
+            Ok(call)
+        );
+    }
+
+    #[test]
     fn tool_schemas_are_adapted() {
         let mut n = Vec::new();
         let mut tool = json!({"name": "t", "inputSchema": {"type": "object", "properties": {
@@ -704,7 +748,7 @@ mod tests {
                 "list": {"type": "array", "items": {}}, "yes": {}, "no": {"not": {}},
                 "nested": {"type": "object", "properties": {"inner": {"type": ["array", "null"], "items": {}}}}}}})
         );
-        assert_eq!(n.iter().filter(|n| n.info).count(), 2);
+        assert_eq!(n.iter().filter(|n| n.level == LineLevel::Info).count(), 2);
         assert_eq!(n.len(), 5);
         let mut ok = json!({"name": "o", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}});
         let before = ok.clone();
@@ -831,7 +875,10 @@ mod tests {
             json!({"type": "object", "properties": {"a": {"type": "array", "items": null}}, "required": null}),
             None,
         );
-        let texts: Vec<(bool, &str)> = n.iter().map(|n| (n.info, n.text.as_str())).collect();
+        let texts: Vec<(bool, &str)> = n
+            .iter()
+            .map(|n| (n.level == LineLevel::Info, n.text.as_str()))
+            .collect();
         assert_eq!(
             texts,
             vec![
@@ -872,7 +919,7 @@ mod tests {
             assert_eq!(
                 n,
                 vec![Note {
-                    info: false,
+                    level: LineLevel::Debug,
                     text: "tools/list: tool \"t\": dropped execution (the bridge offers no tasks)"
                         .into()
                 }]

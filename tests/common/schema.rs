@@ -1,5 +1,5 @@
-//! Validation of frames against the official MCP schemas in `../shared/spec` (copied into
-//! `tests/schemas/`): what the bridge writes to the editor against 2025-11-25, what the
+//! Validation of frames against the official MCP schemas (2025-11-25 in `src/protocol/schemas/`,
+//! the copy the bridge embeds; 2026-07-28 in `tests/schemas/`): what the bridge writes to the editor against 2025-11-25, what the
 //! upstream receives against 2026-07-28.
 
 use jsonschema::Validator;
@@ -60,10 +60,11 @@ fn schemas() -> &'static Schemas {
     static S: OnceLock<Schemas> = OnceLock::new();
     S.get_or_init(|| {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/schemas");
+        let dir_2025 = concat!(env!("CARGO_MANIFEST_DIR"), "/src/protocol/schemas");
         Schemas {
             v2025: build(
                 URI_2025,
-                load(&format!("{dir}/schema-2025-11-25.json")),
+                load(&format!("{dir_2025}/schema-2025-11-25.json")),
                 DEFS_2025,
             ),
             v2026: build(

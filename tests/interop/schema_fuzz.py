@@ -14,7 +14,7 @@
 2. Starts the real bridge in front of fuzz_upstream.py, which answers each request with the
    generated case the request names, and talks to the bridge as the editor (2025-11-25
    initialize, then every case as a request, 64 in flight).
-3. Validates every frame the editor gets against tests/schemas/schema-2025-11-25.json (the
+3. Validates every frame the editor gets against src/protocol/schemas/schema-2025-11-25.json (the
    response envelope and the method's result definition, or the error response), and checks
    that no valid result became an error, lists keep their length, no tool schema keeps a null
    member at any depth, errors keep their code (-32042 becomes -32603, resource not found
@@ -39,6 +39,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SCHEMAS = os.path.join(REPO, "tests", "schemas")
+SCHEMAS_2025 = os.path.join(REPO, "src", "protocol", "schemas")  # the copy the bridge embeds
 DEFAULT_SEED = 20251125
 DEFAULT_COUNT = 1000  # cases per method
 IN_FLIGHT = 64  # requests the editor keeps in flight
@@ -507,7 +508,7 @@ def main():
         result_defs = [spec[1] for spec in METHODS.values()]
         v2026 = validators(os.path.join(SCHEMAS, "schema-2026-07-28.json"),
                            "urn:mcp:2026-07-28", result_defs + ["Error"])
-        v2025 = validators(os.path.join(SCHEMAS, "schema-2025-11-25.json"),
+        v2025 = validators(os.path.join(SCHEMAS_2025, "schema-2025-11-25.json"),
                            "urn:mcp:2025-11-25",
                            result_defs + ["JSONRPCResultResponse", "JSONRPCErrorResponse",
                                           "JSONRPCMessage", "InitializeResult"])

@@ -1,0 +1,512 @@
+//! The items of a list result (`tools/list`, `prompts/list`, `resources/list`,
+//! `resources/templates/list`) for a 2025-11-25 editor, without I/O.
+//!
+//! A 2025-11-25 client validates a list result as a whole: one item that its schema refuses
+//! makes it reject the whole list (the TypeScript SDK does), so the editor would see nothing.
+//! Servers in the wild send such items (a tool without `name`, an `inputSchema` that is `true`,
+//! `"annotations": null`), which 2026-07-28 refuses too. The rule: first repair what is
+//! unambiguous ([`repair_item`]), then drop each item that the official 2025-11-25 definition
+//! still refuses ([`ItemKind::check`], exact: the `jsonschema` crate over the embedded schema),
+//! keeping every valid item in its order.
+
+use super::legacy::Forwarded;
+use super::notify::LineLevel;
+use super::translate::Note;
+use jsonschema::Validator;
+use serde_json::{Map, Value, json};
+use std::sync::OnceLock;
+
+/// The official 2025-11-25 schema (`src/protocol/schemas/`, a byte copy of the MCP
+/// specification's `schema/2025-11-25/schema.json`; licence note beside it).
+pub const SCHEMA_2025_11_25: &str = include_str!("schemas/schema-2025-11-25.json");
+
+/// The most characters of a validation error that a warning line quotes.
+pub const MAX_REASON_CHARS: usize = 200;
+
+/// The most characters of an item's name that a log line quotes (longer ones end with `…`).
+pub const MAX_LABEL_CHARS: usize = 80;
+
+/// The kind of item a list result holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemKind {
+    Tool,
+    Prompt,
+    Resource,
+    ResourceTemplate,
+}
+
+impl ItemKind {
+    /// All kinds, in the order of [`ItemKind::index`].
+    pub const ALL: [ItemKind; 4] = [
+        ItemKind::Tool,
+        ItemKind::Prompt,
+        ItemKind::Resource,
+        ItemKind::ResourceTemplate,
+    ];
+
+    /// The kind of the items of a list method's result, `None` for the other methods.
+    pub fn of(method: Forwarded) -> Option<ItemKind> {
+        match method {
+            Forwarded::ToolsList => Some(ItemKind::Tool),
+            Forwarded::PromptsList => Some(ItemKind::Prompt),
+            Forwarded::ResourcesList => Some(ItemKind::Resource),
+            Forwarded::ResourcesTemplatesList => Some(ItemKind::ResourceTemplate),
+            _ => None,
+        }
+    }
+
+    /// The member of the result that holds the items (`tools`, `resourceTemplates`, ...).
+    pub fn member(self) -> &'static str {
+        match self {
+            ItemKind::Tool => "tools",
+            ItemKind::Prompt => "prompts",
+            ItemKind::Resource => "resources",
+            ItemKind::ResourceTemplate => "resourceTemplates",
+        }
+    }
+
+    /// The name of the definition in the 2025-11-25 schema (`$defs`).
+    pub fn definition(self) -> &'static str {
+        match self {
+            ItemKind::Tool => "Tool",
+            ItemKind::Prompt => "Prompt",
+            ItemKind::Resource => "Resource",
+            ItemKind::ResourceTemplate => "ResourceTemplate",
+        }
+    }
+
+    /// The word for one item in a log line.
+    pub fn noun(self) -> &'static str {
+        match self {
+            ItemKind::Tool => "tool",
+            ItemKind::Prompt => "prompt",
+            ItemKind::Resource => "resource",
+            ItemKind::ResourceTemplate => "resource template",
+        }
+    }
+
+    /// The members an item must have (2025-11-25); a `null` one is not dropped by the repair.
+    fn required(self) -> &'static [&'static str] {
+        match self {
+            ItemKind::Tool => &["name", "inputSchema"],
+            ItemKind::Prompt => &["name"],
+            ItemKind::Resource => &["name", "uri"],
+            ItemKind::ResourceTemplate => &["name", "uriTemplate"],
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            ItemKind::Tool => 0,
+            ItemKind::Prompt => 1,
+            ItemKind::Resource => 2,
+            ItemKind::ResourceTemplate => 3,
+        }
+    }
+
+    /// Checks one (repaired) item against the 2025-11-25 definition of its kind: `Ok` when the
+    /// schema admits it, else the first error (its place in the item and what is wrong, without
+    /// the item's values, at most [`MAX_REASON_CHARS`] characters). `Err` also when the
+    /// embedded schema did not compile (never with the vendored file; a unit test shows it).
+    pub fn check(self, item: &Value) -> Result<(), String> {
+        let Some(v) = validators()[self.index()].as_ref() else {
+            return Err("the 2025-11-25 schema did not compile".into());
+        };
+        if v.is_valid(item) {
+            return Ok(());
+        }
+        let reason = v.iter_errors(item).next().map_or_else(
+            || "refused by the 2025-11-25 schema".to_string(),
+            |e| {
+                let path = e.instance_path().to_string();
+                let at = if path.is_empty() { "/".into() } else { path };
+                format!("{at}: {}", e.masked())
+            },
+        );
+        Err(reason.chars().take(MAX_REASON_CHARS).collect())
+    }
+}
+
+/// The validators of the four definitions, compiled once from [`SCHEMA_2025_11_25`] (each is
+/// the whole schema with a root `$ref` to the definition).
+fn validators() -> &'static [Option<Validator>; 4] {
+    static V: OnceLock<[Option<Validator>; 4]> = OnceLock::new();
+    V.get_or_init(|| {
+        let root: Option<Value> = serde_json::from_str(SCHEMA_2025_11_25).ok();
+        ItemKind::ALL.map(|kind| {
+            let mut schema = root.clone()?;
+            schema.as_object_mut()?.insert(
+                "$ref".into(),
+                Value::String(format!("#/$defs/{}", kind.definition())),
+            );
+            jsonschema::options().build(&schema).ok()
+        })
+    })
+}
+
+/// Repairs what is unambiguous in one item, each repair a debug note: a `null` member that the
+/// definition does not require is dropped (`annotations`, `title`, `description`, `icons`,
+/// `_meta`, ...); a tool's `inputSchema` that is missing, `null`, `true` or `{}` (all admit
+/// any arguments) becomes `{"type": "object"}`. Anything else is left for [`ItemKind::check`].
+pub fn repair_item(kind: ItemKind, item: &mut Value, label: &str, notes: &mut Vec<Note>) {
+    let Some(m) = item.as_object_mut() else {
+        return;
+    };
+    let nulls: Vec<String> = m
+        .iter()
+        .filter(|(k, v)| v.is_null() && !kind.required().contains(&k.as_str()))
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in nulls {
+        m.remove(&key);
+        note(
+            notes,
+            LineLevel::Debug,
+            kind,
+            label,
+            &format!("dropped a null {key:?}"),
+        );
+    }
+    if kind == ItemKind::Tool {
+        repair_input_schema(m, kind, label, notes);
+    }
+}
+
+fn repair_input_schema(
+    m: &mut Map<String, Value>,
+    kind: ItemKind,
+    label: &str,
+    notes: &mut Vec<Note>,
+) {
+    let what = match m.get("inputSchema") {
+        None => "a missing inputSchema",
+        Some(Value::Null) => "a null inputSchema",
+        Some(Value::Bool(true)) => "an inputSchema true",
+        Some(Value::Object(s)) if s.is_empty() => "an inputSchema {}",
+        Some(_) => return,
+    };
+    m.insert("inputSchema".into(), json!({"type": "object"}));
+    note(
+        notes,
+        LineLevel::Debug,
+        kind,
+        label,
+        &format!("{what} became {{\"type\": \"object\"}}"),
+    );
+}
+
+/// How an item is named in the log: its `name` quoted (at most [`MAX_LABEL_CHARS`] characters
+/// of it, then `…`) when it is a string, else `#index` (its place in the upstream's list).
+pub fn item_label(item: &Value, index: usize) -> String {
+    match item.get("name").and_then(Value::as_str) {
+        Some(name) if name.chars().count() > MAX_LABEL_CHARS => {
+            let head: String = name.chars().take(MAX_LABEL_CHARS).collect();
+            format!("{:?}", head + "…")
+        }
+        Some(name) => format!("{name:?}"),
+        None => format!("#{index}"),
+    }
+}
+
+/// Shapes the items of a list result: each item is repaired ([`repair_item`]), adapted by
+/// `adapt` (the tool schema rules, run after the repair), and kept only when
+/// [`ItemKind::check`] admits it; each dropped item is one warning naming the list, the item
+/// and the reason. The kept items keep their order. A result without an array under
+/// [`ItemKind::member`] is left as it is.
+pub fn shape_items(
+    kind: ItemKind,
+    result: &mut Map<String, Value>,
+    adapt: impl Fn(&mut Value, &mut Vec<Note>),
+    notes: &mut Vec<Note>,
+) {
+    let Some(Value::Array(items)) = result.get_mut(kind.member()) else {
+        return;
+    };
+    let upstream = std::mem::take(items);
+    for (index, mut item) in upstream.into_iter().enumerate() {
+        let label = item_label(&item, index);
+        repair_item(kind, &mut item, &label, notes);
+        adapt(&mut item, notes);
+        match kind.check(&item) {
+            Ok(()) => items.push(item),
+            Err(reason) => note(
+                notes,
+                LineLevel::Warn,
+                kind,
+                &label,
+                &format!("dropped, the 2025-11-25 schema refuses it: {reason}"),
+            ),
+        }
+    }
+}
+
+fn note(notes: &mut Vec<Note>, level: LineLevel, kind: ItemKind, label: &str, what: &str) {
+    let list = match kind {
+        ItemKind::Tool => "tools/list",
+        ItemKind::Prompt => "prompts/list",
+        ItemKind::Resource => "resources/list",
+        ItemKind::ResourceTemplate => "resources/templates/list",
+    };
+    notes.push(Note {
+        level,
+        text: format!("{list}: {} {label}: {what}", kind.noun()),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Shapes a list of this kind and returns the kept items and the notes as (level, text).
+    fn shaped(kind: ItemKind, items: Value) -> (Value, Vec<(LineLevel, String)>) {
+        let mut r = Map::new();
+        r.insert(kind.member().into(), items);
+        let mut notes = Vec::new();
+        shape_items(kind, &mut r, |_, _| {}, &mut notes);
+        let notes = notes.into_iter().map(|n| (n.level, n.text)).collect();
+        (r.remove(kind.member()).unwrap_or(Value::Null), notes)
+    }
+
+    fn refused(list: &str, noun: &str, label: &str, reason: &str) -> (LineLevel, String) {
+        (
+            LineLevel::Warn,
+            format!("{list}: {noun} {label}: dropped, the 2025-11-25 schema refuses it: {reason}"),
+        )
+    }
+
+    #[test]
+    fn unambiguous_tool_repairs() {
+        let object = json!({"type": "object"});
+        let table = [
+            (json!({"name": "a"}), "a missing inputSchema"),
+            (
+                json!({"name": "a", "inputSchema": null}),
+                "a null inputSchema",
+            ),
+            (
+                json!({"name": "a", "inputSchema": true}),
+                "an inputSchema true",
+            ),
+            (json!({"name": "a", "inputSchema": {}}), "an inputSchema {}"),
+        ];
+        for (item, what) in table {
+            let (kept, notes) = shaped(ItemKind::Tool, json!([item]));
+            assert_eq!(
+                kept,
+                json!([{"name": "a", "inputSchema": object}]),
+                "{what}"
+            );
+            assert_eq!(
+                notes,
+                vec![(
+                    LineLevel::Debug,
+                    format!("tools/list: tool \"a\": {what} became {{\"type\": \"object\"}}")
+                )]
+            );
+        }
+    }
+
+    #[test]
+    fn null_optional_members_are_dropped_for_every_kind() {
+        let table = [
+            (
+                ItemKind::Tool,
+                json!({"name": "a", "inputSchema": {"type": "object"}, "annotations": null,
+                    "title": null, "description": null, "icons": null, "_meta": null,
+                    "outputSchema": null}),
+                json!({"name": "a", "inputSchema": {"type": "object"}}),
+                "tools/list: tool \"a\"",
+                6,
+            ),
+            (
+                ItemKind::Prompt,
+                json!({"name": "p", "arguments": null, "title": null}),
+                json!({"name": "p"}),
+                "prompts/list: prompt \"p\"",
+                2,
+            ),
+            (
+                ItemKind::Resource,
+                json!({"name": "r", "uri": "file:///r", "annotations": null, "size": null,
+                    "mimeType": null}),
+                json!({"name": "r", "uri": "file:///r"}),
+                "resources/list: resource \"r\"",
+                3,
+            ),
+            (
+                ItemKind::ResourceTemplate,
+                json!({"name": "t", "uriTemplate": "file:///{x}", "icons": null}),
+                json!({"name": "t", "uriTemplate": "file:///{x}"}),
+                "resources/templates/list: resource template \"t\"",
+                1,
+            ),
+        ];
+        for (kind, item, repaired, prefix, count) in table {
+            let (kept, notes) = shaped(kind, json!([item]));
+            assert_eq!(kept, json!([repaired]), "{kind:?}");
+            assert_eq!(notes.len(), count, "{kind:?}: {notes:?}");
+            for (level, text) in &notes {
+                assert_eq!(*level, LineLevel::Debug);
+                assert!(
+                    text.starts_with(&format!("{prefix}: dropped a null \"")),
+                    "{text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn items_that_2025_refuses_are_dropped_with_a_warning() {
+        let t = ("tools/list", "tool");
+        let table = [
+            (
+                ItemKind::Tool,
+                json!({"name": "t2", "inputSchema": {"type": "array"}}),
+                t,
+                "\"t2\"",
+                "/inputSchema/type: \"object\" was expected",
+            ),
+            (
+                ItemKind::Tool,
+                json!({"name": "t4", "inputSchema": {"type": ["object", "null"]}}),
+                t,
+                "\"t4\"",
+                "/inputSchema/type: value is not of type \"string\"",
+            ),
+            (
+                ItemKind::Tool,
+                json!({"name": "t10", "inputSchema": {"anyOf": [{"type": "object"}]}}),
+                t,
+                "\"t10\"",
+                "/inputSchema: \"type\" is a required property",
+            ),
+            (
+                ItemKind::Tool,
+                json!({"name": "f", "inputSchema": false}),
+                t,
+                "\"f\"",
+                "/inputSchema: value is not of type \"object\"",
+            ),
+            (
+                ItemKind::Tool,
+                json!({"inputSchema": {"type": "object"}}),
+                t,
+                "#0",
+                "/: \"name\" is a required property",
+            ),
+            (
+                ItemKind::Tool,
+                json!({"name": null, "inputSchema": {"type": "object"}}),
+                t,
+                "#0",
+                "/name: value is not of type \"string\"",
+            ),
+            (
+                ItemKind::Tool,
+                json!({"name": 7, "inputSchema": {"type": "object"}}),
+                t,
+                "#0",
+                "/name: value is not of type \"string\"",
+            ),
+            (
+                ItemKind::Tool,
+                json!({"name": "n", "inputSchema": {"type": "object"}, "title": 5}),
+                t,
+                "\"n\"",
+                "/title: value is not of type \"string\"",
+            ),
+            (
+                ItemKind::Tool,
+                json!(5),
+                t,
+                "#0",
+                "/: value is not of type \"object\"",
+            ),
+            (
+                ItemKind::Prompt,
+                json!({"name": "p", "arguments": [{}]}),
+                ("prompts/list", "prompt"),
+                "\"p\"",
+                "/arguments/0: \"name\" is a required property",
+            ),
+            (
+                ItemKind::Resource,
+                json!({"name": "r"}),
+                ("resources/list", "resource"),
+                "\"r\"",
+                "/: \"uri\" is a required property",
+            ),
+            (
+                ItemKind::ResourceTemplate,
+                json!({"name": "r", "uriTemplate": 3}),
+                ("resources/templates/list", "resource template"),
+                "\"r\"",
+                "/uriTemplate: value is not of type \"string\"",
+            ),
+        ];
+        for (kind, item, (list, noun), label, reason) in table {
+            let (kept, notes) = shaped(kind, json!([item]));
+            assert_eq!(kept, json!([]), "{item}");
+            assert_eq!(notes, vec![refused(list, noun, label, reason)], "{item}");
+        }
+    }
+
+    #[test]
+    fn valid_items_keep_their_order_around_dropped_ones() {
+        let good = |n: &str| json!({"name": n, "inputSchema": {"type": "object"}});
+        let items = json!([good("a"), {"name": "x", "inputSchema": {"type": "array"}}, good("b"),
+            {"inputSchema": {"type": "object"}}, {"name": "c", "inputSchema": true}, good("d")]);
+        let (kept, notes) = shaped(ItemKind::Tool, items);
+        assert_eq!(kept, json!([good("a"), good("b"), good("c"), good("d")]));
+        let warned: Vec<&str> = notes
+            .iter()
+            .filter(|(l, _)| *l == LineLevel::Warn)
+            .map(|(_, t)| t.as_str())
+            .collect();
+        assert_eq!(
+            warned,
+            vec![
+                "tools/list: tool \"x\": dropped, the 2025-11-25 schema refuses it: /inputSchema/type: \"object\" was expected",
+                "tools/list: tool #3: dropped, the 2025-11-25 schema refuses it: /: \"name\" is a required property",
+            ]
+        );
+        let (kept, notes) = shaped(ItemKind::Tool, json!([good("a"), good("b")]));
+        assert_eq!((kept, notes), (json!([good("a"), good("b")]), vec![]));
+    }
+
+    #[test]
+    fn a_result_without_an_item_array_is_left_alone() {
+        for value in [json!(null), json!({"a": 1}), json!("x")] {
+            let (kept, notes) = shaped(ItemKind::Prompt, value.clone());
+            assert_eq!((kept, notes), (value, vec![]));
+        }
+    }
+
+    #[test]
+    fn the_embedded_schema_compiles_for_every_kind() {
+        assert!(validators().iter().all(Option::is_some));
+        assert_eq!(
+            ItemKind::ALL.map(|k| k.check(&json!({})).is_err()),
+            [true; 4]
+        );
+    }
+
+    #[test]
+    fn a_long_reason_and_a_long_name_are_cut() {
+        let long = "k".repeat(3 * MAX_REASON_CHARS);
+        let item = json!({"name": long, "inputSchema": {"type": "object", "properties": {long.clone(): 5}}});
+        let (kept, notes) = shaped(ItemKind::Tool, json!([item]));
+        assert_eq!(kept, json!([]));
+        let prefix = format!(
+            "tools/list: tool \"{}…\": dropped, the 2025-11-25 schema refuses it: /inputSchema/properties/",
+            "k".repeat(MAX_LABEL_CHARS)
+        );
+        assert_eq!(notes.len(), 1);
+        let text = &notes[0].1;
+        assert!(text.starts_with(&prefix), "{text}");
+        assert_eq!(
+            text.chars().count(),
+            prefix.chars().count() - "/inputSchema/properties/".len() + MAX_REASON_CHARS
+        );
+    }
+}
