@@ -90,6 +90,14 @@ refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them 
   respond_raw {before, after} writes before + <this request's id> + after as one
                               line verbatim (the response, unchecked), then never
                               answers otherwise
+--bad-list-items appends list items that 2025-11-25 (and 2026-07-28) refuse, among items a
+client can repair, after the default ones (each tool answers \"ok\"):
+  tools: bad_input_true (inputSchema true), bad_array_root (inputSchema {\"type\":\"array\"}),
+    bad_input_null (inputSchema null), bad_nullable_root (type [\"object\",\"null\"]),
+    bad_any_of (inputSchema {\"anyOf\":[{\"type\":\"object\"}]}), bad_unnamed (listed
+    without name), bad_null_members (annotations, title, _meta null), bad_title (title 5)
+  prompts: bad_prompt_arguments (arguments [{}]), bad_prompt_null_title (title null)
+  resources: bad_resource_uri (uri 5, at example://bad)
 Resource templates (with --test-tools): example://moved/{id} answers -32602 with
   data.uri example://notes/{id}, another URI than the one read; example://gone/{id}
   asks for the roots (input_required), then answers -32602 with data.uri of the read.
@@ -130,6 +138,9 @@ struct Args {
     /// Add the misbehaving test tools (see above).
     #[arg(long)]
     test_tools: bool,
+    /// Add list items that the schemas refuse (see above).
+    #[arg(long)]
+    bad_list_items: bool,
     /// Wait this many milliseconds before answering server/discover.
     #[arg(long, value_name = "MS", default_value_t = 0)]
     discover_delay_ms: u64,
@@ -352,6 +363,9 @@ fn build(args: &Args) -> Server {
     builder = demo(builder);
     if args.test_tools {
         builder = test_tools(builder);
+    }
+    if args.bad_list_items {
+        builder = bad_list_items(builder);
     }
     builder.build()
 }
@@ -701,6 +715,42 @@ fn complete(params: &Value) -> Outcome {
     Outcome::Complete(json!({
         "completion": {"values": values, "total": values.len(), "hasMore": false}
     }))
+}
+
+// ---- list items that the schemas refuse (--bad-list-items) ---------------------------------
+
+/// Tools, prompts and a resource as servers in the wild list them: some a client can repair
+/// (an `inputSchema` that is `true` or `null`, `null` optional members), some it must drop.
+fn bad_list_items(builder: ServerBuilder) -> ServerBuilder {
+    let object = json!({"type": "object"});
+    let tools = [
+        ToolDef::new("bad_input_true", json!(true)),
+        ToolDef::new("bad_array_root", json!({"type": "array"})),
+        ToolDef::new("bad_input_null", Value::Null),
+        ToolDef::new("bad_nullable_root", json!({"type": ["object", "null"]})),
+        ToolDef::new("bad_any_of", json!({"anyOf": [{"type": "object"}]})),
+        ToolDef::new("bad_unnamed", object.clone()).listed_without_name(),
+        ToolDef::new("bad_null_members", object.clone())
+            .annotations(Value::Null)
+            .field("title", Value::Null)
+            .field("_meta", Value::Null),
+        ToolDef::new("bad_title", object).field("title", json!(5)),
+    ];
+    let mut builder = tools.into_iter().fold(builder, |b, def| {
+        add_tool(b, def, tool(|_, _| async move { Ok(Outcome::text("ok")) }))
+    });
+    for def in [
+        PromptDef::new("bad_prompt_arguments").field("arguments", json!([{}])),
+        PromptDef::new("bad_prompt_null_title").field("title", Value::Null),
+    ] {
+        builder = builder.prompt(def, |_, _| async move {
+            Ok(Outcome::Complete(json!({"messages": []})))
+        });
+    }
+    builder.resource(
+        ResourceDef::new("example://bad", "bad_resource_uri").field("uri", json!(5)),
+        |_, _| async move { Ok(Outcome::Complete(json!({"contents": []}))) },
+    )
 }
 
 // ---- misbehaving tools for the bridge's tests -----------------------------------------------

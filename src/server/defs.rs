@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 pub struct ToolDef {
     name: String,
     fields: Map<String, Value>,
+    listed_without_name: bool,
 }
 
 impl ToolDef {
@@ -23,7 +24,16 @@ impl ToolDef {
         Self {
             name: name.into(),
             fields,
+            listed_without_name: false,
         }
+    }
+
+    /// Lists the tool without its `name` member, which no schema admits: a misbehaving server
+    /// for clients' tests. Calls still reach the tool by its name.
+    #[must_use]
+    pub fn listed_without_name(mut self) -> Self {
+        self.listed_without_name = true;
+        self
     }
 
     /// Sets `title`.
@@ -63,6 +73,9 @@ impl ToolDef {
     }
 
     pub(crate) fn to_json(&self) -> Value {
+        if self.listed_without_name {
+            return Value::Object(self.fields.clone());
+        }
         with_name(&self.name, &self.fields)
     }
 }
