@@ -16,8 +16,9 @@
    initialize, then every case as a request, 64 in flight).
 3. Validates every frame the editor gets against src/protocol/schemas/schema-2025-11-25.json (the
    response envelope and the method's result definition, or the error response), and checks
-   that no valid result became an error, lists keep their length, no tool schema keeps a null
-   member at any depth, errors keep their code (-32042 becomes -32603, resource not found
+   that no valid result became an error, lists keep every valid item in order (a share of list
+   results also carries invalid items, BAD_ITEMS: the bridge repairs the unambiguous ones and
+   drops the others, exactly those), no tool schema keeps a null member at any depth, errors keep their code (-32042 becomes -32603, resource not found
    becomes -32002).
 
 Prints the seed (rerun a failure with --seed), the counts per method, each failure (the first
@@ -49,6 +50,8 @@ RECURSION_CAP = 3  # times one definition may nest in itself
 P_OPTIONAL = 0.45  # chance of each optional member
 P_ERROR = 0.08  # chance that a case is an upstream error
 P_NOT_FOUND = 0.05  # resources/read: chance of 2026's resource-not-found error
+P_BAD_ITEMS = 0.15  # list results: chance that invalid items are put among the valid ones
+MAX_BAD_ITEMS = 3  # invalid items put into one list result
 SHOWN_FAILURES = 10  # failures printed with their case and frame
 
 # Forwarded method -> (request params for case i, 2026-07-28 result def, 2025-11-25 result def,
@@ -424,6 +427,81 @@ class BridgeProcess:
             return self.proc.wait()
 
 
+# ---- invalid list items, as servers in the wild send them -----------------------------------
+# Each mutation turns a valid item into one that 2026-07-28 and 2025-11-25 both refuse, and says
+# what the bridge must do with it: "keep" (it repairs it: a null optional member, a tool's
+# missing/null/true inputSchema) or "drop" (no unambiguous repair). The bridge must keep every
+# valid item in its order, drop exactly the "drop" ones and keep the "keep" ones.
+ITEM_MEMBER = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
+               "resources/templates/list": "resourceTemplates"}
+ITEM_DEF = {"tools/list": "Tool", "prompts/list": "Prompt", "resources/list": "Resource",
+            "resources/templates/list": "ResourceTemplate"}
+
+
+def _set(key, value):
+    return lambda item: {**item, key: value}
+
+
+def _without(key):
+    return lambda item: {k: v for k, v in item.items() if k != key}
+
+
+BAD_ITEMS = {
+    "Tool": [
+        ("drop", _set("inputSchema", {"type": "array"})),
+        ("drop", _set("inputSchema", {"type": ["object", "null"]})),
+        ("drop", _set("inputSchema", {"anyOf": [{"type": "object"}]})),
+        ("drop", _set("inputSchema", False)),
+        ("drop", _without("name")),
+        ("drop", _set("name", 5)),
+        ("drop", _set("title", 5)),
+        ("drop", _set("annotations", "x")),
+        ("keep", _set("inputSchema", True)),
+        ("keep", _set("inputSchema", None)),
+        ("keep", _without("inputSchema")),
+        ("keep", _set("annotations", None)),
+        ("keep", _set("title", None)),
+        ("keep", _set("_meta", None)),
+    ],
+    "Prompt": [
+        ("drop", _without("name")),
+        ("drop", _set("arguments", [{}])),
+        ("drop", _set("title", 5)),
+        ("keep", _set("description", None)),
+        ("keep", _set("icons", None)),
+    ],
+    "Resource": [
+        ("drop", _without("uri")),
+        ("drop", _set("uri", 5)),
+        ("drop", _set("size", "big")),
+        ("keep", _set("annotations", None)),
+        ("keep", _set("mimeType", None)),
+    ],
+    "ResourceTemplate": [
+        ("drop", _without("uriTemplate")),
+        ("drop", _set("uriTemplate", 3)),
+        ("drop", _without("name")),
+        ("keep", _set("title", None)),
+        ("keep", _set("_meta", None)),
+    ],
+}
+
+
+def add_bad_items(gen, method, result, rng):
+    """Puts 1..MAX_BAD_ITEMS invalid items (mutations of freshly generated valid items) at
+    random places of a list result; returns for each item of the list whether the editor must
+    get it (True for the valid items and the repairable ones)."""
+    items = result[ITEM_MEMBER[method]]
+    expect = [True] * len(items)
+    for _ in range(rng.randint(1, MAX_BAD_ITEMS)):
+        base = gen.value(REF(ITEM_DEF[method]))
+        outcome, mutate = rng.choice(BAD_ITEMS[ITEM_DEF[method]])
+        at = rng.randint(0, len(items))
+        items.insert(at, mutate(base))
+        expect.insert(at, outcome == "keep")
+    return expect
+
+
 def make_cases(gen, v2026, counts, rng):
     """cases[method] = list of {"result"} | {"error"} | {"notFound"}; also the generator's
     failures (cases not valid under 2026-07-28)."""
@@ -441,6 +519,9 @@ def make_cases(gen, v2026, counts, rng):
             else:
                 case = {"result": gen.value(REF(result_def))}
                 problems = errors_of(v2026[result_def], case["result"])
+                # After the check: the bad items are invalid 2026-07-28 on purpose.
+                if method in ITEM_MEMBER and rng.random() < P_BAD_ITEMS:
+                    case["expect"] = add_bad_items(gen, method, case["result"], rng)
             if problems:
                 bad.append((method, i, case, problems))
             out.append(case)
@@ -461,9 +542,16 @@ def check_frame(method, i, case, frame, v2025, params):
             faults.append("a valid 2026-07-28 result reached the editor as an error")
             return faults
         member = METHODS[method][2]
-        if member and len(frame["result"].get(member, [])) != len(case["result"][member]):
-            faults.append(f"{member}: {len(case['result'][member])} sent, "
-                          f"{len(frame['result'].get(member, []))} arrived")
+        if member:
+            sent = case["result"][member]
+            expect = case.get("expect", [True] * len(sent))
+            kept = [item for item, keep in zip(sent, expect) if keep]
+            got = frame["result"].get(member, [])
+            if len(got) != len(kept):
+                faults.append(f"{member}: {len(sent)} sent, {len(kept)} expected "
+                              f"({len(sent) - len(kept)} to drop), {len(got)} arrived")
+            elif [i.get("name") for i in got] != [i.get("name") for i in kept]:
+                faults.append(f"{member}: the names of the kept items differ or moved")
         if method == "tools/list":
             for t, tool in enumerate(frame["result"].get("tools", [])):
                 for member_name in ("inputSchema", "outputSchema"):
