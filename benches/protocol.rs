@@ -6,6 +6,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use mcp_bridge::protocol::framing::{Frame, FrameCodec};
 use mcp_bridge::protocol::jsonrpc::{self, MAX_CLIENT_DEPTH, MAX_UPSTREAM_DEPTH};
 use mcp_bridge::protocol::legacy::Forwarded;
+use mcp_bridge::protocol::list_items::ItemKind;
 use mcp_bridge::protocol::modern::RequestMeta;
 use mcp_bridge::protocol::translate;
 use serde_json::json;
@@ -173,6 +174,40 @@ fn benches(c: &mut Criterion) {
             })
         },
     );
+
+    // A valid tools/list of 50 tools as servers write them: the cost of the 2025-11-25 check of
+    // each item (list_items) against the whole shaping, and one check alone.
+    let tool = json!({"name": "search_files", "title": "Search files",
+        "description": "Searches the files of the workspace for a pattern.",
+        "inputSchema": {"type": "object", "properties": {
+            "pattern": {"type": "string", "description": "A regular expression"},
+            "paths": {"type": "array", "items": {"type": "string"}},
+            "max_results": {"type": "integer", "minimum": 1}},
+            "required": ["pattern"]},
+        "annotations": {"readOnlyHint": true}});
+    let tools: Vec<serde_json::Value> = (0..50)
+        .map(|i| {
+            let mut t = tool.clone();
+            t["name"] = json!(format!("tool_{i}"));
+            t
+        })
+        .collect();
+    let list = json!({"resultType": "complete", "tools": tools});
+    let _ = ItemKind::Tool.check(&tool); // compiles the schema before the measurement
+    c.bench_function("tools/list of 50 tools: shape_result", |b| {
+        b.iter(|| {
+            let mut notes = Vec::new();
+            let shaped =
+                translate::shape_result(Forwarded::ToolsList, black_box(list.clone()), &mut notes);
+            black_box(shaped.is_ok())
+        })
+    });
+    c.bench_function("tools/list of 50 tools: clone only", |b| {
+        b.iter(|| black_box(black_box(&list).clone()))
+    });
+    c.bench_function("one tool: 2025-11-25 check (list_items)", |b| {
+        b.iter(|| black_box(ItemKind::Tool.check(black_box(&tool)).is_ok()))
+    });
 }
 
 criterion_group!(protocol, benches);
