@@ -10,7 +10,9 @@
    (tests/schemas/schema-2026-07-28.json) for each forwarded method, plus upstream errors, with
    a seeded generator driven by the schema itself (see Generator). Every generated result is
    checked against its 2026-07-28 definition with `jsonschema` before use; one that is not
-   valid is a failure of the generator (the inputs stay what a real server may send).
+   valid is a failure of the generator (the inputs stay what a real server may send). After
+   that check, a share of list results (P_BAD_ITEMS) gets invalid items put among the valid
+   ones (BAD_ITEMS: what servers in the wild send, refused by both revisions).
 2. Starts the real bridge in front of fuzz_upstream.py, which answers each request with the
    generated case the request names, and talks to the bridge as the editor (2025-11-25
    initialize, then every case as a request, 64 in flight).
