@@ -415,7 +415,13 @@ impl Bridge {
 
     /// Waits until the bridge's stderr has a line containing `text`.
     pub fn wait_stderr(&self, text: &str) {
-        let end = Instant::now() + RECV_TIMEOUT;
+        self.wait_stderr_within(text, RECV_TIMEOUT);
+    }
+
+    /// Waits at most `limit` until the bridge's stderr has a line containing `text` (for an
+    /// event behind a backlog whose size the test chose, which a busy machine drains slowly).
+    pub fn wait_stderr_within(&self, text: &str, limit: Duration) {
+        let end = Instant::now() + limit;
         while !self.stderr_text().contains(text) {
             assert!(
                 Instant::now() < end,
