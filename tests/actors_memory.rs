@@ -3,13 +3,9 @@
 //! with everything written toward the editor captured from its `Writer`.
 
 use actix::prelude::*;
-use mcp_bridge::actors::frontend::messages::FromUpstream;
-use mcp_bridge::actors::link::{ActorStats, Link};
-use mcp_bridge::actors::supervisor::messages::{ActorEnded, UpstreamGone};
+use mcp_bridge::actors::link::ActorStats;
 use mcp_bridge::actors::supervisor::{self, Hooks};
-use mcp_bridge::actors::upstream::{
-    Call, Cancel, CancelReason, Close, Connect, Reply, Upstream, UpstreamOut,
-};
+use mcp_bridge::actors::upstream::{Call, Cancel, CancelReason, Close, Connect, Reply, Upstream};
 use mcp_bridge::config::{BridgeConfig, Timeouts};
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
@@ -21,6 +17,10 @@ use serde_json::{Map, Value, json};
 use std::io::Write;
 use std::time::Duration;
 use tokio::sync::mpsc;
+
+#[path = "common/collector.rs"]
+mod collector;
+use collector::collector;
 
 /// How long a test waits for one event before it fails (a busy machine is slow, never this).
 const DEADLINE: Duration = Duration::from_secs(20);
@@ -293,45 +293,6 @@ async fn the_end_of_input_cancels_upstream_work_and_closes_the_editor_output() {
     // No response for the held call; the server sees the end of its input and drops it.
     assert_eq!(editor.recv().await, None);
     assert_eq!(next_drop(&mut dropped).await, Some("dropped"));
-}
-
-/// Collects what the Upstream actor tells the Frontend.
-struct Collector(mpsc::UnboundedSender<String>);
-
-impl Actor for Collector {
-    type Context = Context<Self>;
-}
-
-impl Handler<FromUpstream> for Collector {
-    type Result = ();
-    fn handle(&mut self, m: FromUpstream, _: &mut Context<Self>) {
-        let _ = self.0.send(format!("{m:?}"));
-    }
-}
-
-impl Handler<UpstreamGone> for Collector {
-    type Result = ();
-    fn handle(&mut self, m: UpstreamGone, _: &mut Context<Self>) {
-        let _ = self.0.send(format!("{m:?}"));
-    }
-}
-
-impl Handler<ActorEnded> for Collector {
-    type Result = ();
-    fn handle(&mut self, _: ActorEnded, _: &mut Context<Self>) {}
-}
-
-mcp_bridge::counted_handlers!(Collector: FromUpstream, UpstreamGone, ActorEnded);
-
-/// The links of an Upstream to a Collector that sends what it gets to `tx`.
-fn collector(tx: mpsc::UnboundedSender<String>) -> UpstreamOut {
-    let collector = Collector(tx).start();
-    let stats = ActorStats::new("collector");
-    UpstreamOut {
-        frontend: Link::new(&collector, &stats),
-        gone: Link::new(&collector, &stats),
-        ended: Link::new(&collector, &stats),
-    }
 }
 
 fn modern_params(tool: &str, arguments: Value) -> Value {

@@ -5,11 +5,9 @@
 use actix::prelude::*;
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
-use mcp_bridge::actors::frontend::messages::FromUpstream;
-use mcp_bridge::actors::link::{ActorStats, Link};
-use mcp_bridge::actors::supervisor::messages::{ActorEnded, UpstreamGone};
+use mcp_bridge::actors::link::ActorStats;
 use mcp_bridge::actors::upstream::{
-    Answer, Call, Cancel, CancelReason, Close, Connect, Reply, Upstream, UpstreamOut,
+    Answer, Call, Cancel, CancelReason, Close, Connect, Reply, Upstream,
 };
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
@@ -22,6 +20,10 @@ use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
+
+#[path = "common/collector.rs"]
+mod collector;
+use collector::collector;
 
 /// How long a test waits for one event before it fails.
 const DEADLINE: Duration = Duration::from_secs(20);
@@ -56,44 +58,6 @@ impl Transport for Scripted {
     }
     fn kill(self: Box<Self>) -> LocalBoxFuture<'static, ()> {
         Box::pin(async {})
-    }
-}
-
-struct Collector(mpsc::UnboundedSender<String>);
-
-impl Actor for Collector {
-    type Context = Context<Self>;
-}
-
-impl Handler<FromUpstream> for Collector {
-    type Result = ();
-    fn handle(&mut self, m: FromUpstream, _: &mut Context<Self>) {
-        let _ = self.0.send(format!("{m:?}"));
-    }
-}
-
-impl Handler<UpstreamGone> for Collector {
-    type Result = ();
-    fn handle(&mut self, m: UpstreamGone, _: &mut Context<Self>) {
-        let _ = self.0.send(format!("{m:?}"));
-    }
-}
-
-impl Handler<ActorEnded> for Collector {
-    type Result = ();
-    fn handle(&mut self, _: ActorEnded, _: &mut Context<Self>) {}
-}
-
-mcp_bridge::counted_handlers!(Collector: FromUpstream, UpstreamGone, ActorEnded);
-
-/// The links of an Upstream to a Collector that sends what it gets to `tx`.
-fn collector(tx: mpsc::UnboundedSender<String>) -> UpstreamOut {
-    let collector = Collector(tx).start();
-    let stats = ActorStats::new("collector");
-    UpstreamOut {
-        frontend: Link::new(&collector, &stats),
-        gone: Link::new(&collector, &stats),
-        ended: Link::new(&collector, &stats),
     }
 }
 
