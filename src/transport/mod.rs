@@ -11,5 +11,6 @@ pub mod lines;
 pub mod memory;
 pub mod program;
 pub mod stdio;
+pub mod token;
 pub mod upstream;
 pub mod writer;
