@@ -10,7 +10,7 @@ pub mod messages;
 
 use actix::prelude::*;
 use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -24,11 +24,12 @@ use super::slots::{
     LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
 };
 use super::supervisor::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener};
-use super::upstream::{self, Reply, UpstreamLinks};
+use super::upstream::{self, Relay, Reply, UpstreamLinks};
 use crate::config::BridgeConfig;
 use crate::log::limits;
 use crate::profile::REQUEST_ID_PREFIX;
-use crate::protocol::errors::{Cause, ErrorCode, ErrorObject};
+use crate::protocol::era::{self, Era, LegacySign, ProbeAnswer};
+use crate::protocol::errors::{Cause, ErrorObject};
 use crate::protocol::framing::Frame;
 use crate::protocol::input::Answer;
 use crate::protocol::jsonrpc::{self, Id, MAX_CLIENT_DEPTH, Message, ParseError};
@@ -38,17 +39,36 @@ use crate::protocol::legacy::{
 use crate::protocol::methods;
 use crate::protocol::modern::{self, Discovered, RequestMeta, UpstreamNotification};
 use crate::protocol::notify::Declared;
+use crate::protocol::passthrough::{self, Kind};
 use crate::protocol::relay;
 use crate::protocol::translate::{self, ReplyMask};
 use crate::transport::writer::{Delivery, Writer};
 
 /// The lifecycle of the connection (2025-11-25 lifecycle; the reference's state table).
+/// `PassThrough` replaces `Ready` when the upstream is a legacy server (`protocol::era`):
+/// the 2025-11-25 protocol passes through unchanged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lifecycle {
     AwaitingInitialize,
     Initializing,
     Ready,
+    PassThrough,
     Closing,
+}
+
+/// Frames of the editor held while the era of the upstream is being decided (after its
+/// `initialize`, before the answer), at most this many; beyond it a frame is handled at once,
+/// as before the era was known (a request gets `not_initialized`).
+pub const MAX_HELD_FRAMES: usize = 256;
+/// Bytes of the frames held while the era is being decided, at most (see [`MAX_HELD_FRAMES`]).
+pub const MAX_HELD_BYTES: usize = 16 * 1024 * 1024;
+
+/// How the probe of `initialize` ended well: a modern server (its discover result and the
+/// `_meta` of later requests), or a legacy one (the sign, and the editor's `initialize` as it
+/// came, to pass through).
+enum Probed {
+    Modern(Box<(Discovered, RequestMeta)>),
+    Legacy(LegacySign, Value),
 }
 
 /// What the bridge honours of the discovered capabilities: the Listener keeps a listen
@@ -80,6 +100,11 @@ pub struct Frontend {
     listen: Option<listen::ListenSide>,
     /// Ids of `resources/subscribe`/`unsubscribe` requests not answered yet.
     open_changes: HashSet<Id>,
+    /// Pass-through: the editor's requests sent upstream and not answered yet.
+    relayed: HashMap<Id, Instant>,
+    /// The editor's frames that arrived while the era was being decided, in order.
+    held: VecDeque<Frame>,
+    held_bytes: usize,
 }
 
 /// The links of the Frontend to the Supervisor.
@@ -156,6 +181,9 @@ impl Frontend {
             declared: Declared::default(),
             listen: None,
             open_changes: HashSet::new(),
+            relayed: HashMap::new(),
+            held: VecDeque::new(),
+            held_bytes: 0,
         }
     }
 
@@ -207,8 +235,11 @@ impl Frontend {
     }
 
     fn on_frame(&mut self, frame: Frame, ctx: &mut Context<Self>) {
-        let parsed = match frame {
-            Frame::Line(line) => jsonrpc::parse(&line, MAX_CLIENT_DEPTH),
+        if self.state == Lifecycle::Initializing && self.hold(&frame) {
+            return;
+        }
+        let line = match frame {
+            Frame::Line(line) => line,
             Frame::TooLong { len_bytes, id, .. } => {
                 if limits::EDITOR_LINE_TOO_LONG.allow() {
                     tracing::warn!(target: "frontend", "a line of {len_bytes} bytes is over the limit of {} bytes", self.config.max_line_bytes);
@@ -221,6 +252,10 @@ impl Frontend {
                 return;
             }
         };
+        if self.state == Lifecycle::PassThrough {
+            return self.relay_from_editor(&line);
+        }
+        let parsed = jsonrpc::parse(&line, MAX_CLIENT_DEPTH);
         match parsed {
             Ok(Message::Request { id, method, params }) => {
                 self.on_request(id, EditorRequest::from_request(method, params), ctx)
@@ -235,15 +270,134 @@ impl Frontend {
                 // A bad line with the id of a request of the bridge answers that request.
                 self.resolve(e.id().cloned(), Answer::Invalid);
             }
-            Err(e) => {
-                let (cause, detail) = match &e {
-                    ParseError::NotJson { .. } => (Cause::ParseError, None),
-                    ParseError::TooDeep { .. } => (Cause::TooDeep, Some(json!(MAX_CLIENT_DEPTH))),
-                    ParseError::Shape { .. } => (Cause::InvalidRequestShape, None),
-                };
-                tracing::debug!(target: "frontend", "bad line from the client: {}", cause.name());
-                self.reply_error(e.id(), cause, detail);
+            Err(e) => self.reply_bad_line(&e),
+        }
+    }
+
+    fn reply_bad_line(&self, e: &ParseError) {
+        let (cause, detail) = match e {
+            ParseError::NotJson { .. } => (Cause::ParseError, None),
+            ParseError::TooDeep { .. } => (Cause::TooDeep, Some(json!(MAX_CLIENT_DEPTH))),
+            ParseError::Shape { .. } => (Cause::InvalidRequestShape, None),
+        };
+        tracing::debug!(target: "frontend", "bad line from the client: {}", cause.name());
+        self.reply_error(e.id(), cause, detail);
+    }
+
+    /// While the era is being decided: holds a frame that depends on it (everything but a
+    /// `ping`, a `notifications/cancelled` and a bad line, which are handled at once), so that
+    /// what the editor pipelined after its `initialize` reaches a legacy upstream after the
+    /// `initialize`, in order. False when the frame is to be handled now.
+    fn hold(&mut self, frame: &Frame) -> bool {
+        let Frame::Line(line) = frame else {
+            return false;
+        };
+        let now = match jsonrpc::parse(line, MAX_CLIENT_DEPTH) {
+            Ok(Message::Request { method, params, .. }) => {
+                matches!(
+                    EditorRequest::from_request(method, params),
+                    EditorRequest::Ping
+                )
             }
+            Ok(Message::Notification { method, params }) => matches!(
+                EditorNotification::from_notification(method, params.as_ref()),
+                EditorNotification::Cancelled { .. }
+            ),
+            Ok(_) => false,
+            Err(_) => true,
+        };
+        if now
+            || self.held.len() >= MAX_HELD_FRAMES
+            || self.held_bytes + line.len() > MAX_HELD_BYTES
+        {
+            return false;
+        }
+        self.held_bytes += line.len();
+        self.held.push_back(frame.clone());
+        true
+    }
+
+    /// Handles the frames held while the era was being decided, in order, in the state the
+    /// decision left.
+    /// A held `initialize` that starts a new probe (the first one failed) stops the replay:
+    /// what follows it stays held for that probe.
+    fn replay_held(&mut self, ctx: &mut Context<Self>) {
+        while self.state != Lifecycle::Initializing
+            && let Some(frame) = self.held.pop_front()
+        {
+            if let Frame::Line(line) = &frame {
+                self.held_bytes = self.held_bytes.saturating_sub(line.len());
+            }
+            self.on_frame(frame, ctx);
+        }
+    }
+
+    /// Pass-through: one line of the editor to the upstream as it came. The bridge still
+    /// answers a bad line, a duplicate id and a request over the in-flight limit itself.
+    fn relay_from_editor(&mut self, line: &[u8]) {
+        let (message, kind) = match passthrough::read(line, MAX_CLIENT_DEPTH) {
+            Ok(read) => read,
+            Err(e) => return self.reply_bad_line(&e),
+        };
+        let (delivery, cancels) = match kind {
+            Kind::Request(id) => {
+                if self.relayed.contains_key(&id) {
+                    return self.reply_error(Some(&id), Cause::DuplicateId, None);
+                }
+                if self.relayed.len() >= self.config.max_in_flight {
+                    return self.reply_error(
+                        Some(&id),
+                        Cause::TooManyRequests,
+                        Some(json!(self.config.max_in_flight)),
+                    );
+                }
+                self.relayed.insert(id.clone(), Instant::now());
+                (Delivery::Request(id), None)
+            }
+            Kind::Notification(method) => {
+                let cancels =
+                    match EditorNotification::from_notification(method, message.get("params")) {
+                        EditorNotification::Cancelled {
+                            request_id: Some(id),
+                            ..
+                        } => self.relayed.remove(&id).map(|_| id),
+                        _ => None,
+                    };
+                (Delivery::Always, cancels)
+            }
+            Kind::Response(_) => (Delivery::Always, None),
+        };
+        self.upstream.relay.do_send(Relay {
+            message,
+            delivery,
+            cancels,
+        });
+    }
+
+    /// Pass-through: one message of the upstream to the editor as it came. A response goes
+    /// out only while its request is in flight (never after the editor cancelled it, never
+    /// twice); progress and log messages are dropped and counted when the queue toward the
+    /// editor is over its notification bound; everything else is never dropped.
+    fn relay_to_editor(&mut self, message: Value, kind: Kind) {
+        match kind {
+            Kind::Response(Some(id)) => match self.relayed.remove(&id) {
+                Some(started) => {
+                    tracing::debug!(target: "frontend", "id={id} answered in pass-through time_ms={:.3}",
+                        started.elapsed().as_secs_f64() * 1e3);
+                    self.write(&message);
+                }
+                None => {
+                    tracing::debug!(target: "frontend", "dropped a response of the upstream for id {id}, not in flight");
+                }
+            },
+            Kind::Response(None) => {
+                tracing::debug!(target: "frontend", "dropped a response of the upstream without a usable id");
+            }
+            Kind::Request(_) => self.write(&message),
+            Kind::Notification(method) if passthrough::droppable(&method) => {
+                self.write_notification(&message)
+            }
+            Kind::Notification(_) => self.write(&message),
         }
     }
 
@@ -330,6 +484,7 @@ impl Frontend {
                 if self.cancel_slot(&id, ctx) || self.open_changes.remove(&id) {
                     tracing::debug!(target: "frontend", "the client cancelled request {id}");
                 }
+                self.replay_held(ctx);
             }
             EditorNotification::Initialized => {
                 if self.state == Lifecycle::Ready {
@@ -436,6 +591,7 @@ impl Frontend {
             return;
         }
         self.state = Lifecycle::Initializing;
+        let request = jsonrpc::request(&id, methods::INITIALIZE, params.unwrap_or_default());
         self.editor_capabilities = Arc::new(p.capabilities);
         let meta = self.current_meta();
         let upstream = self.upstream.clone();
@@ -458,42 +614,47 @@ impl Frontend {
                 reason,
             )
             .await;
-            match reply {
-                Ok(Reply::Result(v)) => modern::read_discover(&v)
-                    .map(|d| (d, meta))
-                    .map_err(|e| Cause::DiscoverFailed.error(Some(json!(e.to_string())))),
-                Ok(Reply::Error(e)) => {
-                    let mut error = Cause::DiscoverFailed.error(e.get("message").cloned());
-                    if let Some(code) = e.get("code").and_then(Value::as_i64) {
-                        error.code = ErrorCode(code);
-                    }
-                    Err(error)
-                }
-                Ok(Reply::Closed) => Err(Cause::UpstreamExited.error(None)),
-                Ok(Reply::Busy) => Err(Cause::UpstreamBusy.error(None)),
-                Ok(Reply::Invalid) => Err(Cause::DiscoverFailed
-                    .error(Some(json!("the upstream sent an invalid response")))),
-                Err(timed_out @ TimedOut { .. }) => {
-                    Err(Cause::DiscoverFailed.error(Some(json!(timed_out.to_string()))))
-                }
+            let answer = match &reply {
+                Ok(Reply::Result(v)) => ProbeAnswer::Result(v),
+                Ok(Reply::Error(e)) => ProbeAnswer::Error(e),
+                Ok(Reply::Closed) => ProbeAnswer::Closed,
+                Ok(Reply::Busy) => ProbeAnswer::Busy,
+                Ok(Reply::Invalid) => ProbeAnswer::Invalid,
+                Err(TimedOut { .. }) => ProbeAnswer::NoReply,
+            };
+            match era::decide(answer) {
+                Era::Modern(d) => Ok(Probed::Modern(Box::new((d, meta)))),
+                Era::Legacy(sign) => Ok(Probed::Legacy(sign, request)),
+                Era::Error(e) => Err(e),
             }
         };
         let slot_id = id.clone();
-        let h = ctx.spawn(
-            fut.into_actor(self)
-                .map(move |res, act, _ctx| act.initialize_done(slot_id, res)),
-        );
+        let h = ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
+            act.initialize_done(slot_id, res);
+            act.replay_held(ctx);
+        }));
         if let Some(s) = self.slots.get_mut(&id) {
             s.handle = Some(h);
         }
     }
 
-    fn initialize_done(&mut self, id: Id, res: Result<(Discovered, RequestMeta), ErrorObject>) {
+    fn initialize_done(&mut self, id: Id, res: Result<Probed, ErrorObject>) {
         if self.finish_slot(&id, res.is_ok()).is_none() {
             return;
         }
         match res {
-            Ok((d, meta)) => {
+            Ok(Probed::Legacy(sign, request)) => {
+                self.state = Lifecycle::PassThrough;
+                tracing::info!(target: "frontend", "the upstream server speaks 2025-11-25 or earlier ({sign}): passing the 2025-11-25 protocol through unchanged");
+                self.relayed.insert(id.clone(), Instant::now());
+                self.upstream.relay.do_send(Relay {
+                    message: request,
+                    delivery: Delivery::Request(id),
+                    cancels: None,
+                });
+            }
+            Ok(Probed::Modern(modern)) => {
+                let (d, meta) = *modern;
                 self.state = Lifecycle::Ready;
                 self.meta = Some(meta);
                 tracing::info!(target: "frontend", "the upstream server is ready (protocol {})", d.protocol_version);
@@ -650,6 +811,17 @@ impl Handler<FromUpstream> for Frontend {
             FromUpstream::Notification { method, params } => self
                 .on_upstream_notification(UpstreamNotification::from_notification(method, params)),
             FromUpstream::ListenEnded { id, reply } => self.on_listen_ended(id, reply),
+            FromUpstream::Relayed { message, kind } => self.relay_to_editor(message, kind),
+            FromUpstream::RelayFailed { id, reply } => {
+                if self.relayed.remove(&id).is_some() {
+                    let cause = match reply {
+                        Reply::Busy => Cause::UpstreamBusy,
+                        Reply::Invalid => Cause::InvalidResponse,
+                        _ => Cause::UpstreamExited,
+                    };
+                    self.reply_error(Some(&id), cause, None);
+                }
+            }
         }
     }
 }
@@ -657,7 +829,7 @@ impl Handler<FromUpstream> for Frontend {
 impl Handler<UpstreamLost> for Frontend {
     type Result = bool;
     fn handle(&mut self, UpstreamLost { status }: UpstreamLost, ctx: &mut Context<Self>) -> bool {
-        if self.state != Lifecycle::Ready {
+        if !matches!(self.state, Lifecycle::Ready | Lifecycle::PassThrough) {
             tracing::warn!(target: "upstream", "the upstream server exited ({status})");
             return false;
         }
@@ -668,6 +840,9 @@ impl Handler<UpstreamLost> for Frontend {
             if self.cancel_slot(&id, ctx) {
                 self.reply_error(Some(&id), Cause::UpstreamExited, None);
             }
+        }
+        for (id, _) in std::mem::take(&mut self.relayed) {
+            self.reply_error(Some(&id), Cause::UpstreamExited, None);
         }
         true
     }
@@ -681,6 +856,10 @@ impl Handler<Quiesce> for Frontend {
         for id in ids {
             self.cancel_slot(&id, ctx);
         }
+        // Pass-through: the editor's requests in flight end with the input, unanswered.
+        self.relayed.clear();
+        self.held.clear();
+        self.held_bytes = 0;
     }
 }
 

@@ -22,6 +22,7 @@ use super::supervisor::messages::{ActorEnded, UpstreamGone};
 use crate::log::limits;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message, ParseError};
+use crate::protocol::passthrough::{self, Kind};
 use crate::protocol::{modern, notify};
 use crate::transport::program::SpawnError;
 use crate::transport::upstream::{
@@ -66,6 +67,9 @@ pub struct Upstream {
     next_id: i64,
     pending: HashMap<Id, Pending>,
     listens: HashSet<Id>,
+    /// Pass-through (a legacy upstream, from the first [`Relay`] until the next transport):
+    /// the upstream's messages go to the Frontend as they came, not through the correlation.
+    passthrough: bool,
 }
 
 impl Upstream {
@@ -91,6 +95,7 @@ impl Upstream {
             next_id: 0,
             pending: HashMap::new(),
             listens: HashSet::new(),
+            passthrough: false,
         }
     }
 
@@ -135,7 +140,46 @@ impl Upstream {
         });
     }
 
+    /// Pass-through: one frame of the upstream to the Frontend as it came. A frame that is not
+    /// a JSON-RPC message gets the warning of the correlation mode, and the editor's request
+    /// it names, if any, gets `invalid_response` from the Frontend.
+    fn relay_frame(&mut self, frame: Frame) {
+        let read = match &frame {
+            Frame::Line(l) => passthrough::read(l, MAX_UPSTREAM_DEPTH),
+            Frame::TooLong { id, len_bytes, .. } => {
+                if limits::UPSTREAM_LINE_TOO_LONG.allow() {
+                    tracing::warn!(target: "upstream", "the upstream sent a line of {len_bytes} bytes, over the limit of {} bytes", self.max_line_bytes);
+                }
+                Err(ParseError::NotJson { id: id.clone() })
+            }
+        };
+        match read {
+            Ok((_, Kind::Response(Some(id)))) if self.pending.contains_key(&id) => {
+                // Never today: the bridge sends no request of its own in pass-through.
+                tracing::debug!(target: "upstream", "dropped a response to the bridge's own id {id} in pass-through");
+            }
+            Ok((message, kind)) => self
+                .out
+                .frontend
+                .do_send(FromUpstream::Relayed { message, kind }),
+            Err(e) => {
+                if limits::UPSTREAM_NOT_JSONRPC.allow() {
+                    tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message");
+                }
+                if let Some(id) = e.id().cloned() {
+                    self.out.frontend.do_send(FromUpstream::RelayFailed {
+                        id,
+                        reply: Reply::Invalid,
+                    });
+                }
+            }
+        }
+    }
+
     fn on_frame(&mut self, frame: Frame) {
+        if self.passthrough {
+            return self.relay_frame(frame);
+        }
         let parsed = match &frame {
             Frame::Line(l) => jsonrpc::parse(l, MAX_UPSTREAM_DEPTH),
             Frame::TooLong { id, len_bytes, .. } => {
@@ -241,6 +285,7 @@ pub struct UpstreamLinks {
     pub call: Link<Call>,
     pub cancel: Link<Cancel>,
     pub listen: Link<Listen>,
+    pub relay: Link<Relay>,
     pub disconnect: Link<Disconnect>,
     pub close: Link<Close>,
 }
@@ -254,12 +299,14 @@ impl UpstreamLinks {
             + Handler<Counted<Call>>
             + Handler<Counted<Cancel>>
             + Handler<Counted<Listen>>
+            + Handler<Counted<Relay>>
             + Handler<Counted<Disconnect>>
             + Handler<Counted<Close>>,
         A::Context: ToEnvelope<A, Counted<Connect>>
             + ToEnvelope<A, Counted<Call>>
             + ToEnvelope<A, Counted<Cancel>>
             + ToEnvelope<A, Counted<Listen>>
+            + ToEnvelope<A, Counted<Relay>>
             + ToEnvelope<A, Counted<Disconnect>>
             + ToEnvelope<A, Counted<Close>>,
     {
@@ -268,13 +315,14 @@ impl UpstreamLinks {
             call: Link::new(addr, stats),
             cancel: Link::new(addr, stats),
             listen: Link::new(addr, stats),
+            relay: Link::new(addr, stats),
             disconnect: Link::new(addr, stats),
             close: Link::new(addr, stats),
         }
     }
 }
 
-crate::counted_handlers!(Upstream: Connect, Call, Cancel, Listen, Disconnect, Close);
+crate::counted_handlers!(Upstream: Connect, Call, Cancel, Listen, Relay, Disconnect, Close);
 
 /// An event of the transport, tagged with its generation so that the events of an earlier
 /// transport are ignored.
@@ -328,6 +376,7 @@ impl Handler<Connect> for Upstream {
             },
         )?;
         self.generation += 1;
+        self.passthrough = false;
         let generation = self.generation;
         ctx.add_stream(opened.events.map(move |e| TransportEvent(generation, e)));
         self.conn = Some(Conn {
@@ -521,6 +570,59 @@ impl Handler<Listen> for Upstream {
         tracing::debug!(target: "upstream", "id={} method={} outcome=sent", m.id, notify::LISTEN_METHOD);
         self.listens.insert(m.id);
         true
+    }
+}
+
+/// Pass-through (a legacy upstream, `protocol::era`): send one message of the editor as it
+/// came. The first `Relay` puts the actor in pass-through until the next transport: from then
+/// on every frame of the upstream goes to the Frontend as [`FromUpstream::Relayed`].
+///
+/// `delivery` is [`Delivery::Request`] for a request of the editor (refused when the queue
+/// toward the upstream is full: the Frontend gets [`FromUpstream::RelayFailed`] with
+/// [`Reply::Busy`]; no transport: [`Reply::Closed`]), [`Delivery::Always`] for the rest.
+/// `cancels` names the request an editor's `notifications/cancelled` is about: when none of
+/// that request's bytes was written it is taken out of the queue and the notification is not
+/// sent either (the upstream never saw the request); when the transport carried the cancel
+/// itself, nothing is sent.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Relay {
+    /// The message, as the editor wrote it.
+    pub message: Value,
+    /// How it is queued.
+    pub delivery: Delivery,
+    /// For `notifications/cancelled`: the editor's request it cancels.
+    pub cancels: Option<Id>,
+}
+
+impl Handler<Relay> for Upstream {
+    type Result = ();
+    fn handle(&mut self, m: Relay, _: &mut Context<Self>) {
+        self.passthrough = true;
+        if let (Some(id), Some(conn)) = (&m.cancels, &self.conn) {
+            match conn.transport.abandon(id) {
+                Abandoned::Unsent => {
+                    tracing::debug!(target: "upstream", "id={id} was taken out of the queue unsent (pass-through)");
+                    return;
+                }
+                Abandoned::Carried => return,
+                Abandoned::NotifyCancelled => {}
+            }
+        }
+        let request = match &m.delivery {
+            Delivery::Request(id) => Some(id.clone()),
+            _ => None,
+        };
+        let reply = match self.write(&m.message, m.delivery) {
+            Sent::Queued => return,
+            Sent::Refused => Reply::Busy,
+            Sent::Dropped | Sent::Closed => Reply::Closed,
+        };
+        if let Some(id) = request {
+            self.out
+                .frontend
+                .do_send(FromUpstream::RelayFailed { id, reply });
+        }
     }
 }
 

@@ -173,6 +173,15 @@ pub fn nesting_depth(bytes: &[u8], limit: usize) -> usize {
 /// `max_depth`, [`ParseError::Shape`] for JSON that is not JSON-RPC 2.0. Each carries the id
 /// recovered from the line when one is known for sure ([`recover_id`]).
 pub fn parse(line: &[u8], max_depth: usize) -> Result<Message, ParseError> {
+    classify(parse_value_bounded(line, max_depth)?)
+}
+
+/// One line into a JSON value, as [`parse`] reads it before it classifies it: the depth check
+/// first, then the parser (an unpaired surrogate escape repaired on the error path).
+///
+/// Errors: [`ParseError::TooDeep`] past `max_depth`, [`ParseError::NotJson`] for bad UTF-8 or
+/// JSON, each with the id recovered from the line.
+pub fn parse_value_bounded(line: &[u8], max_depth: usize) -> Result<Value, ParseError> {
     if nesting_depth(line, max_depth) > max_depth {
         return Err(ParseError::TooDeep {
             id: recover_id(line),
@@ -193,7 +202,7 @@ pub fn parse(line: &[u8], max_depth: usize) -> Result<Message, ParseError> {
             }
         }
     };
-    classify(value)
+    Ok(value)
 }
 
 /// One JSON text into a value without serde_json's recursion limit: only for text whose

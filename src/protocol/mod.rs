@@ -1,6 +1,7 @@
 //! The pure protocol layer: values in, values out. Nothing here does I/O, starts a task,
 //! reads a clock or knows about actors; every rule here is table-tested beside its code.
 
+pub mod era;
 pub mod errors;
 pub mod framing;
 pub mod idscan;
@@ -11,6 +12,7 @@ pub mod list_items;
 pub mod methods;
 pub mod modern;
 pub mod notify;
+pub mod passthrough;
 pub mod relay;
 pub mod surrogates;
 pub mod translate;

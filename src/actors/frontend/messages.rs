@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use crate::actors::upstream::reply::Reply;
 use crate::protocol::jsonrpc::Id;
+use crate::protocol::passthrough::Kind;
 
 /// What the Upstream actor tells the Frontend, in upstream order.
 #[derive(Message, Debug)]
@@ -18,6 +19,14 @@ pub enum FromUpstream {
     /// The response to a listen request (see `upstream::Listen`), in upstream order with the
     /// notifications.
     ListenEnded { id: Id, reply: Reply },
+    /// Pass-through (a legacy upstream): one message of the upstream as it came (a response,
+    /// a request to the editor, a notification), and what it is.
+    Relayed { message: Value, kind: Kind },
+    /// Pass-through: the editor's request `id` did not reach the upstream, or the upstream
+    /// answered it with a frame the bridge cannot read: the bridge answers it itself
+    /// ([`Reply::Busy`]: `upstream_busy`, [`Reply::Closed`]: `upstream_exited`,
+    /// [`Reply::Invalid`]: `invalid_response`).
+    RelayFailed { id: Id, reply: Reply },
 }
 
 /// The answer (a response frame) to a `resources/subscribe` or `resources/unsubscribe`, from

@@ -4,7 +4,7 @@
 //! the actors' end reports before the exit, the exit code and what the editor got.
 
 use super::*;
-use crate::actors::upstream::{Answer, Call, Cancel, Connect, Disconnect, Listen, Reply};
+use crate::actors::upstream::{Answer, Call, Cancel, Connect, Disconnect, Listen, Relay, Reply};
 use crate::config::{MAX_IN_FLIGHT_REQUESTS, Timeouts};
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::notify::ListenTimings;
@@ -136,6 +136,11 @@ impl Handler<Listen> for FakeUpstream {
     }
 }
 
+impl Handler<Relay> for FakeUpstream {
+    type Result = ();
+    fn handle(&mut self, _: Relay, _: &mut Context<Self>) {}
+}
+
 impl Handler<Disconnect> for FakeUpstream {
     type Result = ();
     fn handle(&mut self, _: Disconnect, _: &mut Context<Self>) {}
@@ -166,7 +171,7 @@ impl Handler<Lose> for FakeUpstream {
     }
 }
 
-crate::counted_handlers!(FakeUpstream: Connect, Call, Cancel, Listen, Disconnect, Close);
+crate::counted_handlers!(FakeUpstream: Connect, Call, Cancel, Listen, Relay, Disconnect, Close);
 
 fn config() -> BridgeConfig {
     BridgeConfig {

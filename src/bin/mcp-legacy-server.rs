@@ -1,0 +1,230 @@
+//! mcp-legacy-server: the smallest honest 2025-11-25-only MCP server on stdio, a test fixture
+//! for the bridge's era fallback (`protocol::era`). It knows nothing of 2026-07-28: a request
+//! it does not know (`server/discover` among them) gets the answer a real legacy server gives,
+//! chosen by `--discover-answer`:
+//!
+//! - `method-not-found` (default): `-32601 "Method not found"`, as the TypeScript SDK 1.x
+//!   `Server` answers (server-everything 2026.8.31);
+//! - `invalid-params`: `-32602 "Invalid request parameters"` with `data: ""`, as the Python
+//!   `mcp` 1.x server answers (its `ClientRequest` validation fails; seen with `mcp` 1.30.0);
+//! - `none`: no answer at all (a server that drops what it cannot read).
+//!
+//! Tools (2025-11-25 `tools/call`):
+//! - `echo {text}`: the text;
+//! - `ask {prompt}`: sends `sampling/createMessage` (id `s-N`) to the client, and answers the
+//!   call with the text of the client's result, or `sampling failed: <message>`;
+//! - `count {n}`: `n` progress notifications with the request's progress token, then `counted n`;
+//! - `flip`: `notifications/tools/list_changed`, then `flipped`;
+//! - `slow`: never answers; a `notifications/cancelled` for it is recorded;
+//! - `cancelled`: the ids of the requests whose `notifications/cancelled` arrived, as JSON text;
+//! - `exit {code}`: the process exits with `code` at once, without an answer.
+//!
+//! `MCP_FIXTURE_TRACE=FILE` appends every received line verbatim to FILE. Stderr gets one line
+//! per received method (the bridge relays it).
+
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+
+const PROTOCOL_VERSION: &str = "2025-11-25";
+
+#[derive(Clone, Copy, PartialEq)]
+enum DiscoverAnswer {
+    MethodNotFound,
+    InvalidParams,
+    None,
+}
+
+struct Server {
+    answer: DiscoverAnswer,
+    out: std::io::Stdout,
+    trace: Option<std::fs::File>,
+    next_request: u64,
+    /// Our sampling request id -> the tools/call id it answers.
+    asking: HashMap<String, Value>,
+    cancelled: Vec<Value>,
+}
+
+impl Server {
+    fn send(&mut self, v: &Value) {
+        let mut out = self.out.lock();
+        let _ = writeln!(out, "{v}");
+        let _ = out.flush();
+    }
+
+    fn result(&mut self, id: &Value, result: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
+    fn error(&mut self, id: &Value, code: i64, message: &str, data: Option<Value>) {
+        let mut error = json!({"code": code, "message": message});
+        if let Some(d) = data {
+            error["data"] = d;
+        }
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "error": error}));
+    }
+
+    fn text(&mut self, id: &Value, text: &str) {
+        self.result(id, json!({"content": [{"type": "text", "text": text}]}));
+    }
+
+    fn unknown(&mut self, id: &Value) {
+        match self.answer {
+            DiscoverAnswer::MethodNotFound => self.error(id, -32601, "Method not found", None),
+            DiscoverAnswer::InvalidParams => {
+                self.error(id, -32602, "Invalid request parameters", Some(json!("")))
+            }
+            DiscoverAnswer::None => {}
+        }
+    }
+
+    fn on_line(&mut self, line: &str) {
+        if let Some(t) = &mut self.trace {
+            let _ = writeln!(t, "{line}");
+        }
+        let Ok(msg) = serde_json::from_str::<Value>(line) else {
+            return self.send(&json!({"jsonrpc": "2.0", "id": null,
+                "error": {"code": -32700, "message": "Parse error"}}));
+        };
+        let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
+        let id = msg.get("id").cloned();
+        let params = msg.get("params").cloned().unwrap_or(json!({}));
+        match (method, id) {
+            (Some(method), Some(id)) => {
+                eprintln!("mcp-legacy-server: request {method}");
+                self.on_request(&method, &id, &params)
+            }
+            (Some(method), None) => {
+                eprintln!("mcp-legacy-server: notification {method}");
+                if method == "notifications/cancelled" {
+                    self.cancelled.push(params["requestId"].clone());
+                }
+            }
+            (None, Some(id)) => self.on_response(&id, &msg),
+            (None, None) => {}
+        }
+    }
+
+    fn on_response(&mut self, id: &Value, msg: &Value) {
+        let Some(call) = id.as_str().and_then(|k| self.asking.remove(k)) else {
+            return;
+        };
+        let text = match (msg.get("result"), msg.get("error")) {
+            (Some(r), _) => r["content"]["text"].as_str().unwrap_or("").to_owned(),
+            (_, Some(e)) => format!("sampling failed: {}", e["message"].as_str().unwrap_or("")),
+            _ => String::new(),
+        };
+        self.text(&call, &text);
+    }
+
+    fn on_request(&mut self, method: &str, id: &Value, params: &Value) {
+        match method {
+            "initialize" => self.result(
+                id,
+                json!({
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "capabilities": {"tools": {"listChanged": true}, "logging": {}},
+                    "serverInfo": {"name": "mcp-legacy-server", "version": env!("CARGO_PKG_VERSION")},
+                }),
+            ),
+            "ping" | "logging/setLevel" => self.result(id, json!({})),
+            "tools/list" => {
+                let tool = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
+                let tools: Vec<Value> = ["echo", "ask", "count", "flip", "slow", "cancelled", "exit"]
+                    .into_iter()
+                    .map(tool)
+                    .collect();
+                self.result(id, json!({"tools": tools}))
+            }
+            "tools/call" => self.on_call(id, params),
+            _ => self.unknown(id),
+        }
+    }
+
+    fn on_call(&mut self, id: &Value, params: &Value) {
+        let args = &params["arguments"];
+        match params["name"].as_str().unwrap_or("") {
+            "echo" => {
+                let text = args["text"].as_str().unwrap_or("").to_owned();
+                self.text(id, &text)
+            }
+            "ask" => {
+                self.next_request += 1;
+                let key = format!("s-{}", self.next_request);
+                self.asking.insert(key.clone(), id.clone());
+                self.send(
+                    &json!({"jsonrpc": "2.0", "id": key, "method": "sampling/createMessage",
+                    "params": {"messages": [{"role": "user",
+                        "content": {"type": "text", "text": args["prompt"]}}],
+                        "maxTokens": 10}}),
+                );
+            }
+            "count" => {
+                let n = args["n"].as_u64().unwrap_or(0);
+                let token = params["_meta"]["progressToken"].clone();
+                for i in 1..=n {
+                    self.send(
+                        &json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                        "params": {"progressToken": token, "progress": i, "total": n}}),
+                    );
+                }
+                self.text(id, &format!("counted {n}"))
+            }
+            "flip" => {
+                self.send(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+                self.text(id, "flipped")
+            }
+            "slow" => {}
+            "cancelled" => {
+                let text = Value::Array(self.cancelled.clone()).to_string();
+                self.text(id, &text)
+            }
+            "exit" => std::process::exit(args["code"].as_i64().unwrap_or(0) as i32),
+            other => {
+                let message = format!("Unknown tool: {other}");
+                self.error(id, -32602, &message, None)
+            }
+        }
+    }
+}
+
+fn main() {
+    let mut answer = DiscoverAnswer::MethodNotFound;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match (a.as_str(), args.next().as_deref()) {
+            ("--discover-answer", Some("method-not-found")) => {
+                answer = DiscoverAnswer::MethodNotFound
+            }
+            ("--discover-answer", Some("invalid-params")) => answer = DiscoverAnswer::InvalidParams,
+            ("--discover-answer", Some("none")) => answer = DiscoverAnswer::None,
+            _ => {
+                eprintln!(
+                    "usage: mcp-legacy-server [--discover-answer method-not-found|invalid-params|none]"
+                );
+                std::process::exit(2);
+            }
+        }
+    }
+    let trace = std::env::var_os("MCP_FIXTURE_TRACE").and_then(|p| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .ok()
+    });
+    let mut server = Server {
+        answer,
+        out: std::io::stdout(),
+        trace,
+        next_request: 0,
+        asking: HashMap::new(),
+        cancelled: Vec::new(),
+    };
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        if !line.trim().is_empty() {
+            server.on_line(&line);
+        }
+    }
+}

@@ -1,0 +1,401 @@
+//! The era fallback (issue 9): a 2025-11-25-only server behind the bridge, over real pipes. The
+//! upstream is `mcp-legacy-server`, which answers `server/discover` the way the TypeScript SDK
+//! 1.x (-32601) and Python `mcp` 1.x (-32602) servers do, or not at all. After one info line,
+//! the 2025-11-25 protocol passes through unchanged, both ways; the bridge still answers what
+//! it must itself (docs/errors.md).
+
+mod common;
+
+use common::{Bridge, error_of, text_of};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+fn legacy_bin() -> String {
+    env!("CARGO_BIN_EXE_mcp-legacy-server").to_string()
+}
+
+/// `mcp-bridge <bridge_args> -- mcp-legacy-server <server_args>`.
+fn start(bridge_args: &[&str], server_args: &[&str]) -> Bridge {
+    let mut upstream = vec![legacy_bin()];
+    upstream.extend(server_args.iter().map(|s| s.to_string()));
+    Bridge::start_cmd(bridge_args, &upstream)
+}
+
+/// The lines the upstream received, verbatim, once there are at least `n`.
+fn upstream_lines(b: &Bridge, n: usize) -> Vec<String> {
+    let end = Instant::now() + common::RECV_TIMEOUT;
+    loop {
+        let text = std::fs::read_to_string(&b.trace).unwrap_or_default();
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        if lines.len() >= n {
+            return lines;
+        }
+        assert!(
+            Instant::now() < end,
+            "the upstream received {} lines, not {n}: {lines:#?}",
+            lines.len()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn line(v: &Value) -> String {
+    serde_json::to_string(v).expect("serialize")
+}
+
+fn initialize_request(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {"sampling": {}},
+            "clientInfo": {"name": "blackbox-test", "version": "1.0.0"}}})
+}
+
+fn legacy_initialize_result() -> Value {
+    json!({"protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {"listChanged": true}, "logging": {}},
+        "serverInfo": {"name": "mcp-legacy-server", "version": env!("CARGO_PKG_VERSION")}})
+}
+
+fn info_lines(b: &Bridge) -> Vec<String> {
+    b.stderr_text()
+        .lines()
+        .filter(|l| l.contains("speaks 2025-11-25"))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn call(b: &mut Bridge, id: Value, name: &str, arguments: Value) -> Value {
+    b.request(
+        id,
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+    )
+}
+
+#[test]
+fn a_legacy_server_gets_the_editors_messages_unchanged_after_one_info_line() {
+    for (mode, sign) in [
+        (
+            "method-not-found",
+            r#"it answered server/discover with -32601 "Method not found""#,
+        ),
+        (
+            "invalid-params",
+            r#"it answered server/discover with -32602 "Invalid request parameters""#,
+        ),
+    ] {
+        let mut b = start(&[], &["--discover-answer", mode]);
+        let init = initialize_request(0);
+        b.send(&init);
+        assert_eq!(
+            b.recv_response(&json!(0)),
+            json!({"jsonrpc": "2.0", "id": 0, "result": legacy_initialize_result()})
+        );
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        b.send(&initialized);
+        let list = json!({"jsonrpc": "2.0", "id": "l", "method": "tools/list", "params": {"_meta": {"k": 1.50}}});
+        b.send(&list);
+        let tools = b.recv_response(&json!("l"));
+        assert_eq!(
+            tools["result"]["tools"][0],
+            json!({"name": "echo", "inputSchema": {"type": "object"}})
+        );
+        assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(7));
+        let r = call(&mut b, json!(12), "echo", json!({"text": "hé"}));
+        assert_eq!(
+            r,
+            json!({"jsonrpc": "2.0", "id": 12, "result": {"content": [{"type": "text", "text": "hé"}]}})
+        );
+
+        let got = upstream_lines(&b, 5);
+        let discover: Value = serde_json::from_str(&got[0]).expect("json");
+        assert_eq!(discover["method"], "server/discover", "{mode}");
+        // Byte for byte what the editor wrote, in its order.
+        assert_eq!(got[1], line(&init), "{mode}");
+        assert_eq!(got[2], line(&initialized), "{mode}");
+        assert_eq!(got[3], line(&list), "{mode}");
+        assert_eq!(got.len(), 5, "{mode}: {got:#?}");
+
+        b.wait_stderr("speaks 2025-11-25");
+        assert_eq!(
+            info_lines(&b),
+            vec![format!(
+                "mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier ({sign}): passing the 2025-11-25 protocol through unchanged"
+            )],
+            "{mode}"
+        );
+        b.close_stdin();
+        assert_eq!(
+            b.wait_exit(Duration::from_secs(10)).and_then(|s| s.code()),
+            Some(0),
+            "{mode}"
+        );
+    }
+}
+
+#[test]
+fn server_to_client_requests_progress_and_list_changes_pass_both_ways() {
+    let mut b = start(&[], &[]);
+    b.send(&initialize_request(0));
+    b.recv_response(&json!(0));
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    // Sampling: the upstream's request reaches the editor with the upstream's id, and the
+    // editor's answer reaches the upstream unchanged.
+    b.send_request(
+        json!("c1"),
+        "tools/call",
+        json!({"name": "ask", "arguments": {"prompt": "hi"}}),
+    );
+    let sampling = b.recv();
+    assert_eq!(
+        sampling,
+        json!({"jsonrpc": "2.0", "id": "s-1", "method": "sampling/createMessage",
+            "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                "maxTokens": 10}})
+    );
+    let answer = json!({"jsonrpc": "2.0", "id": "s-1", "result": {"role": "assistant",
+        "content": {"type": "text", "text": "hello"}, "model": "m"}});
+    b.send(&answer);
+    assert_eq!(text_of(&b.recv_response(&json!("c1"))), "hello");
+    assert!(upstream_lines(&b, 5).contains(&line(&answer)));
+
+    // Progress with the editor's own token, in order, then the result.
+    b.send_request(
+        json!(2),
+        "tools/call",
+        json!({"name": "count", "arguments": {"n": 3}, "_meta": {"progressToken": "p"}}),
+    );
+    let r = b.recv_response(&json!(2));
+    assert_eq!(text_of(&r), "counted 3");
+    let progress = b.take_notifications("notifications/progress");
+    assert_eq!(
+        progress,
+        (1..=3)
+            .map(
+                |i| json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": "p", "progress": i, "total": 3}})
+            )
+            .collect::<Vec<_>>()
+    );
+
+    // A list change, before the result it came before.
+    b.send_request(
+        json!(3),
+        "tools/call",
+        json!({"name": "flip", "arguments": {}}),
+    );
+    assert_eq!(
+        b.recv(),
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    );
+    assert_eq!(text_of(&b.recv_response(&json!(3))), "flipped");
+    // The bridge started no listen stream and sent nothing of its own after discover.
+    let sent: Vec<Value> = upstream_lines(&b, 7)
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(sent.len(), 7, "{sent:#?}");
+    assert_eq!(
+        sent.iter()
+            .filter(|v| v["method"] == "server/discover" || v["method"] == "subscriptions/listen")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_cancel_passes_unchanged_and_the_request_is_never_answered() {
+    let mut b = start(&[], &[]);
+    b.send(&initialize_request(0));
+    b.recv_response(&json!(0));
+    b.send_request(
+        json!(7),
+        "tools/call",
+        json!({"name": "slow", "arguments": {}}),
+    );
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "user stop"}});
+    b.send(&cancel);
+    let r = call(&mut b, json!(8), "cancelled", json!({}));
+    assert_eq!(text_of(&r), "[7]");
+    let got = upstream_lines(&b, 5);
+    assert_eq!(got[3], line(&cancel));
+    // The id is free again: the editor may reuse it.
+    let r = call(&mut b, json!(7), "echo", json!({"text": "again"}));
+    assert_eq!(text_of(&r), "again");
+    assert!(
+        b.seen.iter().filter(|f| f["id"] == json!(7)).count() == 1,
+        "{:#?}",
+        b.seen
+    );
+}
+
+#[test]
+fn requests_pipelined_after_initialize_wait_for_the_era_and_keep_their_order() {
+    // The upstream does not answer discover: the era is decided after --discover-timeout.
+    let mut b = start(
+        &["--discover-timeout", "0.5"],
+        &["--discover-answer", "none"],
+    );
+    let init = initialize_request(1);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let mut all = Vec::new();
+    for v in [&init, &initialized, &list] {
+        all.extend_from_slice(line(v).as_bytes());
+        all.push(b'\n');
+    }
+    b.send_raw(&all);
+    // A ping during the decision is answered at once, by the bridge.
+    let ping = b.request(json!("p"), "ping", json!({}));
+    assert_eq!(ping, json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+    assert_eq!(
+        b.recv_response(&json!(1)),
+        json!({"jsonrpc": "2.0", "id": 1, "result": legacy_initialize_result()})
+    );
+    assert_eq!(
+        b.recv_response(&json!(2))["result"]["tools"]
+            .as_array()
+            .map(Vec::len),
+        Some(7)
+    );
+    let got = upstream_lines(&b, 5);
+    let methods: Vec<Value> = got
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json")["method"].clone())
+        .collect();
+    // The timed-out probe was cancelled before the editor's messages went out.
+    assert_eq!(
+        methods,
+        vec![
+            json!("server/discover"),
+            json!("notifications/cancelled"),
+            json!("initialize"),
+            json!("notifications/initialized"),
+            json!("tools/list")
+        ]
+    );
+    assert_eq!(&got[2..], &[line(&init), line(&initialized), line(&list)]);
+    b.wait_stderr("speaks 2025-11-25");
+    assert_eq!(
+        info_lines(&b),
+        vec!["mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it did not answer server/discover in time): passing the 2025-11-25 protocol through unchanged".to_string()]
+    );
+}
+
+#[test]
+fn the_upstream_going_away_answers_every_request_in_flight() {
+    let mut b = start(&[], &[]);
+    b.send(&initialize_request(0));
+    b.recv_response(&json!(0));
+    b.send_request(
+        json!(5),
+        "tools/call",
+        json!({"name": "slow", "arguments": {}}),
+    );
+    b.send_request(
+        json!("x"),
+        "tools/call",
+        json!({"name": "exit", "arguments": {"code": 3}}),
+    );
+    let frames = b.recv_to_the_end();
+    let exited = |id: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603,
+            "message": "The upstream server exited", "data": {"cause": "upstream_exited"}}})
+    };
+    let mut got = frames.clone();
+    got.sort_by_key(|f| f["id"].to_string());
+    // Sorted by the id's JSON text: "\"x\"" before "5".
+    assert_eq!(
+        got,
+        vec![exited(json!("x")), exited(json!(5))],
+        "{frames:#?}"
+    );
+    assert_eq!(
+        b.wait_exit(Duration::from_secs(10)).and_then(|s| s.code()),
+        Some(1)
+    );
+    b.wait_stderr("mcp-bridge: upstream: error: the upstream server exited (exit code 3)");
+}
+
+#[test]
+fn the_bridge_still_answers_bad_lines_duplicate_ids_and_the_in_flight_limit() {
+    let mut b = start(&["--max-in-flight", "2"], &[]);
+    b.send(&initialize_request(0));
+    b.recv_response(&json!(0));
+    b.send_request(
+        json!(1),
+        "tools/call",
+        json!({"name": "slow", "arguments": {}}),
+    );
+    let dup = call(&mut b, json!(1), "echo", json!({"text": "x"}));
+    assert_eq!(error_of(&dup), (-32600, "duplicate_id".into()));
+    b.send_request(
+        json!(2),
+        "tools/call",
+        json!({"name": "slow", "arguments": {}}),
+    );
+    let over = call(&mut b, json!(3), "echo", json!({"text": "x"}));
+    assert_eq!(
+        over["error"],
+        json!({"code": -32603, "message": "Too many requests in flight",
+            "data": {"cause": "too_many_requests", "detail": 2}})
+    );
+    b.send_raw(b"{not json\n");
+    assert_eq!(
+        b.recv(),
+        json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error",
+            "data": {"cause": "parse_error"}}})
+    );
+    // None of these reached the upstream: discover, initialize and the two slow calls.
+    let got = upstream_lines(&b, 4);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(upstream_lines(&b, 4).len(), 4, "{got:#?}");
+}
+
+#[test]
+fn a_modern_error_to_discover_never_falls_back() {
+    let mut b = Bridge::start(
+        &[],
+        &["--discover-error", "-32022:Unsupported protocol version"],
+    );
+    let r = b.request(
+        json!(0),
+        "initialize",
+        initialize_request(0)["params"].clone(),
+    );
+    assert_eq!(
+        r["error"],
+        json!({"code": -32022, "message": "The upstream server did not complete server/discover",
+            "data": {"cause": "discover_failed", "detail": "Unsupported protocol version"}})
+    );
+    assert!(info_lines(&b).is_empty());
+    let methods: Vec<Value> = b
+        .upstream_received()
+        .iter()
+        .map(|v| v["method"].clone())
+        .collect();
+    assert_eq!(methods, vec![json!("server/discover")]);
+}
+
+#[test]
+fn a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_refuses_initialize() {
+    // The risk of the no-answer rule (notes §9.3): the example server (2026-07-28 only)
+    // answers the passed-through initialize with -32022 naming its versions (VER26).
+    let mut b = Bridge::start(
+        &["--discover-timeout", "0.5"],
+        &["--discover-delay-ms", "600000"],
+    );
+    let r = b.request(
+        json!(0),
+        "initialize",
+        initialize_request(0)["params"].clone(),
+    );
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32022,
+            "message": "Unsupported protocol version",
+            "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}}})
+    );
+    b.wait_stderr("it did not answer server/discover in time");
+}
