@@ -25,6 +25,15 @@
 //                 "How many nights in Lisbon?" -> 3); result "trip: Lisbon, 3 nights"
 //   sampling      declares sampling; tools/call ask_llm: one sampling/createMessage (exact
 //                 messages, maxTokens 100) answered with a canned text; "LLM said: canned answer"
+//   legacy-everything  the upstream is server-everything 2026.8.31 (2025-11-25 only: the bridge
+//                 falls back to pass-through): its own initialize result (serverInfo
+//                 mcp-servers/everything 2.0.0, tasks capability), the tools/list_changed it
+//                 sends after initialized, roots/list asked of the client, tools/call echo,
+//                 trigger-sampling-request (sampling/createMessage exact), trigger-elicitation-
+//                 request (accept {name: "Ada"}), get-roots-list, progress of
+//                 trigger-long-running-operation and its cancel (AbortSignal -> the SDK's
+//                 notifications/cancelled), gzip-file-as-resource -> resources/list_changed and
+//                 the new resource in resources/list
 //   upstream-discover  NOT an SDK client: raw 2026-07-28 JSON-RPC (server/discover, tools/list,
 //                 tools/call with _meta) to prove upstream.py speaks 2026-07-28; --direct only
 //
@@ -43,8 +52,10 @@ import {
     ElicitRequestSchema,
     CreateMessageRequestSchema,
     ToolListChangedNotificationSchema,
+    ResourceListChangedNotificationSchema,
     ResourceUpdatedNotificationSchema,
-    LoggingMessageNotificationSchema
+    LoggingMessageNotificationSchema,
+    ListRootsRequestSchema
 } from '@modelcontextprotocol/sdk/types.js';
 import { isDeepStrictEqual } from 'node:util';
 
@@ -340,6 +351,93 @@ const SCENARIOS = {
     }
 };
 
+// ---------- the era fallback: a 2025-11-25-only upstream behind the bridge ----------
+SCENARIOS['legacy-everything'] = async ctx => {
+    const client = await connect(ctx, { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } });
+    let toolsChanged = 0, resourcesChanged = 0, rootsAsked = 0;
+    const samplings = [], elicitations = [];
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => { toolsChanged++; });
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => { resourcesChanged++; });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, () => {});
+    client.setRequestHandler(ListRootsRequestSchema, async () => {
+        rootsAsked++;
+        return { roots: [{ uri: 'file:///interop/root', name: 'interop' }] };
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async request => {
+        samplings.push(request.params);
+        return { role: 'assistant', content: { type: 'text', text: 'canned answer' }, model: 'interop-fake-model', stopReason: 'endTurn' };
+    });
+    client.setRequestHandler(ElicitRequestSchema, async request => {
+        elicitations.push(request.params);
+        return { action: 'accept', content: { name: 'Ada' } };
+    });
+    const info = await initialize(ctx, client);
+    expectEqual({ name: info.name, version: info.version }, { name: 'mcp-servers/everything', version: '2.0.0' }, 'serverInfo');
+    // The server's own capabilities: the translating bridge never offers tasks.
+    expectEqual(ctx.initResult.capabilities?.tasks?.requests, { tools: { call: {} } }, 'initialize result capabilities.tasks.requests');
+
+    step('tools/list_changed after initialized (conditional tools)');
+    await waitFor(() => toolsChanged >= 1, 5000, 'notifications/tools/list_changed');
+    step('roots/list asked of the client');
+    await waitFor(() => rootsAsked >= 1, 5000, 'roots/list');
+
+    step('tools/list');
+    const names = (await client.listTools(undefined, req)).tools.map(t => t.name);
+    for (const n of ['echo', 'trigger-sampling-request', 'trigger-elicitation-request', 'get-roots-list', 'gzip-file-as-resource']) {
+        expect(names.includes(n), `tools/list lacks "${n}"; got ${short(names)}`);
+    }
+
+    step('tools/call echo');
+    expectText(await client.callTool({ name: 'echo', arguments: { message: 'hi \u00e9' } }, undefined, req), 'Echo: hi \u00e9', 'echo');
+
+    // Short (1 s): the SDK 1.x server's handler sleeps on after the cancel, and its timers
+    // keep the server from exiting at the end of its input until they end.
+    step('tools/call trigger-long-running-operation: progress, then cancel');
+    const progress = [];
+    const abort = new AbortController();
+    const longCall = client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 10 } }, undefined,
+        { ...req, signal: abort.signal, onprogress: p => { progress.push(p); if (progress.length === 1) abort.abort('enough'); } });
+    const outcome = await longCall.then(() => 'result', err => `rejected: ${err?.message ?? err}`);
+    expect(outcome.startsWith('rejected'), `the cancelled call must reject, got ${outcome}`);
+    expectEqual(progress[0], { progress: 1, total: 10 }, 'first progress notification');
+    // The connection goes on after the cancel.
+    expectText(await client.callTool({ name: 'echo', arguments: { message: 'after' } }, undefined, req), 'Echo: after', 'echo after the cancel');
+
+    step('tools/call trigger-sampling-request');
+    const s = await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'say hi' } }, undefined, req);
+    expectEqual(samplings.length, 1, 'number of sampling/createMessage requests');
+    expectEqual(samplings[0].messages, [{ role: 'user', content: { type: 'text', text: 'Resource trigger-sampling-request context: say hi' } }], 'sampling/createMessage messages');
+    expectEqual(samplings[0].maxTokens, 100, 'sampling/createMessage maxTokens');
+    expectEqual(s.content?.[0]?.text, 'LLM sampling result: \n' + JSON.stringify({ model: 'interop-fake-model', stopReason: 'endTurn', role: 'assistant', content: { type: 'text', text: 'canned answer' } }, null, 2), 'trigger-sampling-request result');
+
+    step('tools/call trigger-elicitation-request');
+    const e = await client.callTool({ name: 'trigger-elicitation-request', arguments: {} }, undefined, req);
+    expectEqual(elicitations.length, 1, 'number of elicitation/create requests');
+    expectEqual(elicitations[0].message, 'Please provide inputs for the following fields:', 'elicitation/create message');
+    expectEqual(e.content?.slice(0, 2), [
+        { type: 'text', text: '\u2705 User provided the requested information!' },
+        { type: 'text', text: 'User inputs:\n- Name: Ada' }
+    ], 'trigger-elicitation-request result');
+
+    step('tools/call get-roots-list');
+    const roots = await client.callTool({ name: 'get-roots-list', arguments: {} }, undefined, req);
+    expect(roots.content?.[0]?.text?.includes('file:///interop/root'), `get-roots-list does not name the root: ${short(roots)}`);
+
+    step('tools/call gzip-file-as-resource -> resources/list_changed');
+    const before = resourcesChanged;
+    const gz = await client.callTool({ name: 'gzip-file-as-resource',
+        arguments: { name: 'hello.txt.gz', data: 'data:text/plain;base64,aGVsbG8=', outputType: 'resourceLink' } }, undefined, req);
+    expectEqual(gz.content?.[0]?.uri, 'demo://resource/session/hello.txt.gz', 'gzip-file-as-resource resource link uri');
+    await waitFor(() => resourcesChanged > before, 5000, 'notifications/resources/list_changed');
+    const { resources } = await client.listResources(undefined, req);
+    expect(resources.some(r => r.uri === 'demo://resource/session/hello.txt.gz'), `resources/list lacks the new resource: ${short(resources.map(r => r.uri))}`);
+
+    const fellBack = ctx.stderr.includes('mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it answered server/discover with -32601 "Method not found"): passing the 2025-11-25 protocol through unchanged');
+    expect(fellBack || process.env.INTEROP_STDERR === 'inherit' || ctx.direct, `no fallback info line on stderr: ${short(ctx.stderr.slice(-600))}`);
+    return `fell back to pass-through (server "${info.name}" ${info.version}); tools/list_changed + roots/list after initialized, ` +
+        'echo, sampling, elicitation, roots, progress then cancel, resources/list_changed exact';
+};
+
 // ---------- raw 2026-07-28 probe (no SDK): proves upstream.py itself speaks 2026-07-28 ----------
 // Only meaningful with --direct (run.sh --direct upstream-discover): the bridge is a 2025-11-25 server.
 SCENARIOS['upstream-discover'] = async ctx => {
@@ -401,7 +499,7 @@ if (!scenario) usage('no scenario given');
 if (!SCENARIOS[scenario]) usage(`unknown scenario "${scenario}"`);
 if (!cmd || cmd.length === 0) usage('no server command after --');
 
-const ctx = { stderr: '', initId: undefined, initResult: undefined };
+const ctx = { stderr: '', initId: undefined, initResult: undefined, direct: process.env.INTEROP_DIRECT === '1' };
 let finished = false;
 
 // The SDK forgets the child as soon as close() starts, so use the pid recorded at start.

@@ -7,6 +7,8 @@
 #   bash tests/interop/run.sh [--direct] [SCENARIO...]      (default scenario: basic)
 #
 #   SCENARIO  basic | elicit | elicit-2rounds | sampling | list-changed | subscribe |
+#             legacy-everything (the upstream is server-everything, 2025-11-25 only: the
+#             bridge's era fallback, pass-through) |
 #             upstream-discover (--direct only) | inspector (the README's MCP Inspector CLI
 #             recipe in front of mcp-example-server, by inspector.sh; not --direct);
 #             see client.mjs and README.md
@@ -88,11 +90,16 @@ if [[ -n "${INTEROP_TAP:-}" ]]; then
   upstream=("$VENV/bin/python" "$HERE/tap.py" "$INTEROP_TAP" -- "${upstream[@]}")
   echo "interop: logging upstream traffic to $INTEROP_TAP" >&2
 fi
+# server-everything 2026.8.31: a real 2025-11-25-only server (TS SDK 1.x), for the era fallback.
+everything=(node "$HERE/node_modules/@modelcontextprotocol/server-everything/dist/index.js" stdio)
 if [[ $direct -eq 1 ]]; then
   server=("${upstream[@]}")
-  echo "interop: --direct: client -> upstream.py (no bridge)" >&2
+  legacy_server=("${everything[@]}")
+  export INTEROP_DIRECT=1
+  echo "interop: --direct: client -> upstream.py / server-everything (no bridge)" >&2
 else
   server=("$MCP_BRIDGE_BIN" "${bridge_opts[@]}" -- "${upstream[@]}")
+  legacy_server=("$MCP_BRIDGE_BIN" "${bridge_opts[@]}" -- "${everything[@]}")
 fi
 
 passed=0
@@ -103,7 +110,9 @@ for s in "${scenarios[@]}"; do
     if [[ $direct -eq 1 ]]; then echo "FAIL inspector: needs the bridge (not --direct)"; failed=$((failed + 1)); continue; fi
     out="$(timeout -k 5 "$SCENARIO_TIMEOUT_S" bash "$HERE/inspector.sh" "$MCP_BRIDGE_BIN")" || rc=$?
   else
-    out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client.mjs" "$s" -- "${server[@]}")" || rc=$?
+    cmd=("${server[@]}")
+    if [[ "$s" == legacy-everything ]]; then cmd=("${legacy_server[@]}"); fi
+    out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client.mjs" "$s" -- "${cmd[@]}")" || rc=$?
   fi
   if [[ $rc -eq 0 && "$out" == "ok $s:"* ]]; then
     echo "$out"
