@@ -1,6 +1,7 @@
 //! The Frontend actor: the 2025-11-25 stdio server for one editor connection. It reads the
 //! frames of stdin (the reader never waits for a slot), owns the lifecycle
-//! (`awaiting_initialize -> initializing -> ready -> closing`), answers `ping`,
+//! (`awaiting_initialize -> initializing -> ready | pass_through -> closing`; `pass_through`
+//! when the upstream is a legacy server, `protocol::era`), answers `ping`,
 //! `logging/setLevel`, `server/discover` and every bad line itself, and admits each forwarded
 //! request as a slot. Because this actor handles one message at a time, "is the slot still
 //! live? then write its frame" is one step: that is the output lock of the design.
