@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
 use mcp_bridge::actors::link::ActorStats;
 use mcp_bridge::actors::upstream::{
-    Answer, Call, Cancel, CancelReason, Close, Connect, Reply, Upstream,
+    Answer, Call, Cancel, CancelReason, Close, Connect, Relay, Reply, Upstream,
 };
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
@@ -326,4 +326,74 @@ async fn close_runs_the_transports_own_steps_with_the_grace() {
     assert!(matches!(ping, Err(MailboxError::Closed)), "{ping:?}");
     assert!(r.events.send(Event::Ended(EndCause::PeerDropped)).is_err());
     assert!(r.told.try_recv().is_err());
+}
+
+/// Pass-through (a legacy upstream) over the same seam: the editor's messages go to the
+/// transport as they came, the upstream's come back to the Frontend as they came (requests of
+/// the server too), and a cancel the transport carries sends nothing.
+#[actix::test]
+async fn pass_through_relays_both_ways_over_an_http_shaped_transport() {
+    let mut r = rig().await;
+    let init = json!({"jsonrpc": "2.0", "id": "i", "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e", "version": "1"}}});
+    r.upstream.do_send(Relay {
+        message: init.clone(),
+        delivery: Delivery::Request(Id::Str("i".into())),
+        cancels: None,
+    });
+    assert_eq!(
+        next(&mut r.done).await,
+        Some(Done::Sent(init, Delivery::Request(Id::Str("i".into()))))
+    );
+    let result = json!({"jsonrpc": "2.0", "id": "i", "result": {"protocolVersion": "2025-11-25"}});
+    assert!(r.events.send(line(result)).is_ok());
+    assert_eq!(
+        next(&mut r.told).await.as_deref(),
+        Some(
+            "Relayed { message: Object {\"jsonrpc\": String(\"2.0\"), \"id\": String(\"i\"), \"result\": Object {\"protocolVersion\": String(\"2025-11-25\")}}, kind: Response(Some(Str(\"i\"))) }"
+        )
+    );
+    // A request of the server (2025-11-25 allows them) reaches the Frontend, not a warning.
+    let sampling =
+        json!({"jsonrpc": "2.0", "id": 0, "method": "sampling/createMessage", "params": {}});
+    assert!(r.events.send(line(sampling)).is_ok());
+    assert_eq!(
+        next(&mut r.told).await.as_deref(),
+        Some(
+            "Relayed { message: Object {\"jsonrpc\": String(\"2.0\"), \"id\": Number(0), \"method\": String(\"sampling/createMessage\"), \"params\": Object {}}, kind: Request(Int(0)) }"
+        )
+    );
+    // A cancel the transport carries: abandoned, and the notification is not sent.
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}});
+    r.upstream.do_send(Relay {
+        message: cancel,
+        delivery: Delivery::Always,
+        cancels: Some(Id::Int(5)),
+    });
+    assert_eq!(next(&mut r.done).await, Some(Done::Abandoned(Id::Int(5))));
+    let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {}});
+    r.upstream.do_send(Relay {
+        message: answer.clone(),
+        delivery: Delivery::Always,
+        cancels: None,
+    });
+    assert_eq!(
+        next(&mut r.done).await,
+        Some(Done::Sent(answer, Delivery::Always))
+    );
+    // A bad line naming a request in flight is reported for that request.
+    assert!(
+        r.events
+            .send(Event::Frame(Frame::Line(
+                b"{\"jsonrpc\":\"2.0\",\"id\":\"i2\",\"result\":"
+                    .to_vec()
+                    .into()
+            )))
+            .is_ok()
+    );
+    assert_eq!(
+        next(&mut r.told).await.as_deref(),
+        Some("RelayFailed { id: Str(\"i2\"), reply: Invalid }")
+    );
 }
