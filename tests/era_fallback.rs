@@ -99,7 +99,7 @@ fn a_legacy_server_gets_the_editors_messages_unchanged_after_one_info_line() {
             tools["result"]["tools"][0],
             json!({"name": "echo", "inputSchema": {"type": "object"}})
         );
-        assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(7));
+        assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(8));
         let r = call(&mut b, json!(12), "echo", json!({"text": "hé"}));
         assert_eq!(
             r,
@@ -231,6 +231,30 @@ fn a_cancel_passes_unchanged_and_the_request_is_never_answered() {
 }
 
 #[test]
+fn a_response_after_the_editors_cancel_is_not_passed_on() {
+    let mut b = start(&[], &[]);
+    b.send(&initialize_request(0));
+    b.recv_response(&json!(0));
+    b.send_request(
+        json!(9),
+        "tools/call",
+        json!({"name": "stubborn", "arguments": {}}),
+    );
+    b.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}),
+    );
+    // The server answers 9 ("too late") before it reads the next call: that answer would
+    // arrive first.
+    let r = call(&mut b, json!(10), "echo", json!({"text": "next"}));
+    assert_eq!(text_of(&r), "next");
+    assert_eq!(
+        b.seen.iter().map(|f| f["id"].clone()).collect::<Vec<_>>(),
+        vec![json!(0), json!(10)]
+    );
+    b.wait_stderr("mcp-legacy-server: notification notifications/cancelled");
+}
+
+#[test]
 fn requests_pipelined_after_initialize_wait_for_the_era_and_keep_their_order() {
     // The upstream does not answer discover: the era is decided after --discover-timeout.
     let mut b = start(
@@ -257,7 +281,7 @@ fn requests_pipelined_after_initialize_wait_for_the_era_and_keep_their_order() {
         b.recv_response(&json!(2))["result"]["tools"]
             .as_array()
             .map(Vec::len),
-        Some(7)
+        Some(8)
     );
     let got = upstream_lines(&b, 5);
     let methods: Vec<Value> = got

@@ -102,6 +102,38 @@ fn while_initializing_requests_wait_for_the_era_and_a_ping_for_nothing() {
 }
 
 #[test]
+fn frames_beyond_the_hold_bound_are_handled_at_once() {
+    let gate = common::scratch_dir("gate").join("open");
+    let gate_arg = gate.to_string_lossy().into_owned();
+    let mut b = Bridge::start(&[], &["--discover-gate", &gate_arg]);
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}});
+    b.send_request(json!(0), "initialize", init);
+    let held = mcp_bridge::actors::frontend::MAX_HELD_FRAMES;
+    for i in 1..=held {
+        b.send_request(json!(i), "tools/list", json!({}));
+    }
+    // One more than the bound: answered as before the era was known.
+    let over = json!(held + 1);
+    assert_eq!(
+        error_of(&b.request(over.clone(), "tools/list", json!({}))),
+        (-32600, "not_initialized".into())
+    );
+    assert_eq!(
+        b.seen.len(),
+        1,
+        "only the request over the bound was answered"
+    );
+    std::fs::write(&gate, b"").expect("open the gate");
+    b.recv_response(&json!(0));
+    for i in 1..=held {
+        assert!(
+            b.recv_response(&json!(i))["result"]["tools"].is_array(),
+            "{i}"
+        );
+    }
+}
+
+#[test]
 fn the_initialize_result_comes_from_discover() {
     let mut b = Bridge::start(&[], &["--instructions", "Use the echo tool."]);
     let r = b.initialize_with(

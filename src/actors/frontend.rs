@@ -319,9 +319,8 @@ impl Frontend {
     }
 
     /// Handles the frames held while the era was being decided, in order, in the state the
-    /// decision left.
-    /// A held `initialize` that starts a new probe (the first one failed) stops the replay:
-    /// what follows it stays held for that probe.
+    /// decision left. A held `initialize` that starts a new probe (the first one failed) stops
+    /// the replay: what follows it stays held for that probe.
     fn replay_held(&mut self, ctx: &mut Context<Self>) {
         while self.state != Lifecycle::Initializing
             && let Some(frame) = self.held.pop_front()
@@ -592,6 +591,8 @@ impl Frontend {
             return;
         }
         self.state = Lifecycle::Initializing;
+        // For a legacy upstream: the request as the editor wrote it (a JSON-RPC request has no
+        // other members; `params` is the editor's object, members and numbers as written).
         let request = jsonrpc::request(&id, methods::INITIALIZE, params.unwrap_or_default());
         self.editor_capabilities = Arc::new(p.capabilities);
         let meta = self.current_meta();

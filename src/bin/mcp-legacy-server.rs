@@ -16,6 +16,8 @@
 //! - `count {n}`: `n` progress notifications with the request's progress token, then `counted n`;
 //! - `flip`: `notifications/tools/list_changed`, then `flipped`;
 //! - `slow`: never answers; a `notifications/cancelled` for it is recorded;
+//! - `stubborn`: answers `too late` only when its `notifications/cancelled` arrives (a server
+//!   that ignores the rule that a cancelled request gets no response);
 //! - `cancelled`: the ids of the requests whose `notifications/cancelled` arrived, as JSON text;
 //! - `exit {code}`: the process exits with `code` at once, without an answer.
 //!
@@ -43,6 +45,8 @@ struct Server {
     /// Our sampling request id -> the tools/call id it answers.
     asking: HashMap<String, Value>,
     cancelled: Vec<Value>,
+    /// The ids of `stubborn` calls, answered at their cancel.
+    stubborn: Vec<Value>,
 }
 
 impl Server {
@@ -97,7 +101,12 @@ impl Server {
             (Some(method), None) => {
                 eprintln!("mcp-legacy-server: notification {method}");
                 if method == "notifications/cancelled" {
-                    self.cancelled.push(params["requestId"].clone());
+                    let id = params["requestId"].clone();
+                    if let Some(pos) = self.stubborn.iter().position(|s| *s == id) {
+                        self.stubborn.remove(pos);
+                        self.text(&id, "too late");
+                    }
+                    self.cancelled.push(id);
                 }
             }
             (None, Some(id)) => self.on_response(&id, &msg),
@@ -130,7 +139,7 @@ impl Server {
             "ping" | "logging/setLevel" => self.result(id, json!({})),
             "tools/list" => {
                 let tool = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
-                let tools: Vec<Value> = ["echo", "ask", "count", "flip", "slow", "cancelled", "exit"]
+                let tools: Vec<Value> = ["echo", "ask", "count", "flip", "slow", "stubborn", "cancelled", "exit"]
                     .into_iter()
                     .map(tool)
                     .collect();
@@ -175,6 +184,7 @@ impl Server {
                 self.text(id, "flipped")
             }
             "slow" => {}
+            "stubborn" => self.stubborn.push(id.clone()),
             "cancelled" => {
                 let text = Value::Array(self.cancelled.clone()).to_string();
                 self.text(id, &text)
@@ -220,6 +230,7 @@ fn main() {
         next_request: 0,
         asking: HashMap::new(),
         cancelled: Vec::new(),
+        stubborn: Vec::new(),
     };
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
