@@ -60,6 +60,52 @@ pub enum HttpBody<'a> {
     OtherJson,
 }
 
+/// The body of a non-2xx HTTP answer to the probe, read once by the HTTP transport; its
+/// [`ReadBody::as_body`] is the [`HttpBody`] of [`ProbeAnswer::Http`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReadBody {
+    /// No body (or only whitespace).
+    Empty,
+    /// Not JSON.
+    NotJson,
+    /// JSON: a JSON-RPC error response, whose `error` object this is when `error` is `true`.
+    Json { value: Value, error: bool },
+}
+
+impl ReadBody {
+    /// Reads the bytes of a body (any `Content-Type`: servers label error pages loosely).
+    pub fn read(body: &[u8]) -> ReadBody {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return ReadBody::Empty;
+        }
+        let Ok(value) = serde_json::from_slice::<Value>(body) else {
+            return ReadBody::NotJson;
+        };
+        match value.get("error") {
+            Some(e) if e.is_object() && value.get("jsonrpc") == Some(&json!("2.0")) => {
+                ReadBody::Json {
+                    value: e.clone(),
+                    error: true,
+                }
+            }
+            _ => ReadBody::Json {
+                value,
+                error: false,
+            },
+        }
+    }
+
+    /// The body as [`decide`] reads it.
+    pub fn as_body(&self) -> HttpBody<'_> {
+        match self {
+            ReadBody::Empty => HttpBody::Empty,
+            ReadBody::NotJson => HttpBody::NotJson,
+            ReadBody::Json { value, error: true } => HttpBody::RpcError(value),
+            ReadBody::Json { error: false, .. } => HttpBody::OtherJson,
+        }
+    }
+}
+
 /// Why the bridge takes the upstream for a legacy server (the text of the info line).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LegacySign {
@@ -367,6 +413,52 @@ mod tests {
         for (i, (got, want)) in cases.into_iter().enumerate() {
             assert_eq!(got, want, "case {i}");
         }
+    }
+
+    /// The bodies real servers send, read and decided as the HTTP transport will.
+    #[test]
+    fn http_bodies_are_read_then_decided() {
+        let cases: [(u16, &[u8], Era); 7] = [
+            // TS SDK 1.x Streamable HTTP, a POST without a session (server-everything).
+            (
+                400,
+                br#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}"#,
+                Era::Legacy(LegacySign::HttpStatus { status: 400 }),
+            ),
+            (
+                400,
+                br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2027-01-01"],"requested":"2026-07-28"}}}"#,
+                failed(-32022, "discover_failed", json!("Unsupported protocol version")),
+            ),
+            (405, b"", Era::Legacy(LegacySign::HttpStatus { status: 405 })),
+            (404, b"  \r\n", Era::Legacy(LegacySign::HttpStatus { status: 404 })),
+            (
+                404,
+                b"<html>Not Found</html>",
+                Era::Legacy(LegacySign::HttpStatus { status: 404 }),
+            ),
+            (
+                400,
+                br#"{"detail":"bad"}"#,
+                Era::Legacy(LegacySign::HttpStatus { status: 400 }),
+            ),
+            (
+                502,
+                b"Bad Gateway",
+                failed(-32603, "discover_failed", json!("HTTP 502")),
+            ),
+        ];
+        for (status, body, want) in cases {
+            let read = ReadBody::read(body);
+            let got = decide(ProbeAnswer::Http(HttpAnswer {
+                status,
+                body: read.as_body(),
+            }));
+            assert_eq!(got, want, "{status} {}", String::from_utf8_lossy(body));
+        }
+        assert_eq!(ReadBody::read(b""), ReadBody::Empty);
+        assert_eq!(ReadBody::read(b" \r\n"), ReadBody::Empty);
+        assert_eq!(ReadBody::read(b"{"), ReadBody::NotJson);
     }
 
     #[test]
