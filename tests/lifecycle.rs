@@ -77,60 +77,66 @@ fn while_initializing_requests_wait_for_the_era_and_a_ping_for_nothing() {
     let mut b = Bridge::start(&[], &["--discover-gate", &gate_arg]);
     let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}});
     b.send_request(json!(0), "initialize", init.clone());
-    // Held until the era of the upstream is known (a legacy upstream must get them after the
-    // initialize): a second initialize and a request.
-    b.send_request(json!(1), "initialize", init);
+    // Held until the era of the upstream is known (a legacy upstream must get it after the
+    // initialize).
     b.send_request(json!(2), "tools/list", json!({}));
-    // A ping is answered at once, by the bridge.
+    // Answered at once: a second initialize, a ping, and a request id in use.
+    assert_eq!(
+        error_of(&b.request(json!(1), "initialize", init)),
+        (-32600, "already_initialized".into())
+    );
     assert_eq!(b.request(json!(3), "ping", json!({}))["result"], json!({}));
-    assert!(
-        b.seen.iter().all(|f| f["id"] == json!(3)),
-        "only the ping was answered: {:#?}",
-        b.seen
+    assert_eq!(
+        error_of(&b.request(json!(2), "tools/list", json!({}))),
+        (-32600, "duplicate_id".into())
     );
     std::fs::write(&gate, b"").expect("open the gate");
     let r = b.recv_response(&json!(0));
     assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
-    // Then the held frames, in order, in the state the decision left.
-    assert_eq!(
-        error_of(&b.recv_response(&json!(1))),
-        (-32600, "already_initialized".into())
-    );
+    // Then the held request, served in the state the decision left.
     assert!(b.recv_response(&json!(2))["result"]["tools"].is_array());
     let order: Vec<Value> = b.seen.iter().map(|f| f["id"].clone()).collect();
-    assert_eq!(order, vec![json!(3), json!(0), json!(1), json!(2)]);
+    assert_eq!(
+        order,
+        vec![json!(1), json!(3), json!(2), json!(0), json!(2)]
+    );
 }
 
 #[test]
-fn frames_beyond_the_hold_bound_are_handled_at_once() {
+fn requests_held_behind_initialize_count_against_the_in_flight_limit() {
     let gate = common::scratch_dir("gate").join("open");
     let gate_arg = gate.to_string_lossy().into_owned();
-    let mut b = Bridge::start(&[], &["--discover-gate", &gate_arg]);
+    let mut b = Bridge::start(&["--max-in-flight", "3"], &["--discover-gate", &gate_arg]);
     let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}});
     b.send_request(json!(0), "initialize", init);
-    let held = mcp_bridge::actors::frontend::MAX_HELD_FRAMES;
-    for i in 1..=held {
+    for i in 1..=3 {
         b.send_request(json!(i), "tools/list", json!({}));
     }
-    // One more than the bound: answered as before the era was known.
-    let over = json!(held + 1);
+    // One more than the limit: answered at once.
     assert_eq!(
-        error_of(&b.request(over.clone(), "tools/list", json!({}))),
-        (-32600, "not_initialized".into())
+        b.request(json!(4), "tools/list", json!({}))["error"],
+        json!({"code": -32603, "message": "Too many requests in flight",
+            "data": {"cause": "too_many_requests", "detail": 3}})
+    );
+    // A held request the editor cancels never gets an answer.
+    b.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}),
     );
     assert_eq!(
         b.seen.len(),
         1,
-        "only the request over the bound was answered"
+        "only the request over the limit was answered"
     );
     std::fs::write(&gate, b"").expect("open the gate");
     b.recv_response(&json!(0));
-    for i in 1..=held {
+    for i in [1, 3] {
         assert!(
             b.recv_response(&json!(i))["result"]["tools"].is_array(),
             "{i}"
         );
     }
+    assert_eq!(b.request(json!(5), "ping", json!({}))["result"], json!({}));
+    assert!(b.seen.iter().all(|f| f["id"] != json!(2)), "{:#?}", b.seen);
 }
 
 #[test]

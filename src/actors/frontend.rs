@@ -57,12 +57,23 @@ pub enum Lifecycle {
     Closing,
 }
 
-/// Frames of the editor held while the era of the upstream is being decided (after its
-/// `initialize`, before the answer), at most this many; beyond it a frame is handled at once,
-/// as before the era was known (a request gets `not_initialized`).
-pub const MAX_HELD_FRAMES: usize = 256;
-/// Bytes of the frames held while the era is being decided, at most (see [`MAX_HELD_FRAMES`]).
+/// Frames of the editor held while `initialize` runs (the era of the upstream is being
+/// decided), at most this many; requests also count against `--max-in-flight`. Beyond either
+/// bound, or [`MAX_HELD_BYTES`], a request gets `too_many_requests` at once and another frame
+/// is handled at once.
+pub const MAX_HELD_FRAMES: usize = 1024;
+/// Bytes of the frames held while `initialize` runs, at most (see [`MAX_HELD_FRAMES`]).
 pub const MAX_HELD_BYTES: usize = 16 * 1024 * 1024;
+
+/// A frame of the editor that came while `initialize` runs (an editor that pipelines its
+/// first messages), kept as it came: a legacy upstream gets it unchanged after the
+/// `initialize`, a modern one has it handled as if it came then.
+struct Held {
+    frame: Frame,
+    /// The id, when the frame is a request.
+    request: Option<Id>,
+    bytes: usize,
+}
 
 /// How the probe of `initialize` ended well: a modern server (its discover result and the
 /// `_meta` of later requests), or a legacy one (the sign, and the editor's `initialize` as it
@@ -103,8 +114,8 @@ pub struct Frontend {
     open_changes: HashSet<Id>,
     /// Pass-through: the editor's requests sent upstream and not answered yet.
     relayed: HashMap<Id, Instant>,
-    /// The editor's frames that arrived while the era was being decided, in order.
-    held: VecDeque<Frame>,
+    /// The editor's frames that arrived while `initialize` runs, in order.
+    held: VecDeque<Held>,
     held_bytes: usize,
 }
 
@@ -285,50 +296,96 @@ impl Frontend {
         self.reply_error(e.id(), cause, detail);
     }
 
-    /// While the era is being decided: holds a frame that depends on it (everything but a
-    /// `ping`, a `notifications/cancelled` and a bad line, which are handled at once), so that
-    /// what the editor pipelined after its `initialize` reaches a legacy upstream after the
-    /// `initialize`, in order. False when the frame is to be handled now.
+    /// While `initialize` runs (the era is being decided): holds a frame that depends on it,
+    /// so that what the editor pipelined after its `initialize` reaches a legacy upstream after
+    /// the `initialize`, in order, and a modern one is served once ready. Handled at once
+    /// instead (false): a `ping`, another `initialize`, a request naming a 2026-07-28 version,
+    /// a `notifications/cancelled`, a bad line, and a frame over the bounds (a request over
+    /// them gets `too_many_requests`, as does one over `--max-in-flight`; a request id in use
+    /// gets `duplicate_id`; true then).
     fn hold(&mut self, frame: &Frame) -> bool {
         let Frame::Line(line) = frame else {
             return false;
         };
-        let now = match jsonrpc::parse(line, MAX_CLIENT_DEPTH) {
-            Ok(Message::Request { method, params, .. }) => {
-                matches!(
-                    EditorRequest::from_request(method, params),
-                    EditorRequest::Ping
-                )
+        let bytes = line.len();
+        let request = match jsonrpc::parse(line, MAX_CLIENT_DEPTH) {
+            Ok(Message::Request { id, method, params }) => {
+                let request = EditorRequest::from_request(method, params);
+                if matches!(
+                    request.class(),
+                    RequestClass::Ping | RequestClass::Initialize
+                ) || request.names_modern_version()
+                {
+                    return false;
+                }
+                Some(id)
             }
-            Ok(Message::Notification { method, params }) => matches!(
-                EditorNotification::from_notification(method, params.as_ref()),
-                EditorNotification::Cancelled { .. }
-            ),
-            Ok(_) => false,
-            Err(_) => true,
+            Ok(Message::Notification { method, params }) => {
+                if matches!(
+                    EditorNotification::from_notification(method, params.as_ref()),
+                    EditorNotification::Cancelled { .. }
+                ) {
+                    return false;
+                }
+                None
+            }
+            Ok(_) => None,
+            Err(_) => return false,
         };
-        if now
-            || self.held.len() >= MAX_HELD_FRAMES
-            || self.held_bytes + line.len() > MAX_HELD_BYTES
-        {
+        let full = self.held.len() >= MAX_HELD_FRAMES || self.held_bytes + bytes > MAX_HELD_BYTES;
+        if let Some(id) = &request {
+            if self.slots.contains_key(id) || self.is_held(id) {
+                self.reply_error(Some(id), Cause::DuplicateId, None);
+                return true;
+            }
+            let requests = self.held.iter().filter(|h| h.request.is_some()).count();
+            if full || requests >= self.config.max_in_flight {
+                let limit = json!(self.config.max_in_flight);
+                self.reply_error(Some(id), Cause::TooManyRequests, Some(limit));
+                return true;
+            }
+            tracing::debug!(target: "frontend", "request {id} waits for initialize");
+        } else if full {
             return false;
         }
-        self.held_bytes += line.len();
-        self.held.push_back(frame.clone());
+        self.held_bytes += bytes;
+        self.held.push_back(Held {
+            frame: frame.clone(),
+            request,
+            bytes,
+        });
         true
     }
 
-    /// Handles the frames held while the era was being decided, in order, in the state the
-    /// decision left. A held `initialize` that starts a new probe (the first one failed) stops
-    /// the replay: what follows it stays held for that probe.
+    fn is_held(&self, id: &Id) -> bool {
+        self.held.iter().any(|h| h.request.as_ref() == Some(id))
+    }
+
+    /// Takes a held request out (the editor cancelled it): it gets no response, and a legacy
+    /// upstream never sees it.
+    fn unhold(&mut self, id: &Id) -> bool {
+        let Some(pos) = self
+            .held
+            .iter()
+            .position(|h| h.request.as_ref() == Some(id))
+        else {
+            return false;
+        };
+        if let Some(h) = self.held.remove(pos) {
+            self.held_bytes = self.held_bytes.saturating_sub(h.bytes);
+        }
+        true
+    }
+
+    /// Handles the frames held while `initialize` ran, in order, in the state it left
+    /// (pass-through: relayed after the `initialize`; ready: served; awaiting `initialize`:
+    /// `not_initialized`).
     fn replay_held(&mut self, ctx: &mut Context<Self>) {
         while self.state != Lifecycle::Initializing
-            && let Some(frame) = self.held.pop_front()
+            && let Some(h) = self.held.pop_front()
         {
-            if let Frame::Line(line) = &frame {
-                self.held_bytes = self.held_bytes.saturating_sub(line.len());
-            }
-            self.on_frame(frame, ctx);
+            self.held_bytes = self.held_bytes.saturating_sub(h.bytes);
+            self.on_frame(h.frame, ctx);
         }
     }
 
@@ -407,7 +464,7 @@ impl Frontend {
     }
 
     fn on_request(&mut self, id: Id, request: EditorRequest, ctx: &mut Context<Self>) {
-        if self.slots.contains_key(&id) || self.open_changes.contains(&id) {
+        if self.slots.contains_key(&id) || self.open_changes.contains(&id) || self.is_held(&id) {
             // Two answers with one id would reach the editor: refuse the second request.
             return self.reply_error(Some(&id), Cause::DuplicateId, None);
         }
@@ -481,7 +538,7 @@ impl Frontend {
                 if let (Some(slot), Some(reason)) = (self.slots.get(&id), reason) {
                     slot.cancel_reason.set(reason);
                 }
-                if self.cancel_slot(&id, ctx) || self.open_changes.remove(&id) {
+                if self.cancel_slot(&id, ctx) || self.open_changes.remove(&id) || self.unhold(&id) {
                     tracing::debug!(target: "frontend", "the client cancelled request {id}");
                 }
                 self.replay_held(ctx);
