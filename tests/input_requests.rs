@@ -446,6 +446,33 @@ fn a_bad_line_with_a_b_id_is_an_invalid_answer() {
     }));
 }
 
+/// An answer over `--max-line-bytes` with the id of a `b-` request fails the waiting round at
+/// once (the id recovered from the line), and the editor gets no `line_too_long` for its own
+/// answer.
+#[test]
+fn an_answer_over_the_line_limit_with_a_b_id_fails_the_round_at_once() {
+    let mut b = Bridge::start(&["--max-line-bytes", "4096"], &[]);
+    b.initialize_with(serde_json::from_str(ALL_KINDS).expect("caps"));
+    let q = call_and_expect_question(&mut b, json!(12), "ask_name", json!({}));
+    assert_eq!(q["id"], "b-1");
+    let pad = "x".repeat(5000);
+    b.send(&json!({"jsonrpc": "2.0", "id": "b-1",
+        "result": {"action": "accept", "content": {"name": pad}}}));
+    let r = b.recv_response(&json!(12));
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 12, "error": {"code": -32603,
+            "message": "The client's answer to an input request is not valid",
+            "data": {"cause": "invalid_client_answer", "detail": "name"}}})
+    );
+    assert!(
+        b.seen
+            .iter()
+            .all(|f| f.get("id") != Some(&json!("b-1")) || f.get("method").is_some())
+    );
+    assert!(retries_of(&b, "ask_name").is_empty());
+}
+
 #[test]
 fn late_duplicate_numeric_and_unknown_answers_are_dropped() {
     let mut b = ready(ALL_KINDS);

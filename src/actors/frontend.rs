@@ -256,6 +256,11 @@ impl Frontend {
                 if limits::EDITOR_LINE_TOO_LONG.allow() {
                     tracing::warn!(target: "frontend", "a line of {len_bytes} bytes is over the limit of {} bytes", self.config.max_line_bytes);
                 }
+                if id.as_ref().is_some_and(is_bridge_request_id) {
+                    // The editor's answer to a request of the bridge: it fails the round that
+                    // waits for it, like any bad line with that id (no error to the editor).
+                    return self.resolve(id, Answer::Invalid);
+                }
                 self.reply_error(
                     id.as_ref(),
                     Cause::LineTooLong,
@@ -278,7 +283,7 @@ impl Frontend {
             ),
             Ok(Message::Response { id, result }) => self.resolve(id, Answer::Result(result)),
             Ok(Message::ErrorResponse { id, error }) => self.resolve(id, Answer::Error(error)),
-            Err(e) if matches!(e.id(), Some(Id::Str(s)) if s.starts_with(REQUEST_ID_PREFIX)) => {
+            Err(e) if e.id().is_some_and(is_bridge_request_id) => {
                 // A bad line with the id of a request of the bridge answers that request.
                 self.resolve(e.id().cloned(), Answer::Invalid);
             }
@@ -839,6 +844,12 @@ impl Frontend {
             }
         }
     }
+}
+
+/// Whether `id` is one of the bridge's own requests to the editor (`b-N`): a bad line with it
+/// is the answer to that request, never a request of the editor.
+fn is_bridge_request_id(id: &Id) -> bool {
+    matches!(id, Id::Str(s) if s.starts_with(REQUEST_ID_PREFIX))
 }
 
 impl Actor for Frontend {
