@@ -263,3 +263,37 @@ fn a_stderr_that_nobody_reads_never_stops_the_bridge() {
     let _ = child.kill();
     assert_eq!(status.and_then(|s| s.code()), Some(0));
 }
+
+/// An editor that closes its reading end of the bridge's stdout while the bridge's stdin stays
+/// open: no answer can be delivered any more, so the bridge runs the steps of the end of input
+/// at once (the request in flight is cancelled upstream), with one warn line, and exits 0.
+#[test]
+fn a_closed_stdout_stops_the_bridge_while_stdin_stays_open() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    b.send_request(
+        json!(7),
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": 600_000}}),
+    );
+    b.wait_upstream(|v| v["method"] == "tools/call");
+    b.close_stdout_reading_end();
+    let exit = b
+        .wait_exit(common::RECV_TIMEOUT)
+        .expect("the bridge exits with its stdin still open");
+    assert_eq!(exit.code(), Some(0));
+    let stderr = b.stderr_to_the_end();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("closed its end of stdout"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "mcp-bridge: supervisor: warn: the editor closed its end of stdout: stopping as at the end of the input"
+        ]
+    );
+    let cancelled = b.wait_upstream(|v| v["method"] == "notifications/cancelled");
+    let call = b.wait_upstream(|v| v["method"] == "tools/call");
+    assert_eq!(cancelled["params"]["requestId"], call["id"]);
+}

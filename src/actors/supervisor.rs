@@ -164,13 +164,16 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
         None => Box::pin(stdin_frames(max_line_bytes)),
     };
     actix::spawn(reap_orphans());
-    start_with(
+    let supervisor = start_with(
         config,
         input,
         output,
         Hooks::Process,
         Box::pin(termination_signal()),
-    )
+    );
+    let to_stop = supervisor.clone();
+    stdio::on_stdout_gone(move || to_stop.do_send(Shutdown(ShutdownCause::OutputClosed)));
+    supervisor
 }
 
 /// Starts the actors inside the current actix `System` on the editor frames of `input` (its
@@ -325,7 +328,7 @@ impl Supervisor {
         self.stopping = true;
         let host = self.host.clone();
         let code = match cause {
-            ShutdownCause::EndOfInput | ShutdownCause::Signal(_) => {
+            ShutdownCause::EndOfInput | ShutdownCause::Signal(_) | ShutdownCause::OutputClosed => {
                 host.step("watchdog");
                 host.start_watchdog();
                 0
@@ -485,6 +488,9 @@ fn start_watchdog() {
 impl Handler<Shutdown> for Supervisor {
     type Result = ();
     fn handle(&mut self, Shutdown(cause): Shutdown, ctx: &mut Context<Self>) {
+        if cause == ShutdownCause::OutputClosed && !self.stopping {
+            tracing::warn!(target: "supervisor", "the editor closed its end of stdout: stopping as at the end of the input");
+        }
         self.shutdown(cause, ctx);
     }
 }

@@ -25,16 +25,11 @@ pub fn nonblocking_stdin() -> Option<AsyncFd<File>> {
 }
 
 fn nonblocking_pipe(target: i32, interest: tokio::io::Interest) -> Option<AsyncFd<File>> {
-    // SAFETY: fstat/fcntl on a standard fd with a zeroed stat buffer owned here.
+    if !is_pipe_or_socket(target) {
+        return None;
+    }
+    // SAFETY: fcntl on a standard fd; the duplicate is owned by the File below.
     unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstat(target, &mut st) != 0 {
-            return None;
-        }
-        let kind = st.st_mode & libc::S_IFMT;
-        if kind != libc::S_IFIFO && kind != libc::S_IFSOCK {
-            return None;
-        }
         // Close-on-exec from its creation: the child must never inherit the editor's pipes.
         let fd = libc::fcntl(target, libc::F_DUPFD_CLOEXEC, 3);
         if fd < 0 {
@@ -48,6 +43,56 @@ fn nonblocking_pipe(target: i32, interest: tokio::io::Interest) -> Option<AsyncF
         // SAFETY (I/O safety of `register`): the duplicate is owned by the AsyncFd alone and is
         // closed only when it drops.
         AsyncFd::register_with_interest(file, interest).ok()
+    }
+}
+
+/// Starts a thread that waits until nobody can read the bridge's stdout any more (the editor
+/// closed its reading end, or exited, while the bridge's stdin may stay open): `poll(2)` of
+/// fd 1 reports `POLLERR` (a pipe without readers) or `POLLHUP` (a socket shut down both
+/// ways). Then it calls `gone` once. Only for a stdout that is a pipe or a socket, and false
+/// (nothing started) for any other: a terminal's hang-up is SIGHUP, a file never ends.
+///
+/// A plain thread with a blocking `poll` and no events asked for (errors and hang-ups are
+/// always reported), so it shares nothing with the writer of stdout: the writer learns of
+/// the end only at its next write (`EPIPE`), which may never come.
+pub fn on_stdout_gone(gone: impl FnOnce() + Send + 'static) -> bool {
+    if !is_pipe_or_socket(1) {
+        return false;
+    }
+    std::thread::Builder::new()
+        .name("mcp-bridge-stdout-watch".into())
+        .spawn(move || {
+            let mut watched = libc::pollfd {
+                fd: 1,
+                events: 0,
+                revents: 0,
+            };
+            loop {
+                // SAFETY: poll on one pollfd owned by this frame; fd 1 stays open for the
+                // life of the process (the writer closes only its own duplicate).
+                let rc = unsafe { libc::poll(&mut watched, 1, -1) };
+                if rc < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                if rc > 0 && watched.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+                    gone();
+                }
+                // POLLNVAL or a failed poll: nothing more can be learned here.
+                return;
+            }
+        })
+        .is_ok()
+}
+
+fn is_pipe_or_socket(fd: i32) -> bool {
+    // SAFETY: fstat on a standard fd with a zeroed stat buffer owned here.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) != 0 {
+            return false;
+        }
+        let kind = st.st_mode & libc::S_IFMT;
+        kind == libc::S_IFIFO || kind == libc::S_IFSOCK
     }
 }
 

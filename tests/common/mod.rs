@@ -253,6 +253,22 @@ impl Bridge {
         }
     }
 
+    /// Closes the editor's reading end of the bridge's stdout while its stdin stays open (an
+    /// editor that stopped reading and went away): the read end's descriptor is replaced by
+    /// `/dev/null`, so the pipe has no reader (the bridge's writes get `EPIPE`) and the reader
+    /// thread sees the end of its input (after the answer to a ping of its own, which ends
+    /// the read that was under way).
+    pub fn close_stdout_reading_end(&mut self) {
+        let null = std::fs::File::open("/dev/null").expect("open /dev/null");
+        // SAFETY: dup2 onto the read end this harness owns: its number stays valid (now
+        // /dev/null) for the reader thread, and the pipe's last read end is closed.
+        let rc = unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), self.stdout_fd) };
+        assert_eq!(rc, self.stdout_fd, "dup2 onto the bridge's stdout");
+        // A read under way holds the pipe until it returns: a ping gives it a line to return.
+        let id = format!("last-{}", COUNTER.fetch_add(1, Ordering::SeqCst));
+        self.send_request(json!(id), "ping", json!({}));
+    }
+
     /// Reads the bridge's stdout again.
     pub fn resume_reading(&self) {
         *self.paused.0.lock().unwrap() = false;

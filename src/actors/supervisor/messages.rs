@@ -13,6 +13,10 @@ pub enum ShutdownCause {
     EndOfInput,
     /// SIGTERM, SIGINT or SIGHUP (named): the steps of the end of input, exit 0.
     Signal(&'static str),
+    /// Nobody reads the bridge's stdout any more (the editor closed its reading end): no
+    /// answer can be delivered, so the steps of the end of input run at once (one warn
+    /// line), exit 0.
+    OutputClosed,
     /// The upstream was lost while the bridge was ready: exit 1.
     UpstreamLost,
 }
