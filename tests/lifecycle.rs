@@ -139,6 +139,99 @@ fn requests_held_behind_initialize_count_against_the_in_flight_limit() {
     assert!(b.seen.iter().all(|f| f["id"] != json!(2)), "{:#?}", b.seen);
 }
 
+const INIT: &str = r#"{"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}"#;
+
+fn init_params() -> Value {
+    serde_json::from_str(INIT).expect("initialize params")
+}
+
+/// A bridge whose discover waits until the test opens the gate (the file it returns), so it
+/// stays initializing until the test is done with its checks, however busy the machine is.
+fn gated(server_args: &[&str]) -> (Bridge, std::path::PathBuf) {
+    let gate = common::scratch_dir("gate").join("open");
+    let gate_arg = gate.to_string_lossy().into_owned();
+    let mut args = vec!["--discover-gate", gate_arg.as_str()];
+    args.extend_from_slice(server_args);
+    (Bridge::start(&[], &args), gate)
+}
+
+/// Editors pipeline their first requests (2025-11-25 says a client SHOULD send only pings
+/// before the initialize response; many do not): what comes while `initialize` runs is held
+/// and handled, in order, once it completes. `ping` and a second `initialize` are answered at
+/// once, a cancelled held request gets nothing.
+#[test]
+fn a_pipelined_initialized_and_requests_are_handled_in_order_once_initialize_completes() {
+    let (mut b, gate) = gated(&[]);
+    b.send_request(json!(0), "initialize", init_params());
+    // Lines are handled in order: the bridge is initializing when the next one arrives.
+    assert_eq!(
+        error_of(&b.request(json!(1), "initialize", init_params())),
+        (-32600, "already_initialized".into())
+    );
+    b.send_request(json!(2), "tools/list", json!({}));
+    b.send_request(json!(3), "prompts/list", json!({}));
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    b.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}),
+    );
+    b.send_request(
+        json!(4),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    );
+    assert_eq!(b.request(json!(5), "ping", json!({}))["result"], json!({}));
+    let ids: Vec<&Value> = b.seen.iter().filter_map(|f| f.get("id")).collect();
+    assert_eq!(ids, [&json!(1), &json!(5)]);
+    std::fs::write(&gate, b"").expect("open the gate");
+    let r = b.recv_response(&json!(0));
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    assert!(b.recv_response(&json!(2))["result"]["tools"].is_array());
+    assert_eq!(
+        b.recv_response(&json!(4))["result"]["content"],
+        json!([{"type": "text", "text": "hi"}])
+    );
+    // The held notifications/initialized started the listen stream; nothing for the cancelled 3.
+    b.recv_notification("notifications/tools/list_changed");
+    b.recv_for(Duration::from_millis(200));
+    // The initialize response first, then the answers of the held requests (in the order
+    // the upstream answers them).
+    let ids: Vec<&Value> = b.seen.iter().filter_map(|f| f.get("id")).collect();
+    assert_eq!(ids[..3], [&json!(1), &json!(5), &json!(0)]);
+    let mut held: Vec<String> = ids[3..].iter().map(|id| id.to_string()).collect();
+    held.sort();
+    assert_eq!(held, ["2", "4"]);
+    // The listen stream's request and the held requests go out on their own paths.
+    let mut sent: Vec<String> = b
+        .upstream_received()
+        .iter()
+        .filter_map(|v| v["method"].as_str().map(str::to_owned))
+        .filter(|m| m != "subscriptions/listen")
+        .collect();
+    assert_eq!(sent.first().map(String::as_str), Some("server/discover"));
+    sent.sort();
+    assert_eq!(sent, ["server/discover", "tools/call", "tools/list"]);
+}
+
+/// When `initialize` fails, each request held behind it gets `not_initialized`.
+#[test]
+fn requests_held_behind_a_failed_initialize_get_not_initialized() {
+    // A modern error fails the probe (any other would mean a legacy server).
+    let (mut b, gate) = gated(&["--discover-error", "-32022:versions refused"]);
+    b.send_request(json!(0), "initialize", init_params());
+    b.send_request(json!(1), "tools/list", json!({}));
+    assert_eq!(b.request(json!(2), "ping", json!({}))["result"], json!({}));
+    std::fs::write(&gate, b"").expect("open the gate");
+    assert_eq!(
+        error_of(&b.recv_response(&json!(0))),
+        (-32022, "discover_failed".into())
+    );
+    assert_eq!(
+        b.recv_response(&json!(1)),
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600,
+            "message": "Invalid request: the server is not initialized", "data": {"cause": "not_initialized"}}})
+    );
+}
+
 #[test]
 fn the_initialize_result_comes_from_discover() {
     let mut b = Bridge::start(&[], &["--instructions", "Use the echo tool."]);
