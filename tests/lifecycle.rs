@@ -232,6 +232,30 @@ fn requests_held_behind_a_failed_initialize_get_not_initialized() {
     );
 }
 
+/// A signal while `initialize` runs: the editor still reads, so `initialize` and the requests
+/// held behind it get `closed` with the signal before the bridge exits 0.
+#[test]
+fn a_signal_while_initializing_answers_initialize_with_closed() {
+    let (mut b, _gate) = gated(&[]);
+    b.send_request(json!(0), "initialize", init_params());
+    b.send_request(json!(1), "tools/list", json!({}));
+    b.wait_upstream(|v| v["method"] == "server/discover");
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &b.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let closed = |id: i64| {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603,
+            "message": "The bridge is closing", "data": {"cause": "closed", "detail": "SIGTERM"}}})
+    };
+    assert_eq!(b.recv_response(&json!(0)), closed(0));
+    assert_eq!(b.recv_response(&json!(1)), closed(1));
+    assert_eq!(b.recv_to_the_end(), Vec::<Value>::new());
+    let exit = b.wait_exit(common::RECV_TIMEOUT).expect("the bridge exits");
+    assert_eq!(exit.code(), Some(0));
+}
+
 #[test]
 fn the_initialize_result_comes_from_discover() {
     let mut b = Bridge::start(&[], &["--instructions", "Use the echo tool."]);

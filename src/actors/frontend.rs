@@ -920,16 +920,35 @@ impl Handler<UpstreamLost> for Frontend {
 
 impl Handler<Quiesce> for Frontend {
     type Result = ();
-    fn handle(&mut self, _: Quiesce, ctx: &mut Context<Self>) {
+    fn handle(&mut self, Quiesce { signal }: Quiesce, ctx: &mut Context<Self>) {
+        let initializing = self.state == Lifecycle::Initializing;
         self.state = Lifecycle::Closing;
+        let mut answer = Vec::new();
         let ids: Vec<Id> = self.slots.keys().cloned().collect();
         for id in ids {
-            self.cancel_slot(&id, ctx);
+            let initialize = self
+                .slots
+                .get(&id)
+                .is_some_and(|s| s.method == RequestClass::Initialize);
+            if self.cancel_slot(&id, ctx) && initialize && initializing {
+                answer.push(id);
+            }
         }
+        answer.extend(
+            std::mem::take(&mut self.held)
+                .into_iter()
+                .filter_map(|h| h.request),
+        );
+        self.held_bytes = 0;
         // Pass-through: the editor's requests in flight end with the input, unanswered.
         self.relayed.clear();
-        self.held.clear();
-        self.held_bytes = 0;
+        // The editor that sent the signal still reads: the start of its connection gets an
+        // answer (see [`Quiesce`]); at the end of input nothing is answered.
+        if let Some(signal) = signal {
+            for id in answer {
+                self.reply_error(Some(&id), Cause::Closed, Some(json!(signal)));
+            }
+        }
     }
 }
 

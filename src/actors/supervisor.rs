@@ -335,6 +335,10 @@ impl Supervisor {
             }
             ShutdownCause::UpstreamLost => 1,
         };
+        let signal = match cause {
+            ShutdownCause::Signal(name) => Some(name),
+            _ => None,
+        };
         let stop_cause = match cause {
             ShutdownCause::UpstreamLost => StopCause::UpstreamGone,
             _ => StopCause::EndOfInput,
@@ -353,7 +357,7 @@ impl Supervisor {
         ctx.spawn(
             async move {
                 host.step("frontend: quiesce");
-                let _ = frontend.quiesce.send(Quiesce).await;
+                let _ = frontend.quiesce.send(Quiesce { signal }).await;
                 if let Some(l) = listener {
                     host.step("listener: stop");
                     let _ = l.send(listener::Stop(stop_cause)).await;

@@ -57,9 +57,14 @@ pub enum GateUpdate {
 
 /// Shutdown step (Supervisor): the state becomes `closing` and every slot is cancelled
 /// without a response (its guards cancel the upstream request and the open `b-` requests).
+/// After a signal (`signal` names it) the editor still reads: an `initialize` in flight, and
+/// the requests held behind it, get `closed` (the signal in `data.detail`) instead of
+/// nothing, so the editor's start does not wait for ever.
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
-pub struct Quiesce;
+pub struct Quiesce {
+    pub signal: Option<&'static str>,
+}
 
 /// Shutdown step (Supervisor), after the Listener stopped: what is in the mailbox before it
 /// is handled (answers of subscription changes), then the Frontend stops with its input.
