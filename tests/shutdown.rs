@@ -297,3 +297,47 @@ fn a_closed_stdout_stops_the_bridge_while_stdin_stays_open() {
     let call = b.wait_upstream(|v| v["method"] == "tools/call");
     assert_eq!(cancelled["params"]["requestId"], call["id"]);
 }
+
+/// A second SIGTERM or SIGINT during a shutdown that waits (an upstream that ignores the end
+/// of its input, a long grace) stops the bridge at once: the child's group is killed, one warn
+/// line, exit status 128 + the signal's number. Without it the watchdog would end the bridge
+/// with status 0 after 8 s.
+#[test]
+fn a_second_signal_stops_the_bridge_at_once() {
+    for (signal, name, code) in [("-TERM", "SIGTERM", 143), ("-INT", "SIGINT", 130)] {
+        let mut b = Bridge::start(&["--shutdown-grace", "60"], &["--keep-running-after-eof"]);
+        b.initialize();
+        let r = b.request(
+            json!(1),
+            "tools/call",
+            json!({"name": "spawn_grandchild", "arguments": {}}),
+        );
+        let pid: i32 = text_of(&r).trim().parse().expect("pid");
+        let kill = |b: &Bridge| {
+            let status = std::process::Command::new("kill")
+                .args([signal, &b.child.id().to_string()])
+                .status()
+                .expect("kill");
+            assert!(status.success());
+        };
+        kill(&b);
+        b.wait_stderr(&format!(
+            "received {name}: stopping as at the end of the input"
+        ));
+        kill(&b);
+        let exit = b.wait_exit(common::RECV_TIMEOUT).expect("the bridge exits");
+        assert_eq!(exit.code(), Some(code), "{name}");
+        assert!(
+            wait_until(|| !process_alive(pid)),
+            "grandchild {pid} survived {name} twice"
+        );
+        let stderr = b.stderr_to_the_end();
+        let again: Vec<&str> = stderr.lines().filter(|l| l.contains("again")).collect();
+        assert_eq!(
+            again,
+            [format!(
+                "mcp-bridge: supervisor: warn: received {name} again: stopped at once, without the rest of the shutdown steps"
+            )]
+        );
+    }
+}

@@ -437,7 +437,9 @@ fn stdin_frames(max_line_bytes: usize) -> impl futures_util::Stream<Item = Frame
 }
 
 /// Waits for SIGTERM, SIGINT or SIGHUP and names it. Each one stops the bridge with the
-/// shutdown steps of the end of input, so the child's group never outlives the bridge.
+/// shutdown steps of the end of input, so the child's group never outlives the bridge. From
+/// then on a second one of them stops the bridge at once ([`stop_at_once`]), the usual
+/// convention of a server that is asked twice.
 async fn termination_signal() -> &'static str {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
@@ -448,11 +450,35 @@ async fn termination_signal() -> &'static str {
         tracing::warn!(target: "supervisor", "could not install the signal handlers");
         return std::future::pending().await;
     };
-    tokio::select! {
+    let first = tokio::select! {
         _ = term.recv() => "SIGTERM",
         _ = int.recv() => "SIGINT",
         _ = hup.recv() => "SIGHUP",
-    }
+    };
+    actix::spawn(async move {
+        let (name, number) = tokio::select! {
+            _ = term.recv() => ("SIGTERM", libc::SIGTERM),
+            _ = int.recv() => ("SIGINT", libc::SIGINT),
+            _ = hup.recv() => ("SIGHUP", libc::SIGHUP),
+        };
+        stop_at_once(name, number);
+    });
+    first
+}
+
+/// A second signal during the shutdown: SIGKILL to the child's group, the sweep of the other
+/// descendants, one warn line, and exit with `128 + number` (the status of a process that the
+/// signal ended: the shutdown did not finish). What is queued toward the editor is not
+/// written.
+fn stop_at_once(name: &str, number: i32) {
+    signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
+    crate::transport::isolation::stop_descendants();
+    crate::log::raw_line(
+        "supervisor",
+        "warn",
+        &format!("received {name} again: stopped at once, without the rest of the shutdown steps"),
+    );
+    std::process::exit(128 + number);
 }
 
 /// On every SIGCHLD, reaps the descendants of the upstream that were handed to the bridge (a
