@@ -341,3 +341,37 @@ fn a_second_signal_stops_the_bridge_at_once() {
         );
     }
 }
+
+/// An upstream that closes its stdout and keeps running is lost like one that exits: its
+/// requests get `upstream_exited`, the bridge exits 1, and the log says what happened (its
+/// stdout closed, the bridge killed it after the wait), not `signal 9` as if it had been
+/// killed from outside.
+#[test]
+fn an_upstream_that_closes_its_stdout_is_logged_as_such_and_killed_by_the_bridge() {
+    // It does not exit at the end of its stdin either (which the bridge closes once the
+    // upstream is lost): only the bridge's SIGKILL ends it.
+    let mut b = Bridge::start(&[], &["--keep-running-after-eof"]);
+    b.initialize();
+    let r = b.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "close_stdout", "arguments": {}}),
+    );
+    assert_eq!(
+        r["error"],
+        json!({"code": -32603, "message": "The upstream server exited", "data": {"cause": "upstream_exited"}})
+    );
+    let status = b.wait_exit(common::RECV_TIMEOUT).expect("the bridge exits");
+    assert_eq!(status.code(), Some(1));
+    let stderr = b.stderr_to_the_end();
+    let lost: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("the upstream server exited"))
+        .collect();
+    assert_eq!(
+        lost,
+        [
+            "mcp-bridge: upstream: error: the upstream server exited (it closed its stdout and was still running 500 ms later: the bridge killed it (SIGKILL))"
+        ]
+    );
+}

@@ -52,6 +52,8 @@ refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them 
   crash {code}                exits the process with that code at once, no answer
   spawn_grandchild {}         starts `sleep 300` as a child (same process group,
                               inherits stdout/stderr) and returns its pid as text
+  close_stdout {}             closes its stdout (fd 1 becomes /dev/null) and keeps
+                              running, no answer reaches the client
   emit {lines: [string]}      writes each line to stdout verbatim, then \"emitted\"
   progress_flood {count}      count progress notifications at full speed, \"flooded\"
   garbage_flood {count, stderr_count, tag?}
@@ -785,6 +787,11 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
             tool(spawn_grandchild),
         ),
         (
+            ToolDef::new("close_stdout", empty())
+                .description("Closes the server's stdout and keeps running: its answers are lost."),
+            tool(close_stdout),
+        ),
+        (
             ToolDef::new("emit", object_schema(lines, &["lines"]))
                 .description("Writes each line to stdout verbatim, then answers \"emitted\"."),
             tool(emit),
@@ -1093,6 +1100,19 @@ async fn spawn_grandchild(_: Value, _: RequestContext) -> ToolResult {
         .spawn()
         .map_err(|e| Failure::Rpc(RpcError::internal(format!("spawn failed: {e}"))))?;
     Ok(Outcome::text(child.id().to_string()))
+}
+
+/// A server that closes its stdout but does not exit: fd 1 becomes `/dev/null` (the server
+/// writes fd 1 itself, so the pipe to the client has no writer left), the process lives on.
+async fn close_stdout(_: Value, _: RequestContext) -> ToolResult {
+    let null = std::fs::File::open("/dev/null")
+        .map_err(|e| Failure::Rpc(RpcError::internal(format!("open /dev/null: {e}"))))?;
+    // SAFETY: dup2 onto fd 1, which this process owns; /dev/null stays open as fd 1.
+    let rc = unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), 1) };
+    if rc != 1 {
+        return Err(Failure::Rpc(RpcError::internal("dup2 failed")));
+    }
+    Ok(Outcome::text("closed"))
 }
 
 async fn emit(a: Value, ctx: RequestContext) -> ToolResult {

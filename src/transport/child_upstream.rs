@@ -78,21 +78,23 @@ pub fn open(
     })
 }
 
-/// How a lost child ended: its status within [`EXIT_STATUS_WAIT`], then SIGKILL to its group
-/// in any case (the status of the kill when it had none).
+/// How a lost child ended: its status within [`EXIT_STATUS_WAIT`] (`exit code N`,
+/// `signal N`), then SIGKILL to its group in any case. A child still running then closed its
+/// stdout without exiting, and the kill is the bridge's own: that is what the log says, never
+/// `signal 9` as if something else had killed it.
 async fn status_after_loss(child: Option<ChildProcess>) -> String {
     let Some(mut c) = child else {
         return "unknown status".to_string();
     };
-    let mut status = c.wait_for(EXIT_STATUS_WAIT).await;
-    let killed = c.kill().await;
-    if status.is_none() {
-        status = killed;
+    let status = c.wait_for(EXIT_STATUS_WAIT).await;
+    c.kill().await;
+    match status {
+        Some(s) => child::describe_status(&s),
+        None => format!(
+            "it closed its stdout and was still running {} ms later: the bridge killed it (SIGKILL)",
+            EXIT_STATUS_WAIT.as_millis()
+        ),
     }
-    status.map_or_else(
-        || "unknown status".to_string(),
-        |s| child::describe_status(&s),
-    )
 }
 
 impl Transport for Child {
