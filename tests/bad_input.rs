@@ -198,3 +198,23 @@ fn blank_lines_are_skipped_and_a_last_line_without_newline_is_answered() {
         ]
     );
 }
+
+/// A CRLF line is measured without its `\r`, as an LF line is: a line of exactly the limit
+/// passes either way, one byte more gets `line_too_long`.
+#[test]
+fn a_crlf_line_of_exactly_the_limit_passes() {
+    let ping = br#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#;
+    let limit = ping.len().to_string();
+    let mut b = Bridge::start(&["--max-line-bytes", &limit], &[]);
+    let mut line = ping.to_vec();
+    line.extend_from_slice(b"\r\n");
+    b.send_raw(&line);
+    assert_eq!(b.recv(), json!({"jsonrpc": "2.0", "id": 8, "result": {}}));
+    b.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\" }\r\n");
+    assert_eq!(
+        b.recv(),
+        json!({"jsonrpc": "2.0", "id": 9, "error": {"code": -32600,
+            "message": "Invalid request: the line is longer than the limit",
+            "data": {"cause": "line_too_long", "detail": ping.len()}}})
+    );
+}

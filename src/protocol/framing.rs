@@ -7,7 +7,8 @@
 //! The rules of [`FrameCodec::decode`] and [`FrameCodec::decode_eof`], whatever the split of
 //! the bytes into reads:
 //! - a line is the bytes before a `\n`; one trailing `\r` is dropped (CRLF input);
-//! - a line longer than the limit (counted before the `\n`, a `\r` included) is not kept: it
+//! - a line longer than the limit (counted without its `\n` and without the `\r` before it,
+//!   so CRLF input has the limit of LF input) is not kept: it
 //!   streams through, only its first [`TOO_LONG_HEAD_BYTES`] bytes are kept (for a log line),
 //!   and in [`LineMode::Messages`] its request id is recovered from every byte of it
 //!   ([`IdScanner`]); the codec discards up to the next `\n` and then reads on;
@@ -87,6 +88,8 @@ struct Overflow {
     len_bytes: usize,
     head: Vec<u8>,
     ids: Option<IdScanner>,
+    /// The last byte pushed is a `\r` (not counted in the length when the `\n` follows).
+    ends_with_cr: bool,
 }
 
 impl Overflow {
@@ -95,10 +98,14 @@ impl Overflow {
             len_bytes: 0,
             head: Vec::new(),
             ids: (mode == LineMode::Messages).then(IdScanner::new),
+            ends_with_cr: false,
         }
     }
 
     fn push(&mut self, bytes: &[u8]) {
+        if let Some(&last) = bytes.last() {
+            self.ends_with_cr = last == b'\r';
+        }
         self.len_bytes += bytes.len();
         let need = TOO_LONG_HEAD_BYTES.saturating_sub(self.head.len());
         self.head.extend_from_slice(&bytes[..need.min(bytes.len())]);
@@ -107,9 +114,11 @@ impl Overflow {
         }
     }
 
+    /// The frame of the line, which ended at a `\n` or at the end of input (its length
+    /// without a trailing `\r`, as a kept line is).
     fn finish(self) -> Frame {
         Frame::TooLong {
-            len_bytes: self.len_bytes,
+            len_bytes: self.len_bytes - usize::from(self.ends_with_cr),
             head: self.head,
             id: self.ids.and_then(IdScanner::finish),
         }
@@ -162,7 +171,10 @@ impl FrameCodec {
                 }
             }
             let Some(found) = memchr::memchr(b'\n', &buf[self.searched..]) else {
-                if buf.len() > self.max_line_bytes {
+                // One byte over the limit may still be the `\r` of a CRLF whose `\n` comes
+                // with the next read.
+                let cr_may_end = buf.len() == self.max_line_bytes + 1 && buf.last() == Some(&b'\r');
+                if buf.len() > self.max_line_bytes && !cr_may_end {
                     // Over the limit: from here on the line streams through (and through the
                     // id scanner, from its first byte on).
                     let mut ov = Overflow::start(self.mode);
@@ -178,7 +190,12 @@ impl FrameCodec {
             };
             let nl = self.searched + found;
             self.searched = 0;
-            if nl > self.max_line_bytes {
+            let len = if nl > 0 && buf[nl - 1] == b'\r' {
+                nl - 1
+            } else {
+                nl
+            };
+            if len > self.max_line_bytes {
                 let mut ov = Overflow::start(self.mode);
                 ov.push(&buf[..nl]);
                 buf.advance(nl + 1);
@@ -396,10 +413,34 @@ mod tests {
             ("last line CR without LF", b"b\r", 10, vec![line(b"b")]),
             ("last blank line", b"a\n  ", 10, vec![line(b"a")]),
             (
-                "the CR counts toward the limit",
-                b"12345\r\n",
+                "the CR of a CRLF does not count toward the limit",
+                b"12345\r\n1234\r\n",
                 5,
-                vec![too_long(6, b"12345\r", None)],
+                vec![line(b"12345"), line(b"1234")],
+            ),
+            (
+                "nor does a CR at the end of input",
+                b"12345\r",
+                5,
+                vec![line(b"12345")],
+            ),
+            (
+                "a CRLF line one byte over the limit",
+                b"123456\r\nok\r\n",
+                5,
+                vec![too_long(6, b"123456\r", None), line(b"ok")],
+            ),
+            (
+                "a CR over the limit that no LF follows",
+                b"12345\rx\nok\n",
+                5,
+                vec![too_long(7, b"12345\rx", None), line(b"ok")],
+            ),
+            (
+                "a CR inside counts",
+                b"12\r45\r\n",
+                5,
+                vec![line(b"12\r45")],
             ),
             (
                 "discarding ends at the newline",
@@ -427,7 +468,7 @@ mod tests {
             ),
         ];
         for (name, input, max, want) in cases {
-            for chunks in [&[input.len().max(1)][..], &[1], &[2, 3]] {
+            for chunks in [&[input.len().max(1)][..], &[1], &[2, 3], &[6, 1], &[5, 2]] {
                 assert_eq!(
                     frames_of(input, max, chunks),
                     want,
