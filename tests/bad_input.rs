@@ -199,6 +199,41 @@ fn blank_lines_are_skipped_and_a_last_line_without_newline_is_answered() {
     );
 }
 
+/// An upstream answer over `--max-line-bytes` fails its request with `invalid_response`
+/// (-32603: the upstream's fault; `line_too_long` is -32600, which would tell the editor that
+/// its own request was invalid), with one warning that names the length and the limit and no
+/// second "not a JSON-RPC message" warning; the bridge keeps serving.
+#[test]
+fn an_upstream_answer_over_the_limit_fails_its_request_with_invalid_response_and_one_warning() {
+    let mut b = Bridge::start(&["--max-line-bytes", "4096"], &[]);
+    b.initialize();
+    let r = b.request(
+        json!(5),
+        "tools/call",
+        json!({"name": "large_text", "arguments": {"bytes": 5000}}),
+    );
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32603,
+            "message": "The upstream server sent an invalid response",
+            "data": {"cause": "invalid_response"}}})
+    );
+    still_serving(&mut b, 6);
+    b.close_stdin();
+    let stderr = b.stderr_to_the_end();
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("mcp-bridge: upstream: warn: "))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let len: usize = warnings[0]
+        .strip_prefix("mcp-bridge: upstream: warn: the upstream sent a line of ")
+        .and_then(|rest| rest.strip_suffix(" bytes, over the limit of 4096 bytes"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("not the over-long line warning: {}", warnings[0]));
+    assert!((5000..6000).contains(&len), "{len}");
+}
+
 /// A CRLF line is measured without its `\r`, as an LF line is: a line of exactly the limit
 /// passes either way, one byte more gets `line_too_long`.
 #[test]

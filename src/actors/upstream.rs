@@ -21,7 +21,7 @@ use super::link::{ActorStats, Counted, Link};
 use super::supervisor::messages::{ActorEnded, UpstreamGone};
 use crate::log::limits;
 use crate::protocol::framing::Frame;
-use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message, ParseError};
+use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message};
 use crate::protocol::passthrough::{self, Kind};
 use crate::protocol::{modern, notify};
 use crate::transport::program::SpawnError;
@@ -150,7 +150,14 @@ impl Upstream {
                 if limits::UPSTREAM_LINE_TOO_LONG.allow() {
                     tracing::warn!(target: "upstream", "the upstream sent a line of {len_bytes} bytes, over the limit of {} bytes", self.max_line_bytes);
                 }
-                Err(ParseError::NotJson { id: id.clone() })
+                // As in the correlation mode: its request fails, with no second warning.
+                if let Some(id) = id.clone() {
+                    let reply = Reply::Invalid;
+                    self.out
+                        .frontend
+                        .do_send(FromUpstream::RelayFailed { id, reply });
+                }
+                return;
             }
         };
         match read {
@@ -186,7 +193,12 @@ impl Upstream {
                 if limits::UPSTREAM_LINE_TOO_LONG.allow() {
                     tracing::warn!(target: "upstream", "the upstream sent a line of {len_bytes} bytes, over the limit of {} bytes", self.max_line_bytes);
                 }
-                Err(ParseError::NotJson { id: id.clone() })
+                // Its request (the id recovered from the whole line) fails with
+                // invalid_response; it is not also "not a JSON-RPC message".
+                if let Some(id) = id {
+                    self.resolve(id, Reply::Invalid);
+                }
+                return;
             }
         };
         match parsed {

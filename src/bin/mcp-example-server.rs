@@ -52,6 +52,8 @@ refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them 
   crash {code}                exits the process with that code at once, no answer
   spawn_grandchild {}         starts `sleep 300` as a child (same process group,
                               inherits stdout/stderr) and returns its pid as text
+  large_text {bytes}          text content of `bytes` times \"x\" (an answer longer
+                              than its request)
   close_stdout {}             closes its stdout (fd 1 becomes /dev/null) and keeps
                               running, no answer reaches the client
   emit {lines: [string]}      writes each line to stdout verbatim, then \"emitted\"
@@ -787,6 +789,17 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
             tool(spawn_grandchild),
         ),
         (
+            ToolDef::new(
+                "large_text",
+                object_schema(
+                    json!({"bytes": {"type": "integer", "minimum": 0, "maximum": LARGE_TEXT_MAX_BYTES}}),
+                    &["bytes"],
+                ),
+            )
+            .description("Answers with a text of that many x."),
+            tool(large_text),
+        ),
+        (
             ToolDef::new("close_stdout", empty())
                 .description("Closes the server's stdout and keeps running: its answers are lost."),
             tool(close_stdout),
@@ -1100,6 +1113,16 @@ async fn spawn_grandchild(_: Value, _: RequestContext) -> ToolResult {
         .spawn()
         .map_err(|e| Failure::Rpc(RpcError::internal(format!("spawn failed: {e}"))))?;
     Ok(Outcome::text(child.id().to_string()))
+}
+
+/// Longest text of `large_text`, in bytes (16 MiB).
+const LARGE_TEXT_MAX_BYTES: i64 = 16 * 1024 * 1024;
+
+async fn large_text(a: Value, _: RequestContext) -> ToolResult {
+    let bytes = integer(&a, "bytes", 0..=LARGE_TEXT_MAX_BYTES)?;
+    Ok(Outcome::text(
+        "x".repeat(usize::try_from(bytes).unwrap_or(0)),
+    ))
 }
 
 /// A server that closes its stdout but does not exit: fd 1 becomes `/dev/null` (the server
