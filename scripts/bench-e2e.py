@@ -17,8 +17,12 @@ Drivers (each path reads with buffered reads, so no path pays one read(2) per by
                  path 2025-11-25); `tools/call echo {"text": "hello"}`.
   --node         the real TS SDK 1.x client (as in VS Code, 2025-11-25) against the real TS SDK
                  v2 server (scripts/bench/ts2-server.mjs), which serves direct and socat on its
-                 2025-11-25 arm and the bridge on its 2026-07-28 arm. Installs scripts/bench's
-                 pinned npm packages on first use (`npm ci`).
+                 2025-11-25 arm and the bridge on its 2026-07-28 arm. So that the figure
+                 measures the bridge and not the arms, two more paths run interleaved: socat
+                 with a raw client on each arm (the modern one sends exactly the bridge's
+                 frames); their difference is the modern arm's cost with the same client, and
+                 the **same-arm floor** is socat + that cost. Installs scripts/bench's pinned
+                 npm packages on first use (`npm ci`).
   --large-mib M  M MiB of text echoed through each path (request and result are each M MiB),
                  a few calls per run; reports the added time as a share of the direct time and
                  the bridge's peak RSS as a multiple of the payload.
@@ -51,6 +55,8 @@ META = {
 }
 BATCH = 100
 PATHS = ("direct", "socat", "bridge")
+# --node: socat with a raw client on each arm of the server (see node-driver.mjs).
+SAME_ARM_PATHS = {"socat raw legacy": "raw-legacy", "socat raw modern": "raw-modern"}
 
 
 class Peer:
@@ -153,7 +159,9 @@ def node_run(a, bridge):
                        check=True)
     server = ["node", os.path.join(BENCH_DIR, "ts2-server.mjs")]
     cmds = argvs(server, bridge)
-    paths = [{"name": name, "argv": cmds[name]} for name in PATHS]
+    paths = [{"name": name, "argv": cmds[name], "client": "sdk"} for name in PATHS]
+    paths += [{"name": name, "argv": cmds["socat"], "client": client}
+              for name, client in SAME_ARM_PATHS.items()]
     out = subprocess.run(["node", os.path.join(BENCH_DIR, "node-driver.mjs"), str(a.requests),
                           str(a.warmup), str(BATCH), json.dumps(paths)],
                          cwd=BENCH_DIR, check=True, capture_output=True, text=True)
@@ -221,6 +229,26 @@ def main():
 
     def over_runs(f):
         return statistics.median(f(m) for m, _ in per_run)
+
+    if a.node:
+        def arm(m):
+            return m["socat raw modern"] - m["socat raw legacy"]
+
+        def floor(m):
+            return m["socat"] + arm(m)
+
+        print()
+        print("The same arm: socat with a raw client on each arm of the server; the modern arm's "
+              "cost is their difference, the same-arm floor socat + that cost.")
+        print("| run | socat raw legacy | socat raw modern | modern arm cost | same-arm floor | "
+              "**bridge - same-arm floor** |")
+        print("|---|---|---|---|---|---|")
+        for run, (m, _) in enumerate(per_run, 1):
+            print(f"| {run} | {m['socat raw legacy']:.1f} us | {m['socat raw modern']:.1f} us | "
+                  f"{arm(m):.1f} us | {floor(m):.1f} us | **{m['bridge'] - floor(m):.1f} us** |")
+        print()
+        print(f"median over {a.runs} runs: modern arm cost {over_runs(arm):.1f} us, bridge - "
+              f"same-arm floor {over_runs(lambda m: m['bridge'] - floor(m)):.1f} us")
 
     print()
     print(f"median over {a.runs} runs: bridge - socat "
