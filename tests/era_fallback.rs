@@ -423,3 +423,43 @@ fn a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_refuses_initial
     );
     b.wait_stderr("it did not answer server/discover in time");
 }
+
+/// In pass-through too, an answer of the server over `--max-line-bytes` fails its request with
+/// `invalid_response` and one warning, never a second "not a JSON-RPC message" warning.
+#[test]
+fn an_answer_over_the_line_limit_fails_its_request_with_invalid_response_and_one_warning() {
+    let mut b = start(
+        &["--max-line-bytes", "4096"],
+        &["--discover-answer", "method-not-found"],
+    );
+    b.send(&initialize_request(0));
+    assert_eq!(
+        b.recv_response(&json!(0)),
+        json!({"jsonrpc": "2.0", "id": 0, "result": legacy_initialize_result()})
+    );
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let r = call(&mut b, json!(5), "large", json!({"bytes": 5000}));
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32603,
+            "message": "The upstream server sent an invalid response",
+            "data": {"cause": "invalid_response"}}})
+    );
+    assert_eq!(
+        call(&mut b, json!(6), "echo", json!({"text": "still"}))["result"]["content"][0]["text"],
+        "still"
+    );
+    b.close_stdin();
+    let stderr = b.stderr_to_the_end();
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("mcp-bridge: upstream: warn: "))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("mcp-bridge: upstream: warn: the upstream sent a line of ")
+            && warnings[0].ends_with(" bytes, over the limit of 4096 bytes"),
+        "{}",
+        warnings[0]
+    );
+}

@@ -19,12 +19,16 @@
 //! - `stubborn`: answers `too late` only when its `notifications/cancelled` arrives (a server
 //!   that ignores the rule that a cancelled request gets no response);
 //! - `cancelled`: the ids of the requests whose `notifications/cancelled` arrived, as JSON text;
+//! - `large {bytes}`: a text of `bytes` times `x` (an answer longer than its request);
 //! - `exit {code}`: the process exits with `code` at once, without an answer.
 //!
 //! `MCP_FIXTURE_TRACE=FILE` appends every received line verbatim to FILE. Stderr gets one line
 //! per received method (the bridge relays it).
 
 use serde_json::{Value, json};
+
+/// Longest text of the `large` tool, in bytes (16 MiB).
+const LARGE_MAX_BYTES: u64 = 16 * 1024 * 1024;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 
@@ -187,6 +191,11 @@ impl Server {
             "stubborn" => self.stubborn.push(id.clone()),
             "cancelled" => {
                 let text = Value::Array(self.cancelled.clone()).to_string();
+                self.text(id, &text)
+            }
+            "large" => {
+                let bytes = args["bytes"].as_u64().unwrap_or(0).min(LARGE_MAX_BYTES);
+                let text = "x".repeat(usize::try_from(bytes).unwrap_or(0));
                 self.text(id, &text)
             }
             "exit" => std::process::exit(args["code"].as_i64().unwrap_or(0) as i32),
