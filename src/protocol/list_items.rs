@@ -223,19 +223,36 @@ pub fn shape_items(
         return;
     };
     let upstream = std::mem::take(items);
-    for (index, mut item) in upstream.into_iter().enumerate() {
-        let label = item_label(&item, index);
-        repair_item(kind, &mut item, &label, notes);
-        adapt(&mut item, notes);
-        match kind.check(&item) {
-            Ok(()) => items.push(item),
-            Err(reason) => note(
+    for (index, item) in upstream.into_iter().enumerate() {
+        if let Some(item) = shape_item(kind, item, index, &adapt, notes) {
+            items.push(item);
+        }
+    }
+}
+
+/// Shapes one item of a list result (see [`shape_items`]): the repaired and adapted item, or
+/// `None` when the 2025-11-25 schema refuses it (one warning).
+pub fn shape_item(
+    kind: ItemKind,
+    mut item: Value,
+    index: usize,
+    adapt: impl Fn(&mut Value, &mut Vec<Note>),
+    notes: &mut Vec<Note>,
+) -> Option<Value> {
+    let label = item_label(&item, index);
+    repair_item(kind, &mut item, &label, notes);
+    adapt(&mut item, notes);
+    match kind.check(&item) {
+        Ok(()) => Some(item),
+        Err(reason) => {
+            note(
                 notes,
                 LineLevel::Warn,
                 kind,
                 &label,
                 &format!("dropped, the 2025-11-25 schema refuses it: {reason}"),
-            ),
+            );
+            None
         }
     }
 }

@@ -13,6 +13,8 @@ pub mod methods;
 pub mod modern;
 pub mod notify;
 pub mod passthrough;
+pub mod raw;
 pub mod relay;
+pub mod shape;
 pub mod surrogates;
 pub mod translate;

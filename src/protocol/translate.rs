@@ -5,9 +5,10 @@
 
 use super::errors::{Cause, ErrorCode, ErrorObject};
 use super::legacy::{self, Forwarded};
-use super::list_items::{self, ItemKind};
 use super::modern::{self, Discovered, RequestMeta};
 use super::notify::LineLevel;
+use super::raw::RawJson;
+use super::shape;
 use serde_json::{Map, Value, json};
 
 /// A line for the log about an adaptation of a result (the actor writes it; this layer has no
@@ -206,68 +207,19 @@ pub fn forward_params(
 /// repaired, adapted ([`adapt_tool`]) and checked, and those that 2025-11-25 refuses are
 /// dropped with a warning ([`list_items::shape_items`]).
 ///
+/// The bridge runs these rules on raw text ([`shape::shape_result`]: untouched members keep
+/// their bytes); this form on a value tree is theirs for callers with a value.
+///
 /// Errors: [`Cause::InvalidResponse`] when the result is not an object.
 pub fn shape_result(
     method: Forwarded,
     result: Value,
     notes: &mut Vec<Note>,
 ) -> Result<Value, Cause> {
-    let Value::Object(mut r) = result else {
-        return Err(Cause::InvalidResponse);
-    };
-    r.remove("resultType");
-    r.remove("ttlMs");
-    r.remove("cacheScope");
-    if let Some(Value::Object(meta)) = r.get_mut("_meta") {
-        meta.remove(modern::META_SERVER_INFO);
-        if meta.is_empty() {
-            r.remove("_meta");
-        }
-    }
-    if method.is_list() && r.get("nextCursor").is_some_and(|c| !c.is_string()) {
-        r.remove("nextCursor");
-        debug(
-            notes,
-            format!(
-                "{}: dropped a nextCursor that is not a string",
-                method.method()
-            ),
-        );
-    }
-    match ItemKind::of(method) {
-        Some(ItemKind::Tool) => list_items::shape_items(ItemKind::Tool, &mut r, adapt_tool, notes),
-        Some(kind) => list_items::shape_items(kind, &mut r, |_, _| {}, notes),
-        None if method == Forwarded::ToolsCall => shape_call_result(&mut r, notes),
-        None => {}
-    }
-    Ok(Value::Object(r))
-}
-
-fn shape_call_result(r: &mut Map<String, Value>, notes: &mut Vec<Note>) {
-    if !r.get("content").is_some_and(Value::is_array) {
-        r.insert("content".into(), Value::Array(Vec::new()));
-    }
-    let Some(structured) = r.get("structuredContent").cloned() else {
-        return;
-    };
-    let has_text = r.get("content").and_then(Value::as_array).is_some_and(|c| {
-        c.iter()
-            .any(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-    });
-    if !has_text && let Some(Value::Array(content)) = r.get_mut("content") {
-        content.push(json!({"type": "text", "text": structured.to_string()}));
-        debug(
-            notes,
-            "tools/call: added a text block with the structuredContent".into(),
-        );
-    }
-    if !structured.is_object() {
-        r.remove("structuredContent");
-        debug(
-            notes,
-            "tools/call: dropped a structuredContent that is not an object".into(),
-        );
-    }
+    let members = shape::ResultMembers::read(&RawJson::from_value(&result))?;
+    shape::shape_result(method, members, notes)
+        .to_value()
+        .ok_or(Cause::InvalidResponse)
 }
 
 /// Adapts one tool of a `tools/list` result to the 2025-11-25 `Tool` schema: both schemas

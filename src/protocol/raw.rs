@@ -1,0 +1,562 @@
+//! Raw JSON: members that no translation rule touches pass through as their original bytes
+//! (issue 7 §3 "numbers keep their exact text", issue 8 §7 "Large results"). Pure: bytes in,
+//! bytes out.
+//!
+//! - [`RawJson`] is the text of one valid JSON value, shared with the read buffer it came from
+//!   (a [`Bytes`] slice: no copy).
+//! - [`members`] reads an object's members in order, each value as a [`RawJson`], without
+//!   building a value tree; [`envelope`] does so for a JSON-RPC message.
+//! - [`Parts`] builds a frame from pieces: small ones are copied into the frame's own buffer,
+//!   long raw slices ([`SHARE_MIN_BYTES`]) are kept as slices of the read buffer, so a large
+//!   member is never copied on its way to the writer.
+
+use bytes::Bytes;
+use serde::Deserializer as _;
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+
+use super::jsonrpc::{self, Id};
+use super::surrogates;
+
+/// A raw slice at least this long goes to the writer as a slice of its read buffer; a shorter
+/// one is copied into the frame's own buffer (one `iovec` instead of many small ones).
+pub const SHARE_MIN_BYTES: usize = 16 * 1024;
+
+/// Members of an object beyond which a repeated key is found through an index (below it, a
+/// scan of the members read so far is cheaper).
+const INDEX_MIN_MEMBERS: usize = 8;
+
+/// The text of one valid JSON value (checked by the parser that made it), without the
+/// whitespace around it. Cloning shares the bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RawJson(Bytes);
+
+impl fmt::Debug for RawJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RawJson({})", String::from_utf8_lossy(&self.0))
+    }
+}
+
+impl RawJson {
+    /// The text of `v` (serde_json's compact form).
+    pub fn from_value(v: &Value) -> RawJson {
+        RawJson(Bytes::from(serde_json::to_vec(v).unwrap_or_default()))
+    }
+
+    /// The bytes of the text.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The text as a `str` (the parser checked it is UTF-8).
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or("null")
+    }
+
+    /// The shared bytes of the text.
+    pub fn bytes(&self) -> &Bytes {
+        &self.0
+    }
+
+    /// The value tree of the text (numbers keep their digits; an exponent is written
+    /// `e+N`/`e-N`); `None` never happens for a text a parser checked.
+    pub fn to_value(&self) -> Option<Value> {
+        parse_value(&self.0).ok()
+    }
+
+    fn first(&self) -> u8 {
+        self.0.first().copied().unwrap_or(b'n')
+    }
+
+    /// The value is an object.
+    pub fn is_object(&self) -> bool {
+        self.first() == b'{'
+    }
+
+    /// The value is an array.
+    pub fn is_array(&self) -> bool {
+        self.first() == b'['
+    }
+
+    /// The value is a string.
+    pub fn is_string(&self) -> bool {
+        self.first() == b'"'
+    }
+
+    /// The string's content when the value is a string.
+    pub fn to_str(&self) -> Option<Cow<'_, str>> {
+        if !self.is_string() {
+            return None;
+        }
+        let mut de = serde_json::Deserializer::from_slice(&self.0);
+        de.deserialize_str(StrVisitor).ok()
+    }
+
+    /// The slice of this text that `part` (borrowed from it) covers, sharing the bytes.
+    fn slice_of(&self, part: &RawValue) -> RawJson {
+        let base = self.0.as_ptr() as usize;
+        let at = part.get().as_ptr() as usize;
+        let len = part.get().len();
+        match at.checked_sub(base) {
+            Some(start) if start + len <= self.0.len() => RawJson(self.0.slice(start..start + len)),
+            _ => RawJson(Bytes::copy_from_slice(part.get().as_bytes())),
+        }
+    }
+
+    /// The bytes of this text from `start` to `end`.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> Bytes {
+        self.0.slice(range)
+    }
+}
+
+/// Parses a JSON text whose depth the caller has bounded, without serde_json's recursion
+/// limit.
+fn parse_value(text: &[u8]) -> serde_json::Result<Value> {
+    use serde::Deserialize;
+    let mut de = serde_json::Deserializer::from_slice(text);
+    de.disable_recursion_limit();
+    let v = Value::deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
+}
+
+struct StrVisitor;
+
+impl<'de> Visitor<'de> for StrVisitor {
+    type Value = Cow<'de, str>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(StrVisitor)
+    }
+}
+
+type Borrowed<'a> = Vec<(Cow<'a, str>, &'a RawValue)>;
+
+struct MembersVisitor;
+
+impl<'de> Visitor<'de> for MembersVisitor {
+    type Value = Borrowed<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out: Borrowed<'de> = Vec::new();
+        let mut index: HashMap<Cow<'de, str>, usize> = HashMap::new();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            let value: &'de RawValue = map.next_value()?;
+            let seen = if out.len() < INDEX_MIN_MEMBERS {
+                out.iter().position(|(k, _)| *k == key)
+            } else {
+                if index.is_empty() {
+                    index = out.iter().enumerate().map(|(i, (k, _))| (k.clone(), i)).collect();
+                }
+                index.get(&key).copied()
+            };
+            match seen {
+                // serde_json's map keeps a repeated key in its first place with its last value.
+                Some(i) => out[i].1 = value,
+                None => {
+                    if !index.is_empty() {
+                        index.insert(key.clone(), out.len());
+                    }
+                    out.push((key, value));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+struct ItemsVisitor;
+
+impl<'de> Visitor<'de> for ItemsVisitor {
+    type Value = Vec<&'de RawValue>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element::<&'de RawValue>()? {
+            out.push(v);
+        }
+        Ok(out)
+    }
+}
+
+/// The members of the object `obj`, in order, each value as the raw slice of `obj` (a repeated
+/// key keeps its first place and its last value, as serde_json's map does). `None` when `obj`
+/// is not an object.
+pub fn members(obj: &RawJson) -> Option<Vec<(String, RawJson)>> {
+    if !obj.is_object() {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_slice(obj.as_bytes());
+    de.disable_recursion_limit();
+    let borrowed = de.deserialize_map(MembersVisitor).ok()?;
+    de.end().ok()?;
+    Some(
+        borrowed
+            .into_iter()
+            .map(|(k, v)| (k.into_owned(), obj.slice_of(v)))
+            .collect(),
+    )
+}
+
+/// The items of the array `arr`, in order, each as the raw slice of `arr`. `None` when `arr`
+/// is not an array.
+pub fn items(arr: &RawJson) -> Option<Vec<RawJson>> {
+    if !arr.is_array() {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_slice(arr.as_bytes());
+    de.disable_recursion_limit();
+    let borrowed = de.deserialize_seq(ItemsVisitor).ok()?;
+    de.end().ok()?;
+    Some(borrowed.into_iter().map(|v| arr.slice_of(v)).collect())
+}
+
+/// The value of member `key` of a member list.
+pub fn member<'a>(members: &'a [(String, RawJson)], key: &str) -> Option<&'a RawJson> {
+    members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// Whether the text may hold an unpaired surrogate escape: it holds `\u` followed by `d` or
+/// `D` (a cheap search; [`surrogates::replace_lone_surrogates`] decides).
+fn may_hold_surrogate_escape(text: &[u8]) -> bool {
+    memchr::memmem::find_iter(text, b"\\u")
+        .any(|at| matches!(text.get(at + 2), Some(b'd' | b'D')))
+}
+
+/// A JSON-RPC 2.0 success response read without a value tree: the id and the result's raw
+/// text (a slice of `line`). `None` for any other line, also an invalid one, a too deep one, or
+/// a response whose id is not usable: the caller then parses it with [`jsonrpc::parse`], which
+/// gives the same classification for everything else. Unpaired surrogate escapes become
+/// U+FFFD first, as on [`jsonrpc::parse`]'s path.
+pub fn response(line: Bytes, max_depth: usize) -> Option<(Id, RawJson)> {
+    if jsonrpc::nesting_depth(&line, max_depth) > max_depth {
+        return None;
+    }
+    let line = if may_hold_surrogate_escape(&line) {
+        match surrogates::replace_lone_surrogates(&line) {
+            Some(fixed) => Bytes::from(fixed),
+            None => line,
+        }
+    } else {
+        line
+    };
+    let whole = RawJson(line);
+    let env = envelope(&whole)?;
+    if !env.is_jsonrpc_2 || env.method || env.params.is_some() || env.error.is_some() {
+        return None;
+    }
+    let id = Id::from_value(&env.id?.to_value()?)?;
+    Some((id, env.result?))
+}
+
+/// The members of a JSON-RPC message, each as raw text.
+#[derive(Debug, Default)]
+pub struct Envelope {
+    /// `jsonrpc` is the string `2.0`.
+    pub is_jsonrpc_2: bool,
+    /// It has a `method` member.
+    pub method: bool,
+    pub id: Option<RawJson>,
+    pub params: Option<RawJson>,
+    pub result: Option<RawJson>,
+    pub error: Option<RawJson>,
+}
+
+/// Reads the envelope of a message (the text must be a JSON object; whitespace around it is
+/// allowed). `None` when it is not valid JSON or not an object.
+pub fn envelope(line: &RawJson) -> Option<Envelope> {
+    let start = line.as_bytes().iter().position(|b| !b.is_ascii_whitespace())?;
+    let trimmed = RawJson(line.0.slice(start..));
+    let mut env = Envelope::default();
+    for (k, v) in members(&trimmed)? {
+        match k.as_str() {
+            "jsonrpc" => env.is_jsonrpc_2 = v.to_str().as_deref() == Some("2.0"),
+            "method" => env.method = true,
+            "id" => env.id = Some(v),
+            "params" => env.params = Some(v),
+            "result" => env.result = Some(v),
+            "error" => env.error = Some(v),
+            _ => {}
+        }
+    }
+    Some(env)
+}
+
+/// One frame (or one JSON text of it) built from pieces: bytes copied into its own buffer and
+/// long raw slices shared with their read buffer ([`SHARE_MIN_BYTES`]).
+#[derive(Clone, Debug, Default)]
+pub struct Parts {
+    done: Vec<Bytes>,
+    cur: Vec<u8>,
+    len: usize,
+}
+
+impl Parts {
+    /// Empty.
+    pub fn new() -> Self {
+        Parts::default()
+    }
+
+    /// The text of `v`.
+    pub fn of_value(v: &Value) -> Self {
+        let mut p = Parts::new();
+        p.push_value(v);
+        p
+    }
+
+    /// The raw text `r`.
+    pub fn of_raw(r: &RawJson) -> Self {
+        let mut p = Parts::new();
+        p.push_shared(r.bytes().clone());
+        p
+    }
+
+    /// Bytes in all pieces.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// No bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends a copy of `b`.
+    pub fn push(&mut self, b: &[u8]) {
+        self.cur.extend_from_slice(b);
+        self.len += b.len();
+    }
+
+    /// Appends `b`: shared when it is long, else copied.
+    pub fn push_shared(&mut self, b: Bytes) {
+        if b.len() < SHARE_MIN_BYTES {
+            return self.push(&b);
+        }
+        self.flush();
+        self.len += b.len();
+        self.done.push(b);
+    }
+
+    /// Appends the raw text `r` (shared when it is long).
+    pub fn push_raw(&mut self, r: &RawJson) {
+        self.push_shared(r.bytes().clone());
+    }
+
+    /// Appends the compact text of `v`.
+    pub fn push_value(&mut self, v: &Value) {
+        let before = self.cur.len();
+        if serde_json::to_writer(&mut self.cur, v).is_err() {
+            self.cur.truncate(before);
+            self.cur.extend_from_slice(b"null");
+        }
+        self.len += self.cur.len() - before;
+    }
+
+    /// Appends `s` as a JSON string.
+    pub fn push_str(&mut self, s: &str) {
+        self.push_value(&Value::String(s.to_string()));
+    }
+
+    /// Appends `other`.
+    pub fn append(&mut self, other: Parts) {
+        for b in other.done {
+            self.push_shared(b);
+        }
+        self.push(&other.cur);
+    }
+
+    fn flush(&mut self) {
+        if !self.cur.is_empty() {
+            self.done.push(Bytes::from(std::mem::take(&mut self.cur)));
+        }
+    }
+
+    /// The pieces, in order.
+    pub fn into_pieces(mut self) -> Vec<Bytes> {
+        self.flush();
+        self.done
+    }
+
+    /// All bytes in one buffer (a copy; for tests and the fallback of a transport that needs
+    /// a value).
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len);
+        for b in &self.done {
+            out.extend_from_slice(b);
+        }
+        out.extend_from_slice(&self.cur);
+        out
+    }
+
+    /// The value tree of the text (a copy; tests and fallbacks).
+    pub fn to_value(&self) -> Option<Value> {
+        parse_value(&self.to_vec()).ok()
+    }
+}
+
+/// Writes an object from its members: `{"k":v,...}`.
+pub fn object(members: Vec<(String, Parts)>) -> Parts {
+    let mut p = Parts::new();
+    p.push(b"{");
+    for (i, (k, v)) in members.into_iter().enumerate() {
+        if i > 0 {
+            p.push(b",");
+        }
+        p.push_str(&k);
+        p.push(b":");
+        p.append(v);
+    }
+    p.push(b"}");
+    p
+}
+
+/// A JSON-RPC 2.0 success response frame: `{"jsonrpc":"2.0","id":..,"result":..}` and `\n`.
+pub fn response_frame(id: &Id, result: Parts) -> Parts {
+    let mut p = Parts::new();
+    p.push(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    p.push_value(&id.to_value());
+    p.push(b",\"result\":");
+    p.append(result);
+    p.push(b"}\n");
+    p
+}
+
+/// A JSON-RPC 2.0 request frame: `{"jsonrpc":"2.0","id":..,"method":..,"params":..}` and `\n`.
+pub fn request_frame(id: &Id, method: &str, params: Parts) -> Parts {
+    let mut p = Parts::new();
+    p.push(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    p.push_value(&id.to_value());
+    p.push(b",\"method\":");
+    p.push_str(method);
+    p.push(b",\"params\":");
+    p.append(params);
+    p.push(b"}\n");
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn raw(text: &str) -> RawJson {
+        RawJson(Bytes::copy_from_slice(text.as_bytes()))
+    }
+
+    #[test]
+    fn members_keep_their_text_order_and_the_last_of_a_repeated_key() {
+        let m = members(&raw(r#"{"a":1E5,"b" : [1e400, -0.0] ,"a":{"x":1.0},"c":"\u0041"}"#))
+            .unwrap_or_default();
+        let got: Vec<(&str, &str)> = m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            got,
+            [("a", r#"{"x":1.0}"#), ("b", "[1e400, -0.0]"), ("c", r#""\u0041""#)]
+        );
+        assert_eq!(m[2].1.to_str().as_deref(), Some("A"));
+        assert!(members(&raw("[1]")).is_none());
+        assert!(members(&raw(r#"{"a":}"#)).is_none());
+        assert!(members(&raw(r#"{"a":1} x"#)).is_none());
+    }
+
+    #[test]
+    fn a_repeated_key_among_many_members_is_found_through_the_index() {
+        let text = format!(
+            "{{{},\"k3\":\"last\"}}",
+            (0..20).map(|i| format!("\"k{i}\":{i}")).collect::<Vec<_>>().join(",")
+        );
+        let m = members(&raw(&text)).unwrap_or_default();
+        assert_eq!(m.len(), 20);
+        assert_eq!(m[3], ("k3".to_string(), raw("\"last\"")));
+    }
+
+    #[test]
+    fn items_are_slices_of_the_array() {
+        let a = raw(r#"[ 1E5 ,{"a":-1e-400},"x"]"#);
+        let got: Vec<String> = items(&a)
+            .unwrap_or_default()
+            .iter()
+            .map(|r| r.as_str().to_string())
+            .collect();
+        assert_eq!(got, ["1E5", r#"{"a":-1e-400}"#, r#""x""#]);
+        assert!(items(&raw("{}")).is_none());
+    }
+
+    #[test]
+    fn a_success_response_is_read_without_a_tree_and_anything_else_is_left_to_the_parser() {
+        let line = |t: &str| Bytes::copy_from_slice(t.as_bytes());
+        let (id, r) = response(line(r#"{"jsonrpc":"2.0","id":7,"result":{"n":1E5}}"#), 200)
+            .unwrap_or((Id::Int(0), raw("null")));
+        assert_eq!((id, r.as_str()), (Id::Int(7), r#"{"n":1E5}"#));
+        for other in [
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","method":"m","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{},"error":{}}"#,
+            r#"{"jsonrpc":"1.0","id":7,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1.0,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{}"#,
+            r#"[{"jsonrpc":"2.0","id":7,"result":{}}]"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":[[[1]]]}"#,
+        ] {
+            assert!(response(line(other), 2).is_none(), "{other}");
+        }
+        // A lone surrogate becomes U+FFFD, as on the parser's path; a pair stays.
+        let (_, r) = response(
+            line(r#"{"jsonrpc":"2.0","id":1,"result":{"s":"a\ud83d","p":"\ud83d\ude00"}}"#),
+            200,
+        )
+        .unwrap_or((Id::Int(0), raw("null")));
+        assert_eq!(r.as_str(), r#"{"s":"a\ufffd","p":"\ud83d\ude00"}"#);
+    }
+
+    #[test]
+    fn parts_share_long_slices_and_copy_short_ones() {
+        let long = raw(&format!("\"{}\"", "x".repeat(SHARE_MIN_BYTES)));
+        let mut p = Parts::new();
+        p.push(b"[");
+        p.push_raw(&raw("1E5"));
+        p.push(b",");
+        p.push_raw(&long);
+        p.push(b"]");
+        assert_eq!(p.len(), long.as_bytes().len() + 6);
+        let pieces = p.clone().into_pieces();
+        assert_eq!(pieces.len(), 3);
+        assert_eq!(pieces[1].as_ptr(), long.as_bytes().as_ptr());
+        assert_eq!(&pieces[0][..], b"[1E5,");
+        let frame = response_frame(&Id::Int(3), object(vec![("a".into(), p)]));
+        let text = String::from_utf8(frame.to_vec()).unwrap_or_default();
+        assert!(text.starts_with(r#"{"jsonrpc":"2.0","id":3,"result":{"a":[1E5,""#));
+        assert!(text.ends_with("\"]}}\n"));
+        assert_eq!(frame.len(), text.len());
+        assert_eq!(
+            request_frame(&Id::Int(1), "m", Parts::of_value(&json!({}))).to_vec(),
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{}}\n"
+        );
+    }
+}

@@ -1,0 +1,312 @@
+//! The result rules of [`translate::shape_result`](super::translate::shape_result) on raw text:
+//! a complete upstream result is read into its members without a value tree, only the
+//! members a rule touches are read or rebuilt, and every other member goes to the editor as
+//! its original bytes (numbers keep their exact text, issue 7 §3; a large member is never
+//! copied, issue 8 §7).
+//!
+//! What is rebuilt (its numbers then take serde_json's form, an exponent written `e+N`):
+//! `_meta` when it loses the server info (its other members stay raw), a list item that a
+//! repair or a schema rule changed (an unchanged item stays raw), and `content` when a text
+//! block of the `structuredContent` is appended (the existing blocks stay raw).
+
+use super::errors::Cause;
+use super::legacy::Forwarded;
+use super::list_items::{self, ItemKind};
+use super::modern::{self, ResultType};
+use super::raw::{self, Parts, RawJson};
+use super::translate::{self, Note};
+
+/// One member of a result being shaped: its original text, or rebuilt.
+#[derive(Debug)]
+enum Member {
+    Raw(RawJson),
+    Built(Parts),
+}
+
+impl Member {
+    fn raw(&self) -> Option<&RawJson> {
+        match self {
+            Member::Raw(r) => Some(r),
+            Member::Built(_) => None,
+        }
+    }
+
+    fn into_parts(self) -> Parts {
+        match self {
+            Member::Raw(r) => Parts::of_raw(&r),
+            Member::Built(p) => p,
+        }
+    }
+}
+
+/// A complete result read into its members (one pass over its text).
+#[derive(Debug)]
+pub struct ResultMembers(Vec<(String, RawJson)>);
+
+impl ResultMembers {
+    /// Reads the members of a result. Errors: [`Cause::InvalidResponse`] when the result is
+    /// not an object.
+    pub fn read(result: &RawJson) -> Result<ResultMembers, Cause> {
+        raw::members(result)
+            .map(ResultMembers)
+            .ok_or(Cause::InvalidResponse)
+    }
+
+    /// `resultType` as [`modern::result_type`] reads it: absent or `"complete"` is complete.
+    pub fn result_type(&self) -> ResultType {
+        match raw::member(&self.0, "resultType") {
+            None => ResultType::Complete,
+            Some(t) => match t.to_str().as_deref() {
+                Some("complete") => ResultType::Complete,
+                Some("input_required") => ResultType::InputRequired,
+                _ => ResultType::Unknown,
+            },
+        }
+    }
+}
+
+fn debug(notes: &mut Vec<Note>, text: String) {
+    notes.push(Note {
+        level: super::notify::LineLevel::Debug,
+        text,
+    });
+}
+
+fn position(members: &[(String, Member)], key: &str) -> Option<usize> {
+    members.iter().position(|(k, _)| k == key)
+}
+
+/// Shapes a complete upstream result for the editor: the rules of
+/// [`translate::shape_result`], on raw members. Gives the result's JSON text as [`Parts`].
+pub fn shape_result(method: Forwarded, result: ResultMembers, notes: &mut Vec<Note>) -> Parts {
+    let mut m: Vec<(String, Member)> = result
+        .0
+        .into_iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "resultType" | "ttlMs" | "cacheScope"))
+        .map(|(k, v)| (k, Member::Raw(v)))
+        .collect();
+    shape_meta(&mut m);
+    if method.is_list()
+        && let Some(i) = position(&m, "nextCursor")
+        && m[i].1.raw().is_some_and(|c| !c.is_string())
+    {
+        m.remove(i);
+        debug(
+            notes,
+            format!(
+                "{}: dropped a nextCursor that is not a string",
+                method.method()
+            ),
+        );
+    }
+    match ItemKind::of(method) {
+        Some(kind) => shape_list(kind, &mut m, notes),
+        None if method == Forwarded::ToolsCall => shape_call_result(&mut m, notes),
+        None => {}
+    }
+    raw::object(m.into_iter().map(|(k, v)| (k, v.into_parts())).collect())
+}
+
+/// `_meta` loses the server info; an empty `_meta` is dropped.
+fn shape_meta(m: &mut Vec<(String, Member)>) {
+    let Some(i) = position(m, "_meta") else {
+        return;
+    };
+    let Some(meta) = m[i].1.raw().and_then(raw::members) else {
+        return;
+    };
+    if !meta.iter().any(|(k, _)| k == modern::META_SERVER_INFO) && !meta.is_empty() {
+        return;
+    }
+    let kept: Vec<(String, Parts)> = meta
+        .into_iter()
+        .filter(|(k, _)| k != modern::META_SERVER_INFO)
+        .map(|(k, v)| (k, Parts::of_raw(&v)))
+        .collect();
+    if kept.is_empty() {
+        m.remove(i);
+    } else {
+        m[i].1 = Member::Built(raw::object(kept));
+    }
+}
+
+/// The items of a list result ([`list_items::shape_item`]); an item that comes out unchanged
+/// keeps its original text.
+fn shape_list(kind: ItemKind, m: &mut [(String, Member)], notes: &mut Vec<Note>) {
+    let Some(i) = position(m, kind.member()) else {
+        return;
+    };
+    let Some(items) = m[i].1.raw().and_then(raw::items) else {
+        return;
+    };
+    let mut out = Parts::new();
+    out.push(b"[");
+    let mut first = true;
+    for (index, item) in items.into_iter().enumerate() {
+        let Some(value) = item.to_value() else {
+            continue;
+        };
+        let shaped = if kind == ItemKind::Tool {
+            list_items::shape_item(kind, value.clone(), index, translate::adapt_tool, notes)
+        } else {
+            list_items::shape_item(kind, value.clone(), index, |_, _| {}, notes)
+        };
+        let Some(shaped) = shaped else {
+            continue;
+        };
+        if !first {
+            out.push(b",");
+        }
+        first = false;
+        if shaped == value {
+            out.push_raw(&item);
+        } else {
+            out.push_value(&shaped);
+        }
+    }
+    out.push(b"]");
+    m[i].1 = Member::Built(out);
+}
+
+/// Whether a `content` array has a text block.
+fn has_text_block(content: &[RawJson]) -> bool {
+    content.iter().any(|block| {
+        raw::members(block).is_some_and(|b| {
+            raw::member(&b, "type").and_then(RawJson::to_str).as_deref() == Some("text")
+        })
+    })
+}
+
+/// A `tools/call` result always has `content`, with a text block of the serialized
+/// `structuredContent` (its original text) when it has none; a non-object
+/// `structuredContent` is dropped after that.
+fn shape_call_result(m: &mut Vec<(String, Member)>, notes: &mut Vec<Note>) {
+    let empty = || Member::Built(Parts::of_value(&serde_json::json!([])));
+    match position(m, "content") {
+        Some(i) if m[i].1.raw().is_some_and(RawJson::is_array) => {}
+        Some(i) => m[i].1 = empty(),
+        None => m.push(("content".into(), empty())),
+    }
+    let Some(structured) = position(m, "structuredContent").and_then(|i| m[i].1.raw().cloned())
+    else {
+        return;
+    };
+    let Some(ci) = position(m, "content") else {
+        return;
+    };
+    let blocks = m[ci].1.raw().and_then(raw::items).unwrap_or_default();
+    if !has_text_block(&blocks) {
+        let mut content = Parts::new();
+        match m[ci].1.raw() {
+            Some(c) => {
+                let text = c.as_bytes();
+                content.push_shared(c.slice(0..text.len().saturating_sub(1)));
+                if !blocks.is_empty() {
+                    content.push(b",");
+                }
+            }
+            None => content.push(b"["),
+        }
+        content.push(b"{\"type\":\"text\",\"text\":");
+        content.push_str(structured.as_str());
+        content.push(b"}]");
+        m[ci].1 = Member::Built(content);
+        debug(
+            notes,
+            "tools/call: added a text block with the structuredContent".into(),
+        );
+    }
+    if !structured.is_object()
+        && let Some(i) = position(m, "structuredContent")
+    {
+        m.remove(i);
+        debug(
+            notes,
+            "tools/call: dropped a structuredContent that is not an object".into(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+
+    fn shaped(method: Forwarded, text: &str) -> (String, Vec<String>) {
+        let r = raw::response(
+            Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":1,"result":{text}}}"#)),
+            200,
+        )
+        .map(|(_, r)| r);
+        let members = r.as_ref().and_then(|r| ResultMembers::read(r).ok());
+        let Some(members) = members else {
+            return (String::new(), Vec::new());
+        };
+        let mut notes = Vec::new();
+        let out = shape_result(method, members, &mut notes);
+        (
+            String::from_utf8(out.to_vec()).unwrap_or_default(),
+            notes.into_iter().map(|n| n.text).collect(),
+        )
+    }
+
+    #[test]
+    fn untouched_members_keep_their_exact_text() {
+        let (out, notes) = shaped(
+            Forwarded::ToolsCall,
+            r#"{"content":[{"type":"text","text":"t"}],"structuredContent":{"a":1E5,"b":1e400,"c":-0.0,"d":1.0,"e":1E-7,"f":12345678901234567890123,"g":-1e-400},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{},"x":1E5}}"#,
+        );
+        assert_eq!(
+            out,
+            r#"{"content":[{"type":"text","text":"t"}],"structuredContent":{"a":1E5,"b":1e400,"c":-0.0,"d":1.0,"e":1E-7,"f":12345678901234567890123,"g":-1e-400},"_meta":{"x":1E5}}"#
+        );
+        assert!(notes.is_empty());
+    }
+
+    #[test]
+    fn the_text_block_of_structured_content_is_its_original_text() {
+        let (out, notes) = shaped(
+            Forwarded::ToolsCall,
+            r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}],"structuredContent":{"n":1E5}}"#,
+        );
+        assert_eq!(
+            out,
+            r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"text","text":"{\"n\":1E5}"}],"structuredContent":{"n":1E5}}"#
+        );
+        assert_eq!(notes.len(), 1);
+        let (out, _) = shaped(Forwarded::ToolsCall, r#"{"structuredContent":[1E5]}"#);
+        assert_eq!(out, r#"{"content":[{"type":"text","text":"[1E5]"}]}"#);
+        let (out, _) = shaped(Forwarded::ToolsCall, r#"{"content":7,"isError":false}"#);
+        assert_eq!(out, r#"{"content":[],"isError":false}"#);
+    }
+
+    #[test]
+    fn an_unchanged_list_item_keeps_its_text_and_a_repaired_one_is_rebuilt() {
+        let (out, notes) = shaped(
+            Forwarded::ToolsList,
+            r#"{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1E5}}}},{"name":"b","inputSchema":{"type":"object","properties":null,"x":1E5}}],"nextCursor":5}"#,
+        );
+        assert_eq!(
+            out,
+            r#"{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1E5}}}},{"name":"b","inputSchema":{"type":"object","properties":{},"x":1e+5}}]}"#
+        );
+        assert_eq!(notes.len(), 2, "{notes:?}");
+    }
+
+    #[test]
+    fn result_type_is_read_from_the_members() {
+        let rt = |t: &str| {
+            raw::members(&RawJson::from_value(
+                &serde_json::from_str(t).unwrap_or_default(),
+            ))
+            .map(|m| ResultMembers(m).result_type())
+        };
+        assert_eq!(rt("{}"), Some(ResultType::Complete));
+        assert_eq!(rt(r#"{"resultType":"complete"}"#), Some(ResultType::Complete));
+        assert_eq!(
+            rt(r#"{"resultType":"input_required"}"#),
+            Some(ResultType::InputRequired)
+        );
+        assert_eq!(rt(r#"{"resultType":5}"#), Some(ResultType::Unknown));
+    }
+}
