@@ -339,9 +339,11 @@ async fn call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Id, R
     }
 }
 
-fn result_text(reply: &Reply) -> Option<&str> {
+fn result_text(reply: &Reply) -> Option<String> {
     match reply {
-        Reply::Result(v) => v["content"][0]["text"].as_str(),
+        Reply::Result(v) => v.to_value()?["content"][0]["text"]
+            .as_str()
+            .map(str::to_string),
         _ => None,
     }
 }
@@ -356,7 +358,10 @@ async fn the_upstream_correlates_cancels_and_closes_over_memory() {
         Ok(Ok(()))
     ));
     let (id, reply) = call(&upstream, "echo", json!({"text": "one"})).await;
-    assert_eq!((id, result_text(&reply)), (Id::Int(1), Some("one")));
+    assert_eq!(
+        (id, result_text(&reply).as_deref()),
+        (Id::Int(1), Some("one"))
+    );
     let Ok(Ok((held, mut held_rx))) = upstream
         .send(Call {
             method: "tools/call".into(),
@@ -370,7 +375,10 @@ async fn the_upstream_correlates_cancels_and_closes_over_memory() {
     };
     assert_eq!(held, Id::Int(2));
     let (id, reply) = call(&upstream, "echo", json!({"text": "three"})).await;
-    assert_eq!((id, result_text(&reply)), (Id::Int(3), Some("three")));
+    assert_eq!(
+        (id, result_text(&reply).as_deref()),
+        (Id::Int(3), Some("three"))
+    );
     upstream.do_send(Cancel {
         id: held,
         reason: Some("user".into()),
@@ -413,7 +421,7 @@ async fn the_end_of_the_in_memory_server_is_reported_with_its_cause() {
         Ok(Ok(()))
     ));
     let (_, reply) = call(&upstream, "close", json!({})).await;
-    assert_eq!(result_text(&reply), Some("closing"));
+    assert_eq!(result_text(&reply).as_deref(), Some("closing"));
     let gone = tokio::time::timeout(DEADLINE, told.recv())
         .await
         .ok()

@@ -41,6 +41,7 @@ use crate::protocol::methods;
 use crate::protocol::modern::{self, Discovered, RequestMeta, UpstreamNotification};
 use crate::protocol::notify::Declared;
 use crate::protocol::passthrough::{self, Kind};
+use crate::protocol::raw;
 use crate::protocol::relay;
 use crate::protocol::translate::{self, ReplyMask};
 use crate::transport::writer::{Delivery, Writer};
@@ -678,8 +679,15 @@ impl Frontend {
                 reason,
             )
             .await;
+            let result = match &reply {
+                Ok(Reply::Result(v)) => v.to_value(),
+                _ => None,
+            };
             let answer = match &reply {
-                Ok(Reply::Result(v)) => ProbeAnswer::Result(v),
+                Ok(Reply::Result(_)) => match &result {
+                    Some(v) => ProbeAnswer::Result(v),
+                    None => ProbeAnswer::Invalid,
+                },
                 Ok(Reply::Error(e)) => ProbeAnswer::Error(e),
                 Ok(Reply::Closed) => ProbeAnswer::Closed,
                 Ok(Reply::Busy) => ProbeAnswer::Busy,
@@ -789,11 +797,13 @@ impl Frontend {
         if self.finish_slot(&id, ok).is_none() {
             return;
         }
-        let frame = match out {
-            SlotOutcome::Result(r) => jsonrpc::response(&id, r),
-            SlotOutcome::Error(e) => jsonrpc::error_response(Some(&id), e),
-        };
-        self.write(&frame);
+        match out {
+            SlotOutcome::Result(r) => {
+                self.output
+                    .send_frame(raw::response_frame(&id, r), Delivery::Always);
+            }
+            SlotOutcome::Error(e) => self.write(&jsonrpc::error_response(Some(&id), e)),
+        }
     }
 
     fn on_upstream_notification(&mut self, notification: UpstreamNotification) {

@@ -17,14 +17,17 @@ use crate::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_error};
 use crate::protocol::input::{self, Answer, AnswerFailure, Plan, Question};
 use crate::protocol::legacy::Forwarded;
-use crate::protocol::modern::{self, ResultType};
+use crate::protocol::modern::ResultType;
 use crate::protocol::notify::LineLevel;
+use crate::protocol::raw::Parts;
+use crate::protocol::shape::{self, ResultMembers};
 use crate::protocol::translate;
 use crate::transport::writer::{Delivery, UPSTREAM_QUEUE_MAX_BYTES, Writer};
 
 /// What the slot answers: a result or an error object.
 pub enum SlotOutcome {
-    Result(Value),
+    /// The result's JSON text: untouched members as the upstream's bytes.
+    Result(Parts),
     Error(ErrorObject),
 }
 
@@ -207,15 +210,16 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Value, client: String) ->
                 }))));
             }
         };
-        match modern::result_type(&result) {
+        let members = match ResultMembers::read(&result) {
+            Ok(m) => m,
+            Err(c) => return SlotOutcome::Error(c.error(None)),
+        };
+        match members.result_type() {
             ResultType::Complete => {
                 let mut notes = Vec::new();
-                let shaped = translate::shape_result(f, result, &mut notes);
+                let shaped = shape::shape_result(f, members, &mut notes);
                 log_notes(notes);
-                return match shaped {
-                    Ok(r) => SlotOutcome::Result(r),
-                    Err(c) => SlotOutcome::Error(c.error(None)),
-                };
+                return SlotOutcome::Result(shaped);
             }
             ResultType::Unknown => {
                 return SlotOutcome::Error(
@@ -230,6 +234,10 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Value, client: String) ->
             }
             ResultType::InputRequired => {}
         }
+        drop(members);
+        let Some(result) = result.to_value() else {
+            return SlotOutcome::Error(Cause::InvalidResponse.error(None));
+        };
         let ir = match input::read_input_required(&result) {
             Ok(ir) => ir,
             Err(fail) => return SlotOutcome::Error(fail.error()),
@@ -260,10 +268,10 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Value, client: String) ->
 /// refused `requestState`): a tool result with `isError`, or an error with the same text.
 fn state_refused(f: Forwarded, e: ErrorObject) -> SlotOutcome {
     if f == Forwarded::ToolsCall {
-        return SlotOutcome::Result(json!({
+        return SlotOutcome::Result(Parts::of_value(&json!({
             "content": [{"type": "text", "text": input::STATE_REFUSED_TEXT}],
             "isError": true
-        }));
+        })));
     }
     SlotOutcome::Error(ErrorObject {
         message: input::STATE_REFUSED_TEXT.into(),

@@ -23,6 +23,7 @@ use crate::log::limits;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message};
 use crate::protocol::passthrough::{self, Kind};
+use crate::protocol::raw::{self, RawJson};
 use crate::protocol::{modern, notify};
 use crate::transport::program::SpawnError;
 use crate::transport::upstream::{
@@ -187,6 +188,13 @@ impl Upstream {
         if self.passthrough {
             return self.relay_frame(frame);
         }
+        // A success response (nearly every frame) is read without a value tree: its result
+        // goes on as the raw slice of the line (issue 8 §7).
+        if let Frame::Line(l) = &frame
+            && let Some((id, result)) = raw::response(l.clone(), MAX_UPSTREAM_DEPTH)
+        {
+            return self.resolve(&id, Reply::Result(result));
+        }
         let parsed = match &frame {
             Frame::Line(l) => jsonrpc::parse(l, MAX_UPSTREAM_DEPTH),
             Frame::TooLong { id, len_bytes, .. } => {
@@ -205,7 +213,7 @@ impl Upstream {
             Ok(Message::Response {
                 id: Some(id),
                 result,
-            }) => self.resolve(&id, Reply::Result(result)),
+            }) => self.resolve(&id, Reply::Result(RawJson::from_value(&result))),
             Ok(Message::ErrorResponse {
                 id: Some(id),
                 error,

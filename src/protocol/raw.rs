@@ -169,7 +169,11 @@ impl<'de> Visitor<'de> for MembersVisitor {
                 out.iter().position(|(k, _)| *k == key)
             } else {
                 if index.is_empty() {
-                    index = out.iter().enumerate().map(|(i, (k, _))| (k.clone(), i)).collect();
+                    index = out
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (k, _))| (k.clone(), i))
+                        .collect();
                 }
                 index.get(&key).copied()
             };
@@ -244,8 +248,7 @@ pub fn member<'a>(members: &'a [(String, RawJson)], key: &str) -> Option<&'a Raw
 /// Whether the text may hold an unpaired surrogate escape: it holds `\u` followed by `d` or
 /// `D` (a cheap search; [`surrogates::replace_lone_surrogates`] decides).
 fn may_hold_surrogate_escape(text: &[u8]) -> bool {
-    memchr::memmem::find_iter(text, b"\\u")
-        .any(|at| matches!(text.get(at + 2), Some(b'd' | b'D')))
+    memchr::memmem::find_iter(text, b"\\u").any(|at| matches!(text.get(at + 2), Some(b'd' | b'D')))
 }
 
 /// A JSON-RPC 2.0 success response read without a value tree: the id and the result's raw
@@ -290,7 +293,10 @@ pub struct Envelope {
 /// Reads the envelope of a message (the text must be a JSON object; whitespace around it is
 /// allowed). `None` when it is not valid JSON or not an object.
 pub fn envelope(line: &RawJson) -> Option<Envelope> {
-    let start = line.as_bytes().iter().position(|b| !b.is_ascii_whitespace())?;
+    let start = line
+        .as_bytes()
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())?;
     let trimmed = RawJson(line.0.slice(start..));
     let mut env = Envelope::default();
     for (k, v) in members(&trimmed)? {
@@ -470,12 +476,18 @@ mod tests {
 
     #[test]
     fn members_keep_their_text_order_and_the_last_of_a_repeated_key() {
-        let m = members(&raw(r#"{"a":1E5,"b" : [1e400, -0.0] ,"a":{"x":1.0},"c":"\u0041"}"#))
-            .unwrap_or_default();
+        let m = members(&raw(
+            r#"{"a":1E5,"b" : [1e400, -0.0] ,"a":{"x":1.0},"c":"\u0041"}"#,
+        ))
+        .unwrap_or_default();
         let got: Vec<(&str, &str)> = m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         assert_eq!(
             got,
-            [("a", r#"{"x":1.0}"#), ("b", "[1e400, -0.0]"), ("c", r#""\u0041""#)]
+            [
+                ("a", r#"{"x":1.0}"#),
+                ("b", "[1e400, -0.0]"),
+                ("c", r#""\u0041""#)
+            ]
         );
         assert_eq!(m[2].1.to_str().as_deref(), Some("A"));
         assert!(members(&raw("[1]")).is_none());
@@ -487,7 +499,10 @@ mod tests {
     fn a_repeated_key_among_many_members_is_found_through_the_index() {
         let text = format!(
             "{{{},\"k3\":\"last\"}}",
-            (0..20).map(|i| format!("\"k{i}\":{i}")).collect::<Vec<_>>().join(",")
+            (0..20)
+                .map(|i| format!("\"k{i}\":{i}"))
+                .collect::<Vec<_>>()
+                .join(",")
         );
         let m = members(&raw(&text)).unwrap_or_default();
         assert_eq!(m.len(), 20);

@@ -302,7 +302,10 @@ mod tests {
             .map(|m| ResultMembers(m).result_type())
         };
         assert_eq!(rt("{}"), Some(ResultType::Complete));
-        assert_eq!(rt(r#"{"resultType":"complete"}"#), Some(ResultType::Complete));
+        assert_eq!(
+            rt(r#"{"resultType":"complete"}"#),
+            Some(ResultType::Complete)
+        );
         assert_eq!(
             rt(r#"{"resultType":"input_required"}"#),
             Some(ResultType::InputRequired)

@@ -27,7 +27,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use tokio::io::unix::AsyncFd;
 use tokio::sync::Notify;
 
+use crate::protocol::framing::encode_message;
 use crate::protocol::jsonrpc::Id;
+use crate::protocol::raw::Parts;
+use bytes::Bytes;
 
 /// Bytes queued toward the editor before request-scoped notifications are dropped and the
 /// readers of the upstream and of stdin pause. 8 MiB is 40,000 log messages of 200 bytes, or
@@ -53,8 +56,11 @@ pub const UPSTREAM_QUEUE_MAX_BYTES: usize = 16 * 1024 * 1024;
 /// Frames queued toward the upstream before a new request gets `upstream_busy` (four times
 /// the default limit of requests in flight, so cancels and listens of a slow upstream fit).
 pub const UPSTREAM_QUEUE_MAX_FRAMES: usize = 1024;
-/// Frames given to one `writev` (Linux's `IOV_MAX` is 1024).
+/// Frames given to one `writev`.
 pub const WRITE_BATCH_MAX_FRAMES: usize = 64;
+/// Pieces given to one `writev` (Linux's `IOV_MAX` is 1024; a frame has a few pieces:
+/// [`OutFrame`]).
+pub const WRITE_BATCH_MAX_SLICES: usize = 1024;
 
 /// The bounds of one queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,8 +120,56 @@ pub enum Sent {
     Closed,
 }
 
+/// One frame as pieces written in order: its own bytes and slices shared with a read buffer
+/// (a large member passed through raw is never copied; [`crate::protocol::raw::Parts`]).
+#[derive(Clone, Debug, Default)]
+pub struct OutFrame {
+    pieces: Vec<Bytes>,
+    len: usize,
+}
+
+impl OutFrame {
+    /// Bytes of the frame.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// No bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The pieces, in order.
+    pub fn pieces(&self) -> &[Bytes] {
+        &self.pieces
+    }
+
+    /// The frame in one buffer (a copy).
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.pieces.concat()
+    }
+}
+
+impl From<Vec<u8>> for OutFrame {
+    fn from(frame: Vec<u8>) -> Self {
+        OutFrame {
+            len: frame.len(),
+            pieces: vec![Bytes::from(frame)],
+        }
+    }
+}
+
+impl From<Parts> for OutFrame {
+    fn from(parts: Parts) -> Self {
+        OutFrame {
+            len: parts.len(),
+            pieces: parts.into_pieces(),
+        }
+    }
+}
+
 struct Queued {
-    frame: Vec<u8>,
+    frame: OutFrame,
     key: Option<Id>,
 }
 
@@ -182,7 +236,8 @@ impl FrameQueue {
     }
 
     /// Queues `frame` (a whole line, newline included) as `delivery` says.
-    pub fn push(&mut self, frame: Vec<u8>, delivery: Delivery) -> Sent {
+    pub fn push(&mut self, frame: impl Into<OutFrame>, delivery: Delivery) -> Sent {
+        let frame = frame.into();
         let key = match delivery {
             Delivery::Always => None,
             Delivery::DropWhenFull if !self.admits_notification(frame.len()) => {
@@ -217,9 +272,19 @@ impl FrameQueue {
     /// or other error of the sink is returned unchanged and leaves the queue as it was.
     pub fn write_to<W: Write>(&mut self, sink: &mut W) -> io::Result<usize> {
         let mut slices = Vec::with_capacity(self.frames.len().min(WRITE_BATCH_MAX_FRAMES));
-        for (i, q) in self.frames.iter().take(WRITE_BATCH_MAX_FRAMES).enumerate() {
-            let start = if i == 0 { self.head_written } else { 0 };
-            slices.push(IoSlice::new(&q.frame[start..]));
+        let mut skip = self.head_written;
+        'frames: for q in self.frames.iter().take(WRITE_BATCH_MAX_FRAMES) {
+            for piece in &q.frame.pieces {
+                if slices.len() == WRITE_BATCH_MAX_SLICES {
+                    break 'frames;
+                }
+                if skip >= piece.len() {
+                    skip -= piece.len();
+                    continue;
+                }
+                slices.push(IoSlice::new(&piece[skip..]));
+                skip = 0;
+            }
         }
         if slices.is_empty() {
             return Ok(0);
@@ -253,7 +318,7 @@ impl FrameQueue {
     }
 
     /// Hands every queued frame to a writer thread; they count until [`Self::taken_done`].
-    pub fn take_all(&mut self) -> Vec<Vec<u8>> {
+    pub fn take_all(&mut self) -> Vec<OutFrame> {
         self.head_written = 0;
         self.taken_frames += self.frames.len();
         self.taken_bytes += self.bytes;
@@ -443,21 +508,21 @@ impl Writer {
         w
     }
 
-    /// Serializes `msg` as one line (JSON and `\n`) and sends it as `delivery` says: the one
-    /// place where a message becomes a frame.
+    /// Serializes `msg` as one line (JSON and `\n`, the codec's [`encode_message`]) and sends
+    /// it as `delivery` says.
     pub fn send_message(&self, msg: &Value, delivery: Delivery) -> Sent {
-        let Ok(mut frame) = serde_json::to_vec(msg) else {
+        let Ok(frame) = encode_message(msg) else {
             // A `Value` always serializes; keep the rule "nothing panics" anyway.
             return Sent::Dropped;
         };
-        frame.push(b'\n');
         self.send_frame(frame, delivery)
     }
 
     /// Sends one whole line (newline included) as `delivery` says. When the queue was empty
     /// and the sink is a pipe, the caller writes it at once; what the pipe does not take
     /// waits for the writer task.
-    pub fn send_frame(&self, frame: Vec<u8>, delivery: Delivery) -> Sent {
+    pub fn send_frame(&self, frame: impl Into<OutFrame>, delivery: Delivery) -> Sent {
+        let frame = frame.into();
         let sh = &*self.shared;
         let mut st = sh.lock();
         if st.closed || st.broken {
@@ -661,8 +726,12 @@ fn thread_loop<W: Write>(shared: Arc<Shared>, mut sink: W) {
             }
         };
         let frames = batch.len();
-        let bytes: usize = batch.iter().map(Vec::len).sum();
-        let ok = batch.iter().all(|f| sink.write_all(f).is_ok()) && sink.flush().is_ok();
+        let bytes: usize = batch.iter().map(OutFrame::len).sum();
+        let ok = batch
+            .iter()
+            .flat_map(|f| f.pieces.iter())
+            .all(|p| sink.write_all(p).is_ok())
+            && sink.flush().is_ok();
         drop(batch);
         {
             let mut st = shared.lock();
@@ -828,6 +897,33 @@ mod tests {
         assert_eq!(q.write_to(&mut pipe).ok(), Some(7));
         assert_eq!(pipe.got, b"one\ntwo\n");
         assert_eq!(q.bytes(), 0);
+    }
+
+    #[test]
+    fn a_frame_of_shared_pieces_is_written_whole_across_partial_writes() {
+        let big = Bytes::from(vec![b'x'; crate::protocol::raw::SHARE_MIN_BYTES]);
+        let mut parts = Parts::new();
+        parts.push(b"{\"a\":\"");
+        parts.push_shared(big.clone());
+        parts.push(b"\"}\n");
+        let frame = OutFrame::from(parts);
+        assert_eq!(frame.pieces().len(), 3);
+        assert_eq!(frame.pieces()[1].as_ptr(), big.as_ptr());
+        let want = frame.to_vec();
+        let mut q = FrameQueue::new(EDITOR_QUEUE);
+        assert_eq!(q.push(frame, Delivery::Always), Sent::Queued);
+        assert_eq!(q.push(self::frame("next"), Delivery::Always), Sent::Queued);
+        assert_eq!(q.bytes(), want.len() + 5);
+        let mut pipe = Pipe {
+            got: Vec::new(),
+            room: 3,
+        };
+        while !q.is_empty() {
+            let _ = q.write_to(&mut pipe);
+            pipe.room = 4099;
+        }
+        assert_eq!(pipe.got, [want, b"next\n".to_vec()].concat());
+        assert_eq!((q.frames(), q.bytes()), (0, 0));
     }
 
     #[test]

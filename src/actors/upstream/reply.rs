@@ -3,14 +3,16 @@
 //! ([`FromUpstream::ListenEnded`](crate::actors::frontend::messages::FromUpstream)), the reason
 //! in `Call`, so they live in this file, which imports no actor.
 
+use crate::protocol::raw::RawJson;
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 
 /// The answer to one upstream request.
 #[derive(Debug)]
 pub enum Reply {
-    /// A JSON-RPC result.
-    Result(Value),
+    /// A JSON-RPC result, as its raw text (a slice of the upstream's line: see
+    /// [`crate::protocol::raw`]).
+    Result(RawJson),
     /// A JSON-RPC error object.
     Error(Value),
     /// The upstream went away before answering.
