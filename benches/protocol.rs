@@ -8,6 +8,8 @@ use mcp_bridge::protocol::jsonrpc::{self, MAX_CLIENT_DEPTH, MAX_UPSTREAM_DEPTH};
 use mcp_bridge::protocol::legacy::Forwarded;
 use mcp_bridge::protocol::list_items::ItemKind;
 use mcp_bridge::protocol::modern::RequestMeta;
+use mcp_bridge::protocol::raw;
+use mcp_bridge::protocol::shape;
 use mcp_bridge::protocol::translate;
 use serde_json::json;
 use std::hint::black_box;
@@ -42,7 +44,7 @@ fn benches(c: &mut Criterion) {
     let request = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"progressToken":"p-42","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}"#;
     let response = br#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}],"structuredContent":{"echo":"hello world"},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}}}}"#;
 
-    c.bench_function("editor request: frame + parse + forward_params", |b| {
+    c.bench_function("editor request: frame + raw read + forward_params", |b| {
         let mut codec = FrameCodec::new(64 * 1024 * 1024);
         let mut buf = BytesMut::new();
         let mut line = request.to_vec();
@@ -58,31 +60,30 @@ fn benches(c: &mut Criterion) {
             );
             for f in frames.drain(..) {
                 if let Frame::Line(l) = f
-                    && let Ok(jsonrpc::Message::Request { params, .. }) =
-                        jsonrpc::parse(&l, MAX_CLIENT_DEPTH)
+                    && let Some((_, _, params)) = raw::request(l, MAX_CLIENT_DEPTH)
                 {
                     let fwd = translate::forward_params(params.as_ref(), &m, Some(json!("bp-1")));
-                    let out = serde_json::to_vec(&jsonrpc::request(
+                    let out = raw::request_frame(
                         &jsonrpc::Id::Int(1),
                         "tools/call",
-                        fwd.map(|f| f.params).unwrap_or_default(),
-                    ));
-                    black_box(out.map(|v| v.len()).unwrap_or(0));
+                        fwd.map(|f| f.params.to_parts()).unwrap_or_default(),
+                    );
+                    black_box(out.len());
                 }
             }
         })
     });
 
-    c.bench_function("upstream response: parse + shape_result + serialize", |b| {
+    c.bench_function("upstream response: raw read + shape_result + frame", |b| {
+        let line = bytes::Bytes::from_static(response);
         b.iter(|| {
-            if let Ok(jsonrpc::Message::Response { result, .. }) =
-                jsonrpc::parse(black_box(response), MAX_UPSTREAM_DEPTH)
+            if let Some((_, result)) = raw::response(black_box(line.clone()), MAX_UPSTREAM_DEPTH)
+                && let Ok(members) = shape::ResultMembers::read(&result)
             {
                 let mut notes = Vec::new();
-                let shaped = translate::shape_result(Forwarded::ToolsCall, result, &mut notes)
-                    .unwrap_or_default();
-                let out = serde_json::to_vec(&jsonrpc::response(&jsonrpc::Id::Int(42), shaped));
-                black_box(out.map(|v| v.len()).unwrap_or(0));
+                let shaped = shape::shape_result(Forwarded::ToolsCall, members, &mut notes);
+                let out = raw::response_frame(&jsonrpc::Id::Int(42), shaped);
+                black_box(out.len());
             }
         })
     });

@@ -10,6 +10,7 @@ use mcp_bridge::config::{BridgeConfig, Timeouts};
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
 use mcp_bridge::protocol::notify::ListenTimings;
+use mcp_bridge::protocol::raw::Object;
 use mcp_bridge::server::{Outcome, RpcError, Server, ToolDef};
 use mcp_bridge::transport::upstream::UpstreamSpec;
 use mcp_bridge::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
@@ -295,10 +296,11 @@ async fn the_end_of_input_cancels_upstream_work_and_closes_the_editor_output() {
     assert_eq!(next_drop(&mut dropped).await, Some("dropped"));
 }
 
-fn modern_params(tool: &str, arguments: Value) -> Value {
-    json!({"name": tool, "arguments": arguments, "_meta": {
+fn modern_params(tool: &str, arguments: Value) -> Object {
+    Object::from_value(&json!({"name": tool, "arguments": arguments, "_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}}})
+        "io.modelcontextprotocol/clientCapabilities": {}}}))
+    .unwrap_or_default()
 }
 
 fn start_upstream() -> (Addr<Upstream>, mpsc::UnboundedReceiver<String>) {

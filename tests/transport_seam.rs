@@ -11,6 +11,7 @@ use mcp_bridge::actors::upstream::{
 };
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
+use mcp_bridge::protocol::raw::Object;
 use mcp_bridge::transport::program::SpawnError;
 use mcp_bridge::transport::upstream::{
     Abandoned, EndCause, Event, Opened, Opener, Transport, UpstreamSpec,
@@ -109,7 +110,7 @@ async fn call(upstream: &Addr<Upstream>, method: &str) -> (Id, Answer) {
     let sent = upstream
         .send(Call {
             method: method.into(),
-            params: json!({"x": 1}),
+            params: Object::from_value(&json!({"x": 1})).unwrap_or_default(),
             client: "7".into(),
             reason: CancelReason::default(),
         })
@@ -210,7 +211,7 @@ async fn a_call_whose_answer_never_reached_its_waiter_is_abandoned() {
     // waiter has not read it: the window of a slot the editor cancels at that moment.
     let unread = r.upstream.send(Call {
         method: "tools/call".into(),
-        params: json!({"x": 1}),
+        params: Object::from_value(&json!({"x": 1})).unwrap_or_default(),
         client: "7".into(),
         reason: CancelReason::default(),
     });
@@ -280,7 +281,7 @@ async fn the_end_event_fails_what_is_pending_and_reaches_the_frontend_with_its_c
         .upstream
         .send(Call {
             method: "ping".into(),
-            params: json!({}),
+            params: Object::default(),
             client: "8".into(),
             reason: CancelReason::default(),
         })
@@ -318,7 +319,7 @@ async fn close_runs_the_transports_own_steps_with_the_grace() {
         .upstream
         .send(Call {
             method: "ping".into(),
-            params: json!({}),
+            params: Object::default(),
             client: "9".into(),
             reason: CancelReason::default(),
         })

@@ -41,7 +41,7 @@ use crate::protocol::methods;
 use crate::protocol::modern::{self, Discovered, RequestMeta, UpstreamNotification};
 use crate::protocol::notify::Declared;
 use crate::protocol::passthrough::{self, Kind};
-use crate::protocol::raw;
+use crate::protocol::raw::{self, Object, RawJson};
 use crate::protocol::relay;
 use crate::protocol::translate::{self, ReplyMask};
 use crate::transport::writer::{Delivery, Writer};
@@ -272,6 +272,18 @@ impl Frontend {
         };
         if self.state == Lifecycle::PassThrough {
             return self.relay_from_editor(&line);
+        }
+        // Once ready, a forwarded request is read without a value tree: its params pass raw
+        // (issue 7 §3, issue 8 §7). Every other line takes the parser's path.
+        if self.state == Lifecycle::Ready
+            && let Some((id, method, params)) = raw::request(line.clone(), MAX_CLIENT_DEPTH)
+            && let RequestClass::Forward(f) = legacy::classify_request(&method)
+        {
+            if self.slots.contains_key(&id) || self.open_changes.contains(&id) || self.is_held(&id)
+            {
+                return self.reply_error(Some(&id), Cause::DuplicateId, None);
+            }
+            return self.start_forward(id, f, params, ctx);
         }
         let parsed = jsonrpc::parse(&line, MAX_CLIENT_DEPTH);
         match parsed {
@@ -517,7 +529,10 @@ impl Frontend {
                 self.reply_error(Some(&id), Cause::AlreadyInitialized, None);
             }
             (Lifecycle::Ready, request) => match request {
-                EditorRequest::Forward(f, params) => self.start_forward(id, f, params, ctx),
+                EditorRequest::Forward(f, params) => {
+                    let params = params.as_ref().map(RawJson::from_value);
+                    self.start_forward(id, f, params, ctx)
+                }
                 EditorRequest::Subscribe(params) => {
                     self.on_resource_subscription(id, class, true, params.as_ref())
                 }
@@ -673,7 +688,7 @@ impl Frontend {
             let reply = call(
                 &upstream,
                 methods::SERVER_DISCOVER,
-                meta.bare_params(),
+                Object::from_value(&meta.bare_params()).unwrap_or_default(),
                 client,
                 limit,
                 reason,
@@ -749,7 +764,7 @@ impl Frontend {
         &mut self,
         id: Id,
         f: Forwarded,
-        params: Option<Value>,
+        params: Option<RawJson>,
         ctx: &mut Context<Self>,
     ) {
         self.next_progress_token += 1;

@@ -19,7 +19,7 @@ use crate::protocol::input::{self, Answer, AnswerFailure, Plan, Question};
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::modern::ResultType;
 use crate::protocol::notify::LineLevel;
-use crate::protocol::raw::Parts;
+use crate::protocol::raw::{Object, Parts};
 use crate::protocol::shape::{self, ResultMembers};
 use crate::protocol::translate;
 use crate::transport::writer::{Delivery, UPSTREAM_QUEUE_MAX_BYTES, Writer};
@@ -70,7 +70,7 @@ impl SlotEnv {
 pub async fn call(
     upstream: &UpstreamLinks,
     method: &str,
-    params: Value,
+    params: Object,
     client: String,
     limit: Duration,
     reason: CancelReason,
@@ -159,7 +159,8 @@ fn log_notes(notes: Vec<translate::Note>) {
 
 /// Runs one forwarded request to its end: the first call, then as many rounds of input
 /// requests as the upstream needs (at most [`input::MAX_ROUNDS`]).
-pub async fn run(env: SlotEnv, f: Forwarded, original: Value, client: String) -> SlotOutcome {
+pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: String) -> SlotOutcome {
+    // Kept for a retry: a clone shares the editor's bytes.
     let mut params = original.clone();
     let mut rounds = 0usize;
     let mut urls = OpenUrls {

@@ -23,7 +23,7 @@ use crate::log::limits;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message};
 use crate::protocol::passthrough::{self, Kind};
-use crate::protocol::raw::{self, RawJson};
+use crate::protocol::raw::{self, Object, RawJson};
 use crate::protocol::{modern, notify};
 use crate::transport::program::SpawnError;
 use crate::transport::upstream::{
@@ -416,8 +416,9 @@ impl Handler<Connect> for Upstream {
 pub struct Call {
     /// The method.
     pub method: String,
-    /// The params, with the full 2026-07-28 `_meta`.
-    pub params: Value,
+    /// The params, with the full 2026-07-28 `_meta` (members the bridge did not build keep
+    /// the editor's bytes).
+    pub params: Object,
     /// The editor's request id, for the debug line.
     pub client: String,
     /// The editor's reason when it cancels the request, read when the [`Answer`] is dropped.
@@ -493,8 +494,14 @@ impl Handler<Call> for Upstream {
         }
         self.next_id += 1;
         let id = Id::Int(self.next_id);
-        let frame = jsonrpc::request(&id, &m.method, m.params);
-        match self.write(&frame, Delivery::Request(id.clone())) {
+        let frame = raw::request_frame(&id, &m.method, m.params.to_parts());
+        let sent = match &self.conn {
+            Some(conn) => conn
+                .transport
+                .send_frame(frame.into(), Delivery::Request(id.clone())),
+            None => Sent::Closed,
+        };
+        match sent {
             Sent::Queued => {
                 if let Some(c) = &self.conn {
                     let (frames, bytes) = c.transport.queued();

@@ -5,6 +5,7 @@
 
 use super::errors::{Cause, ErrorObject};
 use super::methods;
+use super::raw::{Object, RawJson};
 use serde_json::{Map, Value, json};
 
 /// Input requests in one round at most.
@@ -537,21 +538,27 @@ pub fn content_valid(schema: &Value, content: &Value) -> bool {
 /// The params of the retry (2026-07-28 mrtr): the original params, `inputResponses` under the
 /// same keys (when the round had input requests), and `requestState` echoed unchanged.
 pub fn retry_params(
-    original: &Value,
+    original: &Object,
     responses: Map<String, Value>,
     request_state: Option<&str>,
     had_requests: bool,
-) -> Value {
-    let mut p = original.as_object().cloned().unwrap_or_default();
+) -> Object {
+    let mut p = original.clone();
     p.remove("inputResponses");
     p.remove("requestState");
     if had_requests {
-        p.insert("inputResponses".into(), Value::Object(responses));
+        p.insert(
+            "inputResponses",
+            RawJson::from_value(&Value::Object(responses)),
+        );
     }
     if let Some(s) = request_state {
-        p.insert("requestState".into(), Value::String(s.to_string()));
+        p.insert(
+            "requestState",
+            RawJson::from_value(&Value::String(s.to_string())),
+        );
     }
-    Value::Object(p)
+    p
 }
 
 /// The text of a request whose answers the upstream refused (it answered a retry with
@@ -910,17 +917,24 @@ mod tests {
 
     #[test]
     fn the_retry_carries_the_answers_and_the_state_unchanged() {
-        let original = json!({"name": "t", "arguments": {}, "_meta": {"progressToken": "bp-1"}});
+        let original = Object::from_value(
+            &json!({"name": "t", "arguments": {"n": 1E5}, "_meta": {"progressToken": "bp-1"}}),
+        )
+        .unwrap_or_default();
         let mut r = Map::new();
         r.insert("k".into(), json!({"action": "accept", "content": {"a": 1}}));
         let state = "opaque \"state\" \u{1F600}";
         assert_eq!(
-            retry_params(&original, r, Some(state), true),
-            json!({"name": "t", "arguments": {}, "_meta": {"progressToken": "bp-1"},
+            retry_params(&original, r, Some(state), true)
+                .to_value()
+                .unwrap_or_default(),
+            json!({"name": "t", "arguments": {"n": 1E5}, "_meta": {"progressToken": "bp-1"},
                    "inputResponses": {"k": {"action": "accept", "content": {"a": 1}}}, "requestState": state})
         );
         assert_eq!(
-            retry_params(&original, Map::new(), Some("s"), false)["inputResponses"],
+            retry_params(&original, Map::new(), Some("s"), false)
+                .to_value()
+                .unwrap_or_default()["inputResponses"],
             Value::Null
         );
     }

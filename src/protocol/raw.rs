@@ -107,6 +107,15 @@ impl RawJson {
         }
     }
 
+    /// The text of `parts` (one copy unless it is one piece).
+    pub fn from_parts(parts: Parts) -> RawJson {
+        let mut pieces = parts.into_pieces();
+        if pieces.len() == 1 {
+            return RawJson(pieces.remove(0));
+        }
+        RawJson(Bytes::from(pieces.concat()))
+    }
+
     /// The bytes of this text from `start` to `end`.
     pub fn slice(&self, range: std::ops::Range<usize>) -> Bytes {
         self.0.slice(range)
@@ -257,6 +266,16 @@ fn may_hold_surrogate_escape(text: &[u8]) -> bool {
 /// gives the same classification for everything else. Unpaired surrogate escapes become
 /// U+FFFD first, as on [`jsonrpc::parse`]'s path.
 pub fn response(line: Bytes, max_depth: usize) -> Option<(Id, RawJson)> {
+    let env = checked_envelope(line, max_depth)?;
+    if !env.is_jsonrpc_2 || env.method.is_some() || env.params.is_some() || env.error.is_some() {
+        return None;
+    }
+    let id = Id::from_value(&env.id?.to_value()?)?;
+    Some((id, env.result?))
+}
+
+/// The envelope of a line within `max_depth`, its unpaired surrogate escapes replaced.
+fn checked_envelope(line: Bytes, max_depth: usize) -> Option<Envelope> {
     if jsonrpc::nesting_depth(&line, max_depth) > max_depth {
         return None;
     }
@@ -268,13 +287,7 @@ pub fn response(line: Bytes, max_depth: usize) -> Option<(Id, RawJson)> {
     } else {
         line
     };
-    let whole = RawJson(line);
-    let env = envelope(&whole)?;
-    if !env.is_jsonrpc_2 || env.method || env.params.is_some() || env.error.is_some() {
-        return None;
-    }
-    let id = Id::from_value(&env.id?.to_value()?)?;
-    Some((id, env.result?))
+    envelope(&RawJson(line))
 }
 
 /// The members of a JSON-RPC message, each as raw text.
@@ -282,8 +295,7 @@ pub fn response(line: Bytes, max_depth: usize) -> Option<(Id, RawJson)> {
 pub struct Envelope {
     /// `jsonrpc` is the string `2.0`.
     pub is_jsonrpc_2: bool,
-    /// It has a `method` member.
-    pub method: bool,
+    pub method: Option<RawJson>,
     pub id: Option<RawJson>,
     pub params: Option<RawJson>,
     pub result: Option<RawJson>,
@@ -302,7 +314,7 @@ pub fn envelope(line: &RawJson) -> Option<Envelope> {
     for (k, v) in members(&trimmed)? {
         match k.as_str() {
             "jsonrpc" => env.is_jsonrpc_2 = v.to_str().as_deref() == Some("2.0"),
-            "method" => env.method = true,
+            "method" => env.method = Some(v),
             "id" => env.id = Some(v),
             "params" => env.params = Some(v),
             "result" => env.result = Some(v),
@@ -311,6 +323,78 @@ pub fn envelope(line: &RawJson) -> Option<Envelope> {
         }
     }
     Some(env)
+}
+
+/// A JSON-RPC 2.0 request read without a value tree: its id, method and raw params. `None`
+/// for any other line (also an invalid or too deep one, or one whose id is not usable): the
+/// caller then parses it with [`jsonrpc::parse`], which classifies it the same way. Unpaired
+/// surrogate escapes become U+FFFD first, as on [`jsonrpc::parse`]'s path.
+pub fn request(line: Bytes, max_depth: usize) -> Option<(Id, String, Option<RawJson>)> {
+    let env = checked_envelope(line, max_depth)?;
+    if !env.is_jsonrpc_2 || env.result.is_some() || env.error.is_some() {
+        return None;
+    }
+    let method = env.method?.to_str()?.into_owned();
+    if env
+        .params
+        .as_ref()
+        .is_some_and(|p| !p.is_object() && !p.is_array())
+    {
+        return None;
+    }
+    let id = Id::from_value(&env.id?.to_value()?)?;
+    Some((id, method, env.params))
+}
+
+/// An object whose members are forwarded: each keeps its raw text unless a rule replaced it.
+/// Cloning shares the bytes (a request kept for a retry costs no copy).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Object(Vec<(String, RawJson)>);
+
+impl Object {
+    /// The members of `obj`; `None` when it is not an object.
+    pub fn read(obj: &RawJson) -> Option<Object> {
+        members(obj).map(Object)
+    }
+
+    /// The members of the object `v`; `None` when it is not an object.
+    pub fn from_value(v: &Value) -> Option<Object> {
+        Object::read(&RawJson::from_value(v))
+    }
+
+    /// The value of member `key`.
+    pub fn get(&self, key: &str) -> Option<&RawJson> {
+        member(&self.0, key)
+    }
+
+    /// Takes out member `key` (the others keep their order).
+    pub fn remove(&mut self, key: &str) -> Option<RawJson> {
+        let i = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// Sets member `key`: in its place when it exists, else last.
+    pub fn insert(&mut self, key: &str, value: RawJson) {
+        match self.0.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((key.to_string(), value)),
+        }
+    }
+
+    /// The object's text.
+    pub fn to_parts(&self) -> Parts {
+        object(
+            self.0
+                .iter()
+                .map(|(k, v)| (k.clone(), Parts::of_raw(v)))
+                .collect(),
+        )
+    }
+
+    /// The value tree (a copy; tests and transports that need a value).
+    pub fn to_value(&self) -> Option<Value> {
+        self.to_parts().to_value()
+    }
 }
 
 /// One frame (or one JSON text of it) built from pieces: bytes copied into its own buffer and
@@ -548,6 +632,40 @@ mod tests {
         )
         .unwrap_or((Id::Int(0), raw("null")));
         assert_eq!(r.as_str(), r#"{"s":"a\ufffd","p":"\ud83d\ude00"}"#);
+    }
+
+    #[test]
+    fn a_request_is_read_without_a_tree_and_anything_else_is_left_to_the_parser() {
+        let line = |t: &str| Bytes::copy_from_slice(t.as_bytes());
+        let got = request(
+            line(
+                r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"arguments":{"n":1E5}}}"#,
+            ),
+            64,
+        );
+        let (id, method, params) = got.unwrap_or((Id::Int(0), String::new(), None));
+        assert_eq!((id, method.as_str()), (Id::Str("a".into()), "tools/call"));
+        assert_eq!(
+            params.map(|p| p.as_str().to_string()).as_deref(),
+            Some(r#"{"arguments":{"n":1E5}}"#)
+        );
+        assert!(request(line(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), 64).is_some());
+        for other in [
+            r#"{"jsonrpc":"2.0","method":"m","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":5}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,
+            r#"{"id":1,"method":"m"}"#,
+        ] {
+            assert!(request(line(other), 64).is_none(), "{other}");
+        }
+        let mut o = Object::read(&raw(r#"{"a":1E5,"b":2,"c":3}"#)).unwrap_or_default();
+        assert_eq!(o.remove("b"), Some(raw("2")));
+        o.insert("a", raw("1e400"));
+        o.insert("d", raw("-0.0"));
+        assert_eq!(o.to_parts().to_vec(), br#"{"a":1e400,"c":3,"d":-0.0}"#);
+        assert_eq!(o.get("c"), Some(&raw("3")));
     }
 
     #[test]

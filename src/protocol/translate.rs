@@ -7,7 +7,7 @@ use super::errors::{Cause, ErrorCode, ErrorObject};
 use super::legacy::{self, Forwarded};
 use super::modern::{self, Discovered, RequestMeta};
 use super::notify::LineLevel;
-use super::raw::RawJson;
+use super::raw::{self, Object, Parts, RawJson};
 use super::shape;
 use serde_json::{Map, Value, json};
 
@@ -148,8 +148,9 @@ pub fn is_passed_meta_key(key: &str) -> bool {
 /// The params of a forwarded request, and the editor's progress token.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Forward {
-    /// The params to send upstream, with the full 2026-07-28 `_meta`.
-    pub params: Value,
+    /// The params to send upstream, with the full 2026-07-28 `_meta`; every member but
+    /// `_meta` keeps the editor's bytes (`arguments` passes raw: numbers keep their text).
+    pub params: Object,
     /// The editor's `progressToken` (string or integer), if it sent one.
     pub editor_progress_token: Option<Value>,
 }
@@ -157,43 +158,49 @@ pub struct Forward {
 /// Builds the params of a forwarded request (the reference's forwarding rule): missing params
 /// become `{}`; `task`, `inputResponses`, `requestState` and foreign `_meta` keys are removed;
 /// the required `_meta` keys are added; the editor's progress token is replaced by
-/// `upstream_progress_token` (the bridge routes progress back itself).
+/// `upstream_progress_token` (the bridge routes progress back itself). Works on raw members:
+/// every other member, and every `_meta` key that passes, keeps the editor's bytes.
 ///
 /// Errors: [`Cause::InvalidParams`] when params are not an object.
 pub fn forward_params(
-    params: Option<&Value>,
+    params: Option<&RawJson>,
     meta: &RequestMeta,
     upstream_progress_token: Option<Value>,
 ) -> Result<Forward, Cause> {
     let mut p = match params {
-        None => Map::new(),
-        Some(Value::Object(m)) => m.clone(),
-        Some(_) => return Err(Cause::InvalidParams),
+        None => Object::default(),
+        Some(r) => Object::read(r).ok_or(Cause::InvalidParams)?,
     };
     p.remove("task");
     p.remove("inputResponses");
     p.remove("requestState");
-    let editor_meta = match p.remove("_meta") {
-        Some(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    let editor_progress_token = editor_meta
-        .get(modern::META_PROGRESS_TOKEN)
-        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-        .cloned();
-    let mut out_meta: Map<String, Value> = editor_meta
+    let editor_meta = p
+        .remove("_meta")
+        .and_then(|m| raw::members(&m))
+        .unwrap_or_default();
+    let editor_progress_token = raw::member(&editor_meta, modern::META_PROGRESS_TOKEN)
+        .and_then(RawJson::to_value)
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
+    let mut out_meta: Vec<(String, Parts)> = editor_meta
         .into_iter()
         .filter(|(k, _)| is_passed_meta_key(k))
+        .map(|(k, v)| (k, Parts::of_raw(&v)))
         .collect();
-    meta.write_into(&mut out_meta);
+    let mut required = Map::new();
+    meta.write_into(&mut required);
+    out_meta.extend(
+        required
+            .iter()
+            .map(|(k, v)| (k.clone(), Parts::of_value(v))),
+    );
     if editor_progress_token.is_some()
         && let Some(t) = upstream_progress_token
     {
-        out_meta.insert(modern::META_PROGRESS_TOKEN.into(), t);
+        out_meta.push((modern::META_PROGRESS_TOKEN.into(), Parts::of_value(&t)));
     }
-    p.insert("_meta".into(), Value::Object(out_meta));
+    p.insert("_meta", RawJson::from_parts(raw::object(out_meta)));
     Ok(Forward {
-        params: Value::Object(p),
+        params: p,
         editor_progress_token,
     })
 }
@@ -476,24 +483,24 @@ fn adapt_positional(subs: &mut [Value], at: &At<'_>, notes: &mut Vec<Note>) {
 /// Whether an upstream error of a forwarded request is 2026-07-28's resource not found: a
 /// `resources/read` error -32602 whose `data.uri` is exactly the `uri` of the request's
 /// params (the editor's params, which the bridge forwards unchanged).
-pub fn is_resource_not_found(method: Forwarded, params: &Value, error: &ErrorObject) -> bool {
+pub fn is_resource_not_found(method: Forwarded, params: &Object, error: &ErrorObject) -> bool {
     if method != Forwarded::ResourcesRead || error.code != ErrorCode::INVALID_PARAMS {
         return false;
     }
-    let requested = params.get("uri").and_then(Value::as_str);
+    let requested = params.get("uri").and_then(RawJson::to_str);
     let reported = error
         .data
         .as_ref()
         .and_then(|d| d.get("uri"))
         .and_then(Value::as_str);
-    requested.is_some() && requested == reported
+    requested.is_some() && requested.as_deref() == reported
 }
 
 /// Adapts an upstream error (as [`relay_upstream_error`](super::errors::relay_upstream_error)
 /// gives it) for a 2025-11-25 editor: resource not found ([`is_resource_not_found`]) gets
 /// code -32002 ([`ErrorCode::RESOURCE_NOT_FOUND`]) with the upstream message and data; every
 /// other error, also every other -32602, is unchanged.
-pub fn adapt_error(method: Forwarded, params: &Value, mut error: ErrorObject) -> ErrorObject {
+pub fn adapt_error(method: Forwarded, params: &Object, mut error: ErrorObject) -> ErrorObject {
     if is_resource_not_found(method, params, &error) {
         error.code = ErrorCode::RESOURCE_NOT_FOUND;
     }
@@ -590,11 +597,15 @@ mod tests {
     fn forwarded_params_follow_the_rule() {
         let editor = json!({"name": "t", "arguments": {"a": 1}, "task": {"ttl": 5}, "requestState": "x",
             "_meta": {"progressToken": 7, "traceparent": "00-a", "vscode.mcp/x": 1, "other": 2}});
-        let f = forward_params(Some(&editor), &meta(), Some(json!("bp-1")))
-            .unwrap_or_else(|c| panic!("{c:?}"));
+        let f = forward_params(
+            Some(&RawJson::from_value(&editor)),
+            &meta(),
+            Some(json!("bp-1")),
+        )
+        .unwrap_or_else(|c| panic!("{c:?}"));
         assert_eq!(f.editor_progress_token, Some(json!(7)));
         assert_eq!(
-            f.params,
+            f.params.to_value().unwrap_or_default(),
             json!({"name": "t", "arguments": {"a": 1}, "_meta": {
                 "traceparent": "00-a",
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -605,11 +616,11 @@ mod tests {
         );
         let none = forward_params(None, &meta(), None).unwrap_or_else(|c| panic!("{c:?}"));
         assert_eq!(
-            none.params["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            none.params.to_value().unwrap_or_default()["_meta"]["io.modelcontextprotocol/protocolVersion"],
             "2026-07-28"
         );
         assert_eq!(
-            forward_params(Some(&json!([1])), &meta(), None),
+            forward_params(Some(&RawJson::from_value(&json!([1]))), &meta(), None),
             Err(Cause::InvalidParams)
         );
     }
@@ -881,7 +892,9 @@ mod tests {
 
     #[test]
     fn resource_not_found_becomes_32002_only_for_the_requested_uri() {
-        let read = json!({"uri": "file:///a.txt", "_meta": {"progressToken": 1}});
+        let read =
+            Object::from_value(&json!({"uri": "file:///a.txt", "_meta": {"progressToken": 1}}))
+                .unwrap_or_default();
         let nf = json!({"code": -32602, "message": "Resource not found", "data": {"uri": "file:///a.txt"}});
         let table = [
             (
@@ -933,7 +946,7 @@ mod tests {
         }
         assert!(!is_resource_not_found(
             Forwarded::ResourcesRead,
-            &json!({}),
+            &Object::default(),
             &ErrorObject::invalid_params("m").with_data(json!({"uri": null}))
         ));
     }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::child::{self, ChildProcess};
 use super::program::{self, SpawnError};
 use super::upstream::{Abandoned, EndCause, Event, OpenOptions, Opened, Transport};
-use super::writer::{Delivery, Sent, UPSTREAM_QUEUE, Writer};
+use super::writer::{Delivery, OutFrame, Sent, UPSTREAM_QUEUE, Writer};
 use super::{isolation, lines};
 use crate::protocol::framing::FrameCodec;
 use crate::protocol::jsonrpc::Id;
@@ -100,6 +100,10 @@ async fn status_after_loss(child: Option<ChildProcess>) -> String {
 impl Transport for Child {
     fn send(&self, msg: &Value, delivery: Delivery) -> Sent {
         self.stdin.send_message(msg, delivery)
+    }
+
+    fn send_frame(&self, frame: OutFrame, delivery: Delivery) -> Sent {
+        self.stdin.send_frame(frame, delivery)
     }
 
     fn queued(&self) -> (usize, usize) {

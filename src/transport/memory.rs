@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 use super::upstream::{Abandoned, EndCause, Event, OpenOptions, Opened, Transport};
-use super::writer::{Delivery, Sent, UPSTREAM_QUEUE, Writer};
+use super::writer::{Delivery, OutFrame, Sent, UPSTREAM_QUEUE, Writer};
 use crate::protocol::framing::{Frame, FrameCodec};
 use crate::protocol::jsonrpc::Id;
 use crate::server::Server;
@@ -155,6 +155,10 @@ async fn ended(done: oneshot::Receiver<io::Result<()>>) -> EndCause {
 impl Transport for Memory {
     fn send(&self, msg: &Value, delivery: Delivery) -> Sent {
         self.sink.send_message(msg, delivery)
+    }
+
+    fn send_frame(&self, frame: OutFrame, delivery: Delivery) -> Sent {
+        self.sink.send_frame(frame, delivery)
     }
 
     fn queued(&self) -> (usize, usize) {

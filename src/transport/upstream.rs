@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::program::SpawnError;
-use super::writer::{Delivery, QueueStats, Sent, Writer};
+use super::writer::{Delivery, OutFrame, QueueStats, Sent, Writer};
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::Id;
 use crate::server::Server;
@@ -149,6 +149,18 @@ pub trait Transport {
     /// is full ([`Sent::Refused`]), take it out again ([`Transport::abandon`]) or report it
     /// alone ([`Event::Failed`]).
     fn send(&self, msg: &Value, delivery: Delivery) -> Sent;
+
+    /// Sends one whole frame (newline included) built from pieces ([`OutFrame`]: raw members
+    /// of the editor's request are slices of its line), as [`Transport::send`] does. The
+    /// default reads the frame back into a value for [`Transport::send`] (a transport that
+    /// needs one); a transport that writes bytes sends the pieces as they are, so numbers
+    /// keep their exact text and a large member is not copied.
+    fn send_frame(&self, frame: OutFrame, delivery: Delivery) -> Sent {
+        match serde_json::from_slice::<Value>(&frame.to_vec()) {
+            Ok(msg) => self.send(&msg, delivery),
+            Err(_) => Sent::Dropped,
+        }
+    }
 
     /// Frames and bytes queued toward the upstream, for the debug line of a waiting request.
     fn queued(&self) -> (usize, usize);
