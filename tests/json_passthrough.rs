@@ -229,3 +229,83 @@ fn ids_written_with_a_fraction_an_exponent_or_beyond_64_bits_are_not_usable() {
         assert_eq!(r["result"], json!({}));
     }
 }
+
+/// Every spelling of a number that serde_json would rewrite or that a float would lose, at
+/// the top and deep inside (issue 7 §3: numbers keep their exact text, both ways).
+const SPELLINGS: &str = r#"{"a":1E5,"b":1e400,"c":-0.0,"d":1.0,"e":1E-7,"f":12345678901234567890123,"g":-1e-400,"deep":[{"x":{"y":[1E5,{"z":[-1e-400,1E+2,0.10]}]}}]}"#;
+
+#[test]
+fn numbers_in_a_result_reach_the_editor_with_their_exact_text() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    // With a text block: structuredContent passes as its bytes.
+    raw_result(
+        &mut b,
+        11,
+        &format!(
+            r#"{{"content":[{{"type":"text","text":"n","n":1E5}}],"structuredContent":{SPELLINGS},"resultType":"complete","_meta":{{"io.modelcontextprotocol/serverInfo":{{"name":"s","version":"1"}},"k":1E5}}}}"#
+        ),
+    );
+    assert_eq!(
+        b.response_line(&json!(11)),
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":11,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"n\",\"n\":1E5}}],\"structuredContent\":{SPELLINGS},\"_meta\":{{\"k\":1E5}}}}}}\n"
+        )
+    );
+    // Without one: the added text block holds the structuredContent's own text.
+    let r = raw_result(
+        &mut b,
+        12,
+        &format!(r#"{{"structuredContent":{SPELLINGS}}}"#),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], SPELLINGS);
+    assert_eq!(
+        b.response_line(&json!(12)),
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":12,\"result\":{{\"structuredContent\":{SPELLINGS},\"content\":[{{\"type\":\"text\",\"text\":{}}}]}}}}\n",
+            serde_json::to_string(SPELLINGS).unwrap_or_default()
+        )
+    );
+}
+
+#[test]
+fn numbers_in_tool_arguments_reach_the_upstream_with_their_exact_text() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{{"name":"mirror","arguments":{SPELLINGS},"_meta":{{"progressToken":5,"traceparent":"00-a"}}}}}}"#
+    );
+    b.send_raw_request(&json!(13), "tools/call", line.as_bytes());
+    b.recv_response(&json!(13));
+    let sent =
+        format!(r#"{{"name":"mirror","arguments":{SPELLINGS},"_meta":{{"traceparent":"00-a","#);
+    let got = b.upstream_lines();
+    assert!(
+        got.iter().any(|l| l.contains(&sent)),
+        "no upstream line holds {sent}: {got:#?}"
+    );
+}
+
+#[test]
+fn a_retry_after_input_requests_carries_the_arguments_with_their_exact_text() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize_with(json!({"elicitation": {"form": {}}}));
+    let round = r#"[{"q":{"method":"elicitation/create","params":{"message":"ok?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}}}]"#;
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{{"name":"script","arguments":{{"rounds":{round},"n":{SPELLINGS}}}}}}}"#
+    );
+    b.send_raw_request(&json!(14), "tools/call", line.as_bytes());
+    let ask = b.recv();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    b.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"ok": true}}}));
+    b.recv_response(&json!(14));
+    let sent = format!(r#""arguments":{{"rounds":{round},"n":{SPELLINGS}}}"#);
+    let calls: Vec<String> = b
+        .upstream_lines()
+        .into_iter()
+        .filter(|l| l.contains("\"script\""))
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    assert!(calls.iter().all(|l| l.contains(&sent)), "{sent} {calls:#?}");
+    assert!(calls[1].contains("\"inputResponses\""), "{calls:#?}");
+}

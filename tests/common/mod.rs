@@ -70,6 +70,8 @@ pub struct Bridge {
     methods: HashMap<String, String>,
     /// Every frame the bridge wrote, in order (except [`Bridge::opening_events`]).
     pub seen: Vec<Value>,
+    /// The text of every frame the bridge wrote, in order, newline included.
+    pub seen_lines: Vec<String>,
     /// The list changes after the first acknowledgment of the listen stream, taken by
     /// [`Bridge::initialize_with`] (and left out of `seen`).
     pub opening_events: Vec<Value>,
@@ -197,6 +199,7 @@ impl Bridge {
             backlog: Vec::new(),
             methods: HashMap::new(),
             seen: Vec::new(),
+            seen_lines: Vec::new(),
             opening_events: Vec::new(),
             trace,
             dir,
@@ -345,6 +348,7 @@ impl Bridge {
                 assert!(line.ends_with('\n'), "a frame must end with a newline");
                 schema::validate_to_editor(&v, &self.methods);
                 self.seen.push(v.clone());
+                self.seen_lines.push(line);
                 Some(v)
             }
             Ok(None) => {
@@ -414,6 +418,29 @@ impl Bridge {
             }
             self.backlog.push(v);
         }
+    }
+
+    /// The text of the frame the bridge wrote as the response with this id (received
+    /// already), newline included.
+    pub fn response_line(&self, id: &Value) -> String {
+        self.seen_lines
+            .iter()
+            .rev()
+            .find(|l| {
+                parse_json(l.trim_end())
+                    .is_ok_and(|v| v.get("id") == Some(id) && v.get("method").is_none())
+            })
+            .cloned()
+            .unwrap_or_else(|| panic!("no response to {id} was received"))
+    }
+
+    /// The lines the upstream received (the fixture's trace), as written.
+    pub fn upstream_lines(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.trace)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
 
     /// The response with this id; frames before it stay in the backlog (in order).
