@@ -3,8 +3,10 @@
 //!   escapes, repeated keys, depths up to the limit) goes through the real bridge, in the
 //!   arguments of a `tools/call` (editor -> upstream -> back, the fixture's `mirror` tool) and
 //!   in a result (upstream -> editor, the fixture's `respond_raw` tool), and arrives
-//!   semantically unchanged: numbers by their exact text (docs/errors.md: an exponent is
-//!   written `e+N`/`e-N`), repeated keys by their last value, unpaired surrogates as U+FFFD;
+//!   unchanged: as their exact text where the bridge passes them (the arguments at the
+//!   upstream, the structuredContent at the editor; unpaired surrogate escapes become
+//!   `\ufffd`), and semantically after the fixture's own parse (numbers by their text, where
+//!   serde_json writes an exponent `e+N`/`e-N`; repeated keys by their last value);
 //! - id recovery gives the parser's answer (the last top-level `"id"`) for every split of the
 //!   bytes into reads and for line limits on both sides of 256 bytes.
 
@@ -31,6 +33,9 @@ const SPLIT_CASES: u32 = 2048;
 const MAX_ARGUMENTS_DEPTH: usize = MAX_CLIENT_DEPTH - 2;
 /// Levels of a result's `structuredContent` at the upstream's limit.
 const MAX_STRUCTURED_DEPTH: usize = MAX_UPSTREAM_DEPTH - 2;
+
+/// What an unpaired surrogate escape becomes in text the bridge passes as its bytes.
+const UNPAIRED_ARRIVES_AS: &str = "\\ufffd";
 
 // ---- a model of JSON text: what was written, and what must arrive -----------------------------
 
@@ -117,6 +122,38 @@ impl JStr {
         out.push('"');
     }
 
+    /// The text that must arrive: the string as written, each unpaired surrogate escape
+    /// replaced with the escape of U+FFFD (`\ufffd`, docs/errors.md); a high surrogate escape
+    /// directly followed by a low one is a pair and stays.
+    fn render_arrived(&self, out: &mut String) {
+        let single = |p: &Piece, out: &mut String| JStr(vec![*p]).render_inner(out);
+        out.push('"');
+        let mut i = 0;
+        while let Some(piece) = self.0.get(i) {
+            match (*piece, self.0.get(i + 1)) {
+                (Piece::Surrogate(hi, _), Some(next @ Piece::Surrogate(lo, _)))
+                    if (0xD800..=0xDBFF).contains(&hi) && (0xDC00..=0xDFFF).contains(lo) =>
+                {
+                    single(piece, out);
+                    single(next, out);
+                    i += 2;
+                    continue;
+                }
+                (Piece::Surrogate(..), _) => out.push_str(UNPAIRED_ARRIVES_AS),
+                _ => single(piece, out),
+            }
+            i += 1;
+        }
+        out.push('"');
+    }
+
+    /// The pieces as written, without the quotes.
+    fn render_inner(&self, out: &mut String) {
+        let mut s = String::new();
+        self.render(&mut s);
+        out.push_str(&s[1..s.len() - 1]);
+    }
+
     /// What must arrive (docs/errors.md): the UTF-16 code units decoded, each unpaired
     /// surrogate as U+FFFD.
     fn expected(&self) -> String {
@@ -172,6 +209,44 @@ impl J {
         let mut s = String::new();
         self.render(&mut s);
         s
+    }
+
+    /// The exact text that must arrive where the bridge passes a member as its bytes: the
+    /// text as written (numbers, escapes, repeated keys and all), each unpaired surrogate
+    /// escape replaced with `\ufffd`.
+    fn arrived_text(&self) -> String {
+        let mut out = String::new();
+        self.render_arrived(&mut out);
+        out
+    }
+
+    fn render_arrived(&self, out: &mut String) {
+        match self {
+            J::Str(s) => s.render_arrived(out),
+            J::Arr(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    item.render_arrived(out);
+                }
+                out.push(']');
+            }
+            J::Obj(members) => {
+                out.push('{');
+                for (i, (k, v)) in members.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    k.render_arrived(out);
+                    out.push(':');
+                    v.render_arrived(out);
+                }
+                out.push('}');
+            }
+            other => other.render(out),
+        }
     }
 
     /// Levels of `{`/`[` (a scalar has 0).
@@ -427,6 +502,18 @@ fn random_json_in_tool_arguments_arrives_at_the_upstream_and_back_unchanged() {
         b.send_raw_request(&json!(id), "tools/call", line.as_bytes());
         let r = b.recv_response(&json!(id));
         prop_assert_eq!(&r["result"]["content"][0]["text"], "mirrored", "{}", r);
+        // The upstream got the arguments as the editor wrote them.
+        let sent = format!(
+            r#"{{"name":"mirror","arguments":{},"_meta":{{"#,
+            doc.arrived_text()
+        );
+        let lines = b.upstream_lines();
+        prop_assert!(
+            lines.iter().any(|l| l.contains(&sent)),
+            "the upstream got no line with {}; last: {:?}",
+            sent,
+            lines.last()
+        );
         check(&doc, &r["result"]["structuredContent"], "arguments").map_err(TestCaseError::fail)
     });
     if let Err(e) = result {
@@ -456,6 +543,14 @@ fn random_json_in_a_result_arrives_at_the_editor_unchanged() {
                    "arguments": {"before": r#"{"jsonrpc":"2.0","id":"#, "after": after}}),
         );
         prop_assert_eq!(&r["result"]["content"][0]["text"], "raw", "{}", r);
+        // The editor got the structuredContent as the upstream wrote it.
+        prop_assert_eq!(
+            b.response_line(&json!(id)),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"raw"}}],"structuredContent":{}}}}}"#,
+                doc.arrived_text()
+            ) + "\n"
+        );
         check(&doc, &r["result"]["structuredContent"], "structuredContent")
             .map_err(TestCaseError::fail)
     });
