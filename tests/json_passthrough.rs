@@ -309,3 +309,116 @@ fn a_retry_after_input_requests_carries_the_arguments_with_their_exact_text() {
     assert!(calls.iter().all(|l| l.contains(&sent)), "{sent} {calls:#?}");
     assert!(calls[1].contains("\"inputResponses\""), "{calls:#?}");
 }
+
+/// The frame the bridge wrote whose text holds `needle` (received already).
+fn line_holding(b: &Bridge, needle: &str) -> String {
+    b.seen_lines
+        .iter()
+        .find(|l| l.contains(needle))
+        .cloned()
+        .unwrap_or_else(|| panic!("no frame holds {needle}: {:#?}", b.seen_lines))
+}
+
+#[test]
+fn numbers_in_an_upstream_error_reach_the_editor_with_their_exact_text() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    b.request(
+        json!(21),
+        "tools/call",
+        json!({"name": "respond_raw", "arguments": {
+            "before": r#"{"jsonrpc":"2.0","id":"#,
+            "after": format!(r#","error":{{"code":-32000,"message":"m","data":{SPELLINGS}}}}}"#),
+        }}),
+    );
+    assert_eq!(
+        b.response_line(&json!(21)),
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":21,\"error\":{{\"code\":-32000,\"message\":\"m\",\"data\":{SPELLINGS}}}}}\n"
+        )
+    );
+}
+
+#[test]
+fn numbers_in_progress_and_log_notifications_reach_the_editor_with_their_exact_text() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    // The first forwarded request of this bridge gets the upstream progress token bp-1.
+    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"bp-1","progress":1E5,"total":1e400}}"#;
+    let log = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"error","data":{SPELLINGS}}}}}"#
+    );
+    let r = b.request(
+        json!(22),
+        "tools/call",
+        json!({"name": "emit", "arguments": {"lines": [progress, log]},
+               "_meta": {"progressToken": "p"}}),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "emitted");
+    assert_eq!(
+        line_holding(&b, "notifications/progress"),
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"p\",\"progress\":1E5,\"total\":1e400}}\n"
+    );
+    assert_eq!(
+        line_holding(&b, "notifications/message"),
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"error\",\"data\":{SPELLINGS}}}}}\n"
+        )
+    );
+}
+
+#[test]
+fn numbers_in_an_input_request_and_in_the_answer_keep_their_exact_text() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize_with(json!({"elicitation": {"form": {}}}));
+    // Upstream -> editor: the question as the upstream wrote it (respond_raw, which answers
+    // every retry the same way, so the test cancels after the first question).
+    let schema =
+        r#"{"type":"object","properties":{"n":{"type":"number","maximum":1E5,"default":-0.0}}}"#;
+    b.send_request(
+        json!(23),
+        "tools/call",
+        json!({"name": "respond_raw", "arguments": {
+            "before": r#"{"jsonrpc":"2.0","id":"#,
+            "after": format!(r#","result":{{"resultType":"input_required","inputRequests":{{"q":{{"method":"elicitation/create","params":{{"message":"n?","requestedSchema":{schema}}}}}}},"requestState":"s"}}}}"#),
+        }}),
+    );
+    let ask = b.recv();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    assert!(
+        line_holding(&b, "elicitation/create").contains(&format!(r#""requestedSchema":{schema}"#)),
+        "{:#?}",
+        b.seen_lines
+    );
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 23}}));
+    // Editor -> upstream: the answer's content as the editor wrote it.
+    let round = r#"[{"q":{"method":"elicitation/create","params":{"message":"n?","requestedSchema":{"type":"object","properties":{"n":{"type":"number"}}}}}}]"#;
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{{"name":"script","arguments":{{"rounds":{round}}}}}}}"#
+    );
+    b.send_raw_request(&json!(24), "tools/call", line.as_bytes());
+    // The cancel of the first question comes first.
+    let cancelled = b.recv();
+    assert_eq!(
+        cancelled["method"], "notifications/cancelled",
+        "{cancelled}"
+    );
+    let ask = b.recv();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let id = ask["id"].as_str().unwrap_or_default().to_string();
+    b.send_raw(
+        format!(r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"action":"accept","content":{{"n":1E2}}}}}}"#)
+            .as_bytes(),
+    );
+    b.send_raw(b"\n");
+    b.recv_response(&json!(24));
+    let retry = b
+        .upstream_lines()
+        .into_iter()
+        .find(|l| l.contains("\"inputResponses\""))
+        .unwrap_or_default();
+    assert!(
+        retry.contains(r#""content":{"n":1E2}"#),
+        "the retry: {retry}"
+    );
+}

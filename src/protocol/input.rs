@@ -209,9 +209,13 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
                     Ok(Plan::Ask(Question {
                         kind: Kind::Form,
                         method: methods::ELICITATION_CREATE,
-                        params: Some(
-                            json!({"mode": "form", "message": message, "requestedSchema": schema}),
-                        ),
+                        // Built member by member: `json!` would serialize the schema again,
+                        // and that writes its numbers in serde_json's form.
+                        params: Some(Value::Object(Map::from_iter([
+                            ("mode".to_string(), json!("form")),
+                            ("message".to_string(), json!(message)),
+                            ("requestedSchema".to_string(), schema.clone()),
+                        ]))),
                         schema: Some(schema.clone()),
                         continue_form: false,
                         url: None,
@@ -460,7 +464,11 @@ pub fn check_answer(q: &Question, answer: &Answer) -> Result<Value, AnswerFailur
                     {
                         return Err(AnswerFailure::Invalid);
                     }
-                    Ok(json!({"action": "accept", "content": content}))
+                    Ok(Value::Object(Map::from_iter([
+                        ("action".to_string(), json!("accept")),
+                        // Not through `json!`, which would write its numbers again.
+                        ("content".to_string(), content),
+                    ])))
                 }
                 _ => Err(AnswerFailure::Invalid),
             }

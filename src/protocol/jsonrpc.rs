@@ -164,8 +164,9 @@ pub fn nesting_depth(bytes: &[u8], limit: usize) -> usize {
 /// deeply nested line never reaches the recursive parser, and every depth up to `max_depth`
 /// parses (serde_json's own limit of 128 levels is lifted for that reason).
 ///
-/// Valid JSON passes unchanged: numbers keep their digits (serde_json `arbitrary_precision`;
-/// only an exponent is written `e+N`/`e-N`), a repeated key keeps its last value, and a string
+/// Valid JSON passes unchanged: numbers keep their exact text (serde_json
+/// `arbitrary_precision`, and [`super::numbers::keep_number_text`] for the exponent), a
+/// repeated key keeps its last value, and a string
 /// with an unpaired surrogate escape gets U+FFFD in its place (the line is parsed a second time
 /// after [`super::surrogates::replace_lone_surrogates`], on the error path only).
 ///
@@ -210,8 +211,9 @@ pub fn parse_value_bounded(line: &[u8], max_depth: usize) -> Result<Value, Parse
 fn parse_value(text: &[u8]) -> serde_json::Result<Value> {
     let mut de = serde_json::Deserializer::from_slice(text);
     de.disable_recursion_limit();
-    let value = Value::deserialize(&mut de)?;
+    let mut value = Value::deserialize(&mut de)?;
     de.end()?;
+    super::numbers::keep_number_text(text, &mut value);
     Ok(value)
 }
 
@@ -505,9 +507,10 @@ mod tests {
                 "-98765432109876543210987654321",
                 "-98765432109876543210987654321",
             ),
-            ("1e400", "1e+400"),
-            ("-1E-400", "-1e-400"),
-            ("2.5E+3", "2.5e+3"),
+            ("1e400", "1e400"),
+            ("-1E-400", "-1E-400"),
+            ("2.5E+3", "2.5E+3"),
+            ("1E5", "1E5"),
             ("0.10", "0.10"),
             ("-0", "-0"),
             ("-0.0", "-0.0"),
@@ -540,7 +543,7 @@ mod tests {
         let args = &params.unwrap_or_default()["arguments"];
         assert_eq!(args["t"], "snippet \u{fffd}");
         assert_eq!(args["u"], "\u{fffd}\u{1f600}");
-        assert_eq!(args["n"].as_number().map(|n| n.as_str()), Some("1e+400"));
+        assert_eq!(args["n"].as_number().map(|n| n.as_str()), Some("1e400"));
         // A line that is bad for another reason stays a parse error.
         let bad = r#"{"jsonrpc":"2.0","id":2,"method":"x","params":{"t":"\ud83d",}}"#;
         assert_eq!(

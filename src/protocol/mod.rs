@@ -12,6 +12,7 @@ pub mod list_items;
 pub mod methods;
 pub mod modern;
 pub mod notify;
+pub mod numbers;
 pub mod passthrough;
 pub mod raw;
 pub mod relay;

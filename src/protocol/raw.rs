@@ -62,8 +62,8 @@ impl RawJson {
         &self.0
     }
 
-    /// The value tree of the text (numbers keep their digits; an exponent is written
-    /// `e+N`/`e-N`); `None` never happens for a text a parser checked.
+    /// The value tree of the text (numbers keep their exact text:
+    /// [`super::numbers::keep_number_text`]); `None` never happens for a text a parser checked.
     pub fn to_value(&self) -> Option<Value> {
         parse_value(&self.0).ok()
     }
@@ -128,8 +128,9 @@ fn parse_value(text: &[u8]) -> serde_json::Result<Value> {
     use serde::Deserialize;
     let mut de = serde_json::Deserializer::from_slice(text);
     de.disable_recursion_limit();
-    let v = Value::deserialize(&mut de)?;
+    let mut v = Value::deserialize(&mut de)?;
     de.end()?;
+    super::numbers::keep_number_text(text, &mut v);
     Ok(v)
 }
 

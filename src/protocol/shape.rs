@@ -4,10 +4,12 @@
 //! its original bytes (numbers keep their exact text, issue 7 §3; a large member is never
 //! copied, issue 8 §7).
 //!
-//! What is rebuilt (its numbers then take serde_json's form, an exponent written `e+N`):
-//! `_meta` when it loses the server info (its other members stay raw), a list item that a
-//! repair or a schema rule changed (an unchanged item stays raw), and `content` when a text
-//! block of the `structuredContent` is appended (the existing blocks stay raw).
+//! What is rebuilt: `_meta` when it loses the server info (its other members stay raw), a list
+//! item that a repair or a schema rule changed (an unchanged item stays raw; a changed one is
+//! written from its value tree, whose numbers keep their text:
+//! [`super::numbers::keep_number_text`], but whose strings take serde_json's escapes), and
+//! `content` when a text block of the `structuredContent` is appended (the existing blocks
+//! stay raw).
 
 use super::errors::Cause;
 use super::legacy::Forwarded;
@@ -288,7 +290,7 @@ mod tests {
         );
         assert_eq!(
             out,
-            r#"{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1E5}}}},{"name":"b","inputSchema":{"type":"object","properties":{},"x":1e+5}}]}"#
+            r#"{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1E5}}}},{"name":"b","inputSchema":{"type":"object","properties":{},"x":1E5}}]}"#
         );
         assert_eq!(notes.len(), 2, "{notes:?}");
     }
