@@ -50,7 +50,7 @@ fn benches(c: &mut Criterion) {
         let mut line = request.to_vec();
         line.push(b'\n');
         let mut frames = Vec::new();
-        let m = meta();
+        let m = translate::MetaKeys::of(&meta());
         b.iter(|| {
             decode_chunks(
                 &mut codec,

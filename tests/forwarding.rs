@@ -304,3 +304,34 @@ fn upstream_cancellations_and_list_changes_never_reach_the_editor() {
     );
     assert_eq!(text_of(&r), "still here");
 }
+
+#[test]
+fn a_new_log_level_reaches_the_upstream_with_the_next_request() {
+    let mut b = ready();
+    let level_of = |b: &Bridge, text: &str| {
+        b.wait_upstream(|v| v["method"] == "tools/call" && v["params"]["arguments"]["text"] == text)
+            ["params"]["_meta"]
+            .get("io.modelcontextprotocol/logLevel")
+            .cloned()
+    };
+    b.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "a"}}),
+    );
+    assert_eq!(level_of(&b, "a"), None);
+    b.request(json!(2), "logging/setLevel", json!({"level": "error"}));
+    b.request(
+        json!(3),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "b"}}),
+    );
+    assert_eq!(level_of(&b, "b"), Some(json!("error")));
+    b.request(json!(4), "logging/setLevel", json!({"level": "debug"}));
+    b.request(
+        json!(5),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "c"}}),
+    );
+    assert_eq!(level_of(&b, "c"), Some(json!("debug")));
+}

@@ -43,7 +43,7 @@ use crate::protocol::notify::Declared;
 use crate::protocol::passthrough::{self, Kind};
 use crate::protocol::raw::{self, Object, RawJson};
 use crate::protocol::relay;
-use crate::protocol::translate::{self, ReplyMask};
+use crate::protocol::translate::{self, MetaKeys, ReplyMask};
 use crate::transport::writer::{Delivery, Writer};
 
 /// The lifecycle of the connection (2025-11-25 lifecycle; the reference's state table).
@@ -108,6 +108,8 @@ pub struct Frontend {
     log_level: Option<LogLevel>,
     editor_capabilities: Arc<Value>,
     meta: Option<RequestMeta>,
+    /// The `_meta` keys of forwarded requests, serialized once for the current log level.
+    meta_keys: Option<MetaKeys>,
     initialized: bool,
     declared: Declared,
     listen: Option<listen::ListenSide>,
@@ -190,6 +192,7 @@ impl Frontend {
             log_level: None,
             editor_capabilities: Arc::new(json!({})),
             meta: None,
+            meta_keys: None,
             initialized: false,
             declared: Declared::default(),
             listen: None,
@@ -493,6 +496,7 @@ impl Frontend {
                 match level {
                     Some(level) => {
                         self.log_level = Some(level);
+                        self.meta_keys = None;
                         self.listener_log_level();
                         self.write(&jsonrpc::response(&id, json!({})));
                     }
@@ -744,6 +748,7 @@ impl Frontend {
                 let (d, meta) = *modern;
                 self.state = Lifecycle::Ready;
                 self.meta = Some(meta);
+                self.meta_keys = None;
                 tracing::info!(target: "frontend", "the upstream server is ready (protocol {})", d.protocol_version);
                 let result =
                     translate::initialize_result(&d, &self.fallback_server_info(), REPLY_MASK);
@@ -769,11 +774,13 @@ impl Frontend {
     ) {
         self.next_progress_token += 1;
         let token = relay::upstream_progress_token(self.next_progress_token);
-        let fwd = match translate::forward_params(
-            params.as_ref(),
-            &self.current_meta(),
-            Some(json!(token)),
-        ) {
+        if self.meta_keys.is_none() {
+            self.meta_keys = Some(MetaKeys::of(&self.current_meta()));
+        }
+        let Some(keys) = &self.meta_keys else {
+            return;
+        };
+        let fwd = match translate::forward_params(params.as_ref(), keys, Some(json!(token))) {
             Ok(fwd) => fwd,
             Err(c) => {
                 return self.reply_error(Some(&id), c, Some(json!("params must be an object")));

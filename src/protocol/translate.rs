@@ -155,6 +155,26 @@ pub struct Forward {
     pub editor_progress_token: Option<Value>,
 }
 
+/// The required 2026-07-28 `_meta` keys of every forwarded request
+/// ([`RequestMeta::write_into`]), serialized once: the Frontend keeps them until the editor's
+/// log level changes, so a request costs no clone and no serialization of them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetaKeys(Vec<(String, RawJson)>);
+
+impl MetaKeys {
+    /// The keys of `meta`, in [`RequestMeta::write_into`]'s order.
+    pub fn of(meta: &RequestMeta) -> MetaKeys {
+        let mut required = Map::new();
+        meta.write_into(&mut required);
+        MetaKeys(
+            required
+                .iter()
+                .map(|(k, v)| (k.clone(), RawJson::from_value(v)))
+                .collect(),
+        )
+    }
+}
+
 /// Builds the params of a forwarded request (the reference's forwarding rule): missing params
 /// become `{}`; `task`, `inputResponses`, `requestState` and foreign `_meta` keys are removed;
 /// the required `_meta` keys are added; the editor's progress token is replaced by
@@ -164,7 +184,7 @@ pub struct Forward {
 /// Errors: [`Cause::InvalidParams`] when params are not an object.
 pub fn forward_params(
     params: Option<&RawJson>,
-    meta: &RequestMeta,
+    meta: &MetaKeys,
     upstream_progress_token: Option<Value>,
 ) -> Result<Forward, Cause> {
     let mut p = match params {
@@ -186,13 +206,7 @@ pub fn forward_params(
         .filter(|(k, _)| is_passed_meta_key(k))
         .map(|(k, v)| (k, Parts::of_raw(&v)))
         .collect();
-    let mut required = Map::new();
-    meta.write_into(&mut required);
-    out_meta.extend(
-        required
-            .iter()
-            .map(|(k, v)| (k.clone(), Parts::of_value(v))),
-    );
+    out_meta.extend(meta.0.iter().map(|(k, v)| (k.clone(), Parts::of_raw(v))));
     if editor_progress_token.is_some()
         && let Some(t) = upstream_progress_token
     {
@@ -599,7 +613,7 @@ mod tests {
             "_meta": {"progressToken": 7, "traceparent": "00-a", "vscode.mcp/x": 1, "other": 2}});
         let f = forward_params(
             Some(&RawJson::from_value(&editor)),
-            &meta(),
+            &MetaKeys::of(&meta()),
             Some(json!("bp-1")),
         )
         .unwrap_or_else(|c| panic!("{c:?}"));
@@ -614,13 +628,18 @@ mod tests {
                 "progressToken": "bp-1"
             }})
         );
-        let none = forward_params(None, &meta(), None).unwrap_or_else(|c| panic!("{c:?}"));
+        let none =
+            forward_params(None, &MetaKeys::of(&meta()), None).unwrap_or_else(|c| panic!("{c:?}"));
         assert_eq!(
             none.params.to_value().unwrap_or_default()["_meta"]["io.modelcontextprotocol/protocolVersion"],
             "2026-07-28"
         );
         assert_eq!(
-            forward_params(Some(&RawJson::from_value(&json!([1]))), &meta(), None),
+            forward_params(
+                Some(&RawJson::from_value(&json!([1]))),
+                &MetaKeys::of(&meta()),
+                None
+            ),
             Err(Cause::InvalidParams)
         );
     }
