@@ -3,11 +3,13 @@
 //!
 //! Layers: [`protocol`] is pure (values in, values out); [`transport`] moves bytes; [`actors`]
 //! wire them into the running system; [`cli`] reads the command line; [`log`] formats stderr;
-//! [`server`] is a small 2026-07-28 server API used by the example server and the tests.
+//! [`server`] is a small 2026-07-28 server API used by the example server and the tests;
+//! [`embed`] serves such a server to clients of both revisions on one stdio connection.
 
 pub mod actors;
 pub mod cli;
 pub mod config;
+pub mod embed;
 pub mod log;
 pub mod profile;
 pub mod protocol;

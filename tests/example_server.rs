@@ -362,8 +362,11 @@ async fn a_request_without_version_or_capabilities_in_meta_gets_invalid_params()
     let id = up.call("tools/list", Value::Null).await;
     up.send(&json!({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}))
         .await;
+    // `"params": null` is no structured value: JSON-RPC 2.0's Invalid Request (the protocol
+    // layer's one classifier, as the bridge answers it).
     let (_, response) = up.response_to(&id).await;
-    assert_eq!(response["error"]["code"], -32602);
+    assert_eq!(response["error"]["code"], -32600);
+    assert_eq!(response["error"]["data"]["cause"], "invalid_request_shape");
     let (_, response) = up.response_to(&json!(99)).await;
     assert_eq!(response["error"]["code"], -32602);
     up.finish().await;
@@ -401,7 +404,8 @@ async fn unknown_methods_garbage_and_bad_envelopes_get_the_json_rpc_errors() {
     let message = up.recv().await;
     assert_eq!(
         message,
-        json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}})
+        json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error",
+               "data": {"cause": "parse_error"}}})
     );
     up.send_line(r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#)
         .await;

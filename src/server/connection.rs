@@ -3,7 +3,7 @@
 //! (end of input, graceful close, write failure). Never interprets a request's method.
 
 use crate::protocol::methods;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -16,18 +16,30 @@ use tokio::task::JoinSet;
 use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
-use super::Server;
 use super::dispatch::{self, Link};
 use super::error::{ErrorCode, RpcError};
 use super::output::{spawn_forwarder, spawn_writer};
-use super::wire::{self, Incoming};
+use super::wire;
+use super::{Limits, Server};
+use crate::protocol::errors::Cause;
 use crate::protocol::framing::{
     DEFAULT_MAX_LINE_BYTES, Frame, FrameCodec, READ_CHUNK_BYTES, TOO_LONG_HEAD_BYTES,
 };
-use crate::protocol::jsonrpc;
+use crate::protocol::jsonrpc::{self, Message, ParseError};
 
-/// The longest input line accepted, newline excluded (64 MiB, as the bridge's default).
+/// The longest input line accepted in memory, newline excluded (64 MiB, as the bridge's
+/// default).
 pub(crate) const MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
+
+/// What a connection does with the requests in flight when its input ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AtEnd {
+    /// Cancel them at once: they get no response ([`Server::serve`]).
+    Cancel,
+    /// The reference's end of the modern path: end the open listens, wait for the others at
+    /// most [`Limits::shutdown_grace`], then cancel the rest.
+    Grace,
+}
 
 /// Requests in flight, by the JSON text of their id (so `1` and `"1"` differ).
 #[derive(Clone, Default)]
@@ -64,6 +76,10 @@ impl InFlight {
         }
     }
 
+    fn len(&self) -> usize {
+        self.tokens.lock().map_or(0, |tokens| tokens.len())
+    }
+
     fn cancel_all(&self) {
         if let Ok(tokens) = self.tokens.lock() {
             tokens.values().for_each(CancellationToken::cancel);
@@ -77,10 +93,11 @@ enum End {
     WriteFailed(std::io::Result<()>),
 }
 
-/// Where a connection's frames come from: a byte stream cut into lines, or whole lines handed
-/// over in memory (above the framing: no bytes are scanned for newlines).
-enum Input<R> {
-    Lines(FramedRead<R, FrameCodec>),
+/// Where a connection's frames come from: a byte stream cut into lines (after the frames
+/// already read from it), or whole lines handed over in memory (above the framing: no bytes
+/// are scanned for newlines).
+pub(crate) enum Input<R> {
+    Lines(VecDeque<Frame>, Box<FramedRead<R, FrameCodec>>),
     Memory(mpsc::Receiver<Vec<u8>>),
 }
 
@@ -88,7 +105,10 @@ impl<R: AsyncRead + Unpin> Input<R> {
     /// The next frame, or `None` at end of input. Cancel-safe, as both sources are.
     async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
         match self {
-            Input::Lines(lines) => lines.next().await.transpose(),
+            Input::Lines(ready, lines) => match ready.pop_front() {
+                Some(frame) => Ok(Some(frame)),
+                None => lines.next().await.transpose(),
+            },
             Input::Memory(frames) => Ok(frames.recv().await.map(memory_frame)),
         }
     }
@@ -127,14 +147,43 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    // Behind a bridge, the server reads what the bridge forwards (its upstream depth limit).
+    let limits = Limits {
+        max_depth: jsonrpc::MAX_UPSTREAM_DEPTH,
+        max_in_flight: usize::MAX,
+        ..Limits::default()
+    };
+    let input = FramedRead::with_capacity(
+        input,
+        FrameCodec::new(limits.max_line_bytes),
+        READ_CHUNK_BYTES,
+    );
+    serve_framed(
+        server,
+        Input::Lines(VecDeque::new(), Box::new(input)),
+        output,
+        &limits,
+        AtEnd::Cancel,
+    )
+    .await
+}
+
+/// [`serve`] on frames already cut (`Input::Lines` may start with frames read before), with
+/// `limits` and the end of input as `at_end` says.
+pub(crate) async fn serve_framed<R, W>(
+    server: &Server,
+    input: Input<R>,
+    output: W,
+    limits: &Limits,
+    at_end: AtEnd,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let trace = open_trace(server)?;
     let (out, writer) = spawn_writer(output);
-    let input = Input::Lines(FramedRead::with_capacity(
-        input,
-        FrameCodec::new(MAX_LINE_BYTES),
-        READ_CHUNK_BYTES,
-    ));
-    serve_frames(server, trace, input, out, writer).await
+    serve_frames(server, trace, input, out, writer, limits, at_end).await
 }
 
 /// [`serve`] in memory: each item of `input` is one message (its newline optional), each item
@@ -148,7 +197,29 @@ pub(crate) async fn serve_memory(
     let trace = open_trace(server)?;
     let (out, writer) = spawn_forwarder(output);
     let input: Input<tokio::io::Empty> = Input::Memory(input);
-    serve_frames(server, trace, input, out, writer).await
+    let limits = Limits {
+        // The bridge in front admits the requests: no second limit here.
+        max_in_flight: usize::MAX,
+        max_depth: jsonrpc::MAX_UPSTREAM_DEPTH,
+        ..Limits::default()
+    };
+    serve_frames(server, trace, input, out, writer, &limits, AtEnd::Cancel).await
+}
+
+/// Answers one request outside any connection (the embedded bridge's `server/discover` before
+/// a path is selected): its response, or `None` when none is due. Whatever else the request
+/// would write (progress, log messages) is dropped.
+pub(crate) async fn answer_alone(
+    server: &Server,
+    id: &Value,
+    method: &str,
+    params: Option<Value>,
+) -> Option<Value> {
+    let link = Link {
+        out: super::output::Outbox::detached(),
+        close: CancellationToken::new(),
+    };
+    dispatch::handle(server, &link, id, method, params, CancellationToken::new()).await
 }
 
 fn open_trace(server: &Server) -> std::io::Result<Option<File>> {
@@ -164,6 +235,8 @@ async fn serve_frames<R: AsyncRead + Unpin>(
     mut lines: Input<R>,
     out: super::output::Outbox,
     mut writer: tokio::task::JoinHandle<std::io::Result<()>>,
+    limits: &Limits,
+    at_end: AtEnd,
 ) -> std::io::Result<()> {
     let link = Link {
         out,
@@ -183,18 +256,14 @@ async fn serve_frames<R: AsyncRead + Unpin>(
                     if let Some(trace) = &mut trace {
                         write_trace(trace, &line);
                     }
-                    let request = accept(server, &link, &in_flight, &line).await;
+                    let request = accept(server, &link, &in_flight, limits, &line).await;
                     if let Some(request) = request {
                         tasks.spawn(request);
                     }
                 }
                 Ok(Some(Frame::TooLong { id, .. })) => {
-                    let error = RpcError::new(
-                        ErrorCode::INVALID_REQUEST,
-                        format!("Message longer than {MAX_LINE_BYTES} bytes"),
-                    );
-                    let id = id.map(|id| id.to_value());
-                    link.out.send(&wire::error_response(id.as_ref(), &error)).await;
+                    let error = Cause::LineTooLong.error(Some(limits.max_line_bytes.into()));
+                    link.out.send(&jsonrpc::error_response(id.as_ref(), error)).await;
                 }
                 Ok(None) => break End::InputClosed(Ok(())),
                 Err(error) => break End::InputClosed(Err(error)),
@@ -210,6 +279,12 @@ async fn serve_frames<R: AsyncRead + Unpin>(
             joined(writer.await)
         }
         End::InputClosed(read) => {
+            if at_end == AtEnd::Grace {
+                // Open listens end with their result; the others get the grace to finish.
+                link.close.cancel();
+                let finished = async { while tasks.join_next().await.is_some() {} };
+                let _ = tokio::time::timeout(limits.shutdown_grace, finished).await;
+            }
             in_flight.cancel_all();
             tasks.shutdown().await;
             drop(link);
@@ -246,15 +321,23 @@ async fn accept(
     server: &Server,
     link: &Link,
     in_flight: &InFlight,
+    limits: &Limits,
     line: &[u8],
 ) -> Option<RequestTask> {
-    match wire::classify(line) {
-        Incoming::Invalid(error) => {
-            link.out.send(&error).await;
+    match jsonrpc::parse(line, limits.max_depth) {
+        Err(error) => {
+            let (cause, detail) = match &error {
+                ParseError::NotJson { .. } => (Cause::ParseError, None),
+                ParseError::TooDeep { .. } => (Cause::TooDeep, Some(limits.max_depth.into())),
+                ParseError::Shape { .. } => (Cause::InvalidRequestShape, None),
+            };
+            let response = jsonrpc::error_response(error.id(), cause.error(detail));
+            link.out.send(&response).await;
             None
         }
-        Incoming::Response => None,
-        Incoming::Notification { method, params } => {
+        // 2026-07-28 clients send no responses this server waits for.
+        Ok(Message::Response { .. } | Message::ErrorResponse { .. }) => None,
+        Ok(Message::Notification { method, params }) => {
             if method == methods::CANCELLED
                 && let Some(id) = params.as_ref().and_then(|p| p.get("requestId"))
             {
@@ -262,7 +345,16 @@ async fn accept(
             }
             None
         }
-        Incoming::Request { id, method, params } => {
+        Ok(Message::Request { id, method, params }) => {
+            let id = id.to_value();
+            if in_flight.len() >= limits.max_in_flight {
+                // The reader never waits for a free slot: the request is refused at once.
+                let error = Cause::TooManyRequests.error(Some(limits.max_in_flight.into()));
+                link.out
+                    .send(&wire::error_response(Some(&id), &error))
+                    .await;
+                return None;
+            }
             let Some(cancel) = in_flight.start(&id) else {
                 let error =
                     RpcError::new(ErrorCode::INVALID_REQUEST, "Request id already in flight");

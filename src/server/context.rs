@@ -212,6 +212,11 @@ impl RequestContext {
         !self.is_cancelled() && self.inner.out.send(message).await
     }
 
+    /// The connection's outbox (listen streams queue their events on it).
+    pub(crate) fn outbox(&self) -> &Outbox {
+        &self.inner.out
+    }
+
     /// After the response is produced nothing more may be sent for the request.
     pub(crate) fn mark_finished(&self) {
         self.inner.finished.store(true, Ordering::SeqCst);

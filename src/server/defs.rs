@@ -28,6 +28,17 @@ impl ToolDef {
         }
     }
 
+    /// A tool that takes no arguments: `inputSchema` is `{"type": "object"}`.
+    ///
+    /// ```
+    /// # use mcp_bridge::server::ToolDef;
+    /// let tool = ToolDef::no_input("now");
+    /// assert_eq!(tool.name(), "now");
+    /// ```
+    pub fn no_input(name: &str) -> Self {
+        Self::new(name, json!({ "type": "object" }))
+    }
+
     /// Lists the tool without its `name` member, which no schema admits: a misbehaving server
     /// for clients' tests. Calls still reach the tool by its name.
     #[must_use]

@@ -238,8 +238,8 @@ async fn run(
                 hook(ctx.clone(), asked).await?;
             }
             let honoured = filter.honoured(server.supported());
-            let events = inner.events.subscribe();
-            let end = listen::run(ctx, honoured, events).await;
+            let ends = inner.ends.subscribe();
+            let end = listen::run(ctx, honoured, &inner.listens, ends).await;
             return Ok(end.map(|body| server.complete(body, false)));
         }
         Method::ToolsCall => {

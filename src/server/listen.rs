@@ -4,10 +4,13 @@
 
 use crate::protocol::methods;
 use serde_json::{Map, Value, json};
-use tokio::sync::broadcast;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{Notify, broadcast};
 
 use super::RpcError;
 use super::context::RequestContext;
+use super::output::{Outbox, Queued};
 use super::wire;
 
 /// The `_meta` key that ties a listen-stream message to its listen request.
@@ -29,11 +32,77 @@ pub enum ListenEnd {
     Cancelled,
 }
 
-/// What goes through the server's broadcast channel to every open listen.
-#[derive(Debug, Clone)]
-pub(crate) enum Broadcast {
-    Event(Event),
-    End(ListenEnd),
+/// The open listen streams of a server (of every connection), as [`Server::notify`] reaches
+/// them: an event is queued on each stream's connection while `notify` runs, so it comes
+/// before anything the publishing handler writes afterwards (its result): the reference's
+/// rule that a list change of a call reaches the client before that call's result.
+///
+/// [`Server::notify`]: super::Server::notify
+#[derive(Default)]
+pub(crate) struct Listens {
+    next_key: AtomicU64,
+    open: Mutex<Vec<OpenListen>>,
+}
+
+/// One acknowledged listen stream.
+struct OpenListen {
+    key: u64,
+    filter: Filter,
+    ctx: RequestContext,
+    out: Outbox,
+    /// Woken when an event found the connection's queue full: the stream then sends one event
+    /// of every kind it wants (a catch-up) once there is room.
+    lagged: Arc<Notify>,
+}
+
+impl Listens {
+    /// Queues `event` on every open stream that wants it, without waiting.
+    pub(crate) fn publish(&self, event: &Event) {
+        let Ok(open) = self.open.lock() else {
+            return;
+        };
+        for listen in open.iter() {
+            if !listen.filter.wants(event) || listen.ctx.is_cancelled() {
+                continue;
+            }
+            let line = event_notification(event, listen.ctx.request_id()).to_string();
+            if listen.out.try_send_raw(line) == Queued::Full {
+                listen.lagged.notify_one();
+            }
+        }
+    }
+
+    fn register(&self, filter: &Filter, ctx: &RequestContext, lagged: &Arc<Notify>) -> u64 {
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut open) = self.open.lock() {
+            open.push(OpenListen {
+                key,
+                filter: filter.clone(),
+                ctx: ctx.clone(),
+                out: ctx.outbox().clone(),
+                lagged: lagged.clone(),
+            });
+        }
+        key
+    }
+
+    fn remove(&self, key: u64) {
+        if let Ok(mut open) = self.open.lock() {
+            open.retain(|listen| listen.key != key);
+        }
+    }
+}
+
+/// Removes a stream from [`Listens`] when its task ends or is dropped (a cancelled listen).
+struct Registration<'a> {
+    listens: &'a Listens,
+    key: u64,
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        self.listens.remove(self.key);
+    }
 }
 
 /// A `SubscriptionFilter`.
@@ -197,11 +266,12 @@ pub(crate) fn event_notification(event: &Event, subscription_id: &Value) -> Valu
 pub(crate) async fn run(
     ctx: &RequestContext,
     honoured: Filter,
-    mut events: broadcast::Receiver<Broadcast>,
+    listens: &Listens,
+    mut ends: broadcast::Receiver<ListenEnd>,
 ) -> Option<Map<String, Value>> {
     let id = ctx.request_id().clone();
-    // The acknowledgement is the first message carrying this subscription id; events queued
-    // meanwhile wait in `events`, which was subscribed before this point.
+    // The acknowledgement is the first message carrying this subscription id; the stream
+    // receives events from the moment it is queued.
     let ack = wire::notification(
         methods::SUBSCRIPTIONS_ACKNOWLEDGED,
         json!({ "_meta": subscription_meta(&id), "notifications": honoured.to_json() }),
@@ -209,6 +279,11 @@ pub(crate) async fn run(
     if !ctx.send(&ack).await {
         return None;
     }
+    let lagged = Arc::new(Notify::new());
+    let _registration = Registration {
+        listens,
+        key: listens.register(&honoured, ctx, &lagged),
+    };
     let end_with_result = || {
         let mut body = Map::new();
         body.insert("_meta".into(), subscription_meta(&id));
@@ -216,25 +291,28 @@ pub(crate) async fn run(
     };
     loop {
         let received = tokio::select! {
-            received = events.recv() => received,
+            received = ends.recv() => received,
+            () = lagged.notified() => {
+                for event in honoured.catch_up_events() {
+                    if !ctx.send(&event_notification(&event, &id)).await {
+                        return None;
+                    }
+                }
+                continue;
+            }
             () = ctx.connection_closing() => return end_with_result(),
         };
-        let deliver = match received {
-            Ok(Broadcast::Event(event)) => vec![event],
-            Ok(Broadcast::End(ListenEnd::Result)) => return end_with_result(),
-            Ok(Broadcast::End(ListenEnd::Cancelled)) => {
+        match received {
+            Ok(ListenEnd::Result) | Err(broadcast::error::RecvError::Closed) => {
+                return end_with_result();
+            }
+            Ok(ListenEnd::Cancelled) => {
                 let cancelled =
                     wire::notification("notifications/cancelled", json!({ "requestId": id }));
                 ctx.send(&cancelled).await;
                 return None;
             }
-            Err(broadcast::error::RecvError::Lagged(_)) => honoured.catch_up_events(),
-            Err(broadcast::error::RecvError::Closed) => return end_with_result(),
-        };
-        for event in deliver.iter().filter(|event| honoured.wants(event)) {
-            if !ctx.send(&event_notification(event, &id)).await {
-                return None;
-            }
+            Err(broadcast::error::RecvError::Lagged(_)) => {}
         }
     }
 }

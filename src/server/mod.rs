@@ -33,7 +33,7 @@
 //! retries with a new request whose `inputResponses`/`requestState` the handler reads from its
 //! [`RequestContext`].
 
-mod connection;
+pub(crate) mod connection;
 mod context;
 mod defs;
 mod dispatch;
@@ -62,8 +62,8 @@ pub use listen::{Event, ListenEnd, SUBSCRIPTION_ID_KEY};
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
 /// The `_meta` key of the server's identity on every result.
 pub use crate::protocol::modern::META_SERVER_INFO as SERVER_INFO_KEY;
-/// Published events that may wait for a slow listen stream; past this it gets a catch-up.
-const EVENT_QUEUE: usize = 256;
+/// [`Server::end_listens`] calls that may wait for a listen stream that is busy writing.
+const END_QUEUE: usize = 16;
 
 /// What a handler produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,6 +87,53 @@ impl Outcome {
         Self::Complete(json!({ "content": [{ "type": "text", "text": text.into() }] }))
     }
 
+    /// A `GetPromptResult` with one user message of text.
+    ///
+    /// ```
+    /// # use mcp_bridge::server::Outcome;
+    /// # use serde_json::json;
+    /// assert_eq!(Outcome::user_text("Hi"), Outcome::Complete(json!({"messages": [
+    ///     {"role": "user", "content": {"type": "text", "text": "Hi"}}]})));
+    /// ```
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self::Complete(json!({
+            "messages": [{ "role": "user", "content": { "type": "text", "text": text.into() } }],
+        }))
+    }
+
+    /// A `ReadResourceResult` with the text contents of one resource.
+    ///
+    /// ```
+    /// # use mcp_bridge::server::Outcome;
+    /// # use serde_json::json;
+    /// assert_eq!(Outcome::resource_text("a://b", "Hi"),
+    ///     Outcome::Complete(json!({"contents": [{"uri": "a://b", "text": "Hi"}]})));
+    /// ```
+    pub fn resource_text(uri: &str, text: impl Into<String>) -> Self {
+        Self::Complete(json!({ "contents": [{ "uri": uri, "text": text.into() }] }))
+    }
+
+    /// An `InputRequiredResult` with one input request under `key` and no `requestState`: the
+    /// client answers it and retries, and the handler reads the answer with
+    /// [`RequestContext::input_response`]`(key)`. `request` is a bare `{method, params}`
+    /// object, such as [`elicit_form`] makes.
+    ///
+    /// ```
+    /// # use mcp_bridge::server::{Outcome, elicit_form};
+    /// let ask = Outcome::ask("name", elicit_form("Your name?", &["name"]));
+    /// let Outcome::InputRequired { input_requests, request_state } = ask else { panic!() };
+    /// assert_eq!(input_requests["name"]["method"], "elicitation/create");
+    /// assert_eq!(request_state, None);
+    /// ```
+    pub fn ask(key: &str, request: Value) -> Self {
+        let mut input_requests = Map::new();
+        input_requests.insert(key.into(), request);
+        Self::InputRequired {
+            input_requests,
+            request_state: None,
+        }
+    }
+
     /// A `CallToolResult` with one text block and `isError: true`: a tool execution error the
     /// model can see (as opposed to a JSON-RPC error).
     pub fn tool_error(text: impl Into<String>) -> Self {
@@ -95,6 +142,31 @@ impl Outcome {
             "isError": true,
         }))
     }
+}
+
+/// An `elicitation/create` input request (form mode) for the required string `fields`;
+/// the answer's `content` holds them (`answer["content"]["name"]`).
+///
+/// ```
+/// # use mcp_bridge::server::elicit_form;
+/// # use serde_json::json;
+/// assert_eq!(elicit_form("Your name?", &["name"]), json!({
+///     "method": "elicitation/create",
+///     "params": {"message": "Your name?", "requestedSchema": {"type": "object",
+///         "properties": {"name": {"type": "string"}}, "required": ["name"]}}}));
+/// ```
+pub fn elicit_form(message: &str, fields: &[&str]) -> Value {
+    let properties: Map<String, Value> = fields
+        .iter()
+        .map(|field| ((*field).to_owned(), json!({ "type": "string" })))
+        .collect();
+    json!({
+        "method": crate::protocol::methods::ELICITATION_CREATE,
+        "params": {
+            "message": message,
+            "requestedSchema": { "type": "object", "properties": properties, "required": fields },
+        },
+    })
 }
 
 /// What every handler returns.
@@ -111,6 +183,45 @@ where
     Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
 {
     Arc::new(move |value, ctx| Box::pin(handler(value, ctx)))
+}
+
+/// The limits of one connection served by [`crate::embed::serve_stdio_auto`] (the reference's
+/// `server.options.limits`); both of its paths take them. [`Limits::default`] gives the
+/// reference's values.
+///
+/// ```
+/// use mcp_bridge::server::Limits;
+/// use std::time::Duration;
+///
+/// let limits = Limits { max_in_flight: 16, shutdown_grace: Duration::from_millis(500), ..Limits::default() };
+/// assert_eq!(limits.max_line_bytes, 64 * 1024 * 1024);
+/// assert_eq!(limits.max_depth, 64);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The longest line read, in bytes, newline excluded (64 MiB). A longer line gets -32600
+    /// `line_too_long` with the id recovered from it.
+    pub max_line_bytes: usize,
+    /// The deepest nesting of `{`/`[` of a client message (64 levels); deeper gets -32600
+    /// `too_deep`.
+    pub max_depth: usize,
+    /// Requests in flight at once (256). One more is answered at once with -32603
+    /// `too_many_requests`: the reader never waits for a free slot.
+    pub max_in_flight: usize,
+    /// At the end of the input, how long the requests in flight may still finish (2 s)
+    /// before they are cancelled.
+    pub shutdown_grace: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_line_bytes: crate::protocol::framing::DEFAULT_MAX_LINE_BYTES,
+            max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
+            max_in_flight: crate::config::MAX_IN_FLIGHT_REQUESTS,
+            shutdown_grace: crate::config::SHUTDOWN_GRACE,
+        }
+    }
 }
 
 /// `cacheScope` of cacheable results (2026-07-28 server/utilities/caching).
@@ -153,7 +264,8 @@ struct Inner {
     listen_hook: Option<ListenHook>,
     listen: bool,
     trace_input: Option<PathBuf>,
-    events: broadcast::Sender<listen::Broadcast>,
+    listens: listen::Listens,
+    ends: broadcast::Sender<ListenEnd>,
 }
 
 impl Server {
@@ -217,16 +329,29 @@ impl Server {
         self.serve(tokio::io::stdin(), tokio::io::stdout()).await
     }
 
+    /// Answers one request outside any connection (see `connection::answer_alone`).
+    pub(crate) async fn answer_alone(
+        &self,
+        id: &Value,
+        method: &str,
+        params: Option<Value>,
+    ) -> Option<Value> {
+        connection::answer_alone(self, id, method, params).await
+    }
+
     /// Publishes an event to every open listen stream whose acknowledged filter covers it.
-    /// Listens opened later do not see it.
+    /// Listens opened later do not see it. The event is queued on each stream's connection
+    /// before `notify` returns, so a handler that publishes and then returns has its event
+    /// written before its result. A stream whose connection's output queue is full gets one
+    /// event of every kind it wants once there is room (a catch-up) instead.
     pub fn notify(&self, event: Event) {
-        // An error only means that no listen is open.
-        let _ = self.inner.events.send(listen::Broadcast::Event(event));
+        self.inner.listens.publish(&event);
     }
 
     /// Ends every open listen stream from the server side, in the way given.
     pub fn end_listens(&self, how: ListenEnd) {
-        let _ = self.inner.events.send(listen::Broadcast::End(how));
+        // An error only means that no listen is open.
+        let _ = self.inner.ends.send(how);
     }
 
     /// `{name, version}` as sent in `serverInfo`.
@@ -398,7 +523,7 @@ impl ServerBuilder {
 
     /// Finishes the server.
     pub fn build(self) -> Server {
-        let (events, _) = broadcast::channel(EVENT_QUEUE);
+        let (ends, _) = broadcast::channel(END_QUEUE);
         Server {
             inner: Arc::new(Inner {
                 info: self.info,
@@ -416,7 +541,8 @@ impl ServerBuilder {
                 listen_hook: self.listen_hook,
                 listen: self.listen,
                 trace_input: self.trace_input,
-                events,
+                listens: listen::Listens::default(),
+                ends,
             }),
         }
     }

@@ -22,10 +22,37 @@ impl Outbox {
         self.send_raw(message.to_string()).await
     }
 
+    /// An outbox whose writer has already stopped: every send returns `false`.
+    pub(crate) fn detached() -> Self {
+        let (lines, _) = mpsc::channel(1);
+        Outbox { lines }
+    }
+
     /// Queues a line verbatim (a newline is appended). Returns `false` if the writer has stopped.
     pub(crate) async fn send_raw(&self, line: String) -> bool {
         self.lines.send(line).await.is_ok()
     }
+
+    /// Queues a line verbatim without waiting: [`Queued::Full`] when the queue has no room (the
+    /// line is not sent), [`Queued::Closed`] when the writer has stopped.
+    pub(crate) fn try_send_raw(&self, line: String) -> Queued {
+        match self.lines.try_send(line) {
+            Ok(()) => Queued::Yes,
+            Err(mpsc::error::TrySendError::Full(_)) => Queued::Full,
+            Err(mpsc::error::TrySendError::Closed(_)) => Queued::Closed,
+        }
+    }
+}
+
+/// What [`Outbox::try_send_raw`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Queued {
+    /// The line is queued.
+    Yes,
+    /// The queue was full; the line was dropped.
+    Full,
+    /// The writer has stopped.
+    Closed,
 }
 
 /// Starts the writer task for `output`. The task ends when every `Outbox` is dropped (after

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long a test waits for one frame (or another event: a stderr line, an exit, a process
@@ -41,6 +41,29 @@ pub fn bridge_bin() -> &'static str {
 
 pub fn server_bin() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-example-server")
+}
+
+/// The example of the embedded bridge (`examples/embedded.rs`), built by `cargo test
+/// --all-targets`; a test run of one file builds it here first.
+pub fn embedded_example_bin() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let bin_dir = std::path::Path::new(bridge_bin())
+                .parent()
+                .expect("the binaries' directory");
+            let example = bin_dir.join("examples").join("embedded");
+            if !example.exists() {
+                let built = Command::new(env!("CARGO"))
+                    .args(["build", "--example", "embedded"])
+                    .current_dir(env!("CARGO_MANIFEST_DIR"))
+                    .status()
+                    .expect("run cargo build --example embedded");
+                assert!(built.success(), "cargo build --example embedded failed");
+            }
+            example
+        })
+        .clone()
 }
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -87,6 +110,17 @@ pub struct Bridge {
     /// While true, the reader of the bridge's stderr reads nothing (see
     /// [`Bridge::start_stderr_unread`]).
     stderr_paused: Arc<(Mutex<bool>, Condvar)>,
+    /// The revision every frame written is validated against.
+    pub revision: Revision,
+}
+
+/// The revision a process speaks toward its client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Revision {
+    /// 2025-11-25 (the bridge, the embedded bridge's legacy path).
+    Legacy,
+    /// 2026-07-28 (the embedded bridge's modern path).
+    Modern,
 }
 
 impl Bridge {
@@ -110,14 +144,24 @@ impl Bridge {
         Self::start_with(bridge_args, upstream, true)
     }
 
+    /// Starts `program` itself (no upstream process), its frames validated as `revision`.
+    pub fn start_program(program: &str, revision: Revision) -> Bridge {
+        let mut cmd = Command::new(program);
+        let mut b = Self::spawn(&mut cmd, true);
+        b.revision = revision;
+        b
+    }
+
     fn start_with(bridge_args: &[&str], upstream: &[String], read_stderr: bool) -> Bridge {
+        let mut cmd = Command::new(bridge_bin());
+        cmd.args(bridge_args).arg("--").args(upstream);
+        Self::spawn(&mut cmd, read_stderr)
+    }
+
+    fn spawn(cmd: &mut Command, read_stderr: bool) -> Bridge {
         let dir = scratch_dir("bridge");
         let trace = dir.join("upstream-received.jsonl");
-        let mut cmd = Command::new(bridge_bin());
-        cmd.args(bridge_args)
-            .arg("--")
-            .args(upstream)
-            .env("MCP_FIXTURE_TRACE", &trace)
+        cmd.env("MCP_FIXTURE_TRACE", &trace)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -207,6 +251,7 @@ impl Bridge {
             pause_marker,
             stdout_fd,
             stderr_paused,
+            revision: Revision::Legacy,
         }
     }
 
@@ -346,7 +391,10 @@ impl Bridge {
                     panic!("bridge wrote a line that is not JSON ({e}): {line:?}")
                 });
                 assert!(line.ends_with('\n'), "a frame must end with a newline");
-                schema::validate_to_editor(&v, &self.methods);
+                match self.revision {
+                    Revision::Legacy => schema::validate_to_editor(&v, &self.methods),
+                    Revision::Modern => schema::validate_to_client_2026(&v, &self.methods),
+                }
                 self.seen.push(v.clone());
                 self.seen_lines.push(line);
                 Some(v)

@@ -32,7 +32,24 @@ const DEFS_2025: &[&str] = &[
     "EmptyResult",
 ];
 
-const DEFS_2026: &[&str] = &["ClientRequest", "ClientNotification"];
+const DEFS_2026: &[&str] = &[
+    "ClientRequest",
+    "ClientNotification",
+    "JSONRPCResultResponse",
+    "JSONRPCErrorResponse",
+    "ServerNotification",
+    "DiscoverResult",
+    "InputRequiredResult",
+    "ListToolsResult",
+    "CallToolResult",
+    "ListPromptsResult",
+    "GetPromptResult",
+    "ListResourcesResult",
+    "ListResourceTemplatesResult",
+    "ReadResourceResult",
+    "CompleteResult",
+    "SubscriptionsListenResult",
+];
 
 fn load(path: &str) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {path}: {e}"));
@@ -141,4 +158,33 @@ pub fn validate_to_upstream(v: &Value) {
         "ClientNotification"
     };
     check(&s[def], def, v, "a frame to the upstream");
+}
+
+/// Validates a frame a 2026-07-28 server wrote to its client; `methods` as in
+/// [`validate_to_editor`]. A result is checked against `InputRequiredResult` when its
+/// `resultType` says so, else against the result type of its method.
+pub fn validate_to_client_2026(v: &Value, methods: &HashMap<String, String>) {
+    let s = &schemas().v2026;
+    let what = "a frame to the 2026-07-28 client";
+    if v.get("method").is_some() {
+        check(&s["ServerNotification"], "ServerNotification", v, what);
+    } else if v.get("error").is_some() {
+        check(&s["JSONRPCErrorResponse"], "JSONRPCErrorResponse", v, what);
+    } else {
+        check(
+            &s["JSONRPCResultResponse"],
+            "JSONRPCResultResponse",
+            v,
+            what,
+        );
+        let method = v.get("id").and_then(|id| methods.get(&id.to_string()));
+        let def = match method.map(String::as_str) {
+            None => return,
+            Some(_) if v["result"]["resultType"] == "input_required" => "InputRequiredResult",
+            Some("server/discover") => "DiscoverResult",
+            Some("subscriptions/listen") => "SubscriptionsListenResult",
+            Some(m) => result_def(m),
+        };
+        check(&s[def], def, &v["result"], what);
+    }
 }
