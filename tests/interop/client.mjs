@@ -34,6 +34,9 @@
 //                 trigger-long-running-operation and its cancel (AbortSignal -> the SDK's
 //                 notifications/cancelled), gzip-file-as-resource -> resources/list_changed and
 //                 the new resource in resources/list
+//   embedded      the embedded bridge's example (run.sh starts examples/embedded itself, no
+//                 bridge process): tools, prompts, resources, one elicitation, and a list
+//                 change that arrives before the result of the call that made it
 //   upstream-discover  NOT an SDK client: raw 2026-07-28 JSON-RPC (server/discover, tools/list,
 //                 tools/call with _meta) to prove upstream.py speaks 2026-07-28; --direct only
 //
@@ -238,6 +241,54 @@ const SCENARIOS = {
 
         return `initialize ${EXPECTED_PROTOCOL} (server "${info.name}"), ${tools.length} tools, echo + add exact, ` +
             'resources/read config://app exact, prompts/get review-code exact';
+    },
+
+    // The embedded bridge's example (examples/embedded.rs) as the server, no bridge process:
+    // its legacy path must serve a real 2025-11-25 client tools, prompts, resources, an input
+    // request and a list change (which must arrive before the result of the call that made it).
+    async embedded(ctx) {
+        const client = await connect(ctx, { elicitation: { form: {} } });
+        let changed = 0;
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changed++; });
+        const asked = [];
+        client.setRequestHandler(ElicitRequestSchema, async request => {
+            asked.push(request.params);
+            return { action: 'accept', content: { name: 'Ada' } };
+        });
+        const info = await initialize(ctx, client);
+        expectEqual(info, { name: 'embedded-example', version: '1.0.0' }, 'serverInfo');
+
+        step('tools/list');
+        const { tools } = await client.listTools(undefined, req);
+        expectEqual(tools.map(t => t.name), ['echo', 'ask_name', 'add_tool'], 'tool names');
+        step('tools/call echo');
+        expectText(await client.callTool({ name: 'echo', arguments: { text: 'hé ✓' } }, undefined, req),
+            'hé ✓', 'echo');
+        step('prompts/get greet');
+        const { prompts } = await client.listPrompts(undefined, req);
+        expectEqual(prompts, [{ name: 'greet' }], 'prompts/list');
+        const pg = await client.getPrompt({ name: 'greet' }, req);
+        expectEqual(pg.messages, [{ role: 'user', content: { type: 'text', text: 'Say hi.' } }], 'prompts/get');
+        step('resources/read example://readme');
+        const { resources } = await client.listResources(undefined, req);
+        expectEqual(resources, [{ name: 'readme', uri: 'example://readme' }], 'resources/list');
+        const rr = await client.readResource({ uri: 'example://readme' }, req);
+        expectEqual(rr.contents, [{ uri: 'example://readme', text: 'Hi.' }], 'resources/read');
+
+        step('tools/call ask_name (an input request)');
+        expectText(await client.callTool({ name: 'ask_name', arguments: {} }, undefined, req), 'Hi, Ada!', 'ask_name');
+        expectEqual(asked.length, 1, 'elicitation/create requests');
+        expectEqual(asked[0].message, 'Your name?', 'elicitation message');
+
+        step('tools/call add_tool (a list change)');
+        // The listen stream's first acknowledgment gives one change per list: wait for it.
+        await waitFor(() => changed >= 1, REQUEST_TIMEOUT_MS, 'the opening tools list change');
+        const before = changed;
+        const r = await client.callTool({ name: 'add_tool', arguments: {} }, undefined, req);
+        expectText(r, 'The tool list changed.', 'add_tool');
+        expectEqual(changed - before, 1, 'list changes seen when the result arrived');
+        return `initialize ${EXPECTED_PROTOCOL} (server "${info.name}"), echo, prompts/get greet, ` +
+            'resources/read example://readme, ask_name with one elicitation, the change before the result';
     },
 
     async elicit(ctx) {

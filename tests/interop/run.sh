@@ -10,13 +10,17 @@
 #             legacy-everything (the upstream is server-everything, 2025-11-25 only: the
 #             bridge's era fallback, pass-through) |
 #             upstream-discover (--direct only) | inspector (the README's MCP Inspector CLI
-#             recipe in front of mcp-example-server, by inspector.sh; not --direct);
+#             recipe in front of mcp-example-server, by inspector.sh; not --direct) |
+#             embedded (TS SDK 1.x client against examples/embedded, the legacy path) |
+#             embedded-ts2 / embedded-py (TS SDK v2 / Python mcp 2.x clients against it,
+#             the modern path);
 #             see client.mjs and README.md
 #   --direct  run the client straight against upstream.py, without the bridge (proves the
 #             test scripts and the peers; the Python server also accepts a 2025-11-25 initialize)
 #
 # Environment:
 #   MCP_BRIDGE_BIN    bridge binary (default <repo>/target/debug/mcp-bridge); this script builds nothing
+#   MCP_EMBEDDED_BIN  the embedded bridge's example (default: examples/embedded beside the bridge)
 #   MCP_BRIDGE_OPTS   extra bridge options, word-split, put before the bridge's `--`
 #   INTEROP_TRACE=1   the client prints every JSON-RPC message to stderr
 #   INTEROP_STDERR=inherit   show the bridge's/upstream's stderr live (default: only on failure)
@@ -41,7 +45,7 @@ scenarios=()
 for a in "$@"; do
   case "$a" in
     --direct) direct=1 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
     *) scenarios+=("$a") ;;
   esac
@@ -106,7 +110,16 @@ passed=0
 failed=0
 for s in "${scenarios[@]}"; do
   rc=0
-  if [[ "$s" == inspector ]]; then
+  if [[ "$s" == embedded || "$s" == embedded-* ]]; then
+    # The embedded bridge's example is client-facing itself: no bridge, no upstream.py.
+    embedded_bin="${MCP_EMBEDDED_BIN:-$(dirname "$MCP_BRIDGE_BIN")/examples/embedded}"
+    case "$s" in
+      embedded) out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client.mjs" embedded -- "$embedded_bin")" || rc=$? ;;
+      embedded-ts2) out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client_v2.mjs" -- "$embedded_bin")" || rc=$? ;;
+      embedded-py) out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" "$VENV/bin/python" "$HERE/modern_client.py" -- "$embedded_bin")" || rc=$? ;;
+      *) out="FAIL $s: unknown scenario"; rc=2 ;;
+    esac
+  elif [[ "$s" == inspector ]]; then
     if [[ $direct -eq 1 ]]; then echo "FAIL inspector: needs the bridge (not --direct)"; failed=$((failed + 1)); continue; fi
     out="$(timeout -k 5 "$SCENARIO_TIMEOUT_S" bash "$HERE/inspector.sh" "$MCP_BRIDGE_BIN")" || rc=$?
   else
