@@ -12,8 +12,8 @@
 #             upstream-discover (--direct only) | inspector (the README's MCP Inspector CLI
 #             recipe in front of mcp-example-server, by inspector.sh; not --direct) |
 #             embedded (TS SDK 1.x client against examples/embedded, the legacy path) |
-#             embedded-ts2 / embedded-py (TS SDK v2 / Python mcp 2.x clients against it,
-#             the modern path);
+#             embedded-ts2 / embedded-py / embedded-rmcp (TS SDK v2 / Python mcp 2.x / rmcp
+#             3.x clients against it, the modern path; rmcp built from tests/interop/rmcp);
 #             see client.mjs and README.md
 #   --direct  run the client straight against upstream.py, without the bridge (proves the
 #             test scripts and the peers; the Python server also accepts a 2025-11-25 initialize)
@@ -45,7 +45,7 @@ scenarios=()
 for a in "$@"; do
   case "$a" in
     --direct) direct=1 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
     *) scenarios+=("$a") ;;
   esac
@@ -116,6 +116,14 @@ for s in "${scenarios[@]}"; do
     case "$s" in
       embedded) out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client.mjs" embedded -- "$embedded_bin")" || rc=$? ;;
       embedded-ts2) out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client_v2.mjs" -- "$embedded_bin")" || rc=$? ;;
+      embedded-rmcp)
+        # rmcp is built here, on its own (tests/interop/rmcp is no member of the package).
+        rmcp_dir="$HERE/rmcp"
+        if ! cargo build --quiet --locked --manifest-path "$rmcp_dir/Cargo.toml" --target-dir "$rmcp_dir/target" --bin client >&2; then
+          out="FAIL $s: cargo build of tests/interop/rmcp failed"; rc=1
+        else
+          out="$(timeout -k 5 "$SCENARIO_TIMEOUT_S" "$rmcp_dir/target/debug/client" -- "$embedded_bin")" || rc=$?
+        fi ;;
       embedded-py) out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" "$VENV/bin/python" "$HERE/modern_client.py" -- "$embedded_bin")" || rc=$? ;;
       *) out="FAIL $s: unknown scenario"; rc=2 ;;
     esac
