@@ -4,7 +4,7 @@
 //! handles it (then also `handled` and the time of the handling) or when it is dropped
 //! unhandled (a stopped actor). So the depth is exact, with no count by hand before a send.
 //!
-//! The receiving actor handles [`Counted<M>`] by handling `M`: [`counted_handlers!`] writes
+//! The receiving actor handles [`Counted<M>`] by handling `M`: [`counted_handlers!`](crate::counted_handlers) writes
 //! those impls. Stream items (the frames of stdin and of the child's stdout) never pass a
 //! mailbox; their handlers count them with [`ActorStats::stream_item`].
 
@@ -166,7 +166,7 @@ where
     M: Message + Send + 'static,
     M::Result: Send,
 {
-    /// A link to the actor at `addr` (which handles `Counted<M>`, see [`counted_handlers!`]),
+    /// A link to the actor at `addr` (which handles `Counted<M>`, see [`counted_handlers!`](crate::counted_handlers)),
     /// counted in `stats`. The address may belong to a context that does not run yet
     /// (`Context::new`): the messages wait in its mailbox.
     pub fn new<A>(addr: &Addr<A>, stats: &Arc<ActorStats>) -> Self

@@ -410,7 +410,7 @@ impl Handler<Connect> for Upstream {
 /// Send a request upstream. The reply is the upstream id and the [`Answer`] (which cancels the
 /// request when it is dropped unanswered), or at once [`Reply::Closed`] when there is no
 /// upstream, or [`Reply::Busy`] when the queue toward the upstream is full
-/// ([`UPSTREAM_QUEUE`]; the request is not sent).
+/// ([`UPSTREAM_QUEUE`](crate::transport::writer::UPSTREAM_QUEUE); the request is not sent).
 #[derive(Message)]
 #[rtype(result = "Result<(Id, Answer), Reply>")]
 pub struct Call {

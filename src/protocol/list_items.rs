@@ -36,7 +36,7 @@ pub enum ItemKind {
 }
 
 impl ItemKind {
-    /// All kinds, in the order of [`ItemKind::index`].
+    /// All kinds, in the order of `ItemKind::index`.
     pub const ALL: [ItemKind; 4] = [
         ItemKind::Tool,
         ItemKind::Prompt,

@@ -244,7 +244,7 @@ pub fn shape_result(
 }
 
 /// Adapts one tool of a `tools/list` result to the 2025-11-25 `Tool` schema: both schemas
-/// go through [`adapt_schema`], an `outputSchema` whose root is not `type: "object"` is
+/// go through `adapt_schema`, an `outputSchema` whose root is not `type: "object"` is
 /// dropped (2025-11-25 requires it; 2026-07-28 admits any schema), and so is `execution`
 /// (2025-11-25's task support of the tool, which 2026-07-28 no longer defines and so admits
 /// with any value; the bridge offers the editor no tasks).
