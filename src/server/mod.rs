@@ -248,7 +248,8 @@ pub struct Server {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+/// What a server offers and how it answers: everything the builder collects.
+struct Registry {
     info: Value,
     send_server_info: bool,
     instructions: Option<String>,
@@ -264,14 +265,26 @@ struct Inner {
     listen_hook: Option<ListenHook>,
     listen: bool,
     trace_input: Option<PathBuf>,
+}
+
+/// A built server: its registry and its open listen streams.
+struct Inner {
+    registry: Registry,
     listens: listen::Listens,
     ends: broadcast::Sender<ListenEnd>,
+}
+
+impl std::ops::Deref for Inner {
+    type Target = Registry;
+    fn deref(&self) -> &Registry {
+        &self.registry
+    }
 }
 
 impl Server {
     /// Starts building a server that calls itself `name` `version` in `serverInfo`.
     pub fn builder(name: &str, version: &str) -> ServerBuilder {
-        ServerBuilder {
+        ServerBuilder(Registry {
             info: json!({ "name": name, "version": version }),
             send_server_info: true,
             instructions: None,
@@ -287,7 +300,7 @@ impl Server {
             listen_hook: None,
             listen: true,
             trace_input: None,
-        }
+        })
     }
 
     /// Serves one connection of newline-delimited JSON-RPC, one message per line, until the
@@ -367,29 +380,13 @@ impl std::fmt::Debug for Server {
 }
 
 /// Collects what a [`Server`] offers.
-pub struct ServerBuilder {
-    info: Value,
-    send_server_info: bool,
-    instructions: Option<String>,
-    ttl_ms: u64,
-    cache_scope: CacheScope,
-    page_size: Option<usize>,
-    tools: Vec<(ToolDef, Handler)>,
-    prompts: Vec<(PromptDef, Handler)>,
-    resources: Vec<(ResourceDef, Handler)>,
-    templates: Vec<(ResourceTemplateDef, Handler)>,
-    completion: Option<Handler>,
-    discover_hook: Option<DiscoverHook>,
-    listen_hook: Option<ListenHook>,
-    listen: bool,
-    trace_input: Option<PathBuf>,
-}
+pub struct ServerBuilder(Registry);
 
 impl ServerBuilder {
     /// Sets `instructions` of the `DiscoverResult`.
     #[must_use]
     pub fn instructions(mut self, instructions: &str) -> Self {
-        self.instructions = Some(instructions.into());
+        self.0.instructions = Some(instructions.into());
         self
     }
 
@@ -397,7 +394,7 @@ impl ServerBuilder {
     /// as the spec says they SHOULD).
     #[must_use]
     pub fn server_info(mut self, send: bool) -> Self {
-        self.send_server_info = send;
+        self.0.send_server_info = send;
         self
     }
 
@@ -405,8 +402,8 @@ impl ServerBuilder {
     /// when its handler sets none). Default: 60 000 ms, public.
     #[must_use]
     pub fn cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
-        self.ttl_ms = ttl_ms;
-        self.cache_scope = scope;
+        self.0.ttl_ms = ttl_ms;
+        self.0.cache_scope = scope;
         self
     }
 
@@ -414,7 +411,7 @@ impl ServerBuilder {
     /// Default: one page.
     #[must_use]
     pub fn page_size(mut self, items: usize) -> Self {
-        self.page_size = Some(items.max(1));
+        self.0.page_size = Some(items.max(1));
         self
     }
 
@@ -425,7 +422,7 @@ impl ServerBuilder {
         F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
     {
-        self.tools.push((def, boxed(handler)));
+        self.0.tools.push((def, boxed(handler)));
         self
     }
 
@@ -437,7 +434,7 @@ impl ServerBuilder {
         F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
     {
-        self.prompts.push((def, boxed(handler)));
+        self.0.prompts.push((def, boxed(handler)));
         self
     }
 
@@ -449,7 +446,7 @@ impl ServerBuilder {
         F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
     {
-        self.resources.push((def, boxed(handler)));
+        self.0.resources.push((def, boxed(handler)));
         self
     }
 
@@ -461,7 +458,7 @@ impl ServerBuilder {
         F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
     {
-        self.templates.push((def, boxed(handler)));
+        self.0.templates.push((def, boxed(handler)));
         self
     }
 
@@ -475,7 +472,7 @@ impl ServerBuilder {
         F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
     {
-        self.completion = Some(boxed(handler));
+        self.0.completion = Some(boxed(handler));
         self
     }
 
@@ -488,7 +485,7 @@ impl ServerBuilder {
         F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), RpcError>> + Send + 'static,
     {
-        self.discover_hook = Some(Arc::new(move |ctx| Box::pin(hook(ctx))));
+        self.0.discover_hook = Some(Arc::new(move |ctx| Box::pin(hook(ctx))));
         self
     }
 
@@ -496,7 +493,7 @@ impl ServerBuilder {
     /// declares no `listChanged` and no `resources.subscribe`, and a listen gets -32601.
     #[must_use]
     pub fn listen(mut self, offered: bool) -> Self {
-        self.listen = offered;
+        self.0.listen = offered;
         self
     }
 
@@ -509,7 +506,7 @@ impl ServerBuilder {
         F: Fn(RequestContext, Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), RpcError>> + Send + 'static,
     {
-        self.listen_hook = Some(Arc::new(move |ctx, filter| Box::pin(hook(ctx, filter))));
+        self.0.listen_hook = Some(Arc::new(move |ctx, filter| Box::pin(hook(ctx, filter))));
         self
     }
 
@@ -517,7 +514,7 @@ impl ServerBuilder {
     /// assert what the server received.
     #[must_use]
     pub fn trace_input(mut self, path: PathBuf) -> Self {
-        self.trace_input = Some(path);
+        self.0.trace_input = Some(path);
         self
     }
 
@@ -526,21 +523,7 @@ impl ServerBuilder {
         let (ends, _) = broadcast::channel(END_QUEUE);
         Server {
             inner: Arc::new(Inner {
-                info: self.info,
-                send_server_info: self.send_server_info,
-                instructions: self.instructions,
-                ttl_ms: self.ttl_ms,
-                cache_scope: self.cache_scope,
-                page_size: self.page_size,
-                tools: self.tools,
-                prompts: self.prompts,
-                resources: self.resources,
-                templates: self.templates,
-                completion: self.completion,
-                discover_hook: self.discover_hook,
-                listen_hook: self.listen_hook,
-                listen: self.listen,
-                trace_input: self.trace_input,
+                registry: self.0,
                 listens: listen::Listens::default(),
                 ends,
             }),
