@@ -3,14 +3,18 @@
 //! `ask_name` (an input request) and `add_tool` (a list change), the prompt `greet` and the
 //! resource `example://readme`.
 use mcp_bridge::server::{Event, Outcome, PromptDef, ResourceDef, Server, ToolDef, elicit_form};
-use serde_json::json;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Echo {
+    text: String,
+}
 
 fn main() -> std::io::Result<()> {
-    let text = json!({"type": "object", "properties": {"text": {"type": "string"}}});
     let server = Server::builder("embedded-example", "1.0.0")
-        .tool(ToolDef::new("echo", text), |args, _| async move {
-            Ok(Outcome::text(args["text"].as_str().unwrap_or_default()))
-        })
+        .typed_tool(
+            "echo",
+            |Echo { text }, _| async move { Ok(Outcome::text(text)) },
+        )
         .tool(ToolDef::no_input("ask_name"), |_, ctx| async move {
             Ok(match ctx.input_response("name") {
                 None => Outcome::ask("name", elicit_form("Your name?", &["name"])),
@@ -29,12 +33,7 @@ fn main() -> std::io::Result<()> {
         })
         .resource(
             ResourceDef::new("example://readme", "readme"),
-            |r, _| async move {
-                Ok(Outcome::resource_text(
-                    r["uri"].as_str().unwrap_or_default(),
-                    "Hi.",
-                ))
-            },
+            |_, _| async { Ok(Outcome::resource_text("example://readme", "Hi.")) },
         )
         .build();
     mcp_bridge::embed::serve_stdio(server)

@@ -53,8 +53,9 @@ fn cacheable(body: Value) -> Value {
 
 fn tools() -> Value {
     json!([
-        {"name": "echo", "inputSchema": {"type": "object",
-            "properties": {"text": {"type": "string"}}}},
+        // Generated from the example's `struct Echo { text: String }`.
+        {"name": "echo", "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
         {"name": "ask_name", "inputSchema": {"type": "object"}},
         {"name": "add_tool", "inputSchema": {"type": "object"}},
     ])
@@ -431,4 +432,10 @@ fn modern_bad_lines_get_the_error_table_and_the_path_stays_modern() {
     );
     let r = b.request(json!(1), "tools/list", modern(json!({}), json!({})));
     assert_eq!(r["result"], cacheable(json!({"tools": tools()})));
+    let call = json!({"name": "echo", "arguments": {"wrong": "x"}});
+    let r = b.request(json!(2), "tools/call", modern(call, json!({})));
+    assert_eq!(
+        r["error"],
+        json!({"code": -32602, "message": "Invalid arguments: missing field `text`"})
+    );
 }

@@ -28,6 +28,35 @@ impl ToolDef {
         }
     }
 
+    /// A tool whose `inputSchema` is generated from the Rust type `A` (JSON Schema 2020-12 by
+    /// `schemars`; the type's name, which is no business of the client, is left out). `A`
+    /// should be a struct, so the schema's root is `"type": "object"`.
+    ///
+    /// ```
+    /// # use mcp_bridge::server::ToolDef;
+    /// #[derive(schemars::JsonSchema)]
+    /// struct Forecast {
+    ///     /// The city.
+    ///     city: String,
+    ///     days: Option<u8>,
+    /// }
+    /// let tool = ToolDef::typed::<Forecast>("forecast");
+    /// assert_eq!(tool.input_schema()["properties"]["city"]["type"], "string");
+    /// assert_eq!(tool.input_schema()["required"], serde_json::json!(["city"]));
+    /// ```
+    pub fn typed<A: schemars::JsonSchema>(name: &str) -> Self {
+        let mut schema = schemars::schema_for!(A).to_value();
+        if let Some(root) = schema.as_object_mut() {
+            root.remove("title");
+        }
+        Self::new(name, schema)
+    }
+
+    /// The `inputSchema` as it is listed.
+    pub fn input_schema(&self) -> &Value {
+        self.fields.get("inputSchema").unwrap_or(&Value::Null)
+    }
+
     /// A tool that takes no arguments: `inputSchema` is `{"type": "object"}`.
     ///
     /// ```

@@ -426,6 +426,43 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a tool whose arguments are a Rust type: its `inputSchema` is generated from `A`
+    /// ([`ToolDef::typed`]), and the handler gets `params.arguments` deserialized into `A`.
+    /// Arguments that do not fit `A` are answered with -32602 (Invalid params) naming the
+    /// problem, and the handler is not called.
+    ///
+    /// ```
+    /// use mcp_bridge::server::{Outcome, Server};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Add {
+    ///     a: i64,
+    ///     b: i64,
+    /// }
+    ///
+    /// let server = Server::builder("calc", "1.0.0")
+    ///     .typed_tool("add", |Add { a, b }, _| async move { Ok(Outcome::text((a + b).to_string())) })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn typed_tool<A, F, Fut>(self, name: &str, handler: F) -> Self
+    where
+        A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.tool(ToolDef::typed::<A>(name), move |arguments, ctx| {
+            let handler = handler.clone();
+            async move {
+                let arguments = serde_json::from_value::<A>(arguments)
+                    .map_err(|e| RpcError::invalid_params(format!("Invalid arguments: {e}")))?;
+                handler(arguments, ctx).await
+            }
+        })
+    }
+
     /// Adds a prompt. The handler gets `params.arguments` (`{}` if absent, string values only)
     /// and returns a `GetPromptResult` body (`{"messages": [...]}`).
     #[must_use]

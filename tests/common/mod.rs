@@ -43,8 +43,9 @@ pub fn server_bin() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-example-server")
 }
 
-/// The example of the embedded bridge (`examples/embedded.rs`), built by `cargo test
-/// --all-targets`; a test run of one file builds it here first.
+/// The example of the embedded bridge (`examples/embedded.rs`), brought up to date once per
+/// test binary with `cargo build --example embedded` (`cargo test --test NAME` does not build
+/// examples; a fresh one costs about a second).
 pub fn embedded_example_bin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
@@ -52,16 +53,13 @@ pub fn embedded_example_bin() -> PathBuf {
             let bin_dir = std::path::Path::new(bridge_bin())
                 .parent()
                 .expect("the binaries' directory");
-            let example = bin_dir.join("examples").join("embedded");
-            if !example.exists() {
-                let built = Command::new(env!("CARGO"))
-                    .args(["build", "--example", "embedded"])
-                    .current_dir(env!("CARGO_MANIFEST_DIR"))
-                    .status()
-                    .expect("run cargo build --example embedded");
-                assert!(built.success(), "cargo build --example embedded failed");
-            }
-            example
+            let built = Command::new(env!("CARGO"))
+                .args(["build", "--example", "embedded"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .expect("run cargo build --example embedded");
+            assert!(built.success(), "cargo build --example embedded failed");
+            bin_dir.join("examples").join("embedded")
         })
         .clone()
 }
