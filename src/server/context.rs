@@ -101,6 +101,27 @@ impl RequestContext {
     }
 
     /// One entry of `params.inputResponses`, by the key the server chose in `inputRequests`.
+    ///
+    /// Two rounds, the second one carrying `requestState`:
+    ///
+    /// ```
+    /// use mcp_bridge::server::{Outcome, Server, ToolDef, elicit_form};
+    /// use serde_json::Map;
+    /// let server = Server::builder("trip", "1.0.0")
+    ///     .tool(ToolDef::no_input("plan"), |_, ctx| async move {
+    ///         Ok(match (ctx.request_state(), ctx.input_response("where")) {
+    ///             (None, _) => {
+    ///                 let mut input_requests = Map::new();
+    ///                 input_requests.insert("where".into(), elicit_form("Where to?", &["where"]));
+    ///                 Outcome::InputRequired { input_requests, request_state: Some("asked".into()) }
+    ///             }
+    ///             (Some(_), Some(answer)) => Outcome::text(format!("Going to {}", answer["content"]["where"])),
+    ///             (Some(_), None) => Outcome::tool_error("no answer"),
+    ///         })
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn input_response(&self, key: &str) -> Option<&Value> {
         self.inner.input_responses.as_ref()?.get(key)
     }
@@ -138,6 +159,19 @@ impl RequestContext {
     ///
     /// Sends nothing and returns `false` if the request had no `_meta.progressToken`, if it was
     /// cancelled or answered, or if `progress` does not increase on the previous value.
+    ///
+    /// ```
+    /// use mcp_bridge::server::{Outcome, Server, ToolDef};
+    /// let server = Server::builder("slow", "1.0.0")
+    ///     .tool(ToolDef::no_input("count"), |_, ctx| async move {
+    ///         for step in 1..=3 {
+    ///             ctx.progress(f64::from(step), Some(3.0), Some("counting")).await;
+    ///         }
+    ///         Ok(Outcome::text("done"))
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
         let Some(token) = &self.inner.meta.progress_token else {
             return false;
@@ -172,6 +206,18 @@ impl RequestContext {
     /// Sends nothing and returns `false` unless the request set
     /// `_meta["io.modelcontextprotocol/logLevel"]` at `level` or below it, or if the request was
     /// cancelled or answered.
+    ///
+    /// ```
+    /// use mcp_bridge::server::{LogLevel, Outcome, Server, ToolDef};
+    /// use serde_json::json;
+    /// let server = Server::builder("chatty", "1.0.0")
+    ///     .tool(ToolDef::no_input("work"), |_, ctx| async move {
+    ///         ctx.log(LogLevel::Info, Some("work"), json!("started")).await;
+    ///         Ok(Outcome::text("done"))
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub async fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool {
         let Some(threshold) = self.inner.meta.log_level else {
             return false;

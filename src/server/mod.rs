@@ -357,11 +357,31 @@ impl Server {
     /// before `notify` returns, so a handler that publishes and then returns has its event
     /// written before its result. A stream whose connection's output queue is full gets one
     /// event of every kind it wants once there is room (a catch-up) instead.
+    ///
+    /// ```
+    /// use mcp_bridge::server::{Event, Outcome, Server, ToolDef};
+    /// let server = Server::builder("changing", "1.0.0")
+    ///     .tool(ToolDef::no_input("touch"), |_, ctx| async move {
+    ///         // Reaches every listen stream with `toolsListChanged` (and, through the embedded
+    ///         // bridge, a 2025-11-25 editor) before this call's result.
+    ///         ctx.server().notify(Event::ToolsListChanged);
+    ///         ctx.server().notify(Event::ResourceUpdated { uri: "file:///notes.txt".into() });
+    ///         Ok(Outcome::text("touched"))
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn notify(&self, event: Event) {
         self.inner.listens.publish(&event);
     }
 
     /// Ends every open listen stream from the server side, in the way given.
+    ///
+    /// ```
+    /// use mcp_bridge::server::{ListenEnd, Server};
+    /// let server = Server::builder("s", "1.0.0").build();
+    /// server.end_listens(ListenEnd::Result); // no listen open: nothing happens
+    /// ```
     pub fn end_listens(&self, how: ListenEnd) {
         // An error only means that no listen is open.
         let _ = self.inner.ends.send(how);
@@ -400,6 +420,13 @@ impl ServerBuilder {
 
     /// `ttlMs` and `cacheScope` of cacheable results (discover, the lists, `resources/read`
     /// when its handler sets none). Default: 60 000 ms, public.
+    ///
+    /// ```
+    /// use mcp_bridge::server::{CacheScope, Server};
+    /// // server/discover and the lists say: cache me for 5 minutes, per user.
+    /// let server = Server::builder("cached", "1.0.0").cache(300_000, CacheScope::Private).build();
+    /// # let _ = server;
+    /// ```
     #[must_use]
     pub fn cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
         self.0.ttl_ms = ttl_ms;
@@ -409,6 +436,17 @@ impl ServerBuilder {
 
     /// Splits list results into pages of this many items, with an opaque `nextCursor`.
     /// Default: one page.
+    ///
+    /// ```
+    /// use mcp_bridge::server::{Outcome, Server, ToolDef};
+    /// let mut builder = Server::builder("many", "1.0.0").page_size(2);
+    /// for name in ["a", "b", "c"] {
+    ///     builder = builder.tool(ToolDef::no_input(name), |_, _| async { Ok(Outcome::text("x")) });
+    /// }
+    /// // tools/list answers [a, b] with a nextCursor, then [c].
+    /// let server = builder.build();
+    /// # let _ = server;
+    /// ```
     #[must_use]
     pub fn page_size(mut self, items: usize) -> Self {
         self.0.page_size = Some(items.max(1));
@@ -465,6 +503,16 @@ impl ServerBuilder {
 
     /// Adds a prompt. The handler gets `params.arguments` (`{}` if absent, string values only)
     /// and returns a `GetPromptResult` body (`{"messages": [...]}`).
+    ///
+    /// ```
+    /// use mcp_bridge::server::{Outcome, PromptDef, Server};
+    /// let server = Server::builder("prompts", "1.0.0")
+    ///     .prompt(PromptDef::new("review").argument("code", "The code", true), |args, _| async move {
+    ///         Ok(Outcome::user_text(format!("Review: {}", args["code"].as_str().unwrap_or(""))))
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     #[must_use]
     pub fn prompt<F, Fut>(mut self, def: PromptDef, handler: F) -> Self
     where
@@ -477,6 +525,16 @@ impl ServerBuilder {
 
     /// Adds a resource. The handler gets `{"uri": …}` and returns a `ReadResourceResult` body
     /// (`{"contents": [...]}`).
+    ///
+    /// ```
+    /// use mcp_bridge::server::{Outcome, ResourceDef, Server};
+    /// let server = Server::builder("files", "1.0.0")
+    ///     .resource(ResourceDef::new("file:///notes.txt", "notes").mime_type("text/plain"), |_, _| async {
+    ///         Ok(Outcome::resource_text("file:///notes.txt", "Buy milk."))
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     #[must_use]
     pub fn resource<F, Fut>(mut self, def: ResourceDef, handler: F) -> Self
     where
@@ -489,6 +547,17 @@ impl ServerBuilder {
 
     /// Adds a resource template. Its handler serves `resources/read` of URIs that match it and
     /// no resource: it gets `{"uri": …, "variables": {name: value}}`.
+    ///
+    /// ```
+    /// use mcp_bridge::server::{Outcome, ResourceTemplateDef, Server};
+    /// let server = Server::builder("users", "1.0.0")
+    ///     .resource_template(ResourceTemplateDef::new("users://{id}", "user"), |read, _| async move {
+    ///         let id = read["variables"]["id"].as_str().unwrap_or("?").to_owned();
+    ///         Ok(Outcome::resource_text(read["uri"].as_str().unwrap_or(""), format!("User {id}")))
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     #[must_use]
     pub fn resource_template<F, Fut>(mut self, def: ResourceTemplateDef, handler: F) -> Self
     where
@@ -503,6 +572,19 @@ impl ServerBuilder {
     /// `{ref, argument, context?}` (already checked) and returns
     /// `{"completion": {"values": [...]}}`;
     /// more than 100 values are cut to 100 with `hasMore: true`.
+    ///
+    /// ```
+    /// use mcp_bridge::server::{Outcome, Server};
+    /// use serde_json::json;
+    /// let server = Server::builder("complete", "1.0.0")
+    ///     .completion(|request, _| async move {
+    ///         let typed = request["argument"]["value"].as_str().unwrap_or("").to_owned();
+    ///         let values: Vec<&str> = ["rust", "ruby"].into_iter().filter(|v| v.starts_with(&typed)).collect();
+    ///         Ok(Outcome::Complete(json!({"completion": {"values": values}})))
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     #[must_use]
     pub fn completion<F, Fut>(mut self, handler: F) -> Self
     where
