@@ -3,7 +3,9 @@
 //! server ends a listen. The stream's state lives in its own request task, not in the connection.
 
 use crate::protocol::methods;
+use crate::protocol::notify::Declared;
 use serde_json::{Map, Value, json};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, broadcast};
@@ -105,13 +107,15 @@ impl Drop for Registration<'_> {
     }
 }
 
-/// A `SubscriptionFilter`.
+/// A `SubscriptionFilter`, held as the protocol layer's [`Declared`] (which kinds) and the
+/// subscribed URIs: the bridge's listen filter and this server's are one type, with one rule
+/// for which events a stream wants (`Declared::allows`, `notify::covers`) and one for the
+/// catch-up after lost events (`Declared::gap_events`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Filter {
-    tools_list_changed: bool,
-    prompts_list_changed: bool,
-    resources_list_changed: bool,
-    resource_subscriptions: Option<Vec<String>>,
+    /// `subscribe` stands for `resourceSubscriptions` being present.
+    kinds: Declared,
+    uris: BTreeSet<String>,
 }
 
 /// Which event kinds this server can deliver, from what was registered.
@@ -138,102 +142,61 @@ impl Filter {
                 "notifications.{key} must be a boolean"
             ))),
         };
-        let resource_subscriptions = match filter.get("resourceSubscriptions") {
+        let not_strings = || {
+            RpcError::invalid_params(
+                "notifications.resourceSubscriptions must be an array of strings",
+            )
+        };
+        let uris = match filter.get("resourceSubscriptions") {
             None => None,
             Some(Value::Array(uris)) => Some(
                 uris.iter()
                     .map(|uri| uri.as_str().map(str::to_owned))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| {
-                        RpcError::invalid_params(
-                            "notifications.resourceSubscriptions must be an array of strings",
-                        )
-                    })?,
+                    .collect::<Option<BTreeSet<_>>>()
+                    .ok_or_else(not_strings)?,
             ),
-            Some(_) => {
-                return Err(RpcError::invalid_params(
-                    "notifications.resourceSubscriptions must be an array of strings",
-                ));
-            }
+            Some(_) => return Err(not_strings()),
         };
         Ok(Self {
-            tools_list_changed: flag("toolsListChanged")?,
-            prompts_list_changed: flag("promptsListChanged")?,
-            resources_list_changed: flag("resourcesListChanged")?,
-            resource_subscriptions,
+            kinds: Declared {
+                tools: flag("toolsListChanged")?,
+                prompts: flag("promptsListChanged")?,
+                resources: flag("resourcesListChanged")?,
+                subscribe: uris.is_some(),
+            },
+            uris: uris.unwrap_or_default(),
         })
     }
 
     /// The subset the server will honour: kinds it advertises, and nothing the client did not ask.
     pub(crate) fn honoured(&self, supported: Supported) -> Self {
-        Self {
-            tools_list_changed: self.tools_list_changed && supported.tools,
-            prompts_list_changed: self.prompts_list_changed && supported.prompts,
-            resources_list_changed: self.resources_list_changed && supported.resources,
-            resource_subscriptions: self
-                .resource_subscriptions
-                .clone()
-                .filter(|_| supported.resources),
-        }
+        let kinds = Declared {
+            tools: self.kinds.tools && supported.tools,
+            prompts: self.kinds.prompts && supported.prompts,
+            resources: self.kinds.resources && supported.resources,
+            subscribe: self.kinds.subscribe && supported.resources,
+        };
+        let uris = if kinds.subscribe {
+            self.uris.clone()
+        } else {
+            BTreeSet::new()
+        };
+        Self { kinds, uris }
     }
 
-    /// The filter as JSON, with only the members that are on.
+    /// The filter as JSON, with only the members that are on (the URIs in sorted order).
     pub(crate) fn to_json(&self) -> Value {
-        let mut filter = Map::new();
-        for (key, on) in [
-            ("toolsListChanged", self.tools_list_changed),
-            ("promptsListChanged", self.prompts_list_changed),
-            ("resourcesListChanged", self.resources_list_changed),
-        ] {
-            if on {
-                filter.insert(key.into(), true.into());
-            }
-        }
-        if let Some(uris) = &self.resource_subscriptions {
-            filter.insert("resourceSubscriptions".into(), json!(uris));
-        }
-        Value::Object(filter)
+        self.kinds.filter(&self.uris)
     }
 
     /// Whether a listen with this (honoured) filter delivers `event`.
     pub(crate) fn wants(&self, event: &Event) -> bool {
-        match event {
-            Event::ToolsListChanged => self.tools_list_changed,
-            Event::PromptsListChanged => self.prompts_list_changed,
-            Event::ResourcesListChanged => self.resources_list_changed,
-            Event::ResourceUpdated { uri } => {
-                self.resource_subscriptions.as_ref().is_some_and(|uris| {
-                    uris.iter()
-                        .any(|subscribed| is_same_or_sub_resource(uri, subscribed))
-                })
-            }
-        }
+        self.kinds.allows(event, &self.uris)
     }
 
     /// What to deliver after events were lost to a slow stream: one of every kind it wants.
     fn catch_up_events(&self) -> Vec<Event> {
-        let mut events = Vec::new();
-        if self.tools_list_changed {
-            events.push(Event::ToolsListChanged);
-        }
-        if self.prompts_list_changed {
-            events.push(Event::PromptsListChanged);
-        }
-        if self.resources_list_changed {
-            events.push(Event::ResourcesListChanged);
-        }
-        for uri in self.resource_subscriptions.iter().flatten() {
-            events.push(Event::ResourceUpdated { uri: uri.clone() });
-        }
-        events
-    }
-}
-
-fn is_same_or_sub_resource(uri: &str, subscribed: &str) -> bool {
-    match uri.strip_prefix(subscribed) {
-        Some("") => true,
-        Some(rest) => subscribed.ends_with('/') || rest.starts_with('/'),
-        None => false,
+        self.kinds.gap_events(&self.uris)
     }
 }
 
