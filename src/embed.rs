@@ -19,6 +19,9 @@
 //! open listen streams with their result, waits at most [`Limits::shutdown_grace`] for the
 //! other requests and cancels the rest.
 //!
+//! The legacy path logs as the bridge does, through `tracing`: its lines go to the process's
+//! subscriber, if any ([`crate::log::init`] installs the executable's stderr format).
+//!
 //! On the memory link the time limits of the requests do not apply (they are
 //! [`MEMORY_TIME_LIMIT`]); only the wait for the editor's answers to one round of input
 //! requests keeps its limit ([`AutoOptions::input_timeout`]).
