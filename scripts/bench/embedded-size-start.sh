@@ -5,8 +5,9 @@
 #   - user code: lines that are neither blank nor comments, `use` lines included;
 #   - the stripped release binary (both release profiles: strip, lto = "fat", codegen-units = 1);
 #   - time from the start of the process to the first response line, for a first request of
-#     each revision (server/discover of 2026-07-28, initialize of 2025-11-25), N runs each
-#     (scripts/bench/first-response.py: median and 90th percentile).
+#     each revision (server/discover of 2026-07-28, initialize of 2025-11-25), N runs each,
+#     the two servers' runs interleaved (scripts/bench/first-response.py: median and 90th
+#     percentile).
 #
 #   bash scripts/bench/embedded-size-start.sh [N]          (default N = 50)
 #
@@ -27,7 +28,6 @@ echo "|---|---|---|"
 echo "| user code (lines, no blanks or comments) | $(loc examples/embedded.rs) | $(loc "$RMCP_DIR/src/bin/server.rs") |"
 echo "| stripped release binary (bytes) | $(stat -c %s "$ours") | $(stat -c %s "$theirs") |"
 for first in discover initialize; do
-  a="$(python3 scripts/bench/first-response.py "$N" "$first" "$ours")"
-  b="$(python3 scripts/bench/first-response.py "$N" "$first" "$theirs")"
-  echo "| start to the first response, first request $first (median / p90, ms, N=$N) | $a | $b |"
+  both="$(python3 scripts/bench/first-response.py "$N" "$first" "$ours" "$theirs")"
+  echo "| start to the first response, first request $first (median / p90, ms, N=$N) | $both |"
 done
