@@ -200,7 +200,7 @@ enum Selected<R, W> {
     /// The lines for the server (the first one already read) and the output.
     Modern(Input<R>, W),
     /// The `initialize` line, the rest of the input and the output.
-    Legacy(Frame, FramedRead<R, FrameCodec>, W),
+    Legacy(Frame, Box<FramedRead<R, FrameCodec>>, W),
 }
 
 /// Reads lines until one selects a path, answering each `server/discover` before it.
@@ -241,7 +241,7 @@ where
                 }
             }
             Some(Message::Request { method, .. }) if method == methods::INITIALIZE => {
-                return Ok(Selected::Legacy(frame, lines, output));
+                return Ok(Selected::Legacy(frame, Box::new(lines), output));
             }
             _ => {
                 return Ok(Selected::Modern(
