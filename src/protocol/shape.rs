@@ -1,4 +1,4 @@
-//! The result rules of [`translate::shape_result`](super::translate::shape_result) on raw text:
+//! The result rules of [`translate::shape_result`] on raw text:
 //! a complete upstream result is read into its members without a value tree, only the
 //! members a rule touches are read or rebuilt, and every other member goes to the editor as
 //! its original bytes (numbers keep their exact text, issue 7 §3; a large member is never

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Note {
     /// The level of the line: debug for an adaptation, info where marked, warn for an item
-    /// dropped from a list ([`list_items`]).
+    /// dropped from a list ([`list_items`](super::list_items)).
     pub level: LineLevel,
     /// What was changed, without any content of the message.
     pub text: String,
@@ -226,7 +226,7 @@ pub fn forward_params(
 /// `content`, with a text block of the serialized `structuredContent` when it has none, and a
 /// non-object `structuredContent` is dropped after that; the items of a list result are
 /// repaired, adapted ([`adapt_tool`]) and checked, and those that 2025-11-25 refuses are
-/// dropped with a warning ([`list_items::shape_items`]).
+/// dropped with a warning ([`list_items::shape_items`](super::list_items::shape_items)).
 ///
 /// The bridge runs these rules on raw text ([`shape::shape_result`]: untouched members keep
 /// their bytes); this form on a value tree is theirs for callers with a value.
