@@ -14,6 +14,9 @@ use crate::protocol::notify::{
     LISTEN_ACK_TIMEOUT_SECS, LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS,
     LISTEN_STABLE_SECS, ListenTimings,
 };
+use crate::transport::http::client::{ProxyEnv, is_loopback};
+use crate::transport::http::headers::{check_user_header, looks_secret};
+use crate::transport::http::{DEFAULT_MAX_RESPONSE_BYTES, HttpSpec, MAX_MAX_RESPONSE_BYTES};
 use crate::transport::upstream::UpstreamSpec;
 
 /// Exit code of invalid arguments.
@@ -26,16 +29,26 @@ The command starts at the first argument that is not an option of mcp-bridge, li
 nohup: everything from there on goes to it verbatim, options included. A `--` before it is
 optional; use it when the command's name itself starts with `-`.
 
+With a URL in place of the command (https, or http to a loopback host: localhost,
+*.localhost, 127.0.0.0/8, [::1]; no user info, no fragment), mcp-bridge speaks MCP
+2026-07-28 over Streamable HTTP to the server at that URL. Give a secret header with
+--header-env (never --header: command lines show in process lists and editor logs).
+HTTPS_PROXY or ALL_PROXY is the proxy, NO_PROXY names hosts without one; a loopback host
+never uses a proxy. A URL upstream never stops the bridge: a failed request gets an error.
+
 Examples:
   mcp-bridge mcp-example-server
   mcp-bridge python3 server.py --port 1
   mcp-bridge --name files -- npx -y some-mcp-server --root /tmp
   mcp-bridge --log-level debug -- python3 server.py
+  mcp-bridge https://mcp.example.com/mcp
+  mcp-bridge --header-env Authorization=API_AUTH https://mcp.example.com/mcp
 
 The editor starts mcp-bridge as a stdio server; mcp-bridge starts <COMMAND> and speaks
 MCP 2026-07-28 to it over its stdin and stdout. The child's stderr passes through.
 Exit codes: 0 at the end of stdin (or SIGTERM, SIGINT, SIGHUP), 1 when the upstream server exits
-after initialize, 2 for invalid arguments.";
+after initialize, 2 for invalid arguments (also a missing --header-env variable and a
+--ca-file that cannot be used).";
 
 /// The log levels of `--log-level`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -77,7 +90,7 @@ fn seconds(s: &str) -> Result<f64, String> {
     version,
     about = "Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP 2026-07-28 server.",
     after_help = AFTER_HELP,
-    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]..."
+    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>"
 )]
 pub struct Cli {
     /// Server name shown to the editor when the upstream server gives none [default: the command's file name]
@@ -123,8 +136,28 @@ pub struct Cli {
     /// Time limit of the acknowledgment of a listen stream, in seconds
     #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_ACK_TIMEOUT_SECS as f64, value_parser = seconds)]
     pub listen_ack_timeout: f64,
+    /// URL form: send the header NAME with VALUE on every request (never a secret: use --header-env)
+    #[arg(long = "header", value_name = "NAME:VALUE")]
+    pub header: Vec<String>,
+    /// URL form: send the header NAME with the value of the environment variable VAR (a variable that is not set is an error)
+    #[arg(long = "header-env", value_name = "NAME=VAR")]
+    pub header_env: Vec<String>,
+    /// URL form: also trust the CA certificates of this PEM file (besides the system's)
+    #[arg(long, value_name = "PEM")]
+    pub ca_file: Option<std::path::PathBuf>,
+    /// URL form: longest JSON response, and longest event of a response stream, in bytes (1 to 1073741824)
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RESPONSE_BYTES as u64,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_MAX_RESPONSE_BYTES as u64))]
+    pub max_response_bytes: u64,
+    /// The URL form, checked and read by [`parse`] (headers, CA file, proxy environment).
+    #[arg(skip)]
+    pub http: Option<HttpSpec>,
+    /// Warnings of the command line, for the log once it runs.
+    #[arg(skip)]
+    pub warnings: Vec<String>,
     /// The upstream MCP 2026-07-28 server command and its arguments, verbatim: everything from
-    /// the first argument that is not an option of the bridge (or after `--`)
+    /// the first argument that is not an option of the bridge (or after `--`); or the URL of
+    /// the upstream server
     #[arg(
         required = true,
         num_args = 1..,
@@ -134,16 +167,122 @@ pub struct Cli {
     pub command: Vec<OsString>,
 }
 
+/// Whether the first positional argument is a URL (the URL form) rather than a command.
+fn looks_like_url(arg: &std::ffi::OsStr) -> bool {
+    let a = arg.to_string_lossy().to_ascii_lowercase();
+    a.starts_with("https://") || a.starts_with("http://")
+}
+
+/// Checks the upstream URL: `https`, or `http` to a loopback host; no user info, no
+/// fragment. Errors name the rule, never the URL (it may carry a secret in its query).
+pub fn check_url(text: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("the URL is not valid ({e})"))?;
+    match url.scheme() {
+        "https" => {}
+        "http" if is_loopback(&url) => {}
+        "http" => {
+            return Err(
+                "the URL uses http with a host that is not loopback: use https".to_string(),
+            );
+        }
+        _ => return Err("the URL must use https (or http to a loopback host)".to_string()),
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err("the URL has no host".to_string());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("the URL must not carry a user or a password".to_string());
+    }
+    if url.fragment().is_some() {
+        return Err("the URL must not have a fragment".to_string());
+    }
+    Ok(url)
+}
+
 impl Cli {
+    /// Reads the URL form (when the first positional argument is a URL): the URL rules,
+    /// the headers (`--header-env` variables read now), the CA file, the proxy variables.
+    /// URL-form options with a command are refused. Errors: the cause for the usage line.
+    fn read_url_form(&mut self) -> Result<(), String> {
+        let url_options = !self.header.is_empty()
+            || !self.header_env.is_empty()
+            || self.ca_file.is_some()
+            || self.max_response_bytes != DEFAULT_MAX_RESPONSE_BYTES as u64;
+        let Some(first) = self.command.first().filter(|a| looks_like_url(a)) else {
+            if url_options {
+                return Err("--header, --header-env, --ca-file and --max-response-bytes apply only to a URL upstream".into());
+            }
+            return Ok(());
+        };
+        if self.command.len() > 1 {
+            return Err("the URL form takes no arguments after the URL".into());
+        }
+        let text = first
+            .to_str()
+            .ok_or_else(|| "the URL is not valid UTF-8".to_string())?;
+        let mut spec = HttpSpec::new(check_url(text)?);
+        for h in &self.header {
+            let (name, value) = h
+                .split_once(':')
+                .ok_or_else(|| "--header takes NAME:VALUE".to_string())?;
+            let name = check_user_header(name.trim())?;
+            if looks_secret(&name) {
+                self.warnings.push(format!(
+                    "the header {name} given with --header usually carries a secret: the command line shows in process lists and editor logs; use --header-env"
+                ));
+            }
+            let mut value = reqwest::header::HeaderValue::from_str(value.trim())
+                .map_err(|_| format!("the value of the header {name} is not valid header text"))?;
+            value.set_sensitive(true);
+            spec.headers.push((name, value));
+        }
+        for h in &self.header_env {
+            let (name, var) = h
+                .split_once('=')
+                .ok_or_else(|| "--header-env takes NAME=VAR".to_string())?;
+            let name = check_user_header(name.trim())?;
+            let text = std::env::var(var)
+                .map_err(|_| format!("the variable {var} of --header-env {name} is not set"))?;
+            let mut value = reqwest::header::HeaderValue::from_str(text.trim()).map_err(|_| {
+                format!("the variable {var} of --header-env {name} is not valid header text")
+            })?;
+            value.set_sensitive(true);
+            spec.headers.push((name, value));
+        }
+        if let Some(path) = &self.ca_file {
+            let pem = std::fs::read(path).map_err(|e| {
+                format!("--ca-file {} cannot be read ({})", path.display(), e.kind())
+            })?;
+            match reqwest::Certificate::from_pem_bundle(&pem) {
+                Ok(certs) if !certs.is_empty() => {}
+                _ => {
+                    return Err(format!(
+                        "--ca-file {} holds no PEM certificate",
+                        path.display()
+                    ));
+                }
+            }
+            spec.ca_pem = Some(pem);
+        }
+        spec.max_response_bytes = self.max_response_bytes as usize;
+        spec.proxy = ProxyEnv::from_env();
+        self.http = Some(spec);
+        Ok(())
+    }
+
     /// The configuration of the running bridge.
     pub fn config(&self) -> BridgeConfig {
         let mut parts = self.command.iter().cloned();
         let command = parts.next().unwrap_or_default();
-        BridgeConfig {
-            upstream: UpstreamSpec::Child {
+        let upstream = match &self.http {
+            Some(spec) => UpstreamSpec::Http(spec.clone()),
+            None => UpstreamSpec::Child {
                 command,
                 args: parts.collect(),
             },
+        };
+        BridgeConfig {
+            upstream,
             name: self.name.clone(),
             discover_timeout: Duration::from_secs_f64(self.discover_timeout),
             max_line_bytes: self.max_line_bytes as usize,
@@ -184,7 +323,10 @@ where
     T: Into<OsString> + Clone,
 {
     match Cli::try_parse_from(args) {
-        Ok(cli) => Parsed::Run(Box::new(cli)),
+        Ok(mut cli) => match cli.read_url_form() {
+            Ok(()) => Parsed::Run(Box::new(cli)),
+            Err(cause) => Parsed::Usage(usage_line(&cause)),
+        },
         Err(e) => match e.kind() {
             ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
                 Parsed::Print(e.render().to_string())
@@ -220,6 +362,11 @@ fn usage_error(e: &clap::Error) -> String {
         ErrorKind::InvalidUtf8 => "an argument is not valid UTF-8".to_string(),
         _ => "invalid arguments".to_string(),
     };
+    usage_line(&cause)
+}
+
+/// The text of a usage error: the cause, then the usage.
+fn usage_line(cause: &str) -> String {
     let usage = Cli::command().render_usage().to_string();
     format!(
         "{}: cli: error: {cause}\n\n{usage}\n\nFor more information, try '--help'.\n",
@@ -353,5 +500,136 @@ mod tests {
             parse(["mcp-bridge", "--max-line-bytes", "1073741824", "--", "x"]),
             Parsed::Run(_)
         ));
+    }
+
+    #[test]
+    fn the_url_rules_of_the_url_form() {
+        let table: &[(&str, Result<(), &str>)] = &[
+            ("https://mcp.example.com/mcp", Ok(())),
+            ("https://mcp.example.com:8443/mcp?x=1", Ok(())),
+            ("http://127.0.0.1:8080/mcp", Ok(())),
+            ("http://localhost/mcp", Ok(())),
+            ("http://app.localhost/mcp", Ok(())),
+            ("http://[::1]:9/mcp", Ok(())),
+            ("HTTP://127.0.0.2/mcp", Ok(())),
+            (
+                "http://mcp.example.com/mcp",
+                Err("the URL uses http with a host that is not loopback: use https"),
+            ),
+            (
+                "http://10.0.0.1/mcp",
+                Err("the URL uses http with a host that is not loopback: use https"),
+            ),
+            (
+                "https://user:pw@mcp.example.com/mcp",
+                Err("the URL must not carry a user or a password"),
+            ),
+            (
+                "https://user@mcp.example.com/mcp",
+                Err("the URL must not carry a user or a password"),
+            ),
+            (
+                "https://mcp.example.com/mcp#frag",
+                Err("the URL must not have a fragment"),
+            ),
+            (
+                "https://mcp.example.com/mcp#",
+                Err("the URL must not have a fragment"),
+            ),
+            ("https:///mcp", Ok(())),
+        ];
+        for (url, want) in table {
+            let got = check_url(url).map(|_| ());
+            match (want, &got) {
+                // "https:///mcp" parses with the host "mcp" (the url crate's special-scheme rule).
+                (Ok(()), Ok(())) => {}
+                (Err(w), Err(g)) => assert_eq!(g, w, "{url}"),
+                _ => panic!("{url}: want {want:?}, got {got:?}"),
+            }
+        }
+        assert!(check_url("https://").is_err());
+        assert!(check_url("ftp://x/y").is_err());
+    }
+
+    #[test]
+    fn the_url_form_takes_headers_and_refuses_what_it_must() {
+        // SAFETY: a variable name no other test reads.
+        unsafe { std::env::set_var("MCP_BRIDGE_CLI_TEST_TOKEN", "Bearer t0k") };
+        let Parsed::Run(cli) = parse([
+            "mcp-bridge",
+            "--header",
+            "X-Team: blue",
+            "--header-env",
+            "Authorization=MCP_BRIDGE_CLI_TEST_TOKEN",
+            "--max-response-bytes",
+            "1000",
+            "https://mcp.example.com/mcp",
+        ]) else {
+            panic!("expected Run");
+        };
+        let UpstreamSpec::Http(spec) = cli.config().upstream else {
+            panic!("expected an HTTP upstream");
+        };
+        let headers: Vec<_> = spec
+            .headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("?").to_string()))
+            .collect();
+        assert_eq!(
+            headers,
+            vec![
+                ("x-team".to_string(), "blue".to_string()),
+                ("authorization".to_string(), "Bearer t0k".to_string())
+            ]
+        );
+        assert_eq!(spec.max_response_bytes, 1000);
+        assert!(!format!("{spec:?}").contains("t0k"));
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &[
+                    "--header-env",
+                    "Authorization=MCP_BRIDGE_CLI_TEST_UNSET",
+                    "https://h/mcp",
+                ],
+                "the variable MCP_BRIDGE_CLI_TEST_UNSET of --header-env authorization is not set",
+            ),
+            (
+                &["--header", "Host:x", "https://h/mcp"],
+                "the header Host is set by the bridge or by HTTP and cannot be given",
+            ),
+            (
+                &["--header", "Mcp-Session-Id:x", "https://h/mcp"],
+                "the header Mcp-Session-Id is set by the bridge or by HTTP and cannot be given",
+            ),
+            (
+                &["--header", "novalue", "https://h/mcp"],
+                "--header takes NAME:VALUE",
+            ),
+            (
+                &["--header", "X-A:1", "--", "srv"],
+                "--header, --header-env, --ca-file and --max-response-bytes apply only to a URL upstream",
+            ),
+            (
+                &["https://h/mcp", "extra"],
+                "the URL form takes no arguments after the URL",
+            ),
+            (
+                &["--ca-file", "/nonexistent/ca.pem", "https://h/mcp"],
+                "--ca-file /nonexistent/ca.pem cannot be read (entity not found)",
+            ),
+            (
+                &["--ca-file", "/etc/hostname", "https://h/mcp"],
+                "--ca-file /etc/hostname holds no PEM certificate",
+            ),
+        ];
+        for (args, cause) in cases {
+            let mut argv = vec!["mcp-bridge"];
+            argv.extend_from_slice(args);
+            let s = usage_of(&argv);
+            assert!(
+                s.starts_with(&format!("mcp-bridge: cli: error: {cause}\n")),
+                "{args:?}: {s}"
+            );
+        }
     }
 }

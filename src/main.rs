@@ -33,6 +33,9 @@ fn main() {
         std::process::exit(1);
     }));
     mcp_bridge::log::init(cli.log_level.filter());
+    for w in &cli.warnings {
+        tracing::warn!(target: "cli", "{w}");
+    }
     if !subreaper && cfg!(target_os = "linux") {
         tracing::warn!(target: "supervisor", "could not become a child subreaper: descendants that leave the upstream's process group may outlive the bridge");
     }

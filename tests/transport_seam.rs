@@ -14,7 +14,7 @@ use mcp_bridge::protocol::jsonrpc::Id;
 use mcp_bridge::protocol::raw::Object;
 use mcp_bridge::transport::program::SpawnError;
 use mcp_bridge::transport::upstream::{
-    Abandoned, EndCause, Event, Opened, Opener, Transport, UpstreamSpec,
+    Abandoned, EndCause, Event, Failure, Opened, Opener, Transport, UpstreamSpec,
 };
 use mcp_bridge::transport::writer::{Delivery, EDITOR_QUEUE, QueueStats, Sent, Writer};
 use serde_json::{Value, json};
@@ -162,11 +162,14 @@ async fn a_request_that_fails_alone_leaves_the_upstream_serving_the_others() {
         r.events
             .send(Event::Failed {
                 id: a,
-                detail: "HTTP 502".into()
+                failure: Failure::status(502, "HTTP 502".into())
             })
             .is_ok()
     );
-    assert_eq!(reply(a_rx).await, "Closed");
+    assert_eq!(
+        reply(a_rx).await,
+        "Failed(Failure { status: Some(502), error: None, detail: \"HTTP 502\" })"
+    );
     assert!(
         r.events
             .send(line(

@@ -29,7 +29,7 @@ use super::upstream::{self, Relay, Reply, UpstreamLinks};
 use crate::config::BridgeConfig;
 use crate::log::limits;
 use crate::profile::REQUEST_ID_PREFIX;
-use crate::protocol::era::{self, Era, LegacySign, ProbeAnswer};
+use crate::protocol::era::{self, Era, HttpAnswer, HttpBody, LegacySign, ProbeAnswer};
 use crate::protocol::errors::{Cause, ErrorObject};
 use crate::protocol::framing::Frame;
 use crate::protocol::input::Answer;
@@ -44,6 +44,7 @@ use crate::protocol::passthrough::{self, Kind};
 use crate::protocol::raw::{self, Object, RawJson};
 use crate::protocol::relay;
 use crate::protocol::translate::{self, MetaKeys, ReplyMask};
+use crate::transport::program::SpawnError;
 use crate::transport::writer::{Delivery, Writer};
 
 /// The lifecycle of the connection (2025-11-25 lifecycle; the reference's state table).
@@ -686,6 +687,9 @@ impl Frontend {
         let fut = async move {
             match upstream.connect.send(upstream::Connect(spec)).await {
                 Ok(Ok(())) => {}
+                Ok(Err(e @ SpawnError::Connect(_))) => {
+                    return Err(Cause::ConnectFailed.error(Some(json!(e.to_string()))));
+                }
                 Ok(Err(e)) => return Err(Cause::SpawnFailed.error(Some(json!(e.to_string())))),
                 Err(_) => return Err(Cause::SpawnFailed.error(None)),
             }
@@ -702,6 +706,10 @@ impl Frontend {
                 Ok(Reply::Result(v)) => v.to_value(),
                 _ => None,
             };
+            // HTTP: a request that failed in the transport keeps its status and error body
+            // (`Failure`); 400, 404 and 405 are what the era decision reads, any other
+            // failure (no response, a broken stream, 401/403 without a token, 5xx) fails the
+            // initialize with its detail.
             let answer = match &reply {
                 Ok(Reply::Result(_)) => match &result {
                     Some(v) => ProbeAnswer::Result(v),
@@ -711,6 +719,13 @@ impl Frontend {
                 Ok(Reply::Closed) => ProbeAnswer::Closed,
                 Ok(Reply::Busy) => ProbeAnswer::Busy,
                 Ok(Reply::Invalid) => ProbeAnswer::Invalid,
+                Ok(Reply::Failed(f)) => match f.status {
+                    Some(status @ (400 | 404 | 405)) => ProbeAnswer::Http(HttpAnswer {
+                        status,
+                        body: f.error.as_ref().map_or(HttpBody::Empty, HttpBody::RpcError),
+                    }),
+                    _ => return Err(Cause::DiscoverFailed.error(Some(json!(f.detail)))),
+                },
                 Err(TimedOut { .. }) => ProbeAnswer::NoReply,
             };
             match era::decide(answer) {

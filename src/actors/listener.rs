@@ -292,7 +292,7 @@ impl Listener {
                 });
                 self.retry = Retry::Waiting(h);
             }
-            None => self.halted = matches!(end, StreamEnd::Refused { .. }),
+            None => self.halted = end.halts(),
         }
     }
 
@@ -339,7 +339,7 @@ impl Listener {
                     // or a refusal; a refusal or the end of the upstream stops the attempts.
                     if self.active.is_none() && !end.retries() {
                         self.cancel_retry(ctx);
-                        self.halted = matches!(end, StreamEnd::Refused { .. });
+                        self.halted = end.halts();
                     }
                 }
                 Purpose::Base => self.after_loss(&end, None, ctx),

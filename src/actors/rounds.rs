@@ -181,7 +181,8 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: String) -
             limit,
             env.cancel_reason.clone(),
         )
-        .await;
+        .await
+        .map(Reply::passed_through);
         let result = match reply {
             Ok(Reply::Result(v)) => v,
             Ok(Reply::Error(e)) => {
@@ -204,6 +205,9 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: String) -
                 return SlotOutcome::Error(
                     Cause::UpstreamBusy.error(Some(json!(UPSTREAM_QUEUE_MAX_BYTES))),
                 );
+            }
+            Ok(Reply::Failed(f)) => {
+                return SlotOutcome::Error(Cause::TransportFailed.error(Some(json!(f.detail))));
             }
             Err(TimedOut { limit }) => {
                 return SlotOutcome::Error(Cause::Timeout.error(Some(json!({

@@ -27,7 +27,7 @@ use crate::protocol::raw::{self, Object, RawJson};
 use crate::protocol::{modern, notify};
 use crate::transport::program::SpawnError;
 use crate::transport::upstream::{
-    self as seam, Abandoned, EndCause, Event, OpenOptions, Transport, UpstreamSpec,
+    self as seam, Abandoned, EndCause, Event, Failure, OpenOptions, Transport, UpstreamSpec,
 };
 use crate::transport::writer::{Delivery, QueueStats, Sent, Writer};
 
@@ -263,20 +263,20 @@ impl Upstream {
         });
     }
 
-    /// One request failed in the transport alone (HTTP): it gets [`Reply::Closed`], the
+    /// One request failed in the transport alone (HTTP): it gets [`Reply::Failed`], the
     /// upstream goes on.
-    fn on_failed(&mut self, id: &Id, detail: &str) {
+    fn on_failed(&mut self, id: &Id, failure: Failure) {
         if self.listens.remove(id) {
-            tracing::debug!(target: "upstream", "id={id} method={} outcome=failed ({detail})",
-                notify::LISTEN_METHOD);
-            return self.listen_ended(id, Reply::Closed);
+            tracing::debug!(target: "upstream", "id={id} method={} outcome=failed ({})",
+                notify::LISTEN_METHOD, failure.detail);
+            return self.listen_ended(id, Reply::Failed(failure));
         }
         let Some(p) = self.pending.remove(id) else {
             return;
         };
-        tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=failed time_ms={:.3} ({detail})",
-            p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3);
-        let _ = p.tx.send(Reply::Closed);
+        tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=failed time_ms={:.3} ({})",
+            p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3, failure.detail);
+        let _ = p.tx.send(Reply::Failed(failure));
     }
 }
 
@@ -361,7 +361,7 @@ impl StreamHandler<TransportEvent> for Upstream {
         }
         match event {
             Event::Frame(f) => self.on_frame(f),
-            Event::Failed { id, detail } => self.on_failed(&id, &detail),
+            Event::Failed { id, failure } => self.on_failed(&id, failure),
             Event::Closed => self.on_closed(generation),
             Event::Ended(_) => {}
         }

@@ -174,6 +174,11 @@ pub enum Cause {
     InvalidParams,
     /// The upstream command could not be started (-32603).
     SpawnFailed,
+    /// The HTTP client for the upstream URL could not be made (-32603).
+    ConnectFailed,
+    /// One request to a URL upstream failed (-32603, the HTTP status or why in `data.detail`);
+    /// the upstream goes on.
+    TransportFailed,
     /// `server/discover` failed or did not answer in time (-32603 or the upstream's code).
     DiscoverFailed,
     /// The upstream process stopped (-32603).
@@ -233,6 +238,8 @@ impl Cause {
             MethodNotFound => "method_not_found",
             InvalidParams => "invalid_params",
             SpawnFailed => "spawn_failed",
+            ConnectFailed => "connect_failed",
+            TransportFailed => "transport_failed",
             DiscoverFailed => "discover_failed",
             UpstreamExited => "upstream_exited",
             TooManyRequests => "too_many_requests",
@@ -264,6 +271,8 @@ impl Cause {
             MethodNotFound => "Method not found",
             InvalidParams => "Invalid params",
             SpawnFailed => "The bridge could not start the upstream server",
+            ConnectFailed => "The bridge could not make the HTTP client for the upstream server",
+            TransportFailed => "The request to the upstream server failed",
             DiscoverFailed => "The upstream server did not complete server/discover",
             UpstreamExited => "The upstream server exited",
             TooManyRequests => "Too many requests in flight",

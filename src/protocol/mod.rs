@@ -16,6 +16,7 @@ pub mod numbers;
 pub mod passthrough;
 pub mod raw;
 pub mod relay;
+pub mod remote;
 pub mod shape;
 pub mod surrogates;
 pub mod translate;

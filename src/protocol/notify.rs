@@ -289,13 +289,53 @@ pub enum StreamEnd {
     },
     /// The upstream went away.
     Closed,
+    /// The transport failed the stream alone (HTTP): an error status, no response, or the
+    /// stream broke.
+    Failed {
+        /// The HTTP status of an error response (`None`: no response, or the stream broke).
+        status: Option<u16>,
+        /// Why, for the log and `data.detail`.
+        detail: String,
+    },
+}
+
+/// Whether a listen stream that failed with this HTTP status opens again after the wait
+/// (the reference's status rules): no response at all (a broken connection or stream), 408,
+/// 429 and 5xx except 501 do; 401 and 403 wait for the next sign-in; every other status stops
+/// the new attempts.
+pub fn http_status_retries(status: Option<u16>) -> bool {
+    match status {
+        None => true,
+        Some(408 | 429) => true,
+        Some(501) => false,
+        Some(s) => (500..=599).contains(&s),
+    }
+}
+
+/// A listen stream refused with 401 or 403: it waits for the next sign-in.
+pub fn http_status_needs_sign_in(status: Option<u16>) -> bool {
+    matches!(status, Some(401 | 403))
 }
 
 impl StreamEnd {
-    /// Whether a new stream follows after the wait. A refusal and the end of the upstream
-    /// stop the new attempts.
+    /// Whether a new stream follows after the wait. A refusal, the end of the upstream and
+    /// an HTTP status of [`http_status_retries`] that is not retried stop the new attempts.
     pub fn retries(&self) -> bool {
-        !matches!(self, StreamEnd::Refused { .. } | StreamEnd::Closed)
+        match self {
+            StreamEnd::Refused { .. } | StreamEnd::Closed => false,
+            StreamEnd::Failed { status, .. } => http_status_retries(*status),
+            _ => true,
+        }
+    }
+
+    /// Whether only a subscription change opens a new stream after this end (a refusal, an
+    /// HTTP status that is not retried).
+    pub fn halts(&self) -> bool {
+        match self {
+            StreamEnd::Refused { .. } => true,
+            StreamEnd::Failed { status, .. } => !http_status_retries(*status),
+            _ => false,
+        }
     }
 
     /// Whether the server itself ended the stream (an info line, not a warning).
@@ -317,6 +357,7 @@ impl StreamEnd {
                 format!("no acknowledgment within {}", seconds(*limit))
             }
             StreamEnd::Closed => "the upstream server exited".into(),
+            StreamEnd::Failed { detail, .. } => detail.clone(),
         }
     }
 
@@ -329,6 +370,7 @@ impl StreamEnd {
                 "method": LISTEN_METHOD, "timeoutSeconds": limit.as_secs_f64()
             }))),
             StreamEnd::Closed => Cause::UpstreamExited.error(None),
+            StreamEnd::Failed { detail, .. } => Cause::TransportFailed.error(Some(json!(detail))),
             StreamEnd::ServerResult | StreamEnd::ServerCancelled | StreamEnd::Invalid => {
                 Cause::InvalidResponse.error(Some(json!(
                     "the listen stream ended before its acknowledgment"
@@ -383,6 +425,18 @@ pub fn loss_line(end: &StreamEnd, wait: Option<Duration>) -> (LineLevel, String)
         StreamEnd::Closed => (
             LineLevel::Debug,
             "the listen stream ended with the upstream server".into(),
+        ),
+        StreamEnd::Failed { status, detail } if http_status_needs_sign_in(*status) => (
+            LineLevel::Warn,
+            format!(
+                "the upstream server refused the listen stream ({detail}): it needs a sign-in. The bridge sends no more list changes until a new stream opens."
+            ),
+        ),
+        StreamEnd::Failed { detail, .. } if wait.is_none() => (
+            LineLevel::Warn,
+            format!(
+                "the upstream server refused the listen stream ({detail}). The bridge sends no more list changes."
+            ),
         ),
         e if e.by_server() => (
             LineLevel::Info,
@@ -1154,6 +1208,51 @@ mod tests {
         assert_eq!(
             g.on_notification(&note("notifications/tools/list_changed", &json!({}))),
             Step::Pass
+        );
+    }
+
+    #[test]
+    fn an_http_listen_failure_reopens_by_the_status_rules() {
+        let table: &[(Option<u16>, bool, bool, bool)] = &[
+            // status, retries, halts, needs a sign-in
+            (None, true, false, false),
+            (Some(408), true, false, false),
+            (Some(429), true, false, false),
+            (Some(500), true, false, false),
+            (Some(501), false, true, false),
+            (Some(502), true, false, false),
+            (Some(503), true, false, false),
+            (Some(599), true, false, false),
+            (Some(400), false, true, false),
+            (Some(401), false, true, true),
+            (Some(403), false, true, true),
+            (Some(404), false, true, false),
+            (Some(405), false, true, false),
+        ];
+        for &(status, retries, halts, sign_in) in table {
+            let end = StreamEnd::Failed {
+                status,
+                detail: "x".into(),
+            };
+            assert_eq!(
+                (
+                    end.retries(),
+                    end.halts(),
+                    http_status_needs_sign_in(status)
+                ),
+                (retries, halts, sign_in),
+                "{status:?}"
+            );
+        }
+        let e = StreamEnd::Failed {
+            status: Some(503),
+            detail: "HTTP 503".into(),
+        }
+        .change_error()
+        .to_value();
+        assert_eq!(
+            e["data"],
+            json!({"cause": "transport_failed", "detail": "HTTP 503"})
         );
     }
 }

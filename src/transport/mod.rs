@@ -6,6 +6,7 @@
 
 pub mod child;
 pub mod child_upstream;
+pub mod http;
 pub mod isolation;
 pub mod lines;
 pub mod memory;

@@ -139,6 +139,10 @@ pub enum SpawnError {
     /// The child started, but its stdin cannot be made a non-blocking pipe.
     #[error("{0}")]
     Stdin(#[source] io::Error),
+    /// The HTTP client for a URL upstream cannot be made (`connect_failed`, never the URL or
+    /// a header value).
+    #[error("{0}")]
+    Connect(String),
 }
 
 /// The `data.detail` of `spawn_failed` for an error of the spawn itself: the resolution's

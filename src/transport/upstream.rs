@@ -42,9 +42,10 @@ pub enum UpstreamSpec {
     /// An in-process [`Server`]: frames cross as bytes through bounded channels, no pipe and
     /// no process (the embedded bridge, actor tests).
     Memory(Server),
-    /// A transport opened by the embedder's own function (a scripted transport in tests; the
-    /// shape the HTTP transport of issue 9 takes before it gets a variant of its own).
+    /// A transport opened by the embedder's own function (a scripted transport in tests).
     Opener(Opener),
+    /// A 2026-07-28 server at a URL over Streamable HTTP (`mcp-bridge [options] <url>`).
+    Http(super::http::HttpSpec),
 }
 
 /// A function that opens a transport ([`UpstreamSpec::Opener`]); its error is what
@@ -66,6 +67,7 @@ impl UpstreamSpec {
             UpstreamSpec::Child { command, .. } => std::path::Path::new(command)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned()),
+            UpstreamSpec::Http(spec) => spec.url.host_str().map(str::to_owned),
             UpstreamSpec::Memory(_) | UpstreamSpec::Opener(_) => None,
         }
     }
@@ -110,6 +112,43 @@ impl fmt::Display for EndCause {
     }
 }
 
+/// Why one request failed in the transport alone ([`Event::Failed`]; HTTP). What the first
+/// `server/discover` got stays visible here (status and error body), for a fallback to an
+/// older protocol era to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The HTTP status of the response, when a response came and was not a success (`None`:
+    /// no response at all, or the stream of a 2xx response broke or ended early).
+    pub status: Option<u16>,
+    /// The JSON-RPC error object of an error response's body, passed through to the editor
+    /// (2026-07-28 transports/http: 404 + -32601, 400 + -32020/-32021/-32022); `None` when
+    /// the body was empty or not a JSON-RPC error.
+    pub error: Option<Value>,
+    /// Why, for `data.detail` and the log: `HTTP 503`, `the response is over 67108864 bytes`,
+    /// ... Never the URL, a header value or a token.
+    pub detail: String,
+}
+
+impl Failure {
+    /// A failure with a status and no error body.
+    pub fn status(status: u16, detail: String) -> Self {
+        Failure {
+            status: Some(status),
+            error: None,
+            detail,
+        }
+    }
+
+    /// A failure without a response (a connection error, a broken stream, a limit).
+    pub fn no_response(detail: String) -> Self {
+        Failure {
+            status: None,
+            error: None,
+            detail,
+        }
+    }
+}
+
 /// What a transport reports, in the upstream's order.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Event {
@@ -121,8 +160,8 @@ pub enum Event {
     Failed {
         /// The upstream id of the request.
         id: Id,
-        /// Why, for the log.
-        detail: String,
+        /// Why: the HTTP status, the error body, a text for the editor and the log.
+        failure: Failure,
     },
     /// No more frames will come: every request in flight fails now. [`Event::Ended`] follows.
     Closed,
@@ -198,5 +237,6 @@ pub fn open(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnEr
         }
         UpstreamSpec::Memory(server) => Ok(super::memory::open(server.clone(), options)),
         UpstreamSpec::Opener(Opener(open)) => open(options),
+        UpstreamSpec::Http(spec) => super::http::open(spec, options),
     }
 }

@@ -112,6 +112,10 @@ impl Frontend {
             Reply::Error(error) => StreamEnd::Refused { error },
             Reply::Closed | Reply::Busy => StreamEnd::Closed,
             Reply::Invalid => StreamEnd::Invalid,
+            Reply::Failed(f) => StreamEnd::Failed {
+                status: f.status,
+                detail: f.detail,
+            },
         };
         if let Some(side) = &mut self.listen
             && let Some(f) = side.gate.end(&id, end)

@@ -7,6 +7,8 @@ use crate::protocol::raw::RawJson;
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 
+pub use crate::transport::upstream::Failure;
+
 /// The answer to one upstream request.
 #[derive(Debug)]
 pub enum Reply {
@@ -21,9 +23,24 @@ pub enum Reply {
     Invalid,
     /// The queue toward the upstream was full: the request was not sent.
     Busy,
+    /// The request failed in the transport alone (HTTP: an error status, a broken stream, a
+    /// limit); the upstream goes on.
+    Failed(Failure),
 }
 
 impl Reply {
+    /// A transport failure whose response body was a JSON-RPC error is that error (HTTP 404 +
+    /// -32601, 400 + -32020 pass through to the editor as the upstream's error); the rest
+    /// unchanged.
+    pub fn passed_through(self) -> Reply {
+        match self {
+            Reply::Failed(Failure {
+                error: Some(error), ..
+            }) => Reply::Error(error),
+            other => other,
+        }
+    }
+
     /// The outcome word of the exchange log line.
     pub(crate) fn outcome(&self) -> &'static str {
         match self {
@@ -32,6 +49,7 @@ impl Reply {
             Reply::Closed => "closed",
             Reply::Invalid => "invalid",
             Reply::Busy => "busy",
+            Reply::Failed(_) => "failed",
         }
     }
 }

@@ -1,0 +1,146 @@
+//! The HTTP client of a URL upstream: rustls with the system roots plus `--ca-file`, the
+//! proxy of `HTTPS_PROXY`/`ALL_PROXY` unless `NO_PROXY` names the host (a loopback host is
+//! never proxied), no redirects followed (a redirect of a POST is answered as its status).
+
+use std::net::IpAddr;
+use url::{Host, Url};
+
+use super::HttpSpec;
+
+/// Time limit of a TCP connection (and TLS handshake) to the upstream or its proxy. A request
+/// itself has the time limit of its method (the Frontend's), not one of the transport.
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The proxy variables of the environment, read once at start (upper case first, then lower
+/// case, as curl does).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProxyEnv {
+    /// `HTTPS_PROXY` / `https_proxy`.
+    pub https_proxy: Option<String>,
+    /// `ALL_PROXY` / `all_proxy`.
+    pub all_proxy: Option<String>,
+    /// `NO_PROXY` / `no_proxy`.
+    pub no_proxy: Option<String>,
+}
+
+fn var(upper: &str, lower: &str) -> Option<String> {
+    [upper, lower]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok())
+        .find(|v| !v.trim().is_empty())
+}
+
+impl ProxyEnv {
+    /// The variables of this process's environment.
+    pub fn from_env() -> Self {
+        ProxyEnv {
+            https_proxy: var("HTTPS_PROXY", "https_proxy"),
+            all_proxy: var("ALL_PROXY", "all_proxy"),
+            no_proxy: var("NO_PROXY", "no_proxy"),
+        }
+    }
+
+    /// The proxy for an `https` upstream: `HTTPS_PROXY`, else `ALL_PROXY`. An `http` upstream
+    /// is always a loopback host, never proxied.
+    pub fn proxy_for(&self, url: &Url) -> Option<&str> {
+        if is_loopback(url) || url.scheme() != "https" {
+            return None;
+        }
+        self.https_proxy.as_deref().or(self.all_proxy.as_deref())
+    }
+}
+
+/// A loopback host: `localhost`, a name ending in `.localhost`, an address in `127.0.0.0/8`,
+/// or `[::1]` (the reference's rule for `http` URLs and for the proxy).
+pub fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+        Some(Host::Ipv4(a)) => IpAddr::V4(a).is_loopback(),
+        Some(Host::Ipv6(a)) => a.is_loopback(),
+        None => false,
+    }
+}
+
+/// Makes the client of `spec`. Errors: why, for `connect_failed` (never a URL or a secret).
+pub fn build(spec: &HttpSpec) -> Result<reqwest::Client, String> {
+    let mut b = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(CONNECT_TIMEOUT)
+        .user_agent(concat!("mcp-bridge/", env!("CARGO_PKG_VERSION")));
+    if let Some(pem) = &spec.ca_pem {
+        let certs = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| format!("the CA file cannot be used: {}", e.without_url()))?;
+        b = b.tls_certs_merge(certs);
+    }
+    if let Some(proxy) = spec.proxy.proxy_for(&spec.url) {
+        let no_proxy = spec
+            .proxy
+            .no_proxy
+            .as_deref()
+            .and_then(reqwest::NoProxy::from_string);
+        let p = reqwest::Proxy::all(proxy)
+            .map_err(|_| "the proxy URL of the environment is not valid".to_string())?
+            .no_proxy(no_proxy);
+        b = b.proxy(p);
+    }
+    b.build()
+        .map_err(|e| format!("the HTTP client cannot be made: {}", e.without_url()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).expect("a valid URL")
+    }
+
+    #[test]
+    fn loopback_hosts_are_the_reference_s() {
+        for (u, loopback) in [
+            ("http://localhost:1/mcp", true),
+            ("http://LOCALHOST./mcp", true),
+            ("http://app.localhost/mcp", true),
+            ("http://127.0.0.1/mcp", true),
+            ("http://127.200.3.4/mcp", true),
+            ("http://[::1]:8/mcp", true),
+            ("http://128.0.0.1/mcp", false),
+            ("http://localhost.example/mcp", false),
+            ("https://example.com/mcp", false),
+            ("http://[::2]/mcp", false),
+        ] {
+            assert_eq!(is_loopback(&url(u)), loopback, "{u}");
+        }
+    }
+
+    #[test]
+    fn the_proxy_is_https_proxy_then_all_proxy_and_never_for_loopback() {
+        let env = ProxyEnv {
+            https_proxy: Some("http://p1:1".into()),
+            all_proxy: Some("http://p2:2".into()),
+            no_proxy: None,
+        };
+        assert_eq!(
+            env.proxy_for(&url("https://x.example/mcp")),
+            Some("http://p1:1")
+        );
+        assert_eq!(env.proxy_for(&url("https://127.0.0.1/mcp")), None);
+        assert_eq!(env.proxy_for(&url("http://localhost/mcp")), None);
+        let all = ProxyEnv {
+            https_proxy: None,
+            ..env
+        };
+        assert_eq!(
+            all.proxy_for(&url("https://x.example/mcp")),
+            Some("http://p2:2")
+        );
+        assert_eq!(
+            ProxyEnv::default().proxy_for(&url("https://x.example/mcp")),
+            None
+        );
+    }
+}

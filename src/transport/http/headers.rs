@@ -1,0 +1,186 @@
+//! The headers of one POST to a 2026-07-28 server (2026-07-28 basic/transports/http,
+//! "Standard headers"), and the check of the headers a user may add (`--header`,
+//! `--header-env`): the ones the bridge or HTTP sets are refused.
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+use crate::protocol::modern::META_PROTOCOL_VERSION;
+use crate::protocol::remote::{self, HeaderParam};
+
+/// `Accept` of every POST: both response kinds (the spec's MUST).
+pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+/// `MCP-Protocol-Version`: equal to the `_meta` protocol version of the body.
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+/// `Mcp-Method`: the JSON-RPC method.
+pub const METHOD_HEADER: &str = "mcp-method";
+/// `Mcp-Name`: `params.name` or `params.uri` of `tools/call`, `prompts/get`, `resources/read`.
+pub const NAME_HEADER: &str = "mcp-name";
+
+/// Header names a user may not set: what HTTP or the bridge sets, and every `Mcp-*` name.
+const REFUSED: &[&str] = &[
+    "host",
+    "content-type",
+    "content-length",
+    "accept",
+    "accept-encoding",
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "expect",
+    "proxy-authorization",
+    "proxy-connection",
+    "last-event-id",
+];
+
+/// Names that usually carry a secret: given with `--header`, they get a warning (the command
+/// line shows in process lists and editor logs; `--header-env` is the way).
+const SECRET_LIKE: &[&str] = &["authorization", "cookie", "x-api-key", "api-key"];
+
+/// Checks a header name a user gives. Errors: why it is refused (names the header, never a
+/// value).
+pub fn check_user_header(name: &str) -> Result<HeaderName, String> {
+    let lower = name.to_ascii_lowercase();
+    if REFUSED.contains(&lower.as_str()) || lower.starts_with("mcp-") {
+        return Err(format!(
+            "the header {name} is set by the bridge or by HTTP and cannot be given"
+        ));
+    }
+    HeaderName::from_bytes(lower.as_bytes()).map_err(|_| format!("{name:?} is not a header name"))
+}
+
+/// Whether a header name usually carries a secret (a warning for `--header`).
+pub fn looks_secret(name: &HeaderName) -> bool {
+    let n = name.as_str();
+    SECRET_LIKE.contains(&n) || n.contains("token") || n.contains("secret") || n.contains("key")
+}
+
+fn value(text: &str) -> Option<HeaderValue> {
+    HeaderValue::from_str(text).ok()
+}
+
+/// The headers of the POST of `msg` (a request or notification): `Accept`, `Content-Type`,
+/// `MCP-Protocol-Version` from `params._meta`, `Mcp-Method`, `Mcp-Name`, the `Mcp-Param-*` of
+/// a `tools/call` whose tool has annotations (`tool_params`), then the user's headers.
+pub fn for_message(
+    msg: &Value,
+    tool_params: Option<&[HeaderParam]>,
+    user: &[(HeaderName, HeaderValue)],
+) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let params = msg.get("params").unwrap_or(&Value::Null);
+    if let Some(v) = params
+        .get("_meta")
+        .and_then(|m| m.get(META_PROTOCOL_VERSION))
+        .and_then(Value::as_str)
+        .and_then(value)
+    {
+        h.insert(PROTOCOL_VERSION_HEADER, v);
+    }
+    let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
+    if let Some(v) = value(&remote::header_value(method)) {
+        h.insert(METHOD_HEADER, v);
+    }
+    if let Some(v) = remote::mcp_name(method, params).as_deref().and_then(value) {
+        h.insert(NAME_HEADER, v);
+    }
+    if let Some(tp) = tool_params {
+        let args = params.get("arguments").unwrap_or(&Value::Null);
+        for (name, text) in remote::param_headers(tp, args) {
+            if let (Ok(n), Some(v)) = (HeaderName::from_bytes(name.as_bytes()), value(&text)) {
+                h.insert(n, v);
+            }
+        }
+    }
+    for (n, v) in user {
+        h.append(n.clone(), v.clone());
+    }
+    h
+}
+
+/// The `Authorization` header of a bearer token (sensitive: never logged).
+pub fn bearer(token: &str) -> Option<(HeaderName, HeaderValue)> {
+    let mut v = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
+    v.set_sensitive(true);
+    Some((AUTHORIZATION, v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pairs(h: &HeaderMap) -> Vec<(String, String)> {
+        h.iter()
+            .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("?").to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_tools_call_carries_every_standard_header() {
+        let msg = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "météo", "arguments": {"region": "eu"},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+        let tp = remote::header_params(&json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}}))
+        .unwrap_or_default();
+        let user = vec![(
+            HeaderName::from_static("x-team"),
+            HeaderValue::from_static("a"),
+        )];
+        assert_eq!(
+            pairs(&for_message(&msg, Some(&tp), &user)),
+            vec![
+                (
+                    "accept".into(),
+                    "application/json, text/event-stream".into()
+                ),
+                ("content-type".into(), "application/json".into()),
+                ("mcp-protocol-version".into(), "2026-07-28".into()),
+                ("mcp-method".into(), "tools/call".into()),
+                ("mcp-name".into(), "=?base64?bcOpdMOpbw==?=".into()),
+                ("mcp-param-region".into(), "eu".into()),
+                ("x-team".into(), "a".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn headers_the_bridge_or_http_sets_are_refused() {
+        for name in [
+            "Host",
+            "content-type",
+            "Accept",
+            "Mcp-Method",
+            "MCP-Protocol-Version",
+            "mcp-param-x",
+            "Proxy-Authorization",
+            "Content-Length",
+            "Transfer-Encoding",
+        ] {
+            assert_eq!(
+                check_user_header(name).map(|_| ()),
+                Err(format!(
+                    "the header {name} is set by the bridge or by HTTP and cannot be given"
+                )),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            check_user_header("bad name").map(|_| ()),
+            Err("\"bad name\" is not a header name".into())
+        );
+        assert_eq!(
+            check_user_header("Authorization").map(|n| n.to_string()),
+            Ok("authorization".into())
+        );
+        assert!(looks_secret(&HeaderName::from_static("authorization")));
+        assert!(looks_secret(&HeaderName::from_static("x-api-key")));
+        assert!(!looks_secret(&HeaderName::from_static("x-team")));
+    }
+}

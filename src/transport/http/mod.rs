@@ -1,0 +1,221 @@
+//! The HTTP upstream: a 2026-07-28 server at a URL over Streamable HTTP (2026-07-28
+//! basic/transports/http), behind the transport seam. Every message is its own POST
+//! ([`exchange`]); its response (JSON, or an SSE stream of the request's notifications and
+//! its response) comes back as frames, in order per request. A request fails alone
+//! ([`Event::Failed`]), a cancel closes the request's stream ([`Abandoned::Carried`]), and the
+//! transport never ends by itself: a URL upstream never stops the bridge.
+//!
+//! The HTTP client (TLS roots, proxy) is made in [`client`]; the headers of a POST in
+//! [`headers`]; the message rules of a remote server (`x-mcp-header`, icons) are pure, in
+//! [`crate::protocol::remote`].
+
+pub mod client;
+mod exchange;
+pub mod headers;
+mod limit;
+
+use futures_util::StreamExt;
+use futures_util::future::LocalBoxFuture;
+use reqwest::header::{HeaderName, HeaderValue};
+use serde_json::Value;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::fmt;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use url::Url;
+
+use super::program::SpawnError;
+use super::token::{NoToken, TokenProvider};
+use super::upstream::{Abandoned, EndCause, Event, OpenOptions, Opened, Transport};
+use super::writer::{Delivery, Sent, Writer};
+use crate::protocol::jsonrpc::Id;
+use crate::protocol::remote::HeaderParam;
+
+pub use client::ProxyEnv;
+
+/// Default of `--max-response-bytes`: the longest JSON response body, and the longest event
+/// of an SSE response, in bytes (64 MiB, the reference's `max_response_bytes`).
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+/// Largest `--max-response-bytes` (1 GiB).
+pub const MAX_MAX_RESPONSE_BYTES: usize = 1024 * 1024 * 1024;
+
+/// Makes the [`TokenProvider`] of a transport on the thread that opens it (providers are not
+/// `Send`; the configuration is).
+#[derive(Clone)]
+pub struct TokenSource(pub Arc<dyn Fn() -> Rc<dyn TokenProvider> + Send + Sync>);
+
+impl Default for TokenSource {
+    /// [`NoToken`]: no `Authorization`, every 401/403 fails with `sign_in_unavailable`.
+    fn default() -> Self {
+        TokenSource(Arc::new(|| Rc::new(NoToken)))
+    }
+}
+
+impl fmt::Debug for TokenSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TokenSource")
+    }
+}
+
+/// Everything the HTTP transport needs, from the command line (`mcp-bridge [options] <url>`).
+#[derive(Clone)]
+pub struct HttpSpec {
+    /// The MCP endpoint (`https`, or `http` to a loopback host; no user info, no fragment:
+    /// checked by the command line).
+    pub url: Url,
+    /// `--header` and `--header-env`, in order; values are marked sensitive (never logged).
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// The PEM text of `--ca-file` (checked to hold at least one certificate), trusted
+    /// besides the system roots.
+    pub ca_pem: Option<Vec<u8>>,
+    /// `--max-response-bytes`.
+    pub max_response_bytes: usize,
+    /// The proxy settings of the environment, read at start.
+    pub proxy: ProxyEnv,
+    /// The token of each request and the answer to a 401/403 (default: no sign-in).
+    pub tokens: TokenSource,
+}
+
+impl fmt::Debug for HttpSpec {
+    /// The host and the header names only: never a header value or the URL's path and query.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpSpec")
+            .field("host", &self.url.host_str())
+            .field(
+                "headers",
+                &self
+                    .headers
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .field("ca_file", &self.ca_pem.is_some())
+            .field("max_response_bytes", &self.max_response_bytes)
+            .finish()
+    }
+}
+
+impl HttpSpec {
+    /// A spec for `url` with the defaults: no headers, the system roots, no proxy, 64 MiB,
+    /// no sign-in.
+    pub fn new(url: Url) -> Self {
+        HttpSpec {
+            url,
+            headers: Vec::new(),
+            ca_pem: None,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            proxy: ProxyEnv::default(),
+            tokens: TokenSource::default(),
+        }
+    }
+}
+
+/// What the exchanges of one transport share (all on the actor thread).
+pub(crate) struct Shared {
+    client: reqwest::Client,
+    url: Url,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    max_response_bytes: usize,
+    tokens: Rc<dyn TokenProvider>,
+    events: mpsc::UnboundedSender<Event>,
+    /// The requests whose POST or response is under way, by upstream id: aborting one
+    /// closes its stream.
+    in_flight: RefCell<HashMap<Id, tokio::task::AbortHandle>>,
+    /// The `x-mcp-header` annotations of the tools of the last `tools/list`, by tool name.
+    tool_params: RefCell<HashMap<String, Vec<HeaderParam>>>,
+    /// The writer toward the editor: frames wait for its room (back-pressure).
+    pace: Writer,
+    closed: Cell<bool>,
+}
+
+/// The handle of an HTTP upstream.
+pub struct Http {
+    shared: Rc<Shared>,
+}
+
+/// Opens the HTTP transport: makes the client (errors: [`SpawnError::Connect`], the
+/// `connect_failed` detail); no request is sent until the first message.
+pub fn open(spec: &HttpSpec, options: OpenOptions) -> Result<Opened, SpawnError> {
+    let client = client::build(spec).map_err(SpawnError::Connect)?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let shared = Rc::new(Shared {
+        client,
+        url: spec.url.clone(),
+        headers: spec.headers.clone(),
+        max_response_bytes: spec.max_response_bytes,
+        tokens: (spec.tokens.0)(),
+        events: tx,
+        in_flight: RefCell::new(HashMap::new()),
+        tool_params: RefCell::new(HashMap::new()),
+        pace: options.pace,
+        closed: Cell::new(false),
+    });
+    let events = futures_util::stream::unfold(rx, |mut rx| async move {
+        let e = rx.recv().await?;
+        Some((e, rx))
+    });
+    Ok(Opened {
+        transport: Box::new(Http { shared }),
+        events: events.boxed_local(),
+    })
+}
+
+impl Http {
+    fn stop_all(&self) {
+        self.shared.closed.set(true);
+        for (_, h) in self.shared.in_flight.borrow_mut().drain() {
+            h.abort();
+        }
+    }
+}
+
+impl Transport for Http {
+    /// Starts the POST of `msg` at once (one task per message; HTTP has no queue to fill).
+    fn send(&self, msg: &Value, _delivery: Delivery) -> Sent {
+        if self.shared.closed.get() {
+            return Sent::Closed;
+        }
+        let id = msg.get("id").and_then(Id::from_value);
+        let task = tokio::task::spawn_local(exchange::run(self.shared.clone(), msg.clone()));
+        if let Some(id) = id {
+            self.shared
+                .in_flight
+                .borrow_mut()
+                .insert(id, task.abort_handle());
+        }
+        Sent::Queued
+    }
+
+    fn queued(&self) -> (usize, usize) {
+        (0, 0)
+    }
+
+    /// Closes the request's stream (2026-07-28: cancellation on HTTP is closing the stream;
+    /// no notification is sent).
+    fn abandon(&self, id: &Id) -> Abandoned {
+        if let Some(h) = self.shared.in_flight.borrow_mut().remove(id) {
+            h.abort();
+        }
+        Abandoned::Carried
+    }
+
+    /// Closes every stream; there is no process to wait for.
+    fn close(self: Box<Self>, _grace: Duration) -> LocalBoxFuture<'static, Option<EndCause>> {
+        self.stop_all();
+        Box::pin(async { None })
+    }
+
+    fn kill(self: Box<Self>) -> LocalBoxFuture<'static, ()> {
+        self.stop_all();
+        Box::pin(async {})
+    }
+}
+
+impl Drop for Http {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
