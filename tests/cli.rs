@@ -57,6 +57,89 @@ fn help_explains_the_form_and_every_option() {
 }
 
 #[test]
+fn help_explains_the_url_form_and_its_options() {
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("       mcp-bridge [OPTIONS] <URL>"), "{out}");
+    for text in [
+        "With a URL in place of the command (https, or http to a loopback host: localhost,\n*.localhost, 127.0.0.0/8, [::1]; no user info, no fragment), mcp-bridge speaks MCP\n2026-07-28 over Streamable HTTP to the server at that URL.",
+        "HTTPS_PROXY or ALL_PROXY is the proxy, NO_PROXY names hosts without one; a loopback host\nnever uses a proxy.",
+        "  mcp-bridge --header-env Authorization=API_AUTH https://mcp.example.com/mcp\n",
+        "--header <NAME:VALUE>",
+        "--header-env <NAME=VAR>",
+        "--ca-file <PEM>",
+        "--max-response-bytes <BYTES>",
+    ] {
+        assert!(out.contains(text), "{text:?} missing from --help:\n{out}");
+    }
+}
+
+#[test]
+fn the_url_form_refuses_bad_urls_headers_variables_and_ca_files_with_exit_2() {
+    let dir = std::env::temp_dir().join(format!("mcp-bridge-cli-url-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let not_pem = dir.join("not.pem");
+    std::fs::write(&not_pem, "sekret-value\n").expect("write");
+    let not_pem = not_pem.to_string_lossy().into_owned();
+    let missing = dir.join("missing.pem").to_string_lossy().into_owned();
+    let cases: Vec<(Vec<&str>, String)> =
+        vec![
+        (
+            vec!["http://mcp.example.com/mcp?token=sekret-value"],
+            "the URL uses http with a host that is not loopback: use https".into(),
+        ),
+        (
+            vec!["https://me:sekret-value@mcp.example.com/mcp"],
+            "the URL must not carry a user or a password".into(),
+        ),
+        (
+            vec!["https://mcp.example.com/mcp#sekret-value"],
+            "the URL must not have a fragment".into(),
+        ),
+        (
+            vec!["--header", "Accept: sekret-value", "https://h/mcp"],
+            "the header Accept is set by the bridge or by HTTP and cannot be given".into(),
+        ),
+        (
+            vec!["--header", "Proxy-Authorization: sekret-value", "https://h/mcp"],
+            "the header Proxy-Authorization is set by the bridge or by HTTP and cannot be given"
+                .into(),
+        ),
+        (
+            vec!["--header-env", "Mcp-Name=HOME", "https://h/mcp"],
+            "the header Mcp-Name is set by the bridge or by HTTP and cannot be given".into(),
+        ),
+        (
+            vec!["--header-env", "Authorization=MCP_BRIDGE_NO_SUCH_VAR", "https://h/mcp"],
+            "the variable MCP_BRIDGE_NO_SUCH_VAR of --header-env authorization is not set".into(),
+        ),
+        (
+            vec!["--ca-file", &not_pem, "https://h/mcp"],
+            format!("--ca-file {not_pem} holds no PEM certificate"),
+        ),
+        (
+            vec!["--ca-file", &missing, "https://h/mcp"],
+            format!("--ca-file {missing} cannot be read (entity not found)"),
+        ),
+        (
+            vec!["--max-response-bytes", "0", "https://h/mcp"],
+            "invalid value for --max-response-bytes".into(),
+        ),
+    ];
+    for (args, cause) in cases {
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(out.is_empty());
+        assert!(
+            err.starts_with(&format!("mcp-bridge: cli: error: {cause}\n")),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("sekret-value"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn version_prints_the_package_version() {
     let (code, out, _) = run(&["--version"]);
     assert_eq!(code, 0);

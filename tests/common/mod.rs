@@ -150,6 +150,27 @@ impl Bridge {
         b
     }
 
+    /// Starts `mcp-bridge <bridge_args> <url>` (the URL form) with the proxy variables of the
+    /// test's environment removed and `env` added.
+    pub fn start_url(bridge_args: &[&str], url: &str, env: &[(&str, &str)]) -> Bridge {
+        let mut cmd = Command::new(bridge_bin());
+        cmd.args(bridge_args).arg(url);
+        for v in [
+            "HTTPS_PROXY",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+            "NO_PROXY",
+            "no_proxy",
+            "HTTP_PROXY",
+            "http_proxy",
+        ] {
+            cmd.env_remove(v);
+        }
+        cmd.envs(env.iter().copied());
+        Self::spawn(&mut cmd, true)
+    }
+
     fn start_with(bridge_args: &[&str], upstream: &[String], read_stderr: bool) -> Bridge {
         let mut cmd = Command::new(bridge_bin());
         cmd.args(bridge_args).arg("--").args(upstream);

@@ -1,0 +1,625 @@
+//! The URL form against a fixture HTTP upstream (the crate's own 2026-07-28 server behind
+//! axum, `common/http_fixture.rs`): the headers of every POST, JSON and SSE responses, progress
+//! and log messages on a request's stream, cancellation by closing the stream, the listen
+//! stream over SSE and its reopening by HTTP status, the response-size limit, error bodies,
+//! icons, `--header`/`--header-env`, and a URL upstream that never stops the bridge.
+
+mod common;
+#[path = "common/http_fixture.rs"]
+mod http_fixture;
+
+use common::{Bridge, error_of, text_of, wait_until};
+use http_fixture::{Canned, HttpFixture};
+use mcp_bridge::server::{LogLevel, Outcome, PromptDef, ResourceDef, Server, ToolDef};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+const V: &str = "2026-07-28";
+const PNG: &str = "data:image/png;base64,iVBORw0KGgo=";
+
+fn icons() -> Value {
+    json!([{"src": "https://cdn.example/i.png"}, {"src": PNG}, {"src": "file:///i.png"},
+           {"src": "http://cdn.example/i.png"}])
+}
+
+/// Adds one to its counter when dropped.
+struct Counted(Arc<AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// The fixture server: tools for each case. `cancelled` counts the `wait` calls that saw
+/// their cancellation.
+fn server(cancelled: Arc<AtomicUsize>) -> Server {
+    let text = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    Server::builder("fixture-http", "1.0.0")
+        .tool(
+            ToolDef::new("echo", text).field("icons", icons()),
+            |a, _| async move { Ok(Outcome::text(a["text"].as_str().unwrap_or_default())) },
+        )
+        .tool(
+            ToolDef::new(
+                "weather",
+                json!({"type": "object", "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Region"},
+                    "days": {"type": "integer", "x-mcp-header": "Days"}}}),
+            ),
+            |a, _| async move {
+                Ok(Outcome::text(format!(
+                    "{} for {} days",
+                    a["region"].as_str().unwrap_or_default(),
+                    a["days"]
+                )))
+            },
+        )
+        .tool(
+            ToolDef::new(
+                "broken",
+                json!({"type": "object", "properties": {
+                    "n": {"type": "number", "x-mcp-header": "N"}}}),
+            ),
+            |_, _| async move { Ok(Outcome::text("never listed")) },
+        )
+        .tool(
+            ToolDef::new("Grüße ✓", json!({"type": "object"})),
+            |_, _| async move { Ok(Outcome::text("hallo")) },
+        )
+        .tool(
+            ToolDef::new("progress", json!({"type": "object"})),
+            |_, ctx| async move {
+                ctx.progress(1.0, Some(2.0), Some("half")).await;
+                ctx.log(LogLevel::Info, Some("fixture"), json!("working"))
+                    .await;
+                Ok(Outcome::text("done"))
+            },
+        )
+        .tool(ToolDef::new("wait", json!({"type": "object"})), {
+            move |_, ctx| {
+                let cancelled = cancelled.clone();
+                async move {
+                    // Counted when the server cancels the request: its token fires, or its
+                    // task is dropped.
+                    let _seen = Counted(cancelled);
+                    ctx.cancelled().await;
+                    Ok(Outcome::text("cancelled"))
+                }
+            }
+        })
+        .tool(
+            ToolDef::new(
+                "big",
+                json!({"type": "object", "properties": {"bytes": {"type": "integer"}}}),
+            ),
+            |a, _| async move {
+                let n = a["bytes"].as_u64().unwrap_or(0) as usize;
+                Ok(Outcome::text("x".repeat(n)))
+            },
+        )
+        .tool(
+            ToolDef::new("notify", json!({"type": "object"})),
+            |_, ctx| async move {
+                ctx.server()
+                    .notify(mcp_bridge::server::Event::ToolsListChanged);
+                Ok(Outcome::text("notified"))
+            },
+        )
+        .prompt(
+            PromptDef::new("greet").field("icons", icons()),
+            |_, _| async move {
+                Ok(Outcome::Complete(json!({"messages": [
+                    {"role": "user", "content": {"type": "text", "text": "hi"}}]})))
+            },
+        )
+        .resource(
+            ResourceDef::new("file:///a b/ü.txt", "a").field("icons", icons()),
+            |a, _| async move {
+                Ok(Outcome::Complete(json!({"contents": [
+                    {"uri": a["uri"], "text": "A"}]})))
+            },
+        )
+        .build()
+}
+
+fn fixture() -> (HttpFixture, Arc<AtomicUsize>) {
+    let cancelled = Arc::new(AtomicUsize::new(0));
+    let f = HttpFixture::start(
+        server(cancelled.clone()),
+        vec![("weather", "region", "Region"), ("weather", "days", "Days")],
+    );
+    (f, cancelled)
+}
+
+fn call(b: &mut Bridge, id: i64, name: &str, arguments: Value) -> Value {
+    b.request(
+        json!(id),
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+    )
+}
+
+/// The headers of a POST that the 2026-07-28 transport defines, in a fixed order.
+fn standard_headers(s: &http_fixture::Seen) -> Vec<(String, String)> {
+    [
+        "accept",
+        "content-type",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+    ]
+    .iter()
+    .filter_map(|n| s.header(n).map(|v| (n.to_string(), v.to_string())))
+    .collect()
+}
+
+fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn json_responses_and_the_standard_headers_of_every_post() {
+    let (f, _) = fixture();
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "fixture-http");
+    assert_eq!(
+        text_of(&call(&mut b, 1, "echo", json!({"text": "hi"}))),
+        "hi"
+    );
+    let p = b.request(json!(2), "prompts/get", json!({"name": "greet"}));
+    assert_eq!(p["result"]["messages"][0]["content"]["text"], "hi");
+    let r = b.request(
+        json!(3),
+        "resources/read",
+        json!({"uri": "file:///a b/ü.txt"}),
+    );
+    assert_eq!(r["result"]["contents"][0]["text"], "A");
+    let accept = ("accept", "application/json, text/event-stream");
+    let ct = ("content-type", "application/json");
+    let pv = ("mcp-protocol-version", V);
+    assert_eq!(
+        standard_headers(&f.seen_of("server/discover")[0]),
+        h(&[accept, ct, pv, ("mcp-method", "server/discover")])
+    );
+    assert_eq!(
+        standard_headers(&f.seen_of("tools/call")[0]),
+        h(&[
+            accept,
+            ct,
+            pv,
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "echo")
+        ])
+    );
+    assert_eq!(
+        standard_headers(&f.seen_of("prompts/get")[0]),
+        h(&[
+            accept,
+            ct,
+            pv,
+            ("mcp-method", "prompts/get"),
+            ("mcp-name", "greet")
+        ])
+    );
+    assert_eq!(
+        standard_headers(&f.seen_of("resources/read")[0]),
+        h(&[
+            accept,
+            ct,
+            pv,
+            ("mcp-method", "resources/read"),
+            ("mcp-name", "=?base64?ZmlsZTovLy9hIGIvw7wudHh0?=")
+        ])
+    );
+    // Every POST of the bridge passed the fixture's checks: none got its 400.
+    for s in f.seen() {
+        assert_eq!(
+            s.header("mcp-method"),
+            s.body["method"].as_str(),
+            "{:?}",
+            s.body
+        );
+        assert_eq!(s.header("mcp-session-id"), None);
+    }
+    assert!(
+        f.seen_of("notifications/cancelled").is_empty(),
+        "no notification POSTs"
+    );
+}
+
+#[test]
+fn mcp_name_that_is_not_safe_header_text_goes_in_base64() {
+    let (f, _) = fixture();
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    b.initialize();
+    assert_eq!(text_of(&call(&mut b, 1, "Grüße ✓", json!({}))), "hallo");
+    assert_eq!(
+        f.seen_of("tools/call")[0].header("mcp-name"),
+        Some("=?base64?R3LDvMOfZSDinJM=?=")
+    );
+}
+
+#[test]
+fn sse_responses_bring_progress_and_log_messages_of_the_request() {
+    let (f, _) = fixture();
+    f.state.sse.store(true, Ordering::SeqCst);
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    b.initialize();
+    let lv = b.request(json!(1), "logging/setLevel", json!({"level": "info"}));
+    assert_eq!(lv["result"], json!({}));
+    let r = b.request(
+        json!(2),
+        "tools/call",
+        json!({"name": "progress", "arguments": {}, "_meta": {"progressToken": "tok"}}),
+    );
+    assert_eq!(text_of(&r), "done");
+    let progress = b.take_notifications("notifications/progress");
+    assert_eq!(
+        progress,
+        vec![json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": "tok", "progress": 1, "total": 2, "message": "half"}})]
+    );
+    let logs = b.take_notifications("notifications/message");
+    assert_eq!(
+        logs,
+        vec![json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "logger": "fixture", "data": "working"}})]
+    );
+}
+
+#[test]
+fn x_mcp_header_arguments_become_headers_and_broken_annotations_drop_the_tool() {
+    let (f, _) = fixture();
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    b.initialize();
+    // Before tools/list the bridge knows no annotation: the server's 400 + -32020 reaches
+    // the editor as it came.
+    let early = call(&mut b, 1, "weather", json!({"region": "eu", "days": 3}));
+    assert_eq!(
+        early["error"],
+        json!({"code": -32020, "message": "Header mismatch: Mcp-Param-Region"})
+    );
+    let list = b.request(json!(2), "tools/list", json!({}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "echo",
+            "weather",
+            "Grüße ✓",
+            "progress",
+            "wait",
+            "big",
+            "notify"
+        ]
+    );
+    b.wait_stderr(
+        "dropped the tool \"broken\" from tools/list: the header \"N\" is on a property that is not a string, integer or boolean (2026-07-28 x-mcp-header rules)",
+    );
+    let r = call(
+        &mut b,
+        3,
+        "weather",
+        json!({"region": "eu west ", "days": 3}),
+    );
+    assert_eq!(text_of(&r), "eu west  for 3 days");
+    let seen = f.seen_of("tools/call");
+    let last = seen.last().expect("a call");
+    assert_eq!(
+        (
+            last.header("mcp-param-region"),
+            last.header("mcp-param-days")
+        ),
+        (Some("=?base64?ZXUgd2VzdCA=?="), Some("3"))
+    );
+}
+
+#[test]
+fn only_data_icons_reach_the_editor_from_a_url_upstream() {
+    let (f, _) = fixture();
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    b.initialize();
+    let want = json!([{"src": PNG}]);
+    let tools = b.request(json!(1), "tools/list", json!({}));
+    assert_eq!(tools["result"]["tools"][0]["icons"], want);
+    let prompts = b.request(json!(2), "prompts/list", json!({}));
+    assert_eq!(prompts["result"]["prompts"][0]["icons"], want);
+    let resources = b.request(json!(3), "resources/list", json!({}));
+    assert_eq!(resources["result"]["resources"][0]["icons"], want);
+    drop(f);
+}
+
+#[test]
+fn cancelling_a_request_closes_its_stream_and_posts_nothing() {
+    let (f, cancelled) = fixture();
+    f.state.sse.store(true, Ordering::SeqCst);
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    b.initialize();
+    b.send_request(
+        json!(7),
+        "tools/call",
+        json!({"name": "wait", "arguments": {}}),
+    );
+    assert!(wait_until(|| f.seen_of("tools/call").len() == 1));
+    b.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": 7, "reason": "user"}}),
+    );
+    assert!(
+        wait_until(|| f.state.streams_closed_early.load(Ordering::SeqCst) == 1),
+        "the bridge closed the stream; stderr:\n{}",
+        b.stderr_text()
+    );
+    assert!(
+        wait_until(|| cancelled.load(Ordering::SeqCst) == 1),
+        "the server saw the cancel"
+    );
+    assert_eq!(f.state.streams_closed_early.load(Ordering::SeqCst), 1);
+    // No response for the cancelled request, and no notification POST.
+    let after = b.recv_for(Duration::from_millis(300));
+    assert!(
+        after.iter().all(|v| v.get("id") != Some(&json!(7))),
+        "{after:?}"
+    );
+    assert!(f.seen_of("notifications/cancelled").is_empty());
+    assert_eq!(
+        text_of(&call(&mut b, 8, "echo", json!({"text": "next"}))),
+        "next"
+    );
+}
+
+#[test]
+fn error_bodies_pass_through_and_other_failures_name_the_status() {
+    let (f, _) = fixture();
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    b.initialize();
+    let ct = Some("application/json");
+    f.script(
+        "tools/call",
+        Canned::new(
+            404,
+            ct,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}"#,
+        ),
+    );
+    f.script(
+        "tools/call",
+        Canned::new(
+            400,
+            ct,
+            r#"{"jsonrpc":"2.0","error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"x"}}}"#,
+        ),
+    );
+    f.script("tools/call", Canned::new(500, None, ""));
+    f.script(
+        "tools/call",
+        Canned::new(502, Some("text/html"), "<html>bad gateway</html>"),
+    );
+    f.script("tools/call", Canned::new(200, Some("text/plain"), "hello"));
+    let r = call(&mut b, 1, "echo", json!({"text": "a"}));
+    assert_eq!(
+        r["error"],
+        json!({"code": -32601, "message": "Method not found"})
+    );
+    let r = call(&mut b, 2, "echo", json!({"text": "a"}));
+    assert_eq!(
+        r["error"],
+        json!({"code": -32022, "message": "Unsupported protocol version",
+               "data": {"supported": ["2026-07-28"], "requested": "x"}})
+    );
+    for (id, detail) in [
+        (3, "HTTP 500"),
+        (4, "HTTP 502"),
+        (
+            5,
+            "the upstream answered HTTP 200 with neither JSON nor an event stream",
+        ),
+    ] {
+        let r = call(&mut b, id, "echo", json!({"text": "a"}));
+        assert_eq!(
+            r["error"],
+            json!({"code": -32603, "message": "The request to the upstream server failed",
+                   "data": {"cause": "transport_failed", "detail": detail}}),
+            "{id}"
+        );
+    }
+    // The upstream goes on.
+    assert_eq!(
+        text_of(&call(&mut b, 6, "echo", json!({"text": "ok"}))),
+        "ok"
+    );
+}
+
+#[test]
+fn a_response_over_the_limit_fails_at_once_as_json_and_as_an_sse_event() {
+    let (f, _) = fixture();
+    let mut b = Bridge::start_url(&["--max-response-bytes", "4000"], &f.url(), &[]);
+    b.initialize();
+    let over = json!({"code": -32603, "message": "The request to the upstream server failed",
+        "data": {"cause": "transport_failed", "detail": "the response is over the limit of 4000 bytes"}});
+    assert_eq!(
+        call(&mut b, 1, "big", json!({"bytes": 5000}))["error"],
+        over
+    );
+    assert_eq!(
+        text_of(&call(&mut b, 2, "big", json!({"bytes": 3000}))).len(),
+        3000
+    );
+    f.state.sse.store(true, Ordering::SeqCst);
+    assert_eq!(
+        call(&mut b, 3, "big", json!({"bytes": 5000}))["error"],
+        over
+    );
+    assert_eq!(
+        text_of(&call(&mut b, 4, "big", json!({"bytes": 3000}))).len(),
+        3000
+    );
+}
+
+const FAST_LISTEN: &[&str] = &[
+    "--listen-backoff-initial",
+    "0.05",
+    "--listen-backoff-max",
+    "0.2",
+];
+
+#[test]
+fn the_listen_stream_is_sse_with_keep_alives_and_reopens_after_408_429_5xx_and_a_broken_stream() {
+    let (f, _) = fixture();
+    f.script("subscriptions/listen", Canned::new(503, None, ""));
+    f.script("subscriptions/listen", Canned::new(429, None, ""));
+    f.script("subscriptions/listen", Canned::new(408, None, ""));
+    f.script(
+        "subscriptions/listen",
+        Canned::new(200, Some("text/event-stream"), ": only a comment\n\n"),
+    );
+    let mut b = Bridge::start_url(FAST_LISTEN, &f.url(), &[]);
+    b.initialize();
+    assert_eq!(f.seen_of("subscriptions/listen").len(), 5);
+    assert_eq!(f.state.listens_opened.load(Ordering::SeqCst), 1);
+    // Keep-alive comments flow on the open stream (every 20 ms) and are ignored; an event
+    // still arrives.
+    std::thread::sleep(http_fixture::KEEP_ALIVE * 5);
+    assert_eq!(text_of(&call(&mut b, 1, "notify", json!({}))), "notified");
+    assert_eq!(
+        b.recv_notification("notifications/tools/list_changed"),
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    );
+    b.wait_stderr("the listen stream ended: HTTP 503. A new stream follows in 0.05 s.");
+    b.wait_stderr("the listen stream ended: the response stream ended before the response.");
+}
+
+#[test]
+fn the_listen_stream_stops_after_other_statuses() {
+    for (status, line) in [
+        (
+            404,
+            "the upstream server refused the listen stream (HTTP 404). The bridge sends no more list changes.",
+        ),
+        (
+            501,
+            "the upstream server refused the listen stream (HTTP 501). The bridge sends no more list changes.",
+        ),
+        (
+            401,
+            "the upstream server refused the listen stream (sign_in_unavailable: the upstream answered HTTP 401 and this bridge has no sign-in): it needs a sign-in.",
+        ),
+    ] {
+        let (f, _) = fixture();
+        f.script("subscriptions/listen", Canned::new(status, None, ""));
+        let mut b = Bridge::start_url(FAST_LISTEN, &f.url(), &[]);
+        b.initialize_only(json!({}));
+        b.wait_stderr(line);
+        // With a wait of 0.05 s, a retry would have come many times over.
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(f.seen_of("subscriptions/listen").len(), 1, "{status}");
+        assert_eq!(
+            text_of(&call(&mut b, 1, "echo", json!({"text": "still"}))),
+            "still"
+        );
+    }
+}
+
+#[test]
+fn header_and_header_env_go_on_every_post() {
+    let (f, _) = fixture();
+    let mut b = Bridge::start_url(
+        &[
+            "--header",
+            "X-Team: blue",
+            "--header",
+            "X-Api-Key: k1",
+            "--header-env",
+            "Authorization=HTTP_TEST_AUTH",
+        ],
+        &f.url(),
+        &[("HTTP_TEST_AUTH", "Bearer s3cret-value")],
+    );
+    b.initialize();
+    call(&mut b, 1, "echo", json!({"text": "x"}));
+    let seen = f.seen();
+    assert!(seen.len() >= 2);
+    for s in &seen {
+        assert_eq!(
+            (
+                s.header("x-team"),
+                s.header("x-api-key"),
+                s.header("authorization")
+            ),
+            (Some("blue"), Some("k1"), Some("Bearer s3cret-value")),
+            "{}",
+            s.method()
+        );
+    }
+    b.wait_stderr("the header x-api-key given with --header usually carries a secret");
+    b.close_stdin();
+    let code = b.wait_exit(common::RECV_TIMEOUT).and_then(|s| s.code());
+    assert_eq!(code, Some(0));
+    let err = b.stderr_to_the_end();
+    assert!(!err.contains("s3cret-value"), "{err}");
+}
+
+#[test]
+fn an_unreachable_url_fails_initialize_and_never_stops_the_bridge() {
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mut b = Bridge::start_url(&[], &url, &[]);
+    for id in [0, 1] {
+        b.send_request(
+            json!(id),
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        let r = b.recv_response(&json!(id));
+        assert_eq!(error_of(&r), (-32603, "discover_failed".into()));
+        assert_eq!(
+            r["error"]["message"],
+            "The upstream server did not complete server/discover"
+        );
+        let detail = r["error"]["data"]["detail"].as_str().unwrap_or("");
+        assert!(
+            detail.starts_with("the connection to the upstream failed: "),
+            "{detail}"
+        );
+        assert!(!detail.contains(&url), "{detail}");
+    }
+    b.close_stdin();
+    assert_eq!(
+        b.wait_exit(common::RECV_TIMEOUT).and_then(|s| s.code()),
+        Some(0)
+    );
+}
+
+#[test]
+fn a_failing_upstream_mid_session_fails_the_request_alone() {
+    let (f, _) = fixture();
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    b.initialize();
+    f.script("tools/call", Canned::new(503, None, "busy"));
+    assert_eq!(
+        call(&mut b, 1, "echo", json!({"text": "a"}))["error"]["data"],
+        json!({"cause": "transport_failed", "detail": "HTTP 503"})
+    );
+    assert_eq!(text_of(&call(&mut b, 2, "echo", json!({"text": "b"}))), "b");
+    assert!(
+        b.child.try_wait().expect("status").is_none(),
+        "still running"
+    );
+}
