@@ -4,7 +4,7 @@
 #   inspector.sh the MCP Inspector CLI (npm @modelcontextprotocol/inspector 0.15.0) as a client
 #   upstream.py  a real 2026-07-28 server (PyPI mcp 2.3.0, Python SDK 2.x), spawned by the bridge
 #
-#   bash tests/interop/run.sh [--direct] [SCENARIO...]      (default scenario: basic)
+#   bash tests/interop/run.sh [--direct | --http] [SCENARIO...]      (default scenario: basic)
 #
 #   SCENARIO  basic | elicit | elicit-2rounds | sampling | list-changed | subscribe |
 #             legacy-everything (the upstream is server-everything, 2025-11-25 only: the
@@ -17,6 +17,9 @@
 #             see client.mjs and README.md
 #   --direct  run the client straight against upstream.py, without the bridge (proves the
 #             test scripts and the peers; the Python server also accepts a 2025-11-25 initialize)
+#   --http    the URL form: upstream.py serves Streamable HTTP on a free loopback port (one
+#             server per scenario, so state starts fresh) and the client drives
+#             `mcp-bridge http://127.0.0.1:PORT/mcp`
 #
 # Environment:
 #   MCP_BRIDGE_BIN    bridge binary (default <repo>/target/debug/mcp-bridge); this script builds nothing
@@ -41,10 +44,12 @@ PY="${PYTHON:-python3}"
 SCENARIO_TIMEOUT_S=40   # hard backstop; client.mjs has its own 25 s deadline per scenario
 
 direct=0
+http=0
 scenarios=()
 for a in "$@"; do
   case "$a" in
     --direct) direct=1 ;;
+    --http) http=1 ;;
     -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
     *) scenarios+=("$a") ;;
@@ -106,10 +111,34 @@ else
   legacy_server=("$MCP_BRIDGE_BIN" "${bridge_opts[@]}" -- "${everything[@]}")
 fi
 
+# --http: one upstream.py HTTP server per scenario, stopped after it.
+http_pid=""
+stop_http() { if [[ -n "$http_pid" ]]; then kill "$http_pid" 2>/dev/null || true; wait "$http_pid" 2>/dev/null || true; http_pid=""; fi; }
+trap stop_http EXIT
+start_http() {
+  local port
+  port="$("$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  "$VENV/bin/python" "$HERE/upstream.py" http "$port" >"$HERE/.http-upstream.log" 2>&1 &
+  http_pid=$!
+  for _ in $(seq 1 150); do
+    if "$VENV/bin/python" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2)' "$port" 2>/dev/null; then
+      server=("$MCP_BRIDGE_BIN" "${bridge_opts[@]}" "http://127.0.0.1:$port/mcp")
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "run.sh: upstream.py http did not start; see $HERE/.http-upstream.log" >&2
+  return 1
+}
+
 passed=0
 failed=0
 for s in "${scenarios[@]}"; do
   rc=0
+  if [[ $http -eq 1 ]]; then
+    stop_http
+    start_http || { echo "FAIL $s: the HTTP upstream did not start"; failed=$((failed + 1)); continue; }
+  fi
   if [[ "$s" == embedded || "$s" == embedded-* ]]; then
     # The embedded bridge's example is client-facing itself: no bridge, no upstream.py.
     embedded_bin="${MCP_EMBEDDED_BIN:-$(dirname "$MCP_BRIDGE_BIN")/examples/embedded}"

@@ -5,6 +5,7 @@
 connection, 2025-11-25 (initialize), which is what `run.sh --direct` relies on.
 
   python upstream.py [stdio]
+  python upstream.py http PORT     (Streamable HTTP at http://127.0.0.1:PORT/mcp)
 
 Adapted from the project's peers/py-upstream.py. The values below are checked
 EXACTLY by client.mjs; change both together.
@@ -199,6 +200,11 @@ async def run_stdio() -> None:
 
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
-    if mode != "stdio":
-        raise SystemExit(f"usage: {sys.argv[0]} [stdio]")
-    anyio.run(run_stdio)
+    if mode == "http" and len(sys.argv) == 3:
+        # The SDK's own Streamable HTTP server (2026-07-28: one POST per message, SSE for
+        # request streams and subscriptions/listen).
+        mcp.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif mode != "stdio":
+        raise SystemExit(f"usage: {sys.argv[0]} [stdio | http PORT]")
+    else:
+        anyio.run(run_stdio)
