@@ -401,3 +401,10 @@ async fn pass_through_relays_both_ways_over_an_http_shaped_transport() {
         Some("RelayFailed { id: Str(\"i2\"), reply: Invalid }")
     );
 }
+
+#[actix::test]
+async fn a_sign_in_of_the_transport_reaches_the_frontend() {
+    let mut r = rig().await;
+    assert!(r.events.send(Event::SignedIn).is_ok());
+    assert_eq!(next(&mut r.told).await.as_deref(), Some("SignedIn"));
+}

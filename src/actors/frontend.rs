@@ -939,6 +939,7 @@ impl Handler<FromUpstream> for Frontend {
                     self.reply_error(Some(&id), cause, None);
                 }
             }
+            FromUpstream::SignedIn => self.on_signed_in(),
         }
     }
 }

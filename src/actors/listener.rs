@@ -154,6 +154,8 @@ pub struct Listener {
     retry: Retry,
     /// The upstream refused a stream: only a subscription change opens a new one.
     halted: bool,
+    /// The refusal was a 401/403 (HTTP): the next sign-in also opens a new one.
+    awaiting_sign_in: bool,
     backoff: Backoff,
     stopped: bool,
     /// What the last acknowledgment left out (a warning when it changes).
@@ -181,6 +183,7 @@ impl Listener {
             gap_pending: true,
             retry: Retry::Due,
             halted: false,
+            awaiting_sign_in: false,
             backoff: Backoff::new(timings.backoff_initial, timings.backoff_max),
             stopped: false,
             unacknowledged: Vec::new(),
@@ -292,7 +295,10 @@ impl Listener {
                 });
                 self.retry = Retry::Waiting(h);
             }
-            None => self.halted = end.halts(),
+            None => {
+                self.halted = end.halts();
+                self.awaiting_sign_in = end.needs_sign_in();
+            }
         }
     }
 
@@ -311,6 +317,7 @@ impl Listener {
         }
         self.cancel_retry(ctx);
         self.halted = false;
+        self.awaiting_sign_in = false;
         tracing::debug!(target: "listener", "the listen stream {id} is active");
         if self.gap_pending {
             self.gap_pending = false;
@@ -340,6 +347,7 @@ impl Listener {
                     if self.active.is_none() && !end.retries() {
                         self.cancel_retry(ctx);
                         self.halted = end.halts();
+                        self.awaiting_sign_in = end.needs_sign_in();
                     }
                 }
                 Purpose::Base => self.after_loss(&end, None, ctx),
@@ -388,6 +396,14 @@ impl Handler<ListenFact> for Listener {
                 self.on_acked(id, ctx)
             }
             Fact::Ended { id, end, .. } => self.on_ended(id, end, ctx),
+            Fact::SignedIn => {
+                if self.halted && self.awaiting_sign_in {
+                    tracing::info!(target: "listener", "signed in: a new listen stream follows");
+                    self.halted = false;
+                    self.awaiting_sign_in = false;
+                    self.retry = Retry::Due;
+                }
+            }
         }
         self.settle(ctx);
     }

@@ -362,6 +362,7 @@ impl StreamHandler<TransportEvent> for Upstream {
         match event {
             Event::Frame(f) => self.on_frame(f),
             Event::Failed { id, failure } => self.on_failed(&id, failure),
+            Event::SignedIn => self.out.frontend.do_send(FromUpstream::SignedIn),
             Event::Closed => self.on_closed(generation),
             Event::Ended(_) => {}
         }

@@ -338,6 +338,11 @@ impl StreamEnd {
         }
     }
 
+    /// Whether only the next sign-in opens a new stream (HTTP 401/403).
+    pub fn needs_sign_in(&self) -> bool {
+        matches!(self, StreamEnd::Failed { status, .. } if http_status_needs_sign_in(*status))
+    }
+
     /// Whether the server itself ended the stream (an info line, not a warning).
     pub fn by_server(&self) -> bool {
         matches!(self, StreamEnd::ServerResult | StreamEnd::ServerCancelled)
@@ -429,7 +434,7 @@ pub fn loss_line(end: &StreamEnd, wait: Option<Duration>) -> (LineLevel, String)
         StreamEnd::Failed { status, detail } if http_status_needs_sign_in(*status) => (
             LineLevel::Warn,
             format!(
-                "the upstream server refused the listen stream ({detail}): it needs a sign-in. The bridge sends no more list changes until a new stream opens."
+                "the upstream server refused the listen stream ({detail}): it needs a sign-in. A new stream follows after the next sign-in."
             ),
         ),
         StreamEnd::Failed { detail, .. } if wait.is_none() => (
@@ -510,6 +515,8 @@ pub enum Fact {
         /// Whether its acknowledgment came first.
         acked: bool,
     },
+    /// The upstream's transport signed in (HTTP): a stream refused with 401/403 opens again.
+    SignedIn,
 }
 
 /// What the gate made of one upstream notification.

@@ -163,6 +163,9 @@ pub enum Event {
         /// Why: the HTTP status, the error body, a text for the editor and the log.
         failure: Failure,
     },
+    /// A sign-in (or a token refresh) completed: the token provider answered a challenge
+    /// with a new token (HTTP). A listen stream refused with 401/403 opens again now.
+    SignedIn,
     /// No more frames will come: every request in flight fails now. [`Event::Ended`] follows.
     Closed,
     /// The transport ended, and why. The last event.

@@ -16,7 +16,7 @@ use crate::protocol::errors::Cause;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::legacy::RequestClass;
 use crate::protocol::modern::UpstreamNotification;
-use crate::protocol::notify::{self, Gate, Step, StreamEnd};
+use crate::protocol::notify::{self, Fact, Gate, Step, StreamEnd};
 
 /// The gate of the write step, once the Listener was asked for.
 pub(super) struct ListenSide {
@@ -102,6 +102,13 @@ impl Frontend {
             self.write(&frame);
         } else {
             tracing::debug!(target: "frontend", "dropped the answer to a cancelled subscription change");
+        }
+    }
+
+    /// A sign-in completed: the Listener opens a stream that waits for one.
+    pub(super) fn on_signed_in(&mut self) {
+        if self.listen.is_some() {
+            self.listener.fact.do_send(ListenFact(Fact::SignedIn));
         }
     }
 

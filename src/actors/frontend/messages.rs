@@ -27,6 +27,9 @@ pub enum FromUpstream {
     /// ([`Reply::Busy`]: `upstream_busy`, [`Reply::Closed`]: `upstream_exited`,
     /// [`Reply::Invalid`]: `invalid_response`).
     RelayFailed { id: Id, reply: Reply },
+    /// The upstream's transport signed in (or refreshed its token): a listen stream that
+    /// waits for a sign-in opens again.
+    SignedIn,
 }
 
 /// The answer (a response frame) to a `resources/subscribe` or `resources/unsubscribe`, from

@@ -104,7 +104,10 @@ async fn exchange(sh: &Rc<Shared>, msg: &Value, id: Option<&Id>) -> Result<(), F
                 })
                 .await;
             match outcome {
-                ChallengeOutcome::Retry => continue,
+                ChallengeOutcome::Retry => {
+                    let _ = sh.events.send(Event::SignedIn);
+                    continue;
+                }
                 ChallengeOutcome::Fail(cause) => return Err(Failure::status(status, cause)),
             }
         }
