@@ -4,7 +4,7 @@
 #   inspector.sh the MCP Inspector CLI (npm @modelcontextprotocol/inspector 0.15.0) as a client
 #   upstream.py  a real 2026-07-28 server (PyPI mcp 2.3.0, Python SDK 2.x), spawned by the bridge
 #
-#   bash tests/interop/run.sh [--direct | --http] [SCENARIO...]      (default scenario: basic)
+#   bash tests/interop/run.sh [--direct | --http | --http-ts2] [SCENARIO...]   (default scenario: basic)
 #
 #   SCENARIO  basic | elicit | elicit-2rounds | sampling | list-changed | subscribe |
 #             legacy-everything (the upstream is server-everything, 2025-11-25 only: the
@@ -20,6 +20,8 @@
 #   --http    the URL form: upstream.py serves Streamable HTTP on a free loopback port (one
 #             server per scenario, so state starts fresh) and the client drives
 #             `mcp-bridge http://127.0.0.1:PORT/mcp`
+#   --http-ts2  the same with upstream_ts2.mjs (npm @modelcontextprotocol/server 2.4.0, the
+#             TypeScript SDK v2, on its own Streamable HTTP handler) as the upstream
 #
 # Environment:
 #   MCP_BRIDGE_BIN    bridge binary (default <repo>/target/debug/mcp-bridge); this script builds nothing
@@ -51,6 +53,7 @@ for a in "$@"; do
     --direct) direct=1 ;;
     --http) http=1 ;;
     -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    --http-ts2) http=2 ;;
     -*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
     *) scenarios+=("$a") ;;
   esac
@@ -118,7 +121,11 @@ trap stop_http EXIT
 start_http() {
   local port
   port="$("$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-  "$VENV/bin/python" "$HERE/upstream.py" http "$port" >"$HERE/.http-upstream.log" 2>&1 &
+  if [[ $http -eq 2 ]]; then
+    (cd "$HERE" && exec node "$HERE/upstream_ts2.mjs" http "$port") >"$HERE/.http-upstream.log" 2>&1 &
+  else
+    "$VENV/bin/python" "$HERE/upstream.py" http "$port" >"$HERE/.http-upstream.log" 2>&1 &
+  fi
   http_pid=$!
   for _ in $(seq 1 150); do
     if "$VENV/bin/python" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2)' "$port" 2>/dev/null; then
@@ -135,7 +142,7 @@ passed=0
 failed=0
 for s in "${scenarios[@]}"; do
   rc=0
-  if [[ $http -eq 1 ]]; then
+  if [[ $http -ne 0 ]]; then
     stop_http
     start_http || { echo "FAIL $s: the HTTP upstream did not start"; failed=$((failed + 1)); continue; }
   fi
