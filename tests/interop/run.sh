@@ -9,6 +9,7 @@
 #   SCENARIO  basic | elicit | elicit-2rounds | sampling | list-changed | subscribe |
 #             legacy-everything (the upstream is server-everything, 2025-11-25 only: the
 #             bridge's era fallback, pass-through) |
+#             py-legacy (client_legacy.py: the Python mcp 2.3.0 client in legacy mode) |
 #             upstream-discover (--direct only) | inspector (the README's MCP Inspector CLI
 #             recipe in front of mcp-example-server, by inspector.sh; not --direct) |
 #             embedded (TS SDK 1.x client against examples/embedded, the legacy path) |
@@ -52,7 +53,7 @@ for a in "$@"; do
   case "$a" in
     --direct) direct=1 ;;
     --http) http=1 ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     --http-ts2) http=2 ;;
     -*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
     *) scenarios+=("$a") ;;
@@ -166,6 +167,8 @@ for s in "${scenarios[@]}"; do
   elif [[ "$s" == inspector ]]; then
     if [[ $direct -eq 1 ]]; then echo "FAIL inspector: needs the bridge (not --direct)"; failed=$((failed + 1)); continue; fi
     out="$(timeout -k 5 "$SCENARIO_TIMEOUT_S" bash "$HERE/inspector.sh" "$MCP_BRIDGE_BIN")" || rc=$?
+  elif [[ "$s" == py-legacy ]]; then
+    out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" "$VENV/bin/python" "$HERE/client_legacy.py" -- "${server[@]}")" || rc=$?
   else
     cmd=("${server[@]}")
     if [[ "$s" == legacy-everything ]]; then cmd=("${legacy_server[@]}"); fi
