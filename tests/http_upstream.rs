@@ -408,6 +408,11 @@ fn error_bodies_pass_through_and_other_failures_name_the_status() {
         Canned::new(502, Some("text/html"), "<html>bad gateway</html>"),
     );
     f.script("tools/call", Canned::new(200, Some("text/plain"), "hello"));
+    f.script("tools/call", Canned::new(200, ct, ""));
+    f.script(
+        "tools/call",
+        Canned::new(200, ct, r#"{"jsonrpc":"2.0","id":999,"result":{}}"#),
+    );
     let r = call(&mut b, 1, "echo", json!({"text": "a"}));
     assert_eq!(
         r["error"],
@@ -426,6 +431,8 @@ fn error_bodies_pass_through_and_other_failures_name_the_status() {
             5,
             "the upstream answered HTTP 200 with neither JSON nor an event stream",
         ),
+        (6, "the upstream's JSON response did not answer the request"),
+        (7, "the upstream's JSON response did not answer the request"),
     ] {
         let r = call(&mut b, id, "echo", json!({"text": "a"}));
         assert_eq!(
@@ -437,7 +444,7 @@ fn error_bodies_pass_through_and_other_failures_name_the_status() {
     }
     // The upstream goes on.
     assert_eq!(
-        text_of(&call(&mut b, 6, "echo", json!({"text": "ok"}))),
+        text_of(&call(&mut b, 8, "echo", json!({"text": "ok"}))),
         "ok"
     );
 }

@@ -217,6 +217,11 @@ const REWRITTEN: &[&str] = &[
 /// Hands one message of the response to the correlation layer (after the editor's queue has
 /// room). True when it was the response of request `id`.
 async fn deliver(sh: &Rc<Shared>, id: &Id, method: &str, body: Bytes) -> bool {
+    if body.trim_ascii().is_empty() {
+        // Nothing to hand over (a frame is never empty); the request fails if nothing else
+        // answers it.
+        return false;
+    }
     let parsed = serde_json::from_slice::<Value>(&body).ok();
     let answers = parsed.as_ref().is_some_and(|v| {
         v.get("id").and_then(Id::from_value).as_ref() == Some(id)
