@@ -14,6 +14,7 @@ use std::rc::Rc;
 use super::Shared;
 use super::headers;
 use super::limit::{self, BodyError};
+use crate::protocol::era::ReadBody;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::remote;
@@ -160,11 +161,13 @@ async fn respond(
 /// one over the limit) leaves only the status.
 async fn error_status(resp: reqwest::Response, max_bytes: usize) -> Failure {
     let status = resp.status().as_u16();
-    let error = limit::read_body(resp, max_bytes)
+    let error = match limit::read_body(resp, max_bytes)
         .await
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .and_then(|v| v.get("error").filter(|e| e.is_object()).cloned());
+        .map(|b| ReadBody::read(&b))
+    {
+        Ok(ReadBody::Json { value, error: true }) => Some(value),
+        _ => None,
+    };
     Failure {
         status: Some(status),
         error,
