@@ -630,3 +630,41 @@ fn a_failing_upstream_mid_session_fails_the_request_alone() {
         "still running"
     );
 }
+
+#[test]
+fn the_first_server_discover_over_http_fails_initialize_by_its_status_and_body() {
+    let (f, _) = fixture();
+    f.script(
+        "server/discover",
+        Canned::new(
+            400,
+            Some("application/json"),
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2027-01-01"]}}}"#,
+        ),
+    );
+    f.script("server/discover", Canned::new(503, None, "later"));
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    for (id, want) in [
+        (
+            0,
+            json!({"code": -32022, "message": "The upstream server did not complete server/discover",
+                   "data": {"cause": "discover_failed", "detail": "Unsupported protocol version"}}),
+        ),
+        (
+            1,
+            json!({"code": -32603, "message": "The upstream server did not complete server/discover",
+                   "data": {"cause": "discover_failed", "detail": "HTTP 503"}}),
+        ),
+    ] {
+        b.send_request(
+            json!(id),
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        assert_eq!(b.recv_response(&json!(id))["error"], want, "{id}");
+    }
+    // The third try reaches the server, which answers.
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "fixture-http");
+}
