@@ -1,6 +1,6 @@
 //! The HTTP upstream: a 2026-07-28 server at a URL over Streamable HTTP (2026-07-28
 //! basic/transports/http), behind the transport seam. Every message is its own POST
-//! ([`exchange`]); its response (JSON, or an SSE stream of the request's notifications and
+//! (`exchange.rs`); its response (JSON, or an SSE stream of the request's notifications and
 //! its response) comes back as frames, in order per request. A request fails alone
 //! ([`Event::Failed`]), a cancel closes the request's stream ([`Abandoned::Carried`]), and the
 //! transport never ends by itself: a URL upstream never stops the bridge.
