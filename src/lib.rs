@@ -7,6 +7,7 @@
 //! [`embed`] serves such a server to clients of both revisions on one stdio connection.
 
 pub mod actors;
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod embed;
