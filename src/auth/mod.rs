@@ -8,4 +8,5 @@ pub mod callback;
 pub mod challenge;
 pub mod errors;
 pub mod metadata;
+pub mod store;
 pub mod url_check;

@@ -1,0 +1,305 @@
+//! Token stores (`--token-store auto|keychain|file|memory`): the OS keychain, files encrypted
+//! with an AEAD under a key from outside the token directory, and memory. Every call blocks,
+//! so callers run it off the actor thread ([`TokenStore::run`]). A store that stops answering
+//! falls through to the next for the rest of the process. Values are opaque bytes (the caller's
+//! JSON records); nothing here logs a value.
+
+pub mod file;
+pub mod index;
+pub mod keychain;
+pub mod lock;
+pub mod memory;
+pub mod records;
+
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// The name of the bridge's keychain service and of its state directory.
+pub const SERVICE: &str = "mcp-bridge";
+
+/// A failure of one store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The store does not answer (no D-Bus session, a locked keychain, an unwritable
+    /// directory): the chain falls through to the next store.
+    #[error("the token store does not answer: {0}")]
+    Unavailable(String),
+    /// The stored value cannot be read (wrong key, damaged file): treated as absent by callers
+    /// that can sign in again.
+    #[error("a stored value cannot be read: {0}")]
+    Unreadable(String),
+}
+
+/// One token store: blocking get, set and delete of opaque values by key.
+pub trait Backend: Send + Sync {
+    /// The name of the info line (`keychain`, `encrypted files in <dir>`, `memory`).
+    fn describe(&self) -> String;
+    /// The value of `key`, `None` when absent.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Writes `value` under `key`, replacing any value.
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError>;
+    /// Deletes `key`; `Ok(false)` when it was absent.
+    fn delete(&self, key: &str) -> Result<bool, StoreError>;
+}
+
+/// `--token-store`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StoreChoice {
+    /// The keychain, then encrypted files (with a key), then memory.
+    Auto,
+    /// Only the OS keychain.
+    Keychain,
+    /// Only encrypted files (needs `MCP_BRIDGE_TOKEN_KEY` or `--token-key-file`).
+    File,
+    /// Only memory: a sign-in at each start.
+    Memory,
+}
+
+/// The chain of stores in use: the first answers; one that stops answering is dropped for the
+/// rest of the process (the next one takes over, with a warning).
+#[derive(Clone)]
+pub struct TokenStore {
+    chain: Arc<Mutex<Vec<Arc<dyn Backend>>>>,
+    /// The directory of the cross-process entry locks.
+    pub lock_dir: PathBuf,
+}
+
+impl std::fmt::Debug for TokenStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+impl TokenStore {
+    /// A chain of `backends` (first in use), with entry locks in `lock_dir`.
+    pub fn new(backends: Vec<Arc<dyn Backend>>, lock_dir: PathBuf) -> Self {
+        TokenStore {
+            chain: Arc::new(Mutex::new(backends)),
+            lock_dir,
+        }
+    }
+
+    /// The name of the store in use.
+    pub fn describe(&self) -> String {
+        self.current().map(|b| b.describe()).unwrap_or_default()
+    }
+
+    fn current(&self) -> Option<Arc<dyn Backend>> {
+        self.chain.lock().ok()?.first().cloned()
+    }
+
+    fn fall_through(&self, failed: &Arc<dyn Backend>, why: &StoreError) {
+        let Ok(mut chain) = self.chain.lock() else {
+            return;
+        };
+        if chain.len() > 1 && chain.first().is_some_and(|b| Arc::ptr_eq(b, failed)) {
+            chain.remove(0);
+            tracing::warn!(target: "sign-in", "{why}; using the token store {} for the rest of the process", chain[0].describe());
+        }
+    }
+
+    /// Runs one blocking store call with fall-through, on this thread (callers on the actor
+    /// thread use [`TokenStore::run`]).
+    pub fn call<T>(
+        &self,
+        f: impl Fn(&dyn Backend) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        loop {
+            let Some(b) = self.current() else {
+                return Err(StoreError::Unavailable("no token store".into()));
+            };
+            match f(b.as_ref()) {
+                Err(e @ StoreError::Unavailable(_)) => {
+                    let last = self.chain.lock().map(|c| c.len() <= 1).unwrap_or(true);
+                    if last {
+                        return Err(e);
+                    }
+                    self.fall_through(&b, &e);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Runs `f` on the blocking pool (keychain calls and file I/O never run on the actor
+    /// thread, CRATES.md trap 5).
+    pub async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&TokenStore) -> T + Send + 'static,
+    ) -> T {
+        let me = self.clone();
+        match tokio::task::spawn_blocking(move || f(&me)).await {
+            Ok(v) => v,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+
+    /// The value of `key` (an unreadable value counts as absent, with a warning).
+    pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.call(|b| b.get(key)) {
+            Err(StoreError::Unreadable(why)) => {
+                tracing::warn!(target: "sign-in", "a stored sign-in cannot be read ({why}); the bridge signs in again");
+                Ok(None)
+            }
+            other => other,
+        }
+    }
+
+    /// Writes `value` under `key`.
+    pub fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.call(|b| b.set(key, value))
+    }
+
+    /// Deletes `key`.
+    pub fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        self.call(|b| b.delete(key))
+    }
+}
+
+/// The store key of one stored sign-in: one per server URL, account and redirect URI
+/// (`signin-<sha256 hex of the three, newline-separated>`).
+pub fn sign_in_key(url: &str, account: &str, redirect_uri: &str) -> String {
+    format!("signin-{}", hex_digest(&[url, account, redirect_uri]))
+}
+
+/// The store key of a dynamic client registration: credentials are bound to the issuer
+/// (2026-07-28 client registration), and to the redirect URI they were registered with.
+pub fn client_key(issuer: &str, redirect_uri: &str) -> String {
+    format!("client-{}", hex_digest(&[issuer, redirect_uri]))
+}
+
+fn hex_digest(parts: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            h.update(b"\n");
+        }
+        h.update(p.as_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The bridge's state directory: `$XDG_STATE_HOME/mcp-bridge`, else
+/// `~/.local/state/mcp-bridge` (dirs' state directory), else the temporary directory.
+pub fn state_dir() -> PathBuf {
+    dirs::state_dir()
+        .or_else(|| dirs::home_dir().map(|h| h.join(".local/state")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join(SERVICE)
+}
+
+/// The key of the file store, from `MCP_BRIDGE_TOKEN_KEY` or `--token-key-file`.
+pub const TOKEN_KEY_ENV: &str = "MCP_BRIDGE_TOKEN_KEY";
+
+/// Why a store chosen with `--token-store` did not open (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct OpenError(pub String);
+
+/// Opens the stores of `choice`: `auto` tries the keychain, then encrypted files when a key
+/// is given, then memory; another choice opens only that store (an [`OpenError`] when it does
+/// not open). Blocking (the keychain probe): call before the actor system or off its thread.
+/// Writes one info line naming the store in use.
+pub fn open(
+    choice: StoreChoice,
+    key_file: Option<&std::path::Path>,
+) -> Result<TokenStore, OpenError> {
+    let dir = state_dir();
+    let key = file::key_from(std::env::var(TOKEN_KEY_ENV).ok().as_deref(), key_file);
+    let mut chain: Vec<Arc<dyn Backend>> = Vec::new();
+    match choice {
+        StoreChoice::Keychain => {
+            chain
+                .push(Arc::new(keychain::Keychain::open().map_err(|e| {
+                    OpenError(format!("--token-store keychain: {e}"))
+                })?));
+        }
+        StoreChoice::File => {
+            let key = key.map_err(|e| OpenError(format!("--token-store file: {e}")))?.ok_or_else(|| {
+                OpenError(format!("--token-store file needs a key: set {TOKEN_KEY_ENV} (64 hex digits) or give --token-key-file"))
+            })?;
+            chain.push(Arc::new(
+                file::FileStore::open(dir.join("tokens"), key)
+                    .map_err(|e| OpenError(format!("--token-store file: {e}")))?,
+            ));
+        }
+        StoreChoice::Memory => chain.push(Arc::new(memory::MemoryStore::default())),
+        StoreChoice::Auto => {
+            match keychain::Keychain::open() {
+                Ok(k) => chain.push(Arc::new(k)),
+                Err(e) => tracing::debug!(target: "sign-in", "no keychain: {e}"),
+            }
+            match key {
+                Ok(Some(key)) => match file::FileStore::open(dir.join("tokens"), key) {
+                    Ok(f) => chain.push(Arc::new(f)),
+                    Err(e) => {
+                        tracing::warn!(target: "sign-in", "the file token store does not open: {e}")
+                    }
+                },
+                Ok(None) => {}
+                Err(e) => return Err(OpenError(e.to_string())),
+            }
+            chain.push(Arc::new(memory::MemoryStore::default()));
+        }
+    }
+    let store = TokenStore::new(chain, dir.join("locks"));
+    tracing::info!(target: "sign-in", "token store: {}", store.describe());
+    Ok(store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Dead;
+    impl Backend for Dead {
+        fn describe(&self) -> String {
+            "dead".into()
+        }
+        fn get(&self, _: &str) -> Result<Option<Vec<u8>>, StoreError> {
+            Err(StoreError::Unavailable("gone".into()))
+        }
+        fn set(&self, _: &str, _: &[u8]) -> Result<(), StoreError> {
+            Err(StoreError::Unavailable("gone".into()))
+        }
+        fn delete(&self, _: &str) -> Result<bool, StoreError> {
+            Err(StoreError::Unavailable("gone".into()))
+        }
+    }
+
+    #[test]
+    fn a_store_that_stops_answering_falls_through_for_good() {
+        let s = TokenStore::new(
+            vec![Arc::new(Dead), Arc::new(memory::MemoryStore::default())],
+            std::env::temp_dir(),
+        );
+        assert_eq!(s.describe(), "dead");
+        s.set("k", b"v").unwrap();
+        assert_eq!(s.describe(), "memory (a sign-in at each start)");
+        assert_eq!(s.get("k").unwrap(), Some(b"v".to_vec()));
+        let only_dead = TokenStore::new(vec![Arc::new(Dead)], std::env::temp_dir());
+        assert!(matches!(
+            only_dead.get("k"),
+            Err(StoreError::Unavailable(_))
+        ));
+    }
+
+    #[test]
+    fn keys_separate_url_account_and_redirect_uri() {
+        let a = sign_in_key("https://r/mcp", "default", "http://127.0.0.1:1/callback");
+        assert_ne!(
+            a,
+            sign_in_key("https://r/mcp", "work", "http://127.0.0.1:1/callback")
+        );
+        assert_ne!(
+            a,
+            sign_in_key("https://r/mcp", "default", "http://127.0.0.1:2/callback")
+        );
+        assert_ne!(
+            a,
+            sign_in_key("https://r/mc", "pdefault", "http://127.0.0.1:1/callback")
+        );
+        assert!(a.starts_with("signin-") && a.len() == 7 + 64);
+    }
+}
