@@ -7,6 +7,9 @@
 pub mod callback;
 pub mod challenge;
 pub mod errors;
+pub mod gate;
 pub mod metadata;
+pub mod opener;
+pub mod receiver;
 pub mod store;
 pub mod url_check;

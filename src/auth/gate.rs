@@ -1,0 +1,216 @@
+//! The Gate of a sign-in (the reference's Gate): before `notifications/initialized` the bridge
+//! writes the sign-in line and opens the browser (unless `--no-browser`); after it, the bridge
+//! never opens a browser and asks the editor with a URL elicitation ([`Consent`]). A declined
+//! question starts a cooldown (60 s) during which every sign-in fails at once.
+//! `SANDBOX_RUNTIME=1` fails every sign-in at once.
+
+use futures_util::future::LocalBoxFuture;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use super::errors::{SignInCause, SignInError};
+use super::opener;
+
+/// The wait after a declined sign-in (the reference's `default_consent_cooldown_s`).
+pub const CONSENT_COOLDOWN: Duration = Duration::from_secs(60);
+
+/// The editor's answer to the sign-in question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConsentAnswer {
+    /// The editor opens the URL.
+    Accept,
+    /// The user declined or cancelled.
+    Decline,
+    /// The question could not be asked or got an error.
+    Failed,
+}
+
+/// How a sign-in after `notifications/initialized` asks the editor: a 2025-11-25
+/// `elicitation/create` with `mode: "url"` (the Frontend implements it).
+pub trait Consent {
+    /// Asks the editor to open `url` with `message`; resolves with its answer.
+    fn ask_url(&self, message: String, url: String) -> LocalBoxFuture<'static, ConsentAnswer>;
+}
+
+/// Where the sign-in URL goes; one per bridge, on the actor thread.
+pub struct Gate {
+    no_browser: bool,
+    sandbox: bool,
+    cooldown: Duration,
+    initialized: Cell<bool>,
+    consent: RefCell<Option<Rc<dyn Consent>>>,
+    declined_at: Cell<Option<Instant>>,
+}
+
+/// How the URL reached the user.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// The browser got the start URL.
+    Browser,
+    /// Only the sign-in line (`--no-browser`), or the browser failed to start (the reason).
+    LineOnly(Option<SignInError>),
+    /// The editor accepted the URL elicitation.
+    Editor,
+}
+
+impl Gate {
+    /// A gate: `no_browser` from `--no-browser`, `sandbox` from `SANDBOX_RUNTIME=1`,
+    /// `cooldown` the wait after a decline ([`CONSENT_COOLDOWN`]).
+    pub fn new(no_browser: bool, sandbox: bool, cooldown: Duration) -> Self {
+        Gate {
+            no_browser,
+            sandbox,
+            cooldown,
+            initialized: Cell::new(false),
+            consent: RefCell::new(None),
+            declined_at: Cell::new(None),
+        }
+    }
+
+    /// `notifications/initialized` arrived: from now on the editor is asked through `consent`
+    /// (`None`: the editor declared no URL elicitation, and a sign-in fails with
+    /// `reauthorization_required`).
+    pub fn initialized(&self, consent: Option<Rc<dyn Consent>>) {
+        self.initialized.set(true);
+        *self.consent.borrow_mut() = consent;
+    }
+
+    /// The check before a sign-in starts anything: the sandbox, and a running cooldown.
+    pub fn admit(&self) -> Result<(), SignInError> {
+        if self.sandbox {
+            return Err(SignInError::new(SignInCause::Sandbox, ""));
+        }
+        if let Some(t) = self.declined_at.get()
+            && t.elapsed() < self.cooldown
+        {
+            return Err(SignInError::new(
+                SignInCause::SignInDenied,
+                "declined less than the cooldown ago",
+            ));
+        }
+        if self.initialized.get() && self.consent.borrow().is_none() {
+            return Err(SignInError::new(
+                SignInCause::ReauthorizationRequired,
+                "the editor declared no URL elicitation",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Brings the sign-in to the user: writes the sign-in line
+    /// `mcp-bridge: sign in at <authorization_url>`, then opens `start_url` in the browser
+    /// (before `initialized`, without `--no-browser`) or asks the editor (after it). A decline
+    /// starts the cooldown. Errors: `sign_in_denied`, `reauthorization_required`.
+    pub async fn deliver(
+        &self,
+        authorization_url: &str,
+        start_url: &str,
+    ) -> Result<Delivery, SignInError> {
+        self.admit()?;
+        sign_in_line(authorization_url);
+        if !self.initialized.get() {
+            if self.no_browser {
+                return Ok(Delivery::LineOnly(None));
+            }
+            return Ok(match opener::open(start_url.to_string()).await {
+                Ok(()) => Delivery::Browser,
+                Err(e) => {
+                    tracing::warn!(target: "sign-in", "{e}");
+                    Delivery::LineOnly(Some(e))
+                }
+            });
+        }
+        let consent = self.consent.borrow().clone();
+        let Some(consent) = consent else {
+            return Err(SignInError::new(SignInCause::ReauthorizationRequired, ""));
+        };
+        let message = "The MCP server needs a sign-in. Open the link to sign in with your browser."
+            .to_string();
+        match consent
+            .ask_url(message, authorization_url.to_string())
+            .await
+        {
+            ConsentAnswer::Accept => Ok(Delivery::Editor),
+            ConsentAnswer::Decline | ConsentAnswer::Failed => {
+                self.declined_at.set(Some(Instant::now()));
+                Err(SignInError::new(
+                    SignInCause::SignInDenied,
+                    "declined in the editor",
+                ))
+            }
+        }
+    }
+}
+
+/// Writes `mcp-bridge: sign in at <url>` to stderr (the reference's sign-in line).
+pub fn sign_in_line(url: &str) {
+    let line = format!(
+        "{}: sign in at {}\n",
+        crate::log::TAG,
+        crate::log::sanitize(url)
+    );
+    crate::log::stderr_queue().push(line.into_bytes(), crate::log::queue::Source::Bridge);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Answer(ConsentAnswer, Rc<Cell<usize>>);
+    impl Consent for Answer {
+        fn ask_url(&self, _: String, _: String) -> LocalBoxFuture<'static, ConsentAnswer> {
+            self.1.set(self.1.get() + 1);
+            let a = self.0;
+            Box::pin(async move { a })
+        }
+    }
+
+    fn run<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn the_sandbox_fails_at_once() {
+        let g = Gate::new(false, true, CONSENT_COOLDOWN);
+        assert_eq!(g.admit().unwrap_err().cause, SignInCause::Sandbox);
+    }
+
+    #[test]
+    fn no_browser_only_writes_the_line_before_initialized() {
+        let g = Gate::new(true, false, CONSENT_COOLDOWN);
+        assert_eq!(
+            run(g.deliver("https://a/x", "http://127.0.0.1:1/start/t")),
+            Ok(Delivery::LineOnly(None))
+        );
+    }
+
+    #[test]
+    fn after_initialized_the_editor_is_asked_and_a_decline_starts_the_cooldown() {
+        let asked = Rc::new(Cell::new(0));
+        let g = Gate::new(false, false, Duration::from_millis(200));
+        g.initialized(Some(Rc::new(Answer(ConsentAnswer::Decline, asked.clone()))));
+        let e = run(g.deliver("https://a/x", "s")).unwrap_err();
+        assert_eq!(e.cause, SignInCause::SignInDenied);
+        let e = run(g.deliver("https://a/x", "s")).unwrap_err();
+        assert_eq!((e.cause, asked.get()), (SignInCause::SignInDenied, 1));
+        std::thread::sleep(Duration::from_millis(250));
+        g.initialized(Some(Rc::new(Answer(ConsentAnswer::Accept, asked.clone()))));
+        assert_eq!(run(g.deliver("https://a/x", "s")), Ok(Delivery::Editor));
+        assert_eq!(asked.get(), 2);
+    }
+
+    #[test]
+    fn after_initialized_without_url_elicitation_reauthorization_is_required() {
+        let g = Gate::new(false, false, CONSENT_COOLDOWN);
+        g.initialized(None);
+        assert_eq!(
+            run(g.deliver("https://a/x", "s")).unwrap_err().cause,
+            SignInCause::ReauthorizationRequired
+        );
+    }
+}
