@@ -1,0 +1,519 @@
+//! The sign-in provider of the HTTP transport (the reference's SignIn and Authorizer): it gives
+//! each request the stored access token (refreshed shortly before it expires) and answers
+//! every 401/403 challenge: a refresh, a full OAuth 2.1 sign-in (discovery, registration,
+//! PKCE S256, state, `resource`, the loopback receiver, the Gate, the `iss` check, the code
+//! exchange), or one step-up with the union of scopes. One flow at a time in the process (the
+//! flow lock) and across processes (the entry lock, and a re-read of the stored record before
+//! a refresh or a sign-in), so a rotating refresh token is never spent twice.
+
+use futures_util::future::LocalBoxFuture;
+use oauth2::basic::BasicClient;
+use oauth2::{
+    AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge, RedirectUrl,
+    RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
+};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Duration;
+use url::Url;
+
+use super::callback;
+use super::challenge::{BearerChallenge, parse_bearer};
+use super::errors::{SignInCause, SignInError, failed};
+use super::gate::{CONSENT_COOLDOWN, Consent, Delivery, Gate};
+use super::http::{self, AuthHttpError};
+use super::metadata::{
+    self, ResourceMetadata, ServerMetadata, canonical_resource, select_scopes, split_scopes,
+    union_scopes,
+};
+use super::receiver::{self, Receiver};
+use super::registration::{self, RegistrationOptions};
+use super::store::records::{IndexEntry, TokenRecord, now_unix_secs};
+use super::store::{TokenStore, index, lock, sign_in_key};
+use super::url_check::validate_authorization_url;
+use crate::transport::token::{AccessToken, Challenge, ChallengeOutcome, TokenProvider};
+
+/// An access token that expires within this margin is refreshed before it is used (the
+/// reference: a token valid for less than one minute needs a sign-in or a refresh).
+pub const REFRESH_MARGIN_SECS: u64 = 60;
+/// The default `--sign-in-timeout`.
+pub const DEFAULT_SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
+/// Longest wait for another process's refresh of the same sign-in.
+pub const REFRESH_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
+/// What the wait for another process's sign-in adds to `--sign-in-timeout`.
+pub const SIGN_IN_LOCK_SLACK: Duration = Duration::from_secs(30);
+
+/// The sign-in settings of the command line.
+#[derive(Clone, Debug)]
+pub struct SignInConfig {
+    /// The upstream server URL (the protected resource).
+    pub server_url: Url,
+    /// `--account` (default `default`).
+    pub account: String,
+    /// `--redirect-port` (default 41894; 0 picks a free port, for tests).
+    pub redirect_port: u16,
+    /// `--client-id`, `--client-issuer`, `--client-metadata-url`, the secret.
+    pub registration: RegistrationOptions,
+    /// `--sign-in-timeout`.
+    pub sign_in_timeout: Duration,
+    /// `--no-browser`.
+    pub no_browser: bool,
+    /// `SANDBOX_RUNTIME=1`.
+    pub sandbox: bool,
+    /// The wait after a declined sign-in ([`CONSENT_COOLDOWN`]).
+    pub consent_cooldown: Duration,
+}
+
+impl SignInConfig {
+    /// The settings for `server_url` with every default.
+    pub fn new(server_url: Url) -> Self {
+        SignInConfig {
+            server_url,
+            account: "default".into(),
+            redirect_port: receiver::DEFAULT_REDIRECT_PORT,
+            registration: RegistrationOptions::default(),
+            sign_in_timeout: DEFAULT_SIGN_IN_TIMEOUT,
+            no_browser: false,
+            sandbox: false,
+            consent_cooldown: CONSENT_COOLDOWN,
+        }
+    }
+}
+
+/// The provider; clones share one state. Lives on the actor thread (the actix System).
+#[derive(Clone)]
+pub struct SignIn {
+    inner: Rc<Inner>,
+}
+
+struct Inner {
+    cfg: SignInConfig,
+    redirect_uri: String,
+    resource: String,
+    key: String,
+    http: reqwest::Client,
+    store: TokenStore,
+    gate: Gate,
+    record: RefCell<Option<TokenRecord>>,
+    loaded: Cell<bool>,
+    flow: tokio::sync::Mutex<()>,
+}
+
+impl SignIn {
+    /// A provider for `cfg`, keeping its sign-in in `store`. Errors: the HTTP client cannot be
+    /// made (`sign_in_failed`).
+    pub fn new(cfg: SignInConfig, store: TokenStore) -> Result<Self, SignInError> {
+        let redirect_uri = receiver::redirect_uri(cfg.redirect_port);
+        let resource = canonical_resource(&cfg.server_url);
+        let key = sign_in_key(cfg.server_url.as_str(), &cfg.account, &redirect_uri);
+        let http = http::client().map_err(|e| failed(e.to_string()))?;
+        let gate = Gate::new(cfg.no_browser, cfg.sandbox, cfg.consent_cooldown);
+        Ok(SignIn {
+            inner: Rc::new(Inner {
+                cfg,
+                redirect_uri,
+                resource,
+                key,
+                http,
+                store,
+                gate,
+                record: RefCell::new(None),
+                loaded: Cell::new(false),
+                flow: tokio::sync::Mutex::new(()),
+            }),
+        })
+    }
+
+    /// `notifications/initialized` arrived: later sign-ins ask the editor through `consent`
+    /// (`None`: the editor has no URL elicitation) and never open a browser.
+    pub fn initialized(&self, consent: Option<Rc<dyn Consent>>) {
+        self.inner.gate.initialized(consent);
+    }
+
+    /// The redirect URI of this provider.
+    pub fn redirect_uri(&self) -> &str {
+        &self.inner.redirect_uri
+    }
+}
+
+impl TokenProvider for SignIn {
+    fn access_token(&self) -> LocalBoxFuture<'static, Option<AccessToken>> {
+        let me = self.inner.clone();
+        Box::pin(async move {
+            let _flow = me.flow.lock().await;
+            me.load().await;
+            let rec = me.record.borrow().clone()?;
+            if rec.expires_within(now_unix_secs(), REFRESH_MARGIN_SECS)
+                && rec.refresh_token.is_some()
+                && let Err(e) = me.refresh(Some(&rec.access_token)).await
+            {
+                tracing::info!(target: "sign-in", "the refresh before expiry failed: {e}");
+            }
+            me.record
+                .borrow()
+                .as_ref()
+                .map(|r| AccessToken::new(r.access_token.clone()))
+        })
+    }
+
+    fn challenge(&self, challenge: Challenge) -> LocalBoxFuture<'static, ChallengeOutcome> {
+        let me = self.inner.clone();
+        Box::pin(async move {
+            let _flow = me.flow.lock().await;
+            me.load().await;
+            match me.answer(challenge).await {
+                Ok(()) => ChallengeOutcome::Retry,
+                Err(e) => {
+                    tracing::warn!(target: "sign-in", "{e}");
+                    ChallengeOutcome::Fail(e.outcome())
+                }
+            }
+        })
+    }
+}
+
+impl Inner {
+    /// Reads the stored sign-in once (off the actor thread).
+    async fn load(&self) {
+        if self.loaded.replace(true) {
+            return;
+        }
+        if let Some(rec) = self.read_stored().await {
+            *self.record.borrow_mut() = Some(rec);
+        }
+    }
+
+    async fn read_stored(&self) -> Option<TokenRecord> {
+        let key = self.key.clone();
+        let bytes = self.store.run(move |s| s.get(&key)).await.ok().flatten()?;
+        serde_json::from_slice::<TokenRecord>(&bytes)
+            .ok()
+            .filter(|r| r.resource == self.resource)
+    }
+
+    fn current_token(&self) -> Option<String> {
+        self.record
+            .borrow()
+            .as_ref()
+            .map(|r| r.access_token.clone())
+    }
+
+    async fn answer(&self, c: Challenge) -> Result<(), SignInError> {
+        let bearer = parse_bearer(&c.www_authenticate).unwrap_or_default();
+        let rejected = c.rejected.as_ref().map(|t| t.secret().to_string());
+        if c.status == 403 {
+            if !bearer.insufficient_scope() {
+                return Err(SignInError::new(SignInCause::AccessRefused, "HTTP 403"));
+            }
+            // One step-up: the union of the scopes asked so far and the challenged ones.
+            let before = self
+                .record
+                .borrow()
+                .as_ref()
+                .map(|r| r.scopes.clone())
+                .unwrap_or_default();
+            let wanted = union_scopes(
+                &before,
+                &split_scopes(bearer.scope.as_deref().unwrap_or("")),
+            );
+            tracing::info!(target: "sign-in", "the upstream asks for more scopes ({}): signing in again", wanted.join(" "));
+            return self
+                .sign_in(&bearer, Some(wanted), rejected.as_deref())
+                .await;
+        }
+        // 401: a token replaced meanwhile is retried as it is.
+        if let Some(cur) = self.current_token()
+            && rejected.as_deref() != Some(cur.as_str())
+        {
+            return Ok(());
+        }
+        let has_refresh = self
+            .record
+            .borrow()
+            .as_ref()
+            .is_some_and(|r| r.refresh_token.is_some());
+        if has_refresh {
+            match self.refresh(rejected.as_deref()).await {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    tracing::info!(target: "sign-in", "the refresh failed ({e}); signing in again")
+                }
+            }
+        }
+        self.sign_in(&bearer, None, rejected.as_deref()).await
+    }
+
+    /// Refreshes under the entry lock; a record that another process already replaced (its
+    /// access token is not `rejected` and not expiring) is adopted without a refresh.
+    async fn refresh(&self, rejected: Option<&str>) -> Result<(), SignInError> {
+        let _lock = lock::lock(&self.store.lock_dir, &self.key, REFRESH_LOCK_TIMEOUT)
+            .await
+            .map_err(|e| failed(format!("entry lock: {}", e.kind())))?;
+        let stored = self
+            .read_stored()
+            .await
+            .or_else(|| self.record.borrow().clone());
+        let Some(rec) = stored else {
+            return Err(failed("no stored sign-in"));
+        };
+        if rejected != Some(rec.access_token.as_str())
+            && !rec.expires_within(now_unix_secs(), REFRESH_MARGIN_SECS)
+        {
+            tracing::debug!(target: "sign-in", "another process refreshed the sign-in; using its token");
+            *self.record.borrow_mut() = Some(rec);
+            return Ok(());
+        }
+        let Some(refresh) = rec.refresh_token.clone() else {
+            return Err(failed("no refresh token"));
+        };
+        let client = BasicClient::new(ClientId::new(rec.client_id.clone())).set_token_uri(
+            TokenUrl::new(rec.token_endpoint.clone()).map_err(|_| failed("bad token endpoint"))?,
+        );
+        let client = match &self.cfg.registration.client_secret {
+            Some(s)
+                if self.cfg.registration.client_issuer.as_deref() == Some(rec.issuer.as_str())
+                    && self.cfg.registration.client_id.as_deref()
+                        == Some(rec.client_id.as_str()) =>
+            {
+                client.set_client_secret(ClientSecret::new(s.clone()))
+            }
+            _ => client,
+        };
+        let http = self.http.clone();
+        let refresh_token = RefreshToken::new(refresh);
+        let resp = client
+            .exchange_refresh_token(&refresh_token)
+            .add_extra_param("resource", self.resource.clone())
+            .request_async(&move |r| http::oauth_request(http.clone(), r))
+            .await
+            .map_err(token_error)?;
+        let mut next = rec.clone();
+        next.access_token = resp.access_token().secret().clone();
+        if let Some(rt) = resp.refresh_token() {
+            next.refresh_token = Some(rt.secret().clone());
+        }
+        next.expires_at_unix_secs = resp
+            .expires_in()
+            .map(|d| now_unix_secs().saturating_add(d.as_secs()));
+        self.save(&next).await;
+        *self.record.borrow_mut() = Some(next);
+        tracing::info!(target: "sign-in", "refreshed the access token");
+        Ok(())
+    }
+
+    async fn save(&self, rec: &TokenRecord) {
+        let key = self.key.clone();
+        let Ok(bytes) = serde_json::to_vec(rec) else {
+            return;
+        };
+        if let Err(e) = self.store.run(move |s| s.set(&key, &bytes)).await {
+            tracing::warn!(target: "sign-in", "the sign-in is not stored: {e}");
+        }
+        let entry = IndexEntry {
+            key: self.key.clone(),
+            url: self.cfg.server_url.to_string(),
+            account: self.cfg.account.clone(),
+            redirect_uri: self.redirect_uri.clone(),
+        };
+        if let Err(e) = index::add(&self.store, entry).await {
+            tracing::warn!(target: "sign-in", "the index of sign-ins is not updated: {e}");
+        }
+    }
+
+    /// A full sign-in under the entry lock (another process's fresh sign-in is adopted).
+    async fn sign_in(
+        &self,
+        bearer: &BearerChallenge,
+        step_up: Option<Vec<String>>,
+        rejected: Option<&str>,
+    ) -> Result<(), SignInError> {
+        self.gate.admit()?;
+        let _lock = lock::lock(
+            &self.store.lock_dir,
+            &self.key,
+            self.cfg.sign_in_timeout + SIGN_IN_LOCK_SLACK,
+        )
+        .await
+        .map_err(|e| failed(format!("entry lock: {}", e.kind())))?;
+        if let Some(rec) = self.read_stored().await
+            && rejected != Some(rec.access_token.as_str())
+            && !rec.expires_within(now_unix_secs(), REFRESH_MARGIN_SECS)
+            && step_up
+                .as_ref()
+                .is_none_or(|w| w.iter().all(|s| rec.scopes.contains(s)))
+        {
+            tracing::debug!(target: "sign-in", "another process signed in; using its token");
+            *self.record.borrow_mut() = Some(rec);
+            return Ok(());
+        }
+        let (prm, server) = self.discover(bearer).await?;
+        let scopes = match step_up {
+            Some(w) => w,
+            None => select_scopes(bearer.scope.as_deref(), &prm, &server),
+        };
+        let client = registration::client_for(
+            &self.cfg.registration,
+            &server,
+            &self.redirect_uri,
+            &self.store,
+            &self.http,
+        )
+        .await?;
+        tracing::debug!(target: "sign-in", "client registration: {}", client.path);
+        let bad_endpoint = || failed("the authorization server metadata has a bad endpoint URL");
+        let mut oauth = BasicClient::new(ClientId::new(client.client_id.clone()))
+            .set_auth_uri(
+                AuthUrl::new(server.authorization_endpoint.clone()).map_err(|_| bad_endpoint())?,
+            )
+            .set_token_uri(
+                TokenUrl::new(server.token_endpoint.clone()).map_err(|_| bad_endpoint())?,
+            )
+            .set_redirect_uri(
+                RedirectUrl::new(self.redirect_uri.clone()).map_err(|_| bad_endpoint())?,
+            );
+        if let Some(s) = &client.client_secret {
+            oauth = oauth.set_client_secret(ClientSecret::new(s.clone()));
+        }
+        let (pkce, verifier) = PkceCodeChallenge::new_random_sha256();
+        let (auth_url, state) = oauth
+            .authorize_url(CsrfToken::new_random)
+            .add_scopes(scopes.iter().cloned().map(Scope::new))
+            .set_pkce_challenge(pkce)
+            .add_extra_param("resource", self.resource.clone())
+            .url();
+        let auth_url = validate_authorization_url(auth_url.as_str(), &self.redirect_uri)?;
+        let issuer = server.issuer.clone();
+        let iss_supported = server.authorization_response_iss_parameter_supported == Some(true);
+        let mut rx = Receiver::start(
+            self.cfg.redirect_port,
+            state.secret().clone(),
+            CsrfToken::new_random().secret().clone(),
+            auth_url.to_string(),
+            Box::new(move |p| callback::code_from(p, &issuer, iss_supported)),
+        )
+        .await?;
+        let start_url = rx.start_url();
+        let limit = self.cfg.sign_in_timeout;
+        let browser_failed: RefCell<Option<SignInError>> = RefCell::new(None);
+        let waited = tokio::time::timeout(limit, async {
+            if let Delivery::LineOnly(Some(e)) =
+                self.gate.deliver(auth_url.as_str(), &start_url).await?
+            {
+                *browser_failed.borrow_mut() = Some(e);
+            }
+            rx.wait().await
+        })
+        .await;
+        drop(state);
+        let code = match waited {
+            Ok(Ok(code)) => code,
+            Ok(Err(e)) => return Err(e),
+            // The browser never started: that is the cause the user can act on.
+            Err(_) => {
+                return Err(browser_failed.take().unwrap_or_else(|| {
+                    SignInError::new(
+                        SignInCause::SignInTimeout,
+                        format!("{} s", limit.as_secs_f64()),
+                    )
+                }));
+            }
+        };
+        drop(rx);
+        let http = self.http.clone();
+        let resp = oauth
+            .exchange_code(AuthorizationCode::new(code))
+            .set_pkce_verifier(verifier)
+            .add_extra_param("resource", self.resource.clone())
+            .request_async(&move |r| http::oauth_request(http.clone(), r))
+            .await
+            .map_err(token_error)?;
+        let granted = resp
+            .scopes()
+            .map(|s| s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        let rec = TokenRecord {
+            issuer: server.issuer.clone(),
+            client_id: client.client_id,
+            token_endpoint: server.token_endpoint.clone(),
+            resource: self.resource.clone(),
+            access_token: resp.access_token().secret().clone(),
+            refresh_token: resp.refresh_token().map(|t| t.secret().clone()),
+            expires_at_unix_secs: resp
+                .expires_in()
+                .map(|d| now_unix_secs().saturating_add(d.as_secs())),
+            scopes: union_scopes(&scopes, &granted.unwrap_or_default()),
+        };
+        self.save(&rec).await;
+        *self.record.borrow_mut() = Some(rec);
+        tracing::info!(target: "sign-in", "signed in at {}", host_of(&server.issuer));
+        Ok(())
+    }
+
+    /// RFC 9728 then RFC 8414: the resource metadata (from the challenge, else the two
+    /// well-known URLs), its first authorization server, and that server's checked metadata.
+    async fn discover(
+        &self,
+        bearer: &BearerChallenge,
+    ) -> Result<(ResourceMetadata, ServerMetadata), SignInError> {
+        let mut prm = None;
+        let mut last = String::new();
+        for u in metadata::resource_metadata_urls(
+            &self.cfg.server_url,
+            bearer.resource_metadata.as_deref(),
+        ) {
+            match http::get_json::<ResourceMetadata>(&self.http, &u).await {
+                Ok(doc) => {
+                    prm = Some(doc);
+                    break;
+                }
+                Err(e) => last = e.to_string(),
+            }
+        }
+        let prm = prm.ok_or_else(|| failed(format!("no protected resource metadata ({last})")))?;
+        metadata::check_resource(&prm, &self.cfg.server_url)?;
+        let issuer = prm.authorization_servers[0].clone();
+        let issuer_url = Url::parse(&issuer).map_err(|_| {
+            failed("the authorization server of the resource metadata is not a URL")
+        })?;
+        let mut last = String::new();
+        for u in metadata::server_metadata_urls(&issuer_url) {
+            match http::get_json::<ServerMetadata>(&self.http, &u).await {
+                Ok(doc) => {
+                    metadata::check_server(&doc, &issuer)?;
+                    return Ok((prm, doc));
+                }
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(failed(format!("no authorization server metadata ({last})")))
+    }
+}
+
+fn host_of(url: &str) -> String {
+    Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// A failed token request, without the response body (it may hold tokens).
+fn token_error<T: oauth2::ErrorResponse + 'static>(
+    e: RequestTokenError<AuthHttpError, T>,
+) -> SignInError {
+    match e {
+        RequestTokenError::ServerResponse(r) => {
+            let code = serde_json::to_value(&r)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            let shown: String = code
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .take(64)
+                .collect();
+            failed(format!("the token endpoint refused the request ({shown})"))
+        }
+        RequestTokenError::Request(e) => failed(format!("token request: {e}")),
+        RequestTokenError::Parse(..) => failed("the token response is not valid"),
+        RequestTokenError::Other(_) => failed("the token request failed"),
+    }
+}
