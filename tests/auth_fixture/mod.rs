@@ -1,0 +1,380 @@
+//! A fixture authorization server and protected resource on loopback (axum), for the sign-in
+//! tests: RFC 9728 resource metadata, RFC 8414 metadata, `/authorize` (PKCE S256 and
+//! `resource` required, redirects with `code`, `state` and `iss`), `/token` (code and
+//! refresh grants; refresh tokens rotate and are counted), `/register` (RFC 7591, requires
+//! `application_type: native`), and `/mcp`, which wants a valid bearer token and the scopes
+//! of `Behaviour::required_scopes`. Knobs in [`Behaviour`] make it misbehave.
+#![allow(dead_code)]
+
+use axum::extract::{Form, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How the fixture behaves (changed by tests at any time).
+#[derive(Clone, Debug)]
+pub struct Behaviour {
+    pub iss_supported: bool,
+    /// The `iss` the redirect carries (`None`: none).
+    pub redirect_iss: Option<String>,
+    /// Replace the state of the redirect with this one.
+    pub redirect_state: Option<String>,
+    pub pkce_methods: Option<Vec<String>>,
+    pub cimd_supported: bool,
+    pub registration: bool,
+    pub expires_in_secs: u64,
+    pub required_scopes: Vec<String>,
+    /// The only client ID `/authorize` accepts besides registered ones.
+    pub known_client: Option<(String, Option<String>)>,
+    /// `/authorize` answers 400 without a redirect.
+    pub refuse_authorize: bool,
+}
+
+#[derive(Default)]
+pub struct Counters {
+    pub code_grants: AtomicUsize,
+    pub refresh_grants: AtomicUsize,
+    pub refused_refreshes: AtomicUsize,
+    pub registrations: AtomicUsize,
+    pub authorizes: AtomicUsize,
+}
+
+struct Code {
+    challenge: String,
+    client_id: String,
+    scopes: String,
+}
+
+#[derive(Default)]
+struct Grants {
+    codes: HashMap<String, Code>,
+    /// access token -> (scopes, expiry unix secs)
+    access: HashMap<String, (String, u64)>,
+    /// refresh token -> scopes
+    refresh: HashMap<String, String>,
+    clients: Vec<String>,
+    next: u64,
+}
+
+pub struct Fixture {
+    pub base: String,
+    pub behaviour: Mutex<Behaviour>,
+    pub counters: Counters,
+    grants: Mutex<Grants>,
+    /// Every secret the fixture handed out (codes, tokens), for the log scan.
+    pub secrets: Mutex<Vec<String>>,
+    /// The `application_type` of each registration.
+    pub registered_types: Mutex<Vec<String>>,
+    /// The `client_id` of each `/authorize`.
+    pub authorize_clients: Mutex<Vec<String>>,
+    /// The `resource` of each `/authorize` and token request.
+    pub resources: Mutex<Vec<String>>,
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+impl Fixture {
+    pub fn issuer(&self) -> String {
+        self.base.clone()
+    }
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+    fn mint(&self, prefix: &str) -> String {
+        let mut g = self.grants.lock().unwrap();
+        g.next += 1;
+        let v = format!(
+            "{prefix}-{}-{:x}",
+            g.next,
+            Sha256::digest(format!("{}{}", g.next, now()))
+                .iter()
+                .fold(0u64, |a, b| a.wrapping_mul(31).wrapping_add(*b as u64))
+        );
+        self.secrets.lock().unwrap().push(v.clone());
+        v
+    }
+    /// Expires every access token now (the next request gets 401).
+    pub fn expire_all(&self) {
+        for v in self.grants.lock().unwrap().access.values_mut() {
+            v.1 = 0;
+        }
+    }
+    /// Revokes every refresh token.
+    pub fn revoke_refresh_tokens(&self) {
+        self.grants.lock().unwrap().refresh.clear();
+    }
+}
+
+/// Starts the fixture on 127.0.0.1 (its own thread and runtime).
+pub fn start(b: Behaviour) -> Arc<Fixture> {
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    std_listener.set_nonblocking(true).unwrap();
+    let base = format!("http://{}", std_listener.local_addr().unwrap());
+    let fx = Arc::new(Fixture {
+        base,
+        behaviour: Mutex::new(b),
+        counters: Counters::default(),
+        grants: Mutex::new(Grants::default()),
+        secrets: Mutex::new(Vec::new()),
+        registered_types: Mutex::new(Vec::new()),
+        authorize_clients: Mutex::new(Vec::new()),
+        resources: Mutex::new(Vec::new()),
+    });
+    let app = Router::new()
+        .route("/.well-known/oauth-protected-resource/mcp", get(prm))
+        .route("/.well-known/oauth-authorization-server", get(asm))
+        .route("/authorize", get(authorize))
+        .route("/token", post(token))
+        .route("/register", post(register))
+        .route("/mcp", post(mcp).get(mcp))
+        .with_state(fx.clone());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let l = tokio::net::TcpListener::from_std(std_listener).unwrap();
+            axum::serve(l, app).await.unwrap();
+        });
+    });
+    fx
+}
+
+pub fn default_behaviour() -> Behaviour {
+    Behaviour {
+        iss_supported: true,
+        redirect_iss: Some(String::new()), // filled with the issuer at start by `with_issuer`
+        redirect_state: None,
+        pkce_methods: Some(vec!["S256".into()]),
+        cimd_supported: false,
+        registration: true,
+        expires_in_secs: 3600,
+        required_scopes: vec!["read".into()],
+        known_client: None,
+        refuse_authorize: false,
+    }
+}
+
+async fn prm(State(fx): State<Arc<Fixture>>) -> Json<Value> {
+    Json(json!({
+        "resource": fx.mcp_url(),
+        "authorization_servers": [fx.issuer()],
+        "scopes_supported": ["read"],
+    }))
+}
+
+async fn asm(State(fx): State<Arc<Fixture>>) -> Json<Value> {
+    let b = fx.behaviour.lock().unwrap().clone();
+    let mut m = json!({
+        "issuer": fx.issuer(),
+        "authorization_endpoint": format!("{}/authorize", fx.base),
+        "token_endpoint": format!("{}/token", fx.base),
+        "authorization_response_iss_parameter_supported": b.iss_supported,
+        "client_id_metadata_document_supported": b.cimd_supported,
+        "scopes_supported": ["read", "write", "offline_access"],
+    });
+    if let Some(p) = b.pkce_methods {
+        m["code_challenge_methods_supported"] = json!(p);
+    }
+    if b.registration {
+        m["registration_endpoint"] = json!(format!("{}/register", fx.base));
+    }
+    Json(m)
+}
+
+async fn authorize(
+    State(fx): State<Arc<Fixture>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    fx.counters.authorizes.fetch_add(1, Ordering::SeqCst);
+    let b = fx.behaviour.lock().unwrap().clone();
+    let client_id = q.get("client_id").cloned().unwrap_or_default();
+    fx.authorize_clients.lock().unwrap().push(client_id.clone());
+    fx.resources
+        .lock()
+        .unwrap()
+        .push(q.get("resource").cloned().unwrap_or_default());
+    let known = fx.grants.lock().unwrap().clients.contains(&client_id)
+        || b.known_client
+            .as_ref()
+            .is_some_and(|(c, _)| c == &client_id)
+        || (b.cimd_supported && client_id.starts_with("http"));
+    if b.refuse_authorize
+        || !known
+        || q.get("response_type").map(String::as_str) != Some("code")
+        || q.get("code_challenge_method").map(String::as_str) != Some("S256")
+        || q.get("resource").map(String::as_str) != Some(fx.mcp_url().as_str())
+    {
+        return (StatusCode::BAD_REQUEST, "refused").into_response();
+    }
+    let code = fx.mint("code");
+    fx.grants.lock().unwrap().codes.insert(
+        code.clone(),
+        Code {
+            challenge: q.get("code_challenge").cloned().unwrap_or_default(),
+            client_id,
+            scopes: q.get("scope").cloned().unwrap_or_default(),
+        },
+    );
+    let mut u = url::Url::parse(q.get("redirect_uri").map(String::as_str).unwrap_or("")).unwrap();
+    {
+        let mut qp = u.query_pairs_mut();
+        qp.append_pair("code", &code);
+        let state = b
+            .redirect_state
+            .clone()
+            .unwrap_or_else(|| q.get("state").cloned().unwrap_or_default());
+        qp.append_pair("state", &state);
+        match &b.redirect_iss {
+            Some(i) if i.is_empty() => {
+                qp.append_pair("iss", &fx.issuer());
+            }
+            Some(i) => {
+                qp.append_pair("iss", i);
+            }
+            None => {}
+        }
+    }
+    (StatusCode::FOUND, [(header::LOCATION, u.to_string())]).into_response()
+}
+
+fn issue(fx: &Fixture, scopes: &str) -> Value {
+    let b = fx.behaviour.lock().unwrap().clone();
+    let at = fx.mint("access");
+    let rt = fx.mint("refresh");
+    let mut g = fx.grants.lock().unwrap();
+    g.access
+        .insert(at.clone(), (scopes.to_string(), now() + b.expires_in_secs));
+    g.refresh.insert(rt.clone(), scopes.to_string());
+    json!({"access_token": at, "token_type": "Bearer", "expires_in": b.expires_in_secs, "refresh_token": rt, "scope": scopes})
+}
+
+fn token_error(e: &str) -> Response {
+    (StatusCode::BAD_REQUEST, Json(json!({"error": e}))).into_response()
+}
+
+async fn token(
+    State(fx): State<Arc<Fixture>>,
+    headers: HeaderMap,
+    Form(f): Form<HashMap<String, String>>,
+) -> Response {
+    fx.resources
+        .lock()
+        .unwrap()
+        .push(f.get("resource").cloned().unwrap_or_default());
+    if f.get("resource").map(String::as_str) != Some(fx.mcp_url().as_str()) {
+        return token_error("invalid_target");
+    }
+    match f.get("grant_type").map(String::as_str) {
+        Some("authorization_code") => {
+            let code = f.get("code").cloned().unwrap_or_default();
+            let Some(c) = fx.grants.lock().unwrap().codes.remove(&code) else {
+                return token_error("invalid_grant");
+            };
+            let verifier = f.get("code_verifier").cloned().unwrap_or_default();
+            let computed = base64_url(&Sha256::digest(verifier.as_bytes()));
+            if computed != c.challenge {
+                return token_error("invalid_grant");
+            }
+            // A client with a secret authenticates with HTTP Basic.
+            let b = fx.behaviour.lock().unwrap().clone();
+            if let Some((id, Some(secret))) = &b.known_client
+                && id == &c.client_id
+            {
+                let want = format!("Basic {}", base64_std(format!("{id}:{secret}").as_bytes()));
+                if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(want.as_str())
+                {
+                    return token_error("invalid_client");
+                }
+            }
+            fx.counters.code_grants.fetch_add(1, Ordering::SeqCst);
+            Json(issue(&fx, &c.scopes)).into_response()
+        }
+        Some("refresh_token") => {
+            let rt = f.get("refresh_token").cloned().unwrap_or_default();
+            // Rotation: a refresh token works once.
+            let Some(scopes) = fx.grants.lock().unwrap().refresh.remove(&rt) else {
+                fx.counters.refused_refreshes.fetch_add(1, Ordering::SeqCst);
+                return token_error("invalid_grant");
+            };
+            fx.counters.refresh_grants.fetch_add(1, Ordering::SeqCst);
+            Json(issue(&fx, &scopes)).into_response()
+        }
+        _ => token_error("unsupported_grant_type"),
+    }
+}
+
+async fn register(State(fx): State<Arc<Fixture>>, Json(body): Json<Value>) -> Response {
+    fx.counters.registrations.fetch_add(1, Ordering::SeqCst);
+    let t = body["application_type"].as_str().unwrap_or("").to_string();
+    fx.registered_types.lock().unwrap().push(t.clone());
+    if t != "native" {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": "invalid_client_metadata"})),
+        )
+            .into_response();
+    }
+    let id = fx.mint("client");
+    fx.grants.lock().unwrap().clients.push(id.clone());
+    (
+        StatusCode::CREATED,
+        Json(json!({"client_id": id, "redirect_uris": body["redirect_uris"]})),
+    )
+        .into_response()
+}
+
+async fn mcp(State(fx): State<Arc<Fixture>>, headers: HeaderMap) -> Response {
+    let prm_url = format!("{}/.well-known/oauth-protected-resource/mcp", fx.base);
+    let b = fx.behaviour.lock().unwrap().clone();
+    let token = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_string);
+    let grant = token.and_then(|t| fx.grants.lock().unwrap().access.get(&t).cloned());
+    let Some((scopes, _)) = grant.filter(|(_, exp)| *exp > now()) else {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(
+                header::WWW_AUTHENTICATE,
+                format!(
+                    "Bearer resource_metadata=\"{prm_url}\", scope=\"{}\"",
+                    b.required_scopes.join(" ")
+                ),
+            )],
+        )
+            .into_response();
+    };
+    let have: Vec<&str> = scopes.split(' ').collect();
+    if !b.required_scopes.iter().all(|s| have.contains(&s.as_str())) {
+        return (
+            StatusCode::FORBIDDEN,
+            [(header::WWW_AUTHENTICATE, format!("Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{prm_url}\"", b.required_scopes.join(" ")))],
+        )
+            .into_response();
+    }
+    Json(json!({"ok": true})).into_response()
+}
+
+fn base64_url(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+fn base64_std(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
