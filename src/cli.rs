@@ -74,7 +74,8 @@ impl LogLevelArg {
     }
 }
 
-fn seconds(s: &str) -> Result<f64, String> {
+/// The value parser of options in seconds: more than 0, at most [`MAX_TIMEOUT_SECS`].
+pub fn seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v <= MAX_TIMEOUT_SECS => Ok(v),
         _ => Err(format!(

@@ -70,6 +70,27 @@ pub fn validate_authorization_url(raw: &str, redirect_uri: &str) -> Result<Url, 
     Ok(url)
 }
 
+/// Checks a server URL of the URL form or of `logout`: `https`, or `http` with a loopback
+/// host; a host; no user information; no fragment. Errors: the usage message.
+pub fn check_server_url(text: &str) -> Result<Url, String> {
+    let url = Url::parse(text).map_err(|_| "the URL is not valid".to_string())?;
+    match url.scheme() {
+        "https" => {}
+        "http" if is_loopback(&url) => {}
+        _ => return Err("the URL must use https (or http with a loopback host)".into()),
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err("the URL has no host".into());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("the URL must not hold a user or a password".into());
+    }
+    if url.fragment().is_some() {
+        return Err("the URL must not have a fragment".into());
+    }
+    Ok(url)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -197,16 +197,18 @@ pub const TOKEN_KEY_ENV: &str = "MCP_BRIDGE_TOKEN_KEY";
 #[error("{0}")]
 pub struct OpenError(pub String);
 
-/// Opens the stores of `choice`: `auto` tries the keychain, then encrypted files when a key
+/// Opens the stores of `choice` with the file key `token_key` (`MCP_BRIDGE_TOKEN_KEY`, read at
+/// start) or `key_file` (`--token-key-file`): `auto` tries the keychain, then encrypted files when a key
 /// is given, then memory; another choice opens only that store (an [`OpenError`] when it does
 /// not open). Blocking (the keychain probe): call before the actor system or off its thread.
 /// Writes one info line naming the store in use.
-pub fn open(
+pub fn open_with_key(
     choice: StoreChoice,
+    token_key: Option<&str>,
     key_file: Option<&std::path::Path>,
 ) -> Result<TokenStore, OpenError> {
     let dir = state_dir();
-    let key = file::key_from(std::env::var(TOKEN_KEY_ENV).ok().as_deref(), key_file);
+    let key = file::key_from(token_key, key_file);
     let mut chain: Vec<Arc<dyn Backend>> = Vec::new();
     match choice {
         StoreChoice::Keychain => {

@@ -1,0 +1,162 @@
+//! `mcp-bridge logout [--account <label>] <url>` and `mcp-bridge logout --all`: deletes stored
+//! sign-ins from the token store (the authorization server is not told). Exit codes of the
+//! reference: 0 when the deletion succeeded (also when there was nothing to delete), 1 when a
+//! deletion failed, 2 for invalid arguments or a token store that does not open.
+
+use clap::Parser;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use super::receiver::{DEFAULT_REDIRECT_PORT, redirect_uri};
+use super::store::{self, StoreChoice, TokenStore, index, sign_in_key};
+use crate::cli::LogLevelArg;
+
+/// Exit code: deleted (or nothing to delete).
+pub const EXIT_OK: i32 = 0;
+/// Exit code: a deletion failed.
+pub const EXIT_FAILED: i32 = 1;
+/// Exit code: invalid arguments, or the token store does not open.
+pub const EXIT_USAGE: i32 = 2;
+
+/// The command line of `mcp-bridge logout`.
+#[derive(Parser, Debug)]
+#[command(
+    name = "mcp-bridge logout",
+    about = "Deletes stored sign-ins of mcp-bridge (the authorization server is not told).",
+    override_usage = "mcp-bridge logout [--account <LABEL>] <URL>\n       mcp-bridge logout --all"
+)]
+pub struct LogoutCli {
+    /// The account of the stored sign-in
+    #[arg(long, value_name = "LABEL", conflicts_with = "all")]
+    pub account: Option<String>,
+    /// Delete every stored sign-in of the bridge
+    #[arg(long)]
+    pub all: bool,
+    /// The redirect port of the server entry
+    #[arg(long, value_name = "PORT", default_value_t = DEFAULT_REDIRECT_PORT,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub redirect_port: u16,
+    /// The token store of the server entry
+    #[arg(long, value_enum, value_name = "STORE", default_value = "auto")]
+    pub token_store: StoreChoice,
+    /// The key file of the file store
+    #[arg(long, value_name = "PATH")]
+    pub token_key_file: Option<PathBuf>,
+    /// Accepted for symmetry with the server entry (the sign-in requests are not made here)
+    #[arg(long, value_name = "PATH")]
+    pub ca_file: Option<PathBuf>,
+    /// Lowest level of the stderr lines
+    #[arg(long, value_enum, value_name = "LEVEL", default_value = "info")]
+    pub log_level: LogLevelArg,
+    /// The server URL of the stored sign-in
+    #[arg(
+        value_name = "URL",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub url: Option<String>,
+}
+
+/// Runs `logout` with `args` (the program name first, then `logout`); gives the exit code.
+/// `token_key` is `MCP_BRIDGE_TOKEN_KEY`, read (and removed from the environment) at start.
+pub fn run<I, T>(args: I, token_key: Option<&str>) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let mut args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    if args.len() > 1 {
+        args.remove(1); // "logout"
+    }
+    let cli = match LogoutCli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let text = e.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            return if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                print!("{text}");
+                EXIT_OK
+            } else {
+                eprint!("{}: logout: error: {text}", crate::log::TAG);
+                EXIT_USAGE
+            };
+        }
+    };
+    crate::log::init(cli.log_level.filter());
+    let code = logout(&cli, token_key);
+    crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
+    code
+}
+
+fn logout(cli: &LogoutCli, token_key: Option<&str>) -> i32 {
+    let url = match &cli.url {
+        Some(u) => match super::url_check::check_server_url(u) {
+            Ok(u) => Some(u),
+            Err(why) => {
+                tracing::error!(target: "logout", "{why}");
+                return EXIT_USAGE;
+            }
+        },
+        None => None,
+    };
+    let store =
+        match store::open_with_key(cli.token_store, token_key, cli.token_key_file.as_deref()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!(target: "logout", "{e}");
+                return EXIT_USAGE;
+            }
+        };
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return EXIT_FAILED;
+    };
+    rt.block_on(async move {
+        let redirect = redirect_uri(cli.redirect_port);
+        let targets: Vec<String> = match &url {
+            Some(u) => vec![sign_in_key(
+                u.as_str(),
+                cli.account.as_deref().unwrap_or("default"),
+                &redirect,
+            )],
+            None => match store.run(index::read).await {
+                Ok(entries) => entries.into_iter().map(|e| e.key).collect(),
+                Err(e) => {
+                    tracing::error!(target: "logout", "the index of sign-ins cannot be read: {e}");
+                    return EXIT_FAILED;
+                }
+            },
+        };
+        delete(&store, targets, url.is_none()).await
+    })
+}
+
+async fn delete(store: &TokenStore, keys: Vec<String>, all: bool) -> i32 {
+    let mut code = EXIT_OK;
+    let mut deleted = 0usize;
+    for key in &keys {
+        let k = key.clone();
+        match store.run(move |s| s.delete(&k)).await {
+            Ok(true) => deleted += 1,
+            Ok(false) => {}
+            Err(e) => {
+                tracing::error!(target: "logout", "a stored sign-in was not deleted: {e}");
+                code = EXIT_FAILED;
+            }
+        }
+    }
+    let gone = keys.clone();
+    if let Err(e) = index::update(store, move |v| {
+        v.retain(|e| !all && !gone.contains(&e.key));
+    })
+    .await
+    {
+        tracing::error!(target: "logout", "the index of sign-ins was not updated: {e}");
+        code = EXIT_FAILED;
+    }
+    tracing::info!(target: "logout", "deleted {deleted} stored sign-in(s) from {}", store.describe());
+    code
+}

@@ -1,0 +1,96 @@
+//! The sign-in options of the URL form (`--client-id`, `--client-issuer`,
+//! `--client-metadata-url`, `--redirect-port`, `--account`, `--token-store`,
+//! `--token-key-file`, `--no-browser`, `--sign-in-timeout`), flattened into the command line,
+//! and the settings they make.
+
+use std::path::PathBuf;
+use std::time::Duration;
+use url::Url;
+
+use super::opener::EnvSecrets;
+use super::receiver::DEFAULT_REDIRECT_PORT;
+use super::registration::{RegistrationOptions, check_metadata_url};
+use super::signin::SignInConfig;
+use super::store::StoreChoice;
+
+/// `SANDBOX_RUNTIME`: `1` means the editor's sandbox blocks the browser, the port and the
+/// keychain.
+pub const SANDBOX_ENV: &str = "SANDBOX_RUNTIME";
+
+/// The sign-in options.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SignInArgs {
+    /// URL form: use this client ID, issued by the authorization server (its secret comes from MCP_BRIDGE_CLIENT_SECRET)
+    #[arg(long, value_name = "ID")]
+    pub client_id: Option<String>,
+    /// URL form: the issuer of --client-id; a client with a secret needs it
+    #[arg(long, value_name = "URL")]
+    pub client_issuer: Option<String>,
+    /// URL form: use the client ID metadata document at this https URL
+    #[arg(long, value_name = "URL")]
+    pub client_metadata_url: Option<String>,
+    /// URL form: the port of the redirect URI http://127.0.0.1:PORT/callback
+    #[arg(long, value_name = "PORT", default_value_t = DEFAULT_REDIRECT_PORT,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub redirect_port: u16,
+    /// URL form: the account of the stored sign-in
+    #[arg(long, value_name = "LABEL", default_value = "default")]
+    pub account: String,
+    /// URL form: where the tokens are kept
+    #[arg(long, value_enum, value_name = "STORE", default_value = "auto")]
+    pub token_store: StoreChoice,
+    /// URL form: the file with the 64-hex-digit key of the file store (private to your account)
+    #[arg(long, value_name = "PATH")]
+    pub token_key_file: Option<PathBuf>,
+    /// URL form: never open a browser; only write the sign-in line to stderr
+    #[arg(long)]
+    pub no_browser: bool,
+    /// URL form: time limit of one sign-in in the browser, in seconds
+    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = crate::cli::seconds)]
+    pub sign_in_timeout: f64,
+}
+
+impl SignInArgs {
+    /// Checks the combinations: a client secret needs `--client-id` and `--client-issuer`;
+    /// `--client-issuer` needs `--client-id`; `--client-metadata-url` is an https URL with a
+    /// path. Errors: the usage message.
+    pub fn check(&self, secrets: &EnvSecrets) -> Result<(), String> {
+        if secrets.client_secret.is_some()
+            && (self.client_id.is_none() || self.client_issuer.is_none())
+        {
+            return Err("MCP_BRIDGE_CLIENT_SECRET needs --client-id and --client-issuer (the secret only goes to that issuer)".into());
+        }
+        if self.client_issuer.is_some() && self.client_id.is_none() {
+            return Err("--client-issuer needs --client-id".into());
+        }
+        if let Some(i) = &self.client_issuer
+            && Url::parse(i).is_err()
+        {
+            return Err("--client-issuer must be a URL".into());
+        }
+        if let Some(u) = &self.client_metadata_url {
+            check_metadata_url(u).map_err(|e| e.cause.message().to_string())?;
+        }
+        if self.account.is_empty() {
+            return Err("--account must not be empty".into());
+        }
+        Ok(())
+    }
+
+    /// The settings of a sign-in at `server_url`.
+    pub fn config(&self, server_url: Url, secrets: &EnvSecrets) -> SignInConfig {
+        let mut c = SignInConfig::new(server_url);
+        c.account = self.account.clone();
+        c.redirect_port = self.redirect_port;
+        c.registration = RegistrationOptions {
+            client_id: self.client_id.clone(),
+            client_issuer: self.client_issuer.clone(),
+            client_secret: secrets.client_secret.clone(),
+            client_metadata_url: self.client_metadata_url.clone(),
+        };
+        c.sign_in_timeout = Duration::from_secs_f64(self.sign_in_timeout);
+        c.no_browser = self.no_browser;
+        c.sandbox = std::env::var(SANDBOX_ENV).is_ok_and(|v| v == "1");
+        c
+    }
+}

@@ -1,0 +1,159 @@
+//! `mcp-bridge logout` over the real binary against an encrypted file store filled through the
+//! library: `logout <url>`, `logout --account`, `logout --all`, and the exit codes of the
+//! reference (0 deleted or nothing to delete, 2 invalid arguments or a store that does not
+//! open). Also: without a D-Bus session, `auto` falls back to the file store with one info line.
+
+use mcp_bridge::auth::receiver::redirect_uri;
+use mcp_bridge::auth::store::file::{FileKey, FileStore};
+use mcp_bridge::auth::store::records::IndexEntry;
+use mcp_bridge::auth::store::{Backend, TokenStore, index, sign_in_key};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+const KEY_HEX: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+const URL_A: &str = "https://a.example/mcp";
+const URL_B: &str = "https://b.example/mcp";
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mcp-bridge-logout-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn store(xdg: &Path) -> TokenStore {
+    let dir = xdg.join("mcp-bridge");
+    let f = FileStore::open(dir.join("tokens"), FileKey::from_hex(KEY_HEX).unwrap()).unwrap();
+    TokenStore::new(vec![Arc::new(f) as Arc<dyn Backend>], dir.join("locks"))
+}
+
+/// Stores a sign-in for `url` and `account` (redirect port 41894) and lists it in the index.
+fn put(xdg: &Path, url: &str, account: &str) -> String {
+    let s = store(xdg);
+    let redirect = redirect_uri(41894);
+    let key = sign_in_key(url, account, &redirect);
+    s.set(&key, b"{\"opaque\":true}").unwrap();
+    let entry = IndexEntry {
+        key: key.clone(),
+        url: url.into(),
+        account: account.into(),
+        redirect_uri: redirect,
+    };
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(index::add(&s, entry))
+        .unwrap();
+    key
+}
+
+fn present(xdg: &Path, key: &str) -> bool {
+    store(xdg).get(key).unwrap().is_some()
+}
+
+fn logout(xdg: &Path, args: &[&str], key: bool) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"));
+    c.arg("logout").args(args).env("XDG_STATE_HOME", xdg);
+    // No D-Bus session: the keychain does not answer.
+    c.env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .env("XDG_RUNTIME_DIR", xdg);
+    if key {
+        c.env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX);
+    } else {
+        c.env_remove("MCP_BRIDGE_TOKEN_KEY");
+    }
+    c.output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn logout_of_a_url_deletes_that_sign_in_of_the_default_account_only() {
+    let xdg = scratch("url");
+    let a = put(&xdg, URL_A, "default");
+    let a_work = put(&xdg, URL_A, "work");
+    let b = put(&xdg, URL_B, "default");
+    let o = logout(&xdg, &["--token-store", "file", URL_A], true);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!present(&xdg, &a));
+    assert!(present(&xdg, &a_work) && present(&xdg, &b));
+    // Nothing left to delete is still success.
+    let o = logout(&xdg, &["--token-store", "file", URL_A], true);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("deleted 0 stored sign-in(s)"));
+    let o = logout(
+        &xdg,
+        &["--token-store", "file", "--account", "work", URL_A],
+        true,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(!present(&xdg, &a_work) && present(&xdg, &b));
+    assert!(
+        stderr(&o).contains("deleted 1 stored sign-in(s)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn logout_all_deletes_every_indexed_sign_in_and_the_index() {
+    let xdg = scratch("all");
+    let keys = [
+        put(&xdg, URL_A, "default"),
+        put(&xdg, URL_A, "work"),
+        put(&xdg, URL_B, "x"),
+    ];
+    // auto without D-Bus: the file store, named in one info line.
+    let o = logout(&xdg, &["--all"], true);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for k in &keys {
+        assert!(!present(&xdg, k));
+    }
+    let s = stderr(&o);
+    let store_lines: Vec<_> = s.lines().filter(|l| l.contains("token store:")).collect();
+    assert_eq!(store_lines.len(), 1, "{s}");
+    assert!(
+        store_lines[0].starts_with("mcp-bridge: sign-in: info: token store: encrypted files in "),
+        "{s}"
+    );
+    assert!(s.contains("deleted 3 stored sign-in(s)"), "{s}");
+    assert_eq!(
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async { store(&xdg).run(index::read).await })
+            .unwrap(),
+        vec![]
+    );
+}
+
+#[test]
+fn invalid_arguments_and_a_store_that_does_not_open_exit_2() {
+    let xdg = scratch("usage");
+    for (args, key) in [
+        (&["--all", URL_A][..], true),
+        (&["--all", "--account", "w"][..], true),
+        (&[][..], true),
+        (&["ftp://a.example/x"][..], true),
+        (&["https://user@a.example/x"][..], true),
+        (&["--token-store", "file", URL_A][..], false),
+        (&["--token-store", "keychain", URL_A][..], true),
+        (&["--token-key-file", "/nonexistent/key", URL_A][..], false),
+    ] {
+        let o = logout(&xdg, args, key);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("mcp-bridge: logout: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    // The key never appears in any message.
+    let o = logout(&xdg, &["--token-store", "file", URL_A], true);
+    assert!(!stderr(&o).contains(KEY_HEX));
+}
