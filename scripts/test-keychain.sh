@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The keychain store against a real Secret Service: installs gnome-keyring, dbus and
+# libsecret-tools with apt when missing, starts a D-Bus session with gnome-keyring-daemon
+# unlocked by a test password (its keyrings in a scratch XDG_DATA_HOME), and runs the ignored
+# test of tests/auth_keychain.rs there; secret-tool checks the entry.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+command -v gnome-keyring-daemon >/dev/null || need+=(gnome-keyring)
+command -v dbus-run-session >/dev/null || need+=(dbus)
+command -v secret-tool >/dev/null || need+=(libsecret-tools)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "== apt-get install ${need[*]}"
+  sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_="sudo"
+  $sudo_ apt-get install -y -q "${need[@]}" >/dev/null || { $sudo_ apt-get update -q >/dev/null; $sudo_ apt-get install -y -q "${need[@]}" >/dev/null; }
+fi
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+mkdir -m 700 "$scratch/run" "$scratch/data"
+export XDG_RUNTIME_DIR="$scratch/run" XDG_DATA_HOME="$scratch/data"
+dbus-run-session -- bash -c '
+  set -euo pipefail
+  eval "$(printf test-password | gnome-keyring-daemon --unlock --components=secrets)"
+  cargo test --locked --test auth_keychain -- --ignored --exact the_keychain_holds_the_sign_in_and_logout_removes_it
+'
