@@ -17,8 +17,7 @@ use mcp_bridge::transport::token::{
     Challenge, ChallengeOutcome, MAX_CHALLENGES_PER_REQUEST, TokenProvider,
 };
 use std::path::PathBuf;
-use std::rc::Rc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::Duration;
 
@@ -290,8 +289,8 @@ fn a_403_without_insufficient_scope_is_access_refused() {
 
 struct TestConsent {
     answer: ConsentAnswer,
-    asked: Rc<std::cell::Cell<usize>>,
-    urls: Rc<std::cell::RefCell<Vec<String>>>,
+    asked: Arc<AtomicUsize>,
+    urls: Arc<Mutex<Vec<String>>>,
 }
 
 impl Consent for TestConsent {
@@ -300,8 +299,8 @@ impl Consent for TestConsent {
         _message: String,
         url: String,
     ) -> futures_util::future::LocalBoxFuture<'static, ConsentAnswer> {
-        self.asked.set(self.asked.get() + 1);
-        self.urls.borrow_mut().push(url.clone());
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        self.urls.lock().unwrap().push(url.clone());
         let answer = self.answer;
         Box::pin(async move {
             if answer == ConsentAnswer::Accept {
@@ -320,12 +319,13 @@ fn after_initialized_the_editor_is_asked_and_a_decline_has_a_cooldown() {
     setup();
     let fx = start(default_behaviour());
     rt().block_on(async {
-        let asked = Rc::new(std::cell::Cell::new(0));
-        let urls = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let asked = Arc::new(AtomicUsize::new(0));
+        let urls = Arc::new(Mutex::new(Vec::new()));
         let mut cfg = config(&fx);
         cfg.consent_cooldown = Duration::from_secs(2);
+        let phase = cfg.phase.clone();
         let p = SignIn::new(cfg, memory_store("consent")).unwrap();
-        p.initialized(Some(Rc::new(TestConsent {
+        phase.initialized(Some(Arc::new(TestConsent {
             answer: ConsentAnswer::Decline,
             asked: asked.clone(),
             urls: urls.clone(),
@@ -334,17 +334,21 @@ fn after_initialized_the_editor_is_asked_and_a_decline_has_a_cooldown() {
         assert_eq!(cause_of(&e), "sign_in_denied");
         let e = call(&p, &fx).await.unwrap_err();
         assert_eq!(cause_of(&e), "sign_in_denied");
-        assert_eq!(asked.get(), 1, "no question during the cooldown");
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            1,
+            "no question during the cooldown"
+        );
         tokio::time::sleep(Duration::from_millis(2100)).await;
-        p.initialized(Some(Rc::new(TestConsent {
+        phase.initialized(Some(Arc::new(TestConsent {
             answer: ConsentAnswer::Accept,
             asked: asked.clone(),
             urls: urls.clone(),
         })));
         call(&p, &fx).await.unwrap();
-        assert_eq!(asked.get(), 2);
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
         // The editor gets the authorization URL itself (never the start URL).
-        assert!(urls.borrow()[1].starts_with(&format!("{}/authorize?", fx.base)));
+        assert!(urls.lock().unwrap()[1].starts_with(&format!("{}/authorize?", fx.base)));
     });
     // After initialized the bridge never opened a browser: the only authorize came from the editor.
     assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
@@ -355,8 +359,9 @@ fn after_initialized_without_url_elicitation_reauthorization_is_required() {
     setup();
     let fx = start(default_behaviour());
     rt().block_on(async {
-        let p = SignIn::new(config(&fx), memory_store("noelicit")).unwrap();
-        p.initialized(None);
+        let cfg = config(&fx);
+        cfg.phase.initialized(None);
+        let p = SignIn::new(cfg, memory_store("noelicit")).unwrap();
         let e = call(&p, &fx).await.unwrap_err();
         assert_eq!(cause_of(&e), "reauthorization_required");
     });

@@ -5,8 +5,8 @@
 //! `SANDBOX_RUNTIME=1` fails every sign-in at once.
 
 use futures_util::future::LocalBoxFuture;
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::errors::{SignInCause, SignInError};
@@ -33,14 +33,60 @@ pub trait Consent {
     fn ask_url(&self, message: String, url: String) -> LocalBoxFuture<'static, ConsentAnswer>;
 }
 
-/// Where the sign-in URL goes; one per bridge, on the actor thread.
+/// The editor-side state every sign-in of the process shares (the Frontend sets it at
+/// `notifications/initialized`; every provider the transport makes reads it): whether
+/// `initialized` arrived, how to ask the editor, and when the user last declined.
+#[derive(Default)]
+pub struct SignInPhase {
+    initialized: AtomicBool,
+    consent: Mutex<Option<Arc<dyn Consent + Send + Sync>>>,
+    declined_at: Mutex<Option<Instant>>,
+}
+
+impl std::fmt::Debug for SignInPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignInPhase")
+            .field("initialized", &self.is_initialized())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SignInPhase {
+    /// `notifications/initialized` arrived: from now on the editor is asked through `consent`
+    /// (`None`: the editor declared no URL elicitation, and a sign-in fails with
+    /// `reauthorization_required`); the bridge never opens a browser again.
+    pub fn initialized(&self, consent: Option<Arc<dyn Consent + Send + Sync>>) {
+        if let Ok(mut c) = self.consent.lock() {
+            *c = consent;
+        }
+        self.initialized.store(true, Ordering::SeqCst);
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.initialized.load(Ordering::SeqCst)
+    }
+
+    fn consent(&self) -> Option<Arc<dyn Consent + Send + Sync>> {
+        self.consent.lock().ok().and_then(|c| c.clone())
+    }
+
+    fn declined_at(&self) -> Option<Instant> {
+        self.declined_at.lock().ok().and_then(|d| *d)
+    }
+
+    fn declined_now(&self) {
+        if let Ok(mut d) = self.declined_at.lock() {
+            *d = Some(Instant::now());
+        }
+    }
+}
+
+/// Where the sign-in URL goes.
 pub struct Gate {
     no_browser: bool,
     sandbox: bool,
     cooldown: Duration,
-    initialized: Cell<bool>,
-    consent: RefCell<Option<Rc<dyn Consent>>>,
-    declined_at: Cell<Option<Instant>>,
+    phase: Arc<SignInPhase>,
 }
 
 /// How the URL reached the user.
@@ -56,24 +102,19 @@ pub enum Delivery {
 
 impl Gate {
     /// A gate: `no_browser` from `--no-browser`, `sandbox` from `SANDBOX_RUNTIME=1`,
-    /// `cooldown` the wait after a decline ([`CONSENT_COOLDOWN`]).
-    pub fn new(no_browser: bool, sandbox: bool, cooldown: Duration) -> Self {
+    /// `cooldown` the wait after a decline ([`CONSENT_COOLDOWN`]), `phase` the shared state.
+    pub fn new(
+        no_browser: bool,
+        sandbox: bool,
+        cooldown: Duration,
+        phase: Arc<SignInPhase>,
+    ) -> Self {
         Gate {
             no_browser,
             sandbox,
             cooldown,
-            initialized: Cell::new(false),
-            consent: RefCell::new(None),
-            declined_at: Cell::new(None),
+            phase,
         }
-    }
-
-    /// `notifications/initialized` arrived: from now on the editor is asked through `consent`
-    /// (`None`: the editor declared no URL elicitation, and a sign-in fails with
-    /// `reauthorization_required`).
-    pub fn initialized(&self, consent: Option<Rc<dyn Consent>>) {
-        self.initialized.set(true);
-        *self.consent.borrow_mut() = consent;
     }
 
     /// The check before a sign-in starts anything: the sandbox, and a running cooldown.
@@ -81,7 +122,7 @@ impl Gate {
         if self.sandbox {
             return Err(SignInError::new(SignInCause::Sandbox, ""));
         }
-        if let Some(t) = self.declined_at.get()
+        if let Some(t) = self.phase.declined_at()
             && t.elapsed() < self.cooldown
         {
             return Err(SignInError::new(
@@ -89,7 +130,7 @@ impl Gate {
                 "declined less than the cooldown ago",
             ));
         }
-        if self.initialized.get() && self.consent.borrow().is_none() {
+        if self.phase.is_initialized() && self.phase.consent().is_none() {
             return Err(SignInError::new(
                 SignInCause::ReauthorizationRequired,
                 "the editor declared no URL elicitation",
@@ -109,7 +150,7 @@ impl Gate {
     ) -> Result<Delivery, SignInError> {
         self.admit()?;
         sign_in_line(authorization_url);
-        if !self.initialized.get() {
+        if !self.phase.is_initialized() {
             if self.no_browser {
                 return Ok(Delivery::LineOnly(None));
             }
@@ -121,8 +162,7 @@ impl Gate {
                 }
             });
         }
-        let consent = self.consent.borrow().clone();
-        let Some(consent) = consent else {
+        let Some(consent) = self.phase.consent() else {
             return Err(SignInError::new(SignInCause::ReauthorizationRequired, ""));
         };
         let message = "The MCP server needs a sign-in. Open the link to sign in with your browser."
@@ -133,7 +173,7 @@ impl Gate {
         {
             ConsentAnswer::Accept => Ok(Delivery::Editor),
             ConsentAnswer::Decline | ConsentAnswer::Failed => {
-                self.declined_at.set(Some(Instant::now()));
+                self.phase.declined_now();
                 Err(SignInError::new(
                     SignInCause::SignInDenied,
                     "declined in the editor",
@@ -157,10 +197,12 @@ pub fn sign_in_line(url: &str) {
 mod tests {
     use super::*;
 
-    struct Answer(ConsentAnswer, Rc<Cell<usize>>);
+    use std::sync::atomic::AtomicUsize;
+
+    struct Answer(ConsentAnswer, Arc<AtomicUsize>);
     impl Consent for Answer {
         fn ask_url(&self, _: String, _: String) -> LocalBoxFuture<'static, ConsentAnswer> {
-            self.1.set(self.1.get() + 1);
+            self.1.fetch_add(1, Ordering::SeqCst);
             let a = self.0;
             Box::pin(async move { a })
         }
@@ -176,13 +218,13 @@ mod tests {
 
     #[test]
     fn the_sandbox_fails_at_once() {
-        let g = Gate::new(false, true, CONSENT_COOLDOWN);
+        let g = Gate::new(false, true, CONSENT_COOLDOWN, Arc::default());
         assert_eq!(g.admit().unwrap_err().cause, SignInCause::Sandbox);
     }
 
     #[test]
     fn no_browser_only_writes_the_line_before_initialized() {
-        let g = Gate::new(true, false, CONSENT_COOLDOWN);
+        let g = Gate::new(true, false, CONSENT_COOLDOWN, Arc::default());
         assert_eq!(
             run(g.deliver("https://a/x", "http://127.0.0.1:1/start/t")),
             Ok(Delivery::LineOnly(None))
@@ -191,23 +233,31 @@ mod tests {
 
     #[test]
     fn after_initialized_the_editor_is_asked_and_a_decline_starts_the_cooldown() {
-        let asked = Rc::new(Cell::new(0));
-        let g = Gate::new(false, false, Duration::from_millis(200));
-        g.initialized(Some(Rc::new(Answer(ConsentAnswer::Decline, asked.clone()))));
+        let asked = Arc::new(AtomicUsize::new(0));
+        let phase = Arc::new(SignInPhase::default());
+        let g = Gate::new(false, false, Duration::from_millis(200), phase.clone());
+        phase.initialized(Some(Arc::new(Answer(
+            ConsentAnswer::Decline,
+            asked.clone(),
+        ))));
         let e = run(g.deliver("https://a/x", "s")).unwrap_err();
         assert_eq!(e.cause, SignInCause::SignInDenied);
         let e = run(g.deliver("https://a/x", "s")).unwrap_err();
-        assert_eq!((e.cause, asked.get()), (SignInCause::SignInDenied, 1));
+        assert_eq!(
+            (e.cause, asked.load(Ordering::SeqCst)),
+            (SignInCause::SignInDenied, 1)
+        );
         std::thread::sleep(Duration::from_millis(250));
-        g.initialized(Some(Rc::new(Answer(ConsentAnswer::Accept, asked.clone()))));
+        phase.initialized(Some(Arc::new(Answer(ConsentAnswer::Accept, asked.clone()))));
         assert_eq!(run(g.deliver("https://a/x", "s")), Ok(Delivery::Editor));
-        assert_eq!(asked.get(), 2);
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
     }
 
     #[test]
     fn after_initialized_without_url_elicitation_reauthorization_is_required() {
-        let g = Gate::new(false, false, CONSENT_COOLDOWN);
-        g.initialized(None);
+        let phase = Arc::new(SignInPhase::default());
+        let g = Gate::new(false, false, CONSENT_COOLDOWN, phase.clone());
+        phase.initialized(None);
         assert_eq!(
             run(g.deliver("https://a/x", "s")).unwrap_err().cause,
             SignInCause::ReauthorizationRequired

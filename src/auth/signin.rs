@@ -14,13 +14,14 @@ use oauth2::{
 };
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
 use super::callback;
 use super::challenge::{BearerChallenge, parse_bearer};
 use super::errors::{SignInCause, SignInError, failed};
-use super::gate::{CONSENT_COOLDOWN, Consent, Delivery, Gate};
+use super::gate::{CONSENT_COOLDOWN, Delivery, Gate, SignInPhase};
 use super::http::{self, AuthHttpError};
 use super::metadata::{
     self, ResourceMetadata, ServerMetadata, canonical_resource, select_scopes, split_scopes,
@@ -62,6 +63,9 @@ pub struct SignInConfig {
     pub sandbox: bool,
     /// The wait after a declined sign-in ([`CONSENT_COOLDOWN`]).
     pub consent_cooldown: Duration,
+    /// The editor-side state shared with the Frontend (`notifications/initialized`, the
+    /// editor's URL elicitation, the last decline).
+    pub phase: Arc<SignInPhase>,
 }
 
 impl SignInConfig {
@@ -76,6 +80,7 @@ impl SignInConfig {
             no_browser: false,
             sandbox: false,
             consent_cooldown: CONSENT_COOLDOWN,
+            phase: Arc::default(),
         }
     }
 }
@@ -107,7 +112,12 @@ impl SignIn {
         let resource = canonical_resource(&cfg.server_url);
         let key = sign_in_key(cfg.server_url.as_str(), &cfg.account, &redirect_uri);
         let http = http::client().map_err(|e| failed(e.to_string()))?;
-        let gate = Gate::new(cfg.no_browser, cfg.sandbox, cfg.consent_cooldown);
+        let gate = Gate::new(
+            cfg.no_browser,
+            cfg.sandbox,
+            cfg.consent_cooldown,
+            cfg.phase.clone(),
+        );
         Ok(SignIn {
             inner: Rc::new(Inner {
                 cfg,
@@ -122,12 +132,6 @@ impl SignIn {
                 flow: tokio::sync::Mutex::new(()),
             }),
         })
-    }
-
-    /// `notifications/initialized` arrived: later sign-ins ask the editor through `consent`
-    /// (`None`: the editor has no URL elicitation) and never open a browser.
-    pub fn initialized(&self, consent: Option<Rc<dyn Consent>>) {
-        self.inner.gate.initialized(consent);
     }
 
     /// The redirect URI of this provider.
