@@ -302,6 +302,7 @@ impl Cli {
                 stable: Duration::from_secs_f64(self.listen_stable),
                 ack_timeout: Duration::from_secs_f64(self.listen_ack_timeout),
             },
+            sign_in_phase: None,
         }
     }
 }

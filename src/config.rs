@@ -87,6 +87,9 @@ pub struct BridgeConfig {
     pub shutdown_grace: Duration,
     /// The waits and time limits of the listen stream.
     pub listen: ListenTimings,
+    /// The sign-in state the Frontend sets at `notifications/initialized` (the URL form with
+    /// sign-in; `None` otherwise).
+    pub sign_in_phase: Option<std::sync::Arc<crate::auth::gate::SignInPhase>>,
 }
 
 #[cfg(test)]

@@ -95,6 +95,7 @@ fn config(server: Server) -> BridgeConfig {
         max_in_flight: 256,
         shutdown_grace: Duration::from_secs(2),
         listen: ListenTimings::default(),
+        sign_in_phase: None,
     }
 }
 

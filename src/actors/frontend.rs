@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use self::messages::{ChangeAnswer, Finish, FromUpstream, GateUpdate, Quiesce, UpstreamLost};
+use super::consent::EditorConsent;
 use super::link::{ActorStats, Link};
 use super::listener::ListenerLinks;
 use super::metrics::MethodDone;
@@ -26,6 +27,7 @@ use super::slots::{
 };
 use super::supervisor::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener};
 use super::upstream::{self, Relay, Reply, UpstreamLinks};
+use crate::auth::gate::Consent;
 use crate::config::BridgeConfig;
 use crate::log::limits;
 use crate::profile::REQUEST_ID_PREFIX;
@@ -572,6 +574,16 @@ impl Frontend {
             EditorNotification::Initialized => {
                 if self.state == Lifecycle::Ready {
                     self.initialized = true;
+                    if let Some(phase) = &self.config.sign_in_phase {
+                        // From now on a sign-in asks the editor and never opens a browser.
+                        let consent = EditorConsent::for_editor(
+                            self.editor_capabilities.clone(),
+                            self.pending.clone(),
+                            self.output.clone(),
+                        )
+                        .map(|c| Arc::new(c) as Arc<dyn Consent + Send + Sync>);
+                        phase.initialized(consent);
+                    }
                     self.start_listener();
                 }
             }

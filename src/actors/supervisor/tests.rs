@@ -192,6 +192,7 @@ fn config() -> BridgeConfig {
             stable: Duration::from_secs(10),
             ack_timeout: Duration::from_secs(10),
         },
+        sign_in_phase: None,
     }
 }
 

@@ -1,0 +1,104 @@
+//! How a sign-in after `notifications/initialized` asks the editor (the reference's Consent):
+//! one 2025-11-25 `elicitation/create` in URL mode with the authorization URL, sent as a `b-`
+//! request through the PendingTable and the one stdout Writer, like the upstream's input
+//! requests (`rounds.rs`). The editor opens the URL itself; the bridge never does after
+//! `initialized`.
+
+use futures_util::future::LocalBoxFuture;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+use super::pending::{Abandon, PendingLinks, Register};
+use crate::auth::gate::{Consent, ConsentAnswer};
+use crate::profile::ELICITATION_ID_PREFIX;
+use crate::protocol::input::{self, Answer, Plan};
+use crate::transport::writer::{Delivery, Writer};
+
+/// The key of the sign-in question in the log (not an upstream input request).
+const SIGN_IN_KEY: &str = "sign-in";
+
+/// Asks the editor through the PendingTable and the Writer.
+pub struct EditorConsent {
+    pending: Arc<PendingLinks>,
+    output: Writer,
+    capabilities: Arc<Value>,
+}
+
+impl EditorConsent {
+    /// The consent of an editor whose 2025-11-25 capabilities are `capabilities`; `None` when
+    /// it declared no URL elicitation (a sign-in then fails with `reauthorization_required`).
+    pub fn for_editor(
+        capabilities: Arc<Value>,
+        pending: Arc<PendingLinks>,
+        output: Writer,
+    ) -> Option<Self> {
+        capabilities
+            .pointer("/elicitation/url")
+            .is_some()
+            .then_some(EditorConsent {
+                pending,
+                output,
+                capabilities,
+            })
+    }
+}
+
+impl Consent for EditorConsent {
+    fn ask_url(&self, message: String, url: String) -> LocalBoxFuture<'static, ConsentAnswer> {
+        let request = json!({
+            "method": "elicitation/create",
+            "params": {"mode": "url", "message": message, "url": url},
+        });
+        let plan = input::plan(SIGN_IN_KEY, &request, &self.capabilities);
+        let pending = self.pending.clone();
+        let output = self.output.clone();
+        Box::pin(async move {
+            let Ok(Plan::Ask(q)) = plan else {
+                return ConsentAnswer::Failed;
+            };
+            let mut slots = pending.register.send(Register(1)).await.unwrap_or_default();
+            let Some((id, rx)) = slots.pop() else {
+                return ConsentAnswer::Failed;
+            };
+            // The sign-in's time limit drops this future: the question is then abandoned.
+            let guard = AbandonOnDrop {
+                pending: pending.clone(),
+                id: Some(id.clone()),
+            };
+            output.send_message(
+                &input::editor_request(&id, &format!("{ELICITATION_ID_PREFIX}{id}"), &q),
+                Delivery::Always,
+            );
+            let answer = rx.await.unwrap_or(Answer::Invalid);
+            drop(guard.disarm());
+            match input::check_answer(&q, &answer) {
+                Ok(resp) if resp["action"] == "accept" => ConsentAnswer::Accept,
+                Ok(_) => ConsentAnswer::Decline,
+                Err(_) => ConsentAnswer::Failed,
+            }
+        })
+    }
+}
+
+struct AbandonOnDrop {
+    pending: Arc<PendingLinks>,
+    id: Option<String>,
+}
+
+impl AbandonOnDrop {
+    fn disarm(mut self) -> Self {
+        self.id = None;
+        self
+    }
+}
+
+impl Drop for AbandonOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.pending.abandon.do_send(Abandon {
+                ids: vec![id],
+                reason: "the sign-in ended",
+            });
+        }
+    }
+}
