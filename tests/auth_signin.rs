@@ -5,7 +5,7 @@
 
 mod auth_fixture;
 
-use auth_fixture::{Behaviour, Fixture, default_behaviour, start};
+use auth_fixture::{Behaviour, Fixture, call, default_behaviour, start};
 use mcp_bridge::auth::errors::SignInCause;
 use mcp_bridge::auth::gate::{Consent, ConsentAnswer};
 use mcp_bridge::auth::registration::RegistrationOptions;
@@ -13,9 +13,7 @@ use mcp_bridge::auth::signin::{SignIn, SignInConfig};
 use mcp_bridge::auth::store::file::{FileKey, FileStore};
 use mcp_bridge::auth::store::memory::MemoryStore;
 use mcp_bridge::auth::store::{Backend, TokenStore};
-use mcp_bridge::transport::token::{
-    Challenge, ChallengeOutcome, MAX_CHALLENGES_PER_REQUEST, TokenProvider,
-};
+use mcp_bridge::transport::token::{Challenge, ChallengeOutcome, TokenProvider};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock};
@@ -105,46 +103,6 @@ fn memory_store(name: &str) -> TokenStore {
 fn file_store(dir: &std::path::Path) -> TokenStore {
     let f = FileStore::open(dir.join("tokens"), FileKey::from_hex(KEY_HEX).unwrap()).unwrap();
     TokenStore::new(vec![Arc::new(f) as Arc<dyn Backend>], dir.join("locks"))
-}
-
-/// One request as the HTTP transport sends it: the token, then each challenge handed back,
-/// at most [`MAX_CHALLENGES_PER_REQUEST`] times.
-async fn call(p: &SignIn, fx: &Fixture) -> Result<(), String> {
-    let http = reqwest::Client::new();
-    let mut challenges = 0;
-    loop {
-        let token = p.access_token().await;
-        let mut req = http.post(fx.mcp_url());
-        if let Some(t) = &token {
-            req = req.header("authorization", format!("Bearer {}", t.secret()));
-        }
-        let resp = req.send().await.map_err(|e| e.to_string())?;
-        let status = resp.status().as_u16();
-        if status == 200 {
-            return Ok(());
-        }
-        if challenges == MAX_CHALLENGES_PER_REQUEST {
-            return Err(format!("HTTP {status}"));
-        }
-        challenges += 1;
-        let www = resp
-            .headers()
-            .get_all("www-authenticate")
-            .iter()
-            .map(|v| v.to_str().unwrap().to_string())
-            .collect();
-        match p
-            .challenge(Challenge {
-                status,
-                www_authenticate: www,
-                rejected: token,
-            })
-            .await
-        {
-            ChallengeOutcome::Retry => continue,
-            ChallengeOutcome::Fail(cause) => return Err(cause),
-        }
-    }
 }
 
 fn cause_of(err: &str) -> &str {

@@ -17,6 +17,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use mcp_bridge::auth::signin::SignIn;
+use mcp_bridge::transport::token::{
+    Challenge, ChallengeOutcome, MAX_CHALLENGES_PER_REQUEST, TokenProvider,
+};
+
 /// How the fixture behaves (changed by tests at any time).
 #[derive(Clone, Debug)]
 pub struct Behaviour {
@@ -377,4 +382,44 @@ fn base64_url(bytes: &[u8]) -> String {
 fn base64_std(bytes: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// One request as the HTTP transport sends it: the token, then each challenge handed back,
+/// at most [`MAX_CHALLENGES_PER_REQUEST`] times.
+pub async fn call(p: &SignIn, fx: &Fixture) -> Result<(), String> {
+    let http = reqwest::Client::new();
+    let mut challenges = 0;
+    loop {
+        let token = p.access_token().await;
+        let mut req = http.post(fx.mcp_url());
+        if let Some(t) = &token {
+            req = req.header("authorization", format!("Bearer {}", t.secret()));
+        }
+        let resp = req.send().await.map_err(|e| e.to_string())?;
+        let status = resp.status().as_u16();
+        if status == 200 {
+            return Ok(());
+        }
+        if challenges == MAX_CHALLENGES_PER_REQUEST {
+            return Err(format!("HTTP {status}"));
+        }
+        challenges += 1;
+        let www = resp
+            .headers()
+            .get_all("www-authenticate")
+            .iter()
+            .map(|v| v.to_str().unwrap().to_string())
+            .collect();
+        match p
+            .challenge(Challenge {
+                status,
+                www_authenticate: www,
+                rejected: token,
+            })
+            .await
+        {
+            ChallengeOutcome::Retry => continue,
+            ChallengeOutcome::Fail(cause) => return Err(cause),
+        }
+    }
 }
