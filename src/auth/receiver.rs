@@ -352,4 +352,42 @@ mod tests {
             Some(SignInCause::RedirectPortUnavailable)
         );
     }
+
+    #[tokio::test]
+    async fn a_silent_connection_is_closed_after_the_head_time_limit() {
+        let r = receiver().await;
+        let mut s = tokio::net::TcpStream::connect(r.addr()).await.unwrap();
+        let started = std::time::Instant::now();
+        let mut buf = Vec::new();
+        // The server closes the connection (EOF) once HEAD_TIMEOUT passed without a head.
+        let read = tokio::time::timeout(HEAD_TIMEOUT * 3, s.read_to_end(&mut buf)).await;
+        assert!(read.is_ok(), "still open after three times the limit");
+        assert!(started.elapsed() >= HEAD_TIMEOUT - Duration::from_millis(100));
+    }
+
+    #[tokio::test]
+    async fn at_most_16_connections_are_served_at_once() {
+        let r = receiver().await;
+        let mut idle = Vec::new();
+        for _ in 0..MAX_CONNECTIONS {
+            let s = tokio::net::TcpStream::connect(r.addr()).await.unwrap();
+            idle.push(s);
+        }
+        // Give the accept loop time to take all 16 (each one is held by its silent client).
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let addr = r.addr();
+        let mut waiting = tokio::spawn(async move { get(addr, "/nothing").await });
+        assert!(
+            tokio::time::timeout(Duration::from_millis(500), &mut waiting)
+                .await
+                .is_err(),
+            "a 17th connection was served while 16 were open"
+        );
+        drop(idle.pop());
+        let answer = tokio::time::timeout(Duration::from_secs(20), waiting)
+            .await
+            .expect("served once a connection closed")
+            .unwrap();
+        assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    }
 }
