@@ -181,15 +181,19 @@ fn an_expired_token_is_refreshed_on_401_and_a_nearly_expired_one_before_the_requ
         fx.expire_all();
         call(&p, &fx).await.unwrap();
         assert_eq!(fx.counters.refresh_grants.load(Ordering::SeqCst), 1);
-        // Tokens valid for less than the refresh margin (60 s) are refreshed before each use:
-        // the 401 refreshes (2) and the retry's token is refreshed before it is sent (3).
-        fx.behaviour.lock().unwrap().expires_in_secs = 30;
+        // A token is refreshed before use once it has less than half its lifetime (at most
+        // 60 s) left: 6 s tokens (the clock has whole seconds), used at once (no refresh),
+        // then after the half.
+        fx.behaviour.lock().unwrap().expires_in_secs = 6;
         fx.expire_all();
         call(&p, &fx).await.unwrap();
-        assert_eq!(fx.counters.refresh_grants.load(Ordering::SeqCst), 3);
+        assert_eq!(fx.counters.refresh_grants.load(Ordering::SeqCst), 2);
+        call(&p, &fx).await.unwrap();
+        assert_eq!(fx.counters.refresh_grants.load(Ordering::SeqCst), 2);
+        tokio::time::sleep(Duration::from_secs(4)).await;
         // The next request refreshes before it is sent, with no 401 at all.
         call(&p, &fx).await.unwrap();
-        assert_eq!(fx.counters.refresh_grants.load(Ordering::SeqCst), 4);
+        assert_eq!(fx.counters.refresh_grants.load(Ordering::SeqCst), 3);
     });
     assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
     assert_eq!(fx.counters.refused_refreshes.load(Ordering::SeqCst), 0);

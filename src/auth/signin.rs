@@ -34,8 +34,9 @@ use super::store::{TokenStore, index, lock, sign_in_key};
 use super::url_check::validate_authorization_url;
 use crate::transport::token::{AccessToken, Challenge, ChallengeOutcome, TokenProvider};
 
-/// An access token that expires within this margin is refreshed before it is used (the
-/// reference: a token valid for less than one minute needs a sign-in or a refresh).
+/// An access token that expires within this margin (or within half its lifetime, when that is
+/// shorter) is refreshed before it is used (the reference: a token valid for less than one
+/// minute needs a sign-in or a refresh).
 pub const REFRESH_MARGIN_SECS: u64 = 60;
 /// The default `--sign-in-timeout`.
 pub const DEFAULT_SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
@@ -147,7 +148,7 @@ impl TokenProvider for SignIn {
             let _flow = me.flow.lock().await;
             me.load().await;
             let rec = me.record.borrow().clone()?;
-            if rec.expires_within(now_unix_secs(), REFRESH_MARGIN_SECS)
+            if rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)
                 && rec.refresh_token.is_some()
                 && let Err(e) = me.refresh(Some(&rec.access_token)).await
             {
@@ -261,7 +262,7 @@ impl Inner {
             return Err(failed("no stored sign-in"));
         };
         if rejected != Some(rec.access_token.as_str())
-            && !rec.expires_within(now_unix_secs(), REFRESH_MARGIN_SECS)
+            && !rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)
         {
             tracing::debug!(target: "sign-in", "another process refreshed the sign-in; using its token");
             *self.record.borrow_mut() = Some(rec);
@@ -299,6 +300,7 @@ impl Inner {
         next.expires_at_unix_secs = resp
             .expires_in()
             .map(|d| now_unix_secs().saturating_add(d.as_secs()));
+        next.lifetime_secs = resp.expires_in().map(|d| d.as_secs());
         self.save(&next).await;
         *self.record.borrow_mut() = Some(next);
         tracing::info!(target: "sign-in", "refreshed the access token");
@@ -341,7 +343,7 @@ impl Inner {
         .map_err(|e| failed(format!("entry lock: {}", e.kind())))?;
         if let Some(rec) = self.read_stored().await
             && rejected != Some(rec.access_token.as_str())
-            && !rec.expires_within(now_unix_secs(), REFRESH_MARGIN_SECS)
+            && !rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)
             && step_up
                 .as_ref()
                 .is_none_or(|w| w.iter().all(|s| rec.scopes.contains(s)))
@@ -445,6 +447,7 @@ impl Inner {
                 .expires_in()
                 .map(|d| now_unix_secs().saturating_add(d.as_secs())),
             scopes: union_scopes(&scopes, &granted.unwrap_or_default()),
+            lifetime_secs: resp.expires_in().map(|d| d.as_secs()),
         };
         self.save(&rec).await;
         *self.record.borrow_mut() = Some(rec);

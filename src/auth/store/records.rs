@@ -24,6 +24,9 @@ pub struct TokenRecord {
     /// The scopes requested for the tokens (the base of a step-up union).
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// The lifetime the authorization server gave the access token (`expires_in`), seconds.
+    #[serde(default)]
+    pub lifetime_secs: Option<u64>,
 }
 
 impl std::fmt::Debug for TokenRecord {
@@ -38,6 +41,16 @@ impl std::fmt::Debug for TokenRecord {
 }
 
 impl TokenRecord {
+    /// True when the access token needs a refresh before use at `now_unix_secs`: it expires
+    /// within `margin_secs`, or within half its lifetime when that is shorter (so a token of
+    /// 60 s is used for 30 s, not refreshed before every request).
+    pub fn needs_refresh(&self, now_unix_secs: u64, margin_secs: u64) -> bool {
+        let margin = self
+            .lifetime_secs
+            .map_or(margin_secs, |l| margin_secs.min(l / 2));
+        self.expires_within(now_unix_secs, margin)
+    }
+
     /// True when the access token expires within `margin_secs` of `now_unix_secs`.
     pub fn expires_within(&self, now_unix_secs: u64, margin_secs: u64) -> bool {
         self.expires_at_unix_secs
@@ -86,10 +99,18 @@ mod tests {
             refresh_token: Some("RT-SECRET".into()),
             expires_at_unix_secs: Some(1000),
             scopes: vec![],
+            lifetime_secs: None,
         };
         let d = format!("{r:?}");
         assert!(!d.contains("SECRET"), "{d}");
         assert!(r.expires_within(950, 60));
         assert!(!r.expires_within(900, 60));
+        let short = TokenRecord {
+            lifetime_secs: Some(60),
+            ..r.clone()
+        };
+        assert!(!short.needs_refresh(960, 60));
+        assert!(short.needs_refresh(970, 60));
+        assert!(r.needs_refresh(950, 60));
     }
 }
