@@ -150,6 +150,9 @@ pub struct Cli {
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RESPONSE_BYTES as u64,
           value_parser = clap::value_parser!(u64).range(1..=MAX_MAX_RESPONSE_BYTES as u64))]
     pub max_response_bytes: u64,
+    /// The sign-in options of the URL form.
+    #[command(flatten)]
+    pub sign_in: crate::auth::options::SignInArgs,
     /// The URL form, checked and read by [`parse`] (headers, CA file, proxy environment).
     #[arg(skip)]
     pub http: Option<HttpSpec>,
@@ -210,6 +213,9 @@ impl Cli {
             || self.ca_file.is_some()
             || self.max_response_bytes != DEFAULT_MAX_RESPONSE_BYTES as u64;
         let Some(first) = self.command.first().filter(|a| looks_like_url(a)) else {
+            if self.sign_in.given() {
+                return Err("the sign-in options apply only to a URL upstream".into());
+            }
             if url_options {
                 return Err("--header, --header-env, --ca-file and --max-response-bytes apply only to a URL upstream".into());
             }

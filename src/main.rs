@@ -46,7 +46,14 @@ fn main() {
     if !subreaper && cfg!(target_os = "linux") {
         tracing::warn!(target: "supervisor", "could not become a child subreaper: descendants that leave the upstream's process group may outlive the bridge");
     }
-    let config = cli.config();
+    let mut config = cli.config();
+    // The URL form signs in (unless a static Authorization header is given): the options are
+    // checked and the token store opens now, before any thread of the actor system.
+    if let Err(cause) = mcp_bridge::auth::wire::sign_in(&mut config, &cli.sign_in, &secrets) {
+        mcp_bridge::log::raw_line("cli", "error", &cause);
+        mcp_bridge::log::flush(mcp_bridge::log::STDERR_EXIT_FLUSH);
+        std::process::exit(EXIT_USAGE);
+    }
     // A command that cannot start is reported now, before any initialize; the bridge keeps
     // serving (the reference's rule for failures before initialize), and `initialize` gets
     // `spawn_failed` naming the program.

@@ -27,14 +27,21 @@ pub enum AuthHttpError {
 }
 
 /// The client of the sign-in: no redirects (a metadata or token endpoint that redirects is
-/// refused), the time limits above.
-pub fn client() -> Result<reqwest::Client, AuthHttpError> {
-    reqwest::Client::builder()
+/// refused), the time limits above, the certificates of `extra_ca_pem` (`--ca-file`) trusted
+/// besides the system's; proxies from the environment (reqwest's `system-proxy`).
+pub fn client(extra_ca_pem: Option<&[u8]>) -> Result<reqwest::Client, AuthHttpError> {
+    let mut b = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(AUTH_CONNECT_TIMEOUT)
-        .timeout(AUTH_REQUEST_TIMEOUT)
-        .build()
-        .map_err(|e| AuthHttpError::Request(kind(&e)))
+        .timeout(AUTH_REQUEST_TIMEOUT);
+    if let Some(pem) = extra_ca_pem {
+        for cert in reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|_| AuthHttpError::Request("--ca-file holds no certificate".into()))?
+        {
+            b = b.add_root_certificate(cert);
+        }
+    }
+    b.build().map_err(|e| AuthHttpError::Request(kind(&e)))
 }
 
 /// A reason for a reqwest error that holds no URL (its query could hold a secret).

@@ -18,3 +18,4 @@ pub mod registration;
 pub mod signin;
 pub mod store;
 pub mod url_check;
+pub mod wire;

@@ -51,6 +51,19 @@ pub struct SignInArgs {
 }
 
 impl SignInArgs {
+    /// True when any sign-in option differs from its default.
+    pub fn given(&self) -> bool {
+        self.client_id.is_some()
+            || self.client_issuer.is_some()
+            || self.client_metadata_url.is_some()
+            || self.redirect_port != DEFAULT_REDIRECT_PORT
+            || self.account != "default"
+            || self.token_store != StoreChoice::Auto
+            || self.token_key_file.is_some()
+            || self.no_browser
+            || self.sign_in_timeout != 300.0
+    }
+
     /// Checks the combinations: a client secret needs `--client-id` and `--client-issuer`;
     /// `--client-issuer` needs `--client-id`; `--client-metadata-url` is an https URL with a
     /// path. Errors: the usage message.

@@ -67,6 +67,8 @@ pub struct SignInConfig {
     /// The editor-side state shared with the Frontend (`notifications/initialized`, the
     /// editor's URL elicitation, the last decline).
     pub phase: Arc<SignInPhase>,
+    /// The PEM of `--ca-file`, trusted for the sign-in's requests besides the system's roots.
+    pub extra_ca_pem: Option<Vec<u8>>,
 }
 
 impl SignInConfig {
@@ -82,6 +84,7 @@ impl SignInConfig {
             sandbox: false,
             consent_cooldown: CONSENT_COOLDOWN,
             phase: Arc::default(),
+            extra_ca_pem: None,
         }
     }
 }
@@ -112,7 +115,7 @@ impl SignIn {
         let redirect_uri = receiver::redirect_uri(cfg.redirect_port);
         let resource = canonical_resource(&cfg.server_url);
         let key = sign_in_key(cfg.server_url.as_str(), &cfg.account, &redirect_uri);
-        let http = http::client().map_err(|e| failed(e.to_string()))?;
+        let http = http::client(cfg.extra_ca_pem.as_deref()).map_err(|e| failed(e.to_string()))?;
         let gate = Gate::new(
             cfg.no_browser,
             cfg.sandbox,

@@ -80,6 +80,9 @@ pub struct Fixture {
     pub authorize_clients: Mutex<Vec<String>>,
     /// The `resource` of each `/authorize` and token request.
     pub resources: Mutex<Vec<String>>,
+    /// The MCP server behind `/mcp`: an authorized POST is passed on to it (the body and the
+    /// headers except `Authorization`), its answer streamed back.
+    pub upstream: Mutex<Option<String>>,
 }
 
 fn now() -> u64 {
@@ -135,6 +138,7 @@ pub fn start(b: Behaviour) -> Arc<Fixture> {
         registered_types: Mutex::new(Vec::new()),
         authorize_clients: Mutex::new(Vec::new()),
         resources: Mutex::new(Vec::new()),
+        upstream: Mutex::new(None),
     });
     let app = Router::new()
         .route("/.well-known/oauth-protected-resource/mcp", get(prm))
@@ -341,7 +345,11 @@ async fn register(State(fx): State<Arc<Fixture>>, Json(body): Json<Value>) -> Re
         .into_response()
 }
 
-async fn mcp(State(fx): State<Arc<Fixture>>, headers: HeaderMap) -> Response {
+async fn mcp(
+    State(fx): State<Arc<Fixture>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
     let prm_url = format!("{}/.well-known/oauth-protected-resource/mcp", fx.base);
     let b = fx.behaviour.lock().unwrap().clone();
     let token = headers
@@ -371,7 +379,25 @@ async fn mcp(State(fx): State<Arc<Fixture>>, headers: HeaderMap) -> Response {
         )
             .into_response();
     }
-    Json(json!({"ok": true})).into_response()
+    let upstream = fx.upstream.lock().unwrap().clone();
+    let Some(upstream) = upstream else {
+        return Json(json!({"ok": true})).into_response();
+    };
+    let mut req = reqwest::Client::new().post(upstream).body(body);
+    for (k, v) in headers.iter() {
+        if !matches!(k.as_str(), "host" | "authorization" | "content-length") {
+            req = req.header(k.as_str(), v.as_bytes());
+        }
+    }
+    let Ok(resp) = req.send().await else {
+        return (StatusCode::BAD_GATEWAY, "upstream").into_response();
+    };
+    let mut out = Response::builder().status(resp.status().as_u16());
+    if let Some(ct) = resp.headers().get("content-type") {
+        out = out.header("content-type", ct.as_bytes());
+    }
+    out.body(axum::body::Body::from_stream(resp.bytes_stream()))
+        .unwrap()
 }
 
 fn base64_url(bytes: &[u8]) -> String {

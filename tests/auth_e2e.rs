@@ -1,0 +1,222 @@
+//! Sign-in through the real binary (the URL form): the fixture authorization server and a
+//! protected MCP server (the crate's server behind the fixture HTTP upstream, reached through
+//! the authorization fixture's `/mcp`, which wants a bearer token), a `$BROWSER` script that
+//! follows the start URL. First sign-in during `initialize`, the stored sign-in reused after a
+//! restart (file store), and `logout` removing it.
+
+mod auth_fixture;
+#[path = "common/http_fixture.rs"]
+mod http_fixture;
+
+use auth_fixture::{Fixture, default_behaviour, start};
+use http_fixture::HttpFixture;
+use mcp_bridge::server::{Outcome, Server, ToolDef};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+const KEY_HEX: &str = "0f0e0d0c0b0a09080706050403020100f0e0d0c0b0a09080706050403020100f";
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mcp-bridge-e2e-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn browser_script(dir: &Path) -> PathBuf {
+    let script = dir.join("follow-browser");
+    std::fs::write(&script, "#!/bin/sh\nexec curl -s -L -o /dev/null \"$1\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Bridge {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Bridge {
+    fn start(fx: &Fixture, dir: &Path, port: u16) -> Bridge {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+            .args([
+                "--redirect-port",
+                &port.to_string(),
+                "--token-store",
+                "file",
+                &fx.mcp_url(),
+            ])
+            .env("BROWSER", browser_script(dir))
+            .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
+            .env("XDG_STATE_HOME", dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines() {
+                let Ok(l) = l else { break };
+                if tx
+                    .send(serde_json::from_str(&l).unwrap_or(Value::Null))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (err, sink) = (child.stderr.take().unwrap(), stderr.clone());
+        std::thread::spawn(move || {
+            for l in BufReader::new(err).lines() {
+                let Ok(l) = l else { break };
+                sink.lock().unwrap().push_str(&(l + "\n"));
+            }
+        });
+        Bridge {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr,
+        }
+    }
+
+    fn send(&mut self, v: Value) {
+        let s = self.stdin.as_mut().unwrap();
+        writeln!(s, "{v}").unwrap();
+        s.flush().unwrap();
+    }
+
+    fn response(&mut self, id: i64) -> Value {
+        loop {
+            let v = self.lines.recv_timeout(DEADLINE).unwrap_or_else(|_| {
+                panic!("no response {id}; stderr:\n{}", self.stderr.lock().unwrap())
+            });
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+
+    fn initialize(&mut self) -> Value {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        );
+        let r = self.response(1);
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        r
+    }
+
+    fn stop(mut self) -> String {
+        drop(self.stdin.take());
+        let deadline = std::time::Instant::now() + DEADLINE;
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the bridge did not exit"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The stderr reader ends with the pipe.
+        std::thread::sleep(Duration::from_millis(100));
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+fn upstream() -> HttpFixture {
+    let server = Server::builder("protected", "1.0.0")
+        .tool(
+            ToolDef::new("echo", json!({"type": "object"})),
+            |a, _| async move { Ok(Outcome::text(a["text"].as_str().unwrap_or_default())) },
+        )
+        .build();
+    HttpFixture::start(server, vec![])
+}
+
+#[test]
+fn the_first_sign_in_runs_during_initialize_and_a_restart_reuses_the_stored_tokens() {
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("first");
+    let port = free_port();
+
+    let mut b = Bridge::start(&fx, &dir, port);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+    b.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}));
+    let r = b.response(2);
+    assert_eq!(r["result"]["content"][0]["text"], "hi", "{r}");
+    let err1 = b.stop();
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
+    assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 1);
+    assert!(err1.contains("mcp-bridge: sign in at "), "{err1}");
+    assert!(err1.contains("token store: encrypted files in"), "{err1}");
+
+    // A restart: the stored sign-in serves at once.
+    let mut b = Bridge::start(&fx, &dir, port);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+    let err2 = b.stop();
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
+    assert!(!err2.contains("sign in at"), "{err2}");
+
+    // No token, code or refresh token in any stderr line.
+    for s in fx
+        .secrets
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| !s.starts_with("client-"))
+    {
+        assert!(
+            !err1.contains(s.as_str()) && !err2.contains(s.as_str()),
+            "a secret on stderr"
+        );
+    }
+
+    // logout removes it: the next start signs in again.
+    let o = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+        .args([
+            "logout",
+            "--redirect-port",
+            &port.to_string(),
+            "--token-store",
+            "file",
+            &fx.mcp_url(),
+        ])
+        .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
+        .env("XDG_STATE_HOME", &dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut b = Bridge::start(&fx, &dir, port);
+    b.initialize();
+    b.stop();
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 2);
+}
