@@ -105,6 +105,19 @@ impl Bridge {
         s.flush().unwrap();
     }
 
+    /// The next line that is a request of the bridge (a `b-` id).
+    fn request(&mut self) -> Value {
+        loop {
+            let v = self
+                .lines
+                .recv_timeout(DEADLINE)
+                .unwrap_or_else(|_| panic!("no request; stderr:\n{}", self.stderr.lock().unwrap()));
+            if v["method"].is_string() && v["id"].is_string() {
+                return v;
+            }
+        }
+    }
+
     fn response(&mut self, id: i64) -> Value {
         loop {
             let v = self.lines.recv_timeout(DEADLINE).unwrap_or_else(|_| {
@@ -117,9 +130,13 @@ impl Bridge {
     }
 
     fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({}))
+    }
+
+    fn initialize_with(&mut self, capabilities: Value) -> Value {
         self.send(
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": {"name": "test", "version": "1"}}}),
         );
         let r = self.response(1);
@@ -219,4 +236,66 @@ fn the_first_sign_in_runs_during_initialize_and_a_restart_reuses_the_stored_toke
     b.initialize();
     b.stop();
     assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_sign_in_after_initialized_asks_the_editor_with_a_url_elicitation() {
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("elicit");
+    let port = free_port();
+    let mut b = Bridge::start(&fx, &dir, port);
+    b.initialize_with(json!({"elicitation": {"form": {}, "url": {}}}));
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
+    // The authorization server forgets the sign-in: the next call needs a new one.
+    fx.expire_all();
+    fx.revoke_refresh_tokens();
+    b.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "again"}}}));
+    let q = b.request();
+    assert_eq!(q["method"], "elicitation/create", "{q}");
+    assert_eq!(q["params"]["mode"], "url");
+    let url = q["params"]["url"].as_str().unwrap().to_string();
+    assert!(url.starts_with(&format!("{}/authorize?", fx.base)), "{url}");
+    assert!(q["params"]["elicitationId"].is_string());
+    // The editor accepts and opens the URL (a browser follows it).
+    b.send(json!({"jsonrpc": "2.0", "id": q["id"], "result": {"action": "accept"}}));
+    let status = Command::new("curl")
+        .args(["-s", "-L", "-o", "/dev/null", &url])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let r = b.response(2);
+    assert_eq!(r["result"]["content"][0]["text"], "again", "{r}");
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 2);
+    let err = b.stop();
+    // One sign-in line for each sign-in; the bridge opened no browser after initialized
+    // (the second authorize came from this test's curl).
+    assert_eq!(err.matches("sign in at").count(), 2, "{err}");
+}
+
+#[test]
+fn a_declined_url_elicitation_fails_the_request_with_sign_in_denied() {
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("decline");
+    let port = free_port();
+    let mut b = Bridge::start(&fx, &dir, port);
+    b.initialize_with(json!({"elicitation": {"url": {}}}));
+    fx.expire_all();
+    fx.revoke_refresh_tokens();
+    b.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {}}}));
+    let q = b.request();
+    b.send(json!({"jsonrpc": "2.0", "id": q["id"], "result": {"action": "decline"}}));
+    let r = b.response(2);
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    let text = r.to_string();
+    assert!(text.contains("sign_in_denied"), "{r}");
+    // During the cooldown the next request fails at once, without a question.
+    b.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {}}}));
+    let r = b.response(3);
+    assert!(r.to_string().contains("sign_in_denied"), "{r}");
+    b.stop();
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
 }
