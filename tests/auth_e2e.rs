@@ -299,3 +299,35 @@ fn a_declined_url_elicitation_fails_the_request_with_sign_in_denied() {
     b.stop();
     assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn two_bridges_started_at_once_against_an_expired_token_refresh_exactly_once() {
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("two");
+    let port = free_port();
+    let mut b = Bridge::start(&fx, &dir, port);
+    b.initialize();
+    b.stop();
+    fx.expire_all();
+    // Both start at once, on the same store entry; the refresh token rotates at each use.
+    let mut one = Bridge::start(&fx, &dir, port);
+    let mut two = Bridge::start(&fx, &dir, port);
+    for b in [&mut one, &mut two] {
+        b.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        );
+    }
+    for b in [&mut one, &mut two] {
+        let r = b.response(1);
+        assert_eq!(r["result"]["serverInfo"]["name"], "protected", "{r}");
+    }
+    one.stop();
+    two.stop();
+    assert_eq!(fx.counters.refresh_grants.load(Ordering::SeqCst), 1);
+    assert_eq!(fx.counters.refused_refreshes.load(Ordering::SeqCst), 0);
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
+}
