@@ -521,7 +521,9 @@ fn the_listen_stream_stops_after_other_statuses() {
         ),
         (
             401,
-            "the upstream server refused the listen stream (sign_in_unavailable: the upstream answered HTTP 401 and this bridge has no sign-in): it needs a sign-in.",
+            // The sign-in is on; after initialized an editor without URL elicitation cannot be
+            // asked.
+            "the upstream server refused the listen stream (reauthorization_required: a sign-in is needed and cannot reach the user now; restart the server (it signs in during initialize) (the editor declared no URL elicitation)): it needs a sign-in.",
         ),
     ] {
         let (f, _) = fixture();
