@@ -172,9 +172,19 @@ pub struct Cli {
 }
 
 /// Whether the first positional argument is a URL (the URL form) rather than a command.
+/// Whether the first positional argument is a URL (`scheme://...`, RFC 3986 scheme syntax)
+/// rather than a command. Every scheme counts, so that `ftp://user:pw@host/` is refused by
+/// [`check_url`] (exit 2, the URL never shown) instead of being started as a program whose
+/// name, user info included, would appear in the `spawn_failed` line. A command whose name
+/// really contains `://` can be given as `./name`.
 fn looks_like_url(arg: &std::ffi::OsStr) -> bool {
-    let a = arg.to_string_lossy().to_ascii_lowercase();
-    a.starts_with("https://") || a.starts_with("http://")
+    let a = arg.to_string_lossy();
+    let Some((scheme, _)) = a.split_once("://") else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 /// Checks the upstream URL: `https`, or `http` to a loopback host; no user info, no

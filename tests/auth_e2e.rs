@@ -54,7 +54,18 @@ struct Bridge {
 
 impl Bridge {
     fn start(fx: &Fixture, dir: &Path, port: u16) -> Bridge {
+        Self::start_with_browser(fx, dir, port, &browser_script(dir), &[])
+    }
+
+    fn start_with_browser(
+        fx: &Fixture,
+        dir: &Path,
+        port: u16,
+        browser: &Path,
+        extra_args: &[&str],
+    ) -> Bridge {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+            .args(extra_args)
             .args([
                 "--redirect-port",
                 &port.to_string(),
@@ -62,7 +73,7 @@ impl Bridge {
                 "file",
                 &fx.mcp_url(),
             ])
-            .env("BROWSER", browser_script(dir))
+            .env("BROWSER", browser)
             .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
             .env("XDG_STATE_HOME", dir)
             .stdin(Stdio::piped())
@@ -330,4 +341,42 @@ fn two_bridges_started_at_once_against_an_expired_token_refresh_exactly_once() {
     assert_eq!(fx.counters.refresh_grants.load(Ordering::SeqCst), 1);
     assert_eq!(fx.counters.refused_refreshes.load(Ordering::SeqCst), 0);
     assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
+}
+
+/// A text browser in `$BROWSER` would run in the foreground on the bridge's own stdin and
+/// stdout (the `webbrowser` crate's rule for lynx, w3m, curl...), that is on the editor's pipes:
+/// it is refused, never started, and nothing it could write reaches the editor. The sign-in
+/// line still names the URL, so the user can open it; the sign-in ends at its time limit.
+#[test]
+fn a_text_browser_in_browser_is_never_run_on_the_editors_pipes() {
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("text-browser");
+    let marker = dir.join("lynx-ran");
+    let lynx = dir.join("lynx");
+    std::fs::write(
+        &lynx,
+        format!(
+            "#!/bin/sh\ntouch '{}'\necho '{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"forged\":true}}}}'\nexec curl -s -L -o /dev/null \"$1\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&lynx, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let mut b =
+        Bridge::start_with_browser(&fx, &dir, free_port(), &lynx, &["--sign-in-timeout", "2"]);
+    let init = b.initialize();
+    assert!(init["result"]["forged"].is_null(), "{init}");
+    assert!(init["error"].is_object(), "{init}");
+    let err = b.stop();
+    assert!(!marker.exists(), "the text browser ran; stderr:\n{err}");
+    assert!(
+        err.contains("$BROWSER names the text browser lynx, which would run on the editor's stdin and stdout: set BROWSER to a graphical browser, or use --no-browser"),
+        "{err}"
+    );
+    assert!(err.contains("mcp-bridge: sign in at "), "{err}");
+    assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 0);
 }

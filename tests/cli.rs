@@ -93,6 +93,14 @@ fn the_url_form_refuses_bad_urls_headers_variables_and_ca_files_with_exit_2() {
             "the URL must not carry a user or a password".into(),
         ),
         (
+            vec!["ftp://me:sekret-value@mcp.example.com/mcp"],
+            "the URL must use https (or http to a loopback host)".into(),
+        ),
+        (
+            vec!["WS://127.0.0.1:1/mcp?sekret-value"],
+            "the URL must use https (or http to a loopback host)".into(),
+        ),
+        (
             vec!["https://mcp.example.com/mcp#sekret-value"],
             "the URL must not have a fragment".into(),
         ),

@@ -46,6 +46,15 @@ pub unsafe fn scrub_secret_env() -> EnvSecrets {
 /// Opens `start_url` in the browser, on a blocking thread (a text browser runs in the
 /// foreground). Errors: `browser_launch_failed` with the opener's reason.
 pub async fn open(start_url: String) -> Result<(), SignInError> {
+    if let Some(text) = text_browser_in(std::env::var("BROWSER").ok().as_deref()) {
+        return Err(SignInError::new(
+            SignInCause::BrowserLaunchFailed,
+            format!(
+                "$BROWSER names the text browser {text}, which would run on the editor's stdin \
+                 and stdout: set BROWSER to a graphical browser, or use --no-browser"
+            ),
+        ));
+    }
     let opened = tokio::task::spawn_blocking(move || {
         let options = webbrowser::BrowserOptions::new()
             .with_suppress_output(true)
@@ -63,5 +72,47 @@ pub async fn open(start_url: String) -> Result<(), SignInError> {
             SignInCause::BrowserLaunchFailed,
             "the opener thread failed",
         )),
+    }
+}
+
+/// The programs that the `webbrowser` crate (1.2) runs in the foreground with the bridge's own
+/// stdin and stdout (its list of text browsers): on the bridge's stdio they would read the
+/// editor's messages and write into the editor's channel.
+pub const TEXT_BROWSERS: [&str; 9] = [
+    "lynx", "links", "links2", "elinks", "w3m", "eww", "netrik", "retawq", "curl",
+];
+
+/// The first text browser that a `$BROWSER` value names, if any: each `:`-separated entry's
+/// program (its first word), by file name. Such a browser is refused before the crate could run
+/// it on the editor's pipes (the opener's rule: the browser's stdin and stdout are the null device).
+pub fn text_browser_in(browser_env: Option<&str>) -> Option<&'static str> {
+    let value = browser_env?;
+    value.split(':').find_map(|entry| {
+        let program = entry.split_whitespace().next()?;
+        let name = std::path::Path::new(program).file_name()?.to_str()?;
+        TEXT_BROWSERS.iter().copied().find(|t| *t == name)
+    })
+}
+
+#[cfg(test)]
+mod text_browser_tests {
+    use super::text_browser_in;
+
+    #[test]
+    fn a_text_browser_anywhere_in_browser_is_found_by_its_file_name() {
+        let table: [(Option<&str>, Option<&str>); 9] = [
+            (None, None),
+            (Some(""), None),
+            (Some("firefox"), None),
+            (Some("/usr/bin/chromium --headless %s"), None),
+            (Some("lynx"), Some("lynx")),
+            (Some("/usr/bin/w3m %s"), Some("w3m")),
+            (Some("firefox:links2"), Some("links2")),
+            (Some("/opt/tests/open-with-curl.sh"), None),
+            (Some("curl -s"), Some("curl")),
+        ];
+        for (value, expected) in table {
+            assert_eq!(text_browser_in(value), expected, "BROWSER={value:?}");
+        }
     }
 }
