@@ -7,7 +7,7 @@
 
 mod auth_fixture;
 
-use auth_fixture::{call, default_behaviour, start};
+use auth_fixture::{call, default_behaviour, free_port, start};
 use mcp_bridge::auth::signin::{SignIn, SignInConfig};
 use mcp_bridge::auth::store::TokenStore;
 use mcp_bridge::auth::store::memory::MemoryStore;
@@ -19,14 +19,6 @@ fn artifacts() -> PathBuf {
     let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts/sign-in");
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Runs one sign-in with Chromium as the browser; gives the call's outcome and the page's DOM.

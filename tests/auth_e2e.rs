@@ -8,7 +8,7 @@ mod auth_fixture;
 #[path = "common/http_fixture.rs"]
 mod http_fixture;
 
-use auth_fixture::{Fixture, default_behaviour, start};
+use auth_fixture::{Fixture, default_behaviour, free_port, start};
 use http_fixture::HttpFixture;
 use mcp_bridge::server::{Outcome, Server, ToolDef};
 use serde_json::{Value, json};
@@ -35,14 +35,6 @@ fn browser_script(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     script
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 struct Bridge {

@@ -5,7 +5,7 @@
 
 mod auth_fixture;
 
-use auth_fixture::{Behaviour, Fixture, call, default_behaviour, start};
+use auth_fixture::{Behaviour, Fixture, call, default_behaviour, free_port, start};
 use mcp_bridge::auth::errors::SignInCause;
 use mcp_bridge::auth::gate::{Consent, ConsentAnswer};
 use mcp_bridge::auth::registration::RegistrationOptions;
@@ -76,14 +76,6 @@ fn setup() {
 
 fn browser_dir() -> PathBuf {
     std::env::temp_dir().join(format!("mcp-bridge-auth-{}-browser", std::process::id()))
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn config(fx: &Fixture) -> SignInConfig {

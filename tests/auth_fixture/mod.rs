@@ -449,3 +449,13 @@ pub async fn call(p: &SignIn, fx: &Fixture) -> Result<(), String> {
         }
     }
 }
+
+/// A free loopback port (bound once and released), for a redirect port or a listener.
+#[allow(dead_code)] // not every test crate that includes this module needs it
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
