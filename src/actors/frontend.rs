@@ -943,12 +943,14 @@ impl Handler<FromUpstream> for Frontend {
             FromUpstream::Relayed { message, kind } => self.relay_to_editor(message, kind),
             FromUpstream::RelayFailed { id, reply } => {
                 if self.relayed.remove(&id).is_some() {
-                    let cause = match reply {
-                        Reply::Busy => Cause::UpstreamBusy,
-                        Reply::Invalid => Cause::InvalidResponse,
-                        _ => Cause::UpstreamExited,
+                    let (cause, detail) = match reply {
+                        Reply::Busy => (Cause::UpstreamBusy, None),
+                        Reply::Invalid => (Cause::InvalidResponse, None),
+                        // HTTP: the request's POST failed alone.
+                        Reply::Failed(f) => (Cause::TransportFailed, Some(json!(f.detail))),
+                        _ => (Cause::UpstreamExited, None),
                     };
-                    self.reply_error(Some(&id), cause, None);
+                    self.reply_error(Some(&id), cause, detail);
                 }
             }
             FromUpstream::SignedIn => self.on_signed_in(),

@@ -266,6 +266,15 @@ impl Upstream {
     /// One request failed in the transport alone (HTTP): it gets [`Reply::Failed`], the
     /// upstream goes on.
     fn on_failed(&mut self, id: &Id, failure: Failure) {
+        if self.passthrough {
+            // A request of the editor (the bridge sends none of its own in pass-through).
+            let reply = Reply::Failed(failure);
+            let id = id.clone();
+            return self
+                .out
+                .frontend
+                .do_send(FromUpstream::RelayFailed { id, reply });
+        }
         if self.listens.remove(id) {
             tracing::debug!(target: "upstream", "id={id} method={} outcome=failed ({})",
                 notify::LISTEN_METHOD, failure.detail);
@@ -626,6 +635,11 @@ pub struct Relay {
 impl Handler<Relay> for Upstream {
     type Result = ();
     fn handle(&mut self, m: Relay, _: &mut Context<Self>) {
+        if !self.passthrough
+            && let Some(conn) = &self.conn
+        {
+            conn.transport.pass_through();
+        }
         self.passthrough = true;
         if let (Some(id), Some(conn)) = (&m.cancels, &self.conn) {
             match conn.transport.abandon(id) {

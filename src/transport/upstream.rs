@@ -97,6 +97,9 @@ pub enum EndCause {
     ServerReturned(Option<String>),
     /// The in-process server's task went away without a word (it panicked or was aborted).
     PeerDropped,
+    /// A 2025-11-25 HTTP server answered `404` to a message carrying its `Mcp-Session-Id`:
+    /// the session ended (2025-11-25 basic/transports, session management).
+    SessionEnded,
 }
 
 impl fmt::Display for EndCause {
@@ -108,6 +111,7 @@ impl fmt::Display for EndCause {
             EndCause::ServerReturned(None) => f.write_str("the in-process server closed"),
             EndCause::ServerReturned(Some(e)) => write!(f, "the in-process server failed: {e}"),
             EndCause::PeerDropped => f.write_str("the in-process server went away"),
+            EndCause::SessionEnded => f.write_str("the server ended the HTTP session: HTTP 404"),
         }
     }
 }
@@ -203,6 +207,12 @@ pub trait Transport {
             Err(_) => Sent::Dropped,
         }
     }
+
+    /// The upstream is a legacy server (`protocol::era`): from now on until it ends, the
+    /// transport carries the 2025-11-25 protocol as it came (HTTP: 2025-11-25 Streamable
+    /// HTTP with its session). Called once, before the first message of the pass-through.
+    /// The default does nothing (stdio and in-process carry both eras alike).
+    fn pass_through(&self) {}
 
     /// Frames and bytes queued toward the upstream, for the debug line of a waiting request.
     fn queued(&self) -> (usize, usize);

@@ -427,8 +427,14 @@ SCENARIOS['legacy-everything'] = async ctx => {
     // The server's own capabilities: the translating bridge never offers tasks.
     expectEqual(ctx.initResult.capabilities?.tasks?.requests, { tools: { call: {} } }, 'initialize result capabilities.tasks.requests');
 
-    step('tools/list_changed after initialized (conditional tools)');
-    await waitFor(() => toolsChanged >= 1, 5000, 'notifications/tools/list_changed');
+    // Over HTTP (INTEROP_LEGACY_HTTP=1: server-everything on 2025-11-25 Streamable HTTP) the
+    // server sends tools/list_changed while it handles notifications/initialized, before any
+    // GET stream can be open: no client gets it there (a direct TS SDK 1.x client neither).
+    const overHttp = process.env.INTEROP_LEGACY_HTTP === '1';
+    if (!overHttp) {
+        step('tools/list_changed after initialized (conditional tools)');
+        await waitFor(() => toolsChanged >= 1, 5000, 'notifications/tools/list_changed');
+    }
     step('roots/list asked of the client');
     await waitFor(() => rootsAsked >= 1, 5000, 'roots/list');
 
@@ -483,9 +489,13 @@ SCENARIOS['legacy-everything'] = async ctx => {
     const { resources } = await client.listResources(undefined, req);
     expect(resources.some(r => r.uri === 'demo://resource/session/hello.txt.gz'), `resources/list lacks the new resource: ${short(resources.map(r => r.uri))}`);
 
-    const fellBack = ctx.stderr.includes('mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it answered server/discover with -32601 "Method not found"): passing the 2025-11-25 protocol through unchanged');
+    // Over HTTP the server answers a POST without a session with HTTP 400 (-32000 "Bad
+    // Request: No valid session ID provided").
+    const sign = overHttp ? 'HTTP 400' : '-32601 "Method not found"';
+    const fellBack = ctx.stderr.includes(`mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it answered server/discover with ${sign}): passing the 2025-11-25 protocol through unchanged`);
     expect(fellBack || process.env.INTEROP_STDERR === 'inherit' || ctx.direct, `no fallback info line on stderr: ${short(ctx.stderr.slice(-600))}`);
-    return `fell back to pass-through (server "${info.name}" ${info.version}); tools/list_changed + roots/list after initialized, ` +
+    return `fell back to pass-through${overHttp ? ' over 2025-11-25 Streamable HTTP' : ''} (server "${info.name}" ${info.version}); ` +
+        `${overHttp ? '' : 'tools/list_changed + '}roots/list after initialized, ` +
         'echo, sampling, elicitation, roots, progress then cancel, resources/list_changed exact';
 };
 

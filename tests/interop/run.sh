@@ -21,6 +21,8 @@
 #   --http    the URL form: upstream.py serves Streamable HTTP on a free loopback port (one
 #             server per scenario, so state starts fresh) and the client drives
 #             `mcp-bridge http://127.0.0.1:PORT/mcp`
+#             legacy-everything with --http/--http-ts2: server-everything serves 2025-11-25
+#             Streamable HTTP instead (its `streamableHttp` mode): the era fallback over HTTP
 #   --http-ts2  the same with upstream_ts2.mjs (npm @modelcontextprotocol/server 2.4.0, the
 #             TypeScript SDK v2, on its own Streamable HTTP handler) as the upstream
 #
@@ -120,9 +122,11 @@ http_pid=""
 stop_http() { if [[ -n "$http_pid" ]]; then kill "$http_pid" 2>/dev/null || true; wait "$http_pid" 2>/dev/null || true; http_pid=""; fi; }
 trap stop_http EXIT
 start_http() {
-  local port
+  local port scenario="$1"
   port="$("$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-  if [[ $http -eq 2 ]]; then
+  if [[ "$scenario" == legacy-everything ]]; then
+    (cd "$HERE" && PORT="$port" exec node "$HERE/node_modules/@modelcontextprotocol/server-everything/dist/index.js" streamableHttp) >"$HERE/.http-upstream.log" 2>&1 &
+  elif [[ $http -eq 2 ]]; then
     (cd "$HERE" && exec node "$HERE/upstream_ts2.mjs" http "$port") >"$HERE/.http-upstream.log" 2>&1 &
   else
     "$VENV/bin/python" "$HERE/upstream.py" http "$port" >"$HERE/.http-upstream.log" 2>&1 &
@@ -145,7 +149,7 @@ for s in "${scenarios[@]}"; do
   rc=0
   if [[ $http -ne 0 ]]; then
     stop_http
-    start_http || { echo "FAIL $s: the HTTP upstream did not start"; failed=$((failed + 1)); continue; }
+    start_http "$s" || { echo "FAIL $s: the HTTP upstream did not start"; failed=$((failed + 1)); continue; }
   fi
   if [[ "$s" == embedded || "$s" == embedded-* ]]; then
     # The embedded bridge's example is client-facing itself: no bridge, no upstream.py.
@@ -171,7 +175,8 @@ for s in "${scenarios[@]}"; do
     out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" "$VENV/bin/python" "$HERE/client_legacy.py" -- "${server[@]}")" || rc=$?
   else
     cmd=("${server[@]}")
-    if [[ "$s" == legacy-everything ]]; then cmd=("${legacy_server[@]}"); fi
+    if [[ "$s" == legacy-everything && $http -eq 0 ]]; then cmd=("${legacy_server[@]}"); fi
+    if [[ "$s" == legacy-everything && $http -ne 0 ]]; then export INTEROP_LEGACY_HTTP=1; else unset INTEROP_LEGACY_HTTP; fi
     out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client.mjs" "$s" -- "${cmd[@]}")" || rc=$?
   fi
   if [[ $rc -eq 0 && "$out" == "ok $s:"* ]]; then

@@ -41,7 +41,7 @@ pub(super) async fn run(sh: Rc<Shared>, msg: Value) {
 
 /// Why a request got no response, for `data.detail`: the kind of failure and the innermost
 /// cause (an OS error), never the URL.
-fn send_detail(e: &reqwest::Error) -> String {
+pub(super) fn send_detail(e: &reqwest::Error) -> String {
     let kind = if e.is_timeout() {
         "the connection to the upstream timed out"
     } else if e.is_connect() {
@@ -159,7 +159,7 @@ async fn respond(
 
 /// An error status: its JSON-RPC error body passes through; an empty or non-JSON body (or
 /// one over the limit) leaves only the status.
-async fn error_status(resp: reqwest::Response, max_bytes: usize) -> Failure {
+pub(super) async fn error_status(resp: reqwest::Response, max_bytes: usize) -> Failure {
     let status = resp.status().as_u16();
     let error = match limit::read_body(resp, max_bytes)
         .await

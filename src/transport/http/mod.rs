@@ -12,6 +12,7 @@
 pub mod client;
 mod exchange;
 pub mod headers;
+mod legacy;
 mod limit;
 
 use futures_util::StreamExt;
@@ -129,6 +130,21 @@ pub(crate) struct Shared {
     /// The writer toward the editor: frames wait for its room (back-pressure).
     pace: Writer,
     closed: Cell<bool>,
+    /// Pass-through (2025-11-25 Streamable HTTP, [`legacy`]), once the era fallback chose it.
+    legacy: Legacy,
+}
+
+/// The 2025-11-25 session of the pass-through.
+#[derive(Default)]
+struct Legacy {
+    /// Set by [`Transport::pass_through`]: every later message goes through [`legacy`].
+    on: Cell<bool>,
+    /// `Mcp-Session-Id` of the `initialize` response (sensitive: never logged).
+    session: RefCell<Option<HeaderValue>>,
+    /// `protocolVersion` of the `initialize` result: `MCP-Protocol-Version` from then on.
+    version: RefCell<Option<HeaderValue>>,
+    /// The server's GET stream, once opened.
+    stream: RefCell<Option<tokio::task::AbortHandle>>,
 }
 
 /// The handle of an HTTP upstream.
@@ -152,6 +168,7 @@ pub fn open(spec: &HttpSpec, options: OpenOptions) -> Result<Opened, SpawnError>
         tool_params: RefCell::new(HashMap::new()),
         pace: options.pace,
         closed: Cell::new(false),
+        legacy: Legacy::default(),
     });
     let events = futures_util::stream::unfold(rx, |mut rx| async move {
         let e = rx.recv().await?;
@@ -169,6 +186,9 @@ impl Http {
         for (_, h) in self.shared.in_flight.borrow_mut().drain() {
             h.abort();
         }
+        if let Some(h) = self.shared.legacy.stream.borrow_mut().take() {
+            h.abort();
+        }
     }
 }
 
@@ -179,7 +199,11 @@ impl Transport for Http {
             return Sent::Closed;
         }
         let id = msg.get("id").and_then(Id::from_value);
-        let task = tokio::task::spawn_local(exchange::run(self.shared.clone(), msg.clone()));
+        let task = if self.shared.legacy.on.get() {
+            tokio::task::spawn_local(legacy::run(self.shared.clone(), msg.clone()))
+        } else {
+            tokio::task::spawn_local(exchange::run(self.shared.clone(), msg.clone()))
+        };
         if let Some(id) = id {
             self.shared
                 .in_flight
@@ -193,19 +217,35 @@ impl Transport for Http {
         (0, 0)
     }
 
+    fn pass_through(&self) {
+        self.shared.legacy.on.set(true);
+    }
+
     /// Closes the request's stream (2026-07-28: cancellation on HTTP is closing the stream;
-    /// no notification is sent).
+    /// no notification is sent). Pass-through: closes it too, and the caller sends
+    /// `notifications/cancelled` (2025-11-25: a disconnect is not a cancellation).
     fn abandon(&self, id: &Id) -> Abandoned {
         if let Some(h) = self.shared.in_flight.borrow_mut().remove(id) {
             h.abort();
         }
-        Abandoned::Carried
+        if self.shared.legacy.on.get() {
+            Abandoned::NotifyCancelled
+        } else {
+            Abandoned::Carried
+        }
     }
 
-    /// Closes every stream; there is no process to wait for.
-    fn close(self: Box<Self>, _grace: Duration) -> LocalBoxFuture<'static, Option<EndCause>> {
+    /// Closes every stream; there is no process to wait for. Pass-through: the session gets a
+    /// DELETE first (at most `grace`).
+    fn close(self: Box<Self>, grace: Duration) -> LocalBoxFuture<'static, Option<EndCause>> {
         self.stop_all();
-        Box::pin(async { None })
+        let shared = self.shared.clone();
+        Box::pin(async move {
+            if shared.legacy.on.get() {
+                legacy::end_session(shared, grace).await;
+            }
+            None
+        })
     }
 
     fn kill(self: Box<Self>) -> LocalBoxFuture<'static, ()> {
