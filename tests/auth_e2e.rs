@@ -7,9 +7,12 @@
 mod auth_fixture;
 #[path = "common/http_fixture.rs"]
 mod http_fixture;
+#[path = "common/legacy_http_fixture.rs"]
+mod legacy_http_fixture;
 
 use auth_fixture::{Fixture, default_behaviour, free_port, start};
 use http_fixture::HttpFixture;
+use legacy_http_fixture::{LegacyFixture, Script};
 use mcp_bridge::server::{Outcome, Server, ToolDef};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -371,4 +374,53 @@ fn a_text_browser_in_browser_is_never_run_on_the_editors_pipes() {
     );
     assert!(err.contains("mcp-bridge: sign in at "), "{err}");
     assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_401_on_a_legacy_post_refreshes_the_token_and_sends_the_request_again() {
+    // A 2025-11-25 server behind sign-in: the era fallback after the first sign-in, then the
+    // access token expires; the next 2025-11-25 POST gets 401 and goes through the same
+    // challenge loop as a 2026-07-28 one.
+    let legacy = LegacyFixture::start(Script::default());
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(legacy.url());
+    let dir = scratch("legacy");
+    let port = free_port();
+    let mut b = Bridge::start(&fx, &dir, port);
+    let init = b.initialize();
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "legacy-http-fixture",
+        "{init}"
+    );
+    legacy.wait_for(DEADLINE, |s| s.verb == "GET");
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
+    fx.expire_all();
+    b.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "again"}}}));
+    let r = b.response(2);
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "again"}]}})
+    );
+    // One refresh, no second sign-in; the server got the call once, in its session.
+    assert_eq!(fx.counters.refresh_grants.load(Ordering::SeqCst), 1);
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
+    let calls: Vec<_> = legacy
+        .seen()
+        .into_iter()
+        .filter(|s| s.method() == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].status, 200);
+    assert_eq!(calls[0].header("mcp-session-id"), Some("sess-1"));
+    assert_eq!(calls[0].header("mcp-protocol-version"), Some("2025-11-25"));
+    let err = b.stop();
+    assert!(err.contains("speaks 2025-11-25"), "{err}");
+    // The DELETE at close went through the sign-in too (the fixture wants a token).
+    let deletes: Vec<u16> = legacy
+        .seen()
+        .iter()
+        .filter(|s| s.verb == "DELETE")
+        .map(|s| s.status)
+        .collect();
+    assert_eq!(deletes, vec![200]);
 }

@@ -80,8 +80,9 @@ pub struct Fixture {
     pub authorize_clients: Mutex<Vec<String>>,
     /// The `resource` of each `/authorize` and token request.
     pub resources: Mutex<Vec<String>>,
-    /// The MCP server behind `/mcp`: an authorized POST is passed on to it (the body and the
-    /// headers except `Authorization`), its answer streamed back.
+    /// The MCP server behind `/mcp`: an authorized request is passed on to it (its verb, the
+    /// body and the headers except `Authorization`), its answer streamed back (the status,
+    /// `Content-Type` and `Mcp-Session-Id`).
     pub upstream: Mutex<Option<String>>,
 }
 
@@ -146,7 +147,7 @@ pub fn start(b: Behaviour) -> Arc<Fixture> {
         .route("/authorize", get(authorize))
         .route("/token", post(token))
         .route("/register", post(register))
-        .route("/mcp", post(mcp).get(mcp))
+        .route("/mcp", axum::routing::any(mcp))
         .with_state(fx.clone());
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -347,6 +348,7 @@ async fn register(State(fx): State<Arc<Fixture>>, Json(body): Json<Value>) -> Re
 
 async fn mcp(
     State(fx): State<Arc<Fixture>>,
+    method: axum::http::Method,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
@@ -383,7 +385,7 @@ async fn mcp(
     let Some(upstream) = upstream else {
         return Json(json!({"ok": true})).into_response();
     };
-    let mut req = reqwest::Client::new().post(upstream).body(body);
+    let mut req = reqwest::Client::new().request(method, upstream).body(body);
     for (k, v) in headers.iter() {
         if !matches!(k.as_str(), "host" | "authorization" | "content-length") {
             req = req.header(k.as_str(), v.as_bytes());
@@ -393,8 +395,11 @@ async fn mcp(
         return (StatusCode::BAD_GATEWAY, "upstream").into_response();
     };
     let mut out = Response::builder().status(resp.status().as_u16());
-    if let Some(ct) = resp.headers().get("content-type") {
-        out = out.header("content-type", ct.as_bytes());
+    // The session of a 2025-11-25 server (2025-11-25 basic/transports) passes as well.
+    for name in ["content-type", "mcp-session-id"] {
+        if let Some(v) = resp.headers().get(name) {
+            out = out.header(name, v.as_bytes());
+        }
     }
     out.body(axum::body::Body::from_stream(resp.bytes_stream()))
         .unwrap()

@@ -18,7 +18,9 @@ use crate::protocol::era::ReadBody;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::remote;
-use crate::transport::token::{Challenge, ChallengeOutcome, MAX_CHALLENGES_PER_REQUEST};
+use crate::transport::token::{
+    AccessToken, Challenge, ChallengeOutcome, MAX_CHALLENGES_PER_REQUEST,
+};
 use crate::transport::upstream::{Event, Failure};
 
 /// Sends `msg` and reports its response; a request that fails gets [`Event::Failed`].
@@ -71,48 +73,60 @@ async fn exchange(sh: &Rc<Shared>, msg: &Value, id: Option<&Id>) -> Result<(), F
         })
         .flatten();
     let base = headers::for_message(msg, tool_params.as_deref(), &sh.headers);
+    let resp = send_signed(sh, |token| {
+        let mut h = base.clone();
+        if let Some((n, v)) = token.and_then(|t| headers::bearer(t.secret())) {
+            h.insert(n, v);
+        }
+        sh.client.post(sh.url.clone()).headers(h).body(body.clone())
+    })
+    .await?;
+    respond(sh, resp, id, method).await
+}
+
+/// Sends the request that `request` builds with the provider's token, and once more after
+/// each 401/403 challenge the provider answers with [`ChallengeOutcome::Retry`] (at most
+/// [`MAX_CHALLENGES_PER_REQUEST`]; each retry reports [`Event::SignedIn`]). Errors: no
+/// response (the connection's cause), or the status with the provider's cause
+/// (`sign_in_unavailable: ...`, `sign_in_declined: ...`). Any other response is returned,
+/// a 401/403 too once the challenges are spent.
+pub(super) async fn send_signed(
+    sh: &Shared,
+    request: impl Fn(Option<&AccessToken>) -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, Failure> {
     let mut challenges = 0;
     loop {
         let token = sh.tokens.access_token().await;
-        let mut h = base.clone();
-        if let Some((n, v)) = token.as_ref().and_then(|t| headers::bearer(t.secret())) {
-            h.insert(n, v);
-        }
-        let resp = sh
-            .client
-            .post(sh.url.clone())
-            .headers(h)
-            .body(body.clone())
+        let resp = request(token.as_ref())
             .send()
             .await
             .map_err(|e| Failure::no_response(send_detail(&e)))?;
         let status = resp.status().as_u16();
-        if matches!(status, 401 | 403) && challenges < MAX_CHALLENGES_PER_REQUEST {
-            challenges += 1;
-            let www_authenticate = resp
-                .headers()
-                .get_all(WWW_AUTHENTICATE)
-                .iter()
-                .filter_map(|v| v.to_str().ok().map(str::to_owned))
-                .collect();
-            drop(resp);
-            let outcome = sh
-                .tokens
-                .challenge(Challenge {
-                    status,
-                    www_authenticate,
-                    rejected: token,
-                })
-                .await;
-            match outcome {
-                ChallengeOutcome::Retry => {
-                    let _ = sh.events.send(Event::SignedIn);
-                    continue;
-                }
-                ChallengeOutcome::Fail(cause) => return Err(Failure::status(status, cause)),
-            }
+        if !(matches!(status, 401 | 403) && challenges < MAX_CHALLENGES_PER_REQUEST) {
+            return Ok(resp);
         }
-        return respond(sh, resp, id, method).await;
+        challenges += 1;
+        let www_authenticate = resp
+            .headers()
+            .get_all(WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_owned))
+            .collect();
+        drop(resp);
+        let outcome = sh
+            .tokens
+            .challenge(Challenge {
+                status,
+                www_authenticate,
+                rejected: token,
+            })
+            .await;
+        match outcome {
+            ChallengeOutcome::Retry => {
+                let _ = sh.events.send(Event::SignedIn);
+            }
+            ChallengeOutcome::Fail(cause) => return Err(Failure::status(status, cause)),
+        }
     }
 }
 

@@ -10,6 +10,10 @@
 //!   expects `202`.
 //! - After `notifications/initialized` is accepted, a GET opens the server's stream (`405`:
 //!   the server offers none); its messages come back as frames.
+//! - Sign-in as on the modern path: the provider's token on every message, and a POST
+//!   answered 401/403 goes again after each challenge the provider answers with a retry. The
+//!   GET stream hands no challenge over: refused with 401/403, it opens again after the next
+//!   POST that gets through.
 //! - A `404` to a message carrying the session ends the upstream ([`EndCause::SessionEnded`]);
 //!   at close the session gets a DELETE.
 
@@ -22,11 +26,12 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::Shared;
-use super::exchange::{error_status, send_detail};
+use super::exchange::{error_status, send_detail, send_signed};
 use super::headers;
 use super::limit::{self, BodyError};
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::Id;
+use crate::transport::token::AccessToken;
 use crate::transport::upstream::{EndCause, Event, Failure};
 
 /// The session header of 2025-11-25 Streamable HTTP.
@@ -35,8 +40,8 @@ pub const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id")
 pub const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// The headers of every message of the pass-through: no `Mcp-Method`, `Mcp-Name` or
-/// `Mcp-Param-*`, no `_meta`-derived version.
-async fn base(sh: &Shared, accept: &'static str) -> HeaderMap {
+/// `Mcp-Param-*`, no `_meta`-derived version; the token is added per attempt ([`signed`]).
+fn base(sh: &Shared, accept: &'static str) -> HeaderMap {
     let mut h = HeaderMap::new();
     h.insert(ACCEPT, HeaderValue::from_static(accept));
     h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -49,9 +54,13 @@ async fn base(sh: &Shared, accept: &'static str) -> HeaderMap {
     for (n, v) in &sh.headers {
         h.append(n.clone(), v.clone());
     }
-    if let Some(t) = sh.tokens.access_token().await
-        && let Some((n, v)) = headers::bearer(t.secret())
-    {
+    h
+}
+
+/// `h` with the provider's token, when there is one.
+fn signed(h: &HeaderMap, token: Option<&AccessToken>) -> HeaderMap {
+    let mut h = h.clone();
+    if let Some((n, v)) = token.and_then(|t| headers::bearer(t.secret())) {
         h.insert(n, v);
     }
     h
@@ -80,15 +89,21 @@ pub(super) async fn run(sh: Rc<Shared>, msg: Value) {
 
 async fn post(sh: &Rc<Shared>, msg: &Value, method: &str, id: Option<&Id>) -> Result<(), Failure> {
     let body = Bytes::from(serde_json::to_vec(msg).unwrap_or_default());
-    let h = base(sh, headers::ACCEPT_BOTH).await;
-    let resp = sh
-        .client
-        .post(sh.url.clone())
-        .headers(h)
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| Failure::no_response(send_detail(&e)))?;
+    let h = base(sh, headers::ACCEPT_BOTH);
+    // The sign-in of the modern path: the token, and a retry after each challenge the
+    // provider answers (a refresh, a sign-in, a step-up).
+    let resp = send_signed(sh, |token| {
+        sh.client
+            .post(sh.url.clone())
+            .headers(signed(&h, token))
+            .body(body.clone())
+    })
+    .await?;
+    if sh.legacy.stream_awaits_sign_in.get() && resp.status().is_success() {
+        // The GET stream was refused for its token: a request went through, so reopen it.
+        sh.legacy.stream_awaits_sign_in.set(false);
+        open_stream(sh);
+    }
     let status = resp.status();
     if status.as_u16() == 404 && sh.legacy.session.borrow().is_some() {
         session_ended(sh);
@@ -225,9 +240,14 @@ fn open_stream(sh: &Rc<Shared>) {
 }
 
 async fn get_stream(sh: Rc<Shared>) {
-    let mut h = base(&sh, "text/event-stream").await;
+    let mut h = base(&sh, "text/event-stream");
     h.remove(CONTENT_TYPE);
-    let resp = match sh.client.get(sh.url.clone()).headers(h).send().await {
+    let token = sh.tokens.access_token().await;
+    let get = sh
+        .client
+        .get(sh.url.clone())
+        .headers(signed(&h, token.as_ref()));
+    let resp = match get.send().await {
         Ok(r) => r,
         Err(e) => {
             tracing::debug!(target: "http", "the server's stream did not open: {}", send_detail(&e));
@@ -240,6 +260,14 @@ async fn get_stream(sh: Rc<Shared>) {
     }
     if status == 405 {
         tracing::debug!(target: "http", "the server offers no stream of its own (GET: HTTP 405)");
+        return;
+    }
+    if matches!(status, 401 | 403) {
+        // No sign-in for a background stream: it opens again after the next POST that
+        // gets through (the challenge of a request signs in).
+        tracing::debug!(target: "http", "the server's stream was refused (HTTP {status}): it opens again after the next request that gets through");
+        *sh.legacy.stream.borrow_mut() = None;
+        sh.legacy.stream_awaits_sign_in.set(true);
         return;
     }
     if !resp.status().is_success() {
@@ -276,8 +304,14 @@ pub(super) async fn end_session(sh: Rc<Shared>, grace: Duration) {
     if sh.legacy.session.borrow().is_none() {
         return;
     }
-    let h = base(&sh, headers::ACCEPT_BOTH).await;
-    let delete = sh.client.delete(sh.url.clone()).headers(h).send();
+    let mut h = base(&sh, headers::ACCEPT_BOTH);
+    h.remove(CONTENT_TYPE);
+    let token = sh.tokens.access_token().await;
+    let delete = sh
+        .client
+        .delete(sh.url.clone())
+        .headers(signed(&h, token.as_ref()))
+        .send();
     match tokio::time::timeout(grace, delete).await {
         Ok(Ok(r)) => {
             tracing::debug!(target: "http", "the session was ended: HTTP {}", r.status().as_u16())

@@ -145,6 +145,8 @@ struct Legacy {
     version: RefCell<Option<HeaderValue>>,
     /// The server's GET stream, once opened.
     stream: RefCell<Option<tokio::task::AbortHandle>>,
+    /// The GET stream was refused with 401/403: the next POST that gets through opens it.
+    stream_awaits_sign_in: Cell<bool>,
 }
 
 /// The handle of an HTTP upstream.

@@ -1,0 +1,381 @@
+//! A scripted 2025-11-25 Streamable HTTP server (2025-11-25 basic/transports; notes §10.5) on
+//! a loopback port, written with axum, for the era fallback over HTTP. It behaves like the
+//! TypeScript SDK 1.x server: with a session (the default), a POST without `Mcp-Session-Id`
+//! other than `initialize` gets `400` + `-32000 "Bad Request: No valid session ID provided"`
+//! (so `server/discover` does), a wrong or ended session gets `404`; without a session (a
+//! stateless server) `server/discover` gets `200` + `-32601`. Every request after
+//! `initialize` must carry `MCP-Protocol-Version: 2025-11-25` (`400` otherwise), every POST
+//! `Accept` with JSON and SSE (`406` otherwise). Notifications and responses get `202`.
+//!
+//! Tools: `echo` (a JSON response with `arguments.text`) and `slow` (an SSE response that
+//! never answers; keep-alive comments show when the client closes it). The GET stream is
+//! refused with `405`, or is an SSE stream the test writes to ([`LegacyFixture::push`]).
+//! Every request is recorded with its headers, body and the status it got ([`Seen`]).
+#![allow(dead_code)]
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// The protocol version the fixture negotiates.
+pub const VERSION: &str = "2025-11-25";
+/// The interval of the keep-alive comments of the fixture's SSE streams.
+pub const KEEP_ALIVE: Duration = Duration::from_millis(20);
+
+/// How the fixture answers.
+#[derive(Clone, Debug)]
+pub struct Script {
+    /// The `Mcp-Session-Id` of the `initialize` response (`None`: a stateless server).
+    pub session: Option<&'static str>,
+    /// The GET stream: refused with `405` (false) or an SSE stream (true).
+    pub get_stream: bool,
+    /// The answer to `server/discover` instead of the usual one: status, body (JSON).
+    pub discover: Option<(u16, String)>,
+}
+
+impl Default for Script {
+    fn default() -> Self {
+        Script {
+            session: Some("sess-1"),
+            get_stream: false,
+            discover: None,
+        }
+    }
+}
+
+/// One request the fixture received, and the status it answered.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    /// `POST`, `GET` or `DELETE`.
+    pub verb: String,
+    /// Every header, name in lower case, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body (`Null` when empty).
+    pub body: Value,
+    /// The status of the answer.
+    pub status: u16,
+}
+
+impl Seen {
+    /// The value of a header (the first one).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The method of the body (empty for a response or a GET/DELETE).
+    pub fn method(&self) -> &str {
+        self.body["method"].as_str().unwrap_or("")
+    }
+}
+
+pub struct LegacyState {
+    script: Script,
+    /// Every request, in order of arrival (recorded when its answer is decided).
+    pub seen: Mutex<Vec<Seen>>,
+    /// The session is over: a request carrying it gets `404`.
+    pub session_gone: AtomicBool,
+    /// The writer of the open GET stream.
+    stream: Mutex<Option<mpsc::UnboundedSender<String>>>,
+    /// SSE responses (of `slow` or the GET) that the client closed.
+    pub streams_closed: AtomicUsize,
+}
+
+pub struct LegacyFixture {
+    pub addr: SocketAddr,
+    pub state: Arc<LegacyState>,
+}
+
+impl LegacyFixture {
+    /// Serves the script on 127.0.0.1 at `/mcp` (its own thread and runtime).
+    pub fn start(script: Script) -> LegacyFixture {
+        let state = Arc::new(LegacyState {
+            script,
+            seen: Mutex::new(Vec::new()),
+            session_gone: AtomicBool::new(false),
+            stream: Mutex::new(None),
+            streams_closed: AtomicUsize::new(0),
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        let st = state.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let app = Router::new()
+                    .route("/mcp", axum::routing::any(mcp))
+                    .with_state(st);
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind");
+                tx.send(listener.local_addr().expect("addr")).expect("send");
+                axum::serve(listener, app).await.expect("serve");
+            });
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("fixture up");
+        LegacyFixture { addr, state }
+    }
+
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// Every request so far.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.state.seen.lock().expect("lock").clone()
+    }
+
+    /// Waits (at most `limit`) until a request matches `is_it`, and returns it.
+    pub fn wait_for(&self, limit: Duration, is_it: impl Fn(&Seen) -> bool) -> Seen {
+        let end = std::time::Instant::now() + limit;
+        loop {
+            if let Some(s) = self.seen().into_iter().find(&is_it) {
+                return s;
+            }
+            assert!(
+                std::time::Instant::now() < end,
+                "the fixture did not receive the request; it received:\n{:#?}",
+                self.seen()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Writes one message on the open GET stream (false: none is open).
+    pub fn push(&self, message: &Value) -> bool {
+        let tx = self.state.stream.lock().expect("lock");
+        tx.as_ref()
+            .is_some_and(|tx| tx.send(format!("data: {message}\n\n")).is_ok())
+    }
+
+    /// Ends the session: every later request carrying it gets `404`.
+    pub fn end_session(&self) {
+        self.state.session_gone.store(true, Ordering::SeqCst);
+    }
+}
+
+fn json_response(
+    status: u16,
+    body: Value,
+    extra: Option<(&'static str, &'static str)>,
+) -> Response {
+    let mut r = Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json");
+    if let Some((n, v)) = extra {
+        r = r.header(n, v);
+    }
+    r.body(Body::from(body.to_string())).expect("response")
+}
+
+fn status_only(status: u16) -> Response {
+    Response::builder()
+        .status(status)
+        .body(Body::empty())
+        .expect("response")
+}
+
+/// An SSE stream of what `rx` brings (until its senders are gone), with keep-alive comments;
+/// `hold` keeps a sender for a stream that never ends. Counts its close by the client.
+fn sse(
+    st: Arc<LegacyState>,
+    rx: mpsc::UnboundedReceiver<String>,
+    hold: Option<mpsc::UnboundedSender<String>>,
+) -> Response {
+    struct Stream {
+        rx: mpsc::UnboundedReceiver<String>,
+        tick: tokio::time::Interval,
+        st: Arc<LegacyState>,
+        _hold: Option<mpsc::UnboundedSender<String>>,
+    }
+    impl Drop for Stream {
+        fn drop(&mut self) {
+            self.st.streams_closed.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let s = Stream {
+        rx,
+        tick: tokio::time::interval(KEEP_ALIVE),
+        st,
+        _hold: hold,
+    };
+    let body = futures_util::stream::unfold(s, |mut s| async move {
+        let chunk = tokio::select! {
+            m = s.rx.recv() => m?,
+            _ = s.tick.tick() => ": keep-alive\n\n".into(),
+        };
+        Some((Ok::<_, std::convert::Infallible>(chunk), s))
+    });
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .body(Body::from_stream(body))
+        .expect("response")
+}
+
+/// The session and version checks of a request after `initialize` (2025-11-25): the
+/// refusal, if any.
+fn refusal(st: &LegacyState, headers: &HeaderMap) -> Option<Response> {
+    let h = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
+    if let Some(session) = st.script.session {
+        match h("mcp-session-id") {
+            None => {
+                return Some(json_response(
+                    400,
+                    json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000,
+                        "message": "Bad Request: No valid session ID provided"}}),
+                    None,
+                ));
+            }
+            Some(s) if s != session || st.session_gone.load(Ordering::SeqCst) => {
+                return Some(json_response(
+                    404,
+                    json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001,
+                        "message": "Session not found"}}),
+                    None,
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if h("mcp-protocol-version") != Some(VERSION) {
+        return Some(json_response(
+            400,
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000,
+                "message": "Bad Request: Unsupported protocol version"}}),
+            None,
+        ));
+    }
+    None
+}
+
+async fn mcp(
+    State(st): State<Arc<LegacyState>>,
+    method: Method,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let msg = serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null);
+    let (status, response) = answer(&st, &method, &headers, &msg);
+    st.seen.lock().expect("lock").push(Seen {
+        verb: method.to_string(),
+        headers: headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_string(),
+                    v.to_str().unwrap_or("<binary>").to_string(),
+                )
+            })
+            .collect(),
+        body: msg,
+        status,
+    });
+    response
+}
+
+fn answer(
+    st: &Arc<LegacyState>,
+    verb: &Method,
+    headers: &HeaderMap,
+    msg: &Value,
+) -> (u16, Response) {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let r = if *verb == Method::GET {
+        get(st, headers, accept)
+    } else if *verb == Method::DELETE {
+        refusal(st, headers).unwrap_or_else(|| status_only(200))
+    } else if *verb == Method::POST {
+        post(st, headers, accept, msg)
+    } else {
+        status_only(405)
+    };
+    (r.status().as_u16(), r)
+}
+
+fn get(st: &Arc<LegacyState>, headers: &HeaderMap, accept: &str) -> Response {
+    if !st.script.get_stream {
+        return status_only(405);
+    }
+    if !accept.contains("text/event-stream") {
+        return status_only(406);
+    }
+    if let Some(r) = refusal(st, headers) {
+        return r;
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    *st.stream.lock().expect("lock") = Some(tx);
+    sse(st.clone(), rx, None)
+}
+
+fn post(st: &Arc<LegacyState>, headers: &HeaderMap, accept: &str, msg: &Value) -> Response {
+    if !(accept.contains("application/json") && accept.contains("text/event-stream")) {
+        return status_only(406);
+    }
+    let method = msg["method"].as_str().unwrap_or("");
+    if method == "server/discover"
+        && let Some((status, body)) = &st.script.discover
+    {
+        let body = serde_json::from_str(body).unwrap_or(Value::Null);
+        return json_response(*status, body, None);
+    }
+    let id = msg.get("id").cloned();
+    if method == "initialize" {
+        let result = json!({"jsonrpc": "2.0", "id": id, "result": {
+            "protocolVersion": VERSION,
+            "capabilities": {"tools": {"listChanged": true}},
+            "serverInfo": {"name": "legacy-http-fixture", "version": "1.0.0"}}});
+        let session = st.script.session.map(|s| ("mcp-session-id", s));
+        return json_response(200, result, session);
+    }
+    if let Some(r) = refusal(st, headers) {
+        return r;
+    }
+    let Some(id) = id.filter(|_| !method.is_empty()) else {
+        // A notification or a response.
+        return status_only(202);
+    };
+    let result = match method {
+        "tools/list" => json!({"tools": [
+            {"name": "echo", "inputSchema": {"type": "object"}},
+            {"name": "slow", "inputSchema": {"type": "object"}}]}),
+        "tools/call" if msg["params"]["name"] == "slow" => {
+            // Never answered: the stream holds its own sender, so it stays open.
+            let (tx, rx) = mpsc::unbounded_channel();
+            return sse(st.clone(), rx, Some(tx));
+        }
+        "tools/call" => json!({"content": [{"type": "text",
+            "text": msg["params"]["arguments"]["text"].as_str().unwrap_or("")}]}),
+        "ping" => json!({}),
+        _ => {
+            return json_response(
+                200,
+                json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": "Method not found"}}),
+                None,
+            );
+        }
+    };
+    json_response(
+        200,
+        json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        None,
+    )
+}
