@@ -1,0 +1,385 @@
+//! The era fallback over HTTP (issue 9): the real binary in the URL form in front of a
+//! scripted 2025-11-25 Streamable HTTP server (`common/legacy_http_fixture.rs`, axum). What
+//! the editor gets and what the server receives (verbs, headers, bodies, the status it
+//! answered): the session id on every request after `initialize` and on the DELETE at close,
+//! the negotiated `MCP-Protocol-Version`, `202` for notifications and responses, a stateless
+//! server, the GET stream refused (405) or bringing a server request and a notification, a
+//! `404` on the session, a cancel as `notifications/cancelled`, and a modern error that never
+//! falls back.
+
+mod common;
+#[path = "common/legacy_http_fixture.rs"]
+mod legacy_http_fixture;
+
+use common::{Bridge, RECV_TIMEOUT, wait_until};
+use legacy_http_fixture::{LegacyFixture, Script, Seen};
+use serde_json::{Value, json};
+use std::sync::atomic::Ordering;
+
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+fn initialize_params() -> Value {
+    json!({"protocolVersion": "2025-11-25", "capabilities": {},
+           "clientInfo": {"name": "blackbox-test", "version": "1.0.0"}})
+}
+
+fn initialized() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+}
+
+/// The fixture's `initialize` result, as the editor must get it (unchanged).
+fn initialize_result() -> Value {
+    json!({"protocolVersion": "2025-11-25",
+           "capabilities": {"tools": {"listChanged": true}},
+           "serverInfo": {"name": "legacy-http-fixture", "version": "1.0.0"}})
+}
+
+/// The headers of a request that the MCP transports define (`accept`, `content-type`,
+/// `authorization` and every `mcp-*`), by name.
+fn mcp_headers(s: &Seen) -> Vec<(String, String)> {
+    let mut h: Vec<(String, String)> = s
+        .headers
+        .iter()
+        .filter(|(n, _)| {
+            n.starts_with("mcp-")
+                || matches!(n.as_str(), "accept" | "content-type" | "authorization")
+        })
+        .cloned()
+        .collect();
+    h.sort();
+    h
+}
+
+fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// What the fixture received, as (verb, method, status).
+fn trail(f: &LegacyFixture) -> Vec<(String, String, u16)> {
+    f.seen()
+        .iter()
+        .map(|s| (s.verb.clone(), s.method().to_string(), s.status))
+        .collect()
+}
+
+fn step(verb: &str, method: &str, status: u16) -> (String, String, u16) {
+    (verb.to_string(), method.to_string(), status)
+}
+
+fn exit_code(b: &mut Bridge) -> Option<i32> {
+    b.wait_exit(RECV_TIMEOUT).and_then(|s| s.code())
+}
+
+/// `initialize` (answered unchanged) and `notifications/initialized`.
+fn start_session(b: &mut Bridge) {
+    let init = b.request(json!(0), "initialize", initialize_params());
+    assert_eq!(
+        init,
+        json!({"jsonrpc": "2.0", "id": 0, "result": initialize_result()})
+    );
+    b.send(&initialized());
+}
+
+#[test]
+fn the_session_and_the_negotiated_version_go_on_every_request_and_the_session_gets_a_delete() {
+    let f = LegacyFixture::start(Script::default());
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    start_session(&mut b);
+    // The GET stream is refused: the bridge goes on.
+    f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET");
+    let list = json!({"jsonrpc": "2.0", "id": "l", "method": "tools/list", "params": {}});
+    b.send(&list);
+    assert_eq!(
+        b.recv_response(&json!("l")),
+        json!({"jsonrpc": "2.0", "id": "l", "result": {"tools": [
+            {"name": "echo", "inputSchema": {"type": "object"}},
+            {"name": "slow", "inputSchema": {"type": "object"}}]}})
+    );
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hé"}}});
+    b.send(&call);
+    assert_eq!(
+        b.recv_response(&json!(2)),
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "hé"}]}})
+    );
+    b.wait_stderr("speaks 2025-11-25");
+    assert!(
+        b.stderr_text().contains(
+            "the upstream server speaks 2025-11-25 or earlier (it answered server/discover with HTTP 400): passing the 2025-11-25 protocol through unchanged"
+        ),
+        "{}",
+        b.stderr_text()
+    );
+    b.close_stdin();
+    assert_eq!(exit_code(&mut b), Some(0));
+
+    assert_eq!(
+        trail(&f),
+        vec![
+            step("POST", "server/discover", 400),
+            step("POST", "initialize", 200),
+            step("POST", "notifications/initialized", 202),
+            step("GET", "", 405),
+            step("POST", "tools/list", 200),
+            step("POST", "tools/call", 200),
+            step("DELETE", "", 200),
+        ],
+        "one GET only: a 405 is never retried"
+    );
+    let seen = f.seen();
+    // initialize: no session and no version yet, no 2026-07-28 header.
+    assert_eq!(
+        mcp_headers(&seen[1]),
+        h(&[
+            ("accept", ACCEPT_BOTH),
+            ("content-type", "application/json")
+        ])
+    );
+    assert_eq!(seen[1].body["params"], initialize_params());
+    let after = h(&[
+        ("accept", ACCEPT_BOTH),
+        ("content-type", "application/json"),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("mcp-session-id", "sess-1"),
+    ]);
+    for (i, want) in [(2, initialized()), (4, list), (5, call)] {
+        assert_eq!(mcp_headers(&seen[i]), after, "{:?}", seen[i]);
+        assert_eq!(seen[i].body, want);
+    }
+    assert_eq!(
+        mcp_headers(&seen[3]),
+        h(&[
+            ("accept", "text/event-stream"),
+            ("mcp-protocol-version", "2025-11-25"),
+            ("mcp-session-id", "sess-1"),
+        ])
+    );
+    assert_eq!(
+        mcp_headers(&seen[6]),
+        h(&[
+            ("accept", ACCEPT_BOTH),
+            ("mcp-protocol-version", "2025-11-25"),
+            ("mcp-session-id", "sess-1"),
+        ])
+    );
+    // The notification's 202 brought the editor nothing: only the two responses came.
+    assert_eq!(
+        b.seen
+            .iter()
+            .filter(|f| f.get("id").is_none())
+            .collect::<Vec<_>>(),
+        Vec::<&Value>::new()
+    );
+}
+
+#[test]
+fn a_server_without_a_session_gets_none_and_no_delete() {
+    let f = LegacyFixture::start(Script {
+        session: None,
+        ..Script::default()
+    });
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    start_session(&mut b);
+    f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET");
+    let r = b.request(
+        json!(3),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+    );
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "x"}]}})
+    );
+    b.close_stdin();
+    assert_eq!(exit_code(&mut b), Some(0));
+    // A stateless 2025-11-25 server refuses the 2026-07-28 version with a 400 of its own.
+    assert_eq!(
+        trail(&f),
+        vec![
+            step("POST", "server/discover", 400),
+            step("POST", "initialize", 200),
+            step("POST", "notifications/initialized", 202),
+            step("GET", "", 405),
+            step("POST", "tools/call", 200),
+        ]
+    );
+    let seen = f.seen();
+    for s in &seen {
+        assert_eq!(s.header("mcp-session-id"), None, "{s:?}");
+    }
+    for s in &seen[2..] {
+        assert_eq!(
+            s.header("mcp-protocol-version"),
+            Some("2025-11-25"),
+            "{s:?}"
+        );
+    }
+}
+
+#[test]
+fn the_get_stream_brings_a_server_request_and_a_notification_and_the_answer_is_posted() {
+    let f = LegacyFixture::start(Script {
+        get_stream: true,
+        ..Script::default()
+    });
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    start_session(&mut b);
+    f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET" && s.status == 200);
+    let ping = json!({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"});
+    let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "logger": "fixture", "data": "from the GET stream"}});
+    assert!(f.push(&ping));
+    assert!(f.push(&log));
+    assert_eq!(b.recv(), ping);
+    assert_eq!(b.recv(), log);
+    let answer = json!({"jsonrpc": "2.0", "id": "srv-1", "result": {}});
+    b.send(&answer);
+    let posted = f.wait_for(RECV_TIMEOUT, |s| s.body == answer);
+    assert_eq!(posted.verb, "POST");
+    assert_eq!(posted.status, 202);
+    assert_eq!(
+        mcp_headers(&posted),
+        h(&[
+            ("accept", ACCEPT_BOTH),
+            ("content-type", "application/json"),
+            ("mcp-protocol-version", "2025-11-25"),
+            ("mcp-session-id", "sess-1"),
+        ])
+    );
+    b.close_stdin();
+    assert_eq!(exit_code(&mut b), Some(0));
+    // The stream was closed at the end, and opened once.
+    assert!(wait_until(
+        || f.state.streams_closed.load(Ordering::SeqCst) == 1
+    ));
+    assert_eq!(f.seen().iter().filter(|s| s.verb == "GET").count(), 1);
+}
+
+#[test]
+fn a_404_on_the_session_fails_the_requests_in_flight_and_ends_the_bridge() {
+    let f = LegacyFixture::start(Script::default());
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    start_session(&mut b);
+    f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET");
+    b.send_request(
+        json!(5),
+        "tools/call",
+        json!({"name": "slow", "arguments": {}}),
+    );
+    f.wait_for(RECV_TIMEOUT, |s| s.body["id"] == json!(5));
+    f.end_session();
+    b.send_request(
+        json!(6),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "late"}}),
+    );
+    let lost = json!({"code": -32603, "message": "The upstream server exited",
+        "data": {"cause": "upstream_exited"}});
+    assert_eq!(b.recv_response(&json!(5))["error"], lost);
+    assert_eq!(b.recv_response(&json!(6))["error"], lost);
+    assert_eq!(exit_code(&mut b), Some(1));
+    b.wait_stderr("the server ended the HTTP session (HTTP 404)");
+    // The held stream was closed; the ended session gets no DELETE.
+    assert!(wait_until(
+        || f.state.streams_closed.load(Ordering::SeqCst) == 1
+    ));
+    let tail: Vec<_> = trail(&f).into_iter().skip(4).collect();
+    assert_eq!(
+        tail,
+        vec![
+            step("POST", "tools/call", 200),
+            step("POST", "tools/call", 404)
+        ]
+    );
+}
+
+#[test]
+fn a_cancel_from_the_editor_is_posted_as_notifications_cancelled() {
+    let f = LegacyFixture::start(Script::default());
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    start_session(&mut b);
+    f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET");
+    b.send_request(
+        json!(7),
+        "tools/call",
+        json!({"name": "slow", "arguments": {}}),
+    );
+    f.wait_for(RECV_TIMEOUT, |s| s.body["id"] == json!(7));
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "the user pressed stop"}});
+    b.send(&cancel);
+    let posted = f.wait_for(RECV_TIMEOUT, |s| s.method() == "notifications/cancelled");
+    assert_eq!(posted.body, cancel);
+    assert_eq!(posted.status, 202);
+    assert_eq!(posted.header("mcp-session-id"), Some("sess-1"));
+    assert_eq!(posted.header("mcp-protocol-version"), Some("2025-11-25"));
+    // The request's stream is closed as well.
+    assert!(wait_until(
+        || f.state.streams_closed.load(Ordering::SeqCst) == 1
+    ));
+    let r = b.request(
+        json!(8),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "after"}}),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "after");
+    b.close_stdin();
+    assert_eq!(exit_code(&mut b), Some(0));
+    // The cancelled request got no response.
+    assert_eq!(
+        b.seen
+            .iter()
+            .filter(|v| v.get("id") == Some(&json!(7)))
+            .count(),
+        0
+    );
+    assert_eq!(
+        f.seen()
+            .iter()
+            .filter(|s| s.method() == "notifications/cancelled")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_modern_error_to_discover_never_falls_back() {
+    let f = LegacyFixture::start(Script {
+        discover: Some((
+            400,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2027-03-01"],"requested":"2026-07-28"}}}"#
+                .into(),
+        )),
+        ..Script::default()
+    });
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    let r = b.request(json!(0), "initialize", initialize_params());
+    assert_eq!(
+        r["error"],
+        json!({"code": -32022, "message": "The upstream server did not complete server/discover",
+               "data": {"cause": "discover_failed", "detail": "Unsupported protocol version"}})
+    );
+    // The bridge goes on: a second initialize tries server/discover again.
+    let r = b.request(json!(1), "initialize", initialize_params());
+    assert_eq!(r["error"]["code"], -32022);
+    b.close_stdin();
+    assert_eq!(exit_code(&mut b), Some(0));
+    assert_eq!(
+        trail(&f),
+        vec![
+            step("POST", "server/discover", 400),
+            step("POST", "server/discover", 400)
+        ],
+        "never an initialize"
+    );
+    assert!(
+        !b.stderr_text().contains("speaks 2025-11-25"),
+        "{}",
+        b.stderr_text()
+    );
+}
