@@ -279,13 +279,43 @@ fn x_mcp_header_arguments_become_headers_and_broken_annotations_drop_the_tool() 
     let (f, _) = fixture();
     let mut b = Bridge::start_url(&[], &f.url(), &[]);
     b.initialize();
-    // Before tools/list the bridge knows no annotation: the server's 400 + -32020 reaches
-    // the editor as it came.
+    // Before tools/list the bridge knows no annotation: the server's 400 + -32020 makes it
+    // fetch tools/list once and send the call once more, with the headers (notes §10.2).
     let early = call(&mut b, 1, "weather", json!({"region": "eu", "days": 3}));
+    assert_eq!(text_of(&early), "eu for 3 days");
+    let seen = f.seen();
+    let trail: Vec<(&str, Option<&str>, Option<&str>, u16)> = seen
+        .iter()
+        .filter(|s| matches!(s.method(), "tools/call" | "tools/list"))
+        .map(|s| {
+            (
+                s.method(),
+                s.body["id"].as_str(),
+                s.header("mcp-param-region"),
+                s.status,
+            )
+        })
+        .collect();
     assert_eq!(
-        early["error"],
-        json!({"code": -32020, "message": "Header mismatch: Mcp-Param-Region"})
+        trail,
+        vec![
+            ("tools/call", None, None, 400),
+            ("tools/list", Some("mcp-bridge-tools-refetch"), None, 200),
+            ("tools/call", None, Some("eu"), 200),
+        ]
     );
+    b.wait_stderr("tools/call weather: the upstream refused its Mcp-Param headers (-32020); its x-mcp-header annotations changed in tools/list: sending it once more");
+    let refetch = seen
+        .iter()
+        .find(|s| s.method() == "tools/list")
+        .expect("re-fetch");
+    let call_meta = &seen[seen
+        .iter()
+        .position(|s| s.method() == "tools/call")
+        .expect("call")]
+    .body["params"]["_meta"];
+    assert_eq!(refetch.body["params"], json!({"_meta": call_meta}));
+    assert_eq!(refetch.header("mcp-method"), Some("tools/list"));
     let list = b.request(json!(2), "tools/list", json!({}));
     let names: Vec<&str> = list["result"]["tools"]
         .as_array()
@@ -323,6 +353,57 @@ fn x_mcp_header_arguments_become_headers_and_broken_annotations_drop_the_tool() 
             last.header("mcp-param-days")
         ),
         (Some("=?base64?ZXUgd2VzdCA=?="), Some("3"))
+    );
+}
+
+#[test]
+fn a_header_mismatch_gets_one_re_fetch_and_at_most_one_retry_never_a_loop() {
+    // The server annotates `zone` as `Zone`, but the fixture (as an intermediary would) wants
+    // `Mcp-Param-Area`: every call is refused, whatever the bridge learns.
+    let server = Server::builder("fixture-http", "1.0.0")
+        .tool(
+            ToolDef::new(
+                "zoned",
+                json!({"type": "object", "properties": {
+                    "zone": {"type": "string", "x-mcp-header": "Zone"}}}),
+            ),
+            |a, _| async move { Ok(Outcome::text(a["zone"].as_str().unwrap_or_default())) },
+        )
+        .build();
+    let f = HttpFixture::start(server, vec![("zoned", "zone", "Area")]);
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    b.initialize();
+    let refused = json!({"code": -32020, "message": "Header mismatch: Mcp-Param-Area"});
+    // No annotation known: the re-fetch brings `Zone`, and the one retry is refused too.
+    let r = call(&mut b, 1, "zoned", json!({"zone": "eu"}));
+    assert_eq!(r["error"], refused);
+    // The annotation known, and the fresh list says the same: no retry.
+    let r = call(&mut b, 2, "zoned", json!({"zone": "eu"}));
+    assert_eq!(r["error"], refused);
+    let trail: Vec<(String, Option<String>, u16)> = f
+        .seen()
+        .iter()
+        .filter(|s| matches!(s.method(), "tools/call" | "tools/list"))
+        .map(|s| {
+            (
+                s.method().to_string(),
+                s.header("mcp-param-zone").map(str::to_string),
+                s.status,
+            )
+        })
+        .collect();
+    let step = |m: &str, zone: Option<&str>, status: u16| {
+        (m.to_string(), zone.map(str::to_string), status)
+    };
+    assert_eq!(
+        trail,
+        vec![
+            step("tools/call", None, 400),
+            step("tools/list", None, 200),
+            step("tools/call", Some("eu"), 400),
+            step("tools/call", Some("eu"), 400),
+            step("tools/list", None, 200),
+        ]
     );
 }
 

@@ -19,4 +19,5 @@ pub mod relay;
 pub mod remote;
 pub mod shape;
 pub mod surrogates;
+pub mod tools_refetch;
 pub mod translate;

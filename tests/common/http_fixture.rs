@@ -35,6 +35,8 @@ pub struct Seen {
     pub headers: Vec<(String, String)>,
     /// The body.
     pub body: Value,
+    /// The status the fixture answered (0 until it answered).
+    pub status: u16,
 }
 
 impl Seen {
@@ -273,20 +275,33 @@ async fn mcp(State(st): State<Arc<FixtureState>>, headers: HeaderMap, body: Byte
     let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
         return (StatusCode::BAD_REQUEST, "not JSON").into_response();
     };
-    st.seen.lock().expect("lock").push(Seen {
-        headers: headers
-            .iter()
-            .map(|(n, v)| {
-                (
-                    n.as_str().to_string(),
-                    v.to_str().unwrap_or("<binary>").to_string(),
-                )
-            })
-            .collect(),
-        body: msg.clone(),
-    });
+    let index = {
+        let mut seen = st.seen.lock().expect("lock");
+        seen.push(Seen {
+            headers: headers
+                .iter()
+                .map(|(n, v)| {
+                    (
+                        n.as_str().to_string(),
+                        v.to_str().unwrap_or("<binary>").to_string(),
+                    )
+                })
+                .collect(),
+            body: msg.clone(),
+            status: 0,
+        });
+        seen.len() - 1
+    };
+    let response = answer(&st, &headers, &body, msg).await;
+    if let Some(s) = st.seen.lock().expect("lock").get_mut(index) {
+        s.status = response.status().as_u16();
+    }
+    response
+}
+
+async fn answer(st: &Arc<FixtureState>, headers: &HeaderMap, body: &Bytes, msg: Value) -> Response {
     let id = msg.get("id").cloned();
-    if let Err(what) = check(&st, &headers, &msg) {
+    if let Err(what) = check(st, headers, &msg) {
         return header_mismatch(id.as_ref().unwrap_or(&Value::Null), &what);
     }
     let method = msg["method"].as_str().unwrap_or("").to_string();

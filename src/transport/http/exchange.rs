@@ -5,7 +5,8 @@
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use reqwest::header::{CONTENT_TYPE, WWW_AUTHENTICATE};
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
 use serde_json::Value;
 use std::cell::Cell;
 use std::error::Error as _;
@@ -14,6 +15,7 @@ use std::rc::Rc;
 use super::Shared;
 use super::headers;
 use super::limit::{self, BodyError};
+use super::refetch;
 use crate::protocol::era::ReadBody;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::Id;
@@ -73,15 +75,32 @@ async fn exchange(sh: &Rc<Shared>, msg: &Value, id: Option<&Id>) -> Result<(), F
         })
         .flatten();
     let base = headers::for_message(msg, tool_params.as_deref(), &sh.headers);
-    let resp = send_signed(sh, |token| {
+    let resp = post(sh, &base, &body).await?;
+    if method == "tools/call" && resp.status() == StatusCode::BAD_REQUEST {
+        // A -32020 may come from annotations older than the server's: one re-fetch of
+        // tools/list, and one retry when they changed (`refetch.rs`).
+        let failure = error_status(resp, sh.max_response_bytes).await;
+        let sent = tool_params.as_deref().unwrap_or(&[]);
+        let Some(fresh) = refetch::fresh_params(sh, msg, sent, &failure).await else {
+            return Err(failure);
+        };
+        let base = headers::for_message(msg, Some(&fresh), &sh.headers);
+        let resp = post(sh, &base, &body).await?;
+        return respond(sh, resp, id, method).await;
+    }
+    respond(sh, resp, id, method).await
+}
+
+/// POSTs `body` with the headers `base` and the provider's token ([`send_signed`]).
+async fn post(sh: &Shared, base: &HeaderMap, body: &Bytes) -> Result<reqwest::Response, Failure> {
+    send_signed(sh, |token| {
         let mut h = base.clone();
         if let Some((n, v)) = token.and_then(|t| headers::bearer(t.secret())) {
             h.insert(n, v);
         }
         sh.client.post(sh.url.clone()).headers(h).body(body.clone())
     })
-    .await?;
-    respond(sh, resp, id, method).await
+    .await
 }
 
 /// Sends the request that `request` builds with the provider's token, and once more after
@@ -264,7 +283,7 @@ async fn deliver(sh: &Rc<Shared>, id: &Id, method: &str, body: Bytes) -> bool {
 
 /// The rules of a remote server on a result: tools with broken `x-mcp-header` annotations
 /// dropped (and the others' annotations kept for their calls), only `data:` icons.
-fn rewrite(sh: &Shared, method: &str, result: &mut Value) {
+pub(super) fn rewrite(sh: &Shared, method: &str, result: &mut Value) {
     if method == "tools/list" {
         let (params, warnings) = remote::check_tools_list(result);
         for w in warnings {

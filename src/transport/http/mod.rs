@@ -14,6 +14,7 @@ mod exchange;
 pub mod headers;
 mod legacy;
 mod limit;
+mod refetch;
 
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
