@@ -371,6 +371,8 @@ fn a_header_mismatch_gets_one_re_fetch_and_at_most_one_retry_never_a_loop() {
         )
         .build();
     let f = HttpFixture::start(server, vec![("zoned", "zone", "Area")]);
+    // Answers as SSE streams: the re-fetch reads its tools/list from one.
+    f.state.sse.store(true, Ordering::SeqCst);
     let mut b = Bridge::start_url(&[], &f.url(), &[]);
     b.initialize();
     let refused = json!({"code": -32020, "message": "Header mismatch: Mcp-Param-Area"});

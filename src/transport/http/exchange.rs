@@ -92,7 +92,11 @@ async fn exchange(sh: &Rc<Shared>, msg: &Value, id: Option<&Id>) -> Result<(), F
 }
 
 /// POSTs `body` with the headers `base` and the provider's token ([`send_signed`]).
-async fn post(sh: &Shared, base: &HeaderMap, body: &Bytes) -> Result<reqwest::Response, Failure> {
+pub(super) async fn post(
+    sh: &Shared,
+    base: &HeaderMap,
+    body: &Bytes,
+) -> Result<reqwest::Response, Failure> {
     send_signed(sh, |token| {
         let mut h = base.clone();
         if let Some((n, v)) = token.and_then(|t| headers::bearer(t.secret())) {

@@ -12,7 +12,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use super::Shared;
-use super::exchange::{rewrite, send_signed};
+use super::exchange::{post, rewrite};
 use super::headers;
 use super::limit;
 use crate::protocol::remote::HeaderParam;
@@ -75,15 +75,7 @@ pub(super) async fn fresh_params(
 async fn fetch(sh: &Shared, request: &Value) -> Option<Value> {
     let body = Bytes::from(serde_json::to_vec(request).ok()?);
     let base = headers::for_message(request, None, &sh.headers);
-    let resp = send_signed(sh, |token| {
-        let mut h = base.clone();
-        if let Some((n, v)) = token.and_then(|t| headers::bearer(t.secret())) {
-            h.insert(n, v);
-        }
-        sh.client.post(sh.url.clone()).headers(h).body(body.clone())
-    })
-    .await
-    .ok()?;
+    let resp = post(sh, &base, &body).await.ok()?;
     if !resp.status().is_success() {
         return None;
     }
