@@ -319,6 +319,7 @@ impl Cli {
                 ack_timeout: Duration::from_secs_f64(self.listen_ack_timeout),
             },
             sign_in_phase: None,
+            sign_in: None,
         }
     }
 }

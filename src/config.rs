@@ -90,6 +90,9 @@ pub struct BridgeConfig {
     /// The sign-in state the Frontend sets at `notifications/initialized` (the URL form with
     /// sign-in; `None` otherwise).
     pub sign_in_phase: Option<std::sync::Arc<crate::auth::gate::SignInPhase>>,
+    /// The sign-in of a URL upstream: the Supervisor starts the SignIn actor from it and makes
+    /// it the HTTP transport's token provider (`None`: no sign-in).
+    pub sign_in: Option<crate::auth::wire::SignInSetup>,
 }
 
 #[cfg(test)]

@@ -280,6 +280,7 @@ fn legacy_config(server: Server, options: &AutoOptions) -> BridgeConfig {
         shutdown_grace: options.limits.shutdown_grace,
         listen: ListenTimings::default(),
         sign_in_phase: None,
+        sign_in: None,
     }
 }
 

@@ -96,6 +96,7 @@ fn config(server: Server) -> BridgeConfig {
         shutdown_grace: Duration::from_secs(2),
         listen: ListenTimings::default(),
         sign_in_phase: None,
+        sign_in: None,
     }
 }
 

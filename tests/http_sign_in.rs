@@ -140,6 +140,7 @@ async fn a_401_goes_to_the_token_provider_and_the_refused_listen_opens_after_the
             ..ListenTimings::default()
         },
         sign_in_phase: None,
+        sign_in: None,
     };
     let (input, rx) = mpsc::channel::<Frame>(64);
     let frames =

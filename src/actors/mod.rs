@@ -18,6 +18,7 @@ pub mod listener;
 pub mod metrics;
 pub mod pending;
 pub mod rounds;
+pub mod signin;
 pub mod slots;
 pub mod supervisor;
 pub mod upstream;

@@ -1,5 +1,5 @@
 //! The Supervisor actor: starts every other actor (Frontend, Upstream, Listener, PendingTable,
-//! Metrics) and the writer toward the editor, hears of each one's end, and owns the shutdown
+//! Metrics, and the SignIn actor of a URL upstream with sign-in) and the writer toward the editor, hears of each one's end, and owns the shutdown
 //! cascade: the end of the input (from the Frontend), a signal (its own task) and the loss of
 //! the upstream (from the Upstream) each enter here, and every shutdown step is a message it
 //! sends. The sequences: `docs/architecture.md`, "Shutdown cascade".
@@ -30,11 +30,16 @@ use super::link::{ActorStats, Link};
 use super::listener::{self, Listener, ListenerLinks, ListenerOut, StopCause};
 use super::metrics::{Metrics, WriteTotals};
 use super::pending::{self, PendingLinks, PendingTable};
+use super::signin::{SignInActor, SignInLinks};
 use super::upstream::{Close, Upstream, UpstreamLinks, UpstreamOut};
+use crate::auth::signin::SignIn;
 use crate::config::BridgeConfig;
 use crate::protocol::framing::{Frame, FrameCodec};
 use crate::transport::child::{CHILD_PGID, signal_group};
+use crate::transport::http::TokenSource;
 use crate::transport::stdio;
+use crate::transport::token::TokenProvider;
+use crate::transport::upstream::UpstreamSpec;
 use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
 
 /// Time after the end of stdin after which the watchdog thread ends the process (exit 0).
@@ -131,6 +136,8 @@ pub struct Supervisor {
     upstream: UpstreamLinks,
     listener: ListenerLinks,
     listener_seat: Option<ListenerSeat>,
+    /// The SignIn actor of a URL upstream with sign-in.
+    sign_in: Option<SignInLinks>,
     pending_stop: Link<pending::Stop>,
     totals: Link<WriteTotals>,
     /// The actors that run, by name (each reports its end with [`ActorEnded`]).
@@ -225,8 +232,7 @@ fn start_with(
 impl Supervisor {
     /// Wires and runs every actor of one bridge (see the module doc); the Listener waits for
     /// [`StartListener`].
-    pub fn run(config: BridgeConfig, parts: Parts) -> Addr<Supervisor> {
-        let config = Arc::new(config);
+    pub fn run(mut config: BridgeConfig, parts: Parts) -> Addr<Supervisor> {
         let fe_stats = ActorStats::new("frontend");
         let up_stats = ActorStats::new("upstream");
         let li_stats = ActorStats::new("listener");
@@ -242,6 +248,10 @@ impl Supervisor {
 
         let me = su_ctx.address();
         let ended: Link<ActorEnded> = Link::new(&me, &su_stats);
+        // Before the Upstream: its transport asks the SignIn actor for every token.
+        let si_stats = ActorStats::new("sign-in");
+        let sign_in = start_sign_in(&mut config, &ended, &si_stats);
+        let config = Arc::new(config);
         let frontend = FrontendLinks::new(&fe_ctx.address(), &fe_stats);
         let listener = ListenerLinks::new(&li_ctx.address(), &li_stats);
         let pending = PendingLinks::new(&pe_ctx.address(), &pe_stats);
@@ -257,18 +267,23 @@ impl Supervisor {
             &up_stats,
         );
         pe_ctx.run(PendingTable::new(parts.output.clone(), ended.clone()));
-        me_ctx.run(Metrics::new(
-            vec![
-                fe_stats.clone(),
-                up_stats,
-                li_stats,
-                pe_stats.clone(),
-                su_stats.clone(),
-                me_stats.clone(),
-            ],
-            parts.queues,
-            ended.clone(),
-        ));
+        let mut counted = vec![
+            fe_stats.clone(),
+            up_stats,
+            li_stats,
+            pe_stats.clone(),
+            su_stats.clone(),
+            me_stats.clone(),
+        ];
+        if sign_in.is_some() {
+            counted.push(si_stats);
+        }
+        let mut running: BTreeSet<&'static str> =
+            ["frontend", "upstream", "pending", "metrics"].into();
+        if sign_in.is_some() {
+            running.insert("sign-in");
+        }
+        me_ctx.run(Metrics::new(counted, parts.queues, ended.clone()));
         fe_ctx.add_stream(parts.input);
         fe_ctx.run(Frontend::new(
             config.clone(),
@@ -305,9 +320,10 @@ impl Supervisor {
             upstream,
             listener,
             listener_seat: Some(seat),
+            sign_in,
             pending_stop: Link::new(&pe_addr, &pe_stats),
             totals: Link::new(&me_addr, &me_stats),
-            running: ["frontend", "upstream", "pending", "metrics"].into(),
+            running,
             stopping: false,
             exit_code: None,
             exited: false,
@@ -348,6 +364,7 @@ impl Supervisor {
             Some(_) => None,
             None => Some(self.listener.stop.clone()),
         };
+        let sign_in = self.sign_in.clone();
         let frontend = self.frontend.clone();
         let pending = self.pending_stop.clone();
         let output = self.output.take();
@@ -356,6 +373,13 @@ impl Supervisor {
         let grace = self.config.shutdown_grace;
         ctx.spawn(
             async move {
+                // A sign-in that waits for its redirect ends first (the reference's
+                // `Authorizer.abort`): its request fails with `sign_in_cancelled`, its
+                // receiver's port is released, and no new sign-in starts.
+                if let Some(s) = sign_in {
+                    host.step("sign-in: stop");
+                    s.stop().await;
+                }
                 host.step("frontend: quiesce");
                 let _ = frontend.quiesce.send(Quiesce { signal }).await;
                 if let Some(l) = listener {
@@ -405,6 +429,38 @@ impl Supervisor {
         self.exited = true;
         self.host.exit(self.exit_code.unwrap_or(1));
     }
+}
+
+/// Starts the SignIn actor of a URL upstream with sign-in (`config.sign_in`) and makes it the
+/// token provider of the HTTP transport (`spec.tokens`); `None` without sign-in. A provider
+/// that cannot be made (its HTTP client) leaves the transport without sign-in (one error
+/// line: every challenge then fails with `sign_in_unavailable`).
+fn start_sign_in(
+    config: &mut BridgeConfig,
+    ended: &Link<ActorEnded>,
+    stats: &Arc<ActorStats>,
+) -> Option<SignInLinks> {
+    let setup = config.sign_in.take()?;
+    let UpstreamSpec::Http(spec) = &mut config.upstream else {
+        return None;
+    };
+    let provider = match SignIn::new(setup.config, setup.store) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!(target: "sign-in", "{e}");
+            return None;
+        }
+    };
+    let links = SignInLinks::run(
+        SignInActor::new(provider, ended.clone()),
+        Context::new(),
+        stats,
+    );
+    let client = links.client.clone();
+    spec.tokens = TokenSource(Arc::new(move || {
+        Rc::new(client.clone()) as Rc<dyn TokenProvider>
+    }));
+    Some(links)
 }
 
 /// The writer toward the editor: non-blocking writes on the actor thread when stdout is a pipe

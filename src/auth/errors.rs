@@ -49,6 +49,9 @@ pub enum SignInCause {
     ReauthorizationRequired,
     /// `SANDBOX_RUNTIME=1`: the sandbox blocks the browser, the port and the keychain.
     Sandbox,
+    /// The bridge stopped (the end of the input, a signal) while the sign-in ran (the
+    /// reference's `Authorizer.abort`); no new sign-in starts.
+    SignInCancelled,
 }
 
 impl SignInCause {
@@ -70,6 +73,7 @@ impl SignInCause {
             SignInCause::AccessRefused => "access_refused",
             SignInCause::ReauthorizationRequired => "reauthorization_required",
             SignInCause::Sandbox => "sandbox",
+            SignInCause::SignInCancelled => "sign_in_cancelled",
         }
     }
 
@@ -116,6 +120,9 @@ impl SignInCause {
             }
             SignInCause::Sandbox => {
                 "the sign-in cannot run in the sandbox (SANDBOX_RUNTIME=1); disable the sandbox for this server"
+            }
+            SignInCause::SignInCancelled => {
+                "the bridge is stopping; the sign-in ended unfinished and runs again at the next start"
             }
         }
     }

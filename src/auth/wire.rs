@@ -1,24 +1,42 @@
 //! Plugs the sign-in into the URL form at start (before the actor system runs): checks the
-//! sign-in options, opens the token store (blocking: the keychain probe), and gives the HTTP
-//! transport a [`TokenSource`] that makes a [`SignIn`] provider on the actor thread; the
-//! shared [`SignInPhase`] goes to the Frontend through the configuration. A static
-//! `Authorization` header (`--header`, `--header-env`) means no sign-in.
+//! sign-in options, opens the token store (blocking: the keychain probe), and puts the
+//! [`SignInSetup`] into the configuration; the Supervisor starts the SignIn actor from it
+//! (`actors::signin`) and makes that actor the HTTP transport's token provider. The shared
+//! [`SignInPhase`] goes to the Frontend through the configuration. A static `Authorization`
+//! header (`--header`, `--header-env`) means no sign-in.
 
-use std::rc::Rc;
 use std::sync::Arc;
 
 use super::gate::SignInPhase;
 use super::opener::EnvSecrets;
 use super::options::SignInArgs;
-use super::signin::SignIn;
-use super::store;
+use super::signin::SignInConfig;
+use super::store::{self, TokenStore};
 use crate::config::BridgeConfig;
-use crate::transport::http::TokenSource;
-use crate::transport::token::{NoToken, TokenProvider};
 use crate::transport::upstream::UpstreamSpec;
 
+/// What the Supervisor starts the SignIn actor with: the settings and the opened store.
+#[derive(Clone)]
+pub struct SignInSetup {
+    /// The sign-in settings of the command line.
+    pub config: SignInConfig,
+    /// The token store (opened at start).
+    pub store: TokenStore,
+}
+
+impl std::fmt::Debug for SignInSetup {
+    /// The server's host, the account and the store's name: never a secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignInSetup")
+            .field("host", &self.config.server_url.host_str())
+            .field("account", &self.config.account)
+            .field("store", &self.store.describe())
+            .finish()
+    }
+}
+
 /// Sets up the sign-in of `config` (a URL upstream without a static `Authorization` header):
-/// the provider of its transport, the shared phase, and `server/discover`'s time limit
+/// the [`SignInSetup`] of the SignIn actor, the shared phase, and `server/discover`'s time limit
 /// extended by `--sign-in-timeout` (a sign-in can run during `initialize`). Errors: the usage
 /// message (exit 2): invalid sign-in options, a token store that does not open.
 pub fn sign_in(
@@ -48,15 +66,7 @@ pub fn sign_in(
     cfg.phase = phase.clone();
     cfg.extra_ca_pem = spec.ca_pem.clone();
     let timeout = cfg.sign_in_timeout;
-    spec.tokens = TokenSource(Arc::new(move || {
-        match SignIn::new(cfg.clone(), store.clone()) {
-            Ok(p) => Rc::new(p) as Rc<dyn TokenProvider>,
-            Err(e) => {
-                tracing::error!(target: "sign-in", "{e}");
-                Rc::new(NoToken)
-            }
-        }
-    }));
+    config.sign_in = Some(SignInSetup { config: cfg, store });
     config.sign_in_phase = Some(phase);
     config.discover_timeout += timeout;
     Ok(())

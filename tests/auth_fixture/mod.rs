@@ -17,7 +17,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_bridge::auth::signin::SignIn;
 use mcp_bridge::transport::token::{
     Challenge, ChallengeOutcome, MAX_CHALLENGES_PER_REQUEST, TokenProvider,
 };
@@ -417,7 +416,7 @@ fn base64_std(bytes: &[u8]) -> String {
 
 /// One request as the HTTP transport sends it: the token, then each challenge handed back,
 /// at most [`MAX_CHALLENGES_PER_REQUEST`] times.
-pub async fn call(p: &SignIn, fx: &Fixture) -> Result<(), String> {
+pub async fn call(p: &impl TokenProvider, fx: &Fixture) -> Result<(), String> {
     let http = reqwest::Client::new();
     let mut challenges = 0;
     loop {

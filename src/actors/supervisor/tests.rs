@@ -193,6 +193,7 @@ fn config() -> BridgeConfig {
             ack_timeout: Duration::from_secs(10),
         },
         sign_in_phase: None,
+        sign_in: None,
     }
 }
 
@@ -207,6 +208,10 @@ struct Rig {
 
 impl Rig {
     fn start(capabilities: Value) -> Rig {
+        Rig::start_with(capabilities, config())
+    }
+
+    fn start_with(capabilities: Value, config: BridgeConfig) -> Rig {
         let journal: Journal = Rc::default();
         let host = Rc::new(TestHost {
             journal: journal.clone(),
@@ -248,7 +253,7 @@ impl Rig {
             UpstreamLinks::new(&addr, stats)
         });
         Supervisor::run(
-            config(),
+            config,
             Parts {
                 input: Box::pin(input),
                 output: writer,
@@ -393,6 +398,45 @@ async fn end_of_input_cancels_the_call_stops_every_actor_in_order_and_exits_0() 
         .map(|m| m["id"].clone())
         .collect();
     assert_eq!(ids, vec![json!(1)]);
+}
+
+#[actix::test]
+async fn a_url_upstream_with_sign_in_gets_a_sign_in_actor_that_stops_first() {
+    let url = url::Url::parse("http://127.0.0.1:9/mcp").unwrap_or_else(|e| panic!("{e}"));
+    let mut config = config();
+    config.upstream = UpstreamSpec::Http(crate::transport::http::HttpSpec::new(url.clone()));
+    config.sign_in = Some(crate::auth::wire::SignInSetup {
+        config: crate::auth::signin::SignInConfig::new(url),
+        store: crate::auth::store::TokenStore::new(
+            vec![Arc::new(crate::auth::store::memory::MemoryStore::default())],
+            std::env::temp_dir().join(format!("mcp-bridge-sup-{}", std::process::id())),
+        ),
+    });
+    let mut rig = Rig::start_with(json!({"tools": {}}), config);
+    rig.ready_with_a_call_in_flight().await;
+    rig.input = None;
+    let (code, steps) = rig.exit().await;
+    assert_eq!(code, 0);
+    assert_eq!(
+        steps,
+        strings(&[
+            "watchdog",
+            "watchdog started",
+            "sign-in: stop",
+            "frontend: quiesce",
+            "pending: stop",
+            "frontend: finish",
+            "output: close",
+            "upstream: close",
+            "metrics: totals",
+            "exit 0",
+            "ended frontend",
+            "ended metrics",
+            "ended pending",
+            "ended sign-in",
+            "ended upstream",
+        ])
+    );
 }
 
 #[actix::test]

@@ -1,0 +1,185 @@
+//! The SignIn actor (issue 10; the reference's SignIn and Authorizer): the token provider of
+//! the HTTP transport of a URL upstream. The Supervisor starts it before the Upstream (the
+//! transport's [`TokenProvider`] is a [`SignInClient`], which sends it [`TokenFor`] and
+//! [`Answer`]) and stops it in the shutdown cascade ([`SignInLinks::stop`]).
+//!
+//! Its mailbox serializes the flows: each message is handled as an atomic response (the actor
+//! takes the next message only when the flow of the last one ended), so at most one refresh,
+//! sign-in or step-up runs in the process, and a request that asks for a token while a sign-in
+//! runs gets the token of that sign-in. The flows themselves ([`SignIn`]) run on the actor
+//! thread; their keychain and file calls run on the blocking pool (`TokenStore::run`).
+//!
+//! A flow holds the mailbox, so the stop cannot wait in it behind a sign-in that waits for a
+//! redirect (up to `--sign-in-timeout`): [`SignInLinks::stop`] first fires the actor's abort
+//! token (the reference's `Authorizer.abort`), which ends the running flow with the cause
+//! `sign_in_cancelled` and releases the receiver's port; then the [`Stop`] message stops the
+//! actor, and every later message fails with the same cause.
+
+use actix::prelude::*;
+use futures_util::future::LocalBoxFuture;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+use super::link::{ActorStats, Link};
+use super::supervisor::messages::ActorEnded;
+use crate::auth::errors::{SignInCause, SignInError};
+use crate::auth::signin::SignIn;
+use crate::transport::token::{AccessToken, Challenge, ChallengeOutcome, TokenProvider};
+
+/// The token for the next request of the transport (`None`: send it without `Authorization`).
+#[derive(Message, Debug)]
+#[rtype(result = "Option<AccessToken>")]
+pub struct TokenFor;
+
+/// A 401/403 of the upstream: resolves when the request may be sent again, or with the cause
+/// that fails it.
+#[derive(Message, Debug)]
+#[rtype(result = "ChallengeOutcome")]
+pub struct Answer(pub Challenge);
+
+/// Stops the actor (the Supervisor's shutdown step `sign-in: stop`, after the abort token).
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct Stop;
+
+/// The SignIn actor: one [`SignIn`] provider and the abort token of its flows.
+pub struct SignInActor {
+    provider: SignIn,
+    abort: CancellationToken,
+    ended: Link<ActorEnded>,
+}
+
+impl Actor for SignInActor {
+    type Context = Context<Self>;
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.ended.do_send(ActorEnded("sign-in"));
+    }
+}
+
+crate::counted_handlers!(SignInActor: TokenFor, Answer, Stop);
+
+/// The cause of a flow that the shutdown ended, and of every message after it.
+fn cancelled() -> SignInError {
+    SignInError::new(SignInCause::SignInCancelled, "")
+}
+
+impl SignInActor {
+    /// An actor of `provider`; it reports its end on `ended`.
+    pub fn new(provider: SignIn, ended: Link<ActorEnded>) -> Self {
+        SignInActor {
+            provider,
+            abort: CancellationToken::new(),
+            ended,
+        }
+    }
+
+    /// The abort token that [`SignInLinks::stop`] fires.
+    pub fn abort_token(&self) -> CancellationToken {
+        self.abort.clone()
+    }
+}
+
+impl Handler<TokenFor> for SignInActor {
+    type Result = AtomicResponse<Self, Option<AccessToken>>;
+    fn handle(&mut self, _: TokenFor, _: &mut Context<Self>) -> Self::Result {
+        let flow = self.provider.access_token();
+        let abort = self.abort.clone();
+        AtomicResponse::new(Box::pin(
+            async move {
+                tokio::select! {
+                    t = flow => t,
+                    () = abort.cancelled() => None,
+                }
+            }
+            .into_actor(self),
+        ))
+    }
+}
+
+impl Handler<Answer> for SignInActor {
+    type Result = AtomicResponse<Self, ChallengeOutcome>;
+    fn handle(&mut self, Answer(challenge): Answer, _: &mut Context<Self>) -> Self::Result {
+        let flow = self.provider.challenge(challenge);
+        let abort = self.abort.clone();
+        AtomicResponse::new(Box::pin(
+            async move {
+                tokio::select! {
+                    o = flow => o,
+                    () = abort.cancelled() => {
+                        let e = cancelled();
+                        tracing::info!(target: "sign-in", "{e}");
+                        ChallengeOutcome::Fail(e.outcome())
+                    }
+                }
+            }
+            .into_actor(self),
+        ))
+    }
+}
+
+impl Handler<Stop> for SignInActor {
+    type Result = ();
+    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+        self.abort.cancel();
+        ctx.stop();
+    }
+}
+
+/// The links to a running SignIn actor: what the Supervisor holds.
+#[derive(Clone)]
+pub struct SignInLinks {
+    /// The transport's side.
+    pub client: SignInClient,
+    stop: Link<Stop>,
+    abort: CancellationToken,
+}
+
+impl SignInLinks {
+    /// Runs `actor` in `ctx` (a context made with `Context::new()` before, so that its
+    /// address could be handed out first) and returns its links, counted in `stats`.
+    pub fn run(actor: SignInActor, ctx: Context<SignInActor>, stats: &Arc<ActorStats>) -> Self {
+        let addr = ctx.address();
+        let abort = actor.abort_token();
+        ctx.run(actor);
+        SignInLinks {
+            client: SignInClient {
+                token: Link::new(&addr, stats),
+                answer: Link::new(&addr, stats),
+            },
+            stop: Link::new(&addr, stats),
+            abort,
+        }
+    }
+
+    /// Ends a running flow with `sign_in_cancelled` (its receiver's port is released), then
+    /// stops the actor; resolves when the actor handled the stop (or is gone).
+    pub async fn stop(&self) {
+        self.abort.cancel();
+        let _ = self.stop.send(Stop).await;
+    }
+}
+
+/// The transport's [`TokenProvider`]: every call is a message to the SignIn actor. When the
+/// actor is gone (the shutdown), no token comes and every challenge fails with
+/// `sign_in_cancelled`.
+#[derive(Clone)]
+pub struct SignInClient {
+    token: Link<TokenFor>,
+    answer: Link<Answer>,
+}
+
+impl TokenProvider for SignInClient {
+    fn access_token(&self) -> LocalBoxFuture<'static, Option<AccessToken>> {
+        let ask = self.token.send(TokenFor);
+        Box::pin(async move { ask.await.ok().flatten() })
+    }
+
+    fn challenge(&self, challenge: Challenge) -> LocalBoxFuture<'static, ChallengeOutcome> {
+        let ask = self.answer.send(Answer(challenge));
+        Box::pin(async move {
+            ask.await
+                .unwrap_or_else(|_| ChallengeOutcome::Fail(cancelled().outcome()))
+        })
+    }
+}
