@@ -45,6 +45,8 @@ struct Bridge {
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Value>,
     stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    /// Every line read so far.
+    seen: Vec<Value>,
 }
 
 impl Bridge {
@@ -102,6 +104,7 @@ impl Bridge {
             child,
             lines,
             stderr,
+            seen: Vec::new(),
         }
     }
 
@@ -118,6 +121,7 @@ impl Bridge {
                 .lines
                 .recv_timeout(DEADLINE)
                 .unwrap_or_else(|_| panic!("no request; stderr:\n{}", self.stderr.lock().unwrap()));
+            self.seen.push(v.clone());
             if v["method"].is_string() && v["id"].is_string() {
                 return v;
             }
@@ -129,6 +133,7 @@ impl Bridge {
             let v = self.lines.recv_timeout(DEADLINE).unwrap_or_else(|_| {
                 panic!("no response {id}; stderr:\n{}", self.stderr.lock().unwrap())
             });
+            self.seen.push(v.clone());
             if v["id"] == json!(id) {
                 return v;
             }
@@ -274,6 +279,13 @@ fn a_sign_in_after_initialized_asks_the_editor_with_a_url_elicitation() {
     let r = b.response(2);
     assert_eq!(r["result"]["content"][0]["text"], "again", "{r}");
     assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 2);
+    // The sign-in completed: the editor is told, with the elicitation's id, before the retried
+    // request's response (2025-11-25 notifications/elicitation/complete).
+    let complete = json!({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+        "params": {"elicitationId": q["params"]["elicitationId"]}});
+    let at = b.seen.iter().position(|v| v == &complete);
+    let answered = b.seen.iter().position(|v| v["id"] == json!(2));
+    assert!(at.is_some() && at < answered, "{:?}", b.seen);
     let err = b.stop();
     // One sign-in line for each sign-in; the bridge opened no browser after initialized
     // (the second authorize came from this test's curl).

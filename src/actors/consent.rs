@@ -6,7 +6,7 @@
 
 use futures_util::future::LocalBoxFuture;
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::pending::{Abandon, PendingLinks, Register};
 use crate::auth::gate::{Consent, ConsentAnswer};
@@ -22,6 +22,8 @@ pub struct EditorConsent {
     pending: Arc<PendingLinks>,
     output: Writer,
     capabilities: Arc<Value>,
+    /// The accepted sign-in URLs and their `elicitationId`s, until their sign-in ends.
+    accepted: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 impl EditorConsent {
@@ -39,6 +41,7 @@ impl EditorConsent {
                 pending,
                 output,
                 capabilities,
+                accepted: Arc::default(),
             })
     }
 }
@@ -52,6 +55,7 @@ impl Consent for EditorConsent {
         let plan = input::plan(SIGN_IN_KEY, &request, &self.capabilities);
         let pending = self.pending.clone();
         let output = self.output.clone();
+        let accepted = self.accepted.clone();
         Box::pin(async move {
             let Ok(Plan::Ask(q)) = plan else {
                 return ConsentAnswer::Failed;
@@ -65,18 +69,42 @@ impl Consent for EditorConsent {
                 pending: pending.clone(),
                 id: Some(id.clone()),
             };
+            let elicitation_id = format!("{ELICITATION_ID_PREFIX}{id}");
             output.send_message(
-                &input::editor_request(&id, &format!("{ELICITATION_ID_PREFIX}{id}"), &q),
+                &input::editor_request(&id, &elicitation_id, &q),
                 Delivery::Always,
             );
             let answer = rx.await.unwrap_or(Answer::Invalid);
             drop(guard.disarm());
             match input::check_answer(&q, &answer) {
-                Ok(resp) if resp["action"] == "accept" => ConsentAnswer::Accept,
+                Ok(resp) if resp["action"] == "accept" => {
+                    if let (Some(url), Ok(mut open)) = (q.url.clone(), accepted.lock()) {
+                        open.push((url, elicitation_id));
+                    }
+                    ConsentAnswer::Accept
+                }
                 Ok(_) => ConsentAnswer::Decline,
                 Err(_) => ConsentAnswer::Failed,
             }
         })
+    }
+
+    /// Sends `notifications/elicitation/complete` for each accepted elicitation of `url`.
+    fn completed(&self, url: &str) {
+        let done: Vec<String> = match self.accepted.lock() {
+            Ok(mut open) => {
+                let (done, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut *open)
+                    .into_iter()
+                    .partition(|(u, _)| u == url);
+                *open = keep;
+                done.into_iter().map(|(_, id)| id).collect()
+            }
+            Err(_) => Vec::new(),
+        };
+        for id in done {
+            self.output
+                .send_message(&input::elicitation_complete(&id), Delivery::Always);
+        }
     }
 }
 

@@ -31,6 +31,13 @@ pub enum ConsentAnswer {
 pub trait Consent {
     /// Asks the editor to open `url` with `message`; resolves with its answer.
     fn ask_url(&self, message: String, url: String) -> LocalBoxFuture<'static, ConsentAnswer>;
+
+    /// The sign-in of the accepted `url` ended (its redirect arrived, or its wait ended):
+    /// the editor gets `notifications/elicitation/complete` with the elicitation's
+    /// `elicitationId` (2025-11-25 URL elicitation). The default does nothing.
+    fn completed(&self, url: &str) {
+        let _ = url;
+    }
 }
 
 /// The editor-side state every sign-in of the process shares (the Frontend sets it at
@@ -137,6 +144,14 @@ impl Gate {
             ));
         }
         Ok(())
+    }
+
+    /// The sign-in of `authorization_url`, delivered to the editor ([`Delivery::Editor`]),
+    /// ended: the editor is told (`notifications/elicitation/complete`).
+    pub fn completed(&self, authorization_url: &str) {
+        if let Some(consent) = self.phase.consent() {
+            consent.completed(authorization_url);
+        }
     }
 
     /// Brings the sign-in to the user: writes the sign-in line

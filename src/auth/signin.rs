@@ -289,12 +289,25 @@ impl Inner {
         };
         let http = self.http.clone();
         let refresh_token = RefreshToken::new(refresh);
-        let resp = client
+        let resp = match client
             .exchange_refresh_token(&refresh_token)
             .add_extra_param("resource", self.resource.clone())
             .request_async(&move |r| http::oauth_request(http.clone(), r))
             .await
-            .map_err(token_error)?;
+        {
+            Ok(resp) => resp,
+            Err(e) => {
+                if matches!(e, RequestTokenError::ServerResponse(_)) {
+                    // Refused (revoked, expired, spent): this refresh token never works
+                    // again, so it is not tried again before every request; the access token
+                    // serves until its 401, which then starts a sign-in.
+                    let mut spent = rec.clone();
+                    spent.refresh_token = None;
+                    *self.record.borrow_mut() = Some(spent);
+                }
+                return Err(token_error(e));
+            }
+        };
         let mut next = rec.clone();
         next.access_token = resp.access_token().secret().clone();
         if let Some(rt) = resp.refresh_token() {
@@ -404,15 +417,20 @@ impl Inner {
         let start_url = rx.start_url();
         let limit = self.cfg.sign_in_timeout;
         let browser_failed: RefCell<Option<SignInError>> = RefCell::new(None);
+        let asked_editor = Cell::new(false);
         let waited = tokio::time::timeout(limit, async {
-            if let Delivery::LineOnly(Some(e)) =
-                self.gate.deliver(auth_url.as_str(), &start_url).await?
-            {
-                *browser_failed.borrow_mut() = Some(e);
+            match self.gate.deliver(auth_url.as_str(), &start_url).await? {
+                Delivery::LineOnly(Some(e)) => *browser_failed.borrow_mut() = Some(e),
+                Delivery::Editor => asked_editor.set(true),
+                _ => {}
             }
             rx.wait().await
         })
         .await;
+        if asked_editor.get() {
+            // The out-of-band part is over: the editor may close what it showed.
+            self.gate.completed(auth_url.as_str());
+        }
         drop(state);
         let code = match waited {
             Ok(Ok(code)) => code,
