@@ -47,6 +47,11 @@ pub struct Counters {
     pub refused_refreshes: AtomicUsize,
     pub registrations: AtomicUsize,
     pub authorizes: AtomicUsize,
+    /// Revocations of every refresh token ([`Fixture::revoke_refresh_tokens_after`]).
+    pub revocations: AtomicUsize,
+    /// `/mcp` requests answered 401, and those passed on with a valid token.
+    pub mcp_unauthorized: AtomicUsize,
+    pub mcp_authorized: AtomicUsize,
 }
 
 struct Code {
@@ -122,6 +127,32 @@ impl Fixture {
     pub fn revoke_refresh_tokens(&self) {
         self.grants.lock().unwrap().refresh.clear();
     }
+
+    /// Revokes every refresh token once, `after` from now (a thread of its own), as an
+    /// authorization server that forgets a grant mid-session (the live sign-in script).
+    pub fn revoke_refresh_tokens_after(self: &Arc<Self>, after: std::time::Duration) {
+        let fx = self.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            fx.revoke_refresh_tokens();
+            fx.counters.revocations.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+
+    /// The counters as JSON (the `/fixture/stats` route).
+    pub fn stats(&self) -> Value {
+        let c = &self.counters;
+        json!({
+            "authorizes": c.authorizes.load(Ordering::SeqCst),
+            "code_grants": c.code_grants.load(Ordering::SeqCst),
+            "refresh_grants": c.refresh_grants.load(Ordering::SeqCst),
+            "refused_refreshes": c.refused_refreshes.load(Ordering::SeqCst),
+            "registrations": c.registrations.load(Ordering::SeqCst),
+            "revocations": c.revocations.load(Ordering::SeqCst),
+            "mcp_unauthorized": c.mcp_unauthorized.load(Ordering::SeqCst),
+            "mcp_authorized": c.mcp_authorized.load(Ordering::SeqCst),
+        })
+    }
 }
 
 /// Starts the fixture on 127.0.0.1 (its own thread and runtime).
@@ -147,6 +178,7 @@ pub fn start(b: Behaviour) -> Arc<Fixture> {
         .route("/token", post(token))
         .route("/register", post(register))
         .route("/mcp", axum::routing::any(mcp))
+        .route("/fixture/stats", get(stats))
         .with_state(fx.clone());
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -174,6 +206,10 @@ pub fn default_behaviour() -> Behaviour {
         known_client: None,
         refuse_authorize: false,
     }
+}
+
+async fn stats(State(fx): State<Arc<Fixture>>) -> Json<Value> {
+    Json(fx.stats())
 }
 
 async fn prm(State(fx): State<Arc<Fixture>>) -> Json<Value> {
@@ -360,6 +396,7 @@ async fn mcp(
         .map(str::to_string);
     let grant = token.and_then(|t| fx.grants.lock().unwrap().access.get(&t).cloned());
     let Some((scopes, _)) = grant.filter(|(_, exp)| *exp > now()) else {
+        fx.counters.mcp_unauthorized.fetch_add(1, Ordering::SeqCst);
         return (
             StatusCode::UNAUTHORIZED,
             [(
@@ -380,6 +417,7 @@ async fn mcp(
         )
             .into_response();
     }
+    fx.counters.mcp_authorized.fetch_add(1, Ordering::SeqCst);
     let upstream = fx.upstream.lock().unwrap().clone();
     let Some(upstream) = upstream else {
         return Json(json!({"ok": true})).into_response();
