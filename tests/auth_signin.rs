@@ -393,6 +393,29 @@ fn a_redirect_with_another_state_is_ignored_and_the_sign_in_times_out() {
 }
 
 #[test]
+fn an_authorization_url_with_a_redirect_uri_not_ours_is_never_opened() {
+    let mut b = default_behaviour();
+    // The endpoint carries a redirect URI of its own: the URL would have two.
+    b.authorize_query = Some("?redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcallback".into());
+    let fx = fails_with(b, |_| {}, SignInCause::SignInInvalidUrl);
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 0);
+    assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_redirect_to_another_path_of_the_receiver_is_ignored_and_the_sign_in_times_out() {
+    let mut b = default_behaviour();
+    b.redirect_path = Some("/elsewhere".into());
+    let fx = fails_with(
+        b,
+        |c| c.sign_in_timeout = Duration::from_secs(3),
+        SignInCause::SignInTimeout,
+    );
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
+    assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 0);
+}
+
+#[test]
 fn a_second_get_of_the_start_url_ends_the_sign_in() {
     setup();
     let fx = start(default_behaviour());

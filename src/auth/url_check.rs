@@ -52,16 +52,21 @@ pub fn validate_authorization_url(raw: &str, redirect_uri: &str) -> Result<Url, 
     if url.fragment().is_some() || raw.contains('#') {
         return Err(bad("a fragment"));
     }
-    let mut redirect = None;
+    let mut redirects = Vec::new();
     let mut state = None;
     for (k, v) in url.query_pairs() {
         match k.as_ref() {
-            "redirect_uri" => redirect = Some(v.into_owned()),
+            "redirect_uri" => redirects.push(v.into_owned()),
             "state" => state = Some(v.into_owned()),
             _ => {}
         }
     }
-    if redirect.as_deref() != Some(redirect_uri) {
+    // An authorization endpoint that already carries a `redirect_uri` gives the URL two: the
+    // server may take the other one, so any second one is refused.
+    if redirects.len() > 1 {
+        return Err(bad("more than one redirect URI"));
+    }
+    if redirects.first().map(String::as_str) != Some(redirect_uri) {
         return Err(bad("not the redirect URI of the bridge"));
     }
     if state.is_none_or(|s| s.is_empty()) {
@@ -138,6 +143,16 @@ mod tests {
             (
                 "https://as.example/a?redirect_uri=http%3A%2F%2Fevil%2Fcb&state=s".to_string(),
                 "not the redirect URI of the bridge",
+            ),
+            (
+                format!(
+                    "https://as.example/a?redirect_uri=http%3A%2F%2Fevil%2Fcb&redirect_uri={RQ}&state=s"
+                ),
+                "more than one redirect URI",
+            ),
+            (
+                format!("https://as.example/a?redirect_uri={RQ}&redirect_uri={RQ}&state=s"),
+                "more than one redirect URI",
             ),
             (
                 format!("https://as.example/a?redirect_uri={RQ}"),

@@ -38,6 +38,12 @@ pub struct Behaviour {
     pub known_client: Option<(String, Option<String>)>,
     /// `/authorize` answers 400 without a redirect.
     pub refuse_authorize: bool,
+    /// Appended to the `authorization_endpoint` of the metadata (e.g. a `redirect_uri` of
+    /// its own).
+    pub authorize_query: Option<String>,
+    /// `/authorize` redirects to this path instead of the `redirect_uri`'s (same host and
+    /// port).
+    pub redirect_path: Option<String>,
 }
 
 #[derive(Default)]
@@ -205,6 +211,8 @@ pub fn default_behaviour() -> Behaviour {
         required_scopes: vec!["read".into()],
         known_client: None,
         refuse_authorize: false,
+        authorize_query: None,
+        redirect_path: None,
     }
 }
 
@@ -224,7 +232,7 @@ async fn asm(State(fx): State<Arc<Fixture>>) -> Json<Value> {
     let b = fx.behaviour.lock().unwrap().clone();
     let mut m = json!({
         "issuer": fx.issuer(),
-        "authorization_endpoint": format!("{}/authorize", fx.base),
+        "authorization_endpoint": format!("{}/authorize{}", fx.base, b.authorize_query.as_deref().unwrap_or("")),
         "token_endpoint": format!("{}/token", fx.base),
         "authorization_response_iss_parameter_supported": b.iss_supported,
         "client_id_metadata_document_supported": b.cimd_supported,
@@ -274,6 +282,9 @@ async fn authorize(
         },
     );
     let mut u = url::Url::parse(q.get("redirect_uri").map(String::as_str).unwrap_or("")).unwrap();
+    if let Some(path) = &b.redirect_path {
+        u.set_path(path);
+    }
     {
         let mut qp = u.query_pairs_mut();
         qp.append_pair("code", &code);
