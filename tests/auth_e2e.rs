@@ -436,3 +436,60 @@ fn a_401_on_a_legacy_post_refreshes_the_token_and_sends_the_request_again() {
         .collect();
     assert_eq!(deletes, vec![200]);
 }
+
+#[test]
+fn logout_all_deletes_the_sign_in_the_client_registration_and_the_index() {
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("logout-all");
+    let port = free_port();
+    let tokens = dir.join("mcp-bridge").join("tokens");
+    let entries = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&tokens)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut b = Bridge::start(&fx, &dir, port);
+    b.initialize();
+    b.stop();
+    assert_eq!(fx.counters.registrations.load(Ordering::SeqCst), 1);
+    // A sign-in, the dynamic client registration it used, and the index.
+    let stored = entries();
+    assert_eq!(stored.len(), 3, "{stored:?}");
+    assert_eq!(
+        stored.iter().filter(|e| e.starts_with("client-")).count(),
+        1
+    );
+    assert_eq!(
+        stored.iter().filter(|e| e.starts_with("signin-")).count(),
+        1
+    );
+    assert!(stored.contains(&"index".to_string()), "{stored:?}");
+
+    let o = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+        .args(["logout", "--all", "--token-store", "file"])
+        .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
+        .env("XDG_STATE_HOME", &dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "deleted 1 stored sign-in(s) and 1 client registration(s) from encrypted files in "
+        ),
+        "{err}"
+    );
+    assert_eq!(entries(), Vec::<String>::new());
+
+    // The next start registers and signs in again.
+    let mut b = Bridge::start(&fx, &dir, port);
+    b.initialize();
+    b.stop();
+    assert_eq!(fx.counters.registrations.load(Ordering::SeqCst), 2);
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 2);
+}

@@ -2,13 +2,19 @@
 //! sign-ins from the token store (the authorization server is not told). Exit codes of the
 //! reference: 0 when the deletion succeeded (also when there was nothing to delete), 1 when a
 //! deletion failed, 2 for invalid arguments or a token store that does not open.
+//!
+//! `logout <url>` deletes that sign-in only: the client registration it used is keyed by the
+//! issuer and the redirect URI and serves the other servers and accounts of that issuer.
+//! `logout --all` deletes everything the bridge stored (the reference: "deletes each stored
+//! sign-in of the bridge"; its manual fallback clears the whole service or token directory):
+//! every indexed sign-in, every indexed client registration, then the index itself.
 
 use clap::Parser;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::receiver::{DEFAULT_REDIRECT_PORT, redirect_uri};
-use super::store::{self, StoreChoice, TokenStore, index, sign_in_key};
+use super::store::{self, CLIENT_KEY_PREFIX, StoreChoice, TokenStore, index, lock, sign_in_key};
 use crate::cli::LogLevelArg;
 
 /// Exit code: deleted (or nothing to delete).
@@ -136,27 +142,42 @@ fn logout(cli: &LogoutCli, token_key: Option<&str>) -> i32 {
 
 async fn delete(store: &TokenStore, keys: Vec<String>, all: bool) -> i32 {
     let mut code = EXIT_OK;
-    let mut deleted = 0usize;
+    let (mut sign_ins, mut clients) = (0usize, 0usize);
     for key in &keys {
         let k = key.clone();
         match store.run(move |s| s.delete(&k)).await {
-            Ok(true) => deleted += 1,
+            Ok(true) if key.starts_with(CLIENT_KEY_PREFIX) => clients += 1,
+            Ok(true) => sign_ins += 1,
             Ok(false) => {}
             Err(e) => {
-                tracing::error!(target: "logout", "a stored sign-in was not deleted: {e}");
+                tracing::error!(target: "logout", "a stored entry was not deleted: {e}");
                 code = EXIT_FAILED;
             }
         }
     }
     let gone = keys.clone();
-    if let Err(e) = index::update(store, move |v| {
-        v.retain(|e| !all && !gone.contains(&e.key));
-    })
-    .await
-    {
+    let index_done = if all && code == EXIT_OK {
+        // Everything the bridge stored is gone: the index goes too.
+        match lock::lock(&store.lock_dir, index::INDEX_KEY, index::INDEX_LOCK_TIMEOUT).await {
+            Ok(_guard) => store
+                .run(|s| s.delete(index::INDEX_KEY).map(|_| ()))
+                .await
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(format!("index lock: {e}")),
+        }
+    } else {
+        index::update(store, move |v| v.retain(|e| !gone.contains(&e.key)))
+            .await
+            .map_err(|e| e.to_string())
+    };
+    if let Err(e) = index_done {
         tracing::error!(target: "logout", "the index of sign-ins was not updated: {e}");
         code = EXIT_FAILED;
     }
-    tracing::info!(target: "logout", "deleted {deleted} stored sign-in(s) from {}", store.describe());
+    if all {
+        tracing::info!(target: "logout", "deleted {sign_ins} stored sign-in(s) and {clients} client registration(s) from {}", store.describe());
+    } else {
+        tracing::info!(target: "logout", "deleted {sign_ins} stored sign-in(s) from {}", store.describe());
+    }
     code
 }

@@ -12,7 +12,8 @@ use super::errors::{SignInCause, SignInError};
 use super::http::{self, AuthHttpError};
 use super::metadata::ServerMetadata;
 use super::store::records::ClientRecord;
-use super::store::{TokenStore, client_key};
+use super::store::records::IndexEntry;
+use super::store::{TokenStore, client_key, index};
 use super::url_check::is_loopback;
 
 /// The client name the authorization server shows on its consent page.
@@ -150,10 +151,26 @@ pub async fn client_for(
         client_id: reg.client_id.clone(),
         redirect_uri: redirect_uri.to_string(),
     };
-    if let Ok(bytes) = serde_json::to_vec(&rec)
-        && let Err(e) = store.run(move |s| s.set(&key, &bytes)).await
-    {
-        tracing::warn!(target: "sign-in", "the client registration is not stored: {e}");
+    let k = key.clone();
+    match serde_json::to_vec(&rec) {
+        Ok(bytes) => match store.run(move |s| s.set(&k, &bytes)).await {
+            // Listed in the index, so that `logout --all` deletes it too.
+            Ok(()) => {
+                let entry = IndexEntry {
+                    key,
+                    url: server.issuer.clone(),
+                    account: String::new(),
+                    redirect_uri: redirect_uri.to_string(),
+                };
+                if let Err(e) = index::add(store, entry).await {
+                    tracing::warn!(target: "sign-in", "the index of sign-ins is not updated: {e}");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(target: "sign-in", "the client registration is not stored: {e}")
+            }
+        },
+        Err(_) => tracing::warn!(target: "sign-in", "the client registration is not stored"),
     }
     Ok(Client {
         client_id: reg.client_id,

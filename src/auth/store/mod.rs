@@ -163,10 +163,13 @@ pub fn sign_in_key(url: &str, account: &str, redirect_uri: &str) -> String {
     format!("signin-{}", hex_digest(&[url, account, redirect_uri]))
 }
 
+/// The start of every client registration's key.
+pub const CLIENT_KEY_PREFIX: &str = "client-";
+
 /// The store key of a dynamic client registration: credentials are bound to the issuer
 /// (2026-07-28 client registration), and to the redirect URI they were registered with.
 pub fn client_key(issuer: &str, redirect_uri: &str) -> String {
-    format!("client-{}", hex_digest(&[issuer, redirect_uri]))
+    format!("{CLIENT_KEY_PREFIX}{}", hex_digest(&[issuer, redirect_uri]))
 }
 
 fn hex_digest(parts: &[&str]) -> String {
