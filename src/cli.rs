@@ -287,6 +287,14 @@ impl Cli {
         Ok(())
     }
 
+    /// The environment variables that `--header-env` names (read at parse time).
+    pub fn header_env_vars(&self) -> Vec<String> {
+        self.header_env
+            .iter()
+            .filter_map(|h| h.split_once('=').map(|(_, var)| var.to_string()))
+            .collect()
+    }
+
     /// The configuration of the running bridge.
     pub fn config(&self) -> BridgeConfig {
         let mut parts = self.command.iter().cloned();

@@ -28,6 +28,9 @@ fn main() {
             std::process::exit(EXIT_USAGE);
         }
     };
+    // SAFETY: still before any other thread exists. The `--header-env` variables were read
+    // into the headers; they leave the environment, so the browser never inherits them.
+    unsafe { mcp_bridge::auth::opener::scrub_vars(&cli.header_env_vars()) };
     // Descendants of the upstream that lose their parent (also after a `setsid`) become the
     // bridge's children, so the sweep at the end of every shutdown finds them.
     let subreaper = isolation::become_subreaper();

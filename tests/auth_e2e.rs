@@ -61,6 +61,17 @@ impl Bridge {
         browser: &Path,
         extra_args: &[&str],
     ) -> Bridge {
+        Self::start_with_env(fx, dir, port, browser, extra_args, &[])
+    }
+
+    fn start_with_env(
+        fx: &Fixture,
+        dir: &Path,
+        port: u16,
+        browser: &Path,
+        extra_args: &[&str],
+        extra_env: &[(&str, &str)],
+    ) -> Bridge {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
             .args(extra_args)
             .args([
@@ -73,6 +84,7 @@ impl Bridge {
             .env("BROWSER", browser)
             .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
             .env("XDG_STATE_HOME", dir)
+            .envs(extra_env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -492,4 +504,75 @@ fn logout_all_deletes_the_sign_in_the_client_registration_and_the_index() {
     b.stop();
     assert_eq!(fx.counters.registrations.load(Ordering::SeqCst), 2);
     assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn the_browser_gets_none_of_the_secret_variables() {
+    let up = upstream();
+    let mut behaviour = default_behaviour();
+    behaviour.registration = false;
+    behaviour.known_client = Some(("pre-id".into(), Some("s3cret-client".into())));
+    let fx = start(behaviour);
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("browser-env");
+    // A browser that writes its environment down, then follows the start URL.
+    let dump = dir.join("browser-env.txt");
+    let browser = dir.join("env-browser");
+    std::fs::write(
+        &browser,
+        format!(
+            "#!/bin/sh\nenv > '{}'\nexec curl -s -L -o /dev/null \"$1\"\n",
+            dump.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let issuer = fx.issuer();
+    let mut b = Bridge::start_with_env(
+        &fx,
+        &dir,
+        free_port(),
+        &browser,
+        &[
+            "--client-id",
+            "pre-id",
+            "--client-issuer",
+            &issuer,
+            "--header-env",
+            "X-Api-Key=LIVE_API_KEY",
+        ],
+        &[
+            ("MCP_BRIDGE_CLIENT_SECRET", "s3cret-client"),
+            ("LIVE_API_KEY", "hdr-s3cret-value"),
+            ("HARMLESS_MARKER", "still-here"),
+        ],
+    );
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+    b.stop();
+    assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 1);
+    // The header still went upstream: it was read before the variable left the environment.
+    let seen = up.seen();
+    assert!(!seen.is_empty());
+    assert!(
+        seen.iter()
+            .all(|s| s.header("x-api-key") == Some("hdr-s3cret-value")),
+        "the --header-env header is missing upstream"
+    );
+    let env = std::fs::read_to_string(&dump).unwrap();
+    assert!(env.contains("HARMLESS_MARKER=still-here"), "{env}");
+    for secret in [
+        "MCP_BRIDGE_TOKEN_KEY",
+        "MCP_BRIDGE_CLIENT_SECRET",
+        "LIVE_API_KEY",
+        KEY_HEX,
+        "s3cret-client",
+        "hdr-s3cret-value",
+    ] {
+        assert!(
+            !env.contains(secret),
+            "{secret} reached the browser:\n{env}"
+        );
+    }
 }

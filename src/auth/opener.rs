@@ -1,7 +1,9 @@
 //! The browser opener (the reference's Opener): the `webbrowser` crate, which honours
 //! `$BROWSER` and starts the program directly (never through a shell), with stdin, stdout and
-//! stderr on the null device (`suppress_output`). The bridge removes its secret variables from
-//! its own environment at start ([`scrub_secret_env`]), so the browser inherits none. The
+//! stderr on the null device (`suppress_output`). The bridge removes its secret variables
+//! (`MCP_BRIDGE_TOKEN_KEY`, `MCP_BRIDGE_CLIENT_SECRET`: [`scrub_secret_env`]; those named by
+//! `--header-env`: [`scrub_vars`]) from its own environment at start, after reading them, so
+//! the browser inherits none. The
 //! browser only ever gets the one-time start URL of the receiver, never the authorization URL.
 
 use super::errors::{SignInCause, SignInError};
@@ -41,6 +43,21 @@ pub unsafe fn scrub_secret_env() -> EnvSecrets {
         unsafe { std::env::remove_var(name) };
     }
     secrets
+}
+
+/// Removes the variables of `--header-env` (`vars`, already read into the headers) from the
+/// process environment, so the browser and any other program the bridge starts inherit
+/// none of them (issue 10: the browser gets no secret environment).
+///
+/// # Safety
+/// Changes the process environment: call it in `main` before any other thread runs.
+pub unsafe fn scrub_vars(vars: &[String]) {
+    for name in vars {
+        if !name.is_empty() && !name.contains(['=', '\0']) {
+            // SAFETY: the caller runs this before any other thread exists.
+            unsafe { std::env::remove_var(name) };
+        }
+    }
 }
 
 /// Opens `start_url` in the browser, on a blocking thread (a text browser runs in the
