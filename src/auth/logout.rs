@@ -143,19 +143,26 @@ fn logout(cli: &LogoutCli, token_key: Option<&str>) -> i32 {
 async fn delete(store: &TokenStore, keys: Vec<String>, all: bool) -> i32 {
     let mut code = EXIT_OK;
     let (mut sign_ins, mut clients) = (0usize, 0usize);
-    for key in &keys {
+    // The keys that are gone (deleted, or absent already); a key that failed stays in the
+    // index, so that the next logout finds it again.
+    let mut gone = Vec::new();
+    for key in keys {
         let k = key.clone();
         match store.run(move |s| s.delete(&k)).await {
-            Ok(true) if key.starts_with(CLIENT_KEY_PREFIX) => clients += 1,
-            Ok(true) => sign_ins += 1,
-            Ok(false) => {}
+            Ok(deleted) => {
+                if deleted && key.starts_with(CLIENT_KEY_PREFIX) {
+                    clients += 1;
+                } else if deleted {
+                    sign_ins += 1;
+                }
+                gone.push(key);
+            }
             Err(e) => {
                 tracing::error!(target: "logout", "a stored entry was not deleted: {e}");
                 code = EXIT_FAILED;
             }
         }
     }
-    let gone = keys.clone();
     let index_done = if all && code == EXIT_OK {
         // Everything the bridge stored is gone: the index goes too.
         match lock::lock(&store.lock_dir, index::INDEX_KEY, index::INDEX_LOCK_TIMEOUT).await {
