@@ -1,8 +1,9 @@
 //! The SignIn actor at the actor level (`#[actix::test]`, no bridge process): the transport's
 //! side ([`SignInClient`]) against the fixture authorization server and protected resource.
 //! Its mailbox serializes the flows (three requests that all meet a 401 at once lead to one
-//! sign-in), and the stop of the shutdown cascade ends a sign-in that waits for its redirect
-//! with `sign_in_cancelled`, releases the receiver's port and reports the actor's end.
+//! sign-in); the abort of the shutdown cascade ends a sign-in that waits for its redirect with
+//! `sign_in_cancelled` and releases the receiver's port, after it no flow starts but the
+//! current token still serves; the stop ends the actor, which reports its end.
 
 mod auth_fixture;
 
@@ -97,11 +98,23 @@ async fn the_mailbox_serializes_the_flows_and_one_sign_in_serves_every_waiting_r
     assert_eq!((a, b, c), (Ok(()), Ok(()), Ok(())));
     assert_eq!(fx.counters.refresh_grants.load(Ordering::SeqCst), 1);
     assert_eq!(fx.counters.refused_refreshes.load(Ordering::SeqCst), 0);
+    // The shutdown's abort: the current token still serves (the upstream's close), but no
+    // refresh or sign-in starts any more.
+    let current = client.access_token().await;
+    links.abort();
+    assert_eq!(client.access_token().await, current);
+    assert!(current.is_some());
+    fx.expire_all();
+    let e = call(&client, &fx).await.unwrap_err();
+    assert!(e.starts_with("sign_in_cancelled: "), "{e}");
+    assert_eq!(fx.counters.refresh_grants.load(Ordering::SeqCst), 1);
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
     links.stop().await;
+    assert_eq!(client.access_token().await, None);
 }
 
 #[actix::test]
-async fn the_stop_ends_a_waiting_sign_in_with_sign_in_cancelled_and_releases_the_port() {
+async fn the_abort_ends_a_waiting_sign_in_with_sign_in_cancelled_and_releases_the_port() {
     let fx = start(default_behaviour());
     let port = free_port();
     let mut cfg = SignInConfig::new(url::Url::parse(&fx.mcp_url()).unwrap());
@@ -141,7 +154,7 @@ async fn the_stop_ends_a_waiting_sign_in_with_sign_in_cancelled_and_releases_the
         let client = client.clone();
         async move { client.access_token().await }
     });
-    links.stop().await;
+    links.abort();
     let outcome = tokio::time::timeout(EVENT_DEADLINE, waiting)
         .await
         .unwrap()
@@ -163,7 +176,21 @@ async fn the_stop_ends_a_waiting_sign_in_with_sign_in_cancelled_and_releases_the
         assert!(since.elapsed() < EVENT_DEADLINE, "the port stayed taken");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    // The actor reported its end, and every later message fails with the same cause.
+    // No sign-in starts after the abort.
+    let after_abort = client
+        .challenge(Challenge {
+            status: 401,
+            www_authenticate: vec![],
+            rejected: None,
+        })
+        .await;
+    assert!(
+        matches!(&after_abort, ChallengeOutcome::Fail(c) if c.starts_with("sign_in_cancelled: ")),
+        "{after_abort:?}"
+    );
+    assert!(ended.lock().unwrap().is_empty());
+    // The stop: the actor reports its end, and every later message fails with the same cause.
+    links.stop().await;
     let since = Instant::now();
     while ended.lock().unwrap().is_empty() {
         assert!(since.elapsed() < EVENT_DEADLINE, "no end report");

@@ -1,7 +1,8 @@
 //! The SignIn actor (issue 10; the reference's SignIn and Authorizer): the token provider of
 //! the HTTP transport of a URL upstream. The Supervisor starts it before the Upstream (the
 //! transport's [`TokenProvider`] is a [`SignInClient`], which sends it [`TokenFor`] and
-//! [`Answer`]) and stops it in the shutdown cascade ([`SignInLinks::stop`]).
+//! [`Answer`]) and ends it in the shutdown cascade ([`SignInLinks::abort`] first,
+//! [`SignInLinks::stop`] after the upstream's close).
 //!
 //! Its mailbox serializes the flows: each message is handled as an atomic response (the actor
 //! takes the next message only when the flow of the last one ended), so at most one refresh,
@@ -9,11 +10,14 @@
 //! runs gets the token of that sign-in. The flows themselves ([`SignIn`]) run on the actor
 //! thread; their keychain and file calls run on the blocking pool (`TokenStore::run`).
 //!
-//! A flow holds the mailbox, so the stop cannot wait in it behind a sign-in that waits for a
-//! redirect (up to `--sign-in-timeout`): [`SignInLinks::stop`] first fires the actor's abort
-//! token (the reference's `Authorizer.abort`), which ends the running flow with the cause
-//! `sign_in_cancelled` and releases the receiver's port; then the [`Stop`] message stops the
-//! actor, and every later message fails with the same cause.
+//! The shutdown takes two steps. A flow holds the mailbox, so an abort cannot wait in it behind
+//! a sign-in that waits for a redirect (up to `--sign-in-timeout`): [`SignInLinks::abort`]
+//! (the cascade's first step, the reference's `Authorizer.abort`) fires the actor's abort
+//! token, which ends the running flow with the cause `sign_in_cancelled` and releases the
+//! receiver's port; from then on no refresh or sign-in starts (a challenge fails at once with
+//! `sign_in_cancelled`), and a token request gets the current token as it is, so the upstream's
+//! close still carries it. [`SignInLinks::stop`] (after the upstream's close) stops the actor;
+//! a message after that gets no token and `sign_in_cancelled`.
 
 use actix::prelude::*;
 use futures_util::future::LocalBoxFuture;
@@ -37,7 +41,8 @@ pub struct TokenFor;
 #[rtype(result = "ChallengeOutcome")]
 pub struct Answer(pub Challenge);
 
-/// Stops the actor (the Supervisor's shutdown step `sign-in: stop`, after the abort token).
+/// Stops the actor (the Supervisor's shutdown step `sign-in: stop`, after the upstream's
+/// close).
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
 pub struct Stop;
@@ -83,14 +88,19 @@ impl SignInActor {
 impl Handler<TokenFor> for SignInActor {
     type Result = AtomicResponse<Self, Option<AccessToken>>;
     fn handle(&mut self, _: TokenFor, _: &mut Context<Self>) -> Self::Result {
-        let flow = self.provider.access_token();
+        let flow = (!self.abort.is_cancelled()).then(|| self.provider.access_token());
+        let current = self.provider.current_token();
         let abort = self.abort.clone();
         AtomicResponse::new(Box::pin(
             async move {
-                tokio::select! {
-                    t = flow => t,
-                    () = abort.cancelled() => None,
+                if let Some(flow) = flow {
+                    tokio::select! {
+                        biased;
+                        () = abort.cancelled() => {}
+                        t = flow => return t,
+                    }
                 }
+                current.await
             }
             .into_actor(self),
         ))
@@ -100,18 +110,20 @@ impl Handler<TokenFor> for SignInActor {
 impl Handler<Answer> for SignInActor {
     type Result = AtomicResponse<Self, ChallengeOutcome>;
     fn handle(&mut self, Answer(challenge): Answer, _: &mut Context<Self>) -> Self::Result {
-        let flow = self.provider.challenge(challenge);
+        let flow = (!self.abort.is_cancelled()).then(|| self.provider.challenge(challenge));
         let abort = self.abort.clone();
         AtomicResponse::new(Box::pin(
             async move {
-                tokio::select! {
-                    o = flow => o,
-                    () = abort.cancelled() => {
-                        let e = cancelled();
-                        tracing::info!(target: "sign-in", "{e}");
-                        ChallengeOutcome::Fail(e.outcome())
+                if let Some(flow) = flow {
+                    tokio::select! {
+                        biased;
+                        () = abort.cancelled() => {}
+                        o = flow => return o,
                     }
                 }
+                let e = cancelled();
+                tracing::info!(target: "sign-in", "{e}");
+                ChallengeOutcome::Fail(e.outcome())
             }
             .into_actor(self),
         ))
@@ -152,8 +164,15 @@ impl SignInLinks {
         }
     }
 
-    /// Ends a running flow with `sign_in_cancelled` (its receiver's port is released), then
-    /// stops the actor; resolves when the actor handled the stop (or is gone).
+    /// The first shutdown step: ends a running flow with `sign_in_cancelled` (its receiver's
+    /// port is released); no refresh or sign-in starts after it, and a token request gets the
+    /// current token as it is. Returns at once (the flow ends on the actor thread).
+    pub fn abort(&self) {
+        self.abort.cancel();
+    }
+
+    /// Stops the actor (after the upstream's close); fires the abort token first, in case.
+    /// Resolves when the actor handled the stop (or is gone).
     pub async fn stop(&self) {
         self.abort.cancel();
         let _ = self.stop.send(Stop).await;

@@ -375,10 +375,11 @@ impl Supervisor {
             async move {
                 // A sign-in that waits for its redirect ends first (the reference's
                 // `Authorizer.abort`): its request fails with `sign_in_cancelled`, its
-                // receiver's port is released, and no new sign-in starts.
-                if let Some(s) = sign_in {
-                    host.step("sign-in: stop");
-                    s.stop().await;
+                // receiver's port is released, and no new sign-in starts; the current token
+                // still serves the upstream's close.
+                if let Some(s) = &sign_in {
+                    host.step("sign-in: abort");
+                    s.abort();
                 }
                 host.step("frontend: quiesce");
                 let _ = frontend.quiesce.send(Quiesce { signal }).await;
@@ -398,6 +399,10 @@ impl Supervisor {
                 host.step("upstream: close");
                 if let Ok(Some(status)) = upstream.send(Close { grace }).await {
                     tracing::info!(target: "supervisor", "the upstream server stopped ({status})");
+                }
+                if let Some(s) = &sign_in {
+                    host.step("sign-in: stop");
+                    s.stop().await;
                 }
                 // The summaries of the rate-limited warnings come before the totals.
                 crate::log::limits::flush_all();

@@ -144,6 +144,19 @@ impl SignIn {
     }
 }
 
+impl SignIn {
+    /// The stored access token as it is (read once from the store), with no refresh and no
+    /// sign-in: what the SignIn actor gives after the shutdown aborted its flows, so that
+    /// the upstream's close (a 2025-11-25 `DELETE` of the session) still carries it.
+    pub fn current_token(&self) -> LocalBoxFuture<'static, Option<AccessToken>> {
+        let me = self.inner.clone();
+        Box::pin(async move {
+            me.load().await;
+            me.current_token().map(AccessToken::new)
+        })
+    }
+}
+
 impl TokenProvider for SignIn {
     fn access_token(&self) -> LocalBoxFuture<'static, Option<AccessToken>> {
         let me = self.inner.clone();

@@ -401,7 +401,8 @@ async fn end_of_input_cancels_the_call_stops_every_actor_in_order_and_exits_0() 
 }
 
 #[actix::test]
-async fn a_url_upstream_with_sign_in_gets_a_sign_in_actor_that_stops_first() {
+async fn a_url_upstream_with_sign_in_gets_a_sign_in_actor_aborted_first_and_stopped_after_the_upstream()
+ {
     let url = url::Url::parse("http://127.0.0.1:9/mcp").unwrap_or_else(|e| panic!("{e}"));
     let mut config = config();
     config.upstream = UpstreamSpec::Http(crate::transport::http::HttpSpec::new(url.clone()));
@@ -422,12 +423,13 @@ async fn a_url_upstream_with_sign_in_gets_a_sign_in_actor_that_stops_first() {
         strings(&[
             "watchdog",
             "watchdog started",
-            "sign-in: stop",
+            "sign-in: abort",
             "frontend: quiesce",
             "pending: stop",
             "frontend: finish",
             "output: close",
             "upstream: close",
+            "sign-in: stop",
             "metrics: totals",
             "exit 0",
             "ended frontend",
