@@ -71,11 +71,20 @@ pub fn build(spec: &HttpSpec) -> Result<reqwest::Client, String> {
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(CONNECT_TIMEOUT)
         .user_agent(concat!("mcp-bridge/", env!("CARGO_PKG_VERSION")));
-    if let Some(pem) = &spec.ca_pem {
-        let certs = reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|e| format!("the CA file cannot be used: {}", e.without_url()))?;
-        b = b.tls_certs_merge(certs);
-    }
+    let certs = match &spec.ca_pem {
+        Some(pem) => reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| format!("the CA file cannot be used: {}", e.without_url()))?,
+        None => Vec::new(),
+    };
+    b = if spec.url.scheme() == "https" {
+        b.tls_certs_merge(certs)
+    } else {
+        // An `http` URL is a loopback host, never proxied, and redirects are not followed:
+        // this client makes no TLS connection, so it does not load the platform's roots
+        // (their parsed store stays in memory for the life of the process). Do not use it
+        // for another origin.
+        b.tls_certs_only(certs)
+    };
     if let Some(proxy) = spec.proxy.proxy_for(&spec.url) {
         let no_proxy = spec
             .proxy
