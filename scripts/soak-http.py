@@ -199,6 +199,8 @@ def main():
     init = bridge.wait_answer("init", 30)
     if init is None or init[1] != "ok":
         print(f"soak: initialize failed: {init}", file=sys.stderr)
+        bridge.proc.kill()
+        upstream.stop()
         return 1
     bridge.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
