@@ -13,7 +13,9 @@ use super::legacy::Forwarded;
 use super::notify::LineLevel;
 use super::translate::Note;
 use jsonschema::Validator;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 /// The official 2025-11-25 schema (`src/protocol/schemas/`, a byte copy of the MCP
@@ -127,21 +129,77 @@ impl ItemKind {
     }
 }
 
-/// The validators of the four definitions, compiled once from [`SCHEMA_2025_11_25`] (each is
-/// the whole schema with a root `$ref` to the definition).
+/// The validators of the four definitions, compiled once from [`SCHEMA_2025_11_25`]: each from
+/// [`definition_schema`] (the definition and the definitions it reaches, ~5 KB of the 174 KB
+/// schema: a validator keeps its whole document, and the whole schema parsed is ~2 MB).
 fn validators() -> &'static [Option<Validator>; 4] {
     static V: OnceLock<[Option<Validator>; 4]> = OnceLock::new();
     V.get_or_init(|| {
-        let root: Option<Value> = serde_json::from_str(SCHEMA_2025_11_25).ok();
         ItemKind::ALL.map(|kind| {
-            let mut schema = root.clone()?;
-            schema.as_object_mut()?.insert(
-                "$ref".into(),
-                Value::String(format!("#/$defs/{}", kind.definition())),
-            );
+            let schema = definition_schema(SCHEMA_2025_11_25, kind.definition())?;
             jsonschema::options().build(&schema).ok()
         })
     })
+}
+
+/// The schema that validates against definition `name` of the schema text `root` (an object
+/// with `$defs`): `root`'s other members, a root `"$ref": "#/$defs/<name>"` and, as `$defs`,
+/// only the definitions reached from `name` through `$ref`s of the form `#/$defs/<def>`; it
+/// admits and refuses exactly what `root` with that `$ref` does. Only those definitions are
+/// parsed (the others stay text). `None` when `root` is not such an object or `name` is not
+/// one of its definitions; any other reference form, or a reference to a missing definition,
+/// keeps every definition (nothing is left out by mistake).
+pub fn definition_schema(root: &str, name: &str) -> Option<Value> {
+    let members: BTreeMap<String, &RawValue> = serde_json::from_str(root).ok()?;
+    let all_defs = members.get("$defs")?;
+    let defs: HashMap<String, &RawValue> = serde_json::from_str(all_defs.get()).ok()?;
+    defs.get(name)?;
+    let parse = |raw: &RawValue| serde_json::from_str::<Value>(raw.get()).ok();
+    let mut kept = Map::new();
+    let mut todo = vec![name.to_string()];
+    while let Some(def) = todo.pop() {
+        if kept.contains_key(&def) {
+            continue;
+        }
+        let body = match defs.get(&def) {
+            Some(raw) => parse(raw)?,
+            None => Value::Null,
+        };
+        if body.is_null() || !local_refs(&body, &mut todo) {
+            kept = serde_json::from_str(all_defs.get()).ok()?;
+            break;
+        }
+        kept.insert(def, body);
+    }
+    let mut schema = Map::new();
+    for (key, raw) in &members {
+        if key != "$defs" {
+            schema.insert(key.clone(), parse(raw)?);
+        }
+    }
+    schema.insert("$defs".into(), Value::Object(kept));
+    schema.insert("$ref".into(), Value::String(format!("#/$defs/{name}")));
+    Some(Value::Object(schema))
+}
+
+/// Collects the definition names of the `$ref`s `#/$defs/<def>` in `v`; `false` when `v`
+/// holds another kind of reference (`$ref` elsewhere, `$dynamicRef`, `$id`, `$anchor`).
+fn local_refs(v: &Value, out: &mut Vec<String>) -> bool {
+    match v {
+        Value::Object(m) => m.iter().all(|(k, x)| match k.as_str() {
+            "$ref" => match x.as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
+                Some(def) if !def.contains(['/', '~', '%']) => {
+                    out.push(def.to_string());
+                    true
+                }
+                _ => false,
+            },
+            "$dynamicRef" | "$recursiveRef" | "$id" | "$anchor" | "$dynamicAnchor" => false,
+            _ => local_refs(x, out),
+        }),
+        Value::Array(a) => a.iter().all(|x| local_refs(x, out)),
+        _ => true,
+    }
 }
 
 /// Repairs what is unambiguous in one item, each repair a debug note: a `null` member that the
@@ -506,6 +564,157 @@ mod tests {
             ItemKind::ALL.map(|k| k.check(&json!({})).is_err()),
             [true; 4]
         );
+    }
+
+    #[test]
+    fn each_validator_holds_only_the_definitions_its_item_reaches() {
+        let root: Value = serde_json::from_str(SCHEMA_2025_11_25).unwrap_or(Value::Null);
+        let text = SCHEMA_2025_11_25;
+        let table = [
+            (
+                ItemKind::Tool,
+                vec!["Icon", "Tool", "ToolAnnotations", "ToolExecution"],
+            ),
+            (ItemKind::Prompt, vec!["Icon", "Prompt", "PromptArgument"]),
+            (
+                ItemKind::Resource,
+                vec!["Annotations", "Icon", "Resource", "Role"],
+            ),
+            (
+                ItemKind::ResourceTemplate,
+                vec!["Annotations", "Icon", "ResourceTemplate", "Role"],
+            ),
+        ];
+        for (kind, defs) in table {
+            let schema = definition_schema(text, kind.definition()).unwrap_or(Value::Null);
+            let mut names: Vec<&str> = schema["$defs"]
+                .as_object()
+                .map(|m| m.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            names.sort_unstable();
+            assert_eq!(names, defs, "{kind:?}");
+            assert_eq!(
+                schema["$ref"],
+                json!(format!("#/$defs/{}", kind.definition()))
+            );
+            assert_eq!(schema["$schema"], root["$schema"]);
+        }
+        assert_eq!(definition_schema(text, "NoSuchDefinition"), None);
+        assert_eq!(definition_schema(r#"{"type": "object"}"#, "Tool"), None);
+        assert_eq!(definition_schema("[1]", "Tool"), None);
+    }
+
+    #[test]
+    fn another_reference_form_keeps_every_definition() {
+        for reference in [
+            json!({"$ref": "other.json#/x"}),
+            json!({"$dynamicRef": "#meta"}),
+            json!({"properties": {"a": {"$ref": "#/$defs/B/properties/c"}}}),
+            json!({"$ref": "#/$defs/Missing"}),
+        ] {
+            let root = json!({"$defs": {"A": reference, "B": {"type": "string"},
+                "C": {"type": "number"}}});
+            let schema = definition_schema(&root.to_string(), "A").unwrap_or(Value::Null);
+            assert_eq!(schema["$defs"], root["$defs"], "{}", root["$defs"]["A"]);
+        }
+        let root = json!({"$defs": {"A": {"items": {"$ref": "#/$defs/B"}},
+            "B": {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/C"}]},
+            "C": {"type": "number"}, "D": {"type": "null"}}});
+        let schema = definition_schema(&root.to_string(), "A").unwrap_or(Value::Null);
+        assert_eq!(
+            schema,
+            json!({"$ref": "#/$defs/A", "$defs": {"A": root["$defs"]["A"],
+                "B": root["$defs"]["B"], "C": root["$defs"]["C"]}})
+        );
+    }
+
+    #[test]
+    fn the_reduced_schemas_judge_as_the_whole_schema_does() {
+        let root: Value = serde_json::from_str(SCHEMA_2025_11_25).unwrap_or(Value::Null);
+        let icon = json!([{"src": "data:image/png;base64,AA==", "mimeType": "image/png",
+            "sizes": ["16x16"], "theme": "dark"}]);
+        let bad_icon = json!([{"src": 5}]);
+        let annotations = json!({"audience": ["user"], "priority": 0.5});
+        let table = [
+            (
+                ItemKind::Tool,
+                json!({"name": "t", "inputSchema": {"type": "object"}}),
+            ),
+            (
+                ItemKind::Tool,
+                json!({"name": "t", "inputSchema": {"type": "object"}, "icons": icon,
+                    "annotations": {"readOnlyHint": true, "title": "T"},
+                    "execution": {"taskSupport": "optional"},
+                    "outputSchema": {"type": "object"}}),
+            ),
+            (
+                ItemKind::Tool,
+                json!({"name": "t", "inputSchema": {"type": "object"}, "icons": bad_icon}),
+            ),
+            (
+                ItemKind::Tool,
+                json!({"name": "t", "inputSchema": {"type": "object"},
+                    "annotations": {"readOnlyHint": "yes"}}),
+            ),
+            (
+                ItemKind::Tool,
+                json!({"name": "t", "inputSchema": {"type": "object"},
+                    "execution": {"taskSupport": "always"}}),
+            ),
+            (
+                ItemKind::Tool,
+                json!({"name": "t", "inputSchema": {"type": "array"}}),
+            ),
+            (ItemKind::Tool, json!(5)),
+            (
+                ItemKind::Prompt,
+                json!({"name": "p", "arguments": [{"name": "a", "required": true}], "icons": icon}),
+            ),
+            (
+                ItemKind::Prompt,
+                json!({"name": "p", "arguments": [{"required": 1}]}),
+            ),
+            (
+                ItemKind::Resource,
+                json!({"name": "r", "uri": "file:///r", "annotations": annotations, "size": 3}),
+            ),
+            (
+                ItemKind::Resource,
+                json!({"name": "r", "uri": "file:///r", "annotations": {"audience": ["robot"]}}),
+            ),
+            (
+                ItemKind::ResourceTemplate,
+                json!({"name": "t", "uriTemplate": "file:///{x}", "annotations": annotations,
+                    "icons": icon}),
+            ),
+            (
+                ItemKind::ResourceTemplate,
+                json!({"name": "t", "uriTemplate": "file:///{x}", "annotations": {"priority": "high"}}),
+            ),
+        ];
+        let mut verdicts = Vec::new();
+        for (kind, item) in table {
+            let mut whole = root.clone();
+            if let Some(m) = whole.as_object_mut() {
+                m.insert(
+                    "$ref".into(),
+                    json!(format!("#/$defs/{}", kind.definition())),
+                );
+            }
+            let whole = jsonschema::options().build(&whole);
+            let first = |v: &Validator| {
+                v.iter_errors(&item)
+                    .next()
+                    .map(|e| format!("{}: {}", e.instance_path(), e.masked()))
+            };
+            let expected = whole.as_ref().map(|v| (v.is_valid(&item), first(v)));
+            let reduced = validators()[kind.index()].as_ref();
+            let got = reduced.map(|v| (v.is_valid(&item), first(v)));
+            assert_eq!(got, expected.ok(), "{kind:?} {item}");
+            verdicts.push(got.map(|(valid, _)| valid));
+        }
+        let (t, f) = (Some(true), Some(false));
+        assert_eq!(verdicts, [t, t, f, f, f, f, f, t, f, t, f, t, f]);
     }
 
     #[test]
