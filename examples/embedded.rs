@@ -2,7 +2,7 @@
 //! 2025-11-25 clients (`initialize` first) through the in-process bridge. Tools `echo`,
 //! `ask_name` (an input request) and `add_tool` (a list change), the prompt `greet` and the
 //! resource `example://readme`.
-use mcp_bridge::server::{Event, Outcome, PromptDef, ResourceDef, Server, ToolDef, elicit_form};
+use mcp_bridge::server::{Event, ResourceDef, Server};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Echo {
@@ -11,30 +11,18 @@ struct Echo {
 
 fn main() -> std::io::Result<()> {
     let server = Server::builder("embedded-example", "1.0.0")
-        .typed_tool(
-            "echo",
-            |Echo { text }, _| async move { Ok(Outcome::text(text)) },
-        )
-        .tool(ToolDef::no_input("ask_name"), |_, ctx| async move {
-            Ok(match ctx.input_response("name") {
-                None => Outcome::ask("name", elicit_form("Your name?", &["name"])),
-                Some(a) => Outcome::text(format!(
-                    "Hi, {}!",
-                    a["content"]["name"].as_str().unwrap_or("?")
-                )),
+        .typed_tool("echo", |Echo { text }, _| text)
+        .tool("ask_name", |_, ctx| {
+            ctx.ask_text("name", "Your name?", |name| {
+                format!("Hi, {}!", name.unwrap_or("?"))
             })
         })
-        .tool(ToolDef::no_input("add_tool"), |_, ctx| async move {
+        .tool("add_tool", |_, ctx| {
             ctx.server().notify(Event::ToolsListChanged);
-            Ok(Outcome::text("The tool list changed."))
+            "The tool list changed."
         })
-        .prompt(PromptDef::new("greet"), |_, _| async {
-            Ok(Outcome::user_text("Say hi."))
-        })
-        .resource(
-            ResourceDef::new("example://readme", "readme"),
-            |_, _| async { Ok(Outcome::resource_text("example://readme", "Hi.")) },
-        )
+        .prompt("greet", |_, _| "Say hi.")
+        .resource(ResourceDef::new("example://readme", "readme"), |_, _| "Hi.")
         .build();
     mcp_bridge::embed::serve_stdio(server)
 }

@@ -433,11 +433,16 @@ mod tests {
         }
     }
 
+    /// A handler's answer that panics (inside the handler's future).
+    fn panic_on_purpose() -> Outcome {
+        panic!("on purpose")
+    }
+
     fn tool_only_server() -> Server {
         Server::builder("t", "1")
             .tool(
                 ToolDef::new("panic", json!({"type": "object"})),
-                |_, _| async { panic!("on purpose") },
+                |_, _| async { panic_on_purpose() },
             )
             .tool(
                 ToolDef::new("close", json!({"type": "object"})),

@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
-use super::Server;
 use super::output::Outbox;
 use super::wire;
+use super::{IntoReply, Outcome, Reply, RpcError, Server, elicit_form};
 
 pub use crate::protocol::legacy::LogLevel;
 
@@ -124,6 +124,35 @@ impl RequestContext {
     /// ```
     pub fn input_response(&self, key: &str) -> Option<&Value> {
         self.inner.input_responses.as_ref()?.get(key)
+    }
+
+    /// One text field asked of the user: before the answer, [`Outcome::ask`] of an
+    /// [`elicit_form`] request under `field` for the field `field` (the client answers and
+    /// retries); on the retry, `then` of the answer's `content[field]` (`None` when the user
+    /// declined or cancelled, or the field is not a string).
+    ///
+    /// ```
+    /// use mcp_bridge::server::Server;
+    /// let server = Server::builder("hello", "1.0.0")
+    ///     .tool("ask_name", |_, ctx| {
+    ///         ctx.ask_text("name", "Your name?", |name| format!("Hi, {}!", name.unwrap_or("?")))
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    pub fn ask_text<T: IntoReply>(
+        &self,
+        field: &str,
+        message: &str,
+        then: impl FnOnce(Option<&str>) -> T,
+    ) -> Result<Reply, RpcError> {
+        match self.input_response(field) {
+            None => Ok(Reply::Outcome(Outcome::ask(
+                field,
+                elicit_form(message, &[field]),
+            ))),
+            Some(answer) => then(answer["content"][field].as_str()).into_reply(),
+        }
     }
 
     /// `params.requestState` of an MRTR retry, byte-exact as the client echoed it. It is

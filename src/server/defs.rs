@@ -342,6 +342,30 @@ fn match_parts(parts: &[Part<'_>], uri: &str, variables: &mut Map<String, Value>
     }
 }
 
+/// A tool without input ([`ToolDef::no_input`]), so `builder.tool("ping", handler)` works.
+///
+/// ```
+/// # use mcp_bridge::server::ToolDef;
+/// assert_eq!(ToolDef::from("ping").input_schema(), ToolDef::no_input("ping").input_schema());
+/// ```
+impl From<&str> for ToolDef {
+    fn from(name: &str) -> Self {
+        Self::no_input(name)
+    }
+}
+
+/// A prompt without arguments ([`PromptDef::new`]), so `builder.prompt("greet", handler)` works.
+///
+/// ```
+/// # use mcp_bridge::server::PromptDef;
+/// assert_eq!(PromptDef::from("greet").name(), "greet");
+/// ```
+impl From<&str> for PromptDef {
+    fn from(name: &str) -> Self {
+        Self::new(name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

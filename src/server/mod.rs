@@ -177,12 +177,135 @@ type DiscoverHook =
 type ListenHook =
     Arc<dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<(), RpcError>> + Send + Sync>;
 
-fn boxed<F, Fut>(handler: F) -> Handler
+/// A handler's answer before the server knows which request it answers: an [`Outcome`], or
+/// bare text, which becomes the text result of the handler's kind (a tool: [`Outcome::text`];
+/// a prompt: [`Outcome::user_text`]; a resource or template: [`Outcome::resource_text`] of the
+/// requested URI; completion: the one value `{"completion": {"values": [text]}}`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// Answered as it is.
+    Outcome(Outcome),
+    /// The text result of the handler's kind.
+    Text(String),
+}
+
+/// What a handler may produce: [`Outcome`], [`Reply`], `String`, `&'static str`, or
+/// `Result<T, RpcError>` of one of these (an `Err` is answered as a JSON-RPC error).
+///
+/// ```
+/// use mcp_bridge::server::{IntoReply, Outcome, Reply};
+/// assert_eq!("Hi".into_reply(), Ok(Reply::Text("Hi".into())));
+/// assert_eq!(Outcome::text("Hi").into_reply(), Ok(Reply::Outcome(Outcome::text("Hi"))));
+/// ```
+pub trait IntoReply {
+    /// The answer, or the JSON-RPC error to send instead.
+    fn into_reply(self) -> Result<Reply, RpcError>;
+}
+
+impl IntoReply for Reply {
+    fn into_reply(self) -> Result<Reply, RpcError> {
+        Ok(self)
+    }
+}
+
+impl IntoReply for Outcome {
+    fn into_reply(self) -> Result<Reply, RpcError> {
+        Ok(Reply::Outcome(self))
+    }
+}
+
+impl IntoReply for String {
+    fn into_reply(self) -> Result<Reply, RpcError> {
+        Ok(Reply::Text(self))
+    }
+}
+
+impl IntoReply for &'static str {
+    fn into_reply(self) -> Result<Reply, RpcError> {
+        Ok(Reply::Text(self.to_owned()))
+    }
+}
+
+impl<T: IntoReply> IntoReply for Result<T, RpcError> {
+    fn into_reply(self) -> Result<Reply, RpcError> {
+        self?.into_reply()
+    }
+}
+
+/// Marks a handler that returns a future ([`HandlerReturn`]).
+#[derive(Debug)]
+pub enum Asynchronous {}
+/// Marks a handler that returns its answer directly ([`HandlerReturn`]).
+#[derive(Debug)]
+pub enum Synchronous {}
+
+/// What a handler closure returns: a future of an [`IntoReply`] (`|_, _| async { ... }`,
+/// marker [`Asynchronous`]) or an [`IntoReply`] itself (`|_, _| "text"`, marker
+/// [`Synchronous`]). The marker is inferred; a handler never names it.
+///
+/// ```
+/// use mcp_bridge::server::{Outcome, Server};
+/// let server = Server::builder("both", "1.0.0")
+///     .tool("now", |_, _| "answered at once")
+///     .tool("later", |_, _| async { Ok(Outcome::text("answered by a future")) })
+///     .build();
+/// # let _ = server;
+/// ```
+pub trait HandlerReturn<Marker>: Send + 'static {
+    /// The answer as a future.
+    fn into_future(self) -> BoxFuture<'static, Result<Reply, RpcError>>;
+}
+
+impl<F> HandlerReturn<Asynchronous> for F
 where
-    F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
+    F: Future + Send + 'static,
+    F::Output: IntoReply,
 {
-    Arc::new(move |value, ctx| Box::pin(handler(value, ctx)))
+    fn into_future(self) -> BoxFuture<'static, Result<Reply, RpcError>> {
+        Box::pin(async move { self.await.into_reply() })
+    }
+}
+
+impl<T: IntoReply + Send + 'static> HandlerReturn<Synchronous> for T {
+    fn into_future(self) -> BoxFuture<'static, Result<Reply, RpcError>> {
+        Box::pin(std::future::ready(self.into_reply()))
+    }
+}
+
+/// Which request a handler answers: what its bare text becomes ([`Reply::Text`]).
+#[derive(Clone, Copy)]
+enum Kind {
+    Tool,
+    Prompt,
+    Resource,
+    Completion,
+}
+
+fn boxed<F, R, M>(kind: Kind, handler: F) -> Handler
+where
+    F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
+    R: HandlerReturn<M>,
+{
+    Arc::new(move |value, ctx| {
+        let uri = match kind {
+            Kind::Resource => value.get("uri").and_then(Value::as_str).map(str::to_owned),
+            _ => None,
+        };
+        let reply = handler(value, ctx).into_future();
+        Box::pin(async move {
+            Ok(match reply.await? {
+                Reply::Outcome(outcome) => outcome,
+                Reply::Text(text) => match kind {
+                    Kind::Tool => Outcome::text(text),
+                    Kind::Prompt => Outcome::user_text(text),
+                    Kind::Resource => Outcome::resource_text(uri.as_deref().unwrap_or(""), text),
+                    Kind::Completion => {
+                        Outcome::Complete(json!({ "completion": { "values": [text] } }))
+                    }
+                },
+            })
+        })
+    })
 }
 
 /// The limits of one connection served by [`crate::embed::serve_stdio_auto`] (the reference's
@@ -453,14 +576,28 @@ impl ServerBuilder {
         self
     }
 
-    /// Adds a tool. The handler gets `params.arguments` (`{}` if absent).
+    /// Adds a tool. The handler gets `params.arguments` (`{}` if absent) and returns its answer
+    /// or a future of it ([`HandlerReturn`]); bare text becomes [`Outcome::text`]. A name alone
+    /// is a tool without input ([`ToolDef::no_input`]).
+    ///
+    /// ```
+    /// use mcp_bridge::server::{Server, ToolDef};
+    /// use serde_json::json;
+    /// let server = Server::builder("tools", "1.0.0")
+    ///     .tool("ping", |_, _| "pong")
+    ///     .tool(ToolDef::new("shout", json!({"type": "object"})), |args, _| {
+    ///         args["text"].as_str().unwrap_or("").to_uppercase()
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     #[must_use]
-    pub fn tool<F, Fut>(mut self, def: ToolDef, handler: F) -> Self
+    pub fn tool<F, R, M>(mut self, def: impl Into<ToolDef>, handler: F) -> Self
     where
-        F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
+        F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
+        R: HandlerReturn<M>,
     {
-        self.0.tools.push((def, boxed(handler)));
+        self.0.tools.push((def.into(), boxed(Kind::Tool, handler)));
         self
     }
 
@@ -484,11 +621,11 @@ impl ServerBuilder {
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn typed_tool<A, F, Fut>(self, name: &str, handler: F) -> Self
+    pub fn typed_tool<A, F, R, M>(self, name: &str, handler: F) -> Self
     where
         A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
-        F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
+        F: Fn(A, RequestContext) -> R + Send + Sync + 'static,
+        R: HandlerReturn<M>,
     {
         let handler = Arc::new(handler);
         self.tool(ToolDef::typed::<A>(name), move |arguments, ctx| {
@@ -496,7 +633,7 @@ impl ServerBuilder {
             async move {
                 let arguments = serde_json::from_value::<A>(arguments)
                     .map_err(|e| RpcError::invalid_params(format!("Invalid arguments: {e}")))?;
-                handler(arguments, ctx).await
+                handler(arguments, ctx).into_future().await
             }
         })
     }
@@ -514,12 +651,14 @@ impl ServerBuilder {
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn prompt<F, Fut>(mut self, def: PromptDef, handler: F) -> Self
+    pub fn prompt<F, R, M>(mut self, def: impl Into<PromptDef>, handler: F) -> Self
     where
-        F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
+        F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
+        R: HandlerReturn<M>,
     {
-        self.0.prompts.push((def, boxed(handler)));
+        self.0
+            .prompts
+            .push((def.into(), boxed(Kind::Prompt, handler)));
         self
     }
 
@@ -536,12 +675,12 @@ impl ServerBuilder {
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn resource<F, Fut>(mut self, def: ResourceDef, handler: F) -> Self
+    pub fn resource<F, R, M>(mut self, def: ResourceDef, handler: F) -> Self
     where
-        F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
+        F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
+        R: HandlerReturn<M>,
     {
-        self.0.resources.push((def, boxed(handler)));
+        self.0.resources.push((def, boxed(Kind::Resource, handler)));
         self
     }
 
@@ -559,12 +698,12 @@ impl ServerBuilder {
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn resource_template<F, Fut>(mut self, def: ResourceTemplateDef, handler: F) -> Self
+    pub fn resource_template<F, R, M>(mut self, def: ResourceTemplateDef, handler: F) -> Self
     where
-        F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
+        F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
+        R: HandlerReturn<M>,
     {
-        self.0.templates.push((def, boxed(handler)));
+        self.0.templates.push((def, boxed(Kind::Resource, handler)));
         self
     }
 
@@ -586,12 +725,12 @@ impl ServerBuilder {
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    pub fn completion<F, R, M>(mut self, handler: F) -> Self
     where
-        F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Outcome, RpcError>> + Send + 'static,
+        F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
+        R: HandlerReturn<M>,
     {
-        self.0.completion = Some(boxed(handler));
+        self.0.completion = Some(boxed(Kind::Completion, handler));
         self
     }
 
