@@ -535,11 +535,18 @@ fn sampling_content_ok(content: &Value) -> bool {
 }
 
 /// Whether accepted form content validates against the requested schema (JSON Schema; a
-/// schema that does not compile refuses all content).
+/// schema that does not compile refuses all content). Without the feature `schema-check`,
+/// all content is valid.
 pub fn content_valid(schema: &Value, content: &Value) -> bool {
-    match jsonschema::validator_for(schema) {
+    #[cfg(feature = "schema-check")]
+    return match jsonschema::validator_for(schema) {
         Ok(v) => v.is_valid(content),
         Err(_) => false,
+    };
+    #[cfg(not(feature = "schema-check"))]
+    {
+        let _ = (schema, content);
+        true
     }
 }
 

@@ -12,10 +12,12 @@
 use super::legacy::Forwarded;
 use super::notify::LineLevel;
 use super::translate::Note;
+#[cfg(feature = "schema-check")]
 use jsonschema::Validator;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
+#[cfg(feature = "schema-check")]
 use std::sync::OnceLock;
 
 /// The official 2025-11-25 schema (`src/protocol/schemas/`, a byte copy of the MCP
@@ -97,6 +99,7 @@ impl ItemKind {
         }
     }
 
+    #[cfg(feature = "schema-check")]
     fn index(self) -> usize {
         match self {
             ItemKind::Tool => 0,
@@ -110,25 +113,35 @@ impl ItemKind {
     /// schema admits it, else the first error (its place in the item and what is wrong, without
     /// the item's values, at most [`MAX_REASON_CHARS`] characters). `Err` also when the
     /// embedded schema did not compile (never with the vendored file; a unit test shows it).
+    /// Without the feature `schema-check`, every item passes.
     pub fn check(self, item: &Value) -> Result<(), String> {
-        let Some(v) = validators()[self.index()].as_ref() else {
-            return Err("the 2025-11-25 schema did not compile".into());
-        };
-        if v.is_valid(item) {
-            return Ok(());
+        #[cfg(not(feature = "schema-check"))]
+        {
+            let _ = (self, item);
+            Ok(())
         }
-        let reason = v.iter_errors(item).next().map_or_else(
-            || "refused by the 2025-11-25 schema".to_string(),
-            |e| {
-                let path = e.instance_path().to_string();
-                let at = if path.is_empty() { "/".into() } else { path };
-                format!("{at}: {}", e.masked())
-            },
-        );
-        Err(reason.chars().take(MAX_REASON_CHARS).collect())
+        #[cfg(feature = "schema-check")]
+        {
+            let Some(v) = validators()[self.index()].as_ref() else {
+                return Err("the 2025-11-25 schema did not compile".into());
+            };
+            if v.is_valid(item) {
+                return Ok(());
+            }
+            let reason = v.iter_errors(item).next().map_or_else(
+                || "refused by the 2025-11-25 schema".to_string(),
+                |e| {
+                    let path = e.instance_path().to_string();
+                    let at = if path.is_empty() { "/".into() } else { path };
+                    format!("{at}: {}", e.masked())
+                },
+            );
+            Err(reason.chars().take(MAX_REASON_CHARS).collect())
+        }
     }
 }
 
+#[cfg(feature = "schema-check")]
 /// The validators of the four definitions, compiled once from [`SCHEMA_2025_11_25`]: each from
 /// [`definition_schema`] (the definition and the definitions it reaches, ~5 KB of the 174 KB
 /// schema: a validator keeps its whole document, and the whole schema parsed is ~2 MB).
@@ -431,6 +444,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "schema-check")]
     fn items_that_2025_refuses_are_dropped_with_a_warning() {
         let t = ("tools/list", "tool");
         let table = [
@@ -527,6 +541,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "schema-check")]
     fn valid_items_keep_their_order_around_dropped_ones() {
         let good = |n: &str| json!({"name": n, "inputSchema": {"type": "object"}});
         let items = json!([good("a"), {"name": "x", "inputSchema": {"type": "array"}}, good("b"),
@@ -558,6 +573,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "schema-check")]
     fn the_embedded_schema_compiles_for_every_kind() {
         assert!(validators().iter().all(Option::is_some));
         assert_eq!(
@@ -629,6 +645,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "schema-check")]
     fn the_reduced_schemas_judge_as_the_whole_schema_does() {
         let root: Value = serde_json::from_str(SCHEMA_2025_11_25).unwrap_or(Value::Null);
         let icon = json!([{"src": "data:image/png;base64,AA==", "mimeType": "image/png",
@@ -718,6 +735,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "schema-check")]
     fn a_long_reason_and_a_long_name_are_cut() {
         let long = "k".repeat(3 * MAX_REASON_CHARS);
         let item = json!({"name": long, "inputSchema": {"type": "object", "properties": {long.clone(): 5}}});
