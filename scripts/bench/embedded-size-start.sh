@@ -3,7 +3,10 @@
 # same server written on rmcp 3.x (tests/interop/rmcp/src/bin/server.rs), for
 # docs/performance.md:
 #   - user code: lines that are neither blank nor comments, `use` lines included;
-#   - the stripped release binary (both release profiles: strip, lto = "fat", codegen-units = 1);
+#   - the stripped binary: ours in the profile `small` (the release profile: strip,
+#     lto = "fat", codegen-units = 1, at opt-level "z") without the default feature
+#     `schema-check`, as an embedded server ships it; rmcp's in its release profile (strip,
+#     lto = "fat", codegen-units = 1, opt-level 3);
 #   - time from the start of the process to the first response line, for a first request of
 #     each revision (server/discover of 2026-07-28, initialize of 2025-11-25), N runs each,
 #     the two servers' runs interleaved (scripts/bench/first-response.py: median and 90th
@@ -17,9 +20,9 @@ cd "$(dirname "$0")/../.."
 N="${1:-50}"
 RMCP_DIR=tests/interop/rmcp
 
-cargo build --release --locked --example embedded >&2
+cargo build --profile small --locked --no-default-features --example embedded >&2
 cargo build --release --locked --manifest-path "$RMCP_DIR/Cargo.toml" --target-dir "$RMCP_DIR/target" --bin server >&2
-ours="${CARGO_TARGET_DIR:-$PWD/target}/release/examples/embedded"
+ours="${CARGO_TARGET_DIR:-$PWD/target}/small/examples/embedded"
 theirs="$RMCP_DIR/target/release/server"
 
 loc() { grep -cvE '^\s*($|//)' "$1"; }
