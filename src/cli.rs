@@ -311,6 +311,7 @@ impl Cli {
             name: self.name.clone(),
             discover_timeout: Duration::from_secs_f64(self.discover_timeout),
             max_line_bytes: self.max_line_bytes as usize,
+            max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
             timeouts: Timeouts {
                 list: Duration::from_secs_f64(self.list_timeout),
                 read: Duration::from_secs_f64(self.read_timeout),

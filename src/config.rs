@@ -79,6 +79,10 @@ pub struct BridgeConfig {
     pub discover_timeout: Duration,
     /// `--max-line-bytes`, on both sides.
     pub max_line_bytes: usize,
+    /// The deepest nesting of `{`/`[` in an editor's line (the executable:
+    /// [`crate::protocol::jsonrpc::MAX_CLIENT_DEPTH`], 64 levels; an embedded server:
+    /// `Limits::max_depth`); a deeper line gets -32600 `too_deep`.
+    pub max_depth: usize,
     /// Time limits per method.
     pub timeouts: Timeouts,
     /// Requests in flight at most.
@@ -89,11 +93,29 @@ pub struct BridgeConfig {
     pub listen: ListenTimings,
     /// The sign-in state the Frontend sets at `notifications/initialized` (the URL form with
     /// sign-in; `None` otherwise).
-    pub sign_in_phase: Option<std::sync::Arc<crate::auth::gate::SignInPhase>>,
+    pub sign_in_phase: Option<SignInPhaseRef>,
     /// The sign-in of a URL upstream: the Supervisor starts the SignIn actor from it and makes
     /// it the HTTP transport's token provider (`None`: no sign-in).
-    pub sign_in: Option<crate::auth::wire::SignInSetup>,
+    pub sign_in: Option<SignInSetupRef>,
 }
+
+/// The shared sign-in state of [`BridgeConfig::sign_in_phase`]
+/// (`Arc<crate::auth::gate::SignInPhase>` with the feature `auth`).
+#[cfg(feature = "auth")]
+pub type SignInPhaseRef = std::sync::Arc<crate::auth::gate::SignInPhase>;
+/// The shared sign-in state of [`BridgeConfig::sign_in_phase`]: without the feature `auth`
+/// there is none, so the field is always `None`.
+#[cfg(not(feature = "auth"))]
+pub type SignInPhaseRef = std::convert::Infallible;
+
+/// The sign-in settings of [`BridgeConfig::sign_in`] (`crate::auth::wire::SignInSetup` with the
+/// feature `auth`).
+#[cfg(feature = "auth")]
+pub type SignInSetupRef = crate::auth::wire::SignInSetup;
+/// The sign-in settings of [`BridgeConfig::sign_in`]: without the feature `auth` there are
+/// none, so the field is always `None`.
+#[cfg(not(feature = "auth"))]
+pub type SignInSetupRef = std::convert::Infallible;
 
 #[cfg(test)]
 mod tests {

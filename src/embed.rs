@@ -12,9 +12,8 @@
 //!   connection itself, and a request past [`Limits::max_in_flight`] is refused at once with
 //!   -32603 `too_many_requests` (the reader never waits for a free slot).
 //!
-//! Both paths take the line length, the requests in flight and the shutdown grace from
-//! [`AutoOptions::limits`]; the modern path also its nesting depth (the legacy path keeps the
-//! bridge's 64 levels). At the end of the input the legacy path stops as the bridge's shutdown
+//! Both paths take the line length, the nesting depth, the requests in flight and the shutdown
+//! grace from [`AutoOptions::limits`]. At the end of the input the legacy path stops as the bridge's shutdown
 //! cascade does (without its watchdog: the process is the server's); the modern path ends its
 //! open listen streams with their result, waits at most [`Limits::shutdown_grace`] for the
 //! other requests and cancels the rest.
@@ -269,6 +268,7 @@ fn legacy_config(server: Server, options: &AutoOptions) -> BridgeConfig {
         name,
         discover_timeout: MEMORY_TIME_LIMIT,
         max_line_bytes: options.limits.max_line_bytes,
+        max_depth: options.limits.max_depth,
         timeouts: Timeouts {
             list: MEMORY_TIME_LIMIT,
             read: MEMORY_TIME_LIMIT,
@@ -390,5 +390,81 @@ mod tests {
             assert_eq!(reply["id"], "d");
             assert_eq!(reply["result"]["supportedVersions"], json!(["2026-07-28"]));
         }
+    }
+
+    /// Serves a conversation with `options`: each group of lines is written once the replies
+    /// to the group before it (as many as it has requests) were read; every reply read
+    /// (notifications left out).
+    fn converse(groups: &[&[Value]], options: AutoOptions) -> Vec<Value> {
+        let server = Server::builder("t", "1").tool("hi", |_, _| "hi").build();
+        let (mut client, server_input) = tokio::io::duplex(1 << 16);
+        let (server_output, replies) = tokio::io::duplex(1 << 16);
+        let served = std::thread::spawn(move || {
+            serve_stdio_auto(server, server_input, server_output, options)
+        });
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            panic!("a runtime for the client");
+        };
+        let read = runtime.block_on(async move {
+            let mut out = Vec::new();
+            let mut replies = BufReader::new(replies).lines();
+            for group in groups {
+                let text: Vec<u8> = group
+                    .iter()
+                    .flat_map(|line| format!("{line}\n").into_bytes())
+                    .collect();
+                assert!(client.write_all(&text).await.is_ok());
+                let mut wanted = group.iter().filter(|line| line.get("id").is_some()).count();
+                while wanted > 0 {
+                    let Ok(Some(line)) = replies.next_line().await else {
+                        return out;
+                    };
+                    let reply: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+                    // Notifications (a list change after the listen opened) are not replies.
+                    if reply.get("id").is_some() {
+                        out.push(reply);
+                        wanted -= 1;
+                    }
+                }
+            }
+            drop(client);
+            out
+        });
+        assert!(matches!(served.join(), Ok(Ok(()))));
+        read
+    }
+
+    #[test]
+    fn the_legacy_path_applies_the_nesting_depth_of_the_limits() {
+        let options = AutoOptions {
+            limits: Limits {
+                max_depth: 4,
+                ..Limits::default()
+            },
+            ..AutoOptions::default()
+        };
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        // Depth 5 (the message, params, arguments, a, b), then depth 4.
+        let deep = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                          "params": {"name": "hi", "arguments": {"a": {"b": []}}}});
+        let at_limit = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                              "params": {"name": "hi", "arguments": {"a": {}}}});
+        let replies = converse(&[&[initialize], &[initialized, deep], &[at_limit]], options);
+        assert_eq!(replies.len(), 3, "{replies:?}");
+        assert_eq!(replies[0]["result"]["protocolVersion"], "2025-11-25");
+        assert_eq!(
+            replies[1],
+            json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32600,
+                   "message": "Invalid request: the message is nested too deeply",
+                   "data": {"cause": "too_deep", "detail": 4}}})
+        );
+        assert_eq!(replies[2]["id"], 3, "{replies:?}");
+        assert_eq!(replies[2]["result"]["content"][0]["text"], "hi");
     }
 }

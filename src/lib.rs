@@ -7,7 +7,9 @@
 //! [`embed`] serves such a server to clients of both revisions on one stdio connection.
 
 pub mod actors;
+#[cfg(feature = "auth")]
 pub mod auth;
+#[cfg(feature = "auth")]
 pub mod cli;
 pub mod config;
 pub mod embed;

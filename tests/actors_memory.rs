@@ -91,6 +91,7 @@ fn config(server: Server) -> BridgeConfig {
         name: None,
         discover_timeout: DEADLINE,
         max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        max_depth: mcp_bridge::protocol::jsonrpc::MAX_CLIENT_DEPTH,
         timeouts: Timeouts::default(),
         max_in_flight: 256,
         shutdown_grace: Duration::from_secs(2),

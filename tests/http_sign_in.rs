@@ -132,6 +132,7 @@ async fn a_401_goes_to_the_token_provider_and_the_refused_listen_opens_after_the
         name: None,
         discover_timeout: DEADLINE,
         max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        max_depth: mcp_bridge::protocol::jsonrpc::MAX_CLIENT_DEPTH,
         timeouts: Timeouts::default(),
         max_in_flight: 256,
         shutdown_grace: Duration::from_secs(2),

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use self::messages::{ChangeAnswer, Finish, FromUpstream, GateUpdate, Quiesce, UpstreamLost};
+#[cfg(feature = "auth")]
 use super::consent::EditorConsent;
 use super::link::{ActorStats, Link};
 use super::listener::ListenerLinks;
@@ -27,6 +28,7 @@ use super::slots::{
 };
 use super::supervisor::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener};
 use super::upstream::{self, Relay, Reply, UpstreamLinks};
+#[cfg(feature = "auth")]
 use crate::auth::gate::Consent;
 use crate::config::BridgeConfig;
 use crate::log::limits;
@@ -35,7 +37,7 @@ use crate::protocol::era::{self, Era, HttpAnswer, HttpBody, LegacySign, ProbeAns
 use crate::protocol::errors::{Cause, ErrorObject};
 use crate::protocol::framing::Frame;
 use crate::protocol::input::Answer;
-use crate::protocol::jsonrpc::{self, Id, MAX_CLIENT_DEPTH, Message, ParseError};
+use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
 use crate::protocol::legacy::{
     self, EditorNotification, EditorRequest, Forwarded, LogLevel, RequestClass,
 };
@@ -282,7 +284,7 @@ impl Frontend {
         // Once ready, a forwarded request is read without a value tree: its params pass raw
         // (issue 7 §3, issue 8 §7). Every other line takes the parser's path.
         if self.state == Lifecycle::Ready
-            && let Some((id, method, params)) = raw::request(line.clone(), MAX_CLIENT_DEPTH)
+            && let Some((id, method, params)) = raw::request(line.clone(), self.config.max_depth)
             && let RequestClass::Forward(f) = legacy::classify_request(&method)
         {
             if self.slots.contains_key(&id) || self.open_changes.contains(&id) || self.is_held(&id)
@@ -291,7 +293,7 @@ impl Frontend {
             }
             return self.start_forward(id, f, params, ctx);
         }
-        let parsed = jsonrpc::parse(&line, MAX_CLIENT_DEPTH);
+        let parsed = jsonrpc::parse(&line, self.config.max_depth);
         match parsed {
             Ok(Message::Request { id, method, params }) => {
                 self.on_request(id, EditorRequest::from_request(method, params), ctx)
@@ -313,7 +315,7 @@ impl Frontend {
     fn reply_bad_line(&self, e: &ParseError) {
         let (cause, detail) = match e {
             ParseError::NotJson { .. } => (Cause::ParseError, None),
-            ParseError::TooDeep { .. } => (Cause::TooDeep, Some(json!(MAX_CLIENT_DEPTH))),
+            ParseError::TooDeep { .. } => (Cause::TooDeep, Some(json!(self.config.max_depth))),
             ParseError::Shape { .. } => (Cause::InvalidRequestShape, None),
         };
         tracing::debug!(target: "frontend", "bad line from the client: {}", cause.name());
@@ -332,7 +334,7 @@ impl Frontend {
             return false;
         };
         let bytes = line.len();
-        let request = match jsonrpc::parse(line, MAX_CLIENT_DEPTH) {
+        let request = match jsonrpc::parse(line, self.config.max_depth) {
             Ok(Message::Request { id, method, params }) => {
                 let request = EditorRequest::from_request(method, params);
                 if matches!(
@@ -416,7 +418,7 @@ impl Frontend {
     /// Pass-through: one line of the editor to the upstream as it came. The bridge still
     /// answers a bad line, a duplicate id and a request over the in-flight limit itself.
     fn relay_from_editor(&mut self, line: &[u8]) {
-        let (message, kind) = match passthrough::read(line, MAX_CLIENT_DEPTH) {
+        let (message, kind) = match passthrough::read(line, self.config.max_depth) {
             Ok(read) => read,
             Err(e) => return self.reply_bad_line(&e),
         };
@@ -574,6 +576,7 @@ impl Frontend {
             EditorNotification::Initialized => {
                 if self.state == Lifecycle::Ready {
                     self.initialized = true;
+                    #[cfg(feature = "auth")]
                     if let Some(phase) = &self.config.sign_in_phase {
                         // From now on a sign-in asks the editor and never opens a browser.
                         let consent = EditorConsent::for_editor(

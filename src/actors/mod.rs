@@ -11,6 +11,7 @@
 //! `supervisor/messages.rs`, `upstream/reply.rs`), so no actor file imports another in a
 //! circle (`scripts/actor-imports.py` checks it).
 
+#[cfg(feature = "auth")]
 pub mod consent;
 pub mod frontend;
 pub mod link;

@@ -835,6 +835,20 @@ mod tests {
         assert_eq!(accepted, Ok(json!({"action": "accept", "content": {}})));
     }
 
+    #[cfg(not(feature = "schema-check"))]
+    #[test]
+    fn without_schema_check_accepted_content_passes_unchecked() {
+        let form = json!({"method": "elicitation/create", "params": {"message": "m", "requestedSchema": {
+            "type": "object", "properties": {"age": {"type": "integer", "minimum": 0}}, "required": ["age"]}}});
+        let Ok(Plan::Ask(q)) = plan("f", &form, &caps()) else {
+            panic!()
+        };
+        let wrong = json!({"action": "accept", "content": {"age": "x"}});
+        assert_eq!(check_answer(&q, &Answer::Result(wrong.clone())), Ok(wrong));
+    }
+
+    /// The accepted content against the requestedSchema (feature `schema-check`).
+    #[cfg(feature = "schema-check")]
     #[test]
     fn answers_are_checked() {
         let form = json!({"method": "elicitation/create", "params": {"message": "m", "requestedSchema": {

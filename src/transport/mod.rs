@@ -6,6 +6,7 @@
 
 pub mod child;
 pub mod child_upstream;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod isolation;
 pub mod lines;

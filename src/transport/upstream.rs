@@ -44,7 +44,9 @@ pub enum UpstreamSpec {
     Memory(Server),
     /// A transport opened by the embedder's own function (a scripted transport in tests).
     Opener(Opener),
-    /// A 2026-07-28 server at a URL over Streamable HTTP (`mcp-bridge [options] <url>`).
+    /// A 2026-07-28 server at a URL over Streamable HTTP (`mcp-bridge [options] <url>`;
+    /// feature `http`).
+    #[cfg(feature = "http")]
     Http(super::http::HttpSpec),
 }
 
@@ -67,6 +69,7 @@ impl UpstreamSpec {
             UpstreamSpec::Child { command, .. } => std::path::Path::new(command)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned()),
+            #[cfg(feature = "http")]
             UpstreamSpec::Http(spec) => spec.url.host_str().map(str::to_owned),
             UpstreamSpec::Memory(_) | UpstreamSpec::Opener(_) => None,
         }
@@ -250,6 +253,7 @@ pub fn open(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnEr
         }
         UpstreamSpec::Memory(server) => Ok(super::memory::open(server.clone(), options)),
         UpstreamSpec::Opener(Opener(open)) => open(options),
+        #[cfg(feature = "http")]
         UpstreamSpec::Http(spec) => super::http::open(spec, options),
     }
 }

@@ -35,8 +35,18 @@ pub fn wait_until(mut done: impl FnMut() -> bool) -> bool {
     }
 }
 
+/// The `mcp-bridge` executable (built with the features `http` and `auth`, its
+/// `required-features`).
+#[cfg(all(feature = "http", feature = "auth"))]
 pub fn bridge_bin() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-bridge")
+}
+
+/// Without the features `http` and `auth` there is no `mcp-bridge` executable; the tests of an
+/// embedded server run so and never call this.
+#[cfg(not(all(feature = "http", feature = "auth")))]
+pub fn bridge_bin() -> &'static str {
+    panic!("no mcp-bridge binary: build with the features http and auth")
 }
 
 pub fn server_bin() -> &'static str {
@@ -44,17 +54,27 @@ pub fn server_bin() -> &'static str {
 }
 
 /// The example of the embedded bridge (`examples/embedded.rs`), brought up to date once per
-/// test binary with `cargo build --example embedded` (`cargo test --test NAME` does not build
-/// examples; a fresh one costs about a second).
+/// test binary with `cargo build --example embedded` and the features this test was built
+/// with (`cargo test --test NAME` does not build examples; a fresh one costs about a second).
 pub fn embedded_example_bin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let bin_dir = std::path::Path::new(bridge_bin())
+            let bin_dir = std::path::Path::new(server_bin())
                 .parent()
                 .expect("the binaries' directory");
+            let features: Vec<&str> = [
+                ("schema-check", cfg!(feature = "schema-check")),
+                ("http", cfg!(feature = "http")),
+                ("auth", cfg!(feature = "auth")),
+            ]
+            .into_iter()
+            .filter_map(|(name, on)| on.then_some(name))
+            .collect();
+            let features = features.join(",");
             let built = Command::new(env!("CARGO"))
-                .args(["build", "--example", "embedded"])
+                .args(["build", "--example", "embedded", "--no-default-features"])
+                .args(["--features", features.as_str()])
                 .current_dir(env!("CARGO_MANIFEST_DIR"))
                 .status()
                 .expect("run cargo build --example embedded");

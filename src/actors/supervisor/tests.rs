@@ -183,6 +183,7 @@ fn config() -> BridgeConfig {
         name: None,
         discover_timeout: Duration::from_secs(60),
         max_line_bytes: 1 << 20,
+        max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
         timeouts: Timeouts::default(),
         max_in_flight: MAX_IN_FLIGHT_REQUESTS,
         shutdown_grace: Duration::from_secs(1),
