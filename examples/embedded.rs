@@ -12,15 +12,8 @@ struct Echo {
 fn main() -> std::io::Result<()> {
     let server = Server::builder("embedded-example", "1.0.0")
         .typed_tool("echo", |Echo { text }, _| text)
-        .tool("ask_name", |_, ctx| {
-            ctx.ask_text("name", "Your name?", |name| {
-                format!("Hi, {}!", name.unwrap_or("?"))
-            })
-        })
-        .tool("add_tool", |_, ctx| {
-            ctx.server().notify(Event::ToolsListChanged);
-            "The tool list changed."
-        })
+        .tool("ask_name", |_, c| c.ask_text("name", "Your name?", |n| format!("Hi, {n}!")))
+        .tool("add_tool", |_, c| c.publish(Event::ToolsListChanged, "The tool list changed."))
         .prompt("greet", |_, _| "Say hi.")
         .resource(ResourceDef::new("example://readme", "readme"), |_, _| "Hi.")
         .build();

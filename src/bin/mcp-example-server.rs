@@ -994,10 +994,8 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
                 .description("Every read answers -32602 naming another URI in data.uri."),
             |input, _| async move {
                 let id = input["variables"]["id"].as_str().unwrap_or_default();
-                Err::<Outcome, _>(
-                    RpcError::invalid_params("Resource moved")
-                        .with_data(json!({"uri": format!("example://notes/{id}")})),
-                )
+                Err(RpcError::invalid_params("Resource moved")
+                    .with_data(json!({"uri": format!("example://notes/{id}")})))
             },
         )
         .resource_template(

@@ -11,7 +11,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::output::Outbox;
 use super::wire;
-use super::{IntoReply, Outcome, Reply, RpcError, Server, elicit_form};
+use super::{IntoReply, Outcome, Reply, Server, elicit_form};
 
 pub use crate::protocol::legacy::LogLevel;
 
@@ -128,15 +128,14 @@ impl RequestContext {
 
     /// One text field asked of the user: before the answer, [`Outcome::ask`] of an
     /// [`elicit_form`] request under `field` for the field `field` (the client answers and
-    /// retries); on the retry, `then` of the answer's `content[field]` (`None` when the user
-    /// declined or cancelled, or the field is not a string).
+    /// retries); on the retry, `then` of the answer's `content[field]`, or of `""` when the
+    /// user declined or cancelled or the field is not a string (a handler that must tell these
+    /// apart reads [`RequestContext::input_response`] itself).
     ///
     /// ```
     /// use mcp_bridge::server::Server;
     /// let server = Server::builder("hello", "1.0.0")
-    ///     .tool("ask_name", |_, ctx| {
-    ///         ctx.ask_text("name", "Your name?", |name| format!("Hi, {}!", name.unwrap_or("?")))
-    ///     })
+    ///     .tool("ask_name", |_, ctx| ctx.ask_text("name", "Your name?", |name| format!("Hi, {name}!")))
     ///     .build();
     /// # let _ = server;
     /// ```
@@ -144,15 +143,28 @@ impl RequestContext {
         &self,
         field: &str,
         message: &str,
-        then: impl FnOnce(Option<&str>) -> T,
-    ) -> Result<Reply, RpcError> {
+        then: impl FnOnce(&str) -> T,
+    ) -> Reply {
         match self.input_response(field) {
-            None => Ok(Reply::Outcome(Outcome::ask(
-                field,
-                elicit_form(message, &[field]),
-            ))),
-            Some(answer) => then(answer["content"][field].as_str()).into_reply(),
+            None => Reply::Outcome(Outcome::ask(field, elicit_form(message, &[field]))),
+            Some(answer) => then(answer["content"][field].as_str().unwrap_or("")).into_reply(),
         }
+    }
+
+    /// Publishes `event` to the open listen streams ([`Server::notify`]) and answers with
+    /// `answer`: a handler that changes a list and says so, in one expression. The event
+    /// reaches the client before this request's result (also through the embedded bridge).
+    ///
+    /// ```
+    /// use mcp_bridge::server::{Event, Server};
+    /// let server = Server::builder("changing", "1.0.0")
+    ///     .tool("add_tool", |_, ctx| ctx.publish(Event::ToolsListChanged, "Added."))
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    pub fn publish<T: IntoReply>(&self, event: super::Event, answer: T) -> T {
+        self.inner.server.notify(event);
+        answer
     }
 
     /// `params.requestState` of an MRTR retry, byte-exact as the client echoed it. It is

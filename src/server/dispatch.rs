@@ -14,7 +14,7 @@ use super::listen::{self, Filter, Supported};
 use super::mrtr::parse_retry;
 use super::output::Outbox;
 use super::results::finish;
-use super::{Handler, Outcome, PROTOCOL_VERSION, RpcError, Server, wire};
+use super::{BoxedHandler, Outcome, PROTOCOL_VERSION, RpcError, Server, wire};
 
 const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -284,7 +284,7 @@ async fn run(
     finish(server, method, body, ctx).map(Some)
 }
 
-fn find<D>(entries: &[(D, Handler)], wanted: impl Fn(&D) -> bool) -> Option<&Handler> {
+fn find<D>(entries: &[(D, BoxedHandler)], wanted: impl Fn(&D) -> bool) -> Option<&BoxedHandler> {
     entries
         .iter()
         .find(|(def, _)| wanted(def))
@@ -309,7 +309,11 @@ fn optional_object(params: &Map<String, Value>, key: &str) -> Result<Map<String,
 }
 
 /// Calls a handler; a panic in it becomes `-32603` instead of a lost response.
-async fn call(handler: &Handler, input: Value, ctx: &RequestContext) -> Result<Outcome, RpcError> {
+async fn call(
+    handler: &BoxedHandler,
+    input: Value,
+    ctx: &RequestContext,
+) -> Result<Outcome, RpcError> {
     let panicked = || RpcError::internal("Internal error: the handler panicked");
     let future = std::panic::catch_unwind(AssertUnwindSafe(|| handler(input, ctx.clone())))
         .map_err(|_| panicked())?;
@@ -392,7 +396,7 @@ impl Server {
 
     /// The handler and its input for `resources/read` of `uri`: an exact resource first, then
     /// the first matching template.
-    fn resource_for(&self, uri: &str) -> Option<(&Handler, Value)> {
+    fn resource_for(&self, uri: &str) -> Option<(&BoxedHandler, Value)> {
         if let Some(handler) = find(&self.inner.resources, |def| def.uri() == uri) {
             return Some((handler, json!({ "uri": uri })));
         }

@@ -171,64 +171,72 @@ pub fn elicit_form(message: &str, fields: &[&str]) -> Value {
 
 /// What every handler returns.
 pub type HandlerFuture = BoxFuture<'static, Result<Outcome, RpcError>>;
-type Handler = Arc<dyn Fn(Value, RequestContext) -> HandlerFuture + Send + Sync>;
+type BoxedHandler = Arc<dyn Fn(Value, RequestContext) -> HandlerFuture + Send + Sync>;
 type DiscoverHook =
     Arc<dyn Fn(RequestContext) -> BoxFuture<'static, Result<(), RpcError>> + Send + Sync>;
 type ListenHook =
     Arc<dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<(), RpcError>> + Send + Sync>;
 
-/// A handler's answer before the server knows which request it answers: an [`Outcome`], or
-/// bare text, which becomes the text result of the handler's kind (a tool: [`Outcome::text`];
-/// a prompt: [`Outcome::user_text`]; a resource or template: [`Outcome::resource_text`] of the
-/// requested URI; completion: the one value `{"completion": {"values": [text]}}`).
+/// A handler's answer before the server knows which request it answers: an [`Outcome`], bare
+/// text, which becomes the text result of the handler's kind (a tool: [`Outcome::text`]; a
+/// prompt: [`Outcome::user_text`]; a resource or template: [`Outcome::resource_text`] of the
+/// requested URI; completion: the one value `{"completion": {"values": [text]}}`), or an error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
     /// Answered as it is.
     Outcome(Outcome),
     /// The text result of the handler's kind.
     Text(String),
+    /// Answered as a JSON-RPC error.
+    Error(RpcError),
 }
 
 /// What a handler may produce: [`Outcome`], [`Reply`], `String`, `&'static str`, or
-/// `Result<T, RpcError>` of one of these (an `Err` is answered as a JSON-RPC error).
+/// `Result<Outcome, RpcError>` (an `Err` is answered as a JSON-RPC error). The one `Result`
+/// type means a handler that only returns `Err(...)` needs no type annotation.
 ///
 /// ```
-/// use mcp_bridge::server::{IntoReply, Outcome, Reply};
-/// assert_eq!("Hi".into_reply(), Ok(Reply::Text("Hi".into())));
-/// assert_eq!(Outcome::text("Hi").into_reply(), Ok(Reply::Outcome(Outcome::text("Hi"))));
+/// use mcp_bridge::server::{IntoReply, Outcome, Reply, RpcError};
+/// assert_eq!("Hi".into_reply(), Reply::Text("Hi".into()));
+/// assert_eq!(Outcome::text("Hi").into_reply(), Reply::Outcome(Outcome::text("Hi")));
+/// let no = RpcError::invalid_params("no");
+/// assert_eq!(Err(no.clone()).into_reply(), Reply::Error(no));
 /// ```
 pub trait IntoReply {
-    /// The answer, or the JSON-RPC error to send instead.
-    fn into_reply(self) -> Result<Reply, RpcError>;
+    /// The answer.
+    fn into_reply(self) -> Reply;
 }
 
 impl IntoReply for Reply {
-    fn into_reply(self) -> Result<Reply, RpcError> {
-        Ok(self)
+    fn into_reply(self) -> Reply {
+        self
     }
 }
 
 impl IntoReply for Outcome {
-    fn into_reply(self) -> Result<Reply, RpcError> {
-        Ok(Reply::Outcome(self))
+    fn into_reply(self) -> Reply {
+        Reply::Outcome(self)
     }
 }
 
 impl IntoReply for String {
-    fn into_reply(self) -> Result<Reply, RpcError> {
-        Ok(Reply::Text(self))
+    fn into_reply(self) -> Reply {
+        Reply::Text(self)
     }
 }
 
 impl IntoReply for &'static str {
-    fn into_reply(self) -> Result<Reply, RpcError> {
-        Ok(Reply::Text(self.to_owned()))
+    fn into_reply(self) -> Reply {
+        Reply::Text(self.to_owned())
     }
 }
 
-impl<T: IntoReply> IntoReply for Result<T, RpcError> {
-    fn into_reply(self) -> Result<Reply, RpcError> {
-        self?.into_reply()
+impl IntoReply for Result<Outcome, RpcError> {
+    fn into_reply(self) -> Reply {
+        match self {
+            Ok(outcome) => Reply::Outcome(outcome),
+            Err(error) => Reply::Error(error),
+        }
     }
 }
 
@@ -244,16 +252,18 @@ pub enum Synchronous {}
 /// [`Synchronous`]). The marker is inferred; a handler never names it.
 ///
 /// ```
-/// use mcp_bridge::server::{Outcome, Server};
+/// use mcp_bridge::server::{Outcome, RpcError, Server};
 /// let server = Server::builder("both", "1.0.0")
 ///     .tool("now", |_, _| "answered at once")
 ///     .tool("later", |_, _| async { Ok(Outcome::text("answered by a future")) })
+///     .tool("never", |_, _| Err(RpcError::invalid_params("not today")))
+///     .tool("never_later", |_, _| async { Err(RpcError::invalid_params("not today")) })
 ///     .build();
 /// # let _ = server;
 /// ```
 pub trait HandlerReturn<Marker>: Send + 'static {
     /// The answer as a future.
-    fn into_future(self) -> BoxFuture<'static, Result<Reply, RpcError>>;
+    fn into_future(self) -> BoxFuture<'static, Reply>;
 }
 
 impl<F> HandlerReturn<Asynchronous> for F
@@ -261,14 +271,40 @@ where
     F: Future + Send + 'static,
     F::Output: IntoReply,
 {
-    fn into_future(self) -> BoxFuture<'static, Result<Reply, RpcError>> {
+    fn into_future(self) -> BoxFuture<'static, Reply> {
         Box::pin(async move { self.await.into_reply() })
     }
 }
 
 impl<T: IntoReply + Send + 'static> HandlerReturn<Synchronous> for T {
-    fn into_future(self) -> BoxFuture<'static, Result<Reply, RpcError>> {
+    fn into_future(self) -> BoxFuture<'static, Reply> {
         Box::pin(std::future::ready(self.into_reply()))
+    }
+}
+
+/// A handler of the builder ([`ServerBuilder::tool`], `prompt`, `resource`,
+/// `resource_template`, `completion`): any `Fn(Value, RequestContext) -> R` whose `R` is a
+/// [`HandlerReturn`]; the one bound every registration method names. Implemented for every
+/// such closure; a handler never implements it itself.
+///
+/// ```
+/// use mcp_bridge::server::{Handler, RequestContext};
+/// use serde_json::Value;
+/// fn check<R, M>(_: impl Handler<R, M>) {}
+/// check(|arguments: Value, _ctx: RequestContext| arguments.to_string());
+/// ```
+pub trait Handler<R, M>: Fn(Value, RequestContext) -> R + Send + Sync + 'static {
+    /// Calls the handler; its answer as a future.
+    fn answer(&self, input: Value, ctx: RequestContext) -> BoxFuture<'static, Reply>;
+}
+
+impl<F, R, M> Handler<R, M> for F
+where
+    F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
+    R: HandlerReturn<M>,
+{
+    fn answer(&self, input: Value, ctx: RequestContext) -> BoxFuture<'static, Reply> {
+        self(input, ctx).into_future()
     }
 }
 
@@ -281,20 +317,17 @@ enum Kind {
     Completion,
 }
 
-fn boxed<F, R, M>(kind: Kind, handler: F) -> Handler
-where
-    F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
-    R: HandlerReturn<M>,
-{
+fn boxed<R, M>(kind: Kind, handler: impl Handler<R, M>) -> BoxedHandler {
     Arc::new(move |value, ctx| {
         let uri = match kind {
             Kind::Resource => value.get("uri").and_then(Value::as_str).map(str::to_owned),
             _ => None,
         };
-        let reply = handler(value, ctx).into_future();
+        let reply = handler.answer(value, ctx);
         Box::pin(async move {
-            Ok(match reply.await? {
+            Ok(match reply.await {
                 Reply::Outcome(outcome) => outcome,
+                Reply::Error(error) => return Err(error),
                 Reply::Text(text) => match kind {
                     Kind::Tool => Outcome::text(text),
                     Kind::Prompt => Outcome::user_text(text),
@@ -379,11 +412,11 @@ struct Registry {
     ttl_ms: u64,
     cache_scope: CacheScope,
     page_size: Option<usize>,
-    tools: Vec<(ToolDef, Handler)>,
-    prompts: Vec<(PromptDef, Handler)>,
-    resources: Vec<(ResourceDef, Handler)>,
-    templates: Vec<(ResourceTemplateDef, Handler)>,
-    completion: Option<Handler>,
+    tools: Vec<(ToolDef, BoxedHandler)>,
+    prompts: Vec<(PromptDef, BoxedHandler)>,
+    resources: Vec<(ResourceDef, BoxedHandler)>,
+    templates: Vec<(ResourceTemplateDef, BoxedHandler)>,
+    completion: Option<BoxedHandler>,
     discover_hook: Option<DiscoverHook>,
     listen_hook: Option<ListenHook>,
     listen: bool,
@@ -592,11 +625,7 @@ impl ServerBuilder {
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn tool<F, R, M>(mut self, def: impl Into<ToolDef>, handler: F) -> Self
-    where
-        F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
-        R: HandlerReturn<M>,
-    {
+    pub fn tool<R, M>(mut self, def: impl Into<ToolDef>, handler: impl Handler<R, M>) -> Self {
         self.0.tools.push((def.into(), boxed(Kind::Tool, handler)));
         self
     }
@@ -631,9 +660,12 @@ impl ServerBuilder {
         self.tool(ToolDef::typed::<A>(name), move |arguments, ctx| {
             let handler = handler.clone();
             async move {
-                let arguments = serde_json::from_value::<A>(arguments)
-                    .map_err(|e| RpcError::invalid_params(format!("Invalid arguments: {e}")))?;
-                handler(arguments, ctx).into_future().await
+                match serde_json::from_value::<A>(arguments) {
+                    Ok(arguments) => handler(arguments, ctx).into_future().await,
+                    Err(e) => {
+                        Reply::Error(RpcError::invalid_params(format!("Invalid arguments: {e}")))
+                    }
+                }
             }
         })
     }
@@ -651,11 +683,7 @@ impl ServerBuilder {
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn prompt<F, R, M>(mut self, def: impl Into<PromptDef>, handler: F) -> Self
-    where
-        F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
-        R: HandlerReturn<M>,
-    {
+    pub fn prompt<R, M>(mut self, def: impl Into<PromptDef>, handler: impl Handler<R, M>) -> Self {
         self.0
             .prompts
             .push((def.into(), boxed(Kind::Prompt, handler)));
@@ -675,11 +703,7 @@ impl ServerBuilder {
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn resource<F, R, M>(mut self, def: ResourceDef, handler: F) -> Self
-    where
-        F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
-        R: HandlerReturn<M>,
-    {
+    pub fn resource<R, M>(mut self, def: ResourceDef, handler: impl Handler<R, M>) -> Self {
         self.0.resources.push((def, boxed(Kind::Resource, handler)));
         self
     }
@@ -698,11 +722,11 @@ impl ServerBuilder {
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn resource_template<F, R, M>(mut self, def: ResourceTemplateDef, handler: F) -> Self
-    where
-        F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
-        R: HandlerReturn<M>,
-    {
+    pub fn resource_template<R, M>(
+        mut self,
+        def: ResourceTemplateDef,
+        handler: impl Handler<R, M>,
+    ) -> Self {
         self.0.templates.push((def, boxed(Kind::Resource, handler)));
         self
     }
@@ -725,11 +749,7 @@ impl ServerBuilder {
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn completion<F, R, M>(mut self, handler: F) -> Self
-    where
-        F: Fn(Value, RequestContext) -> R + Send + Sync + 'static,
-        R: HandlerReturn<M>,
-    {
+    pub fn completion<R, M>(mut self, handler: impl Handler<R, M>) -> Self {
         self.0.completion = Some(boxed(Kind::Completion, handler));
         self
     }
