@@ -310,6 +310,7 @@ impl Cli {
             upstream,
             name: self.name.clone(),
             discover_timeout: Duration::from_secs_f64(self.discover_timeout),
+            open_upstream: crate::transport::upstream::open,
             max_line_bytes: self.max_line_bytes as usize,
             max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
             timeouts: Timeouts {

@@ -77,6 +77,9 @@ pub struct BridgeConfig {
     pub name: Option<String>,
     /// `--discover-timeout`.
     pub discover_timeout: Duration,
+    /// How the upstream is opened: `transport::upstream::open` (every transport) for the
+    /// executable, `transport::upstream::open_in_process` for an embedded server.
+    pub open_upstream: crate::transport::upstream::OpenUpstream,
     /// `--max-line-bytes`, on both sides.
     pub max_line_bytes: usize,
     /// The deepest nesting of `{`/`[` in an editor's line (the executable:

@@ -267,6 +267,7 @@ fn legacy_config(server: Server, options: &AutoOptions) -> BridgeConfig {
         upstream: UpstreamSpec::Memory(server),
         name,
         discover_timeout: MEMORY_TIME_LIMIT,
+        open_upstream: crate::transport::upstream::open_in_process,
         max_line_bytes: options.limits.max_line_bytes,
         max_depth: options.limits.max_depth,
         timeouts: Timeouts {

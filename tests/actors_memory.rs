@@ -90,6 +90,7 @@ fn config(server: Server) -> BridgeConfig {
         upstream: UpstreamSpec::Memory(server),
         name: None,
         discover_timeout: DEADLINE,
+        open_upstream: mcp_bridge::transport::upstream::open_in_process,
         max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         max_depth: mcp_bridge::protocol::jsonrpc::MAX_CLIENT_DEPTH,
         timeouts: Timeouts::default(),

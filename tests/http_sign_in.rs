@@ -131,6 +131,7 @@ async fn a_401_goes_to_the_token_provider_and_the_refused_listen_opens_after_the
         upstream: UpstreamSpec::Http(spec),
         name: None,
         discover_timeout: DEADLINE,
+        open_upstream: mcp_bridge::transport::upstream::open,
         max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         max_depth: mcp_bridge::protocol::jsonrpc::MAX_CLIENT_DEPTH,
         timeouts: Timeouts::default(),

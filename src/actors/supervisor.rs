@@ -210,10 +210,13 @@ fn start_with(
     let editor_queue = output.stats().clone();
     let upstream_queue = QueueStats::new("upstream_queue");
     let max_line_bytes = config.max_line_bytes;
+    let open_upstream = config.open_upstream;
     let editor = output.clone();
     let queue = upstream_queue.clone();
     let upstream: StartUpstream = Box::new(move |out, stats| {
-        let addr = Upstream::new(max_line_bytes, stats.clone(), editor, queue, out).start();
+        let addr = Upstream::new(max_line_bytes, stats.clone(), editor, queue, out)
+            .opening_with(open_upstream)
+            .start();
         UpstreamLinks::new(&addr, stats)
     });
     Supervisor::run(

@@ -71,6 +71,9 @@ pub struct Upstream {
     /// Pass-through (a legacy upstream, from the first [`Relay`] until the next transport):
     /// the upstream's messages go to the Frontend as they came, not through the correlation.
     passthrough: bool,
+    /// How [`Connect`] opens the transport ([`seam::open_in_process`] unless
+    /// [`Upstream::opening_with`] says otherwise).
+    open: seam::OpenUpstream,
 }
 
 impl Upstream {
@@ -97,7 +100,16 @@ impl Upstream {
             pending: HashMap::new(),
             listens: HashSet::new(),
             passthrough: false,
+            open: seam::open_in_process,
         }
+    }
+
+    /// Opens transports with `open` ([`seam::open`] for every transport of the build; the
+    /// default, [`seam::open_in_process`], opens only in-process upstreams).
+    #[must_use]
+    pub fn opening_with(mut self, open: seam::OpenUpstream) -> Self {
+        self.open = open;
+        self
     }
 
     fn write(&self, v: &Value, delivery: Delivery) -> Sent {
@@ -397,7 +409,7 @@ impl Handler<Connect> for Upstream {
         if self.conn.is_some() {
             return Ok(());
         }
-        let opened = seam::open(
+        let opened = (self.open)(
             &spec,
             OpenOptions {
                 max_line_bytes: self.max_line_bytes,

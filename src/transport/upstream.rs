@@ -257,3 +257,53 @@ pub fn open(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnEr
         UpstreamSpec::Http(spec) => super::http::open(spec, options),
     }
 }
+
+/// How the bridge opens its upstream ([`crate::config::BridgeConfig::open_upstream`]): [`open`]
+/// (every transport of the build) for the executable, [`open_in_process`] for an embedded
+/// server, so that a server that never starts a child process does not link the code that
+/// starts one (the spec is only known at run time; the function is chosen at build time).
+pub type OpenUpstream = fn(&UpstreamSpec, OpenOptions) -> Result<Opened, SpawnError>;
+
+/// Opens only the in-process transports ([`UpstreamSpec::Memory`], [`UpstreamSpec::Opener`]);
+/// any other spec fails with [`SpawnError::Start`] (`spawn_failed`), without starting
+/// anything. The opener of an embedded server ([`crate::embed`]) and of the actor tests.
+///
+/// Errors: an opener's own error; a child or URL spec.
+pub fn open_in_process(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnError> {
+    match spec {
+        UpstreamSpec::Memory(server) => Ok(super::memory::open(server.clone(), options)),
+        UpstreamSpec::Opener(Opener(open)) => open(options),
+        _ => Err(SpawnError::Start(
+            "this bridge opens only an in-process upstream".into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_in_process_opener_starts_no_child() {
+        let options = OpenOptions {
+            max_line_bytes: 1024,
+            pace: Writer::for_blocking(
+                std::io::sink(),
+                crate::transport::writer::EDITOR_QUEUE,
+                QueueStats::new("editor"),
+            ),
+            queue_stats: QueueStats::new("upstream_queue"),
+        };
+        let child = UpstreamSpec::Child {
+            command: "true".into(),
+            args: Vec::new(),
+        };
+        match open_in_process(&child, options) {
+            Err(SpawnError::Start(detail)) => {
+                assert_eq!(detail, "this bridge opens only an in-process upstream");
+            }
+            Err(other) => panic!("another error: {other}"),
+            Ok(_) => panic!("a child spec opened"),
+        }
+    }
+}

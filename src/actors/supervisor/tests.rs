@@ -182,6 +182,7 @@ fn config() -> BridgeConfig {
         },
         name: None,
         discover_timeout: Duration::from_secs(60),
+        open_upstream: crate::transport::upstream::open,
         max_line_bytes: 1 << 20,
         max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
         timeouts: Timeouts::default(),
