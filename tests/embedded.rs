@@ -1,4 +1,4 @@
-//! Black-box tests of the embedded bridge: the example binary `examples/embedded.rs` (one
+//! Black-box tests of the embedded bridge: the example binary `examples/embedded/main.rs` (one
 //! 2026-07-28 server, `serve_stdio_auto`) over real pipes, no upstream process. As a
 //! 2025-11-25 client (`initialize` first: the legacy path, every frame validated against the
 //! 2025-11-25 schema) and as a 2026-07-28 client (any other first request: the modern path,

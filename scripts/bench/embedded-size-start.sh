@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Size and start of the embedded bridge's example (examples/embedded.rs) side by side with the
+# Size and start of the embedded bridge's example (examples/embedded/main.rs) side by side with the
 # same server written on rmcp 3.x (tests/interop/rmcp/src/bin/server.rs), for
 # docs/performance.md:
 #   - user code: lines that are neither blank nor comments, `use` lines included;
@@ -26,9 +26,9 @@ ours="${CARGO_TARGET_DIR:-$PWD/target}/small/examples/embedded"
 theirs="$RMCP_DIR/target/small/server"
 
 loc() { grep -cvE '^\s*($|//)' "$1"; }
-echo "| | mcp-bridge embed (examples/embedded.rs) | rmcp 3.11 ($RMCP_DIR/src/bin/server.rs) |"
+echo "| | mcp-bridge embed (examples/embedded/main.rs) | rmcp 3.11 ($RMCP_DIR/src/bin/server.rs) |"
 echo "|---|---|---|"
-echo "| user code (lines, no blanks or comments) | $(loc examples/embedded.rs) | $(loc "$RMCP_DIR/src/bin/server.rs") |"
+echo "| user code (lines, no blanks or comments) | $(loc examples/embedded/main.rs) | $(loc "$RMCP_DIR/src/bin/server.rs") |"
 echo "| stripped binary, profile small (bytes) | $(stat -c %s "$ours") | $(stat -c %s "$theirs") |"
 for first in discover initialize; do
   both="$(python3 scripts/bench/first-response.py "$N" "$first" "$ours" "$theirs")"

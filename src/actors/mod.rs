@@ -19,6 +19,7 @@ pub mod listener;
 pub mod metrics;
 pub mod pending;
 pub mod rounds;
+#[cfg(feature = "auth")]
 pub mod signin;
 pub mod slots;
 pub mod supervisor;

@@ -30,15 +30,20 @@ use super::link::{ActorStats, Link};
 use super::listener::{self, Listener, ListenerLinks, ListenerOut, StopCause};
 use super::metrics::{Metrics, WriteTotals};
 use super::pending::{self, PendingLinks, PendingTable};
+#[cfg(feature = "auth")]
 use super::signin::{SignInActor, SignInLinks};
 use super::upstream::{Close, Upstream, UpstreamLinks, UpstreamOut};
+#[cfg(feature = "auth")]
 use crate::auth::signin::SignIn;
 use crate::config::BridgeConfig;
 use crate::protocol::framing::{Frame, FrameCodec};
 use crate::transport::child::{CHILD_PGID, signal_group};
+#[cfg(feature = "auth")]
 use crate::transport::http::TokenSource;
 use crate::transport::stdio;
+#[cfg(feature = "auth")]
 use crate::transport::token::TokenProvider;
+#[cfg(feature = "auth")]
 use crate::transport::upstream::UpstreamSpec;
 use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
 
@@ -439,10 +444,38 @@ impl Supervisor {
     }
 }
 
+/// Without the feature `auth` there is no SignIn actor: its links are never made.
+#[cfg(not(feature = "auth"))]
+#[derive(Clone)]
+enum SignInLinks {}
+
+#[cfg(not(feature = "auth"))]
+impl SignInLinks {
+    fn abort(&self) {
+        match *self {}
+    }
+
+    async fn stop(&self) {
+        match *self {}
+    }
+}
+
+/// Without the feature `auth` a configuration has no sign-in (`config.sign_in` is always
+/// `None`), so no SignIn actor starts.
+#[cfg(not(feature = "auth"))]
+fn start_sign_in(
+    config: &mut BridgeConfig,
+    _ended: &Link<ActorEnded>,
+    _stats: &Arc<ActorStats>,
+) -> Option<SignInLinks> {
+    config.sign_in.take().map(|never| match never {})
+}
+
 /// Starts the SignIn actor of a URL upstream with sign-in (`config.sign_in`) and makes it the
 /// token provider of the HTTP transport (`spec.tokens`); `None` without sign-in. A provider
 /// that cannot be made (its HTTP client) leaves the transport without sign-in (one error
 /// line: every challenge then fails with `sign_in_unavailable`).
+#[cfg(feature = "auth")]
 fn start_sign_in(
     config: &mut BridgeConfig,
     ended: &Link<ActorEnded>,

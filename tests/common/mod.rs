@@ -53,7 +53,7 @@ pub fn server_bin() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-example-server")
 }
 
-/// The example of the embedded bridge (`examples/embedded.rs`), brought up to date once per
+/// The example of the embedded bridge (`examples/embedded/main.rs`), brought up to date once per
 /// test binary with `cargo build --example embedded` and the features this test was built
 /// with (`cargo test --test NAME` does not build examples; a fresh one costs about a second).
 pub fn embedded_example_bin() -> PathBuf {

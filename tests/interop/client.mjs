@@ -243,7 +243,7 @@ const SCENARIOS = {
             'resources/read config://app exact, prompts/get review-code exact';
     },
 
-    // The embedded bridge's example (examples/embedded.rs) as the server, no bridge process:
+    // The embedded bridge's example (examples/embedded/main.rs) as the server, no bridge process:
     // its legacy path must serve a real 2025-11-25 client tools, prompts, resources, an input
     // request and a list change (which must arrive before the result of the call that made it).
     async embedded(ctx) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A REAL 2026-07-28 client (TypeScript SDK v2, @modelcontextprotocol/client `Client` over its
 // `StdioClientTransport`, version pinned to 2026-07-28: it connects with server/discover)
-// against the embedded bridge's example (examples/embedded.rs, the modern path). Checks exact
+// against the embedded bridge's example (examples/embedded/main.rs, the modern path). Checks exact
 // values of tools, prompts, resources, one input request (elicitation, answered "Ada", which
 // the SDK fulfils and retries) and one list change on a `subscriptions/listen` stream. Prints
 // one line: `ok embedded-ts2: ...` (exit 0) or `FAIL embedded-ts2: <step>: <why>` (exit 1).

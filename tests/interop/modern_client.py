@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A REAL 2026-07-28 client (PyPI `mcp` 2.x `Client`, mode "auto": it probes server/discover
-first) against the embedded bridge's example (examples/embedded.rs, the modern path). Checks
+first) against the embedded bridge's example (examples/embedded/main.rs, the modern path). Checks
 exact values of tools, prompts, resources, one input request (elicitation, answered "Ada")
 and one list change on a `subscriptions/listen` stream, then prints one line:
 

@@ -1,5 +1,5 @@
 //! A REAL 2026-07-28 client (rmcp 3.x, the official Rust SDK; `server/discover` lifecycle)
-//! against the embedded bridge's example (examples/embedded.rs, the modern path). Checks exact
+//! against the embedded bridge's example (examples/embedded/main.rs, the modern path). Checks exact
 //! values of tools, prompts, resources, one input request (an elicitation answered "Ada", which
 //! rmcp fulfils and retries) and one list change on a `subscriptions/listen` stream. Prints one
 //! line: `ok embedded-rmcp: ...` (exit 0) or `FAIL embedded-rmcp: <why>` (exit 1).

@@ -1,4 +1,4 @@
-//! The embedded bridge's example server (examples/embedded.rs) written on rmcp 3.x, the
+//! The embedded bridge's example server (examples/embedded/main.rs) written on rmcp 3.x, the
 //! official Rust SDK, for the side-by-side size and start measurement
 //! (scripts/bench/embedded-size-start.sh, docs/performance.md): the same tools `echo`,
 //! `ask_name` (an input request) and `add_tool` (a list change on the listen streams), the
