@@ -402,6 +402,7 @@ async fn end_of_input_cancels_the_call_stops_every_actor_in_order_and_exits_0() 
     assert_eq!(ids, vec![json!(1)]);
 }
 
+#[cfg(feature = "auth")]
 #[actix::test]
 async fn a_url_upstream_with_sign_in_gets_a_sign_in_actor_aborted_first_and_stopped_after_the_upstream()
  {
