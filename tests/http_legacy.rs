@@ -85,13 +85,46 @@ fn start_session(b: &mut Bridge) {
     b.send(&initialized());
 }
 
-#[test]
-fn the_session_and_the_negotiated_version_go_on_every_request_and_the_session_gets_a_delete() {
-    let f = LegacyFixture::start(Script::default());
+/// The fixture with `script`, the bridge in front of it, the session started, and the GET
+/// stream asked for (refused, or open, as the script says).
+fn started(script: Script) -> (LegacyFixture, Bridge) {
+    let f = LegacyFixture::start(script);
     let mut b = Bridge::start_url(&[], &f.url(), &[]);
     start_session(&mut b);
-    // The GET stream is refused: the bridge goes on.
     f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET");
+    (f, b)
+}
+
+/// The `mcp-*` and content headers of every request after `initialize` with a body: the
+/// session id and the negotiated version.
+fn headers_after_initialize() -> Vec<(String, String)> {
+    h(&[
+        ("accept", ACCEPT_BOTH),
+        ("content-type", "application/json"),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("mcp-session-id", "sess-1"),
+    ])
+}
+
+/// Calls `slow` (never answered, its SSE response held open) and waits until the fixture has it.
+fn slow_call_in_flight(b: &mut Bridge, f: &LegacyFixture, id: i64) {
+    b.send_request(
+        json!(id),
+        "tools/call",
+        json!({"name": "slow", "arguments": {}}),
+    );
+    f.wait_for(RECV_TIMEOUT, |s| s.body["id"] == json!(id));
+}
+
+/// Waits until the client closed exactly one of the fixture's SSE streams.
+fn one_stream_closed(f: &LegacyFixture) -> bool {
+    wait_until(|| f.state.streams_closed.load(Ordering::SeqCst) == 1)
+}
+
+#[test]
+fn the_session_and_the_negotiated_version_go_on_every_request_and_the_session_gets_a_delete() {
+    // The GET stream is refused: the bridge goes on.
+    let (f, mut b) = started(Script::default());
     let list = json!({"jsonrpc": "2.0", "id": "l", "method": "tools/list", "params": {}});
     b.send(&list);
     assert_eq!(
@@ -141,12 +174,7 @@ fn the_session_and_the_negotiated_version_go_on_every_request_and_the_session_ge
         ])
     );
     assert_eq!(seen[1].body["params"], initialize_params());
-    let after = h(&[
-        ("accept", ACCEPT_BOTH),
-        ("content-type", "application/json"),
-        ("mcp-protocol-version", "2025-11-25"),
-        ("mcp-session-id", "sess-1"),
-    ]);
+    let after = headers_after_initialize();
     for (i, want) in [(2, initialized()), (4, list), (5, call)] {
         assert_eq!(mcp_headers(&seen[i]), after, "{:?}", seen[i]);
         assert_eq!(seen[i].body, want);
@@ -179,13 +207,10 @@ fn the_session_and_the_negotiated_version_go_on_every_request_and_the_session_ge
 
 #[test]
 fn a_server_without_a_session_gets_none_and_no_delete() {
-    let f = LegacyFixture::start(Script {
+    let (f, mut b) = started(Script {
         session: None,
         ..Script::default()
     });
-    let mut b = Bridge::start_url(&[], &f.url(), &[]);
-    start_session(&mut b);
-    f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET");
     let r = b.request(
         json!(3),
         "tools/call",
@@ -223,12 +248,10 @@ fn a_server_without_a_session_gets_none_and_no_delete() {
 
 #[test]
 fn the_get_stream_brings_a_server_request_and_a_notification_and_the_answer_is_posted() {
-    let f = LegacyFixture::start(Script {
+    let (f, mut b) = started(Script {
         get_stream: true,
         ..Script::default()
     });
-    let mut b = Bridge::start_url(&[], &f.url(), &[]);
-    start_session(&mut b);
     f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET" && s.status == 200);
     let ping = json!({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"});
     let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
@@ -242,36 +265,18 @@ fn the_get_stream_brings_a_server_request_and_a_notification_and_the_answer_is_p
     let posted = f.wait_for(RECV_TIMEOUT, |s| s.body == answer);
     assert_eq!(posted.verb, "POST");
     assert_eq!(posted.status, 202);
-    assert_eq!(
-        mcp_headers(&posted),
-        h(&[
-            ("accept", ACCEPT_BOTH),
-            ("content-type", "application/json"),
-            ("mcp-protocol-version", "2025-11-25"),
-            ("mcp-session-id", "sess-1"),
-        ])
-    );
+    assert_eq!(mcp_headers(&posted), headers_after_initialize());
     b.close_stdin();
     assert_eq!(exit_code(&mut b), Some(0));
     // The stream was closed at the end, and opened once.
-    assert!(wait_until(
-        || f.state.streams_closed.load(Ordering::SeqCst) == 1
-    ));
+    assert!(one_stream_closed(&f));
     assert_eq!(f.seen().iter().filter(|s| s.verb == "GET").count(), 1);
 }
 
 #[test]
 fn a_404_on_the_session_fails_the_requests_in_flight_and_ends_the_bridge() {
-    let f = LegacyFixture::start(Script::default());
-    let mut b = Bridge::start_url(&[], &f.url(), &[]);
-    start_session(&mut b);
-    f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET");
-    b.send_request(
-        json!(5),
-        "tools/call",
-        json!({"name": "slow", "arguments": {}}),
-    );
-    f.wait_for(RECV_TIMEOUT, |s| s.body["id"] == json!(5));
+    let (f, mut b) = started(Script::default());
+    slow_call_in_flight(&mut b, &f, 5);
     f.end_session();
     b.send_request(
         json!(6),
@@ -285,9 +290,7 @@ fn a_404_on_the_session_fails_the_requests_in_flight_and_ends_the_bridge() {
     assert_eq!(exit_code(&mut b), Some(1));
     b.wait_stderr("the server ended the HTTP session (HTTP 404)");
     // The held stream was closed; the ended session gets no DELETE.
-    assert!(wait_until(
-        || f.state.streams_closed.load(Ordering::SeqCst) == 1
-    ));
+    assert!(one_stream_closed(&f));
     let tail: Vec<_> = trail(&f).into_iter().skip(4).collect();
     assert_eq!(
         tail,
@@ -300,16 +303,8 @@ fn a_404_on_the_session_fails_the_requests_in_flight_and_ends_the_bridge() {
 
 #[test]
 fn a_cancel_from_the_editor_is_posted_as_notifications_cancelled() {
-    let f = LegacyFixture::start(Script::default());
-    let mut b = Bridge::start_url(&[], &f.url(), &[]);
-    start_session(&mut b);
-    f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET");
-    b.send_request(
-        json!(7),
-        "tools/call",
-        json!({"name": "slow", "arguments": {}}),
-    );
-    f.wait_for(RECV_TIMEOUT, |s| s.body["id"] == json!(7));
+    let (f, mut b) = started(Script::default());
+    slow_call_in_flight(&mut b, &f, 7);
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 7, "reason": "the user pressed stop"}});
     b.send(&cancel);
@@ -319,9 +314,7 @@ fn a_cancel_from_the_editor_is_posted_as_notifications_cancelled() {
     assert_eq!(posted.header("mcp-session-id"), Some("sess-1"));
     assert_eq!(posted.header("mcp-protocol-version"), Some("2025-11-25"));
     // The request's stream is closed as well.
-    assert!(wait_until(
-        || f.state.streams_closed.load(Ordering::SeqCst) == 1
-    ));
+    assert!(one_stream_closed(&f));
     let r = b.request(
         json!(8),
         "tools/call",

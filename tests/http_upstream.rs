@@ -134,6 +134,16 @@ fn fixture() -> (HttpFixture, Arc<AtomicUsize>) {
     (f, cancelled)
 }
 
+/// The fixture (answering with SSE streams when `sse`), the bridge in front of it with
+/// `flags`, and `initialize` done; the counter of cancelled `wait` calls.
+fn initialized(flags: &[&str], sse: bool) -> (HttpFixture, Arc<AtomicUsize>, Bridge) {
+    let (f, cancelled) = fixture();
+    f.state.sse.store(sse, Ordering::SeqCst);
+    let mut b = Bridge::start_url(flags, &f.url(), &[]);
+    b.initialize();
+    (f, cancelled, b)
+}
+
 fn call(b: &mut Bridge, id: i64, name: &str, arguments: Value) -> Value {
     b.request(
         json!(id),
@@ -236,9 +246,7 @@ fn json_responses_and_the_standard_headers_of_every_post() {
 
 #[test]
 fn mcp_name_that_is_not_safe_header_text_goes_in_base64() {
-    let (f, _) = fixture();
-    let mut b = Bridge::start_url(&[], &f.url(), &[]);
-    b.initialize();
+    let (f, _, mut b) = initialized(&[], false);
     assert_eq!(text_of(&call(&mut b, 1, "Grüße ✓", json!({}))), "hallo");
     assert_eq!(
         f.seen_of("tools/call")[0].header("mcp-name"),
@@ -248,10 +256,7 @@ fn mcp_name_that_is_not_safe_header_text_goes_in_base64() {
 
 #[test]
 fn sse_responses_bring_progress_and_log_messages_of_the_request() {
-    let (f, _) = fixture();
-    f.state.sse.store(true, Ordering::SeqCst);
-    let mut b = Bridge::start_url(&[], &f.url(), &[]);
-    b.initialize();
+    let (_f, _, mut b) = initialized(&[], true);
     let lv = b.request(json!(1), "logging/setLevel", json!({"level": "info"}));
     assert_eq!(lv["result"], json!({}));
     let r = b.request(
@@ -276,9 +281,7 @@ fn sse_responses_bring_progress_and_log_messages_of_the_request() {
 
 #[test]
 fn x_mcp_header_arguments_become_headers_and_broken_annotations_drop_the_tool() {
-    let (f, _) = fixture();
-    let mut b = Bridge::start_url(&[], &f.url(), &[]);
-    b.initialize();
+    let (f, _, mut b) = initialized(&[], false);
     // Before tools/list the bridge knows no annotation: the server's 400 + -32020 makes it
     // fetch tools/list once and send the call once more, with the headers (notes §10.2).
     let early = call(&mut b, 1, "weather", json!({"region": "eu", "days": 3}));
@@ -411,9 +414,7 @@ fn a_header_mismatch_gets_one_re_fetch_and_at_most_one_retry_never_a_loop() {
 
 #[test]
 fn only_data_icons_reach_the_editor_from_a_url_upstream() {
-    let (f, _) = fixture();
-    let mut b = Bridge::start_url(&[], &f.url(), &[]);
-    b.initialize();
+    let (f, _, mut b) = initialized(&[], false);
     let want = json!([{"src": PNG}]);
     let tools = b.request(json!(1), "tools/list", json!({}));
     assert_eq!(tools["result"]["tools"][0]["icons"], want);
@@ -426,10 +427,7 @@ fn only_data_icons_reach_the_editor_from_a_url_upstream() {
 
 #[test]
 fn cancelling_a_request_closes_its_stream_and_posts_nothing() {
-    let (f, cancelled) = fixture();
-    f.state.sse.store(true, Ordering::SeqCst);
-    let mut b = Bridge::start_url(&[], &f.url(), &[]);
-    b.initialize();
+    let (f, cancelled, mut b) = initialized(&[], true);
     b.send_request(
         json!(7),
         "tools/call",
@@ -465,9 +463,7 @@ fn cancelling_a_request_closes_its_stream_and_posts_nothing() {
 
 #[test]
 fn error_bodies_pass_through_and_other_failures_name_the_status() {
-    let (f, _) = fixture();
-    let mut b = Bridge::start_url(&[], &f.url(), &[]);
-    b.initialize();
+    let (f, _, mut b) = initialized(&[], false);
     let ct = Some("application/json");
     f.script(
         "tools/call",
@@ -534,9 +530,7 @@ fn error_bodies_pass_through_and_other_failures_name_the_status() {
 
 #[test]
 fn a_response_over_the_limit_fails_at_once_as_json_and_as_an_sse_event() {
-    let (f, _) = fixture();
-    let mut b = Bridge::start_url(&["--max-response-bytes", "4000"], &f.url(), &[]);
-    b.initialize();
+    let (f, _, mut b) = initialized(&["--max-response-bytes", "4000"], false);
     let over = json!({"code": -32603, "message": "The request to the upstream server failed",
         "data": {"cause": "transport_failed", "detail": "the response is over the limit of 4000 bytes"}});
     assert_eq!(
@@ -701,9 +695,7 @@ fn an_unreachable_url_fails_initialize_and_never_stops_the_bridge() {
 
 #[test]
 fn a_failing_upstream_mid_session_fails_the_request_alone() {
-    let (f, _) = fixture();
-    let mut b = Bridge::start_url(&[], &f.url(), &[]);
-    b.initialize();
+    let (f, _, mut b) = initialized(&[], false);
     f.script("tools/call", Canned::new(503, None, "busy"));
     assert_eq!(
         call(&mut b, 1, "echo", json!({"text": "a"}))["error"]["data"],

@@ -25,34 +25,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+// A test that takes both fixtures (auth_e2e) gets two copies of it: each fixture's `Seen`.
+#[allow(clippy::duplicate_mod)]
+#[path = "recording.rs"]
+mod recording;
+pub use recording::Seen;
+
 /// The interval of the SSE keep-alive comments of a response stream.
 pub const KEEP_ALIVE: Duration = Duration::from_millis(20);
-
-/// One POST the fixture received.
-#[derive(Clone, Debug)]
-pub struct Seen {
-    /// Every header, name in lower case, in order.
-    pub headers: Vec<(String, String)>,
-    /// The body.
-    pub body: Value,
-    /// The status the fixture answered (0 until it answered).
-    pub status: u16,
-}
-
-impl Seen {
-    /// The value of a header (the first one).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The method of the body.
-    pub fn method(&self) -> &str {
-        self.body["method"].as_str().unwrap_or("")
-    }
-}
 
 /// A scripted answer.
 #[derive(Clone, Debug)]
@@ -117,30 +97,10 @@ impl HttpFixture {
             listens_opened: AtomicUsize::new(0),
             streams_closed_early: AtomicUsize::new(0),
         });
-        let (tx, rx) = std::sync::mpsc::channel();
-        let st = state.clone();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let app = Router::new()
-                    .route("/mcp", axum::routing::post(mcp))
-                    .with_state(st);
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind");
-                tx.send(listener.local_addr().expect("addr")).expect("send");
-                match tls {
-                    None => axum::serve(listener, app).await.expect("serve"),
-                    Some(cfg) => serve_tls(listener, app, cfg).await,
-                }
-            });
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("fixture up");
+        let app = Router::new()
+            .route("/mcp", axum::routing::post(mcp))
+            .with_state(state.clone());
+        let addr = recording::serve_loopback(app, tls);
         HttpFixture { addr, state }
     }
 
@@ -169,30 +129,6 @@ impl HttpFixture {
             .lock()
             .expect("lock")
             .push_back((method.to_string(), answer));
-    }
-}
-
-async fn serve_tls(
-    listener: tokio::net::TcpListener,
-    app: Router,
-    cfg: Arc<tokio_rustls::rustls::ServerConfig>,
-) {
-    let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
-    loop {
-        let Ok((tcp, _)) = listener.accept().await else {
-            continue;
-        };
-        let acceptor = acceptor.clone();
-        let app = app.clone();
-        tokio::spawn(async move {
-            let Ok(tls) = acceptor.accept(tcp).await else {
-                return;
-            };
-            let service = hyper_util::service::TowerToHyperService::new(app);
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
-                .await;
-        });
     }
 }
 
@@ -277,19 +213,7 @@ async fn mcp(State(st): State<Arc<FixtureState>>, headers: HeaderMap, body: Byte
     };
     let index = {
         let mut seen = st.seen.lock().expect("lock");
-        seen.push(Seen {
-            headers: headers
-                .iter()
-                .map(|(n, v)| {
-                    (
-                        n.as_str().to_string(),
-                        v.to_str().unwrap_or("<binary>").to_string(),
-                    )
-                })
-                .collect(),
-            body: msg.clone(),
-            status: 0,
-        });
+        seen.push(Seen::new("POST", &headers, msg.clone()));
         seen.len() - 1
     };
     let response = answer(&st, &headers, &body, msg).await;

@@ -25,6 +25,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+// A test that takes both fixtures (auth_e2e) gets two copies of it: each fixture's `Seen`.
+#[allow(clippy::duplicate_mod)]
+#[path = "recording.rs"]
+mod recording;
+pub use recording::Seen;
+
 /// The protocol version the fixture negotiates.
 pub const VERSION: &str = "2025-11-25";
 /// The interval of the keep-alive comments of the fixture's SSE streams.
@@ -48,34 +54,6 @@ impl Default for Script {
             get_stream: false,
             discover: None,
         }
-    }
-}
-
-/// One request the fixture received, and the status it answered.
-#[derive(Clone, Debug)]
-pub struct Seen {
-    /// `POST`, `GET` or `DELETE`.
-    pub verb: String,
-    /// Every header, name in lower case, in order.
-    pub headers: Vec<(String, String)>,
-    /// The body (`Null` when empty).
-    pub body: Value,
-    /// The status of the answer.
-    pub status: u16,
-}
-
-impl Seen {
-    /// The value of a header (the first one).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The method of the body (empty for a response or a GET/DELETE).
-    pub fn method(&self) -> &str {
-        self.body["method"].as_str().unwrap_or("")
     }
 }
 
@@ -106,27 +84,10 @@ impl LegacyFixture {
             stream: Mutex::new(None),
             streams_closed: AtomicUsize::new(0),
         });
-        let (tx, rx) = std::sync::mpsc::channel();
-        let st = state.clone();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let app = Router::new()
-                    .route("/mcp", axum::routing::any(mcp))
-                    .with_state(st);
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind");
-                tx.send(listener.local_addr().expect("addr")).expect("send");
-                axum::serve(listener, app).await.expect("serve");
-            });
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("fixture up");
+        let app = Router::new()
+            .route("/mcp", axum::routing::any(mcp))
+            .with_state(state.clone());
+        let addr = recording::serve_loopback(app, None);
         LegacyFixture { addr, state }
     }
 
@@ -142,18 +103,7 @@ impl LegacyFixture {
 
     /// Waits (at most `limit`) until a request matches `is_it`, and returns it.
     pub fn wait_for(&self, limit: Duration, is_it: impl Fn(&Seen) -> bool) -> Seen {
-        let end = std::time::Instant::now() + limit;
-        loop {
-            if let Some(s) = self.seen().into_iter().find(&is_it) {
-                return s;
-            }
-            assert!(
-                std::time::Instant::now() < end,
-                "the fixture did not receive the request; it received:\n{:#?}",
-                self.seen()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        recording::wait_for_seen(limit, || self.seen(), is_it)
     }
 
     /// Writes one message on the open GET stream (false: none is open).
@@ -271,20 +221,9 @@ async fn mcp(
 ) -> Response {
     let msg = serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null);
     let (status, response) = answer(&st, &method, &headers, &msg);
-    st.seen.lock().expect("lock").push(Seen {
-        verb: method.to_string(),
-        headers: headers
-            .iter()
-            .map(|(n, v)| {
-                (
-                    n.as_str().to_string(),
-                    v.to_str().unwrap_or("<binary>").to_string(),
-                )
-            })
-            .collect(),
-        body: msg,
-        status,
-    });
+    let mut seen = Seen::new(method.as_str(), &headers, msg);
+    seen.status = status;
+    st.seen.lock().expect("lock").push(seen);
     response
 }
 
