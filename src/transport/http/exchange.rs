@@ -167,6 +167,32 @@ async fn respond(
         // A notification: 202 (or any success) is all there is to it.
         return Ok(());
     };
+    match response_body(resp, sh.max_response_bytes).await? {
+        ResponseBody::Events(resp) => sse(sh, resp, id, method).await,
+        ResponseBody::Json(body) => match deliver(sh, id, method, body).await {
+            true => Ok(()),
+            false => Err(unanswered()),
+        },
+    }
+}
+
+/// The body of a success response to a request, by its `Content-Type` (2026-07-28 and
+/// 2025-11-25 basic/transports: a JSON body or an SSE stream).
+pub(super) enum ResponseBody {
+    /// `text/event-stream`: the response, still to be read as a stream.
+    Events(reqwest::Response),
+    /// `application/json`: the whole body.
+    Json(Bytes),
+}
+
+/// Tells a success response to a request by its `Content-Type`, and reads a JSON body
+/// whole (at most `max_bytes`). Errors: any other content type, a JSON body over the limit
+/// or cut off.
+pub(super) async fn response_body(
+    resp: reqwest::Response,
+    max_bytes: usize,
+) -> Result<ResponseBody, Failure> {
+    let status = resp.status();
     let content_type = resp
         .headers()
         .get(CONTENT_TYPE)
@@ -174,7 +200,7 @@ async fn respond(
         .unwrap_or("")
         .to_ascii_lowercase();
     if content_type.starts_with("text/event-stream") {
-        return sse(sh, resp, id, method).await;
+        return Ok(ResponseBody::Events(resp));
     }
     if !content_type.starts_with("application/json") {
         return Err(Failure::no_response(format!(
@@ -182,16 +208,15 @@ async fn respond(
             status.as_u16()
         )));
     }
-    let body = limit::read_body(resp, sh.max_response_bytes)
+    let body = limit::read_body(resp, max_bytes)
         .await
         .map_err(|e| Failure::no_response(e.to_string()))?;
-    if deliver(sh, id, method, body).await {
-        Ok(())
-    } else {
-        Err(Failure::no_response(
-            "the upstream's JSON response did not answer the request".into(),
-        ))
-    }
+    Ok(ResponseBody::Json(body))
+}
+
+/// The failure of a JSON response that holds no response to its request.
+pub(super) fn unanswered() -> Failure {
+    Failure::no_response("the upstream's JSON response did not answer the request".into())
 }
 
 /// An error status: its JSON-RPC error body passes through; an empty or non-JSON body (or

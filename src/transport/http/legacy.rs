@@ -26,7 +26,9 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::Shared;
-use super::exchange::{error_status, send_detail, send_signed};
+use super::exchange::{
+    ResponseBody, error_status, response_body, send_detail, send_signed, unanswered,
+};
 use super::headers;
 use super::limit::{self, BodyError};
 use crate::protocol::framing::Frame;
@@ -128,36 +130,18 @@ async fn post(sh: &Rc<Shared>, msg: &Value, method: &str, id: Option<&Id>) -> Re
         v.set_sensitive(true);
         *sh.legacy.session.borrow_mut() = Some(v);
     }
-    let content_type = resp
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    if content_type.starts_with("text/event-stream") {
-        return match stream(sh, resp, Some((id, method))).await {
+    match response_body(resp, sh.max_response_bytes).await? {
+        ResponseBody::Events(resp) => match stream(sh, resp, Some((id, method))).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(Failure::no_response(
                 "the response stream ended before the response".into(),
             )),
             Err(e) => Err(e),
-        };
-    }
-    if !content_type.starts_with("application/json") {
-        return Err(Failure::no_response(format!(
-            "the upstream answered HTTP {} with neither JSON nor an event stream",
-            status.as_u16()
-        )));
-    }
-    let body = limit::read_body(resp, sh.max_response_bytes)
-        .await
-        .map_err(|e| Failure::no_response(e.to_string()))?;
-    if deliver(sh, body, Some((id, method))).await {
-        Ok(())
-    } else {
-        Err(Failure::no_response(
-            "the upstream's JSON response did not answer the request".into(),
-        ))
+        },
+        ResponseBody::Json(body) => match deliver(sh, body, Some((id, method))).await {
+            true => Ok(()),
+            false => Err(unanswered()),
+        },
     }
 }
 
