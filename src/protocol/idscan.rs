@@ -341,6 +341,7 @@ fn integer_id(text: &[u8]) -> Option<Id> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::jsonrpc::nested_arrays;
 
     fn int(i: i64) -> Option<Id> {
         Some(Id::Int(i))
@@ -463,11 +464,7 @@ mod tests {
         );
         let long_key = format!(r#"{{"{}":1}}"#, "k".repeat(100));
         assert_eq!(recover_id(long_key.as_bytes()), None);
-        let deep = format!(
-            r#"{{"id":1,"p":{}{},"id":2}}"#,
-            "[".repeat(10_000),
-            "]".repeat(10_000)
-        );
+        let deep = format!(r#"{{"id":1,"p":{},"id":2}}"#, nested_arrays(10_000));
         assert_eq!(recover_id(deep.as_bytes()), int(2));
     }
 }

@@ -309,6 +309,13 @@ pub fn notification(method: &str, params: Value) -> Value {
     Value::Object(m)
 }
 
+/// `levels` arrays, each inside the one before (`[[…]]`): a value `levels` deep, for tests
+/// of the depth limits.
+#[cfg(test)]
+pub(crate) fn nested_arrays(levels: usize) -> String {
+    format!("{}{}", "[".repeat(levels), "]".repeat(levels))
+}
+
 /// The depth check before issue 8 (byte by byte), kept to check [`nesting_depth`] against.
 #[cfg(test)]
 pub(crate) fn nesting_depth_bytewise(bytes: &[u8], limit: usize) -> usize {
@@ -449,12 +456,11 @@ mod tests {
 
     #[test]
     fn depth_limit_counts_levels_outside_strings() {
-        let ok = format!("{}{}", "[".repeat(64), "]".repeat(64));
+        let ok = nested_arrays(64);
         assert_eq!(nesting_depth(ok.as_bytes(), 64), 64);
         let deep = format!(
-            r#"{{"jsonrpc":"2.0","id":2,"method":"x","params":{}{}}}"#,
-            "[".repeat(64),
-            "]".repeat(64)
+            r#"{{"jsonrpc":"2.0","id":2,"method":"x","params":{}}}"#,
+            nested_arrays(64)
         );
         assert_eq!(
             parse(deep.as_bytes(), 64),
@@ -560,9 +566,8 @@ mod tests {
             // The message and `result` are two levels; the arrays make up the rest.
             let arrays = depth - 2;
             let line = format!(
-                r#"{{"jsonrpc":"2.0","id":1,"result":{{"a":{}{}}}}}"#,
-                "[".repeat(arrays),
-                "]".repeat(arrays)
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"a":{}}}}}"#,
+                nested_arrays(arrays)
             );
             assert_eq!(nesting_depth(line.as_bytes(), MAX_UPSTREAM_DEPTH), depth);
             assert!(
@@ -586,9 +591,8 @@ mod tests {
         );
         // Too deep and not JSON: the recovery keeps the last too.
         let deep = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":{}{}}},"id":2}}"#,
-            "[".repeat(70),
-            "]".repeat(70)
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":{}}},"id":2}}"#,
+            nested_arrays(70)
         );
         assert_eq!(
             parse(deep.as_bytes(), MAX_CLIENT_DEPTH),

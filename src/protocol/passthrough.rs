@@ -81,7 +81,7 @@ pub fn kind(value: &Value) -> Result<Kind, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::jsonrpc::{MAX_CLIENT_DEPTH, Message};
+    use crate::protocol::jsonrpc::{MAX_CLIENT_DEPTH, Message, nested_arrays};
 
     /// The same answer as `jsonrpc::parse` for every line of the table.
     #[test]
@@ -141,9 +141,8 @@ mod tests {
     #[test]
     fn too_deep_is_refused_before_parsing() {
         let line = format!(
-            r#"{{"jsonrpc":"2.0","id":3,"method":"x","params":{}{}}}"#,
-            "[".repeat(200),
-            "]".repeat(200)
+            r#"{{"jsonrpc":"2.0","id":3,"method":"x","params":{}}}"#,
+            nested_arrays(200)
         );
         assert_eq!(
             read(line.as_bytes(), 64),

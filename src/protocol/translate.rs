@@ -772,6 +772,16 @@ mod tests {
         )
     }
 
+    /// Each (schema, adapted) of `table`, as a tool's `inputSchema` and as its `outputSchema`.
+    fn adapts_as_input_and_output_schema<const N: usize>(table: [(Value, Value); N]) {
+        for (input, want) in table {
+            let (got, _, _) = adapted(input.clone(), None);
+            assert_eq!(got, want, "inputSchema {input}");
+            let (_, got, _) = adapted(json!({"type": "object"}), Some(input.clone()));
+            assert_eq!(got, Some(want), "outputSchema {input}");
+        }
+    }
+
     #[test]
     fn null_schema_members_become_their_empty_form_or_are_dropped() {
         let table = [
@@ -832,12 +842,7 @@ mod tests {
                        "required": ["q"]}),
             ),
         ];
-        for (input, want) in table {
-            let (got, _, _) = adapted(input.clone(), None);
-            assert_eq!(got, want, "inputSchema {input}");
-            let (_, got, _) = adapted(json!({"type": "object"}), Some(input.clone()));
-            assert_eq!(got, Some(want), "outputSchema {input}");
-        }
+        adapts_as_input_and_output_schema(table);
     }
 
     #[test]
@@ -862,12 +867,7 @@ mod tests {
                 json!({"type": "object", "properties": {"o": {"type": "object", "required": []}}}),
             ),
         ];
-        for (input, want) in table {
-            let (got, _, _) = adapted(input.clone(), None);
-            assert_eq!(got, want, "inputSchema {input}");
-            let (_, got, _) = adapted(json!({"type": "object"}), Some(input.clone()));
-            assert_eq!(got, Some(want), "outputSchema {input}");
-        }
+        adapts_as_input_and_output_schema(table);
     }
 
     #[test]
