@@ -220,11 +220,7 @@ fn an_upstream_answer_over_the_limit_fails_its_request_with_invalid_response_and
     );
     still_serving(&mut b, 6);
     b.close_stdin();
-    let stderr = b.stderr_to_the_end();
-    let warnings: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.starts_with("mcp-bridge: upstream: warn: "))
-        .collect();
+    let warnings = b.stderr_lines_to_the_end(|l| l.starts_with("mcp-bridge: upstream: warn: "));
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let len: usize = warnings[0]
         .strip_prefix("mcp-bridge: upstream: warn: the upstream sent a line of ")

@@ -1,8 +1,11 @@
 //! The command line of the real binary: help, version, invalid arguments (exit 2, the cause
 //! but never the value), the command with or without `--`, and a command that cannot start.
 
+mod common;
+
+use common::collect_stderr;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
@@ -220,7 +223,7 @@ impl Started {
         }
         let mut child = cmd.spawn().expect("spawn mcp-bridge");
         let stdout = child.stdout.take().expect("stdout");
-        let mut stderr = child.stderr.take().expect("stderr");
+        let stderr = child.stderr.take().expect("stderr");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -230,19 +233,7 @@ impl Started {
                 }
             }
         });
-        let err = Arc::new(Mutex::new(String::new()));
-        let e = err.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stderr.read(&mut buf) {
-                if n == 0 {
-                    return;
-                }
-                e.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
+        let err = collect_stderr(stderr);
         Started {
             stdin: child.stdin.take(),
             child,

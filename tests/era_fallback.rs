@@ -124,11 +124,7 @@ fn a_legacy_server_gets_the_editors_messages_unchanged_after_one_info_line() {
             "{mode}"
         );
         b.close_stdin();
-        assert_eq!(
-            b.wait_exit(Duration::from_secs(10)).and_then(|s| s.code()),
-            Some(0),
-            "{mode}"
-        );
+        assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0), "{mode}");
     }
 }
 
@@ -335,10 +331,7 @@ fn the_upstream_going_away_answers_every_request_in_flight() {
         vec![exited(json!("x")), exited(json!(5))],
         "{frames:#?}"
     );
-    assert_eq!(
-        b.wait_exit(Duration::from_secs(10)).and_then(|s| s.code()),
-        Some(1)
-    );
+    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(1));
     b.wait_stderr("mcp-bridge: upstream: error: the upstream server exited (exit code 3)");
 }
 
@@ -450,11 +443,7 @@ fn an_answer_over_the_line_limit_fails_its_request_with_invalid_response_and_one
         "still"
     );
     b.close_stdin();
-    let stderr = b.stderr_to_the_end();
-    let warnings: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.starts_with("mcp-bridge: upstream: warn: "))
-        .collect();
+    let warnings = b.stderr_lines_to_the_end(|l| l.starts_with("mcp-bridge: upstream: warn: "));
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
         warnings[0].starts_with("mcp-bridge: upstream: warn: the upstream sent a line of ")

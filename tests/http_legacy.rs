@@ -71,10 +71,6 @@ fn step(verb: &str, method: &str, status: u16) -> (String, String, u16) {
     (verb.to_string(), method.to_string(), status)
 }
 
-fn exit_code(b: &mut Bridge) -> Option<i32> {
-    b.wait_exit(RECV_TIMEOUT).and_then(|s| s.code())
-}
-
 /// `initialize` (answered unchanged) and `notifications/initialized`.
 fn start_session(b: &mut Bridge) {
     let init = b.request(json!(0), "initialize", initialize_params());
@@ -149,7 +145,7 @@ fn the_session_and_the_negotiated_version_go_on_every_request_and_the_session_ge
         b.stderr_text()
     );
     b.close_stdin();
-    assert_eq!(exit_code(&mut b), Some(0));
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 
     assert_eq!(
         trail(&f),
@@ -221,7 +217,7 @@ fn a_server_without_a_session_gets_none_and_no_delete() {
         json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "x"}]}})
     );
     b.close_stdin();
-    assert_eq!(exit_code(&mut b), Some(0));
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
     // A stateless 2025-11-25 server refuses the 2026-07-28 version with a 400 of its own.
     assert_eq!(
         trail(&f),
@@ -267,7 +263,7 @@ fn the_get_stream_brings_a_server_request_and_a_notification_and_the_answer_is_p
     assert_eq!(posted.status, 202);
     assert_eq!(mcp_headers(&posted), headers_after_initialize());
     b.close_stdin();
-    assert_eq!(exit_code(&mut b), Some(0));
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
     // The stream was closed at the end, and opened once.
     assert!(one_stream_closed(&f));
     assert_eq!(f.seen().iter().filter(|s| s.verb == "GET").count(), 1);
@@ -287,7 +283,7 @@ fn a_404_on_the_session_fails_the_requests_in_flight_and_ends_the_bridge() {
         "data": {"cause": "upstream_exited"}});
     assert_eq!(b.recv_response(&json!(5))["error"], lost);
     assert_eq!(b.recv_response(&json!(6))["error"], lost);
-    assert_eq!(exit_code(&mut b), Some(1));
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(1));
     b.wait_stderr("the server ended the HTTP session (HTTP 404)");
     // The held stream was closed; the ended session gets no DELETE.
     assert!(one_stream_closed(&f));
@@ -322,7 +318,7 @@ fn a_cancel_from_the_editor_is_posted_as_notifications_cancelled() {
     );
     assert_eq!(r["result"]["content"][0]["text"], "after");
     b.close_stdin();
-    assert_eq!(exit_code(&mut b), Some(0));
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
     // The cancelled request got no response.
     assert_eq!(
         b.seen
@@ -361,7 +357,7 @@ fn a_modern_error_to_discover_never_falls_back() {
     let r = b.request(json!(1), "initialize", initialize_params());
     assert_eq!(r["error"]["code"], -32022);
     b.close_stdin();
-    assert_eq!(exit_code(&mut b), Some(0));
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
     assert_eq!(
         trail(&f),
         vec![

@@ -651,7 +651,7 @@ fn header_and_header_env_go_on_every_post() {
     }
     b.wait_stderr("the header x-api-key given with --header usually carries a secret");
     b.close_stdin();
-    let code = b.wait_exit(common::RECV_TIMEOUT).and_then(|s| s.code());
+    let code = b.exit_code(common::RECV_TIMEOUT);
     assert_eq!(code, Some(0));
     let err = b.stderr_to_the_end();
     assert!(!err.contains("s3cret-value"), "{err}");
@@ -687,10 +687,7 @@ fn an_unreachable_url_fails_initialize_and_never_stops_the_bridge() {
         assert!(!detail.contains(&url), "{detail}");
     }
     b.close_stdin();
-    assert_eq!(
-        b.wait_exit(common::RECV_TIMEOUT).and_then(|s| s.code()),
-        Some(0)
-    );
+    assert_eq!(b.exit_code(common::RECV_TIMEOUT), Some(0));
 }
 
 #[test]

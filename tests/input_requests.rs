@@ -601,10 +601,7 @@ fn the_end_of_input_during_a_round_exits_0_without_responses() {
     let mut b = ready(ALL_KINDS);
     call_and_expect_question(&mut b, json!(20), "ask_name", json!({}));
     b.close_stdin();
-    assert_eq!(
-        b.wait_exit(Duration::from_secs(8)).and_then(|s| s.code()),
-        Some(0)
-    );
+    assert_eq!(b.exit_code(Duration::from_secs(8)), Some(0));
     assert!(b.seen.iter().all(|f| f.get("id") != Some(&json!(20))));
 }
 

@@ -6,9 +6,9 @@
 
 mod common;
 
-use common::{RECV_TIMEOUT, bridge_bin, process_alive, scratch_dir, server_bin};
+use common::{RECV_TIMEOUT, bridge_bin, collect_stderr, process_alive, scratch_dir, server_bin};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -57,7 +57,7 @@ impl Editor {
         }
         let mut child = cmd.spawn().expect("spawn mcp-bridge");
         let stdout = child.stdout.take().expect("stdout");
-        let mut stderr = child.stderr.take().expect("stderr");
+        let stderr = child.stderr.take().expect("stderr");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             let mut r = BufReader::new(stdout);
@@ -76,19 +76,7 @@ impl Editor {
                 }
             }
         });
-        let err = Arc::new(Mutex::new(String::new()));
-        let e = err.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stderr.read(&mut buf) {
-                if n == 0 {
-                    return;
-                }
-                e.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
+        let err = collect_stderr(stderr);
         Editor {
             stdin: child.stdin.take(),
             child,

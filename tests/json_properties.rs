@@ -175,18 +175,31 @@ impl JStr {
 
 impl J {
     fn render(&self, out: &mut String) {
+        self.write(out, false);
+    }
+
+    /// Writes the text as written, or (`arrived`) as it must arrive ([`J::arrived_text`]):
+    /// the two differ in the strings only.
+    fn write(&self, out: &mut String, arrived: bool) {
+        let string = |s: &JStr, out: &mut String| {
+            if arrived {
+                s.render_arrived(out)
+            } else {
+                s.render(out)
+            }
+        };
         match self {
             J::Null => out.push_str("null"),
             J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             J::Num(t) => out.push_str(t),
-            J::Str(s) => s.render(out),
+            J::Str(s) => string(s, out),
             J::Arr(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
                         out.push(',');
                     }
-                    item.render(out);
+                    item.write(out, arrived);
                 }
                 out.push(']');
             }
@@ -196,9 +209,9 @@ impl J {
                     if i > 0 {
                         out.push(',');
                     }
-                    k.render(out);
+                    string(k, out);
                     out.push(':');
-                    v.render(out);
+                    v.write(out, arrived);
                 }
                 out.push('}');
             }
@@ -216,37 +229,8 @@ impl J {
     /// escape replaced with `\ufffd`.
     fn arrived_text(&self) -> String {
         let mut out = String::new();
-        self.render_arrived(&mut out);
+        self.write(&mut out, true);
         out
-    }
-
-    fn render_arrived(&self, out: &mut String) {
-        match self {
-            J::Str(s) => s.render_arrived(out),
-            J::Arr(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    item.render_arrived(out);
-                }
-                out.push(']');
-            }
-            J::Obj(members) => {
-                out.push('{');
-                for (i, (k, v)) in members.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    k.render_arrived(out);
-                    out.push(':');
-                    v.render_arrived(out);
-                }
-                out.push('}');
-            }
-            other => other.render(out),
-        }
     }
 
     /// Levels of `{`/`[` (a scalar has 0).

@@ -348,10 +348,7 @@ fn a_command_that_cannot_start_gets_spawn_failed_and_the_bridge_keeps_serving() 
     assert_eq!(error_of(&r), (-32603, "spawn_failed".into()));
     assert_eq!(b.request(json!(1), "ping", json!({}))["result"], json!({}));
     b.close_stdin();
-    assert_eq!(
-        b.wait_exit(Duration::from_secs(5)).and_then(|s| s.code()),
-        Some(0)
-    );
+    assert_eq!(b.exit_code(Duration::from_secs(5)), Some(0));
 }
 
 #[test]

@@ -46,6 +46,33 @@ fn list_changes() -> Vec<Value> {
     ]
 }
 
+/// `resources/subscribe` of `uri`: the response.
+fn subscribe(b: &mut Bridge, id: i64, uri: &str) -> Value {
+    b.request(json!(id), "resources/subscribe", json!({"uri": uri}))
+}
+
+/// `resources/unsubscribe` of `uri`: the response.
+fn unsubscribe(b: &mut Bridge, id: i64, uri: &str) -> Value {
+    b.request(json!(id), "resources/unsubscribe", json!({"uri": uri}))
+}
+
+/// A bridge whose upstream acknowledges the streams from listen-2 on only after
+/// `delay_ms`, with a subscribe of example://readme (id 1) sent and its stream listen-2
+/// received by the upstream: the change is in flight.
+fn subscribe_in_flight(delay_ms: &str) -> Bridge {
+    let mut b = ready(
+        &[],
+        &["--listen-delay-ms", delay_ms, "--listen-delay-from", "2"],
+    );
+    b.send_request(
+        json!(1),
+        "resources/subscribe",
+        json!({"uri": "example://readme"}),
+    );
+    b.wait_upstream(|v| v["id"] == "listen-2");
+    b
+}
+
 /// Publishes a tools list change and waits for it: whatever the stream delivered for earlier
 /// events came before it. Returns the other frames that arrived meanwhile (responses taken).
 fn sentinel(b: &mut Bridge, id: Value) -> Vec<Value> {
@@ -169,11 +196,7 @@ fn a_change_written_before_a_result_reaches_the_editor_before_it() {
 #[test]
 fn subscribe_and_unsubscribe_answer_after_the_new_streams_acknowledgment() {
     let mut b = ready(&[], &[]);
-    let r = b.request(
-        json!(1),
-        "resources/subscribe",
-        json!({"uri": "example://readme"}),
-    );
+    let r = subscribe(&mut b, 1, "example://readme");
     assert_eq!(r, json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
     let l = listens(&b);
     assert_eq!(l.len(), 2, "{l:?}");
@@ -195,11 +218,7 @@ fn subscribe_and_unsubscribe_answer_after_the_new_streams_acknowledgment() {
         updated("example://readme")
     );
 
-    let r = b.request(
-        json!(3),
-        "resources/unsubscribe",
-        json!({"uri": "example://readme"}),
-    );
+    let r = unsubscribe(&mut b, 3, "example://readme");
     assert_eq!(r, json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
     let l = listens(&b);
     assert_eq!(l.len(), 3);
@@ -219,11 +238,7 @@ fn a_subscription_change_is_answered_only_at_the_late_acknowledgment() {
         &["--listen-delay-ms", "400", "--listen-delay-from", "2"],
     );
     let asked = Instant::now();
-    let r = b.request(
-        json!(1),
-        "resources/subscribe",
-        json!({"uri": "example://readme"}),
-    );
+    let r = subscribe(&mut b, 1, "example://readme");
     assert_eq!(r["result"], json!({}));
     let waited = asked.elapsed();
     assert!(
@@ -251,11 +266,7 @@ fn a_uri_already_subscribed_or_not_subscribed_is_answered_at_once() {
         json!({})
     );
     assert_eq!(
-        b.request(
-            json!(3),
-            "resources/unsubscribe",
-            json!({"uri": "example://other"})
-        )["result"],
+        unsubscribe(&mut b, 3, "example://other")["result"],
         json!({})
     );
     assert_eq!(
@@ -303,11 +314,7 @@ fn updates_arrive_only_for_subscribed_uris() {
 fn only_the_active_streams_events_reach_the_editor() {
     let mut b = ready(&[], &[]);
     assert_eq!(
-        b.request(
-            json!(1),
-            "resources/subscribe",
-            json!({"uri": "example://readme"})
-        )["result"],
+        subscribe(&mut b, 1, "example://readme")["result"],
         json!({})
     );
     // listen-1 was replaced by listen-2: a late event of listen-1 (or of a stream the bridge
@@ -335,16 +342,7 @@ fn an_older_stream_is_silent_from_the_acknowledgment_of_a_newer_one_on() {
     // listen-2 (the stream of a subscription) is acknowledged late by the fixture; the test
     // writes its acknowledgment itself, followed in the same write by an event of listen-1
     // (still open: the bridge cancels it only after the acknowledgment) and one of listen-2.
-    let mut b = ready(
-        &[],
-        &["--listen-delay-ms", "3000", "--listen-delay-from", "2"],
-    );
-    b.send_request(
-        json!(1),
-        "resources/subscribe",
-        json!({"uri": "example://readme"}),
-    );
-    b.wait_upstream(|v| v["id"] == "listen-2");
+    let mut b = subscribe_in_flight("3000");
     let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
         "params": {"_meta": {SUB: "listen-2"}, "notifications": {"toolsListChanged": true,
         "promptsListChanged": true, "resourcesListChanged": true,
@@ -370,11 +368,7 @@ fn an_older_stream_is_silent_from_the_acknowledgment_of_a_newer_one_on() {
 fn the_server_ending_a_stream_counts_as_a_loss_with_gap_events_both_ways() {
     let mut b = ready(&["--listen-backoff-initial", "0.1"], &[]);
     assert_eq!(
-        b.request(
-            json!(1),
-            "resources/subscribe",
-            json!({"uri": "example://readme"})
-        )["result"],
+        subscribe(&mut b, 1, "example://readme")["result"],
         json!({})
     );
     for (i, how) in ["result", "cancelled"].into_iter().enumerate() {
@@ -476,11 +470,7 @@ fn a_refused_stream_stops_the_new_attempts() {
     assert!(b.recv_for(Duration::from_millis(500)).is_empty());
     assert_eq!(listens(&b).len(), 1);
     // Only a change of the subscriptions opens a stream again; its refusal reaches the editor.
-    let r = b.request(
-        json!(1),
-        "resources/subscribe",
-        json!({"uri": "example://readme"}),
-    );
+    let r = subscribe(&mut b, 1, "example://readme");
     assert_eq!(
         r,
         json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "no listens here"}})
@@ -522,11 +512,7 @@ fn a_failed_change_keeps_the_old_stream_and_its_uris() {
         b.request(json!(1), "resources/subscribe", a.clone())["result"],
         json!({})
     );
-    let r = b.request(
-        json!(2),
-        "resources/subscribe",
-        json!({"uri": "example://b"}),
-    );
+    let r = subscribe(&mut b, 2, "example://b");
     assert_eq!(
         r,
         json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32000, "message": "nope"}})
@@ -536,11 +522,7 @@ fn a_failed_change_keeps_the_old_stream_and_its_uris() {
     notify(&mut b, json!(3), "resource_updated", "example://a");
     assert_eq!(sentinel(&mut b, json!(4)), vec![updated("example://a")]);
     // example://b is not subscribed: its unsubscribe needs no stream.
-    let r = b.request(
-        json!(5),
-        "resources/unsubscribe",
-        json!({"uri": "example://b"}),
-    );
+    let r = unsubscribe(&mut b, 5, "example://b");
     assert_eq!(r["result"], json!({}));
     assert_eq!(listens(&b).len(), 3);
 }
@@ -573,11 +555,7 @@ fn a_change_without_acknowledgment_in_time_gets_timeout_and_keeps_the_old_stream
         &["--listen-ack-timeout", "0.3"],
         &["--listen-delay-ms", "5000", "--listen-delay-from", "2"],
     );
-    let r = b.request(
-        json!(1),
-        "resources/subscribe",
-        json!({"uri": "example://readme"}),
-    );
+    let r = subscribe(&mut b, 1, "example://readme");
     assert_eq!(
         r["error"],
         json!({"code": -32603, "message": "The upstream server did not answer in time",
@@ -591,11 +569,7 @@ fn a_change_without_acknowledgment_in_time_gets_timeout_and_keeps_the_old_stream
     // listen-1 is still the active stream, and the URI is not subscribed.
     assert!(upstream_position(&b, cancel_of("listen-1")).is_none());
     assert_eq!(sentinel(&mut b, json!(2)), Vec::<Value>::new());
-    let r = b.request(
-        json!(3),
-        "resources/unsubscribe",
-        json!({"uri": "example://readme"}),
-    );
+    let r = unsubscribe(&mut b, 3, "example://readme");
     assert_eq!(r["result"], json!({}));
     assert_eq!(listens(&b).len(), 2);
 }
@@ -603,16 +577,7 @@ fn a_change_without_acknowledgment_in_time_gets_timeout_and_keeps_the_old_stream
 #[test]
 fn the_exit_of_the_upstream_answers_a_change_in_flight() {
     // The acknowledgment never comes within the test: the change is in flight at the crash.
-    let mut b = ready(
-        &[],
-        &["--listen-delay-ms", "600000", "--listen-delay-from", "2"],
-    );
-    b.send_request(
-        json!(1),
-        "resources/subscribe",
-        json!({"uri": "example://readme"}),
-    );
-    b.wait_upstream(|v| v["id"] == "listen-2");
+    let mut b = subscribe_in_flight("600000");
     b.send_request(
         json!(2),
         "tools/call",
@@ -622,10 +587,7 @@ fn the_exit_of_the_upstream_answers_a_change_in_flight() {
         let r = b.recv_response(&json!(id));
         assert_eq!(error_of(&r), (-32603, "upstream_exited".into()), "{id}");
     }
-    assert_eq!(
-        b.wait_exit(Duration::from_secs(8)).and_then(|s| s.code()),
-        Some(1)
-    );
+    assert_eq!(b.exit_code(Duration::from_secs(8)), Some(1));
 }
 
 #[test]
@@ -662,11 +624,7 @@ fn the_listen_request_carries_the_last_log_level() {
     assert_eq!(recv_gap(&mut b, &[]), list_changes());
     let r = b.request(json!(2), "logging/setLevel", json!({"level": "error"}));
     assert_eq!(r["result"], json!({}));
-    b.request(
-        json!(3),
-        "resources/subscribe",
-        json!({"uri": "example://readme"}),
-    );
+    subscribe(&mut b, 3, "example://readme");
     let levels: Vec<Value> = listens(&b)
         .iter()
         .map(|l| l["params"]["_meta"]["io.modelcontextprotocol/logLevel"].clone())
@@ -677,11 +635,7 @@ fn the_listen_request_carries_the_last_log_level() {
 #[test]
 fn no_subscription_id_acknowledgment_or_upstream_cancellation_reaches_the_editor() {
     let mut b = ready(&["--listen-backoff-initial", "0.05"], &[]);
-    b.request(
-        json!(1),
-        "resources/subscribe",
-        json!({"uri": "example://readme"}),
-    );
+    subscribe(&mut b, 1, "example://readme");
     for (i, event) in [
         "tools_list_changed",
         "prompts_list_changed",
@@ -733,10 +687,7 @@ fn no_subscription_id_acknowledgment_or_upstream_cancellation_reaches_the_editor
 fn the_end_of_the_input_cancels_the_stream() {
     let mut b = ready(&[], &[]);
     b.close_stdin();
-    assert_eq!(
-        b.wait_exit(Duration::from_secs(5)).and_then(|s| s.code()),
-        Some(0)
-    );
+    assert_eq!(b.exit_code(Duration::from_secs(5)), Some(0));
     assert!(upstream_position(&b, cancel_of("listen-1")).is_some());
 }
 

@@ -27,10 +27,7 @@ fn echo(b: &mut Bridge, id: u64, text: &str) {
 
 fn end(b: &mut Bridge) {
     b.close_stdin();
-    assert_eq!(
-        b.wait_exit(Duration::from_secs(10)).and_then(|s| s.code()),
-        Some(0)
-    );
+    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
 }
 
 /// An upstream that stops reading its stdin after `server/discover`, until `resume` exists.

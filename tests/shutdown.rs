@@ -6,23 +6,33 @@ use common::{Bridge, error_of, process_alive, text_of, wait_until};
 use serde_json::json;
 use std::time::Duration;
 
-#[test]
-fn end_of_stdin_exits_0_and_no_process_of_the_upstream_group_survives() {
-    let mut b = Bridge::start(&[], &[]);
-    b.initialize();
+/// Calls `spawn_grandchild` (id 1): the pid of the upstream's child it started.
+fn spawn_grandchild(b: &mut Bridge) -> i32 {
     let r = b.request(
         json!(1),
         "tools/call",
         json!({"name": "spawn_grandchild", "arguments": {}}),
     );
-    let pid: i32 = text_of(&r).trim().parse().expect("pid");
-    assert!(process_alive(pid));
+    text_of(&r).trim().parse().expect("pid")
+}
+
+/// Sends a `sleep` of 30 s as request `id` and waits until the upstream has it.
+fn sleep_in_flight(b: &mut Bridge, id: i64) {
     b.send_request(
-        json!(2),
+        json!(id),
         "tools/call",
         json!({"name": "sleep", "arguments": {"ms": 30000}}),
     );
     b.wait_upstream(|v| v["params"]["name"] == "sleep");
+}
+
+#[test]
+fn end_of_stdin_exits_0_and_no_process_of_the_upstream_group_survives() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let pid = spawn_grandchild(&mut b);
+    assert!(process_alive(pid));
+    sleep_in_flight(&mut b, 2);
     b.close_stdin();
     let status = b
         .wait_exit(Duration::from_secs(8))
@@ -44,28 +54,15 @@ fn end_of_stdin_exits_0_and_no_process_of_the_upstream_group_survives() {
 fn end_of_stdin_before_initialize_exits_0() {
     let mut b = Bridge::start(&[], &[]);
     b.close_stdin();
-    assert_eq!(
-        b.wait_exit(Duration::from_secs(5)).and_then(|s| s.code()),
-        Some(0)
-    );
+    assert_eq!(b.exit_code(Duration::from_secs(5)), Some(0));
 }
 
 #[test]
 fn loss_of_the_upstream_answers_in_flight_requests_and_exits_1() {
     let mut b = Bridge::start(&[], &[]);
     b.initialize();
-    let r = b.request(
-        json!(1),
-        "tools/call",
-        json!({"name": "spawn_grandchild", "arguments": {}}),
-    );
-    let pid: i32 = text_of(&r).trim().parse().expect("pid");
-    b.send_request(
-        json!(2),
-        "tools/call",
-        json!({"name": "sleep", "arguments": {"ms": 30000}}),
-    );
-    b.wait_upstream(|v| v["params"]["name"] == "sleep");
+    let pid = spawn_grandchild(&mut b);
+    sleep_in_flight(&mut b, 2);
     b.send_request(
         json!(3),
         "tools/call",
@@ -103,10 +100,7 @@ fn the_childs_stderr_passes_through_and_the_bridges_lines_have_the_fixed_form() 
     );
     assert_eq!(text_of(&r), "x");
     b.close_stdin();
-    assert_eq!(
-        b.wait_exit(Duration::from_secs(5)).and_then(|s| s.code()),
-        Some(0)
-    );
+    assert_eq!(b.exit_code(Duration::from_secs(5)), Some(0));
     // The reader of stderr may lag behind the exit: read to the end of the pipe.
     let err = b.stderr_to_the_end();
     assert!(err.lines().any(|l| l == "upstream says hi"), "{err}");
@@ -147,10 +141,7 @@ fn after_the_loss_a_new_request_gets_upstream_exited() {
     );
     let r = b.recv_response(&json!(1));
     assert_eq!(error_of(&r), (-32603, "upstream_exited".into()));
-    assert_eq!(
-        b.wait_exit(Duration::from_secs(8)).and_then(|s| s.code()),
-        Some(1)
-    );
+    assert_eq!(b.exit_code(Duration::from_secs(8)), Some(1));
 }
 
 #[test]
@@ -158,12 +149,7 @@ fn sigterm_stops_the_bridge_like_the_end_of_input_and_the_group_goes_with_it() {
     for signal in [libc_signal::TERM, libc_signal::INT, libc_signal::HUP] {
         let mut b = Bridge::start(&[], &[]);
         b.initialize();
-        let r = b.request(
-            json!(1),
-            "tools/call",
-            json!({"name": "spawn_grandchild", "arguments": {}}),
-        );
-        let pid: i32 = text_of(&r).trim().parse().expect("pid");
+        let pid = spawn_grandchild(&mut b);
         let status = std::process::Command::new("kill")
             .args([signal, &b.child.id().to_string()])
             .status()
@@ -282,11 +268,7 @@ fn a_closed_stdout_stops_the_bridge_while_stdin_stays_open() {
         .wait_exit(common::RECV_TIMEOUT)
         .expect("the bridge exits with its stdin still open");
     assert_eq!(exit.code(), Some(0));
-    let stderr = b.stderr_to_the_end();
-    let lines: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.contains("closed its end of stdout"))
-        .collect();
+    let lines = b.stderr_lines_to_the_end(|l| l.contains("closed its end of stdout"));
     assert_eq!(
         lines,
         [
@@ -307,12 +289,7 @@ fn a_second_signal_stops_the_bridge_at_once() {
     for (signal, name, code) in [("-TERM", "SIGTERM", 143), ("-INT", "SIGINT", 130)] {
         let mut b = Bridge::start(&["--shutdown-grace", "60"], &["--keep-running-after-eof"]);
         b.initialize();
-        let r = b.request(
-            json!(1),
-            "tools/call",
-            json!({"name": "spawn_grandchild", "arguments": {}}),
-        );
-        let pid: i32 = text_of(&r).trim().parse().expect("pid");
+        let pid = spawn_grandchild(&mut b);
         let kill = |b: &Bridge| {
             let status = std::process::Command::new("kill")
                 .args([signal, &b.child.id().to_string()])
@@ -363,11 +340,7 @@ fn an_upstream_that_closes_its_stdout_is_logged_as_such_and_killed_by_the_bridge
     );
     let status = b.wait_exit(common::RECV_TIMEOUT).expect("the bridge exits");
     assert_eq!(status.code(), Some(1));
-    let stderr = b.stderr_to_the_end();
-    let lost: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.contains("the upstream server exited"))
-        .collect();
+    let lost = b.stderr_lines_to_the_end(|l| l.contains("the upstream server exited"));
     assert_eq!(
         lost,
         [

@@ -65,7 +65,7 @@ fn a_stderr_nobody_reads_blocks_neither_ping_nor_a_tool_call() {
     // took over 15 s to drain them (seen once in scripts/stress-tests), so the wait is longer.
     b.wait_stderr_within("fixture stderr end 1\n", STDERR_BACKLOG_WAIT);
     b.close_stdin();
-    assert_eq!(b.wait_exit(RECV_TIMEOUT).and_then(|s| s.code()), Some(0));
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
     let elapsed = started.elapsed();
     let stderr = b.stderr_to_the_end();
     let totals = b.metrics_totals("stderr");
@@ -117,7 +117,7 @@ fn the_upstreams_bad_frames_give_the_burst_then_summaries_with_exact_counts() {
     flood(&mut b, 1, FLOOD, 0, "");
     assert_eq!(b.request(json!(2), "ping", json!({}))["result"], json!({}));
     b.close_stdin();
-    assert_eq!(b.wait_exit(RECV_TIMEOUT).and_then(|s| s.code()), Some(0));
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
     let elapsed = started.elapsed();
     let stderr = b.stderr_to_the_end();
     let warnings = stderr.lines().filter(|l| *l == NOT_JSONRPC).count();
@@ -150,7 +150,7 @@ fn the_editors_long_lines_give_the_burst_then_summaries_with_exact_counts() {
         assert_eq!(r["error"]["data"]["cause"], "line_too_long", "{r}");
     }
     b.close_stdin();
-    assert_eq!(b.wait_exit(RECV_TIMEOUT).and_then(|s| s.code()), Some(0));
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
     let elapsed = started.elapsed();
     let stderr = b.stderr_to_the_end();
     let warning = "mcp-bridge: frontend: warn: a line of 266 bytes is over the limit of 100 bytes";

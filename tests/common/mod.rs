@@ -96,6 +96,25 @@ pub fn scratch_dir(tag: &str) -> PathBuf {
     dir
 }
 
+/// Reads `stderr` to its end on a thread of its own (so the pipe never fills); the text so
+/// far, lossily decoded.
+pub fn collect_stderr(mut stderr: impl Read + Send + 'static) -> Arc<Mutex<String>> {
+    let err = Arc::new(Mutex::new(String::new()));
+    let e = err.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 {
+                return;
+            }
+            e.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    err
+}
+
 /// One running bridge and what it wrote.
 pub struct Bridge {
     pub child: Child,
@@ -638,6 +657,12 @@ impl Bridge {
         }
     }
 
+    /// The exit code of the process, waiting at most `limit` (`None`: still running, or ended
+    /// by a signal).
+    pub fn exit_code(&mut self, limit: Duration) -> Option<i32> {
+        self.wait_exit(limit).and_then(|s| s.code())
+    }
+
     /// What the bridge wrote to stderr so far (its reader may lag behind the bridge: to see a
     /// line, use [`Bridge::wait_stderr`]; to see all, [`Bridge::stderr_to_the_end`]).
     pub fn stderr_text(&self) -> String {
@@ -653,6 +678,15 @@ impl Bridge {
             self.stderr_text()
         );
         self.stderr_text()
+    }
+
+    /// The lines of all the bridge's stderr ([`Bridge::stderr_to_the_end`]) that `keep` keeps.
+    pub fn stderr_lines_to_the_end(&self, keep: impl Fn(&str) -> bool) -> Vec<String> {
+        self.stderr_to_the_end()
+            .lines()
+            .filter(|l| keep(l))
+            .map(str::to_string)
+            .collect()
     }
 
     /// Every line the upstream received (from the fixture's trace), each validated against the
