@@ -244,8 +244,30 @@ async fn sse(
     id: &Id,
     method: &str,
 ) -> Result<(), Failure> {
+    match sse_events(resp, sh.max_response_bytes, |data| {
+        deliver(sh, id, method, data)
+    })
+    .await?
+    {
+        true => Ok(()),
+        false => Err(ended_before_the_response()),
+    }
+}
+
+/// Hands the data of each event of the SSE body of `resp` (at most `max_bytes` in all) to
+/// `deliver`, skipping events without data, until `deliver` returns true (the response came:
+/// `Ok(true)`) or the stream ends (`Ok(false)`). Errors: the body over the limit, or broken.
+pub(super) async fn sse_events<F, Fut>(
+    resp: reqwest::Response,
+    max_bytes: usize,
+    mut deliver: F,
+) -> Result<bool, Failure>
+where
+    F: FnMut(Bytes) -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
     let over = Rc::new(Cell::new(false));
-    let bytes = limit::sse_bytes(resp, sh.max_response_bytes, over.clone());
+    let bytes = limit::sse_bytes(resp, max_bytes, over.clone());
     let mut events = std::pin::pin!(sse_stream::SseByteStream::new(bytes));
     while let Some(item) = events.next().await {
         match item {
@@ -253,21 +275,22 @@ async fn sse(
                 let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
                     continue;
                 };
-                if deliver(sh, id, method, Bytes::from(data)).await {
-                    return Ok(());
+                if deliver(Bytes::from(data)).await {
+                    return Ok(true);
                 }
             }
             Err(_) if over.get() => {
-                return Err(Failure::no_response(
-                    BodyError::Over(sh.max_response_bytes).to_string(),
-                ));
+                return Err(Failure::no_response(BodyError::Over(max_bytes).to_string()));
             }
             Err(_) => return Err(Failure::no_response(BodyError::Broken.to_string())),
         }
     }
-    Err(Failure::no_response(
-        "the response stream ended before the response".into(),
-    ))
+    Ok(false)
+}
+
+/// The failure of a response stream that ended before the response of its request.
+pub(super) fn ended_before_the_response() -> Failure {
+    Failure::no_response("the response stream ended before the response".into())
 }
 
 /// Methods whose results a remote server's rules change (icons, `x-mcp-header`).

@@ -18,19 +18,17 @@
 //!   at close the session gets a DELETE.
 
 use bytes::Bytes;
-use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
-use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
 
 use super::Shared;
 use super::exchange::{
-    ResponseBody, error_status, response_body, send_detail, send_signed, unanswered,
+    ResponseBody, ended_before_the_response, error_status, response_body, send_detail, send_signed,
+    sse_events, unanswered,
 };
 use super::headers;
-use super::limit::{self, BodyError};
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::Id;
 use crate::transport::token::AccessToken;
@@ -131,12 +129,9 @@ async fn post(sh: &Rc<Shared>, msg: &Value, method: &str, id: Option<&Id>) -> Re
         *sh.legacy.session.borrow_mut() = Some(v);
     }
     match response_body(resp, sh.max_response_bytes).await? {
-        ResponseBody::Events(resp) => match stream(sh, resp, Some((id, method))).await {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(Failure::no_response(
-                "the response stream ended before the response".into(),
-            )),
-            Err(e) => Err(e),
+        ResponseBody::Events(resp) => match stream(sh, resp, Some((id, method))).await? {
+            true => Ok(()),
+            false => Err(ended_before_the_response()),
         },
         ResponseBody::Json(body) => match deliver(sh, body, Some((id, method))).await {
             true => Ok(()),
@@ -152,28 +147,10 @@ async fn stream(
     resp: reqwest::Response,
     answers: Option<(&Id, &str)>,
 ) -> Result<bool, Failure> {
-    let over = Rc::new(Cell::new(false));
-    let bytes = limit::sse_bytes(resp, sh.max_response_bytes, over.clone());
-    let mut events = std::pin::pin!(sse_stream::SseByteStream::new(bytes));
-    while let Some(item) = events.next().await {
-        match item {
-            Ok(event) => {
-                let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
-                    continue;
-                };
-                if deliver(sh, Bytes::from(data), answers).await {
-                    return Ok(true);
-                }
-            }
-            Err(_) if over.get() => {
-                return Err(Failure::no_response(
-                    BodyError::Over(sh.max_response_bytes).to_string(),
-                ));
-            }
-            Err(_) => return Err(Failure::no_response(BodyError::Broken.to_string())),
-        }
-    }
-    Ok(false)
+    sse_events(resp, sh.max_response_bytes, |data| {
+        deliver(sh, data, answers)
+    })
+    .await
 }
 
 /// Hands one message to the correlation layer as one line (after the editor's queue has
