@@ -164,11 +164,7 @@ fn a_request_with_the_id_of_a_request_in_flight_gets_duplicate_id() {
     let mut b = Bridge::start(&[], &[]);
     b.initialize_with(json!({"elicitation": {}}));
     // The request stays in flight until the editor answers its question: no time involved.
-    b.send_request(
-        json!(3),
-        "tools/call",
-        json!({"name": "ask_name", "arguments": {}}),
-    );
+    b.send_tools_call(json!(3), "ask_name", json!({}));
     let q = b.recv();
     assert_eq!(q["id"], "b-1");
     b.send_request(json!(3), "ping", json!({}));
@@ -207,11 +203,7 @@ fn blank_lines_are_skipped_and_a_last_line_without_newline_is_answered() {
 fn an_upstream_answer_over_the_limit_fails_its_request_with_invalid_response_and_one_warning() {
     let mut b = Bridge::start(&["--max-line-bytes", "4096"], &[]);
     b.initialize();
-    let r = b.request(
-        json!(5),
-        "tools/call",
-        json!({"name": "large_text", "arguments": {"bytes": 5000}}),
-    );
+    let r = b.tools_call(json!(5), "large_text", json!({"bytes": 5000}));
     assert_eq!(
         r,
         json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32603,

@@ -15,11 +15,7 @@ fn ready(bridge_args: &[&str]) -> Bridge {
 #[test]
 fn a_cancelled_request_gets_no_response_and_the_upstream_gets_the_cancel_with_its_own_id() {
     let mut b = ready(&[]);
-    b.send_request(
-        json!("slow-1"),
-        "tools/call",
-        json!({"name": "sleep", "arguments": {"ms": 30000}}),
-    );
+    b.send_tools_call(json!("slow-1"), "sleep", json!({"ms": 30000}));
     let up = b.wait_upstream(|v| v["method"] == "tools/call" && v["params"]["name"] == "sleep");
     let upstream_id = up["id"].clone();
     b.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow-1", "reason": "user"}}));
@@ -44,11 +40,7 @@ fn a_cancelled_request_gets_no_response_and_the_upstream_gets_the_cancel_with_it
 fn a_cancel_without_a_string_reason_reaches_the_upstream_without_one() {
     let mut b = ready(&[]);
     for (id, ms, reason) in [(1, 30001, None), (2, 30002, Some(json!(3)))] {
-        b.send_request(
-            json!(id),
-            "tools/call",
-            json!({"name": "sleep", "arguments": {"ms": ms}}),
-        );
+        b.send_tools_call(json!(id), "sleep", json!({"ms": ms}));
         let up = b.wait_upstream(|v| v["params"]["arguments"]["ms"] == ms);
         let mut params = json!({"requestId": id});
         if let Some(r) = reason {
@@ -131,10 +123,10 @@ fn progress_and_log_messages_of_a_cancelled_request_are_dropped() {
         "no response to the cancelled request"
     );
     // The bridge still forwards what belongs to a live request.
-    let r = b.request(
+    let r = b.tools_call(
         json!(3),
-        "tools/call",
-        json!({"name": "log", "arguments": {"level": "error", "message": "after"}}),
+        "log",
+        json!({"level": "error", "message": "after"}),
     );
     assert_eq!(text_of(&r), "logged");
     let after = b.take_notifications("notifications/message");
@@ -151,19 +143,11 @@ fn progress_and_log_messages_of_a_cancelled_request_are_dropped() {
 fn the_257th_request_in_flight_gets_too_many_requests_at_once() {
     let mut b = ready(&[]);
     for i in 0..256 {
-        b.send_request(
-            json!(i),
-            "tools/call",
-            json!({"name": "sleep", "arguments": {"ms": 600_000}}),
-        );
+        b.send_tools_call(json!(i), "sleep", json!({"ms": 600_000}));
     }
     // None of the 256 ends by itself: the answer can only be the error at once, never a
     // request that waited for a slot.
-    let r = b.request(
-        json!(256),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "x"}}),
-    );
+    let r = b.tools_call(json!(256), "echo", json!({"text": "x"}));
     assert_eq!(
         r["error"],
         json!({"code": -32603, "message": "Too many requests in flight", "data": {"cause": "too_many_requests", "detail": 256}})
@@ -172,11 +156,7 @@ fn the_257th_request_in_flight_gets_too_many_requests_at_once() {
     b.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 0}}),
     );
-    let r = b.request(
-        json!(257),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "in"}}),
-    );
+    let r = b.tools_call(json!(257), "echo", json!({"text": "in"}));
     assert_eq!(text_of(&r), "in");
     assert_eq!(
         b.request(json!(258), "ping", json!({}))["result"],
@@ -187,11 +167,7 @@ fn the_257th_request_in_flight_gets_too_many_requests_at_once() {
 #[test]
 fn a_request_past_its_time_limit_gets_timeout_and_is_cancelled_upstream() {
     let mut b = ready(&["--call-timeout", "0.5"]);
-    let r = b.request(
-        json!(1),
-        "tools/call",
-        json!({"name": "sleep", "arguments": {"ms": 20000}}),
-    );
+    let r = b.tools_call(json!(1), "sleep", json!({"ms": 20000}));
     assert_eq!(
         r["error"],
         json!({"code": -32603, "message": "The upstream server did not answer in time",
@@ -207,16 +183,8 @@ fn concurrent_requests_complete_independently_and_in_any_order() {
     let mut b = Bridge::start(&[], &[]);
     b.initialize_with(json!({"elicitation": {}}));
     // "long" stays in flight until the editor answers its question: no time involved.
-    b.send_request(
-        json!("long"),
-        "tools/call",
-        json!({"name": "ask_name", "arguments": {}}),
-    );
-    b.send_request(
-        json!("short"),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "fast"}}),
-    );
+    b.send_tools_call(json!("long"), "ask_name", json!({}));
+    b.send_tools_call(json!("short"), "echo", json!({"text": "fast"}));
     let first = b.recv_response(&json!("short"));
     assert_eq!(text_of(&first), "fast");
     assert!(b.seen.iter().all(|f| f.get("id") != Some(&json!("long"))));

@@ -63,14 +63,6 @@ fn info_lines(b: &Bridge) -> Vec<String> {
         .collect()
 }
 
-fn call(b: &mut Bridge, id: Value, name: &str, arguments: Value) -> Value {
-    b.request(
-        id,
-        "tools/call",
-        json!({"name": name, "arguments": arguments}),
-    )
-}
-
 #[test]
 fn a_legacy_server_gets_the_editors_messages_unchanged_after_one_info_line() {
     for (mode, sign) in [
@@ -100,7 +92,7 @@ fn a_legacy_server_gets_the_editors_messages_unchanged_after_one_info_line() {
             json!({"name": "echo", "inputSchema": {"type": "object"}})
         );
         assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(8));
-        let r = call(&mut b, json!(12), "echo", json!({"text": "hé"}));
+        let r = b.tools_call(json!(12), "echo", json!({"text": "hé"}));
         assert_eq!(
             r,
             json!({"jsonrpc": "2.0", "id": 12, "result": {"content": [{"type": "text", "text": "hé"}]}})
@@ -137,11 +129,7 @@ fn server_to_client_requests_progress_and_list_changes_pass_both_ways() {
 
     // Sampling: the upstream's request reaches the editor with the upstream's id, and the
     // editor's answer reaches the upstream unchanged.
-    b.send_request(
-        json!("c1"),
-        "tools/call",
-        json!({"name": "ask", "arguments": {"prompt": "hi"}}),
-    );
+    b.send_tools_call(json!("c1"), "ask", json!({"prompt": "hi"}));
     let sampling = b.recv();
     assert_eq!(
         sampling,
@@ -175,11 +163,7 @@ fn server_to_client_requests_progress_and_list_changes_pass_both_ways() {
     );
 
     // A list change, before the result it came before.
-    b.send_request(
-        json!(3),
-        "tools/call",
-        json!({"name": "flip", "arguments": {}}),
-    );
+    b.send_tools_call(json!(3), "flip", json!({}));
     assert_eq!(
         b.recv(),
         json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
@@ -204,20 +188,16 @@ fn a_cancel_passes_unchanged_and_the_request_is_never_answered() {
     let mut b = start(&[], &[]);
     b.send(&initialize_request(0));
     b.recv_response(&json!(0));
-    b.send_request(
-        json!(7),
-        "tools/call",
-        json!({"name": "slow", "arguments": {}}),
-    );
+    b.send_tools_call(json!(7), "slow", json!({}));
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 7, "reason": "user stop"}});
     b.send(&cancel);
-    let r = call(&mut b, json!(8), "cancelled", json!({}));
+    let r = b.tools_call(json!(8), "cancelled", json!({}));
     assert_eq!(text_of(&r), "[7]");
     let got = upstream_lines(&b, 5);
     assert_eq!(got[3], line(&cancel));
     // The id is free again: the editor may reuse it.
-    let r = call(&mut b, json!(7), "echo", json!({"text": "again"}));
+    let r = b.tools_call(json!(7), "echo", json!({"text": "again"}));
     assert_eq!(text_of(&r), "again");
     assert!(
         b.seen.iter().filter(|f| f["id"] == json!(7)).count() == 1,
@@ -231,17 +211,13 @@ fn a_response_after_the_editors_cancel_is_not_passed_on() {
     let mut b = start(&[], &[]);
     b.send(&initialize_request(0));
     b.recv_response(&json!(0));
-    b.send_request(
-        json!(9),
-        "tools/call",
-        json!({"name": "stubborn", "arguments": {}}),
-    );
+    b.send_tools_call(json!(9), "stubborn", json!({}));
     b.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}),
     );
     // The server answers 9 ("too late") before it reads the next call: that answer would
     // arrive first.
-    let r = call(&mut b, json!(10), "echo", json!({"text": "next"}));
+    let r = b.tools_call(json!(10), "echo", json!({"text": "next"}));
     assert_eq!(text_of(&r), "next");
     assert_eq!(
         b.seen.iter().map(|f| f["id"].clone()).collect::<Vec<_>>(),
@@ -308,16 +284,8 @@ fn the_upstream_going_away_answers_every_request_in_flight() {
     let mut b = start(&[], &[]);
     b.send(&initialize_request(0));
     b.recv_response(&json!(0));
-    b.send_request(
-        json!(5),
-        "tools/call",
-        json!({"name": "slow", "arguments": {}}),
-    );
-    b.send_request(
-        json!("x"),
-        "tools/call",
-        json!({"name": "exit", "arguments": {"code": 3}}),
-    );
+    b.send_tools_call(json!(5), "slow", json!({}));
+    b.send_tools_call(json!("x"), "exit", json!({"code": 3}));
     let frames = b.recv_to_the_end();
     let exited = |id: Value| {
         json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603,
@@ -340,19 +308,11 @@ fn the_bridge_still_answers_bad_lines_duplicate_ids_and_the_in_flight_limit() {
     let mut b = start(&["--max-in-flight", "2"], &[]);
     b.send(&initialize_request(0));
     b.recv_response(&json!(0));
-    b.send_request(
-        json!(1),
-        "tools/call",
-        json!({"name": "slow", "arguments": {}}),
-    );
-    let dup = call(&mut b, json!(1), "echo", json!({"text": "x"}));
+    b.send_tools_call(json!(1), "slow", json!({}));
+    let dup = b.tools_call(json!(1), "echo", json!({"text": "x"}));
     assert_eq!(error_of(&dup), (-32600, "duplicate_id".into()));
-    b.send_request(
-        json!(2),
-        "tools/call",
-        json!({"name": "slow", "arguments": {}}),
-    );
-    let over = call(&mut b, json!(3), "echo", json!({"text": "x"}));
+    b.send_tools_call(json!(2), "slow", json!({}));
+    let over = b.tools_call(json!(3), "echo", json!({"text": "x"}));
     assert_eq!(
         over["error"],
         json!({"code": -32603, "message": "Too many requests in flight",
@@ -431,7 +391,7 @@ fn an_answer_over_the_line_limit_fails_its_request_with_invalid_response_and_one
         json!({"jsonrpc": "2.0", "id": 0, "result": legacy_initialize_result()})
     );
     b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    let r = call(&mut b, json!(5), "large", json!({"bytes": 5000}));
+    let r = b.tools_call(json!(5), "large", json!({"bytes": 5000}));
     assert_eq!(
         r,
         json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32603,
@@ -439,7 +399,7 @@ fn an_answer_over_the_line_limit_fails_its_request_with_invalid_response_and_one
             "data": {"cause": "invalid_response"}}})
     );
     assert_eq!(
-        call(&mut b, json!(6), "echo", json!({"text": "still"}))["result"]["content"][0]["text"],
+        b.tools_call(json!(6), "echo", json!({"text": "still"}))["result"]["content"][0]["text"],
         "still"
     );
     b.close_stdin();

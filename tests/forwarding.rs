@@ -20,20 +20,12 @@ fn upstream_call(b: &Bridge, name: &str) -> Value {
 #[test]
 fn tools_call_returns_the_exact_result() {
     let mut b = ready();
-    let r = b.request(
-        json!(1),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "héllo \"x\"\n"}}),
-    );
+    let r = b.tools_call(json!(1), "echo", json!({"text": "héllo \"x\"\n"}));
     assert_eq!(
         r,
         json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "héllo \"x\"\n"}]}})
     );
-    let r = b.request(
-        json!(2),
-        "tools/call",
-        json!({"name": "add", "arguments": {"a": 2, "b": 3.5}}),
-    );
+    let r = b.tools_call(json!(2), "add", json!({"a": 2, "b": 3.5}));
     assert_eq!(r["result"]["structuredContent"], json!({"sum": 5.5}));
     assert_eq!(text_of(&r), r#"{"sum":5.5}"#);
 }
@@ -121,11 +113,7 @@ fn results_lose_the_2026_fields_and_tool_schemas_are_adapted() {
 #[test]
 fn a_non_object_structured_content_becomes_text_and_is_dropped() {
     let mut b = ready();
-    let r = b.request(
-        json!(7),
-        "tools/call",
-        json!({"name": "structured_array", "arguments": {}}),
-    );
+    let r = b.tools_call(json!(7), "structured_array", json!({}));
     assert_eq!(
         r["result"],
         json!({"content": [{"type": "text", "text": "[1,2,3]"}]})
@@ -135,20 +123,22 @@ fn a_non_object_structured_content_becomes_text_and_is_dropped() {
 #[test]
 fn upstream_errors_keep_code_message_and_data_except_url_elicitation() {
     let mut b = ready();
-    let r = b.request(json!(8), "tools/call",
-        json!({"name": "fail", "arguments": {"code": -32050, "message": "no disk", "data": {"path": "/x"}}}));
+    let r = b.tools_call(
+        json!(8),
+        "fail",
+        json!({"code": -32050, "message": "no disk", "data": {"path": "/x"}}),
+    );
     assert_eq!(
         r["error"],
         json!({"code": -32050, "message": "no disk", "data": {"path": "/x"}})
     );
-    let r = b.request(json!(9), "tools/call",
-        json!({"name": "fail", "arguments": {"code": -32042, "message": "open this", "data": {"elicitations": []}}}));
-    assert_eq!(r["error"], json!({"code": -32603, "message": "open this"}));
-    let r = b.request(
-        json!(10),
-        "tools/call",
-        json!({"name": "no_such_tool", "arguments": {}}),
+    let r = b.tools_call(
+        json!(9),
+        "fail",
+        json!({"code": -32042, "message": "open this", "data": {"elicitations": []}}),
     );
+    assert_eq!(r["error"], json!({"code": -32603, "message": "open this"}));
+    let r = b.tools_call(json!(10), "no_such_tool", json!({}));
     assert_eq!(r["error"]["code"], -32602);
 }
 
@@ -200,16 +190,16 @@ fn progress_is_limited_to_50_per_second_per_request() {
 fn log_messages_are_filtered_by_the_last_set_level() {
     let mut b = ready();
     b.request(json!(13), "logging/setLevel", json!({"level": "warning"}));
-    let r = b.request(
+    let r = b.tools_call(
         json!(14),
-        "tools/call",
-        json!({"name": "log", "arguments": {"level": "info", "message": "quiet"}}),
+        "log",
+        json!({"level": "info", "message": "quiet"}),
     );
     assert_eq!(text_of(&r), "logged");
-    let r = b.request(
+    let r = b.tools_call(
         json!(15),
-        "tools/call",
-        json!({"name": "log", "arguments": {"level": "error", "message": "loud"}}),
+        "log",
+        json!({"level": "error", "message": "loud"}),
     );
     assert_eq!(text_of(&r), "logged");
     let logs = b.take_notifications("notifications/message");
@@ -284,11 +274,7 @@ fn upstream_cancellations_and_list_changes_never_reach_the_editor() {
         "not json at all",
         r#"{"jsonrpc":"2.0","id":"ask","method":"roots/list"}"#
     ]);
-    let r = b.request(
-        json!(30),
-        "tools/call",
-        json!({"name": "emit", "arguments": {"lines": lines}}),
-    );
+    let r = b.tools_call(json!(30), "emit", json!({"lines": lines}));
     assert_eq!(text_of(&r), "emitted");
     assert!(b.recv_for(Duration::from_millis(200)).is_empty());
     // The list change names a subscription the bridge never opened: it stays inside.
@@ -297,11 +283,7 @@ fn upstream_cancellations_and_list_changes_never_reach_the_editor() {
         "{:?}",
         b.seen
     );
-    let r = b.request(
-        json!(31),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "still here"}}),
-    );
+    let r = b.tools_call(json!(31), "echo", json!({"text": "still here"}));
     assert_eq!(text_of(&r), "still here");
 }
 
@@ -314,24 +296,12 @@ fn a_new_log_level_reaches_the_upstream_with_the_next_request() {
             .get("io.modelcontextprotocol/logLevel")
             .cloned()
     };
-    b.request(
-        json!(1),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "a"}}),
-    );
+    b.tools_call(json!(1), "echo", json!({"text": "a"}));
     assert_eq!(level_of(&b, "a"), None);
     b.request(json!(2), "logging/setLevel", json!({"level": "error"}));
-    b.request(
-        json!(3),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "b"}}),
-    );
+    b.tools_call(json!(3), "echo", json!({"text": "b"}));
     assert_eq!(level_of(&b, "b"), Some(json!("error")));
     b.request(json!(4), "logging/setLevel", json!({"level": "debug"}));
-    b.request(
-        json!(5),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "c"}}),
-    );
+    b.tools_call(json!(5), "echo", json!({"text": "c"}));
     assert_eq!(level_of(&b, "c"), Some(json!("debug")));
 }

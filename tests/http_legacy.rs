@@ -104,11 +104,7 @@ fn headers_after_initialize() -> Vec<(String, String)> {
 
 /// Calls `slow` (never answered, its SSE response held open) and waits until the fixture has it.
 fn slow_call_in_flight(b: &mut Bridge, f: &LegacyFixture, id: i64) {
-    b.send_request(
-        json!(id),
-        "tools/call",
-        json!({"name": "slow", "arguments": {}}),
-    );
+    b.send_tools_call(json!(id), "slow", json!({}));
     f.wait_for(RECV_TIMEOUT, |s| s.body["id"] == json!(id));
 }
 
@@ -207,11 +203,7 @@ fn a_server_without_a_session_gets_none_and_no_delete() {
         session: None,
         ..Script::default()
     });
-    let r = b.request(
-        json!(3),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "x"}}),
-    );
+    let r = b.tools_call(json!(3), "echo", json!({"text": "x"}));
     assert_eq!(
         r,
         json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "x"}]}})
@@ -274,11 +266,7 @@ fn a_404_on_the_session_fails_the_requests_in_flight_and_ends_the_bridge() {
     let (f, mut b) = started(Script::default());
     slow_call_in_flight(&mut b, &f, 5);
     f.end_session();
-    b.send_request(
-        json!(6),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "late"}}),
-    );
+    b.send_tools_call(json!(6), "echo", json!({"text": "late"}));
     let lost = json!({"code": -32603, "message": "The upstream server exited",
         "data": {"cause": "upstream_exited"}});
     assert_eq!(b.recv_response(&json!(5))["error"], lost);
@@ -311,11 +299,7 @@ fn a_cancel_from_the_editor_is_posted_as_notifications_cancelled() {
     assert_eq!(posted.header("mcp-protocol-version"), Some("2025-11-25"));
     // The request's stream is closed as well.
     assert!(one_stream_closed(&f));
-    let r = b.request(
-        json!(8),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "after"}}),
-    );
+    let r = b.tools_call(json!(8), "echo", json!({"text": "after"}));
     assert_eq!(r["result"]["content"][0]["text"], "after");
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));

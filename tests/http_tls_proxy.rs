@@ -101,11 +101,7 @@ fn proxy(target: SocketAddr) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
 }
 
 fn echo(b: &mut Bridge) -> String {
-    text_of(&b.request(
-        json!(1),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "over tls"}}),
-    ))
+    text_of(&b.tools_call(json!(1), "echo", json!({"text": "over tls"})))
 }
 
 fn initialize_error(b: &mut Bridge) -> (i64, String, String) {

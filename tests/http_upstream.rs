@@ -144,14 +144,6 @@ fn initialized(flags: &[&str], sse: bool) -> (HttpFixture, Arc<AtomicUsize>, Bri
     (f, cancelled, b)
 }
 
-fn call(b: &mut Bridge, id: i64, name: &str, arguments: Value) -> Value {
-    b.request(
-        json!(id),
-        "tools/call",
-        json!({"name": name, "arguments": arguments}),
-    )
-}
-
 /// The headers of a POST that the 2026-07-28 transport defines, in a fixed order.
 fn standard_headers(s: &http_fixture::Seen) -> Vec<(String, String)> {
     [
@@ -180,7 +172,7 @@ fn json_responses_and_the_standard_headers_of_every_post() {
     let init = b.initialize();
     assert_eq!(init["result"]["serverInfo"]["name"], "fixture-http");
     assert_eq!(
-        text_of(&call(&mut b, 1, "echo", json!({"text": "hi"}))),
+        text_of(&b.tools_call(json!(1), "echo", json!({"text": "hi"}))),
         "hi"
     );
     let p = b.request(json!(2), "prompts/get", json!({"name": "greet"}));
@@ -247,7 +239,10 @@ fn json_responses_and_the_standard_headers_of_every_post() {
 #[test]
 fn mcp_name_that_is_not_safe_header_text_goes_in_base64() {
     let (f, _, mut b) = initialized(&[], false);
-    assert_eq!(text_of(&call(&mut b, 1, "Grüße ✓", json!({}))), "hallo");
+    assert_eq!(
+        text_of(&b.tools_call(json!(1), "Grüße ✓", json!({}))),
+        "hallo"
+    );
     assert_eq!(
         f.seen_of("tools/call")[0].header("mcp-name"),
         Some("=?base64?R3LDvMOfZSDinJM=?=")
@@ -284,7 +279,7 @@ fn x_mcp_header_arguments_become_headers_and_broken_annotations_drop_the_tool() 
     let (f, _, mut b) = initialized(&[], false);
     // Before tools/list the bridge knows no annotation: the server's 400 + -32020 makes it
     // fetch tools/list once and send the call once more, with the headers (notes §10.2).
-    let early = call(&mut b, 1, "weather", json!({"region": "eu", "days": 3}));
+    let early = b.tools_call(json!(1), "weather", json!({"region": "eu", "days": 3}));
     assert_eq!(text_of(&early), "eu for 3 days");
     let seen = f.seen();
     let trail: Vec<(&str, Option<&str>, Option<&str>, u16)> = seen
@@ -341,9 +336,8 @@ fn x_mcp_header_arguments_become_headers_and_broken_annotations_drop_the_tool() 
     b.wait_stderr(
         "dropped the tool \"broken\" from tools/list: the header \"N\" is on a property that is not a string, integer or boolean (2026-07-28 x-mcp-header rules)",
     );
-    let r = call(
-        &mut b,
-        3,
+    let r = b.tools_call(
+        json!(3),
         "weather",
         json!({"region": "eu west ", "days": 3}),
     );
@@ -380,10 +374,10 @@ fn a_header_mismatch_gets_one_re_fetch_and_at_most_one_retry_never_a_loop() {
     b.initialize();
     let refused = json!({"code": -32020, "message": "Header mismatch: Mcp-Param-Area"});
     // No annotation known: the re-fetch brings `Zone`, and the one retry is refused too.
-    let r = call(&mut b, 1, "zoned", json!({"zone": "eu"}));
+    let r = b.tools_call(json!(1), "zoned", json!({"zone": "eu"}));
     assert_eq!(r["error"], refused);
     // The annotation known, and the fresh list says the same: no retry.
-    let r = call(&mut b, 2, "zoned", json!({"zone": "eu"}));
+    let r = b.tools_call(json!(2), "zoned", json!({"zone": "eu"}));
     assert_eq!(r["error"], refused);
     let trail: Vec<(String, Option<String>, u16)> = f
         .seen()
@@ -428,11 +422,7 @@ fn only_data_icons_reach_the_editor_from_a_url_upstream() {
 #[test]
 fn cancelling_a_request_closes_its_stream_and_posts_nothing() {
     let (f, cancelled, mut b) = initialized(&[], true);
-    b.send_request(
-        json!(7),
-        "tools/call",
-        json!({"name": "wait", "arguments": {}}),
-    );
+    b.send_tools_call(json!(7), "wait", json!({}));
     assert!(wait_until(|| f.seen_of("tools/call").len() == 1));
     b.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -456,7 +446,7 @@ fn cancelling_a_request_closes_its_stream_and_posts_nothing() {
     );
     assert!(f.seen_of("notifications/cancelled").is_empty());
     assert_eq!(
-        text_of(&call(&mut b, 8, "echo", json!({"text": "next"}))),
+        text_of(&b.tools_call(json!(8), "echo", json!({"text": "next"}))),
         "next"
     );
 }
@@ -492,12 +482,12 @@ fn error_bodies_pass_through_and_other_failures_name_the_status() {
         "tools/call",
         Canned::new(200, ct, r#"{"jsonrpc":"2.0","id":999,"result":{}}"#),
     );
-    let r = call(&mut b, 1, "echo", json!({"text": "a"}));
+    let r = b.tools_call(json!(1), "echo", json!({"text": "a"}));
     assert_eq!(
         r["error"],
         json!({"code": -32601, "message": "Method not found"})
     );
-    let r = call(&mut b, 2, "echo", json!({"text": "a"}));
+    let r = b.tools_call(json!(2), "echo", json!({"text": "a"}));
     assert_eq!(
         r["error"],
         json!({"code": -32022, "message": "Unsupported protocol version",
@@ -513,7 +503,7 @@ fn error_bodies_pass_through_and_other_failures_name_the_status() {
         (6, "the upstream's JSON response did not answer the request"),
         (7, "the upstream's JSON response did not answer the request"),
     ] {
-        let r = call(&mut b, id, "echo", json!({"text": "a"}));
+        let r = b.tools_call(json!(id), "echo", json!({"text": "a"}));
         assert_eq!(
             r["error"],
             json!({"code": -32603, "message": "The request to the upstream server failed",
@@ -523,7 +513,7 @@ fn error_bodies_pass_through_and_other_failures_name_the_status() {
     }
     // The upstream goes on.
     assert_eq!(
-        text_of(&call(&mut b, 8, "echo", json!({"text": "ok"}))),
+        text_of(&b.tools_call(json!(8), "echo", json!({"text": "ok"}))),
         "ok"
     );
 }
@@ -534,20 +524,20 @@ fn a_response_over_the_limit_fails_at_once_as_json_and_as_an_sse_event() {
     let over = json!({"code": -32603, "message": "The request to the upstream server failed",
         "data": {"cause": "transport_failed", "detail": "the response is over the limit of 4000 bytes"}});
     assert_eq!(
-        call(&mut b, 1, "big", json!({"bytes": 5000}))["error"],
+        b.tools_call(json!(1), "big", json!({"bytes": 5000}))["error"],
         over
     );
     assert_eq!(
-        text_of(&call(&mut b, 2, "big", json!({"bytes": 3000}))).len(),
+        text_of(&b.tools_call(json!(2), "big", json!({"bytes": 3000}))).len(),
         3000
     );
     f.state.sse.store(true, Ordering::SeqCst);
     assert_eq!(
-        call(&mut b, 3, "big", json!({"bytes": 5000}))["error"],
+        b.tools_call(json!(3), "big", json!({"bytes": 5000}))["error"],
         over
     );
     assert_eq!(
-        text_of(&call(&mut b, 4, "big", json!({"bytes": 3000}))).len(),
+        text_of(&b.tools_call(json!(4), "big", json!({"bytes": 3000}))).len(),
         3000
     );
 }
@@ -576,7 +566,10 @@ fn the_listen_stream_is_sse_with_keep_alives_and_reopens_after_408_429_5xx_and_a
     // Keep-alive comments flow on the open stream (every 20 ms) and are ignored; an event
     // still arrives.
     std::thread::sleep(http_fixture::KEEP_ALIVE * 5);
-    assert_eq!(text_of(&call(&mut b, 1, "notify", json!({}))), "notified");
+    assert_eq!(
+        text_of(&b.tools_call(json!(1), "notify", json!({}))),
+        "notified"
+    );
     assert_eq!(
         b.recv_notification("notifications/tools/list_changed"),
         json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
@@ -612,7 +605,7 @@ fn the_listen_stream_stops_after_other_statuses() {
         std::thread::sleep(Duration::from_millis(500));
         assert_eq!(f.seen_of("subscriptions/listen").len(), 1, "{status}");
         assert_eq!(
-            text_of(&call(&mut b, 1, "echo", json!({"text": "still"}))),
+            text_of(&b.tools_call(json!(1), "echo", json!({"text": "still"}))),
             "still"
         );
     }
@@ -634,7 +627,7 @@ fn header_and_header_env_go_on_every_post() {
         &[("HTTP_TEST_AUTH", "Bearer s3cret-value")],
     );
     b.initialize();
-    call(&mut b, 1, "echo", json!({"text": "x"}));
+    b.tools_call(json!(1), "echo", json!({"text": "x"}));
     let seen = f.seen();
     assert!(seen.len() >= 2);
     for s in &seen {
@@ -695,10 +688,13 @@ fn a_failing_upstream_mid_session_fails_the_request_alone() {
     let (f, _, mut b) = initialized(&[], false);
     f.script("tools/call", Canned::new(503, None, "busy"));
     assert_eq!(
-        call(&mut b, 1, "echo", json!({"text": "a"}))["error"]["data"],
+        b.tools_call(json!(1), "echo", json!({"text": "a"}))["error"]["data"],
         json!({"cause": "transport_failed", "detail": "HTTP 503"})
     );
-    assert_eq!(text_of(&call(&mut b, 2, "echo", json!({"text": "b"}))), "b");
+    assert_eq!(
+        text_of(&b.tools_call(json!(2), "echo", json!({"text": "b"}))),
+        "b"
+    );
     assert!(
         b.child.try_wait().expect("status").is_none(),
         "still running"

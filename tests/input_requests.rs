@@ -195,11 +195,7 @@ fn seventeen_input_requests_fail_with_too_many_input_requests() {
     let round: serde_json::Map<String, Value> = (0..17)
         .map(|i| (format!("r{i}"), json!({"method": "roots/list"})))
         .collect();
-    let r = b.request(
-        json!(6),
-        "tools/call",
-        json!({"name": "script", "arguments": {"rounds": [round]}}),
-    );
+    let r = b.tools_call(json!(6), "script", json!({"rounds": [round]}));
     assert_eq!(error_of(&r), (-32603, "too_many_input_requests".into()));
     assert!(
         b.seen.iter().all(|f| f.get("method").is_none()),
@@ -213,11 +209,7 @@ fn an_eleventh_round_fails_with_too_many_rounds() {
     let rounds: Vec<Value> = (0..11)
         .map(|_| json!({"root": {"method": "roots/list"}}))
         .collect();
-    b.send_request(
-        json!(7),
-        "tools/call",
-        json!({"name": "script", "arguments": {"rounds": rounds}}),
-    );
+    b.send_tools_call(json!(7), "script", json!({"rounds": rounds}));
     for i in 1..=10 {
         let q = b.recv();
         assert_eq!(q["id"], format!("b-{i}"));
@@ -236,11 +228,7 @@ fn an_undeclared_kind_fails_with_its_key_and_nothing_goes_out() {
     let mut b = ready(r#"{"elicitation": {}}"#);
     let rounds = json!([{"ok": form("Name?", json!({"n": {"type": "string"}}), &[]),
                          "llm": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 10}}}]);
-    let r = b.request(
-        json!(8),
-        "tools/call",
-        json!({"name": "script", "arguments": {"rounds": rounds}}),
-    );
+    let r = b.tools_call(json!(8), "script", json!({"rounds": rounds}));
     assert_eq!(
         r["error"]["data"],
         json!({"cause": "undeclared_input_request", "detail": "llm"})
@@ -249,11 +237,7 @@ fn an_undeclared_kind_fails_with_its_key_and_nothing_goes_out() {
     // Sampling with tools needs sampling.tools.
     let mut b = ready(r#"{"sampling": {}}"#);
     let rounds = json!([{"t": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 10, "tools": []}}}]);
-    let r = b.request(
-        json!(9),
-        "tools/call",
-        json!({"name": "script", "arguments": {"rounds": rounds}}),
-    );
+    let r = b.tools_call(json!(9), "script", json!({"rounds": rounds}));
     assert_eq!(
         r["error"]["data"],
         json!({"cause": "undeclared_input_request", "detail": "t"})
@@ -266,11 +250,7 @@ fn urls_that_are_not_https_or_loopback_http_get_decline_without_asking() {
     let url = |u: &str| json!({"method": "elicitation/create", "params": {"mode": "url", "message": "open", "url": u}});
     let rounds = json!([{"file": url("file:///etc/passwd"), "js": url("javascript:alert(1)"),
         "backslash": url("https://example.com\\@evil.example/"), "userinfo": url("https://trusted@evil.example/")}]);
-    let r = b.request(
-        json!(10),
-        "tools/call",
-        json!({"name": "script", "arguments": {"rounds": rounds}}),
-    );
+    let r = b.tools_call(json!(10), "script", json!({"rounds": rounds}));
     let got: Value = serde_json::from_str(&text_of(&r)).expect("json text");
     assert_eq!(
         got,
@@ -304,11 +284,7 @@ fn the_editor_is_shown_the_url_the_bridge_parsed_re_serialized() {
     let url = |u: &str| json!({"method": "elicitation/create", "params": {"mode": "url", "message": "open", "url": u}});
     let rounds = json!([{"no_slashes": url("https:evil.example"), "hex": url("http://0x7f000001/"),
         "short": url("http://127.1/"), "dotdot": url("https://example.com/a/../b")}]);
-    b.send_request(
-        json!(24),
-        "tools/call",
-        json!({"name": "script", "arguments": {"rounds": rounds}}),
-    );
+    b.send_tools_call(json!(24), "script", json!({"rounds": rounds}));
     let mut shown = Vec::new();
     for i in 1..=4 {
         let q = b.recv();
@@ -364,11 +340,7 @@ fn a_url_with_invisible_or_non_ascii_characters_in_its_host_gets_decline_without
     ];
     let round: serde_json::Map<String, Value> =
         cases.iter().map(|(k, u)| (k.to_string(), url(u))).collect();
-    let r = b.request(
-        json!(25),
-        "tools/call",
-        json!({"name": "script", "arguments": {"rounds": [round]}}),
-    );
+    let r = b.tools_call(json!(25), "script", json!({"rounds": [round]}));
     let declined: serde_json::Map<String, Value> = cases
         .iter()
         .map(|(k, _)| (k.to_string(), json!({"action": "decline"})))
@@ -583,11 +555,7 @@ fn a_form_without_properties_becomes_a_continue_form() {
 #[test]
 fn the_capabilities_sent_upstream_declare_exactly_the_editors_input_kinds() {
     let mut b = ready(r#"{"elicitation": {"form": {}}, "roots": {"listChanged": true}}"#);
-    let r = b.request(
-        json!(19),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "x"}}),
-    );
+    let r = b.tools_call(json!(19), "echo", json!({"text": "x"}));
     assert_eq!(text_of(&r), "x");
     let up = b.wait_upstream(|v| v["params"]["name"] == "echo");
     assert_eq!(

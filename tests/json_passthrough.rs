@@ -15,13 +15,13 @@ fn number_text(v: &Value) -> &str {
 
 /// Makes the fixture answer the `tools/call` with id `id` with this raw result text.
 fn raw_result(b: &mut Bridge, id: i64, result_text: &str) -> Value {
-    b.request(
+    b.tools_call(
         json!(id),
-        "tools/call",
-        json!({"name": "respond_raw", "arguments": {
+        "respond_raw",
+        json!({
             "before": r#"{"jsonrpc":"2.0","id":"#,
             "after": format!(r#","result":{result_text}}}"#),
-        }}),
+        }),
     )
 }
 
@@ -140,11 +140,7 @@ fn a_result_at_the_upstream_depth_limit_arrives_and_one_level_more_is_invalid_re
 fn a_too_deep_line_with_two_ids_is_answered_under_the_last_and_the_request_in_flight_once() {
     let mut b = Bridge::start(&[], &[]);
     b.initialize();
-    b.send_request(
-        json!(1),
-        "tools/call",
-        json!({"name": "sleep", "arguments": {"ms": 300}}),
-    );
+    b.send_tools_call(json!(1), "sleep", json!({"ms": 300}));
     b.wait_upstream(|v| v["params"]["name"] == "sleep");
     let deep = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":{}1{}}},"id":2}}"#,
@@ -200,10 +196,10 @@ fn a_too_deep_upstream_response_with_two_ids_fails_the_request_of_the_last() {
         "[".repeat(210),
         "]".repeat(210)
     );
-    let r = b.request(
+    let r = b.tools_call(
         json!(7),
-        "tools/call",
-        json!({"name": "respond_raw", "arguments": {"before": before, "after": "}"}}),
+        "respond_raw",
+        json!({"before": before, "after": "}"}),
     );
     assert_eq!(r["id"], 7);
     assert_eq!(error_of(&r), (-32603, "invalid_response".into()));
@@ -323,13 +319,13 @@ fn line_holding(b: &Bridge, needle: &str) -> String {
 fn numbers_in_an_upstream_error_reach_the_editor_with_their_exact_text() {
     let mut b = Bridge::start(&[], &[]);
     b.initialize();
-    b.request(
+    b.tools_call(
         json!(21),
-        "tools/call",
-        json!({"name": "respond_raw", "arguments": {
+        "respond_raw",
+        json!({
             "before": r#"{"jsonrpc":"2.0","id":"#,
             "after": format!(r#","error":{{"code":-32000,"message":"m","data":{SPELLINGS}}}}}"#),
-        }}),
+        }),
     );
     assert_eq!(
         b.response_line(&json!(21)),
@@ -375,14 +371,10 @@ fn numbers_in_an_input_request_and_in_the_answer_keep_their_exact_text() {
     // every retry the same way, so the test cancels after the first question).
     let schema =
         r#"{"type":"object","properties":{"n":{"type":"number","maximum":1E5,"default":-0.0}}}"#;
-    b.send_request(
-        json!(23),
-        "tools/call",
-        json!({"name": "respond_raw", "arguments": {
+    b.send_tools_call(json!(23), "respond_raw", json!({
             "before": r#"{"jsonrpc":"2.0","id":"#,
             "after": format!(r#","result":{{"resultType":"input_required","inputRequests":{{"q":{{"method":"elicitation/create","params":{{"message":"n?","requestedSchema":{schema}}}}}}},"requestState":"s"}}}}"#),
-        }}),
-    );
+        }));
     let ask = b.recv();
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
     assert!(

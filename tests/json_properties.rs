@@ -520,12 +520,7 @@ fn random_json_in_a_result_arrives_at_the_editor_unchanged() {
             r#","result":{{"content":[{{"type":"text","text":"raw"}}],"structuredContent":{}}}}}"#,
             doc.text()
         );
-        let r = b.request(
-            json!(id),
-            "tools/call",
-            json!({"name": "respond_raw",
-                   "arguments": {"before": r#"{"jsonrpc":"2.0","id":"#, "after": after}}),
-        );
+        let r = b.tools_call(json!(id), "respond_raw", json!({"before": r#"{"jsonrpc":"2.0","id":"#, "after": after}));
         prop_assert_eq!(&r["result"]["content"][0]["text"], "raw", "{}", r);
         // The editor got the structuredContent as the upstream wrote it.
         prop_assert_eq!(

@@ -174,11 +174,7 @@ fn a_pipelined_initialized_and_requests_are_handled_in_order_once_initialize_com
     b.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}),
     );
-    b.send_request(
-        json!(4),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "hi"}}),
-    );
+    b.send_tools_call(json!(4), "echo", json!({"text": "hi"}));
     assert_eq!(b.request(json!(5), "ping", json!({}))["result"], json!({}));
     let ids: Vec<&Value> = b.seen.iter().filter_map(|f| f.get("id")).collect();
     assert_eq!(ids, [&json!(1), &json!(5)]);

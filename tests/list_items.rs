@@ -92,11 +92,7 @@ fn bad_tools_are_repaired_or_dropped_with_a_warning_and_the_rest_is_listed_in_or
         .collect();
     assert_eq!(lines, expected);
     // A repaired tool is called as usual.
-    let r = b.request(
-        json!(2),
-        "tools/call",
-        json!({"name": "bad_input_true", "arguments": {}}),
-    );
+    let r = b.tools_call(json!(2), "bad_input_true", json!({}));
     assert_eq!(text_of(&r), "ok");
 }
 

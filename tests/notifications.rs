@@ -17,16 +17,8 @@ fn ready(bridge_args: &[&str], server_args: &[&str]) -> Bridge {
     b
 }
 
-fn tools_call(b: &mut Bridge, id: Value, name: &str, arguments: Value) -> Value {
-    b.request(
-        id,
-        "tools/call",
-        json!({"name": name, "arguments": arguments}),
-    )
-}
-
 fn notify(b: &mut Bridge, id: Value, event: &str, uri: &str) {
-    let r = tools_call(b, id, "notify", json!({"event": event, "uri": uri}));
+    let r = b.tools_call(id, "notify", json!({"event": event, "uri": uri}));
     assert_eq!(text_of(&r), "notified");
 }
 
@@ -179,11 +171,7 @@ fn a_change_written_before_a_result_reaches_the_editor_before_it() {
         let result = json!({"jsonrpc": "2.0", "id": upstream_id, "result": {
             "resultType": "complete", "content": [{"type": "text", "text": format!("result {i}")}]}});
         let chunk = format!("{change}\n{result}");
-        b.send_request(
-            json!(i),
-            "tools/call",
-            json!({"name": "emit", "arguments": {"lines": [chunk]}}),
-        );
+        b.send_tools_call(json!(i), "emit", json!({"lines": [chunk]}));
         assert_eq!(b.recv(), bare(method), "call {i}");
         let r = b.recv();
         assert_eq!(r["id"], json!(i));
@@ -324,8 +312,7 @@ fn only_the_active_streams_events_reach_the_editor() {
                "params": {"_meta": {SUB: id}}})
         .to_string()
     };
-    let r = tools_call(
-        &mut b,
+    let r = b.tools_call(
         json!(2),
         "emit",
         json!({"lines": [event("listen-1"), event("listen-9"), event("listen-2")]}),
@@ -353,11 +340,7 @@ fn an_older_stream_is_silent_from_the_acknowledgment_of_a_newer_one_on() {
         event("notifications/prompts/list_changed", "listen-1"),
         event("notifications/tools/list_changed", "listen-2")
     );
-    b.send_request(
-        json!(2),
-        "tools/call",
-        json!({"name": "emit", "arguments": {"lines": [chunk]}}),
-    );
+    b.send_tools_call(json!(2), "emit", json!({"lines": [chunk]}));
     assert_eq!(b.recv(), json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
     assert_eq!(b.recv(), bare("notifications/tools/list_changed"));
     assert_eq!(text_of(&b.recv()), "emitted");
@@ -372,7 +355,7 @@ fn the_server_ending_a_stream_counts_as_a_loss_with_gap_events_both_ways() {
         json!({})
     );
     for (i, how) in ["result", "cancelled"].into_iter().enumerate() {
-        let r = tools_call(&mut b, json!(10 + i), "end_listens", json!({"how": how}));
+        let r = b.tools_call(json!(10 + i), "end_listens", json!({"how": how}));
         assert_eq!(text_of(&r), "ended");
         assert_eq!(
             recv_gap(&mut b, &["example://readme"]),
@@ -426,7 +409,7 @@ fn the_wait_doubles_up_to_the_longest_and_a_stable_stream_resets_it() {
         // The loss, and so the bridge's wait, comes after the request: timed from here, the
         // new stream can never come sooner than the wait, however slow the pipes are.
         let asked = Instant::now();
-        let r = tools_call(&mut b, json!(i), "end_listens", json!({"how": "result"}));
+        let r = b.tools_call(json!(i), "end_listens", json!({"how": "result"}));
         assert_eq!(text_of(&r), "ended");
         assert_eq!(recv_gap(&mut b, &[]), list_changes());
         let waited = asked.elapsed();
@@ -442,7 +425,7 @@ fn the_wait_doubles_up_to_the_longest_and_a_stable_stream_resets_it() {
     // This stream lives longer than --listen-stable after its acknowledgment (which came
     // before the gap the test has read).
     std::thread::sleep(Duration::from_millis(4100));
-    tools_call(&mut b, json!(9), "end_listens", json!({"how": "result"}));
+    b.tools_call(json!(9), "end_listens", json!({"how": "result"}));
     assert_eq!(recv_gap(&mut b, &[]), list_changes());
     expected.push("A new stream follows in 0.2 s.".into());
     let waits = |stderr: &str| -> Vec<String> {
@@ -493,7 +476,7 @@ fn a_refused_new_stream_after_a_loss_stops_the_new_attempts() {
             "2",
         ],
     );
-    tools_call(&mut b, json!(1), "end_listens", json!({"how": "cancelled"}));
+    b.tools_call(json!(1), "end_listens", json!({"how": "cancelled"}));
     b.wait_stderr(
         "the upstream server refused the listen stream with the error -32001: gone for good.",
     );
@@ -578,11 +561,7 @@ fn a_change_without_acknowledgment_in_time_gets_timeout_and_keeps_the_old_stream
 fn the_exit_of_the_upstream_answers_a_change_in_flight() {
     // The acknowledgment never comes within the test: the change is in flight at the crash.
     let mut b = subscribe_in_flight("600000");
-    b.send_request(
-        json!(2),
-        "tools/call",
-        json!({"name": "crash", "arguments": {"code": 3}}),
-    );
+    b.send_tools_call(json!(2), "crash", json!({"code": 3}));
     for id in [1, 2] {
         let r = b.recv_response(&json!(id));
         assert_eq!(error_of(&r), (-32603, "upstream_exited".into()), "{id}");
@@ -649,7 +628,7 @@ fn no_subscription_id_acknowledgment_or_upstream_cancellation_reaches_the_editor
     notify(&mut b, json!(20), "resource_updated", "example://readme");
     b.recv_notification("notifications/resources/updated");
     for (i, how) in ["cancelled", "result"].into_iter().enumerate() {
-        tools_call(&mut b, json!(30 + i), "end_listens", json!({"how": how}));
+        b.tools_call(json!(30 + i), "end_listens", json!({"how": how}));
         recv_gap(&mut b, &["example://readme"]);
     }
     let active = listens(&b)
@@ -666,7 +645,7 @@ fn no_subscription_id_acknowledgment_or_upstream_cancellation_reaches_the_editor
                "params": {"progressToken": "x", "progress": 1, "_meta": {SUB: active}}})
         .to_string(),
     ]);
-    tools_call(&mut b, json!(40), "emit", json!({"lines": lines}));
+    b.tools_call(json!(40), "emit", json!({"lines": lines}));
     b.recv_for(Duration::from_millis(200));
     assert!(b.seen.len() > 10);
     for f in &b.seen {

@@ -18,11 +18,7 @@ const LOG_BURST: usize = 50;
 const UPSTREAM_QUEUE_MAX_BYTES: u64 = 16 * 1024 * 1024;
 
 fn echo(b: &mut Bridge, id: u64, text: &str) {
-    b.send_request(
-        json!(id),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": text}}),
-    );
+    b.send_tools_call(json!(id), "echo", json!({"text": text}));
 }
 
 fn end(b: &mut Bridge) {
@@ -60,11 +56,7 @@ fn a_slow_editor_gets_every_response_and_the_dropped_notifications_are_counted()
     let big = "x".repeat(2 * 1024 * 1024);
     echo(&mut b, 2, &big);
     b.wait_stdout_pipe_full();
-    b.send_request(
-        json!(3),
-        "tools/call",
-        json!({"name": "log_flood", "arguments": {"count": COUNT}}),
-    );
+    b.send_tools_call(json!(3), "log_flood", json!({"count": COUNT}));
     // The flood is over at the bridge (its result came from the upstream) while the editor
     // still reads nothing.
     b.wait_stderr("client=3 method=tools/call outcome=result");
@@ -104,11 +96,7 @@ fn log_messages_of_one_request_are_limited_per_second() {
     b.initialize();
     b.request(json!(1), "logging/setLevel", json!({"level": "info"}));
     let started = Instant::now();
-    let r = b.request(
-        json!(2),
-        "tools/call",
-        json!({"name": "log_flood", "arguments": {"count": COUNT}}),
-    );
+    let r = b.tools_call(json!(2), "log_flood", json!({"count": COUNT}));
     let elapsed = started.elapsed().as_secs_f64();
     assert_eq!(text_of(&r), "flooded");
     let n = b.take_notifications("notifications/message").len();

@@ -81,11 +81,7 @@ fn null_properties_and_required_become_empty_or_are_dropped_and_every_tool_is_li
         json!({"type": "object", "properties": {}})
     );
     // The tool still works.
-    let r = b.request(
-        json!(2),
-        "tools/call",
-        json!({"name": "schema_null_members", "arguments": {}}),
-    );
+    let r = b.tools_call(json!(2), "schema_null_members", json!({}));
     assert_eq!(text_of(&r), "ok");
     b.wait_stderr("tool \"schema_null_members\": inputSchema: dropped a null \"required\"");
 }
@@ -114,11 +110,7 @@ fn null_members_deep_in_input_and_output_schemas_are_adapted() {
         t["outputSchema"],
         json!({"type": "object", "properties": {"ok": {"type": "boolean"}}})
     );
-    let r = b.request(
-        json!(4),
-        "tools/call",
-        json!({"name": "schema_nested_nulls", "arguments": {"path": "/x"}}),
-    );
+    let r = b.tools_call(json!(4), "schema_nested_nulls", json!({"path": "/x"}));
     assert_eq!(
         r,
         json!({"jsonrpc": "2.0", "id": 4, "result": {

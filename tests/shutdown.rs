@@ -8,21 +8,13 @@ use std::time::Duration;
 
 /// Calls `spawn_grandchild` (id 1): the pid of the upstream's child it started.
 fn spawn_grandchild(b: &mut Bridge) -> i32 {
-    let r = b.request(
-        json!(1),
-        "tools/call",
-        json!({"name": "spawn_grandchild", "arguments": {}}),
-    );
+    let r = b.tools_call(json!(1), "spawn_grandchild", json!({}));
     text_of(&r).trim().parse().expect("pid")
 }
 
 /// Sends a `sleep` of 30 s as request `id` and waits until the upstream has it.
 fn sleep_in_flight(b: &mut Bridge, id: i64) {
-    b.send_request(
-        json!(id),
-        "tools/call",
-        json!({"name": "sleep", "arguments": {"ms": 30000}}),
-    );
+    b.send_tools_call(json!(id), "sleep", json!({"ms": 30000}));
     b.wait_upstream(|v| v["params"]["name"] == "sleep");
 }
 
@@ -63,11 +55,7 @@ fn loss_of_the_upstream_answers_in_flight_requests_and_exits_1() {
     b.initialize();
     let pid = spawn_grandchild(&mut b);
     sleep_in_flight(&mut b, 2);
-    b.send_request(
-        json!(3),
-        "tools/call",
-        json!({"name": "crash", "arguments": {"code": 3}}),
-    );
+    b.send_tools_call(json!(3), "crash", json!({"code": 3}));
     for id in [2, 3] {
         let r = b.recv_response(&json!(id));
         assert_eq!(
@@ -93,11 +81,7 @@ fn the_childs_stderr_passes_through_and_the_bridges_lines_have_the_fixed_form() 
         &["--stderr-line", "upstream says hi"],
     );
     b.initialize();
-    let r = b.request(
-        json!(1),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "x"}}),
-    );
+    let r = b.tools_call(json!(1), "echo", json!({"text": "x"}));
     assert_eq!(text_of(&r), "x");
     b.close_stdin();
     assert_eq!(b.exit_code(Duration::from_secs(5)), Some(0));
@@ -134,11 +118,7 @@ fn the_childs_stderr_passes_through_and_the_bridges_lines_have_the_fixed_form() 
 fn after_the_loss_a_new_request_gets_upstream_exited() {
     let mut b = Bridge::start(&["--shutdown-grace", "1"], &[]);
     b.initialize();
-    b.send_request(
-        json!(1),
-        "tools/call",
-        json!({"name": "crash", "arguments": {"code": 0}}),
-    );
+    b.send_tools_call(json!(1), "crash", json!({"code": 0}));
     let r = b.recv_response(&json!(1));
     assert_eq!(error_of(&r), (-32603, "upstream_exited".into()));
     assert_eq!(b.exit_code(Duration::from_secs(8)), Some(1));
@@ -257,11 +237,7 @@ fn a_stderr_that_nobody_reads_never_stops_the_bridge() {
 fn a_closed_stdout_stops_the_bridge_while_stdin_stays_open() {
     let mut b = Bridge::start(&[], &[]);
     b.initialize();
-    b.send_request(
-        json!(7),
-        "tools/call",
-        json!({"name": "sleep", "arguments": {"ms": 600_000}}),
-    );
+    b.send_tools_call(json!(7), "sleep", json!({"ms": 600_000}));
     b.wait_upstream(|v| v["method"] == "tools/call");
     b.close_stdout_reading_end();
     let exit = b
@@ -329,11 +305,7 @@ fn an_upstream_that_closes_its_stdout_is_logged_as_such_and_killed_by_the_bridge
     // upstream is lost): only the bridge's SIGKILL ends it.
     let mut b = Bridge::start(&[], &["--keep-running-after-eof"]);
     b.initialize();
-    let r = b.request(
-        json!(1),
-        "tools/call",
-        json!({"name": "close_stdout", "arguments": {}}),
-    );
+    let r = b.tools_call(json!(1), "close_stdout", json!({}));
     assert_eq!(
         r["error"],
         json!({"code": -32603, "message": "The upstream server exited", "data": {"cause": "upstream_exited"}})

@@ -30,11 +30,10 @@ fn most_summaries(elapsed: Duration) -> usize {
 }
 
 fn flood(b: &mut Bridge, id: i64, count: u64, stderr_count: u64, tag: &str) {
-    let r = b.request(
+    let r = b.tools_call(
         json!(id),
-        "tools/call",
-        json!({"name": "garbage_flood",
-               "arguments": {"count": count, "stderr_count": stderr_count, "tag": tag}}),
+        "garbage_flood",
+        json!({"count": count, "stderr_count": stderr_count, "tag": tag}),
     );
     assert_eq!(text_of(&r), "flooded", "{r}");
 }
@@ -51,11 +50,7 @@ fn a_stderr_nobody_reads_blocks_neither_ping_nor_a_tool_call() {
     // on its stderr, while nothing reads the bridge's stderr (a pipe of 64 KiB).
     flood(&mut b, 1, FLOOD, FLOOD, "flood");
     assert_eq!(b.request(json!(2), "ping", json!({}))["result"], json!({}));
-    let r = b.request(
-        json!(3),
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "still here"}}),
-    );
+    let r = b.tools_call(json!(3), "echo", json!({"text": "still here"}));
     assert_eq!(text_of(&r), "still here");
     // Read stderr again; one more upstream line, after every flood line, shows when the relay
     // has handled them all.

@@ -430,6 +430,15 @@ impl Bridge {
         self.send_raw(&line);
     }
 
+    /// Sends `tools/call` of tool `name` with `arguments` (no wait).
+    pub fn send_tools_call(&mut self, id: Value, name: &str, arguments: Value) {
+        self.send_request(
+            id,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        );
+    }
+
     /// Sends a request.
     pub fn send_request(&mut self, id: Value, method: &str, params: Value) {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -588,6 +597,15 @@ impl Bridge {
         });
         self.backlog = keep;
         take
+    }
+
+    /// `tools/call` of tool `name` with `arguments`: its response.
+    pub fn tools_call(&mut self, id: Value, name: &str, arguments: Value) -> Value {
+        self.request(
+            id,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        )
     }
 
     /// Sends a request and waits for its response.

@@ -120,6 +120,29 @@ fn result_def(method: &str) -> &'static str {
     }
 }
 
+/// Validates a response (`v` has no `method`) against `JSONRPCErrorResponse` or
+/// `JSONRPCResultResponse` of `s`; for a result, the method of its request when `methods`
+/// knows its id (the caller checks the result against that method's result type).
+fn check_response<'m>(
+    s: &HashMap<&str, Validator>,
+    v: &Value,
+    methods: &'m HashMap<String, String>,
+    what: &str,
+) -> Option<&'m str> {
+    if v.get("error").is_some() {
+        check(&s["JSONRPCErrorResponse"], "JSONRPCErrorResponse", v, what);
+        return None;
+    }
+    check(
+        &s["JSONRPCResultResponse"],
+        "JSONRPCResultResponse",
+        v,
+        what,
+    );
+    let method = v.get("id").and_then(|id| methods.get(&id.to_string()));
+    method.map(String::as_str)
+}
+
 /// Validates a frame written to the editor; `methods` maps request ids (as JSON text) to
 /// the method of the request, so a result is checked against its own result type.
 pub fn validate_to_editor(v: &Value, methods: &HashMap<String, String>) {
@@ -132,20 +155,9 @@ pub fn validate_to_editor(v: &Value, methods: &HashMap<String, String>) {
             "ServerNotification"
         };
         check(&s[def], def, v, what);
-    } else if v.get("error").is_some() {
-        check(&s["JSONRPCErrorResponse"], "JSONRPCErrorResponse", v, what);
-    } else {
-        check(
-            &s["JSONRPCResultResponse"],
-            "JSONRPCResultResponse",
-            v,
-            what,
-        );
-        let method = v.get("id").and_then(|id| methods.get(&id.to_string()));
-        if let Some(m) = method {
-            let def = result_def(m);
-            check(&s[def], def, &v["result"], what);
-        }
+    } else if let Some(m) = check_response(s, v, methods, what) {
+        let def = result_def(m);
+        check(&s[def], def, &v["result"], what);
     }
 }
 
@@ -168,22 +180,12 @@ pub fn validate_to_client_2026(v: &Value, methods: &HashMap<String, String>) {
     let what = "a frame to the 2026-07-28 client";
     if v.get("method").is_some() {
         check(&s["ServerNotification"], "ServerNotification", v, what);
-    } else if v.get("error").is_some() {
-        check(&s["JSONRPCErrorResponse"], "JSONRPCErrorResponse", v, what);
-    } else {
-        check(
-            &s["JSONRPCResultResponse"],
-            "JSONRPCResultResponse",
-            v,
-            what,
-        );
-        let method = v.get("id").and_then(|id| methods.get(&id.to_string()));
-        let def = match method.map(String::as_str) {
-            None => return,
-            Some(_) if v["result"]["resultType"] == "input_required" => "InputRequiredResult",
-            Some("server/discover") => "DiscoverResult",
-            Some("subscriptions/listen") => "SubscriptionsListenResult",
-            Some(m) => result_def(m),
+    } else if let Some(m) = check_response(s, v, methods, what) {
+        let def = match m {
+            _ if v["result"]["resultType"] == "input_required" => "InputRequiredResult",
+            "server/discover" => "DiscoverResult",
+            "subscriptions/listen" => "SubscriptionsListenResult",
+            m => result_def(m),
         };
         check(&s[def], def, &v["result"], what);
     }
