@@ -23,16 +23,25 @@ Drivers (each path reads with buffered reads, so no path pays one read(2) per by
                  frames); their difference is the modern arm's cost with the same client, and
                  the **same-arm floor** is socat + that cost. Installs scripts/bench's pinned
                  npm packages on first use (`npm ci`).
-  --large-mib M  M MiB of text echoed through each path (request and result are each M MiB),
-                 a few calls per run; reports the added time as a share of the direct time and
-                 the bridge's peak RSS as a multiple of the payload.
+  --large-result-mib M
+                 the issue's case: a small request (`large_text {"bytes": ...}` of the example
+                 server with --test-tools) and a result of M MiB of text (M <= 16), a few
+                 calls per run; reports the added time as a share of the direct time and the
+                 bridge's peak RSS as a multiple of the payload (the result).
+  --large-mib M  M MiB of text echoed through each path: request AND result are each M MiB (a
+                 harder case: the bridge keeps the request for a possible input_required retry
+                 while the result comes in); the same figures, the payload being one direction.
+
+Every row also gives the 1-minute load average at the end of its run (/proc/loadavg): the
+machine is shared, so a figure is only as good as the quiet it was measured in.
 
 Each run starts new processes; the summary gives the median over the runs of each run's
 median. Peak RSS is VmHWM of the bridge process alone (from /proc), without its child.
 
   cargo build --release && python3 scripts/bench-e2e.py [--runs 5] [--requests 5000]
   python3 scripts/bench-e2e.py --node --runs 5 --requests 2000
-  python3 scripts/bench-e2e.py --large-mib 16 --runs 5 --calls 5
+  python3 scripts/bench-e2e.py --large-result-mib 16 --runs 5 --calls 3
+  python3 scripts/bench-e2e.py --large-mib 16 --runs 5 --calls 3
 
 Needs socat (Debian: apt-get install socat) and, for --node, node >= 20 with npm.
 Timings are wall clock on this machine; compare medians of several runs.
@@ -99,16 +108,37 @@ class Peer:
         self.p.wait(timeout=30)
 
 
-def timed_calls(peer, n, text):
+class Call:
+    """One kind of timed call: `tools/call NAME ARGUMENTS`, whose first text block must be
+    `text`."""
+
+    def __init__(self, name, arguments, text):
+        self.params = {"name": name, "arguments": arguments}
+        self.text = text
+
+
+def echo(text):
+    return Call("echo", {"text": text}, text)
+
+
+def large_text(nbytes):
+    return Call("large_text", {"bytes": nbytes}, "x" * nbytes)
+
+
+def timed_calls(peer, n, call):
     samples = []
-    params = {"name": "echo", "arguments": {"text": text}}
     for _ in range(n):
         t0 = time.perf_counter_ns()
-        result = peer.call("tools/call", params)
+        result = peer.call("tools/call", call.params)
         samples.append((time.perf_counter_ns() - t0) / 1000.0)
-        if result["content"][0]["text"] != text:
-            raise RuntimeError(f"{peer.name}: echo came back changed")
+        if result["content"][0]["text"] != call.text:
+            raise RuntimeError(f"{peer.name}: {call.params['name']} came back changed")
     return samples
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
 
 
 def quantile(s, q):
@@ -135,17 +165,17 @@ def argvs(server_argv, bridge):
     }
 
 
-def raw_run(a, server, bridge, text, n, warmup):
-    cmds = argvs([server], bridge)
+def raw_run(a, server_argv, bridge, call, n, warmup):
+    cmds = argvs(server_argv, bridge)
     peers = {name: Peer(name, cmds[name], modern=(name != "bridge")) for name in PATHS}
     samples = {name: [] for name in PATHS}
     for name in PATHS:
-        timed_calls(peers[name], warmup, text)
+        timed_calls(peers[name], warmup, call)
     left = n
     while left > 0:
         k = min(BATCH, left)
         for name in PATHS:
-            samples[name] += timed_calls(peers[name], k, text)
+            samples[name] += timed_calls(peers[name], k, call)
         left -= k
     rss = peak_rss_kib(peers["bridge"].p.pid)
     for p in peers.values():
@@ -174,8 +204,11 @@ def main():
     ap.add_argument("--requests", type=int, default=5000, help="timed calls per path per run")
     ap.add_argument("--warmup", type=int, default=500, help="untimed calls per path first")
     ap.add_argument("--node", action="store_true", help="TS SDK 1.x client, TS SDK v2 server")
-    ap.add_argument("--large-mib", type=float, default=0, help="echo this many MiB instead")
-    ap.add_argument("--calls", type=int, default=5, help="timed calls per path with --large-mib")
+    ap.add_argument("--large-result-mib", type=float, default=0,
+                    help="a small request and a result of this many MiB (at most 16)")
+    ap.add_argument("--large-mib", type=float, default=0,
+                    help="echo this many MiB (request and result each this large)")
+    ap.add_argument("--calls", type=int, default=5, help="timed calls per path when large")
     ap.add_argument("--profile", default="release", help="target/<profile> holding the binaries")
     a = ap.parse_args()
     bindir = os.path.join(ROOT, "target", a.profile)
@@ -187,12 +220,25 @@ def main():
     if not shutil.which("socat"):
         sys.exit("bench-e2e: socat is missing (Debian: apt-get install socat)")
 
-    large = a.large_mib > 0
-    if large:
+    if a.large_mib > 0 and a.large_result_mib > 0:
+        sys.exit("bench-e2e: --large-mib and --large-result-mib are two rows: run them apart")
+    large = a.large_mib > 0 or a.large_result_mib > 0
+    server_argv = [server]
+    if a.large_result_mib > 0:
+        payload = int(a.large_result_mib * 1024 * 1024)
+        if payload > 16 * 1024 * 1024:
+            sys.exit("bench-e2e: --large-result-mib is at most 16 (the example server's limit)")
+        call = large_text(payload)
+        server_argv = [server, "--test-tools"]
+        what = (f"{a.calls} sequential tools/call large_text (a small request, a result of "
+                f"{a.large_result_mib:g} MiB of text) per path per run, interleaved, after 1 "
+                f"warm-up call each")
+    elif large:
         payload = int(a.large_mib * 1024 * 1024)
-        text = "x" * payload
-        what = (f"{a.calls} sequential tools/call echo of {a.large_mib:g} MiB of text per path "
-                f"per run, interleaved, after 1 warm-up call each")
+        call = echo("x" * payload)
+        what = (f"{a.calls} sequential tools/call echo of {a.large_mib:g} MiB of text EACH WAY "
+                f"(request and result) per path per run, interleaved, after 1 warm-up call "
+                f"each")
     elif a.node:
         what = (f"{a.requests} sequential tools/call echo per path per run, TS SDK 1.32.2 client "
                 f"-> TS SDK v2 2.4.0 server, interleaved in batches of {BATCH}, after "
@@ -205,16 +251,17 @@ def main():
     unit = "ms" if large else "us"
     scale = 1000.0 if large else 1.0
     print(f"| run | direct median | socat median | bridge median | socat - direct | "
-          f"**bridge - socat** | bridge - direct | bridge p99 | bridge peak RSS |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          f"**bridge - socat** | bridge - direct | bridge p99 | bridge peak RSS | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     per_run = []
     for run in range(1, a.runs + 1):
         if large:
-            samples, rss = raw_run(a, server, bridge, text, a.calls, 1)
+            samples, rss = raw_run(a, server_argv, bridge, call, a.calls, 1)
         elif a.node:
             samples, rss = node_run(a, bridge)
         else:
-            samples, rss = raw_run(a, server, bridge, "hello", a.requests, a.warmup)
+            samples, rss = raw_run(a, server_argv, bridge, echo("hello"), a.requests, a.warmup)
+        load = load_average()
         med = {k: statistics.median(v) / scale for k, v in samples.items()}
         p99 = quantile(samples["bridge"], 0.99) / scale
         per_run.append((med, rss))
@@ -224,7 +271,8 @@ def main():
         print(f"| {run} | {med['direct']:.1f} {unit} | {med['socat']:.1f} {unit} | "
               f"{med['bridge']:.1f} {unit} | {med['socat'] - med['direct']:.1f} {unit} | "
               f"**{med['bridge'] - med['socat']:.1f} {unit}** | "
-              f"{med['bridge'] - med['direct']:.1f} {unit} | {p99:.1f} {unit} | {rss_s} |",
+              f"{med['bridge'] - med['direct']:.1f} {unit} | {p99:.1f} {unit} | {rss_s} | "
+              f"{load:.2f} |",
               flush=True)
 
     def over_runs(f):
