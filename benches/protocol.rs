@@ -62,7 +62,7 @@ fn benches(c: &mut Criterion) {
                 if let Frame::Line(l) = f
                     && let Some((_, _, params)) = raw::request(l, MAX_CLIENT_DEPTH)
                 {
-                    let fwd = translate::forward_params(params.as_ref(), &m, Some(json!("bp-1")));
+                    let fwd = translate::forward_params(params, &m, Some(json!("bp-1")));
                     let out = raw::request_frame(
                         &jsonrpc::Id::Int(1),
                         "tools/call",
@@ -78,7 +78,7 @@ fn benches(c: &mut Criterion) {
         let line = bytes::Bytes::from_static(response);
         b.iter(|| {
             if let Some((_, result)) = raw::response(black_box(line.clone()), MAX_UPSTREAM_DEPTH)
-                && let Ok(members) = shape::ResultMembers::read(&result)
+                && let Ok(members) = shape::ResultMembers::read(result)
             {
                 let mut notes = Vec::new();
                 let shaped = shape::shape_result(Forwarded::ToolsCall, members, &mut notes);

@@ -45,7 +45,7 @@ use crate::protocol::methods;
 use crate::protocol::modern::{self, Discovered, RequestMeta, UpstreamNotification};
 use crate::protocol::notify::Declared;
 use crate::protocol::passthrough::{self, Kind};
-use crate::protocol::raw::{self, Object, RawJson};
+use crate::protocol::raw::{self, Object};
 use crate::protocol::relay;
 use crate::protocol::translate::{self, MetaKeys, ReplyMask};
 use crate::transport::program::SpawnError;
@@ -539,7 +539,7 @@ impl Frontend {
             }
             (Lifecycle::Ready, request) => match request {
                 EditorRequest::Forward(f, params) => {
-                    let params = params.as_ref().map(RawJson::from_value);
+                    let params = params.as_ref().map(raw::Params::from_value);
                     self.start_forward(id, f, params, ctx)
                 }
                 EditorRequest::Subscribe(params) => {
@@ -799,7 +799,7 @@ impl Frontend {
         &mut self,
         id: Id,
         f: Forwarded,
-        params: Option<RawJson>,
+        params: Option<raw::Params>,
         ctx: &mut Context<Self>,
     ) {
         self.next_progress_token += 1;
@@ -810,7 +810,7 @@ impl Frontend {
         let Some(keys) = &self.meta_keys else {
             return;
         };
-        let fwd = match translate::forward_params(params.as_ref(), keys, Some(json!(token))) {
+        let fwd = match translate::forward_params(params, keys, Some(json!(token))) {
             Ok(fwd) => fwd,
             Err(c) => {
                 return self.reply_error(Some(&id), c, Some(json!("params must be an object")));

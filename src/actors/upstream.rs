@@ -23,7 +23,7 @@ use crate::log::limits;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message};
 use crate::protocol::passthrough::{self, Kind};
-use crate::protocol::raw::{self, Object, RawJson};
+use crate::protocol::raw::{self, Object, RawResult};
 use crate::protocol::{modern, notify};
 use crate::transport::program::SpawnError;
 use crate::transport::upstream::{
@@ -225,7 +225,7 @@ impl Upstream {
             Ok(Message::Response {
                 id: Some(id),
                 result,
-            }) => self.resolve(&id, Reply::Result(RawJson::from_value(&result))),
+            }) => self.resolve(&id, Reply::Result(RawResult::from_value(&result))),
             Ok(Message::ErrorResponse {
                 id: Some(id),
                 error,

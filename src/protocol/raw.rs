@@ -5,7 +5,9 @@
 //! - [`RawJson`] is the text of one valid JSON value, shared with the read buffer it came from
 //!   (a [`Bytes`] slice: no copy).
 //! - [`members`] reads an object's members in order, each value as a [`RawJson`], without
-//!   building a value tree; [`envelope`] does so for a JSON-RPC message.
+//!   building a value tree; [`response`] and [`request`] read a JSON-RPC message's envelope
+//!   and, in the same pass, the members of its `result` or `params` (one validating pass
+//!   per line).
 //! - [`Parts`] builds a frame from pieces: small ones are copied into the frame's own buffer,
 //!   long raw slices ([`SHARE_MIN_BYTES`]) are kept as slices of the read buffer, so a large
 //!   member is never copied on its way to the writer.
@@ -261,22 +263,25 @@ fn may_hold_surrogate_escape(text: &[u8]) -> bool {
     memchr::memmem::find_iter(text, b"\\u").any(|at| matches!(text.get(at + 2), Some(b'd' | b'D')))
 }
 
-/// A JSON-RPC 2.0 success response read without a value tree: the id and the result's raw
-/// text (a slice of `line`). `None` for any other line, also an invalid one, a too deep one, or
-/// a response whose id is not usable: the caller then parses it with [`jsonrpc::parse`], which
-/// gives the same classification for everything else. Unpaired surrogate escapes become
-/// U+FFFD first, as on [`jsonrpc::parse`]'s path.
-pub fn response(line: Bytes, max_depth: usize) -> Option<(Id, RawJson)> {
-    let env = checked_envelope(line, max_depth)?;
+/// A JSON-RPC 2.0 success response read without a value tree, in one validating pass over
+/// the line: the id and the result's members, each a slice of `line` (issue 8 §7: the
+/// envelope and the members in one read). `None` for any other line, also an invalid one, a
+/// too deep one, a result that is not an object, or a response whose id is not usable: the
+/// caller then parses it with [`jsonrpc::parse`], which gives the same classification for
+/// everything else. Unpaired surrogate escapes become U+FFFD first, as on
+/// [`jsonrpc::parse`]'s path.
+pub fn response(line: Bytes, max_depth: usize) -> Option<(Id, RawResult)> {
+    let env = checked_envelope(line, max_depth, Open::Result)?;
     if !env.is_jsonrpc_2 || env.method.is_some() || env.params.is_some() || env.error.is_some() {
         return None;
     }
     let id = Id::from_value(&env.id?.to_value()?)?;
-    Some((id, env.result?))
+    Some((id, RawResult::Object(env.opened?)))
 }
 
-/// The envelope of a line within `max_depth`, its unpaired surrogate escapes replaced.
-fn checked_envelope(line: Bytes, max_depth: usize) -> Option<Envelope> {
+/// The envelope of a line within `max_depth`, its unpaired surrogate escapes replaced, with
+/// the member `open` read into its members in the same pass.
+fn checked_envelope(line: Bytes, max_depth: usize, open: Open) -> Option<Envelope> {
     if jsonrpc::nesting_depth(&line, max_depth) > max_depth {
         return None;
     }
@@ -288,63 +293,209 @@ fn checked_envelope(line: Bytes, max_depth: usize) -> Option<Envelope> {
     } else {
         line
     };
-    envelope(&RawJson(line))
+    read_envelope(&RawJson(line), open)
 }
 
 /// The members of a JSON-RPC message, each as raw text.
 #[derive(Debug, Default)]
-pub struct Envelope {
+struct Envelope {
     /// `jsonrpc` is the string `2.0`.
-    pub is_jsonrpc_2: bool,
-    pub method: Option<RawJson>,
-    pub id: Option<RawJson>,
-    pub params: Option<RawJson>,
-    pub result: Option<RawJson>,
-    pub error: Option<RawJson>,
+    is_jsonrpc_2: bool,
+    method: Option<RawJson>,
+    id: Option<RawJson>,
+    params: Option<RawJson>,
+    result: Option<RawJson>,
+    error: Option<RawJson>,
+    /// The members of the member opened in the same pass ([`Open`]); that member's own
+    /// field (`params` or `result`) stays `None`.
+    opened: Option<Vec<(String, RawJson)>>,
+}
+
+/// Which member of an envelope is read into its members in the same pass as the envelope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Open {
+    /// `params` (a request): an object, or the envelope is not read.
+    Params,
+    /// `result` (a response): an object, or the envelope is not read.
+    Result,
+}
+
+impl Open {
+    fn key(self) -> &'static str {
+        match self {
+            Open::Params => "params",
+            Open::Result => "result",
+        }
+    }
+}
+
+/// The envelope's members by name (the last value of a repeated key, as serde_json's map
+/// keeps it), the member `open` read into its members in the same pass.
+#[derive(Default)]
+struct BorrowedEnvelope<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    method: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    params: Option<&'a RawValue>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+    opened: Option<Borrowed<'a>>,
+}
+
+struct EnvelopeVisitor(Open);
+
+/// Reads an object into its members (an error for anything else).
+struct MembersSeed;
+
+impl<'de> DeserializeSeed<'de> for MembersSeed {
+    type Value = Borrowed<'de>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(MembersVisitor)
+    }
+}
+
+impl<'de> Visitor<'de> for EnvelopeVisitor {
+    type Value = BorrowedEnvelope<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut env = BorrowedEnvelope::default();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            if key == self.0.key() {
+                env.opened = Some(map.next_value_seed(MembersSeed)?);
+                continue;
+            }
+            // Every value is read (and so checked), also one of an unknown member.
+            let value: &'de RawValue = map.next_value()?;
+            let slot = match key.as_ref() {
+                "jsonrpc" => &mut env.jsonrpc,
+                "method" => &mut env.method,
+                "id" => &mut env.id,
+                "params" => &mut env.params,
+                "result" => &mut env.result,
+                "error" => &mut env.error,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        Ok(env)
+    }
 }
 
 /// Reads the envelope of a message (the text must be a JSON object; whitespace around it is
-/// allowed). `None` when it is not valid JSON or not an object.
-pub fn envelope(line: &RawJson) -> Option<Envelope> {
+/// allowed), the member `open` into its members in the same pass. `None` when it is not valid
+/// JSON, not an object, or its member `open` is not an object.
+fn read_envelope(line: &RawJson, open: Open) -> Option<Envelope> {
     let start = line
         .as_bytes()
         .iter()
         .position(|b| !b.is_ascii_whitespace())?;
     let trimmed = RawJson(line.0.slice(start..));
-    let mut env = Envelope::default();
-    for (k, v) in members(&trimmed)? {
-        match k.as_str() {
-            "jsonrpc" => env.is_jsonrpc_2 = v.to_str().as_deref() == Some("2.0"),
-            "method" => env.method = Some(v),
-            "id" => env.id = Some(v),
-            "params" => env.params = Some(v),
-            "result" => env.result = Some(v),
-            "error" => env.error = Some(v),
-            _ => {}
-        }
+    if !trimmed.is_object() {
+        return None;
     }
-    Some(env)
+    let mut de = serde_json::Deserializer::from_slice(trimmed.as_bytes());
+    de.disable_recursion_limit();
+    let b = de.deserialize_map(EnvelopeVisitor(open)).ok()?;
+    de.end().ok()?;
+    let raw = |v: Option<&RawValue>| v.map(|v| trimmed.slice_of(v));
+    Some(Envelope {
+        is_jsonrpc_2: raw(b.jsonrpc).and_then(|v| v.to_str().map(|s| s == "2.0")) == Some(true),
+        method: raw(b.method),
+        id: raw(b.id),
+        params: raw(b.params),
+        result: raw(b.result),
+        error: raw(b.error),
+        opened: b.opened.map(|m| {
+            m.into_iter()
+                .map(|(k, v)| (k.into_owned(), trimmed.slice_of(v)))
+                .collect()
+        }),
+    })
 }
 
-/// A JSON-RPC 2.0 request read without a value tree: its id, method and raw params. `None`
-/// for any other line (also an invalid or too deep one, or one whose id is not usable): the
-/// caller then parses it with [`jsonrpc::parse`], which classifies it the same way. Unpaired
-/// surrogate escapes become U+FFFD first, as on [`jsonrpc::parse`]'s path.
-pub fn request(line: Bytes, max_depth: usize) -> Option<(Id, String, Option<RawJson>)> {
-    let env = checked_envelope(line, max_depth)?;
+/// A JSON-RPC 2.0 request read without a value tree, in one validating pass over the line:
+/// its id, method and params read into their members, each a slice of `line`. `None` for any
+/// other line (also an invalid or too deep one, one whose params are not an object, or one
+/// whose id is not usable): the caller then parses it with [`jsonrpc::parse`], which
+/// classifies it the same way. Unpaired surrogate escapes become U+FFFD first, as on
+/// [`jsonrpc::parse`]'s path.
+pub fn request(line: Bytes, max_depth: usize) -> Option<(Id, String, Option<Params>)> {
+    let env = checked_envelope(line, max_depth, Open::Params)?;
     if !env.is_jsonrpc_2 || env.result.is_some() || env.error.is_some() {
         return None;
     }
     let method = env.method?.to_str()?.into_owned();
-    if env
-        .params
-        .as_ref()
-        .is_some_and(|p| !p.is_object() && !p.is_array())
-    {
-        return None;
-    }
     let id = Id::from_value(&env.id?.to_value()?)?;
-    Some((id, method, env.params))
+    Some((id, method, env.opened.map(|m| Params::Object(Object(m)))))
+}
+
+/// The params of a request as the bridge reads them: an object's members (read in the same
+/// pass as the envelope by [`request`]), or the text of any other value (which the forwarding
+/// rule refuses: only a request read by [`jsonrpc::parse`] gives one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Params {
+    /// An object's members.
+    Object(Object),
+    /// Any other value.
+    Other(RawJson),
+}
+
+impl Params {
+    /// The params `v`: its members when it is an object.
+    pub fn from_value(v: &Value) -> Params {
+        let text = RawJson::from_value(v);
+        match Object::read(&text) {
+            Some(o) => Params::Object(o),
+            None => Params::Other(text),
+        }
+    }
+}
+
+/// The result of a success response as the bridge reads it: the members of an object (read
+/// in the same pass as the envelope by [`response`]), or the text of any other value (which
+/// the result rules refuse: only a response read by [`jsonrpc::parse`] gives one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RawResult {
+    /// An object's members, in order (a repeated key: its first place, its last value).
+    Object(Vec<(String, RawJson)>),
+    /// Any other value.
+    Other(RawJson),
+}
+
+impl RawResult {
+    /// The result whose text is `text`: its members when it is an object.
+    pub fn read(text: RawJson) -> RawResult {
+        match members(&text) {
+            Some(m) => RawResult::Object(m),
+            None => RawResult::Other(text),
+        }
+    }
+
+    /// The result `v`.
+    pub fn from_value(v: &Value) -> RawResult {
+        RawResult::read(RawJson::from_value(v))
+    }
+
+    /// The text of the result (an object is written from its members: its original text
+    /// without whitespace between the members, a repeated key once).
+    pub fn to_parts(&self) -> Parts {
+        match self {
+            RawResult::Object(m) => object(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), Parts::of_raw(v)))
+                    .collect(),
+            ),
+            RawResult::Other(text) => Parts::of_raw(text),
+        }
+    }
+
+    /// The value tree (a copy; the rare paths that need a value: an input request, the
+    /// discover result). Numbers keep their text.
+    pub fn to_value(&self) -> Option<Value> {
+        self.to_parts().to_value()
+    }
 }
 
 /// An object whose members are forwarded: each keeps its raw text unless a rule replaced it.
@@ -606,12 +757,17 @@ mod tests {
         assert!(items(&raw("{}")).is_none());
     }
 
+    fn text(r: &RawResult) -> String {
+        String::from_utf8(r.to_parts().to_vec()).unwrap_or_default()
+    }
+
     #[test]
     fn a_success_response_is_read_without_a_tree_and_anything_else_is_left_to_the_parser() {
         let line = |t: &str| Bytes::copy_from_slice(t.as_bytes());
+        let none = || (Id::Int(0), RawResult::Other(raw("null")));
         let (id, r) = response(line(r#"{"jsonrpc":"2.0","id":7,"result":{"n":1E5}}"#), 200)
-            .unwrap_or((Id::Int(0), raw("null")));
-        assert_eq!((id, r.as_str()), (Id::Int(7), r#"{"n":1E5}"#));
+            .unwrap_or_else(none);
+        assert_eq!((id, text(&r)), (Id::Int(7), r#"{"n":1E5}"#.to_string()));
         for other in [
             r#"{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}"#,
             r#"{"jsonrpc":"2.0","method":"m","params":{}}"#,
@@ -623,6 +779,13 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":7,"result":{}"#,
             r#"[{"jsonrpc":"2.0","id":7,"result":{}}]"#,
             r#"{"jsonrpc":"2.0","id":7,"result":[[[1]]]}"#,
+            // A result that is not an object: the parser's path (whose rules refuse it).
+            r#"{"jsonrpc":"2.0","id":7,"result":5}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":[]}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{},"result":"x"}"#,
+            // Every member is checked, an unknown one too.
+            r#"{"jsonrpc":"2.0","id":7,"result":{},"x":[1,}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"a":tru}}"#,
         ] {
             assert!(response(line(other), 2).is_none(), "{other}");
         }
@@ -631,8 +794,40 @@ mod tests {
             line(r#"{"jsonrpc":"2.0","id":1,"result":{"s":"a\ud83d","p":"\ud83d\ude00"}}"#),
             200,
         )
-        .unwrap_or((Id::Int(0), raw("null")));
-        assert_eq!(r.as_str(), r#"{"s":"a\ufffd","p":"\ud83d\ude00"}"#);
+        .unwrap_or_else(none);
+        assert_eq!(text(&r), r#"{"s":"a\ufffd","p":"\ud83d\ude00"}"#);
+    }
+
+    #[test]
+    fn the_envelope_and_the_result_members_are_read_in_one_pass_as_the_parser_reads_them() {
+        let none = || (Id::Int(0), RawResult::Other(raw("null")));
+        // A repeated member: its last value (serde_json's map), the result's too; an escaped
+        // key is its text; whitespace anywhere.
+        let line = Bytes::from_static(
+            br#" { "result" : {"a":1} , "id":1, "jsonrpc":"2.0", "id" : 9 , "res\u0075lt" : { "b" : 1E5 , "c":[ 1 ] , "b":-0.0 } } "#,
+        );
+        let (id, r) = response(line.clone(), 200).unwrap_or_else(none);
+        assert_eq!(id, Id::Int(9));
+        let RawResult::Object(m) = &r else {
+            panic!("not read as an object: {r:?}");
+        };
+        let got: Vec<(&str, &str)> = m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(got, [("b", "-0.0"), ("c", "[ 1 ]")]);
+        // Each member is a slice of the line: no copy.
+        let at = m[1].1.as_bytes().as_ptr() as usize - line.as_ptr() as usize;
+        assert_eq!(&line[at..at + 5], b"[ 1 ]");
+        assert_eq!(
+            r.to_value(),
+            Some(serde_json::json!({"b": serde_json::from_str::<Value>("-0.0").ok(), "c": [1]}))
+        );
+        // The same line through the parser: the same id and result.
+        match jsonrpc::parse(&line, 200) {
+            Ok(jsonrpc::Message::Response { id, result }) => {
+                assert_eq!(id, Some(Id::Int(9)));
+                assert_eq!(Some(result), r.to_value());
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -640,20 +835,22 @@ mod tests {
         let line = |t: &str| Bytes::copy_from_slice(t.as_bytes());
         let got = request(
             line(
-                r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"arguments":{"n":1E5}}}"#,
+                r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"arguments":{"n":1E5}},"params":{"arguments":{"n":2E5}}}"#,
             ),
             64,
         );
         let (id, method, params) = got.unwrap_or((Id::Int(0), String::new(), None));
         assert_eq!((id, method.as_str()), (Id::Str("a".into()), "tools/call"));
-        assert_eq!(
-            params.map(|p| p.as_str().to_string()).as_deref(),
-            Some(r#"{"arguments":{"n":1E5}}"#)
-        );
+        let Some(Params::Object(params)) = params else {
+            panic!("params not read as an object: {params:?}");
+        };
+        assert_eq!(params.to_parts().to_vec(), br#"{"arguments":{"n":2E5}}"#);
         assert!(request(line(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), 64).is_some());
         for other in [
             r#"{"jsonrpc":"2.0","method":"m","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"m","params":5}"#,
+            // Params that are an array: the parser's path (the forwarding rule refuses them).
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"m","result":{}}"#,
             r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,

@@ -15,7 +15,7 @@ use super::errors::Cause;
 use super::legacy::Forwarded;
 use super::list_items::{self, ItemKind};
 use super::modern::{self, ResultType};
-use super::raw::{self, Parts, RawJson};
+use super::raw::{self, Parts, RawJson, RawResult};
 use super::translate::{self, Note};
 
 /// One member of a result being shaped: its original text, or rebuilt.
@@ -41,17 +41,24 @@ impl Member {
     }
 }
 
-/// A complete result read into its members (one pass over its text).
+/// A complete result read into its members (in the same pass as its response's envelope:
+/// [`raw::response`]).
 #[derive(Debug)]
 pub struct ResultMembers(Vec<(String, RawJson)>);
 
 impl ResultMembers {
-    /// Reads the members of a result. Errors: [`Cause::InvalidResponse`] when the result is
-    /// not an object.
-    pub fn read(result: &RawJson) -> Result<ResultMembers, Cause> {
-        raw::members(result)
-            .map(ResultMembers)
-            .ok_or(Cause::InvalidResponse)
+    /// The members of a result. Errors: [`Cause::InvalidResponse`] when the result is not an
+    /// object.
+    pub fn read(result: RawResult) -> Result<ResultMembers, Cause> {
+        match result {
+            RawResult::Object(m) => Ok(ResultMembers(m)),
+            RawResult::Other(_) => Err(Cause::InvalidResponse),
+        }
+    }
+
+    /// The value tree of the result (a copy, for an `input_required` result).
+    pub fn to_value(&self) -> Option<serde_json::Value> {
+        RawResult::Object(self.0.clone()).to_value()
     }
 
     /// `resultType` as [`modern::result_type`] reads it: absent or `"complete"` is complete.
@@ -240,7 +247,7 @@ mod tests {
             200,
         )
         .map(|(_, r)| r);
-        let members = r.as_ref().and_then(|r| ResultMembers::read(r).ok());
+        let members = r.and_then(|r| ResultMembers::read(r).ok());
         let Some(members) = members else {
             return (String::new(), Vec::new());
         };

@@ -7,7 +7,7 @@ use super::errors::{Cause, ErrorCode, ErrorObject};
 use super::legacy::{self, Forwarded};
 use super::modern::{self, Discovered, RequestMeta};
 use super::notify::LineLevel;
-use super::raw::{self, Object, Parts, RawJson};
+use super::raw::{self, Object, Params, Parts, RawJson, RawResult};
 use super::shape;
 use serde_json::{Map, Value, json};
 
@@ -183,13 +183,14 @@ impl MetaKeys {
 ///
 /// Errors: [`Cause::InvalidParams`] when params are not an object.
 pub fn forward_params(
-    params: Option<&RawJson>,
+    params: Option<Params>,
     meta: &MetaKeys,
     upstream_progress_token: Option<Value>,
 ) -> Result<Forward, Cause> {
     let mut p = match params {
         None => Object::default(),
-        Some(r) => Object::read(r).ok_or(Cause::InvalidParams)?,
+        Some(Params::Object(o)) => o,
+        Some(Params::Other(_)) => return Err(Cause::InvalidParams),
     };
     p.remove("task");
     p.remove("inputResponses");
@@ -237,7 +238,7 @@ pub fn shape_result(
     result: Value,
     notes: &mut Vec<Note>,
 ) -> Result<Value, Cause> {
-    let members = shape::ResultMembers::read(&RawJson::from_value(&result))?;
+    let members = shape::ResultMembers::read(RawResult::from_value(&result))?;
     shape::shape_result(method, members, notes)
         .to_value()
         .ok_or(Cause::InvalidResponse)
@@ -612,7 +613,7 @@ mod tests {
         let editor = json!({"name": "t", "arguments": {"a": 1}, "task": {"ttl": 5}, "requestState": "x",
             "_meta": {"progressToken": 7, "traceparent": "00-a", "vscode.mcp/x": 1, "other": 2}});
         let f = forward_params(
-            Some(&RawJson::from_value(&editor)),
+            Some(Params::from_value(&editor)),
             &MetaKeys::of(&meta()),
             Some(json!("bp-1")),
         )
@@ -636,7 +637,7 @@ mod tests {
         );
         assert_eq!(
             forward_params(
-                Some(&RawJson::from_value(&json!([1]))),
+                Some(Params::from_value(&json!([1]))),
                 &MetaKeys::of(&meta()),
                 None
             ),

@@ -8,7 +8,7 @@ use crate::actors::upstream::{Answer, Call, Cancel, Connect, Disconnect, Listen,
 use crate::config::{MAX_IN_FLIGHT_REQUESTS, Timeouts};
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::notify::ListenTimings;
-use crate::protocol::raw::RawJson;
+use crate::protocol::raw::RawResult;
 use crate::transport::program::SpawnError;
 use crate::transport::upstream::UpstreamSpec;
 use serde_json::{Value, json};
@@ -101,7 +101,7 @@ impl Handler<Call> for FakeUpstream {
         self.next += 1;
         let (tx, rx) = oneshot::channel();
         if m.method == "server/discover" {
-            let _ = tx.send(Reply::Result(RawJson::from_value(&json!({
+            let _ = tx.send(Reply::Result(RawResult::from_value(&json!({
                 "resultType": "complete",
                 "supportedVersions": ["2026-07-28"],
                 "capabilities": self.capabilities

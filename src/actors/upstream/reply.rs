@@ -3,7 +3,7 @@
 //! ([`FromUpstream::ListenEnded`](crate::actors::frontend::messages::FromUpstream)), the reason
 //! in `Call`, so they live in this file, which imports no actor.
 
-use crate::protocol::raw::RawJson;
+use crate::protocol::raw::RawResult;
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 
@@ -12,9 +12,9 @@ pub use crate::transport::upstream::Failure;
 /// The answer to one upstream request.
 #[derive(Debug)]
 pub enum Reply {
-    /// A JSON-RPC result, as its raw text (a slice of the upstream's line: see
-    /// [`crate::protocol::raw`]).
-    Result(RawJson),
+    /// A JSON-RPC result: an object's members as raw slices of the upstream's line (see
+    /// [`crate::protocol::raw`]), or the text of any other value.
+    Result(RawResult),
     /// A JSON-RPC error object.
     Error(Value),
     /// The upstream went away before answering.
