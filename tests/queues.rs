@@ -217,10 +217,12 @@ fn every_cancelled_request_is_taken_out_unsent_or_followed_by_its_cancel() {
     let dir = scratch_dir("cancel-race");
     let resume = dir.join("resume");
     let mut b = stalled_upstream(&resume);
-    // About 62.5 KiB: the pipe toward the stalled upstream (64 KiB) takes it whole and has
-    // room for a few of the calls below (each then needs its cancel); the others wait in the
-    // queue (each is then taken out and never sent).
-    let filler = "y".repeat(64 * 1024 - 1500);
+    // 1500 bytes less than the pipe toward the stalled upstream holds (`PIPE_BUFFER_BYTES`):
+    // the pipe takes it whole and has room for a few of the calls below (each then needs its
+    // cancel); the others wait in the queue (each is then taken out and never sent).
+    let capacity = pipe_size_of(only_child(b.child.id()), 0);
+    assert_eq!(capacity, PIPE_BUFFER_BYTES);
+    let filler = "y".repeat(capacity - 1500);
     echo(&mut b, 1, &filler);
     // One write (below PIPE_BUF: one read of the bridge gets it whole) of N calls, 32 - N
     // pings and the N cancels. The Frontend handles at most 16 frames of its input per turn
@@ -340,4 +342,65 @@ fn every_cancelled_request_is_taken_out_unsent_or_followed_by_its_cancel() {
         "{q:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `PIPE_BUFFER_BYTES` (src/transport/stdio.rs).
+const PIPE_BUFFER_BYTES: usize = 256 * 1024;
+
+/// The buffer of the pipe `fd` (`F_GETPIPE_SZ`).
+fn pipe_size(fd: i32) -> usize {
+    // SAFETY: fcntl on a descriptor the caller holds open.
+    let size = unsafe { libc::fcntl(fd, libc::F_GETPIPE_SZ) };
+    usize::try_from(size).unwrap_or_else(|_| panic!("F_GETPIPE_SZ of fd {fd}: {size}"))
+}
+
+/// The buffer of the pipe that is descriptor `fd` of process `pid` (opened through /proc,
+/// which gives a new descriptor of the same pipe).
+fn pipe_size_of(pid: u32, fd: i32) -> usize {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = format!("/proc/{pid}/fd/{fd}");
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    pipe_size(std::os::fd::AsRawFd::as_raw_fd(&file))
+}
+
+/// The upstream child of the bridge `pid` (its only child, from /proc/<pid>/task/*/children).
+fn only_child(pid: u32) -> u32 {
+    let mut children = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("tasks")
+        .flatten()
+    {
+        let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        children.extend(
+            text.split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok()),
+        );
+    }
+    assert_eq!(children.len(), 1, "children of the bridge: {children:?}");
+    children[0]
+}
+
+/// Issue 8 §7 "Large results": the bridge asks for buffers of `PIPE_BUFFER_BYTES` on its four
+/// pipes (the editor's stdin and stdout, the child's stdin and stdout), so a large message
+/// crosses each with fewer wake-ups; what crosses them is unchanged.
+#[test]
+fn every_pipe_of_the_bridge_has_the_larger_buffer() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let (stdin, stdout) = b.pipe_fds();
+    assert_eq!(pipe_size(stdin.expect("stdin open")), PIPE_BUFFER_BYTES);
+    assert_eq!(pipe_size(stdout), PIPE_BUFFER_BYTES);
+    let child = only_child(b.child.id());
+    assert_eq!(pipe_size_of(child, 0), PIPE_BUFFER_BYTES);
+    assert_eq!(pipe_size_of(child, 1), PIPE_BUFFER_BYTES);
+    // A result larger than a pipe buffer arrives whole.
+    let text = "y".repeat(3 * PIPE_BUFFER_BYTES + 17);
+    echo(&mut b, 2, &text);
+    let r = b.recv_response(&json!(2));
+    assert_eq!(r["result"]["content"][0]["text"], json!(text));
+    end(&mut b);
 }

@@ -72,6 +72,8 @@ pub fn spawn(command: &OsString, args: &[OsString]) -> io::Result<(ChildProcess,
         .stdout
         .take()
         .ok_or_else(|| io::Error::other("no stdout pipe"))?;
+    super::stdio::enlarge_pipe(stdin.as_raw_fd());
+    super::stdio::enlarge_pipe(stdout.as_raw_fd());
     if let Some(stderr) = child.stderr.take() {
         tokio::spawn(relay_stderr(stderr));
     }

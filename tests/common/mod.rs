@@ -404,6 +404,12 @@ impl Bridge {
     }
 
     /// Writes raw bytes to the bridge's stdin.
+    /// The test's ends of the bridge's stdin (while open) and stdout pipes.
+    pub fn pipe_fds(&self) -> (Option<i32>, i32) {
+        let stdin = self.stdin.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+        (stdin, self.stdout_fd)
+    }
+
     pub fn send_raw(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         stdin.write_all(bytes).expect("write to bridge");
