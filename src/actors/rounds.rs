@@ -160,8 +160,14 @@ fn log_notes(notes: Vec<translate::Note>) {
 /// Runs one forwarded request to its end: the first call, then as many rounds of input
 /// requests as the upstream needs (at most [`input::MAX_ROUNDS`]).
 pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: String) -> SlotOutcome {
-    // Kept for a retry: a clone shares the editor's bytes.
-    let mut params = original.clone();
+    // Kept for a retry (a clone shares the editor's bytes) only by a method that may answer
+    // input_required; another method's request goes to the upstream without being kept (the
+    // error rule reads the original params of resources/read alone, which may ask for input).
+    let (mut params, original) = if f.may_require_input() {
+        (original.clone(), original)
+    } else {
+        (original, Object::default())
+    };
     let mut rounds = 0usize;
     let mut urls = OpenUrls {
         env: env.clone(),
@@ -215,7 +221,7 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: String) -
                 }))));
             }
         };
-        let members = match ResultMembers::read(&result) {
+        let members = match ResultMembers::read(result) {
             Ok(m) => m,
             Err(c) => return SlotOutcome::Error(c.error(None)),
         };
@@ -239,8 +245,7 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: String) -
             }
             ResultType::InputRequired => {}
         }
-        drop(members);
-        let Some(result) = result.to_value() else {
+        let Some(result) = members.to_value() else {
             return SlotOutcome::Error(Cause::InvalidResponse.error(None));
         };
         let ir = match input::read_input_required(&result) {
