@@ -473,8 +473,9 @@ fn start_sign_in(
 
 /// Starts the SignIn actor of a URL upstream with sign-in (`config.sign_in`) and makes it the
 /// token provider of the HTTP transport (`spec.tokens`); `None` without sign-in. A provider
-/// that cannot be made (its HTTP client) leaves the transport without sign-in (one error
-/// line: every challenge then fails with `sign_in_unavailable`).
+/// that cannot be made (`--ca-file` holds no certificate) leaves the transport without
+/// sign-in (one error line: every challenge then fails with `sign_in_unavailable`). The
+/// provider makes its HTTP client at its first request, not here.
 #[cfg(feature = "auth")]
 fn start_sign_in(
     config: &mut BridgeConfig,

@@ -26,20 +26,30 @@ pub enum AuthHttpError {
     Json,
 }
 
+/// The certificates of `extra_ca_pem` (`--ca-file`), checked at start: no certificate in it
+/// is an error. Cheap (no system roots are read).
+pub fn extra_roots(
+    extra_ca_pem: Option<&[u8]>,
+) -> Result<Vec<reqwest::Certificate>, AuthHttpError> {
+    match extra_ca_pem {
+        Some(pem) => reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|_| AuthHttpError::Request("--ca-file holds no certificate".into())),
+        None => Ok(Vec::new()),
+    }
+}
+
 /// The client of the sign-in: no redirects (a metadata or token endpoint that redirects is
-/// refused), the time limits above, the certificates of `extra_ca_pem` (`--ca-file`) trusted
-/// besides the system's; proxies from the environment (reqwest's `system-proxy`).
-pub fn client(extra_ca_pem: Option<&[u8]>) -> Result<reqwest::Client, AuthHttpError> {
+/// refused), the time limits above, the certificates `extra_roots` ([`extra_roots`]) trusted
+/// besides the system's; proxies from the environment (reqwest's `system-proxy`). Building
+/// it reads the system certificate store, so the sign-in makes it only when a request needs
+/// it.
+pub fn client(extra_roots: &[reqwest::Certificate]) -> Result<reqwest::Client, AuthHttpError> {
     let mut b = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(AUTH_CONNECT_TIMEOUT)
         .timeout(AUTH_REQUEST_TIMEOUT);
-    if let Some(pem) = extra_ca_pem {
-        for cert in reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|_| AuthHttpError::Request("--ca-file holds no certificate".into()))?
-        {
-            b = b.add_root_certificate(cert);
-        }
+    for cert in extra_roots {
+        b = b.add_root_certificate(cert.clone());
     }
     b.build().map_err(|e| AuthHttpError::Request(kind(&e)))
 }

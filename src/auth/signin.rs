@@ -12,7 +12,7 @@ use oauth2::{
     AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge, RedirectUrl,
     RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
 };
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -100,7 +100,12 @@ struct Inner {
     redirect_uri: String,
     resource: String,
     key: String,
-    http: reqwest::Client,
+    /// The certificates of `--ca-file`, for [`Inner::http`].
+    extra_roots: Vec<reqwest::Certificate>,
+    /// The sign-in's HTTP client, made at its first request ([`Inner::http`]): building it
+    /// reads the system certificate store, which a bridge whose upstream never asks for a
+    /// sign-in does not need.
+    http: OnceCell<reqwest::Client>,
     store: TokenStore,
     gate: Gate,
     record: RefCell<Option<TokenRecord>>,
@@ -109,13 +114,15 @@ struct Inner {
 }
 
 impl SignIn {
-    /// A provider for `cfg`, keeping its sign-in in `store`. Errors: the HTTP client cannot be
-    /// made (`sign_in_failed`).
+    /// A provider for `cfg`, keeping its sign-in in `store`. Errors: `--ca-file` holds no
+    /// certificate (`sign_in_failed`). The HTTP client is made at the first request of a
+    /// discovery, sign-in or refresh.
     pub fn new(cfg: SignInConfig, store: TokenStore) -> Result<Self, SignInError> {
         let redirect_uri = receiver::redirect_uri(cfg.redirect_port);
         let resource = canonical_resource(&cfg.server_url);
         let key = sign_in_key(cfg.server_url.as_str(), &cfg.account, &redirect_uri);
-        let http = http::client(cfg.extra_ca_pem.as_deref()).map_err(|e| failed(e.to_string()))?;
+        let extra_roots =
+            http::extra_roots(cfg.extra_ca_pem.as_deref()).map_err(|e| failed(e.to_string()))?;
         let gate = Gate::new(
             cfg.no_browser,
             cfg.sandbox,
@@ -128,7 +135,8 @@ impl SignIn {
                 redirect_uri,
                 resource,
                 key,
-                http,
+                extra_roots,
+                http: OnceCell::new(),
                 store,
                 gate,
                 record: RefCell::new(None),
@@ -194,6 +202,16 @@ impl TokenProvider for SignIn {
 }
 
 impl Inner {
+    /// The sign-in's HTTP client, made at the first call. Errors: it cannot be made
+    /// (`sign_in_failed`; the next call tries again).
+    fn http(&self) -> Result<&reqwest::Client, SignInError> {
+        if let Some(c) = self.http.get() {
+            return Ok(c);
+        }
+        let c = http::client(&self.extra_roots).map_err(|e| failed(e.to_string()))?;
+        Ok(self.http.get_or_init(|| c))
+    }
+
     /// Reads the stored sign-in once (off the actor thread).
     async fn load(&self) {
         if self.loaded.replace(true) {
@@ -300,7 +318,7 @@ impl Inner {
             }
             _ => client,
         };
-        let http = self.http.clone();
+        let http = self.http()?.clone();
         let refresh_token = RefreshToken::new(refresh);
         let resp = match client
             .exchange_refresh_token(&refresh_token)
@@ -391,7 +409,7 @@ impl Inner {
             &server,
             &self.redirect_uri,
             &self.store,
-            &self.http,
+            self.http()?,
         )
         .await?;
         tracing::debug!(target: "sign-in", "client registration: {}", client.path);
@@ -459,7 +477,7 @@ impl Inner {
             }
         };
         drop(rx);
-        let http = self.http.clone();
+        let http = self.http()?.clone();
         let resp = oauth
             .exchange_code(AuthorizationCode::new(code))
             .set_pkce_verifier(verifier)
@@ -501,7 +519,7 @@ impl Inner {
             &self.cfg.server_url,
             bearer.resource_metadata.as_deref(),
         ) {
-            match http::get_json::<ResourceMetadata>(&self.http, &u).await {
+            match http::get_json::<ResourceMetadata>(self.http()?, &u).await {
                 Ok(doc) => {
                     prm = Some(doc);
                     break;
@@ -517,7 +535,7 @@ impl Inner {
         })?;
         let mut last = String::new();
         for u in metadata::server_metadata_urls(&issuer_url) {
-            match http::get_json::<ServerMetadata>(&self.http, &u).await {
+            match http::get_json::<ServerMetadata>(self.http()?, &u).await {
                 Ok(doc) => {
                     metadata::check_server(&doc, &issuer)?;
                     return Ok((prm, doc));
