@@ -157,3 +157,93 @@ fn invalid_arguments_and_a_store_that_does_not_open_exit_2() {
     let o = logout(&xdg, &["--token-store", "file", URL_A], true);
     assert!(!stderr(&o).contains(KEY_HEX));
 }
+
+const OTHER_KEY_HEX: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+
+/// A private key file holding a valid key that is not the one the store was written with.
+fn other_key_file(xdg: &Path) -> PathBuf {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = xdg.join("other.key");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut f, OTHER_KEY_HEX.as_bytes()).unwrap();
+    path
+}
+
+fn index_present(xdg: &Path) -> bool {
+    present(xdg, index::INDEX_KEY)
+}
+
+#[test]
+fn a_key_that_does_not_open_the_store_deletes_nothing_and_exits_2() {
+    let xdg = scratch("wrongkey");
+    let a = put(&xdg, URL_A, "default");
+    let b = put(&xdg, URL_B, "default");
+    let wrong = other_key_file(&xdg);
+    let wrong = wrong.to_str().unwrap();
+    let hint = "give the key it was written with (--token-key-file or MCP_BRIDGE_TOKEN_KEY); nothing was deleted";
+    for (args, what) in [
+        (
+            &["--all", "--token-store", "file", "--token-key-file", wrong][..],
+            "the index of sign-ins",
+        ),
+        (
+            &["--all", "--token-key-file", wrong][..],
+            "the index of sign-ins",
+        ),
+        (
+            &["--token-store", "file", "--token-key-file", wrong, URL_A][..],
+            "the stored sign-in",
+        ),
+    ] {
+        let o = logout(&xdg, args, false);
+        let s = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {s}");
+        let errors: Vec<_> = s.lines().filter(|l| l.contains(": error: ")).collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {s}");
+        assert!(
+            errors[0].starts_with(&format!(
+                "mcp-bridge: logout: error: {what} in encrypted files in "
+            )) && errors[0].contains("cannot be read (a token file does not open with this key)")
+                && errors[0].ends_with(hint),
+            "{args:?}: {s}"
+        );
+        assert!(!s.contains("deleted "), "{args:?}: {s}");
+        assert!(!s.contains("signs in again"), "{args:?}: {s}");
+        assert!(index_present(&xdg) && present(&xdg, &a) && present(&xdg, &b));
+    }
+    // The right key then deletes both.
+    let o = logout(&xdg, &["--all", "--token-store", "file"], true);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("deleted 2 stored sign-in(s)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!index_present(&xdg) && !present(&xdg, &a) && !present(&xdg, &b));
+}
+
+#[test]
+fn logout_all_in_memory_names_a_file_store_left_on_disk() {
+    let xdg = scratch("memleft");
+    let a = put(&xdg, URL_A, "default");
+    // auto, no D-Bus, no key: the memory store.
+    let o = logout(&xdg, &["--all"], false);
+    let s = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{s}");
+    let warnings: Vec<_> = s.lines().filter(|l| l.contains(": warn")).collect();
+    assert_eq!(
+        warnings,
+        vec![format!(
+            "mcp-bridge: logout: warn: the encrypted file store in {} is not touched: give its key (--token-key-file or MCP_BRIDGE_TOKEN_KEY) to delete its sign-ins",
+            xdg.join("mcp-bridge/tokens").display()
+        )],
+        "{s}"
+    );
+    assert!(present(&xdg, &a) && index_present(&xdg));
+}

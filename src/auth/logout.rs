@@ -14,7 +14,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::receiver::{DEFAULT_REDIRECT_PORT, redirect_uri};
-use super::store::{self, CLIENT_KEY_PREFIX, StoreChoice, TokenStore, index, lock, sign_in_key};
+use super::store::{
+    self, CLIENT_KEY_PREFIX, StoreChoice, StoreError, TOKEN_KEY_ENV, TokenStore, index, lock,
+    sign_in_key,
+};
 use crate::cli::LogLevelArg;
 
 /// Exit code: deleted (or nothing to delete).
@@ -114,6 +117,7 @@ fn logout(cli: &LogoutCli, token_key: Option<&str>) -> i32 {
                 return EXIT_USAGE;
             }
         };
+    warn_of_a_file_store_left(cli, &store);
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -123,13 +127,30 @@ fn logout(cli: &LogoutCli, token_key: Option<&str>) -> i32 {
     rt.block_on(async move {
         let redirect = redirect_uri(cli.redirect_port);
         let targets: Vec<String> = match &url {
-            Some(u) => vec![sign_in_key(
-                u.as_str(),
-                cli.account.as_deref().unwrap_or("default"),
-                &redirect,
-            )],
-            None => match store.run(index::read).await {
+            Some(u) => {
+                let key = sign_in_key(
+                    u.as_str(),
+                    cli.account.as_deref().unwrap_or("default"),
+                    &redirect,
+                );
+                // An entry that does not open with this key is not deleted as if absent.
+                let k = key.clone();
+                match store.run(move |s| s.get_strict(&k)).await {
+                    Ok(_) => vec![key],
+                    Err(StoreError::Unreadable(why)) => {
+                        return unreadable(&store, "the stored sign-in", &why);
+                    }
+                    Err(e) => {
+                        tracing::error!(target: "logout", "the stored sign-in cannot be read: {e}");
+                        return EXIT_FAILED;
+                    }
+                }
+            }
+            None => match store.run(index::read_strict).await {
                 Ok(entries) => entries.into_iter().map(|e| e.key).collect(),
+                Err(StoreError::Unreadable(why)) => {
+                    return unreadable(&store, "the index of sign-ins", &why);
+                }
                 Err(e) => {
                     tracing::error!(target: "logout", "the index of sign-ins cannot be read: {e}");
                     return EXIT_FAILED;
@@ -138,6 +159,23 @@ fn logout(cli: &LogoutCli, token_key: Option<&str>) -> i32 {
         };
         delete(&store, targets, url.is_none()).await
     })
+}
+
+/// A stored entry exists but does not open with the key given: nothing is deleted, exit 2 (a
+/// store that does not open with this key).
+fn unreadable(store: &TokenStore, what: &str, why: &str) -> i32 {
+    tracing::error!(target: "logout", "{what} in {} cannot be read ({why}): give the key it was written with (--token-key-file or {TOKEN_KEY_ENV}); nothing was deleted", store.describe());
+    EXIT_USAGE
+}
+
+/// `auto` fell to the memory store while a file store holds entries on disk: its sign-ins are
+/// not deleted without its key, said in one warning line.
+fn warn_of_a_file_store_left(cli: &LogoutCli, store: &TokenStore) {
+    let dir = store::state_dir().join("tokens");
+    let holds_entries = std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_some());
+    if cli.token_store == StoreChoice::Auto && store.is_memory() && holds_entries {
+        tracing::warn!(target: "logout", "the encrypted file store in {} is not touched: give its key (--token-key-file or {TOKEN_KEY_ENV}) to delete its sign-ins", dir.display());
+    }
 }
 
 async fn delete(store: &TokenStore, keys: Vec<String>, all: bool) -> i32 {

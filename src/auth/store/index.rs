@@ -20,6 +20,16 @@ pub fn read(store: &TokenStore) -> Result<Vec<IndexEntry>, StoreError> {
         .unwrap_or_default())
 }
 
+/// The stored index for `logout`: empty when absent, [`StoreError::Unreadable`] when it exists
+/// but does not open with this key or is not an index.
+pub fn read_strict(store: &TokenStore) -> Result<Vec<IndexEntry>, StoreError> {
+    match store.get_strict(INDEX_KEY)? {
+        None => Ok(Vec::new()),
+        Some(b) => serde_json::from_slice(&b)
+            .map_err(|_| StoreError::Unreadable("the index is not a list of sign-ins".into())),
+    }
+}
+
 fn write(store: &TokenStore, entries: &[IndexEntry]) -> Result<(), StoreError> {
     let bytes =
         serde_json::to_vec(entries).map_err(|e| StoreError::Unavailable(format!("index: {e}")))?;

@@ -17,6 +17,9 @@ impl Backend for MemoryStore {
     fn describe(&self) -> String {
         "memory (a sign-in at each start)".into()
     }
+    fn is_memory(&self) -> bool {
+        true
+    }
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.0.lock().map_err(|_| poisoned())?.get(key).cloned())
     }

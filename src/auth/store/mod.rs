@@ -41,6 +41,10 @@ pub trait Backend: Send + Sync {
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError>;
     /// Deletes `key`; `Ok(false)` when it was absent.
     fn delete(&self, key: &str) -> Result<bool, StoreError>;
+    /// Whether this is the memory store (nothing outlives the process).
+    fn is_memory(&self) -> bool {
+        false
+    }
 }
 
 /// `--token-store`.
@@ -83,6 +87,11 @@ impl TokenStore {
     /// The name of the store in use.
     pub fn describe(&self) -> String {
         self.current().map(|b| b.describe()).unwrap_or_default()
+    }
+
+    /// Whether the store in use is the memory store.
+    pub fn is_memory(&self) -> bool {
+        self.current().is_some_and(|b| b.is_memory())
     }
 
     fn current(&self) -> Option<Arc<dyn Backend>> {
@@ -144,6 +153,13 @@ impl TokenStore {
             }
             other => other,
         }
+    }
+
+    /// The value of `key`, with an unreadable value (a file that does not open with this key,
+    /// a damaged entry) as [`StoreError::Unreadable`]: for `logout`, which must not take an
+    /// entry it cannot open for an absent one.
+    pub fn get_strict(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.call(|b| b.get(key))
     }
 
     /// Writes `value` under `key`.
