@@ -392,11 +392,56 @@ fn a_text_browser_in_browser_is_never_run_on_the_editors_pipes() {
     assert!(init["error"].is_object(), "{init}");
     let err = b.stop();
     assert!(!marker.exists(), "the text browser ran; stderr:\n{err}");
-    assert!(
-        err.contains("$BROWSER names the text browser lynx, which would run on the editor's stdin and stdout: set BROWSER to a graphical browser, or use --no-browser"),
+    // One warning line, when the browser is refused (not a second one at the time limit).
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("browser_launch_failed"))
+        .collect();
+    assert_eq!(
+        warnings,
+        vec![
+            "mcp-bridge: sign-in: warn: browser_launch_failed: the browser did not start; open the URL of the sign-in line on stderr, or use --no-browser ($BROWSER names the text browser lynx, which would run on the editor's stdin and stdout: set BROWSER to a graphical browser, or use --no-browser)"
+        ],
         "{err}"
     );
     assert!(err.contains("mcp-bridge: sign in at "), "{err}");
+    assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 0);
+}
+
+/// A `$BROWSER` naming a program that is not installed: the `webbrowser` crate would quietly
+/// try other openers, and the sign-in would end only at its time limit (600 s here, longer than
+/// the test waits for the answer). It fails at once with `browser_launch_failed`.
+#[test]
+fn a_browser_that_is_not_installed_fails_the_sign_in_at_once() {
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("missing-browser");
+    let mut b = Bridge::start_with_browser(
+        &fx,
+        &dir,
+        free_port(),
+        Path::new("/usr/bin/nonexistent-browser"),
+        &["--sign-in-timeout", "600"],
+    );
+    let init = b.initialize();
+    let why = "browser_launch_failed: the browser did not start; open the URL of the sign-in line on stderr, or use --no-browser ($BROWSER names /usr/bin/nonexistent-browser, which is not found: set BROWSER to an installed browser, or use --no-browser)";
+    assert_eq!(
+        init,
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603,
+            "message": "The upstream server did not complete server/discover",
+            "data": {"cause": "discover_failed", "detail": why}}})
+    );
+    let err = b.stop();
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("browser_launch_failed"))
+        .collect();
+    assert_eq!(
+        warnings,
+        vec![format!("mcp-bridge: sign-in: warn: {why}")],
+        "{err}"
+    );
     assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 0);
 }
 

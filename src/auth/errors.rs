@@ -12,6 +12,9 @@ pub struct SignInError {
     pub cause: SignInCause,
     /// What happened, with no secret (a host, an HTTP status, a metadata member name).
     pub detail: String,
+    /// Its warning line is on stderr already (a browser that did not start, written when it
+    /// happened; the sign-in then ends at its time limit with this error): not written again.
+    pub logged: bool,
 }
 
 /// The sign-in causes (bridge-architecture, error table, sign-in rows).
@@ -134,6 +137,7 @@ impl SignInError {
         SignInError {
             cause,
             detail: detail.into(),
+            logged: false,
         }
     }
 

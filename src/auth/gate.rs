@@ -169,10 +169,16 @@ impl Gate {
             if self.no_browser {
                 return Ok(Delivery::LineOnly(None));
             }
+            // A $BROWSER that is not installed: the crate would try other openers, and the
+            // sign-in would only end at its time limit.
+            if let Some(e) = opener::check_browser_env() {
+                return Err(e);
+            }
             return Ok(match opener::open(start_url.to_string()).await {
                 Ok(()) => Delivery::Browser,
-                Err(e) => {
+                Err(mut e) => {
                     tracing::warn!(target: "sign-in", "{e}");
+                    e.logged = true;
                     Delivery::LineOnly(Some(e))
                 }
             });

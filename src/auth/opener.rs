@@ -111,6 +111,89 @@ pub fn text_browser_in(browser_env: Option<&str>) -> Option<&'static str> {
     })
 }
 
+/// When `$BROWSER` (`browser_env`) is set but none of its `:`-separated entries names a
+/// program that exists (a path to an executable file, or a name found in `path_env`, the
+/// `PATH`), the first entry's program: the `webbrowser` crate would quietly fall back to other
+/// openers, so the sign-in fails at once with `browser_launch_failed` instead.
+pub fn missing_browser_in(browser_env: Option<&str>, path_env: Option<&str>) -> Option<String> {
+    let programs: Vec<&str> = browser_env?
+        .split(':')
+        .filter_map(|entry| entry.split_whitespace().next())
+        .collect();
+    let first = programs.first()?;
+    let executable = |p: &std::path::Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found = |program: &&str| {
+        if program.contains('/') {
+            executable(std::path::Path::new(program))
+        } else {
+            path_env.is_some_and(|path| {
+                std::env::split_paths(path).any(|dir| executable(&dir.join(program)))
+            })
+        }
+    };
+    if programs.iter().any(found) {
+        None
+    } else {
+        Some((*first).to_string())
+    }
+}
+
+/// The `browser_launch_failed` error of a `$BROWSER` whose program is not found (see
+/// [`missing_browser_in`]), `None` when it is found or `$BROWSER` is not set.
+pub fn check_browser_env() -> Option<SignInError> {
+    let browser = std::env::var("BROWSER").ok();
+    let path = std::env::var("PATH").ok();
+    let program = missing_browser_in(browser.as_deref(), path.as_deref())?;
+    Some(SignInError::new(
+        SignInCause::BrowserLaunchFailed,
+        format!(
+            "$BROWSER names {}, which is not found: set BROWSER to an installed browser, or use --no-browser",
+            crate::log::sanitize(&program)
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod missing_browser_tests {
+    use super::missing_browser_in;
+
+    #[test]
+    fn a_browser_program_that_is_not_found_is_named() {
+        let path = Some("/nonexistent-dir:/bin:/usr/bin");
+        let plain = std::env::temp_dir().join(format!("mcp-bridge-plain-{}", std::process::id()));
+        std::fs::write(&plain, "not a program").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let plain = plain.to_str().unwrap().to_string();
+        let table: [(Option<&str>, Option<&str>); 8] = [
+            (None, None),
+            (Some(""), None),
+            (
+                Some("/usr/bin/nonexistent-browser"),
+                Some("/usr/bin/nonexistent-browser"),
+            ),
+            (Some("nonexistent-browser %s"), Some("nonexistent-browser")),
+            (Some("sh"), None),
+            (Some("/bin/sh -c true"), None),
+            (Some("nonexistent-browser:sh"), None),
+            // A file that is not executable is not a browser.
+            (Some(plain.as_str()), Some(plain.as_str())),
+        ];
+        for (value, expected) in table {
+            assert_eq!(
+                missing_browser_in(value, path).as_deref(),
+                expected,
+                "BROWSER={value:?}"
+            );
+        }
+        assert_eq!(missing_browser_in(Some("sh"), None).as_deref(), Some("sh"));
+        let _ = std::fs::remove_file(&plain);
+    }
+}
+
 #[cfg(test)]
 mod text_browser_tests {
     use super::text_browser_in;

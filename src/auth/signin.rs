@@ -193,7 +193,9 @@ impl TokenProvider for SignIn {
             match me.answer(challenge).await {
                 Ok(()) => ChallengeOutcome::Retry,
                 Err(e) => {
-                    tracing::warn!(target: "sign-in", "{e}");
+                    if !e.logged {
+                        tracing::warn!(target: "sign-in", "{e}");
+                    }
                     ChallengeOutcome::Fail(e.outcome())
                 }
             }
