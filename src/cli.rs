@@ -44,6 +44,10 @@ Examples:
   mcp-bridge https://mcp.example.com/mcp
   mcp-bridge --header-env Authorization=API_AUTH https://mcp.example.com/mcp
 
+The logout subcommand deletes stored sign-ins of URL servers: `mcp-bridge logout <URL>` one
+(give the server entry's --account, --redirect-port, --token-store and key), `mcp-bridge
+logout --all` every one; see `mcp-bridge logout --help`.
+
 The editor starts mcp-bridge as a stdio server; mcp-bridge starts <COMMAND> and speaks
 MCP 2026-07-28 to it over its stdin and stdout. The child's stderr passes through.
 Exit codes: 0 at the end of stdin (or SIGTERM, SIGINT, SIGHUP), 1 when the upstream server exits
@@ -91,7 +95,7 @@ pub fn seconds(s: &str) -> Result<f64, String> {
     version,
     about = "Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP 2026-07-28 server.",
     after_help = AFTER_HELP,
-    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>"
+    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge logout [--account <LABEL>] <URL> | --all"
 )]
 pub struct Cli {
     /// Server name shown to the editor when the upstream server gives none [default: the command's file name]
@@ -101,41 +105,41 @@ pub struct Cli {
     #[arg(long, value_enum, value_name = "LEVEL", default_value = "info")]
     pub log_level: LogLevelArg,
     /// Time limit of server/discover when the editor initializes, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = seconds, allow_negative_numbers = true)]
     pub discover_timeout: f64,
     /// Longest JSON-RPC line accepted from the editor or the upstream, in bytes (1 to 1073741824)
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE_BYTES as u64,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_MAX_LINE_BYTES as u64))]
+          value_parser = clap::value_parser!(u64).range(1..=MAX_MAX_LINE_BYTES as u64), allow_negative_numbers = true)]
     pub max_line_bytes: u64,
     /// Time limit of the list methods and completion/complete, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "120", value_parser = seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "120", value_parser = seconds, allow_negative_numbers = true)]
     pub list_timeout: f64,
     /// Time limit of prompts/get and resources/read, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "120", value_parser = seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "120", value_parser = seconds, allow_negative_numbers = true)]
     pub read_timeout: f64,
     /// Time limit of tools/call, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "3600", value_parser = seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "3600", value_parser = seconds, allow_negative_numbers = true)]
     pub call_timeout: f64,
     /// Time the editor has to answer one round of input requests of the upstream, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "3600", value_parser = seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "3600", value_parser = seconds, allow_negative_numbers = true)]
     pub input_timeout: f64,
     /// Requests of the editor in flight at once; the next one gets an error at once
-    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65_536), allow_negative_numbers = true)]
     pub max_in_flight: u32,
     /// Wait for the upstream to exit at each step of the shutdown (after its stdin closes, then after SIGTERM; then SIGKILL), in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "2", value_parser = seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "2", value_parser = seconds, allow_negative_numbers = true)]
     pub shutdown_grace: f64,
     /// Wait before a new listen stream after a loss, in seconds; it doubles up to --listen-backoff-max
-    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_INITIAL_MS as f64 / 1000.0, value_parser = seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_INITIAL_MS as f64 / 1000.0, value_parser = seconds, allow_negative_numbers = true)]
     pub listen_backoff_initial: f64,
     /// Longest wait before a new listen stream, in seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_MAX_SECS as f64, value_parser = seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_MAX_SECS as f64, value_parser = seconds, allow_negative_numbers = true)]
     pub listen_backoff_max: f64,
     /// A listen stream that lives this long after its acknowledgment makes the next wait the first one again, in seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_STABLE_SECS as f64, value_parser = seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_STABLE_SECS as f64, value_parser = seconds, allow_negative_numbers = true)]
     pub listen_stable: f64,
     /// Time limit of the acknowledgment of a listen stream, in seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_ACK_TIMEOUT_SECS as f64, value_parser = seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_ACK_TIMEOUT_SECS as f64, value_parser = seconds, allow_negative_numbers = true)]
     pub listen_ack_timeout: f64,
     /// URL form: send the header NAME with VALUE on every request (never a secret: use --header-env)
     #[arg(long = "header", value_name = "NAME:VALUE")]
@@ -148,7 +152,7 @@ pub struct Cli {
     pub ca_file: Option<std::path::PathBuf>,
     /// URL form: longest JSON response, and longest event of a response stream, in bytes (1 to 1073741824)
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RESPONSE_BYTES as u64,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_MAX_RESPONSE_BYTES as u64))]
+          value_parser = clap::value_parser!(u64).range(1..=MAX_MAX_RESPONSE_BYTES as u64), allow_negative_numbers = true)]
     pub max_response_bytes: u64,
     /// The sign-in options of the URL form.
     #[command(flatten)]
@@ -377,12 +381,18 @@ fn usage_error(e: &clap::Error) -> String {
         })
         .unwrap_or_default();
     let cause = match e.kind() {
-        ErrorKind::InvalidValue | ErrorKind::ValueValidation => format!("invalid value for {arg}"),
+        // clap's own text: the value, the option and what it accepts (a range, the values).
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => clap_cause(e),
         ErrorKind::MissingRequiredArgument => {
             "missing the upstream command: give it after the options (or after --)".to_string()
         }
         ErrorKind::UnknownArgument => {
-            "unexpected argument (not an option of mcp-bridge; the upstream command comes after the options)".to_string()
+            // The option's name only: what follows a `=` may be a secret given to a mistyped
+            // option (`--token=...`).
+            let name = arg.split_once('=').map_or(arg.as_str(), |(name, _)| name);
+            format!(
+                "unexpected argument '{name}' (not an option of mcp-bridge; the upstream command comes after the options)"
+            )
         }
         ErrorKind::ArgumentConflict => format!("conflicting arguments: {arg}"),
         ErrorKind::TooManyValues | ErrorKind::WrongNumberOfValues => {
@@ -392,6 +402,19 @@ fn usage_error(e: &clap::Error) -> String {
         _ => "invalid arguments".to_string(),
     };
     usage_line(&cause)
+}
+
+/// clap's message of `e` up to its first blank line, without its `error: ` and with its lines
+/// joined (`invalid value '-1' for '--call-timeout <SECONDS>': expected seconds, ...`).
+fn clap_cause(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    let first: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    crate::log::sanitize(&first.join(" "))
 }
 
 /// The text of a usage error: the cause, then the usage.
@@ -492,33 +515,24 @@ mod tests {
     }
 
     #[test]
-    fn invalid_values_name_the_option_but_never_the_value() {
+    fn usage_errors_name_the_value_and_what_is_accepted_but_no_value_after_an_unknown_option() {
         let s = usage_of(&["mcp-bridge", "--max-line-bytes", "0", "--", "x"]);
         assert!(
-            s.starts_with("mcp-bridge: cli: error: invalid value for --max-line-bytes"),
+            s.starts_with("mcp-bridge: cli: error: invalid value '0' for '--max-line-bytes <BYTES>': 0 is not in 1..=1073741824\n"),
             "{s}"
         );
-        assert!(!s.contains(" 0 ") && !s.contains("'0'"), "{s}");
-        let s = usage_of(&["mcp-bridge", "--max-line-bytes", "1073741825", "--", "x"]);
-        assert!(!s.contains("1073741825"), "{s}");
-        let s = usage_of(&[
-            "mcp-bridge",
-            "--discover-timeout",
-            "secret-token",
-            "--",
-            "x",
-        ]);
+        let s = usage_of(&["mcp-bridge", "--call-timeout", "-1", "x"]);
         assert!(
-            !s.contains("secret-token") && s.contains("--discover-timeout"),
+            s.starts_with("mcp-bridge: cli: error: invalid value '-1' for '--call-timeout <SECONDS>': expected seconds, more than 0 and at most 2592000\n"),
             "{s}"
         );
-        let s = usage_of(&["mcp-bridge", "--log-level", "loud", "--", "x"]);
-        assert!(!s.contains("loud"), "{s}");
         assert!(usage_of(&["mcp-bridge"]).contains("missing the upstream command"));
+        let s = usage_of(&["mcp-bridge", "--bogus-secret=v4lue", "--", "x"]);
         assert!(
-            usage_of(&["mcp-bridge", "--bogus-secret", "--", "x"]).contains("unexpected argument")
+            s.starts_with("mcp-bridge: cli: error: unexpected argument '--bogus-secret' (not an option of mcp-bridge"),
+            "{s}"
         );
-        assert!(!usage_of(&["mcp-bridge", "--bogus-secret", "--", "x"]).contains("bogus-secret"));
+        assert!(!s.contains("v4lue"), "{s}");
         assert!(usage_of(&["mcp-bridge", "--name", "x"]).contains("missing the upstream command"));
         assert!(usage_of(&["mcp-bridge", "--"]).contains("missing the upstream command"));
     }

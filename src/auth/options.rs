@@ -31,7 +31,7 @@ pub struct SignInArgs {
     pub client_metadata_url: Option<String>,
     /// URL form: the port of the redirect URI http://127.0.0.1:PORT/callback
     #[arg(long, value_name = "PORT", default_value_t = DEFAULT_REDIRECT_PORT,
-          value_parser = clap::value_parser!(u16).range(1..))]
+          value_parser = clap::value_parser!(u16).range(1..), allow_negative_numbers = true)]
     pub redirect_port: u16,
     /// URL form: the account of the stored sign-in
     #[arg(long, value_name = "LABEL", default_value = "default")]
@@ -46,7 +46,7 @@ pub struct SignInArgs {
     #[arg(long)]
     pub no_browser: bool,
     /// URL form: time limit of one sign-in in the browser, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = crate::cli::seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = crate::cli::seconds, allow_negative_numbers = true)]
     pub sign_in_timeout: f64,
 }
 
