@@ -271,9 +271,7 @@ impl Cli {
             spec.headers.push((name, value));
         }
         if let Some(path) = &self.ca_file {
-            let pem = std::fs::read(path).map_err(|e| {
-                format!("--ca-file {} cannot be read ({})", path.display(), e.kind())
-            })?;
+            let pem = crate::files::read_option_file("--ca-file", path)?;
             match reqwest::Certificate::from_pem_bundle(&pem) {
                 Ok(certs) if !certs.is_empty() => {}
                 _ => {
@@ -658,7 +656,7 @@ mod tests {
             ),
             (
                 &["--ca-file", "/nonexistent/ca.pem", "https://h/mcp"],
-                "--ca-file /nonexistent/ca.pem cannot be read (entity not found)",
+                "--ca-file /nonexistent/ca.pem cannot be read: No such file or directory (os error 2)",
             ),
             (
                 &["--ca-file", "/etc/hostname", "https://h/mcp"],

@@ -18,6 +18,7 @@ pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod embed;
+pub mod files;
 pub mod log;
 pub mod profile;
 pub mod protocol;

@@ -150,7 +150,7 @@ fn the_url_form_refuses_bad_urls_headers_variables_and_ca_files_with_exit_2() {
         ),
         (
             vec!["--ca-file", &missing, "https://h/mcp"],
-            format!("--ca-file {missing} cannot be read (entity not found)"),
+            format!("--ca-file {missing} cannot be read: No such file or directory (os error 2)"),
         ),
         (
             vec!["--max-response-bytes", "0", "https://h/mcp"],
@@ -485,4 +485,55 @@ fn a_file_that_is_not_executable_is_reported_at_start_and_initialize_gets_spawn_
         "cannot start 'srv': not executable",
     );
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_file_option_that_cannot_be_read_is_told_in_the_os_words() {
+    let url = "https://127.0.0.1:1/mcp";
+    for (args, line) in [
+        (
+            vec!["--ca-file", "/nonexistent/ca.pem", url],
+            "mcp-bridge: cli: error: --ca-file /nonexistent/ca.pem cannot be read: No such file or directory (os error 2)",
+        ),
+        (
+            vec!["--ca-file", "/", url],
+            "mcp-bridge: cli: error: --ca-file / cannot be read: Is a directory (os error 21)",
+        ),
+        (
+            vec!["--token-key-file", "/nonexistent/key", url],
+            "mcp-bridge: cli: error: --token-key-file /nonexistent/key cannot be read: No such file or directory (os error 2)",
+        ),
+        (
+            vec![
+                "--token-store",
+                "file",
+                "--token-key-file",
+                "/nonexistent/key",
+                url,
+            ],
+            "mcp-bridge: cli: error: --token-store file: --token-key-file /nonexistent/key cannot be read: No such file or directory (os error 2)",
+        ),
+        (
+            vec![
+                "logout",
+                "--token-store",
+                "file",
+                "--token-key-file",
+                "/nonexistent/key",
+                url,
+            ],
+            "mcp-bridge: logout: error: --token-store file: --token-key-file /nonexistent/key cannot be read: No such file or directory (os error 2)",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+            .args(&args)
+            .env_remove("MCP_BRIDGE_TOKEN_KEY")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().next(), Some(line), "{args:?}: {err}");
+        assert!(!err.contains("entity not found"), "{err}");
+    }
 }

@@ -88,11 +88,14 @@ impl Receiver {
             .map_err(|e| {
                 SignInError::new(
                     SignInCause::RedirectPortUnavailable,
-                    format!("127.0.0.1:{port}: {}", e.kind()),
+                    format!("127.0.0.1:{port}: {}", crate::files::io_error_text(&e)),
                 )
             })?;
         let addr = listener.local_addr().map_err(|e| {
-            SignInError::new(SignInCause::RedirectPortUnavailable, e.kind().to_string())
+            SignInError::new(
+                SignInCause::RedirectPortUnavailable,
+                crate::files::io_error_text(&e),
+            )
         })?;
         let (tx, rx) = oneshot::channel();
         let shared = Arc::new(Shared {

@@ -289,7 +289,7 @@ impl Inner {
     async fn refresh(&self, rejected: Option<&str>) -> Result<(), SignInError> {
         let _lock = lock::lock(&self.store.lock_dir, &self.key, REFRESH_LOCK_TIMEOUT)
             .await
-            .map_err(|e| failed(format!("entry lock: {}", e.kind())))?;
+            .map_err(|e| failed(format!("entry lock: {}", crate::files::io_error_text(&e))))?;
         let stored = self
             .read_stored()
             .await
@@ -389,7 +389,7 @@ impl Inner {
             self.cfg.sign_in_timeout + SIGN_IN_LOCK_SLACK,
         )
         .await
-        .map_err(|e| failed(format!("entry lock: {}", e.kind())))?;
+        .map_err(|e| failed(format!("entry lock: {}", crate::files::io_error_text(&e))))?;
         if let Some(rec) = self.read_stored().await
             && rejected != Some(rec.access_token.as_str())
             && !rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)

@@ -34,7 +34,7 @@ impl std::fmt::Debug for FileKey {
 pub enum KeyError {
     #[error("the token key must be 64 hex digits")]
     Format,
-    #[error("--token-key-file cannot be read: {0}")]
+    #[error("{0}")]
     Read(String),
     #[error("--token-key-file must be private to your account (chmod 600)")]
     NotPrivate,
@@ -64,11 +64,13 @@ pub fn key_from(env: Option<&str>, file: Option<&Path>) -> Result<Option<FileKey
     let Some(path) = file else {
         return Ok(None);
     };
-    let meta = fs::metadata(path).map_err(|e| KeyError::Read(e.kind().to_string()))?;
+    let meta = fs::metadata(path)
+        .map_err(|e| KeyError::Read(crate::files::cannot_read("--token-key-file", path, &e)))?;
     if meta.permissions().mode() & 0o077 != 0 {
         return Err(KeyError::NotPrivate);
     }
-    let text = fs::read_to_string(path).map_err(|e| KeyError::Read(e.kind().to_string()))?;
+    let text = fs::read_to_string(path)
+        .map_err(|e| KeyError::Read(crate::files::cannot_read("--token-key-file", path, &e)))?;
     FileKey::from_hex(&text).map(Some)
 }
 
@@ -79,7 +81,10 @@ pub struct FileStore {
 }
 
 fn unavailable(e: std::io::Error) -> StoreError {
-    StoreError::Unavailable(format!("token directory: {}", e.kind()))
+    StoreError::Unavailable(format!(
+        "token directory: {}",
+        crate::files::io_error_text(&e)
+    ))
 }
 
 impl FileStore {

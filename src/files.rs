@@ -1,0 +1,50 @@
+//! The files that options name (`--ca-file`, `--token-key-file`): how a failure to read one is
+//! told. One rule for all: the option, the path and the operating system's own words
+//! (`No such file or directory (os error 2)`), never Rust's error-kind text (`entity not found`).
+
+use std::path::Path;
+
+/// The OS's text of an I/O error (`Permission denied (os error 13)`), or the library's message
+/// for an error that did not come from the OS (`stream did not contain valid UTF-8`); control
+/// characters become spaces.
+pub fn io_error_text(e: &std::io::Error) -> String {
+    crate::log::sanitize(&e.to_string())
+}
+
+/// The message of a file named by `option` that cannot be read:
+/// `--ca-file /nonexist cannot be read: No such file or directory (os error 2)`.
+pub fn cannot_read(option: &str, path: &Path, e: &std::io::Error) -> String {
+    format!(
+        "{option} {} cannot be read: {}",
+        crate::log::sanitize(&path.display().to_string()),
+        io_error_text(e)
+    )
+}
+
+/// Reads the whole file that `option` names. Errors: [`cannot_read`]'s message.
+pub fn read_option_file(option: &str, path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| cannot_read(option, path, &e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_file_is_told_in_the_os_words() {
+        let e = read_option_file("--ca-file", Path::new("/nonexistent/ca.pem")).unwrap_err();
+        assert_eq!(
+            e,
+            "--ca-file /nonexistent/ca.pem cannot be read: No such file or directory (os error 2)"
+        );
+    }
+
+    #[test]
+    fn a_directory_is_told_in_the_os_words() {
+        let e = read_option_file("--ca-file", Path::new("/")).unwrap_err();
+        assert_eq!(
+            e,
+            "--ca-file / cannot be read: Is a directory (os error 21)"
+        );
+    }
+}
