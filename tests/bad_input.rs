@@ -241,3 +241,53 @@ fn a_crlf_line_of_exactly_the_limit_passes() {
             "data": {"cause": "line_too_long", "detail": ping.len()}}})
     );
 }
+
+/// RFC 8259 §8.1: one UTF-8 byte order mark at the very start of the editor's input (what
+/// PowerShell and other Windows tools write) is ignored; a mark at the start of any later line
+/// is a parse error under the id the rest of the line names; the bridge keeps serving.
+#[test]
+fn a_byte_order_mark_at_the_start_of_the_input_is_ignored_and_elsewhere_is_a_parse_error_with_the_id()
+ {
+    let mut b = Bridge::start(&[], &[]);
+    b.send_raw(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    assert_eq!(b.recv(), json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    b.send_raw(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
+    assert_eq!(
+        b.recv(),
+        json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32700, "message": "Parse error",
+            "data": {"cause": "parse_error"}}})
+    );
+    b.initialize();
+    still_serving(&mut b, 3);
+}
+
+/// The same rule for the upstream's stdout: a server that writes a UTF-8 byte order mark
+/// before its first line (a Windows server's UTF-8 preamble) is read as if it did not; a
+/// mark at the start of a later answer fails that request with `invalid_response`.
+#[test]
+fn a_byte_order_mark_before_the_upstreams_first_line_is_ignored_and_elsewhere_fails_its_request() {
+    let mut b = Bridge::start(&[], &["--stdout-bom"]);
+    let init = b.initialize();
+    assert_eq!(
+        init["result"]["serverInfo"]["name"],
+        json!("mcp-example-server"),
+        "{init}"
+    );
+    let r = b.tools_call(json!(4), "echo", json!({"text": "hi"}));
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": "hi"}]}})
+    );
+    let r = b.tools_call(
+        json!(5),
+        "respond_raw",
+        json!({"before": "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":", "after": ",\"result\":{}}"}),
+    );
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32603,
+            "message": "The upstream server sent an invalid response",
+            "data": {"cause": "invalid_response"}}})
+    );
+    still_serving(&mut b, 6);
+}

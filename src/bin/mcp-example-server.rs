@@ -193,6 +193,10 @@ struct Args {
     /// Write this line to stderr at start.
     #[arg(long, value_name = "TEXT")]
     stderr_line: Option<String>,
+    /// Write a UTF-8 byte order mark to stdout at start, before the first line (the UTF-8
+    /// preamble of a Windows server).
+    #[arg(long)]
+    stdout_bom: bool,
     /// The `instructions` of the discover result.
     #[arg(long, value_name = "TEXT")]
     instructions: Option<String>,
@@ -264,6 +268,17 @@ fn main() -> ExitCode {
     }
     if let Some(line) = &args.stderr_line {
         eprintln!("{line}");
+    }
+    if args.stdout_bom {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        if out
+            .write_all(b"\xEF\xBB\xBF")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return ExitCode::FAILURE;
+        }
     }
     let server = build(&args);
     let runtime = match tokio::runtime::Builder::new_current_thread()

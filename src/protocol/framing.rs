@@ -14,7 +14,12 @@
 //!   ([`IdScanner`]); the codec discards up to the next `\n` and then reads on;
 //! - in [`LineMode::Messages`] an empty or blank line (ASCII whitespace only) is skipped, it is
 //!   no message; in [`LineMode::Text`] it is a line like any other;
-//! - at the end of input, a last line without its `\n` is still a frame.
+//! - at the end of input, a last line without its `\n` is still a frame;
+//! - in [`LineMode::Messages`] one UTF-8 byte order mark at the very start of the stream is
+//!   dropped (RFC 8259 §8.1 lets a parser ignore one; Windows tools such as PowerShell and .NET
+//!   write one before their first line), on the editor's stdin and the child's stdout alike; a
+//!   mark anywhere else stays in its line (a parse error, its id still recovered by
+//!   [`IdScanner`]). [`LineMode::Text`] keeps every byte.
 //!
 //! Pure: bytes in a `BytesMut` in, frames out; no I/O. A line is split off the read buffer
 //! without a copy.
@@ -23,7 +28,7 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use serde_json::Value;
 use tokio_util::codec::{Decoder, Encoder};
 
-use super::idscan::IdScanner;
+use super::idscan::{IdScanner, UTF8_BOM};
 use super::jsonrpc::Id;
 
 /// How many bytes of the start of an over-long line are kept (for a log or stderr line).
@@ -81,6 +86,8 @@ pub struct FrameCodec {
     searched: usize,
     /// Discarding mode: the over-long line being streamed through.
     overflow: Option<Overflow>,
+    /// No byte of the stream has been framed yet: a byte order mark there is dropped.
+    bom_pending: bool,
 }
 
 #[derive(Debug)]
@@ -143,6 +150,7 @@ impl FrameCodec {
             mode,
             searched: 0,
             overflow: None,
+            bom_pending: mode == LineMode::Messages,
         }
     }
 
@@ -154,6 +162,19 @@ impl FrameCodec {
     /// The next frame in `buf`, or `None` when `buf` holds no complete line (what is left
     /// stays in `buf`, or streams through the over-long line). Never fails.
     fn next_frame(&mut self, buf: &mut BytesMut) -> Option<Frame> {
+        if self.bom_pending {
+            let n = buf.len().min(UTF8_BOM.len());
+            if buf[..n] != UTF8_BOM[..n] {
+                self.bom_pending = false;
+            } else if n == UTF8_BOM.len() {
+                buf.advance(n);
+                self.bom_pending = false;
+            } else {
+                // The start of a mark, or nothing yet: wait for more bytes (at the end of
+                // input the newline added by `decode_eof` settles it).
+                return None;
+            }
+        }
         loop {
             if let Some(ov) = &mut self.overflow {
                 match memchr::memchr(b'\n', buf) {
@@ -466,6 +487,48 @@ mod tests {
                 5,
                 vec![too_long(6, b"123456", None), too_long(7, b"1234567", None)],
             ),
+            (
+                "a byte order mark at the start of the stream is dropped",
+                b"\xEF\xBB\xBF{}\n{}\n",
+                10,
+                vec![line(b"{}"), line(b"{}")],
+            ),
+            (
+                "and does not count toward the limit",
+                b"\xEF\xBB\xBF12345\n",
+                5,
+                vec![line(b"12345")],
+            ),
+            (
+                "a second one stays",
+                b"\xEF\xBB\xBF\xEF\xBB\xBF{}\n",
+                10,
+                vec![line(b"\xEF\xBB\xBF{}")],
+            ),
+            (
+                "one at the start of a later line stays",
+                b"a\n\xEF\xBB\xBF{}\n",
+                10,
+                vec![line(b"a"), line(b"\xEF\xBB\xBF{}")],
+            ),
+            (
+                "one after a blank first line stays",
+                b"\n\xEF\xBB\xBF{}\n",
+                10,
+                vec![line(b"\xEF\xBB\xBF{}")],
+            ),
+            (
+                "a cut mark at the end of input stays",
+                b"\xEF\xBB",
+                10,
+                vec![line(b"\xEF\xBB")],
+            ),
+            (
+                "a mark alone is a blank stream",
+                b"\xEF\xBB\xBF\n",
+                10,
+                vec![],
+            ),
         ];
         for (name, input, max, want) in cases {
             for chunks in [&[input.len().max(1)][..], &[1], &[2, 3], &[6, 1], &[5, 2]] {
@@ -494,6 +557,12 @@ mod tests {
                 }]
             );
         }
+    }
+
+    #[test]
+    fn text_mode_keeps_a_byte_order_mark() {
+        let out = frames_with(FrameCodec::text(10), b"\xEF\xBB\xBFa\n", &[1]);
+        assert_eq!(out, vec![line(b"\xEF\xBB\xBFa")]);
     }
 
     #[test]

@@ -12,10 +12,17 @@ pub const MAX_RECOVERED_ID_BYTES: usize = 1024;
 /// Longest raw key (without quotes) that can still decode to `id`: `\u0069\u0064`.
 const MAX_ID_KEY_BYTES: usize = 12;
 
+/// The UTF-8 byte order mark (U+FEFF), which Windows tools write before text.
+pub const UTF8_BOM: &[u8; 3] = b"\xEF\xBB\xBF";
+
 /// Where the scanner is in the top-level value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Top {
-    /// Only whitespace so far.
+    /// Nothing read yet.
+    Start,
+    /// The first `n` bytes of a byte order mark at the start of the line.
+    Bom(u8),
+    /// Only whitespace so far (after the byte order mark, if any).
     Before,
     /// Inside the top-level object.
     Object,
@@ -84,7 +91,7 @@ impl IdScanner {
             depth: 0,
             in_string: false,
             escaped: false,
-            top: Top::Before,
+            top: Top::Start,
             slot: Slot::Key,
             key_is_id: false,
             capture: Vec::new(),
@@ -121,7 +128,7 @@ impl IdScanner {
     pub fn finish(self) -> Option<Id> {
         match self.top {
             Top::Object | Top::After => self.last,
-            Top::Before | Top::Confused => None,
+            Top::Start | Top::Bom(_) | Top::Before | Top::Confused => None,
         }
     }
 
@@ -170,13 +177,21 @@ impl IdScanner {
             return;
         }
         match self.top {
-            Top::Before => match b {
+            Top::Start if b == UTF8_BOM[0] => self.top = Top::Bom(1),
+            Top::Bom(n) => {
+                self.top = match UTF8_BOM.get(usize::from(n)) {
+                    Some(&want) if want == b && usize::from(n) + 1 == UTF8_BOM.len() => Top::Before,
+                    Some(&want) if want == b => Top::Bom(n + 1),
+                    _ => Top::Confused,
+                };
+            }
+            Top::Start | Top::Before => match b {
                 b'{' => {
                     self.top = Top::Object;
                     self.depth = 1;
                     self.slot = Slot::Key;
                 }
-                b' ' | b'\t' | b'\r' | b'\n' => {}
+                b' ' | b'\t' | b'\r' | b'\n' => self.top = Top::Before,
                 _ => self.top = Top::Confused,
             },
             Top::After => {
@@ -422,6 +437,25 @@ mod tests {
             ("", None),
             (r#"{}"#, None),
             (r#"{"id":1}  "#, int(1)),
+            // A trailing comma before the top-level `}` leaves the id known (docs/errors.md);
+            // other stray commas do not.
+            (r#"{"jsonrpc":"2.0","id":7,"method":"ping",}"#, int(7)),
+            (r#"{"id":7 , }"#, int(7)),
+            (r#"{"id":"7",}"#, s("7")),
+            (r#"{"id":7,,}"#, None),
+            (r#"{,"id":7}"#, None),
+            (r#"{"id":7,"p":[1,],}"#, int(7)),
+            // One byte order mark at the very start of the line is read past; anywhere
+            // else, or cut short, it is a token out of place.
+            (
+                "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+                int(1),
+            ),
+            ("\u{feff} {\"id\":\"b\"}", s("b")),
+            ("\u{feff}\u{feff}{\"id\":1}", None),
+            (" \u{feff}{\"id\":1}", None),
+            ("{\"id\":1}\u{feff}", None),
+            ("\u{feff}", None),
         ]
     }
 
