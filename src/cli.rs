@@ -191,6 +191,22 @@ fn looks_like_url(arg: &std::ffi::OsStr) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
+/// The rule of the URL form, named by the errors about a URL that is not one.
+const URL_FORM_RULE: &str = "write it as https://HOST/PATH, or http://HOST/PATH to a loopback host (localhost, 127.0.0.1, [::1])";
+
+/// Whether the first positional argument is an attempt at an `http`/`https` URL that is not
+/// in the `scheme://` form ([`looks_like_url`] is false): `https:/x`, `https:x`, `http:\\x`
+/// (any case). Such an argument is refused (exit 2, naming the URL rules) instead of being
+/// started as a program called `https:/x`. A program whose name really starts so can be
+/// given as `./https:x`.
+fn looks_like_a_mistyped_url(arg: &std::ffi::OsStr) -> bool {
+    let a = arg.as_encoded_bytes();
+    let scheme_len = a.iter().position(|&b| b == b':').unwrap_or(0);
+    let scheme = &a[..scheme_len];
+    (scheme.eq_ignore_ascii_case(b"http") || scheme.eq_ignore_ascii_case(b"https"))
+        && !looks_like_url(arg)
+}
+
 /// Checks the upstream URL: `https`, or `http` to a loopback host; no user info, no
 /// fragment. Errors name the rule, never the URL (it may carry a secret in its query).
 pub fn check_url(text: &str) -> Result<url::Url, String> {
@@ -226,6 +242,16 @@ impl Cli {
             || !self.header_env.is_empty()
             || self.ca_file.is_some()
             || self.max_response_bytes != DEFAULT_MAX_RESPONSE_BYTES as u64;
+        if self
+            .command
+            .first()
+            .is_some_and(|a| looks_like_a_mistyped_url(a))
+        {
+            // Never the argument itself: a URL may carry a secret in its query.
+            return Err(format!(
+                "the upstream starts like an http(s) URL but is not one: {URL_FORM_RULE}"
+            ));
+        }
         let Some(first) = self.command.first().filter(|a| looks_like_url(a)) else {
             if self.sign_in.given() {
                 return Err("the sign-in options apply only to a URL upstream".into());
@@ -427,6 +453,30 @@ fn usage_line(cause: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mistyped_http_url_is_told_from_a_command() {
+        for (arg, mistyped) in [
+            ("https:/x", true),
+            ("https:x", true),
+            ("HTTP:/localhost/mcp", true),
+            ("http:\\\\localhost\\mcp", true),
+            ("https:", true),
+            ("https://h/mcp", false),
+            ("http://localhost/mcp", false),
+            ("ftp:/x", false),
+            ("httpsx:/x", false),
+            ("./https:x", false),
+            ("python3", false),
+            ("", false),
+        ] {
+            assert_eq!(
+                looks_like_a_mistyped_url(std::ffi::OsStr::new(arg)),
+                mistyped,
+                "{arg}"
+            );
+        }
+    }
 
     fn command_of(args: &[&str]) -> (Vec<String>, Option<String>) {
         match parse(args.iter().copied()) {

@@ -537,3 +537,28 @@ fn a_file_option_that_cannot_be_read_is_told_in_the_os_words() {
         assert!(!err.contains("entity not found"), "{err}");
     }
 }
+
+#[test]
+fn a_mistyped_url_exits_2_naming_the_url_rules_and_starts_nothing() {
+    for arg in [
+        "https:/x",
+        "https:mcp.example.com/mcp?key=sekret-value",
+        "HTTP:\\\\localhost\\mcp",
+    ] {
+        let (code, out, err) = run(&[arg]);
+        assert_eq!(code, 2, "{arg}: {err}");
+        assert!(out.is_empty());
+        assert_eq!(
+            err.lines().next(),
+            Some(
+                "mcp-bridge: cli: error: the upstream starts like an http(s) URL but is not one: write it as https://HOST/PATH, or http://HOST/PATH to a loopback host (localhost, 127.0.0.1, [::1])"
+            ),
+            "{arg}: {err}"
+        );
+        assert!(err.contains(USAGE), "{err}");
+        assert!(
+            !err.contains("cannot start") && !err.contains("sekret-value"),
+            "{err}"
+        );
+    }
+}
