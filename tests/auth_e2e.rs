@@ -397,10 +397,15 @@ fn a_text_browser_in_browser_is_never_run_on_the_editors_pipes() {
         .lines()
         .filter(|l| l.contains("browser_launch_failed"))
         .collect();
+    let why = "browser_launch_failed: the browser did not start; open the URL of the sign-in line on stderr, or use --no-browser ($BROWSER names the text browser lynx, which would run on the editor's stdin and stdout: set BROWSER to a graphical browser, or use --no-browser)";
+    // The sign-in's own warning, then the failed initialize's line, which says why too.
     assert_eq!(
         warnings,
         vec![
-            "mcp-bridge: sign-in: warn: browser_launch_failed: the browser did not start; open the URL of the sign-in line on stderr, or use --no-browser ($BROWSER names the text browser lynx, which would run on the editor's stdin and stdout: set BROWSER to a graphical browser, or use --no-browser)"
+            format!("mcp-bridge: sign-in: warn: {why}"),
+            format!(
+                "mcp-bridge: frontend: warn: initialize failed: The upstream server did not complete server/discover (discover_failed, -32603): {why}"
+            ),
         ],
         "{err}"
     );
@@ -439,7 +444,12 @@ fn a_browser_that_is_not_installed_fails_the_sign_in_at_once() {
         .collect();
     assert_eq!(
         warnings,
-        vec![format!("mcp-bridge: sign-in: warn: {why}")],
+        vec![
+            format!("mcp-bridge: sign-in: warn: {why}"),
+            format!(
+                "mcp-bridge: frontend: warn: initialize failed: The upstream server did not complete server/discover (discover_failed, -32603): {why}"
+            ),
+        ],
         "{err}"
     );
     assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 0);

@@ -275,7 +275,7 @@ fn requests_pipelined_after_initialize_wait_for_the_era_and_keep_their_order() {
     b.wait_stderr("speaks 2025-11-25");
     assert_eq!(
         info_lines(&b),
-        vec!["mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it did not answer server/discover in time): passing the 2025-11-25 protocol through unchanged".to_string()]
+        vec!["mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it did not answer server/discover within --discover-timeout, 0.5 s): passing the 2025-11-25 protocol through unchanged".to_string()]
     );
 }
 
@@ -374,7 +374,7 @@ fn a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_refuses_initial
             "message": "Unsupported protocol version",
             "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}}})
     );
-    b.wait_stderr("it did not answer server/discover in time");
+    b.wait_stderr("it did not answer server/discover within --discover-timeout, 0.5 s");
 }
 
 /// In pass-through too, an answer of the server over `--max-line-bytes` fails its request with
@@ -411,4 +411,50 @@ fn an_answer_over_the_line_limit_fails_its_request_with_invalid_response_and_one
         "{}",
         warnings[0]
     );
+}
+
+/// A failed `initialize` says why on both sides: the editor's error carries the upstream's
+/// code and message (`data.detail`), and the bridge's stderr line says the same.
+#[test]
+fn a_failed_initialize_says_why_to_the_editor_and_on_stderr() {
+    let mut b = Bridge::start(&[], &["--discover-error", "-32022:too new"]);
+    let r = b.request(
+        json!(1),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "blackbox-test", "version": "1.0.0"}}),
+    );
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022,
+            "message": "The upstream server did not complete server/discover",
+            "data": {"cause": "discover_failed", "detail": "too new"}}})
+    );
+    b.wait_stderr("mcp-bridge: frontend: warn: initialize failed: The upstream server did not complete server/discover (discover_failed, -32022): too new\n");
+}
+
+/// An upstream that exits during `initialize`: the editor's `upstream_exited` names the exit
+/// status (a code or a signal), and so does the stderr line of the failed `initialize`.
+#[test]
+fn an_upstream_that_exits_during_initialize_is_named_with_its_exit_status() {
+    for (script, status) in [
+        ("echo oops >&2; exit 3", "exit code 3"),
+        ("kill -9 $$", "signal 9"),
+    ] {
+        let mut b = Bridge::start_cmd(&[], &["sh".into(), "-c".into(), script.into()]);
+        let r = b.request(
+            json!(1),
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "blackbox-test", "version": "1.0.0"}}),
+        );
+        assert_eq!(
+            r,
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603,
+                "message": "The upstream server exited",
+                "data": {"cause": "upstream_exited", "detail": status}}}),
+            "{script}"
+        );
+        b.wait_stderr(&format!("mcp-bridge: frontend: warn: initialize failed: The upstream server exited (upstream_exited, -32603): {status}\n"));
+    }
 }

@@ -63,6 +63,11 @@ pub enum Lifecycle {
     Closing,
 }
 
+/// How long a failed `initialize` waits, after the upstream closed its output, for the exit
+/// status of the upstream process, which its error then names (`data.detail`: `exit code 3`,
+/// `signal 9`); without it in time the error goes out without a detail.
+pub const EXIT_STATUS_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Frames of the editor held while `initialize` runs (the era of the upstream is being
 /// decided), at most this many; requests also count against `--max-in-flight`. Beyond either
 /// bound, or [`MAX_HELD_BYTES`], a request gets `too_many_requests` at once and another frame
@@ -125,6 +130,9 @@ pub struct Frontend {
     /// The editor's frames that arrived while `initialize` runs, in order.
     held: VecDeque<Held>,
     held_bytes: usize,
+    /// While `initialize` runs: where the exit status of a lost upstream goes (the probe
+    /// waits for it, [`EXIT_STATUS_WAIT`]).
+    exit_status: Option<tokio::sync::oneshot::Sender<String>>,
 }
 
 /// The links of the Frontend to the Supervisor.
@@ -193,6 +201,7 @@ impl Frontend {
             state: Lifecycle::AwaitingInitialize,
             slots: HashMap::new(),
             progress_routes: HashMap::new(),
+            exit_status: None,
             next_progress_token: 0,
             log_level: None,
             editor_capabilities: Arc::new(json!({})),
@@ -697,8 +706,14 @@ impl Frontend {
         let upstream = self.upstream.clone();
         let spec = self.config.upstream.clone();
         let limit = self.config.discover_timeout;
+        #[cfg(feature = "http")]
+        let http = matches!(spec, crate::transport::upstream::UpstreamSpec::Http(_));
+        #[cfg(not(feature = "http"))]
+        let http = false;
         let client = id.to_string();
         let reason = self.cancel_reason_of(&id);
+        let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
+        self.exit_status = Some(exit_tx);
         let fut = async move {
             match upstream.connect.send(upstream::Connect(spec)).await {
                 Ok(Ok(())) => {}
@@ -741,11 +756,20 @@ impl Frontend {
                     }),
                     _ => return Err(Cause::DiscoverFailed.error(Some(json!(f.detail)))),
                 },
+                Err(TimedOut { .. }) if http => ProbeAnswer::HttpNoReply { limit },
                 Err(TimedOut { .. }) => ProbeAnswer::NoReply,
             };
+            let closed = matches!(answer, ProbeAnswer::Closed);
             match era::decide(answer) {
                 Era::Modern(d) => Ok(Probed::Modern(Box::new((d, meta)))),
                 Era::Legacy(sign) => Ok(Probed::Legacy(sign, request)),
+                // The upstream went away: its exit status says why.
+                Era::Error(e) if closed => {
+                    match tokio::time::timeout(EXIT_STATUS_WAIT, exit_rx).await {
+                        Ok(Ok(status)) => Err(e.with_detail(status)),
+                        _ => Err(e),
+                    }
+                }
                 Era::Error(e) => Err(e),
             }
         };
@@ -760,12 +784,20 @@ impl Frontend {
     }
 
     fn initialize_done(&mut self, id: Id, res: Result<Probed, ErrorObject>) {
+        self.exit_status = None;
         if self.finish_slot(&id, res.is_ok()).is_none() {
             return;
         }
         match res {
             Ok(Probed::Legacy(sign, request)) => {
                 self.state = Lifecycle::PassThrough;
+                let sign = match sign {
+                    LegacySign::NoReply => format!(
+                        "it did not answer server/discover within --discover-timeout, {} s",
+                        self.config.discover_timeout.as_secs_f64()
+                    ),
+                    other => other.to_string(),
+                };
                 tracing::info!(target: "frontend", "the upstream server speaks 2025-11-25 or earlier ({sign}): passing the 2025-11-25 protocol through unchanged");
                 self.relayed.insert(id.clone(), Instant::now());
                 self.upstream.relay.do_send(Relay {
@@ -788,8 +820,7 @@ impl Frontend {
             Err(e) => {
                 self.state = Lifecycle::AwaitingInitialize;
                 self.upstream.disconnect.do_send(upstream::Disconnect);
-                let cause = e.data.as_ref().and_then(|d| d.get("cause")?.as_str());
-                tracing::warn!(target: "frontend", "initialize failed: {}", cause.unwrap_or("upstream error"));
+                tracing::warn!(target: "frontend", "initialize failed: {}", e.log_text());
                 self.write(&jsonrpc::error_response(Some(&id), e));
             }
         }
@@ -965,6 +996,9 @@ impl Handler<UpstreamLost> for Frontend {
     type Result = bool;
     fn handle(&mut self, UpstreamLost { status }: UpstreamLost, ctx: &mut Context<Self>) -> bool {
         if !matches!(self.state, Lifecycle::Ready | Lifecycle::PassThrough) {
+            if let Some(tx) = self.exit_status.take() {
+                let _ = tx.send(status.clone());
+            }
             tracing::warn!(target: "upstream", "the upstream server exited ({status})");
             return false;
         }

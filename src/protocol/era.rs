@@ -28,6 +28,10 @@ pub enum ProbeAnswer<'a> {
     Error(&'a Value),
     /// Nothing within the time limit (`--discover-timeout`).
     NoReply,
+    /// HTTP: no answer within the time limit (`limit`): no response, or a response (an SSE
+    /// stream of keep-alive comments) that carries none. Over HTTP a legacy server answers a
+    /// POST it does not take with a status (notes §10.4), so silence is no legacy sign.
+    HttpNoReply { limit: std::time::Duration },
     /// The upstream went away before it answered.
     Closed,
     /// The upstream answered with a frame that is not a JSON-RPC response.
@@ -188,6 +192,7 @@ fn modern_error(error: &Value) -> ErrorObject {
 /// | a modern error ([`is_modern_error`]) | Error `discover_failed` with its code: never a fallback |
 /// | any other JSON-RPC error (`-32601`, `-32602` without `_meta`, `-32603`, `-32000`, ...) | Legacy |
 /// | no answer in time | Legacy |
+/// | HTTP: no answer in time (no response, or an SSE stream without one) | Error `discover_failed`, detail the time limit |
 /// | the upstream went away / an invalid frame / a full queue | Error (`upstream_exited`, `discover_failed`, `upstream_busy`) |
 /// | HTTP 400, 404, 405 with a modern error body | Error `discover_failed` with its code |
 /// | HTTP 400, 404, 405 with no body, a non-JSON body, other JSON or another JSON-RPC error | Legacy |
@@ -208,6 +213,12 @@ pub fn decide(answer: ProbeAnswer<'_>) -> Era {
                 .to_owned(),
         }),
         ProbeAnswer::NoReply => Era::Legacy(LegacySign::NoReply),
+        ProbeAnswer::HttpNoReply { limit } => {
+            Era::Error(Cause::DiscoverFailed.error(Some(json!(format!(
+                "no answer to server/discover within its time limit of {} s",
+                limit.as_secs_f64()
+            )))))
+        }
         ProbeAnswer::Closed => Era::Error(Cause::UpstreamExited.error(None)),
         ProbeAnswer::Invalid => Era::Error(
             Cause::DiscoverFailed.error(Some(json!("the upstream sent an invalid response"))),
@@ -334,6 +345,16 @@ mod tests {
             (
                 decide(ProbeAnswer::NoReply),
                 Era::Legacy(LegacySign::NoReply),
+            ),
+            (
+                decide(ProbeAnswer::HttpNoReply {
+                    limit: std::time::Duration::from_millis(1500),
+                }),
+                failed(
+                    -32603,
+                    "discover_failed",
+                    json!("no answer to server/discover within its time limit of 1.5 s"),
+                ),
             ),
             (
                 decide(ProbeAnswer::Closed),

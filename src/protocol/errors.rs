@@ -137,6 +137,40 @@ impl ErrorObject {
     pub fn to_value(&self) -> Value {
         self.clone().into()
     }
+
+    /// The same error with `data.detail` set to `detail` (`data` becomes an object when it
+    /// was none).
+    #[must_use]
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        let data = self.data.get_or_insert_with(|| json!({}));
+        if let Some(obj) = data.as_object_mut() {
+            obj.insert("detail".into(), Value::String(detail.into()));
+        }
+        self
+    }
+
+    /// The error in one line for a stderr line, with everything that says why: the message,
+    /// `data.cause` and the code, then `data.detail` (or, for an error without a cause, the
+    /// whole `data` as JSON): `The upstream server did not complete server/discover
+    /// (discover_failed, -32022): too new`. Control characters become spaces.
+    pub fn log_text(&self) -> String {
+        let data = self.data.as_ref();
+        let cause = data.and_then(|d| d.get("cause")).and_then(Value::as_str);
+        let why = match cause {
+            Some(_) => data.and_then(|d| d.get("detail")),
+            None => data,
+        };
+        let mut text = match cause {
+            Some(cause) => format!("{} ({cause}, {})", self.message, self.code),
+            None => format!("{} ({})", self.message, self.code),
+        };
+        match why {
+            Some(Value::String(s)) => text.push_str(&format!(": {s}")),
+            Some(v) => text.push_str(&format!(": {v}")),
+            None => {}
+        }
+        crate::log::sanitize(&text)
+    }
 }
 
 impl From<ErrorObject> for Value {
@@ -324,6 +358,31 @@ pub fn relay_upstream_error(error: &Value) -> ErrorObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_log_text_says_why() {
+        for (e, want) in [
+            (
+                Cause::DiscoverFailed.error(Some(json!("too new"))),
+                "The upstream server did not complete server/discover (discover_failed, -32603): too new",
+            ),
+            (
+                Cause::UpstreamExited.error(Some(json!("exit code 3"))),
+                "The upstream server exited (upstream_exited, -32603): exit code 3",
+            ),
+            (
+                Cause::UpstreamExited.error(None),
+                "The upstream server exited (upstream_exited, -32603)",
+            ),
+            (
+                ErrorObject::new(-32000, "boom\nnext").with_data(json!({"why": 1})),
+                "boom next (-32000): {\"why\":1}",
+            ),
+            (ErrorObject::new(-32000, "plain"), "plain (-32000)"),
+        ] {
+            assert_eq!(e.log_text(), want);
+        }
+    }
 
     #[test]
     fn each_code_is_defined_once_with_the_value_of_its_spec() {

@@ -40,6 +40,9 @@ pub struct Canned {
     pub status: u16,
     pub content_type: Option<&'static str>,
     pub body: String,
+    /// The body is an SSE stream of keep-alive comments (every [`KEEP_ALIVE`]) that never
+    /// carries an event and never ends (a hung server behind a live connection).
+    pub silent_sse: bool,
 }
 
 impl Canned {
@@ -49,6 +52,15 @@ impl Canned {
             status,
             content_type,
             body: body.to_string(),
+            silent_sse: false,
+        }
+    }
+
+    /// 200 `text/event-stream` with keep-alive comments only, for ever.
+    pub fn silent_sse() -> Self {
+        Canned {
+            silent_sse: true,
+            ..Self::new(200, Some("text/event-stream"), "")
         }
     }
 }
@@ -238,6 +250,14 @@ async fn answer(st: &Arc<FixtureState>, headers: &HeaderMap, body: &Bytes, msg: 
         let mut r = Response::builder().status(c.status);
         if let Some(ct) = c.content_type {
             r = r.header(header::CONTENT_TYPE, ct);
+        }
+        if c.silent_sse {
+            let tick = tokio::time::interval(KEEP_ALIVE);
+            let body = futures_util::stream::unfold(tick, |mut tick| async move {
+                tick.tick().await;
+                Some((Ok::<_, std::convert::Infallible>(": keep-alive\n\n"), tick))
+            });
+            return r.body(Body::from_stream(body)).expect("response");
         }
         return r.body(Body::from(c.body)).expect("response");
     }
