@@ -16,8 +16,8 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-mkdir -m 700 "$scratch/run" "$scratch/data"
-export XDG_RUNTIME_DIR="$scratch/run" XDG_DATA_HOME="$scratch/data"
+mkdir -m 700 "$scratch/run" "$scratch/data" "$scratch/state"
+export XDG_RUNTIME_DIR="$scratch/run" XDG_DATA_HOME="$scratch/data" XDG_STATE_HOME="$scratch/state"
 dbus-run-session -- bash -c '
   set -euo pipefail
   eval "$(printf test-password | gnome-keyring-daemon --unlock --components=secrets)"

@@ -51,7 +51,8 @@ fn main() {
     }
     let mut config = cli.config();
     // The URL form signs in (unless a static Authorization header is given): the options are
-    // checked and the token store opens now, before any thread of the actor system.
+    // checked and an explicit token store opens now, before any thread of the actor system
+    // (`auto` opens at its first use: a stored sign-in or the first 401/403).
     if let Err(cause) = mcp_bridge::auth::wire::sign_in(&mut config, &cli.sign_in, &secrets) {
         mcp_bridge::log::raw_line("cli", "error", &cause);
         mcp_bridge::log::flush(mcp_bridge::log::STDERR_EXIT_FLUSH);

@@ -13,6 +13,8 @@ mod legacy_http_fixture;
 use auth_fixture::{Fixture, default_behaviour, free_port, start};
 use http_fixture::HttpFixture;
 use legacy_http_fixture::{LegacyFixture, Script};
+use mcp_bridge::auth::receiver::redirect_uri;
+use mcp_bridge::auth::store::sign_in_key;
 use mcp_bridge::server::{Outcome, Server, ToolDef};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -72,19 +74,26 @@ impl Bridge {
         extra_args: &[&str],
         extra_env: &[(&str, &str)],
     ) -> Bridge {
+        let mut args: Vec<&str> = extra_args.to_vec();
+        let port = port.to_string();
+        let url = fx.mcp_url();
+        args.extend(["--redirect-port", &port, "--token-store", "file", &url]);
+        let mut env = vec![("BROWSER", browser.to_str().unwrap())];
+        env.extend_from_slice(extra_env);
+        Self::spawn(dir, &args, &env)
+    }
+
+    /// The bridge with `args`, `MCP_BRIDGE_TOKEN_KEY` and its state in `dir`, plus `env`.
+    fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Bridge {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
-            .args(extra_args)
-            .args([
-                "--redirect-port",
-                &port.to_string(),
-                "--token-store",
-                "file",
-                &fx.mcp_url(),
-            ])
-            .env("BROWSER", browser)
+            .args(args)
             .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
             .env("XDG_STATE_HOME", dir)
-            .envs(extra_env.iter().copied())
+            // No D-Bus session (as in CI): the keychain does not answer, `auto` takes the
+            // file store; a developer's own keychain is never touched.
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .env("XDG_RUNTIME_DIR", dir)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -630,4 +639,157 @@ fn the_browser_gets_none_of_the_secret_variables() {
             "{secret} reached the browser:\n{env}"
         );
     }
+}
+
+/// The names of the threads of process `pid` (`/proc/PID/task/*/comm`), sorted.
+fn thread_names(pid: u32) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|n| n.trim_end().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The stderr lines about the token store.
+fn store_lines(err: &str) -> Vec<&str> {
+    err.lines().filter(|l| l.contains("token store:")).collect()
+}
+
+const AUTO_LINE: &str = "mcp-bridge: sign-in: info: token store: auto (opened at first use)";
+
+/// `--token-store auto` (the default) in front of an upstream that never asks for a sign-in:
+/// the token store is never opened: no keychain probe (zbus's `async-io` and `blocking-N`
+/// threads), no store line but the one at start, nothing under the state directory.
+#[test]
+fn a_url_bridge_whose_upstream_never_asks_for_a_sign_in_never_opens_the_token_store() {
+    let up = upstream();
+    let dir = scratch("never-asks");
+    let url = up.url();
+    let mut b = Bridge::spawn(&dir, &["--log-level", "debug", &url], &[]);
+    b.initialize();
+    b.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}));
+    let r = b.response(2);
+    assert_eq!(r["result"]["content"][0]["text"], "hi", "{r}");
+    // A thread names itself once it runs: wait for the names (a busy machine), not for more.
+    let deadline = std::time::Instant::now() + DEADLINE;
+    let mut threads = thread_names(b.child.id());
+    while threads != THREADS_WITHOUT_STORE && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        threads = thread_names(b.child.id());
+    }
+    let err = b.stop();
+    assert_eq!(threads, THREADS_WITHOUT_STORE, "{err}");
+    assert_eq!(store_lines(&err), [AUTO_LINE], "{err}");
+    assert_eq!(
+        err.matches("no stored sign-in is marked for this server")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(!err.contains("no keychain"), "{err}");
+    assert!(!dir.join("mcp-bridge").exists(), "{err}");
+}
+
+/// The threads of an idle URL bridge that never opened its token store: the actor thread and
+/// the stderr writer and stdout watcher (names cut to 15 bytes by the kernel); no thread of
+/// zbus (`async-io`, `blocking-N`) and none of the blocking pool (no store call was made).
+const THREADS_WITHOUT_STORE: [&str; 3] = ["mcp-bridge", "mcp-bridge-stde", "mcp-bridge-stdo"];
+
+/// `auto` (here without D-Bus: the file store) opens at the first 401 and marks the sign-in it
+/// stores; a restart with the marker sends the stored token at once (no 401); a sign-in stored
+/// without a marker (an older bridge) is found after one 401 without a browser and gets its
+/// marker; `logout` removes the marker; a marker whose tokens are gone signs in as before.
+#[test]
+fn auto_opens_the_store_at_the_first_sign_in_and_its_marker_brings_the_sign_in_back_with_no_401() {
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("auto-marker");
+    let port = free_port();
+    let browser = browser_script(&dir);
+    let (port_s, url) = (port.to_string(), fx.mcp_url());
+    let args = ["--redirect-port", port_s.as_str(), url.as_str()];
+    let env = [("BROWSER", browser.to_str().unwrap())];
+    let marker =
+        dir.join("mcp-bridge/signins")
+            .join(sign_in_key(&url, "default", &redirect_uri(port)));
+    let opened_line = format!(
+        "mcp-bridge: sign-in: info: token store: encrypted files in {}, opened at its first use",
+        dir.join("mcp-bridge/tokens").display()
+    );
+    let count = |c: &std::sync::atomic::AtomicUsize| c.load(Ordering::SeqCst);
+    let run = || {
+        let mut b = Bridge::spawn(&dir, &args, &env);
+        let init = b.initialize();
+        assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+        let threads = thread_names(b.child.id());
+        (threads, b.stop())
+    };
+
+    // First start: nothing stored; the 401 opens the store, the sign-in is stored and marked.
+    let (threads, err) = run();
+    assert_eq!(count(&fx.counters.authorizes), 1);
+    assert_eq!(count(&fx.counters.mcp_unauthorized), 1);
+    assert_eq!(
+        store_lines(&err),
+        [AUTO_LINE, opened_line.as_str()],
+        "{err}"
+    );
+    assert!(err.contains("mcp-bridge: sign in at "), "{err}");
+    assert!(marker.exists(), "{err}");
+    // The control of the first test's observable: the opened store probed the keychain.
+    assert!(threads.iter().any(|t| t == "async-io"), "{threads:?}");
+
+    // Restart: the marker opens the store at the first request, whose token is the stored one.
+    let (_, err) = run();
+    assert_eq!(count(&fx.counters.authorizes), 1);
+    assert_eq!(count(&fx.counters.mcp_unauthorized), 1, "{err}");
+    assert_eq!(
+        store_lines(&err),
+        [AUTO_LINE, opened_line.as_str()],
+        "{err}"
+    );
+    assert!(!err.contains("sign in at"), "{err}");
+
+    // Stored by an older bridge (no marker): one 401, the stored sign-in, no browser; marked.
+    std::fs::remove_file(&marker).unwrap();
+    let (_, err) = run();
+    assert_eq!(count(&fx.counters.authorizes), 1);
+    assert_eq!(count(&fx.counters.code_grants), 1);
+    assert_eq!(count(&fx.counters.mcp_unauthorized), 2, "{err}");
+    assert!(!err.contains("sign in at"), "{err}");
+    assert!(marker.exists(), "{err}");
+    let (_, err) = run();
+    assert_eq!(count(&fx.counters.mcp_unauthorized), 2, "{err}");
+
+    // logout (auto: the file store here) deletes the sign-in and its marker.
+    let o = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+        .args(["logout", "--redirect-port", &port_s, &url])
+        .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
+        .env("XDG_STATE_HOME", &dir)
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .env("XDG_RUNTIME_DIR", &dir)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("deleted 1 stored sign-in(s)"), "{out}");
+    assert!(!marker.exists(), "{out}");
+
+    // A marker whose tokens are gone: the store opens at the first request, finds nothing,
+    // and the 401 signs in as before.
+    std::fs::write(&marker, b"").unwrap();
+    let (_, err) = run();
+    assert_eq!(count(&fx.counters.authorizes), 2);
+    assert_eq!(count(&fx.counters.code_grants), 2);
+    assert_eq!(count(&fx.counters.mcp_unauthorized), 3, "{err}");
+    assert_eq!(
+        store_lines(&err),
+        [AUTO_LINE, opened_line.as_str()],
+        "{err}"
+    );
+    assert!(err.contains("mcp-bridge: sign in at "), "{err}");
+    assert!(marker.exists());
 }

@@ -1,7 +1,9 @@
 //! The keychain store against a real Secret Service (gnome-keyring in a D-Bus session):
 //! `scripts/test-keychain.sh` runs this file with `--ignored` inside `dbus-run-session` with an
 //! unlocked keyring (scripts/test calls it); `secret-tool` checks that the sign-in entry is
-//! there after the sign-in and gone after `mcp-bridge logout`.
+//! there after the sign-in and gone after `mcp-bridge logout`. The store is `auto` as the bridge
+//! makes it (opened at its first use): it opens the keychain at the sign-in, marks the sign-in
+//! (`<state dir>/signins/<key>`), and `logout` removes the entry and the marker.
 
 mod auth_fixture;
 
@@ -57,16 +59,17 @@ fn the_keychain_holds_the_sign_in_and_logout_removes_it() {
         "default",
         &format!("http://127.0.0.1:{port}/callback"),
     );
-    let store = store::open_with_key(StoreChoice::Keychain, None, None)
-        .expect("the Secret Service answers");
-    assert_eq!(store.describe(), "keychain (service mcp-bridge)");
+    let store = store::open_at_first_use(StoreChoice::Auto, None, None).unwrap();
+    assert!(!store.is_open());
+    assert_eq!(store.describe(), store::NOT_OPENED);
+    let marker = store::state_dir().join("signins").join(&key);
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap()
         .block_on(async {
             cfg.phase.initialized(Some(Arc::new(Follow)));
-            let p = SignIn::new(cfg, store).unwrap();
+            let p = SignIn::new(cfg, store.clone()).unwrap();
             let out = p
                 .challenge(Challenge {
                     status: 401,
@@ -80,6 +83,9 @@ fn the_keychain_holds_the_sign_in_and_logout_removes_it() {
             assert_eq!(out, ChallengeOutcome::Retry);
             assert!(p.access_token().await.is_some());
         });
+    assert!(store.is_open());
+    assert_eq!(store.describe(), "keychain (service mcp-bridge)");
+    assert!(marker.exists(), "{}", marker.display());
     assert!(
         secret_tool_finds(&key),
         "the sign-in entry is in the keychain"
@@ -103,4 +109,5 @@ fn the_keychain_holds_the_sign_in_and_logout_removes_it() {
     );
     assert!(err.contains("deleted 1 stored sign-in(s)"), "{err}");
     assert!(!secret_tool_finds(&key), "the sign-in entry is gone");
+    assert!(!marker.exists(), "the marker is gone");
 }

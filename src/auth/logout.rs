@@ -7,7 +7,8 @@
 //! issuer and the redirect URI and serves the other servers and accounts of that issuer.
 //! `logout --all` deletes everything the bridge stored (the reference: "deletes each stored
 //! sign-in of the bridge"; its manual fallback clears the whole service or token directory):
-//! every indexed sign-in, every indexed client registration, then the index itself.
+//! every indexed sign-in, every indexed client registration, then the index itself. The
+//! sign-in marker of every deleted (or absent) sign-in goes too (`store::marker`).
 
 use clap::Parser;
 use std::ffi::OsString;
@@ -16,7 +17,7 @@ use std::path::PathBuf;
 use super::receiver::{DEFAULT_REDIRECT_PORT, redirect_uri};
 use super::store::{
     self, CLIENT_KEY_PREFIX, StoreChoice, StoreError, TOKEN_KEY_ENV, TokenStore, index, lock,
-    sign_in_key,
+    marker, sign_in_key,
 };
 use crate::cli::LogLevelArg;
 
@@ -198,6 +199,14 @@ async fn delete(store: &TokenStore, keys: Vec<String>, all: bool) -> i32 {
             Err(e) => {
                 tracing::error!(target: "logout", "a stored entry was not deleted: {e}");
                 code = EXIT_FAILED;
+            }
+        }
+    }
+    // Their markers: a bridge started later does not open the store for them.
+    if let Some(dir) = &store.marker_dir {
+        for key in &gone {
+            if let Err(e) = marker::remove(dir, key) {
+                tracing::warn!(target: "logout", "the sign-in marker in {} was not removed: {e}", dir.display());
             }
         }
     }

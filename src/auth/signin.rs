@@ -30,7 +30,7 @@ use super::metadata::{
 use super::receiver::{self, Receiver};
 use super::registration::{self, RegistrationOptions};
 use super::store::records::{IndexEntry, TokenRecord, now_unix_secs};
-use super::store::{TokenStore, index, lock, sign_in_key};
+use super::store::{TokenStore, index, lock, marker, sign_in_key};
 use super::url_check::validate_authorization_url;
 use crate::transport::token::{AccessToken, Challenge, ChallengeOutcome, TokenProvider};
 
@@ -89,6 +89,18 @@ impl SignInConfig {
     }
 }
 
+/// How far the stored sign-in was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Loaded {
+    /// Not yet.
+    No,
+    /// Put off: the store is not open and no marker says it holds this sign-in, so the
+    /// requests go without a token until the first 401/403 reads it ([`Inner::load_all`]).
+    Deferred,
+    /// Read (found or not).
+    Yes,
+}
+
 /// The provider; clones share one state. Lives on the actor thread (the actix System).
 #[derive(Clone)]
 pub struct SignIn {
@@ -109,7 +121,7 @@ struct Inner {
     store: TokenStore,
     gate: Gate,
     record: RefCell<Option<TokenRecord>>,
-    loaded: Cell<bool>,
+    loaded: Cell<Loaded>,
     flow: tokio::sync::Mutex<()>,
 }
 
@@ -140,7 +152,7 @@ impl SignIn {
                 store,
                 gate,
                 record: RefCell::new(None),
-                loaded: Cell::new(false),
+                loaded: Cell::new(Loaded::No),
                 flow: tokio::sync::Mutex::new(()),
             }),
         })
@@ -189,7 +201,9 @@ impl TokenProvider for SignIn {
         let me = self.inner.clone();
         Box::pin(async move {
             let _flow = me.flow.lock().await;
-            me.load().await;
+            // Before any refresh or sign-in: a sign-in stored without a marker (an older
+            // bridge) is found here and tried first.
+            me.load_all().await;
             match me.answer(challenge).await {
                 Ok(()) => ChallengeOutcome::Retry,
                 Err(e) => {
@@ -214,22 +228,66 @@ impl Inner {
         Ok(self.http.get_or_init(|| c))
     }
 
-    /// Reads the stored sign-in once (off the actor thread).
+    /// Reads the stored sign-in once (off the actor thread) when the store may hold it: the
+    /// store is open already, or this sign-in's marker exists (one `stat` on this thread, as
+    /// the entry lock's `open`). Otherwise the read is put off to the first challenge
+    /// ([`Inner::load_all`]), and a lazily opened store (`auto`) stays closed.
     async fn load(&self) {
-        if self.loaded.replace(true) {
+        if self.loaded.get() != Loaded::No {
             return;
         }
-        if let Some(rec) = self.read_stored().await {
+        let marked = self
+            .store
+            .marker_dir
+            .as_deref()
+            .is_some_and(|d| marker::exists(d, &self.key));
+        if !marked && !self.store.is_open() {
+            tracing::debug!(target: "sign-in", "no stored sign-in is marked for this server; the token store is read at the first 401/403");
+            self.loaded.set(Loaded::Deferred);
+            return;
+        }
+        self.load_all().await;
+    }
+
+    /// Reads the stored sign-in once, also when [`Inner::load`] put it off (opening a lazy
+    /// store). A sign-in found without its marker (stored by an older bridge) gets one, so
+    /// the next start reads it at once.
+    async fn load_all(&self) {
+        if self.loaded.replace(Loaded::Yes) == Loaded::Yes {
+            return;
+        }
+        let key = self.key.clone();
+        let marker_dir = self.store.marker_dir.clone();
+        let bytes = self
+            .store
+            .run(move |s| {
+                let found = s.get(&key).ok().flatten();
+                if found.is_some()
+                    && let Some(d) = marker_dir
+                    && !marker::exists(&d, &key)
+                    && !s.is_memory()
+                {
+                    mark(&d, &key);
+                }
+                found
+            })
+            .await;
+        if let Some(rec) = bytes.and_then(|b| self.parse(&b)) {
             *self.record.borrow_mut() = Some(rec);
         }
+    }
+
+    /// A stored record, when it is one for this server's resource.
+    fn parse(&self, bytes: &[u8]) -> Option<TokenRecord> {
+        serde_json::from_slice::<TokenRecord>(bytes)
+            .ok()
+            .filter(|r| r.resource == self.resource)
     }
 
     async fn read_stored(&self) -> Option<TokenRecord> {
         let key = self.key.clone();
         let bytes = self.store.run(move |s| s.get(&key)).await.ok().flatten()?;
-        serde_json::from_slice::<TokenRecord>(&bytes)
-            .ok()
-            .filter(|r| r.resource == self.resource)
+        self.parse(&bytes)
     }
 
     fn current_token(&self) -> Option<String> {
@@ -361,7 +419,21 @@ impl Inner {
         let Ok(bytes) = serde_json::to_vec(rec) else {
             return;
         };
-        if let Err(e) = self.store.run(move |s| s.set(&key, &bytes)).await {
+        let marker_dir = self.store.marker_dir.clone();
+        let stored = self
+            .store
+            .run(move |s| {
+                s.set(&key, &bytes)?;
+                // A store that outlives the process: the next start reads it at once.
+                if let Some(d) = marker_dir
+                    && !s.is_memory()
+                {
+                    mark(&d, &key);
+                }
+                Ok::<(), super::store::StoreError>(())
+            })
+            .await;
+        if let Err(e) = stored {
             tracing::warn!(target: "sign-in", "the sign-in is not stored: {e}");
         }
         let entry = IndexEntry {
@@ -546,6 +618,14 @@ impl Inner {
             }
         }
         Err(failed(format!("no authorization server metadata ({last})")))
+    }
+}
+
+/// Makes the marker of `key` in `dir` (blocking); a failure costs the next start one 401, so
+/// it is a warning.
+fn mark(dir: &std::path::Path, key: &str) {
+    if let Err(e) = marker::create(dir, key) {
+        tracing::warn!(target: "sign-in", "the sign-in marker in {} is not written ({e}); the next start reads the stored sign-in after one 401", dir.display());
     }
 }
 

@@ -1,5 +1,6 @@
 //! Plugs the sign-in into the URL form at start (before the actor system runs): checks the
-//! sign-in options, opens the token store (blocking: the keychain probe), and puts the
+//! sign-in options, makes the token store (`auto` opens at its first use, off the actor
+//! thread; an explicit choice opens now: blocking, the keychain probe), and puts the
 //! [`SignInSetup`] into the configuration; the Supervisor starts the SignIn actor from it
 //! (`actors::signin`) and makes that actor the HTTP transport's token provider. The shared
 //! [`SignInPhase`] goes to the Frontend through the configuration. A static `Authorization`
@@ -20,7 +21,7 @@ use crate::transport::upstream::UpstreamSpec;
 pub struct SignInSetup {
     /// The sign-in settings of the command line.
     pub config: SignInConfig,
-    /// The token store (opened at start).
+    /// The token store (`auto`: opened at its first use; another choice: opened at start).
     pub store: TokenStore,
 }
 
@@ -55,7 +56,7 @@ pub fn sign_in(
         return Ok(());
     }
     args.check(secrets)?;
-    let store = store::open_with_key(
+    let store = store::open_at_first_use(
         args.token_store,
         secrets.token_key.as_deref(),
         args.token_key_file.as_deref(),

@@ -3,16 +3,23 @@
 //! so callers run it off the actor thread ([`TokenStore::run`]). A store that stops answering
 //! falls through to the next for the rest of the process. Values are opaque bytes (the caller's
 //! JSON records); nothing here logs a value.
+//!
+//! The bridge opens `auto` at its first use ([`open_at_first_use`]): the keychain probe (D-Bus,
+//! zbus's threads and ~1 MB of code pages) is paid only by a bridge that has a stored sign-in
+//! (a [`marker`]) or whose upstream asks for one. The explicit choices open at start, so a
+//! `keychain` or `file` store that cannot open is an exit 2 before anything runs.
 
 pub mod file;
 pub mod index;
 pub mod keychain;
 pub mod lock;
+pub mod marker;
 pub mod memory;
 pub mod records;
 
 use sha2::{Digest, Sha256};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The name of the bridge's keychain service and of its state directory.
@@ -60,13 +67,28 @@ pub enum StoreChoice {
     Memory,
 }
 
+/// What opens a lazily opened chain (the stores of `auto`), at its first use.
+type Opener = Box<dyn FnOnce() -> Vec<Arc<dyn Backend>> + Send>;
+
+/// The stores of a [`TokenStore`]: open, or still to be opened at the first call.
+enum Chain {
+    Open(Vec<Arc<dyn Backend>>),
+    Lazy(Opener),
+}
+
 /// The chain of stores in use: the first answers; one that stops answering is dropped for the
-/// rest of the process (the next one takes over, with a warning).
+/// rest of the process (the next one takes over, with a warning). A chain made by
+/// [`TokenStore::lazy`] opens at the first call that needs a store ([`TokenStore::call`], so on
+/// the thread of that call: the blocking pool for callers that use [`TokenStore::run`]).
 #[derive(Clone)]
 pub struct TokenStore {
-    chain: Arc<Mutex<Vec<Arc<dyn Backend>>>>,
+    chain: Arc<Mutex<Chain>>,
+    /// Set once the chain is open (read without the chain's lock).
+    opened: Arc<AtomicBool>,
     /// The directory of the cross-process entry locks.
     pub lock_dir: PathBuf,
+    /// The directory of the sign-in markers ([`marker`]); `None`: no markers are kept.
+    pub marker_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for TokenStore {
@@ -75,31 +97,96 @@ impl std::fmt::Debug for TokenStore {
     }
 }
 
+/// What [`TokenStore::describe`] says of a lazy chain before its first use.
+pub const NOT_OPENED: &str = "auto (opened at first use)";
+
 impl TokenStore {
-    /// A chain of `backends` (first in use), with entry locks in `lock_dir`.
+    /// An open chain of `backends` (first in use), with entry locks in `lock_dir`, keeping no
+    /// sign-in markers.
     pub fn new(backends: Vec<Arc<dyn Backend>>, lock_dir: PathBuf) -> Self {
         TokenStore {
-            chain: Arc::new(Mutex::new(backends)),
+            chain: Arc::new(Mutex::new(Chain::Open(backends))),
+            opened: Arc::new(AtomicBool::new(true)),
             lock_dir,
+            marker_dir: None,
         }
     }
 
-    /// The name of the store in use.
-    pub fn describe(&self) -> String {
-        self.current().map(|b| b.describe()).unwrap_or_default()
+    /// A chain that `open` makes at its first use (one info line names the store then), with
+    /// entry locks in `lock_dir`, keeping no sign-in markers.
+    pub fn lazy(
+        open: impl FnOnce() -> Vec<Arc<dyn Backend>> + Send + 'static,
+        lock_dir: PathBuf,
+    ) -> Self {
+        TokenStore {
+            chain: Arc::new(Mutex::new(Chain::Lazy(Box::new(open)))),
+            opened: Arc::new(AtomicBool::new(false)),
+            lock_dir,
+            marker_dir: None,
+        }
     }
 
-    /// Whether the store in use is the memory store.
+    /// The same chain, keeping sign-in markers in `dir`.
+    pub fn with_markers(mut self, dir: PathBuf) -> Self {
+        self.marker_dir = Some(dir);
+        self
+    }
+
+    /// Whether the chain is open (a lazy chain before its first use is not). Never blocks.
+    pub fn is_open(&self) -> bool {
+        self.opened.load(Ordering::Acquire)
+    }
+
+    /// The name of the store in use ([`NOT_OPENED`] for a lazy chain before its first use;
+    /// this does not open it).
+    pub fn describe(&self) -> String {
+        let Ok(chain) = self.chain.lock() else {
+            return String::new();
+        };
+        match &*chain {
+            Chain::Open(v) => v.first().map(|b| b.describe()).unwrap_or_default(),
+            Chain::Lazy(_) => NOT_OPENED.into(),
+        }
+    }
+
+    /// Whether the store in use is the memory store. Opens a lazy chain (blocking).
     pub fn is_memory(&self) -> bool {
         self.current().is_some_and(|b| b.is_memory())
     }
 
+    /// The store in use; opens a lazy chain first (blocking: the keychain probe).
     fn current(&self) -> Option<Arc<dyn Backend>> {
-        self.chain.lock().ok()?.first().cloned()
+        let mut chain = self.chain.lock().ok()?;
+        if let Chain::Lazy(_) = &*chain
+            && let Chain::Lazy(open) = std::mem::replace(&mut *chain, Chain::Open(Vec::new()))
+        {
+            *chain = Chain::Open(open());
+            self.opened.store(true, Ordering::Release);
+            if let Chain::Open(v) = &*chain
+                && let Some(b) = v.first()
+            {
+                tracing::info!(target: "sign-in", "token store: {}, opened at its first use", b.describe());
+            }
+        }
+        match &*chain {
+            Chain::Open(v) => v.first().cloned(),
+            Chain::Lazy(_) => None,
+        }
+    }
+
+    /// The number of stores left in the chain (0 for a lazy chain).
+    fn len(&self) -> usize {
+        match self.chain.lock().as_deref() {
+            Ok(Chain::Open(v)) => v.len(),
+            _ => 0,
+        }
     }
 
     fn fall_through(&self, failed: &Arc<dyn Backend>, why: &StoreError) {
         let Ok(mut chain) = self.chain.lock() else {
+            return;
+        };
+        let Chain::Open(chain) = &mut *chain else {
             return;
         };
         if chain.len() > 1 && chain.first().is_some_and(|b| Arc::ptr_eq(b, failed)) {
@@ -120,8 +207,7 @@ impl TokenStore {
             };
             match f(b.as_ref()) {
                 Err(e @ StoreError::Unavailable(_)) => {
-                    let last = self.chain.lock().map(|c| c.len() <= 1).unwrap_or(true);
-                    if last {
+                    if self.len() <= 1 {
                         return Err(e);
                     }
                     self.fall_through(&b, &e);
@@ -220,11 +306,12 @@ pub struct OpenError(pub String);
 /// start) or `key_file` (`--token-key-file`): `auto` tries the keychain, then encrypted files when a key
 /// is given, then memory; another choice opens only that store (an [`OpenError`] when it does
 /// not open). Blocking (the keychain probe): call before the actor system or off its thread.
-/// Writes one info line naming the store in use.
+/// Writes one info line naming the store in use. Sign-in markers are kept in
+/// `<state dir>/signins`. `logout` opens its store this way.
 pub fn open_with_key(
     choice: StoreChoice,
     token_key: Option<&str>,
-    key_file: Option<&std::path::Path>,
+    key_file: Option<&Path>,
 ) -> Result<TokenStore, OpenError> {
     let dir = state_dir();
     let key = file::key_from(token_key, key_file);
@@ -247,26 +334,55 @@ pub fn open_with_key(
         }
         StoreChoice::Memory => chain.push(Arc::new(memory::MemoryStore::default())),
         StoreChoice::Auto => {
-            match keychain::Keychain::open() {
-                Ok(k) => chain.push(Arc::new(k)),
-                Err(e) => tracing::debug!(target: "sign-in", "no keychain: {e}"),
-            }
-            match key {
-                Ok(Some(key)) => match file::FileStore::open(dir.join("tokens"), key) {
-                    Ok(f) => chain.push(Arc::new(f)),
-                    Err(e) => {
-                        tracing::warn!(target: "sign-in", "the file token store does not open: {e}")
-                    }
-                },
-                Ok(None) => {}
-                Err(e) => return Err(OpenError(e.to_string())),
-            }
-            chain.push(Arc::new(memory::MemoryStore::default()));
+            let key = key.map_err(|e| OpenError(e.to_string()))?;
+            chain = auto_chain(&dir, key);
         }
     }
-    let store = TokenStore::new(chain, dir.join("locks"));
+    let store =
+        TokenStore::new(chain, dir.join("locks")).with_markers(dir.join(marker::MARKER_DIR_NAME));
     tracing::info!(target: "sign-in", "token store: {}", store.describe());
     Ok(store)
+}
+
+/// The store of a bridge's sign-in: `auto` is opened at its first use ([`TokenStore::lazy`]:
+/// no keychain probe at start; an unusable key is still an [`OpenError`] now), with one info
+/// line now ([`NOT_OPENED`]) and one when it opens; every other choice opens now as
+/// [`open_with_key`] does (a `keychain` or `file` store that does not open is an error at start).
+pub fn open_at_first_use(
+    choice: StoreChoice,
+    token_key: Option<&str>,
+    key_file: Option<&Path>,
+) -> Result<TokenStore, OpenError> {
+    if choice != StoreChoice::Auto {
+        return open_with_key(choice, token_key, key_file);
+    }
+    let dir = state_dir();
+    let key = file::key_from(token_key, key_file).map_err(|e| OpenError(e.to_string()))?;
+    let tokens = dir.clone();
+    let store = TokenStore::lazy(move || auto_chain(&tokens, key), dir.join("locks"))
+        .with_markers(dir.join(marker::MARKER_DIR_NAME));
+    tracing::info!(target: "sign-in", "token store: {NOT_OPENED}");
+    Ok(store)
+}
+
+/// The stores of `auto` in the state directory `dir`: the keychain when it answers, the
+/// encrypted files when `key` is given and they open, then memory. Blocking (the keychain probe).
+fn auto_chain(dir: &Path, key: Option<file::FileKey>) -> Vec<Arc<dyn Backend>> {
+    let mut chain: Vec<Arc<dyn Backend>> = Vec::new();
+    match keychain::Keychain::open() {
+        Ok(k) => chain.push(Arc::new(k)),
+        Err(e) => tracing::debug!(target: "sign-in", "no keychain: {e}"),
+    }
+    if let Some(key) = key {
+        match file::FileStore::open(dir.join("tokens"), key) {
+            Ok(f) => chain.push(Arc::new(f)),
+            Err(e) => {
+                tracing::warn!(target: "sign-in", "the file token store does not open: {e}")
+            }
+        }
+    }
+    chain.push(Arc::new(memory::MemoryStore::default()));
+    chain
 }
 
 #[cfg(test)]
@@ -304,6 +420,35 @@ mod tests {
             only_dead.get("k"),
             Err(StoreError::Unavailable(_))
         ));
+    }
+
+    #[test]
+    fn a_lazy_chain_opens_once_at_its_first_call_and_not_before() {
+        let opens = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = opens.clone();
+        let s = TokenStore::lazy(
+            move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+                vec![Arc::new(Dead), Arc::new(memory::MemoryStore::default())]
+            },
+            std::env::temp_dir(),
+        );
+        assert!(!s.is_open());
+        assert_eq!(s.describe(), NOT_OPENED);
+        assert_eq!(format!("{s:?}"), "auto (opened at first use)");
+        assert_eq!(opens.load(Ordering::SeqCst), 0);
+        // The first call opens the chain; the dead store falls through as in an open chain.
+        assert_eq!(s.get("k").unwrap(), None);
+        assert!(s.is_open());
+        assert_eq!(opens.load(Ordering::SeqCst), 1);
+        assert_eq!(s.describe(), "memory (a sign-in at each start)");
+        s.set("k", b"v").unwrap();
+        assert_eq!(s.clone().get("k").unwrap(), Some(b"v".to_vec()));
+        assert!(s.is_memory());
+        assert_eq!(opens.load(Ordering::SeqCst), 1);
+        assert_eq!(s.marker_dir, None);
+        let m = s.with_markers(std::env::temp_dir().join("m"));
+        assert_eq!(m.marker_dir, Some(std::env::temp_dir().join("m")));
     }
 
     #[test]
