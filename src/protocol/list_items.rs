@@ -122,7 +122,7 @@ impl ItemKind {
         }
         #[cfg(feature = "schema-check")]
         {
-            let Some(v) = validator(self) else {
+            let Some(v) = validators()[self.index()].as_ref() else {
                 return Err("the 2025-11-25 schema did not compile".into());
             };
             if v.is_valid(item) {
@@ -142,19 +142,17 @@ impl ItemKind {
 }
 
 #[cfg(feature = "schema-check")]
-/// The validator of `kind`'s definition, compiled once from [`SCHEMA_2025_11_25`] at the first
-/// list result of that kind (a bridge whose editor lists only tools compiles one of the four),
-/// from [`definition_schema`] (the definition and the definitions it reaches, ~5 KB of the
-/// 174 KB schema: a validator keeps its whole document, and the whole schema parsed is ~2 MB).
-/// `None` when it does not compile.
-fn validator(kind: ItemKind) -> Option<&'static Validator> {
-    static V: [OnceLock<Option<Validator>>; 4] = [const { OnceLock::new() }; 4];
-    V[kind.index()]
-        .get_or_init(|| {
+/// The validators of the four definitions, compiled once from [`SCHEMA_2025_11_25`]: each from
+/// [`definition_schema`] (the definition and the definitions it reaches, ~5 KB of the 174 KB
+/// schema: a validator keeps its whole document, and the whole schema parsed is ~2 MB).
+fn validators() -> &'static [Option<Validator>; 4] {
+    static V: OnceLock<[Option<Validator>; 4]> = OnceLock::new();
+    V.get_or_init(|| {
+        ItemKind::ALL.map(|kind| {
             let schema = definition_schema(SCHEMA_2025_11_25, kind.definition())?;
             jsonschema::options().build(&schema).ok()
         })
-        .as_ref()
+    })
 }
 
 /// The schema that validates against definition `name` of the schema text `root` (an object
@@ -577,7 +575,7 @@ mod tests {
     #[test]
     #[cfg(feature = "schema-check")]
     fn the_embedded_schema_compiles_for_every_kind() {
-        assert!(ItemKind::ALL.iter().all(|k| validator(*k).is_some()));
+        assert!(validators().iter().all(Option::is_some));
         assert_eq!(
             ItemKind::ALL.map(|k| k.check(&json!({})).is_err()),
             [true; 4]
@@ -727,7 +725,7 @@ mod tests {
                     .map(|e| format!("{}: {}", e.instance_path(), e.masked()))
             };
             let expected = whole.as_ref().map(|v| (v.is_valid(&item), first(v)));
-            let reduced = validator(kind);
+            let reduced = validators()[kind.index()].as_ref();
             let got = reduced.map(|v| (v.is_valid(&item), first(v)));
             assert_eq!(got, expected.ok(), "{kind:?} {item}");
             verdicts.push(got.map(|(valid, _)| valid));
