@@ -382,6 +382,9 @@ impl StreamHandler<TransportEvent> for Upstream {
         }
         match event {
             Event::Frame(f) => self.on_frame(f),
+            // Read by the transport as `on_frame` reads a success response (HTTP only, never
+            // in pass-through).
+            Event::Response { id, result } => self.resolve(&id, Reply::Result(result)),
             Event::Failed { id, failure } => self.on_failed(&id, failure),
             Event::SignedIn => self.out.frontend.do_send(FromUpstream::SignedIn),
             Event::Closed => self.on_closed(generation),

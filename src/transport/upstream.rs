@@ -26,6 +26,7 @@ use super::program::SpawnError;
 use super::writer::{Delivery, OutFrame, QueueStats, Sent, Writer};
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::Id;
+use crate::protocol::raw::RawResult;
 use crate::server::Server;
 
 /// Which upstream the bridge talks to, and how (chosen by the configuration; the command line
@@ -161,6 +162,15 @@ impl Failure {
 pub enum Event {
     /// One frame of the upstream.
     Frame(Frame),
+    /// A success response the transport read already (HTTP reads each response to know
+    /// that its request is answered): the same as a [`Event::Frame`] of it, which the
+    /// correlation layer would read with [`crate::protocol::raw::response`] into these, without a second read.
+    Response {
+        /// The response's id.
+        id: Id,
+        /// Its result.
+        result: RawResult,
+    },
     /// One request failed in the transport alone (HTTP: its POST failed or its response
     /// stream broke before the response); the upstream goes on. Child and Memory never send
     /// it: a broken pipe ends everything.

@@ -5,8 +5,8 @@
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
+use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use std::cell::Cell;
 use std::error::Error as _;
@@ -15,20 +15,76 @@ use std::rc::Rc;
 use super::Shared;
 use super::headers;
 use super::limit::{self, BodyError};
+use super::probe::{self, Outgoing};
 use super::refetch;
 use crate::protocol::era::ReadBody;
 use crate::protocol::framing::Frame;
-use crate::protocol::jsonrpc::Id;
-use crate::protocol::remote;
+use crate::protocol::jsonrpc::{Id, MAX_UPSTREAM_DEPTH};
+use crate::protocol::raw;
+use crate::protocol::remote::{self, HeaderParam};
 use crate::transport::token::{
     AccessToken, Challenge, ChallengeOutcome, MAX_CHALLENGES_PER_REQUEST,
 };
 use crate::transport::upstream::{Event, Failure};
 
-/// Sends `msg` and reports its response; a request that fails gets [`Event::Failed`].
-pub(super) async fn run(sh: Rc<Shared>, msg: Value) {
-    let id = msg.get("id").and_then(Id::from_value);
-    let outcome = exchange(&sh, &msg, id.as_ref()).await;
+/// One message to POST, read once when it was sent ([`Post::read`]).
+pub(super) struct Post {
+    /// The message's text: the body.
+    body: Bytes,
+    /// Its id (`None`: a notification).
+    pub(super) id: Option<Id>,
+    /// Its method (empty when it has none).
+    method: Box<str>,
+    /// The headers of its first POST.
+    headers: HeaderMap,
+    /// The `x-mcp-header` annotations of its tool, when it is a `tools/call` of a tool that
+    /// has some (the `Mcp-Param-*` headers it carries).
+    tool_params: Option<Vec<HeaderParam>>,
+}
+
+impl Post {
+    /// Reads the message `body` (one JSON-RPC message, no line end) for its POST. `None`
+    /// when it is not a JSON object.
+    pub(super) fn read(sh: &Shared, body: Bytes) -> Option<Post> {
+        let msg = Outgoing::read(&body)?;
+        let tool_params = tool_params(sh, &msg);
+        let headers = headers::for_message(&msg, tool_params.as_deref(), &sh.headers);
+        let (id, method) = (msg.id.clone(), msg.method.as_ref().into());
+        Some(Post {
+            id,
+            method,
+            headers,
+            tool_params,
+            body,
+        })
+    }
+}
+
+/// The known `x-mcp-header` annotations of the tool a `tools/call` names.
+fn tool_params(sh: &Shared, msg: &Outgoing<'_>) -> Option<Vec<HeaderParam>> {
+    if msg.method != "tools/call" {
+        return None;
+    }
+    let known = sh.tool_params.borrow();
+    // Most servers annotate no tool: no lookup at all then.
+    if known.is_empty() {
+        return None;
+    }
+    known.get(msg.name.as_deref()?).cloned()
+}
+
+/// The headers of `body` once more (a POST sent again after a sign-in challenge), with the
+/// annotations `tool_params`.
+fn headers_again(sh: &Shared, body: &[u8], tool_params: Option<&[HeaderParam]>) -> HeaderMap {
+    Outgoing::read(body)
+        .map(|m| headers::for_message(&m, tool_params, &sh.headers))
+        .unwrap_or_default()
+}
+
+/// Sends the message and reports its response; a request that fails gets [`Event::Failed`].
+pub(super) async fn run(sh: Rc<Shared>, post: Post) {
+    let id = post.id.clone();
+    let outcome = exchange(&sh, post).await;
     if let Some(id) = &id {
         sh.in_flight.borrow_mut().remove(id);
     }
@@ -65,44 +121,56 @@ pub(super) fn send_detail(e: &reqwest::Error) -> String {
     }
 }
 
-async fn exchange(sh: &Rc<Shared>, msg: &Value, id: Option<&Id>) -> Result<(), Failure> {
-    let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
-    let body = Bytes::from(serde_json::to_vec(msg).unwrap_or_default());
-    let tool_params = (method == "tools/call")
-        .then(|| {
-            let name = msg.get("params")?.get("name")?.as_str()?;
-            sh.tool_params.borrow().get(name).cloned()
-        })
-        .flatten();
-    let base = headers::for_message(msg, tool_params.as_deref(), &sh.headers);
-    let resp = post(sh, &base, &body).await?;
-    if method == "tools/call" && resp.status() == StatusCode::BAD_REQUEST {
+async fn exchange(sh: &Rc<Shared>, p: Post) -> Result<(), Failure> {
+    let Post {
+        body,
+        id,
+        method,
+        headers,
+        tool_params,
+    } = p;
+    let resp = post(sh, headers, &body, || {
+        headers_again(sh, &body, tool_params.as_deref())
+    })
+    .await?;
+    if &*method == "tools/call" && resp.status() == StatusCode::BAD_REQUEST {
         // A -32020 may come from annotations older than the server's: one re-fetch of
         // tools/list, and one retry when they changed (`refetch.rs`).
         let failure = error_status(resp, sh.max_response_bytes).await;
-        let sent = tool_params.as_deref().unwrap_or(&[]);
-        let Some(fresh) = refetch::fresh_params(sh, msg, sent, &failure).await else {
+        let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
             return Err(failure);
         };
-        let base = headers::for_message(msg, Some(&fresh), &sh.headers);
-        let resp = post(sh, &base, &body).await?;
-        return respond(sh, resp, id, method).await;
+        let sent = tool_params.as_deref().unwrap_or(&[]);
+        let Some(fresh) = refetch::fresh_params(sh, &msg, sent, &failure).await else {
+            return Err(failure);
+        };
+        let again = || headers_again(sh, &body, Some(&fresh));
+        let resp = post(sh, again(), &body, again).await?;
+        return respond(sh, resp, id.as_ref(), &method).await;
     }
-    respond(sh, resp, id, method).await
+    respond(sh, resp, id.as_ref(), &method).await
 }
 
-/// POSTs `body` with the headers `base` and the provider's token ([`send_signed`]).
+/// POSTs `body` with the headers `first` and the provider's token ([`send_signed`]); a POST
+/// sent again after a challenge gets the headers of `again`.
 pub(super) async fn post(
     sh: &Shared,
-    base: &HeaderMap,
+    first: HeaderMap,
     body: &Bytes,
+    again: impl Fn() -> HeaderMap,
 ) -> Result<reqwest::Response, Failure> {
+    let mut first = Some(first);
     send_signed(sh, |token| {
-        let mut h = base.clone();
+        let mut h = first.take().unwrap_or_else(&again);
         if let Some((n, v)) = token.and_then(|t| headers::bearer(t.secret())) {
             h.insert(n, v);
         }
-        sh.client.post(sh.url.clone()).headers(h).body(body.clone())
+        // The request is made whole here (no builder): its header map is moved in, not
+        // merged into an empty one.
+        let mut req = reqwest::Request::new(Method::POST, sh.url.clone());
+        *req.headers_mut() = h;
+        *req.body_mut() = Some(body.clone().into());
+        Ok(req)
     })
     .await
 }
@@ -115,15 +183,16 @@ pub(super) async fn post(
 /// a 401/403 too once the challenges are spent.
 pub(super) async fn send_signed(
     sh: &Shared,
-    request: impl Fn(Option<&AccessToken>) -> reqwest::RequestBuilder,
+    mut request: impl FnMut(Option<&AccessToken>) -> reqwest::Result<reqwest::Request>,
 ) -> Result<reqwest::Response, Failure> {
     let mut challenges = 0;
     loop {
         let token = sh.tokens.access_token().await;
-        let resp = request(token.as_ref())
-            .send()
-            .await
-            .map_err(|e| Failure::no_response(send_detail(&e)))?;
+        let sent = match request(token.as_ref()) {
+            Ok(req) => sh.client.execute(req).await,
+            Err(e) => Err(e),
+        };
+        let resp = sent.map_err(|e| Failure::no_response(send_detail(&e)))?;
         let status = resp.status().as_u16();
         if !(matches!(status, 401 | 403) && challenges < MAX_CHALLENGES_PER_REQUEST) {
             return Ok(resp);
@@ -304,11 +373,30 @@ const REWRITTEN: &[&str] = &[
 
 /// Hands one message of the response to the correlation layer (after the editor's queue has
 /// room). True when it was the response of request `id`.
+///
+/// The response of a request whose result no rule rewrites is read here once, as the
+/// correlation layer reads a success frame ([`raw::response`]), and handed on read
+/// ([`Event::Response`]); any other message goes on as its frame.
 async fn deliver(sh: &Rc<Shared>, id: &Id, method: &str, body: Bytes) -> bool {
     if body.trim_ascii().is_empty() {
         // Nothing to hand over (a frame is never empty); the request fails if nothing else
         // answers it.
         return false;
+    }
+    let one_line = memchr::memchr2(b'\n', b'\r', &body).is_none();
+    if one_line && !REWRITTEN.contains(&method) {
+        if let Some((rid, result)) = raw::response(body.clone(), MAX_UPSTREAM_DEPTH)
+            && rid == *id
+        {
+            hand_on(sh, Event::Response { id: rid, result }).await;
+            return true;
+        }
+        // Not the success response of `id`: the frame goes on as it came; does it answer?
+        let answers = probe::members(&body, &["id", "result", "error"]).is_some_and(|[i, r, e]| {
+            probe::id(i).as_ref() == Some(id) && (r.is_some() || e.is_some())
+        });
+        hand_on(sh, Event::Frame(Frame::Line(body))).await;
+        return answers;
     }
     let parsed = serde_json::from_slice::<Value>(&body).ok();
     let answers = parsed.as_ref().is_some_and(|v| {
@@ -324,13 +412,20 @@ async fn deliver(sh: &Rc<Shared>, id: &Id, method: &str, body: Bytes) -> bool {
                 true
             });
         // A frame is one line: a pretty-printed body is written again on one.
-        if rewritten || memchr::memchr2(b'\n', b'\r', &frame).is_some() {
+        if rewritten || !one_line {
             frame = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
         }
     }
-    sh.pace.room().await;
-    let _ = sh.events.send(Event::Frame(Frame::Line(frame)));
+    hand_on(sh, Event::Frame(Frame::Line(frame))).await;
     answers
+}
+
+/// Sends `event` once the editor's queue has room (back-pressure).
+async fn hand_on(sh: &Shared, event: Event) {
+    if sh.pace.is_full() {
+        sh.pace.room().await;
+    }
+    let _ = sh.events.send(event);
 }
 
 /// The rules of a remote server on a result: tools with broken `x-mcp-header` annotations

@@ -5,17 +5,21 @@
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
-use crate::protocol::modern::META_PROTOCOL_VERSION;
+use super::probe::Outgoing;
 use crate::protocol::remote::{self, HeaderParam};
 
 /// `Accept` of every POST: both response kinds (the spec's MUST).
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 /// `MCP-Protocol-Version`: equal to the `_meta` protocol version of the body.
-pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+pub const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// `Mcp-Method`: the JSON-RPC method.
-pub const METHOD_HEADER: &str = "mcp-method";
+pub const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 /// `Mcp-Name`: `params.name` or `params.uri` of `tools/call`, `prompts/get`, `resources/read`.
-pub const NAME_HEADER: &str = "mcp-name";
+pub const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
+
+/// Headers of [`for_message`] besides the user's and the `Mcp-Param-*` ones: `Accept`,
+/// `Content-Type`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (the map's first room).
+const STANDARD_HEADERS: usize = 5;
 
 /// Header names a user may not set: what HTTP or the bridge sets, and every `Mcp-*` name.
 const REFUSED: &[&str] = &[
@@ -62,36 +66,39 @@ fn value(text: &str) -> Option<HeaderValue> {
     HeaderValue::from_str(text).ok()
 }
 
-/// The headers of the POST of `msg` (a request or notification): `Accept`, `Content-Type`,
-/// `MCP-Protocol-Version` from `params._meta`, `Mcp-Method`, `Mcp-Name`, the `Mcp-Param-*` of
-/// a `tools/call` whose tool has annotations (`tool_params`), then the user's headers.
+/// The headers of the POST of `msg` (a request or notification, read by
+/// [`Outgoing::read`]): `Accept`, `Content-Type`, `MCP-Protocol-Version` from `params._meta`,
+/// `Mcp-Method`, `Mcp-Name`, the `Mcp-Param-*` of a `tools/call` whose tool has annotations
+/// (`tool_params`), then the user's headers.
 pub fn for_message(
-    msg: &Value,
+    msg: &Outgoing<'_>,
     tool_params: Option<&[HeaderParam]>,
     user: &[(HeaderName, HeaderValue)],
 ) -> HeaderMap {
-    let mut h = HeaderMap::new();
+    let mut h = HeaderMap::with_capacity(STANDARD_HEADERS + user.len());
     h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
     h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    let params = msg.get("params").unwrap_or(&Value::Null);
-    if let Some(v) = params
-        .get("_meta")
-        .and_then(|m| m.get(META_PROTOCOL_VERSION))
-        .and_then(Value::as_str)
-        .and_then(value)
-    {
+    if let Some(v) = msg.protocol_version.as_deref().and_then(value) {
         h.insert(PROTOCOL_VERSION_HEADER, v);
     }
-    let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
-    if let Some(v) = value(&remote::header_value(method)) {
+    if let Some(v) = value(&remote::header_value(&msg.method)) {
         h.insert(METHOD_HEADER, v);
     }
-    if let Some(v) = remote::mcp_name(method, params).as_deref().and_then(value) {
+    if let Some(v) = msg
+        .mcp_name()
+        .map(remote::header_value)
+        .as_deref()
+        .and_then(value)
+    {
         h.insert(NAME_HEADER, v);
     }
     if let Some(tp) = tool_params {
-        let args = params.get("arguments").unwrap_or(&Value::Null);
-        for (name, text) in remote::param_headers(tp, args) {
+        // Read into a value only for a tool with annotations (numbers keep their text).
+        let args = msg
+            .arguments
+            .and_then(|a| serde_json::from_str::<Value>(a.get()).ok())
+            .unwrap_or(Value::Null);
+        for (name, text) in remote::param_headers(tp, &args) {
             if let (Ok(n), Some(v)) = (HeaderName::from_bytes(name.as_bytes()), value(&text)) {
                 h.insert(n, v);
             }
@@ -123,9 +130,13 @@ mod tests {
 
     #[test]
     fn a_tools_call_carries_every_standard_header() {
-        let msg = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        let text = serde_json::to_vec(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
             "name": "météo", "arguments": {"region": "eu"},
-            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}),
+        )
+        .unwrap_or_default();
+        let msg = Outgoing::read(&text).unwrap_or_default();
         let tp = remote::header_params(&json!({"type": "object", "properties": {
             "region": {"type": "string", "x-mcp-header": "Region"}}}))
         .unwrap_or_default();

@@ -97,6 +97,7 @@ async fn post(sh: &Rc<Shared>, msg: &Value, method: &str, id: Option<&Id>) -> Re
             .post(sh.url.clone())
             .headers(signed(&h, token))
             .body(body.clone())
+            .build()
     })
     .await?;
     if sh.legacy.stream_awaits_sign_in.get() && resp.status().is_success() {

@@ -14,8 +14,10 @@ mod exchange;
 pub mod headers;
 mod legacy;
 mod limit;
+pub mod probe;
 mod refetch;
 
+use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
 use reqwest::header::{HeaderName, HeaderValue};
@@ -32,7 +34,7 @@ use url::Url;
 use super::program::SpawnError;
 use super::token::{NoToken, TokenProvider};
 use super::upstream::{Abandoned, EndCause, Event, OpenOptions, Opened, Transport};
-use super::writer::{Delivery, Sent, Writer};
+use super::writer::{Delivery, OutFrame, Sent, Writer};
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::remote::HeaderParam;
 
@@ -195,25 +197,68 @@ impl Http {
     }
 }
 
-impl Transport for Http {
-    /// Starts the POST of `msg` at once (one task per message; HTTP has no queue to fill).
-    fn send(&self, msg: &Value, _delivery: Delivery) -> Sent {
-        if self.shared.closed.get() {
-            return Sent::Closed;
-        }
-        let id = msg.get("id").and_then(Id::from_value);
-        let task = if self.shared.legacy.on.get() {
-            tokio::task::spawn_local(legacy::run(self.shared.clone(), msg.clone()))
-        } else {
-            tokio::task::spawn_local(exchange::run(self.shared.clone(), msg.clone()))
-        };
+impl Http {
+    /// Starts the task of one message; a request's task can be aborted by its id.
+    fn start(&self, id: Option<Id>, task: impl std::future::Future<Output = ()> + 'static) {
+        let task = tokio::task::spawn_local(task);
         if let Some(id) = id {
             self.shared
                 .in_flight
                 .borrow_mut()
                 .insert(id, task.abort_handle());
         }
-        Sent::Queued
+    }
+
+    /// Starts the POST of the message `body` (its text, no line end).
+    fn send_body(&self, body: Bytes) -> Sent {
+        match exchange::Post::read(&self.shared, body) {
+            Some(post) => {
+                self.start(post.id.clone(), exchange::run(self.shared.clone(), post));
+                Sent::Queued
+            }
+            None => Sent::Dropped,
+        }
+    }
+}
+
+/// The text of a frame without its line end, in one buffer (no copy when it is one piece).
+fn body_of(frame: &OutFrame) -> Bytes {
+    let body = match frame.pieces() {
+        [one] => one.clone(),
+        pieces => Bytes::from(pieces.concat()),
+    };
+    let end = body.trim_ascii_end().len();
+    body.slice(..end)
+}
+
+impl Transport for Http {
+    /// Starts the POST of `msg` at once (one task per message; HTTP has no queue to fill).
+    fn send(&self, msg: &Value, _delivery: Delivery) -> Sent {
+        if self.shared.closed.get() {
+            return Sent::Closed;
+        }
+        if self.shared.legacy.on.get() {
+            let id = msg.get("id").and_then(Id::from_value);
+            self.start(id, legacy::run(self.shared.clone(), msg.clone()));
+            return Sent::Queued;
+        }
+        self.send_body(Bytes::from(serde_json::to_vec(msg).unwrap_or_default()))
+    }
+
+    /// Starts the POST of the frame as it is (its text is the body: no value tree, numbers
+    /// keep their text); only what the headers need is read from it ([`probe::Outgoing`]).
+    /// Pass-through reads it into a value first ([`Transport::send`]).
+    fn send_frame(&self, frame: OutFrame, delivery: Delivery) -> Sent {
+        if self.shared.closed.get() {
+            return Sent::Closed;
+        }
+        if self.shared.legacy.on.get() {
+            return match serde_json::from_slice::<Value>(&frame.to_vec()) {
+                Ok(msg) => self.send(&msg, delivery),
+                Err(_) => Sent::Dropped,
+            };
+        }
+        self.send_body(body_of(&frame))
     }
 
     fn queued(&self) -> (usize, usize) {

@@ -15,6 +15,7 @@ use super::Shared;
 use super::exchange::{post, rewrite};
 use super::headers;
 use super::limit;
+use super::probe::Outgoing;
 use crate::protocol::remote::HeaderParam;
 use crate::protocol::tools_refetch::{self, Found};
 use crate::transport::upstream::Failure;
@@ -74,8 +75,9 @@ pub(super) async fn fresh_params(
 /// other messages are dropped); `None` for any failure.
 async fn fetch(sh: &Shared, request: &Value) -> Option<Value> {
     let body = Bytes::from(serde_json::to_vec(request).ok()?);
-    let base = headers::for_message(request, None, &sh.headers);
-    let resp = post(sh, &base, &body).await.ok()?;
+    let message = Outgoing::read(&body)?;
+    let headers = || headers::for_message(&message, None, &sh.headers);
+    let resp = post(sh, headers(), &body, headers).await.ok()?;
     if !resp.status().is_success() {
         return None;
     }
