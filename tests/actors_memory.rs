@@ -5,7 +5,9 @@
 use actix::prelude::*;
 use mcp_bridge::actors::link::ActorStats;
 use mcp_bridge::actors::supervisor::{self, Hooks};
-use mcp_bridge::actors::upstream::{Call, Cancel, CancelReason, Close, Connect, Reply, Upstream};
+use mcp_bridge::actors::upstream::{
+    Answer, Call, Cancel, CancelReason, Close, Connect, Reply, Upstream, UpstreamLinks,
+};
 use mcp_bridge::config::{BridgeConfig, Timeouts};
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
@@ -16,6 +18,7 @@ use mcp_bridge::transport::upstream::UpstreamSpec;
 use mcp_bridge::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
 use serde_json::{Map, Value, json};
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -326,18 +329,30 @@ fn start_upstream() -> (Addr<Upstream>, mpsc::UnboundedReceiver<String>) {
     (upstream, rx)
 }
 
+/// A `tools/call` of `tool` and its answer (not yet sent).
+fn new_call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Call, Answer) {
+    let links = Arc::new(UpstreamLinks::new(upstream, &ActorStats::new("upstream")));
+    Call::new(
+        "tools/call".into(),
+        modern_params(tool, arguments),
+        "t".into(),
+        links,
+        CancelReason::default(),
+    )
+}
+
+/// Sends a call and waits until the Upstream handled it: its upstream id and its answer.
+async fn sent_call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Id, Answer) {
+    let (call, answer) = new_call(upstream, tool, arguments);
+    assert!(upstream.send(call).await.is_ok(), "the Upstream stopped");
+    match answer.sent_id() {
+        Some(id) => (id, answer),
+        None => panic!("the call was not sent: {answer:?}"),
+    }
+}
+
 async fn call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Id, Reply) {
-    let sent = upstream
-        .send(Call {
-            method: "tools/call".into(),
-            params: modern_params(tool, arguments),
-            client: "t".into(),
-            reason: CancelReason::default(),
-        })
-        .await;
-    let Ok(Ok((id, rx))) = sent else {
-        panic!("the call was not sent");
-    };
+    let (id, rx) = sent_call(upstream, tool, arguments).await;
     let reply = tokio::time::timeout(DEADLINE, rx).await;
     match reply {
         Ok(Ok(r)) => (id, r),
@@ -368,17 +383,7 @@ async fn the_upstream_correlates_cancels_and_closes_over_memory() {
         (id, result_text(&reply).as_deref()),
         (Id::Int(1), Some("one"))
     );
-    let Ok(Ok((held, mut held_rx))) = upstream
-        .send(Call {
-            method: "tools/call".into(),
-            params: modern_params("hold", json!({})),
-            client: "t".into(),
-            reason: CancelReason::default(),
-        })
-        .await
-    else {
-        panic!("the hold call was not sent");
-    };
+    let (held, mut held_rx) = sent_call(&upstream, "hold", json!({})).await;
     assert_eq!(held, Id::Int(2));
     let (id, reply) = call(&upstream, "echo", json!({"text": "three"})).await;
     assert_eq!(
@@ -403,14 +408,8 @@ async fn the_upstream_correlates_cancels_and_closes_over_memory() {
         .ok()
         .flatten();
     assert_eq!(closed.as_deref(), Some("the in-process server closed"));
-    let after = upstream
-        .send(Call {
-            method: "tools/call".into(),
-            params: modern_params("echo", json!({})),
-            client: "t".into(),
-            reason: CancelReason::default(),
-        })
-        .await;
+    let (after, _after_answer) = new_call(&upstream, "echo", json!({}));
+    let after = upstream.send(after).await;
     // Close is the Upstream's last shutdown step: the actor has stopped.
     assert!(matches!(after, Err(MailboxError::Closed)), "{after:?}");
     // A transport the bridge closed is not reported as lost.

@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
 use mcp_bridge::actors::link::ActorStats;
 use mcp_bridge::actors::upstream::{
-    Answer, Call, Cancel, CancelReason, Close, Connect, Relay, Reply, Upstream,
+    Answer, Call, Cancel, CancelReason, Close, Connect, Relay, Reply, Upstream, UpstreamLinks,
 };
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
@@ -106,18 +106,25 @@ async fn rig() -> Rig {
     }
 }
 
+/// A call of `method` and its answer (not yet sent).
+fn new_call(upstream: &Addr<Upstream>, method: &str) -> (Call, Answer) {
+    let links = Arc::new(UpstreamLinks::new(upstream, &ActorStats::new("upstream")));
+    Call::new(
+        method.into(),
+        Object::from_value(&json!({"x": 1})).unwrap_or_default(),
+        "7".into(),
+        links,
+        CancelReason::default(),
+    )
+}
+
+/// Sends a call and waits until the Upstream handled it: its upstream id and its answer.
 async fn call(upstream: &Addr<Upstream>, method: &str) -> (Id, Answer) {
-    let sent = upstream
-        .send(Call {
-            method: method.into(),
-            params: Object::from_value(&json!({"x": 1})).unwrap_or_default(),
-            client: "7".into(),
-            reason: CancelReason::default(),
-        })
-        .await;
-    match sent {
-        Ok(Ok(pair)) => pair,
-        _ => panic!("the call was not sent"),
+    let (call, answer) = new_call(upstream, method);
+    assert!(upstream.send(call).await.is_ok(), "the Upstream stopped");
+    match answer.sent_id() {
+        Some(id) => (id, answer),
+        None => panic!("the call was not sent: {answer:?}"),
     }
 }
 
@@ -212,15 +219,17 @@ async fn a_cancel_the_transport_carries_sends_no_cancelled_notification() {
 #[actix::test]
 async fn a_call_whose_answer_never_reached_its_waiter_is_abandoned() {
     let mut r = rig().await;
-    // `send` queues the Call at once; the round trip of a second call shows that the first
+    // A call whose answer is gone before the Upstream handles it (the slot was cancelled
+    // while the call waited in the mailbox) is never sent: the next thing the transport sees
+    // is the next call.
+    let (gone, gone_answer) = new_call(&r.upstream, "tools/call");
+    drop(gone_answer);
+    r.upstream.do_send(gone);
+    // `do_send` queues the Call at once; the round trip of a second call shows that the first
     // was handled (it has its upstream id, its answer waits in the reply channel) while its
     // waiter has not read it: the window of a slot the editor cancels at that moment.
-    let unread = r.upstream.send(Call {
-        method: "tools/call".into(),
-        params: Object::from_value(&json!({"x": 1})).unwrap_or_default(),
-        client: "7".into(),
-        reason: CancelReason::default(),
-    });
+    let (unread_call, unread) = new_call(&r.upstream, "tools/call");
+    r.upstream.do_send(unread_call);
     let (b, _b_answer) = call(&r.upstream, "ping").await;
     assert_eq!(b, Id::Int(2));
     assert!(matches!(
@@ -283,16 +292,13 @@ async fn the_end_event_fails_what_is_pending_and_reaches_the_frontend_with_its_c
         Some("UpstreamGone { status: \"exit code 3\" }")
     );
     // Closed: a new call is answered at once, and Close finds nothing to stop.
-    let after = r
-        .upstream
-        .send(Call {
-            method: "ping".into(),
-            params: Object::default(),
-            client: "8".into(),
-            reason: CancelReason::default(),
-        })
-        .await;
-    assert!(matches!(after, Ok(Err(Reply::Closed))));
+    let (after, after_answer) = new_call(&r.upstream, "ping");
+    assert!(r.upstream.send(after).await.is_ok());
+    assert_eq!(after_answer.sent_id(), None);
+    assert!(matches!(
+        futures_util::FutureExt::now_or_never(after_answer),
+        Some(Ok(Reply::Closed))
+    ));
     let closed = r
         .upstream
         .send(Close { grace: DEADLINE })
@@ -321,15 +327,8 @@ async fn close_runs_the_transports_own_steps_with_the_grace() {
     // Close is the Upstream's last shutdown step: the actor stops, and with it the reader of
     // the transport's events, so the transport's own end after a Close is never reported as
     // a loss.
-    let ping = r
-        .upstream
-        .send(Call {
-            method: "ping".into(),
-            params: Object::default(),
-            client: "9".into(),
-            reason: CancelReason::default(),
-        })
-        .await;
+    let (ping, _ping_answer) = new_call(&r.upstream, "ping");
+    let ping = r.upstream.send(ping).await;
     assert!(matches!(ping, Err(MailboxError::Closed)), "{ping:?}");
     assert!(r.events.send(Event::Ended(EndCause::PeerDropped)).is_err());
     assert!(r.told.try_recv().is_err());

@@ -20,7 +20,7 @@ use self::messages::{ChangeAnswer, Finish, FromUpstream, GateUpdate, Quiesce, Up
 use super::consent::EditorConsent;
 use super::link::{ActorStats, Link};
 use super::listener::ListenerLinks;
-use super::metrics::MethodDone;
+use super::metrics::MethodTimes;
 use super::pending::{PendingLinks, Resolve};
 use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome, TimedOut, call};
 use super::slots::{
@@ -110,7 +110,7 @@ pub struct Frontend {
     pending: Arc<PendingLinks>,
     listener: ListenerLinks,
     supervisor: SupervisorLinks,
-    metrics: Link<MethodDone>,
+    metrics: Arc<MethodTimes>,
     state: Lifecycle,
     slots: HashMap<Id, Slot>,
     progress_routes: HashMap<String, Id>,
@@ -155,7 +155,8 @@ pub struct FrontendOut {
     /// The Listener, which runs only once the Supervisor starts it (see [`StartListener`]).
     pub listener: ListenerLinks,
     pub supervisor: SupervisorLinks,
-    pub metrics: Link<MethodDone>,
+    /// The methods' counters, written by the Metrics actor.
+    pub metrics: Arc<MethodTimes>,
 }
 
 /// The links to the Frontend: one per message it handles, counted in its stats.
@@ -642,21 +643,18 @@ impl Frontend {
         if let Some(t) = &upstream_token {
             self.progress_routes.insert(t.clone(), id.clone());
         }
+        let now = Instant::now();
         self.slots.insert(
             id.clone(),
             Slot {
                 handle: None,
                 method,
-                started: Instant::now(),
+                started: now,
                 editor_progress_token: editor_token,
                 upstream_progress_token: upstream_token,
-                progress_bucket: TokenBucket::new(
-                    PROGRESS_BURST,
-                    MAX_PROGRESS_PER_SEC,
-                    Instant::now(),
-                ),
+                progress_bucket: TokenBucket::new(PROGRESS_BURST, MAX_PROGRESS_PER_SEC, now),
                 cancel_reason: CancelReason::default(),
-                log_bucket: TokenBucket::new(LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, Instant::now()),
+                log_bucket: TokenBucket::new(LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, now),
             },
         );
         true
@@ -677,11 +675,7 @@ impl Frontend {
             self.progress_routes.remove(t);
         }
         if let RequestClass::Forward(f) = slot.method {
-            self.metrics.do_send(MethodDone {
-                method: f.method(),
-                ok,
-                latency: slot.started.elapsed(),
-            });
+            self.metrics.record(f.method(), ok, slot.started.elapsed());
         }
         Some(slot)
     }

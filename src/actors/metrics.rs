@@ -8,7 +8,8 @@
 
 use actix::prelude::*;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::link::{ActorStats, Link};
@@ -64,27 +65,57 @@ impl MethodStats {
     }
 }
 
+/// The counters of the forwarded methods, shared by the Frontend (which records each request
+/// as it ends, with no message: issue 8 §7, fewer hand-offs per request) and the Metrics actor
+/// (which writes them).
+#[derive(Debug, Default)]
+pub struct MethodTimes {
+    methods: Mutex<BTreeMap<&'static str, MethodStats>>,
+    /// Requests recorded since the last periodic line.
+    since_last_line: AtomicU64,
+}
+
+impl MethodTimes {
+    /// New, empty counters.
+    pub fn new() -> Arc<MethodTimes> {
+        Arc::new(MethodTimes::default())
+    }
+
+    /// One forwarded request of `method` ended (`ok`: false when the editor got an error),
+    /// `latency` after the editor's request came.
+    pub fn record(&self, method: &'static str, ok: bool, latency: Duration) {
+        let mut methods = self.methods.lock().unwrap_or_else(|p| p.into_inner());
+        methods.entry(method).or_default().record(ok, latency);
+        self.since_last_line.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn lines(&self) -> Vec<String> {
+        let methods = self.methods.lock().unwrap_or_else(|p| p.into_inner());
+        methods.iter().map(|(m, s)| s.line(m)).collect()
+    }
+}
+
 /// The Metrics actor.
 pub struct Metrics {
     actors: Vec<Arc<ActorStats>>,
     queues: Vec<Arc<QueueStats>>,
-    methods: BTreeMap<&'static str, MethodStats>,
-    since_last_line: u64,
+    methods: Arc<MethodTimes>,
     ended: Link<ActorEnded>,
 }
 
 impl Metrics {
-    /// A Metrics actor that reports the given actors' and queues' counters.
+    /// A Metrics actor that reports the given actors' and queues' counters and the methods'
+    /// counters in `methods`.
     pub fn new(
         actors: Vec<Arc<ActorStats>>,
         queues: Vec<Arc<QueueStats>>,
+        methods: Arc<MethodTimes>,
         ended: Link<ActorEnded>,
     ) -> Self {
         Metrics {
             actors,
             queues,
-            methods: BTreeMap::new(),
-            since_last_line: 0,
+            methods,
             ended,
         }
     }
@@ -93,7 +124,7 @@ impl Metrics {
         let mut parts: Vec<String> = self.actors.iter().map(|a| a.line()).collect();
         parts.extend(self.queues.iter().map(|q| q.line()));
         parts.push(crate::log::stderr_queue().stats().line());
-        parts.extend(self.methods.iter().map(|(m, s)| s.line(m)));
+        parts.extend(self.methods.lines());
         let text = parts.join("; ");
         if info {
             tracing::info!(target: "metrics", "totals: {text}");
@@ -108,9 +139,8 @@ impl Actor for Metrics {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.run_interval(METRICS_INTERVAL, |act, _| {
-            if act.since_last_line > 0 {
+            if act.methods.since_last_line.swap(0, Ordering::Relaxed) > 0 {
                 act.write(false);
-                act.since_last_line = 0;
             }
         });
     }
@@ -120,30 +150,7 @@ impl Actor for Metrics {
     }
 }
 
-crate::counted_handlers!(Metrics: MethodDone, WriteTotals);
-
-/// One forwarded request ended.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct MethodDone {
-    /// The method name.
-    pub method: &'static str,
-    /// False when the editor got an error.
-    pub ok: bool,
-    /// Time from the editor's request to the response.
-    pub latency: Duration,
-}
-
-impl Handler<MethodDone> for Metrics {
-    type Result = ();
-    fn handle(&mut self, m: MethodDone, _: &mut Context<Self>) {
-        self.methods
-            .entry(m.method)
-            .or_default()
-            .record(m.ok, m.latency);
-        self.since_last_line += 1;
-    }
-}
+crate::counted_handlers!(Metrics: WriteTotals);
 
 /// Shutdown step (Supervisor), the last one: write the totals line, then stop.
 #[derive(Message)]
@@ -172,5 +179,20 @@ mod tests {
             m.line("tools/call"),
             "tools/call: requests=100 errors=10 p50_us=51 p90_us=90 p99_us=99 max_us=100"
         );
+    }
+
+    #[test]
+    fn the_shared_counters_give_one_part_per_method_in_name_order() {
+        let t = MethodTimes::new();
+        t.record("tools/list", true, Duration::from_micros(7));
+        t.record("tools/call", false, Duration::from_micros(3));
+        assert_eq!(
+            t.lines(),
+            [
+                "tools/call: requests=1 errors=1 p50_us=3 p90_us=3 p99_us=3 max_us=3",
+                "tools/list: requests=1 errors=0 p50_us=7 p90_us=7 p99_us=7 max_us=7"
+            ]
+        );
+        assert_eq!(t.since_last_line.load(Ordering::Relaxed), 2);
     }
 }

@@ -68,27 +68,17 @@ impl SlotEnv {
 /// cancels the request: taken out of the queue unsent, or `notifications/cancelled` with its
 /// own id (and the editor's `reason` when the editor cancelled). Errors: [`TimedOut`].
 pub async fn call(
-    upstream: &UpstreamLinks,
+    upstream: &Arc<UpstreamLinks>,
     method: &str,
     params: Object,
     client: String,
     limit: Duration,
     reason: CancelReason,
 ) -> Result<Reply, TimedOut> {
-    let sent = upstream
-        .call
-        .send(Call {
-            method: method.to_string(),
-            params,
-            client,
-            reason,
-        })
-        .await;
-    let answer = match sent {
-        Ok(Ok((_, answer))) => answer,
-        Ok(Err(reply)) => return Ok(reply),
-        Err(_) => return Ok(Reply::Closed),
-    };
+    let (call, answer) = Call::new(method.to_string(), params, client, upstream.clone(), reason);
+    // One message: the reply (or Busy, Closed) comes on the answer's own channel; an Upstream
+    // that stopped drops the call, and the answer then resolves as Closed.
+    upstream.call.do_send(call);
     match tokio::time::timeout(limit, answer).await {
         Ok(Ok(reply)) => Ok(reply),
         Ok(Err(_)) => Ok(Reply::Closed),

@@ -28,7 +28,7 @@ use super::frontend::messages::{Finish, Quiesce, UpstreamLost};
 use super::frontend::{Frontend, FrontendLinks, FrontendOut, SupervisorLinks};
 use super::link::{ActorStats, Link};
 use super::listener::{self, Listener, ListenerLinks, ListenerOut, StopCause};
-use super::metrics::{Metrics, WriteTotals};
+use super::metrics::{MethodTimes, Metrics, WriteTotals};
 use super::pending::{self, PendingLinks, PendingTable};
 #[cfg(feature = "auth")]
 use super::signin::{SignInActor, SignInLinks};
@@ -291,7 +291,13 @@ impl Supervisor {
         if sign_in.is_some() {
             running.insert("sign-in");
         }
-        me_ctx.run(Metrics::new(counted, parts.queues, ended.clone()));
+        let methods = MethodTimes::new();
+        me_ctx.run(Metrics::new(
+            counted,
+            parts.queues,
+            methods.clone(),
+            ended.clone(),
+        ));
         fe_ctx.add_stream(parts.input);
         fe_ctx.run(Frontend::new(
             config.clone(),
@@ -306,7 +312,7 @@ impl Supervisor {
                     start_listener: Link::new(&me, &su_stats),
                     ended: ended.clone(),
                 },
-                metrics: Link::new(&me_addr, &me_stats),
+                metrics: methods,
             },
         ));
         let seat = ListenerSeat {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context as TaskContext, Poll, ready};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -432,12 +432,15 @@ impl Handler<Connect> for Upstream {
     }
 }
 
-/// Send a request upstream. The reply is the upstream id and the [`Answer`] (which cancels the
-/// request when it is dropped unanswered), or at once [`Reply::Closed`] when there is no
-/// upstream, or [`Reply::Busy`] when the queue toward the upstream is full
-/// ([`UPSTREAM_QUEUE`](crate::transport::writer::UPSTREAM_QUEUE); the request is not sent).
+/// Send a request upstream (issue 8 §7: one message, whose answer comes on its own channel,
+/// so the caller is woken once, by the reply). Made with [`Call::new`], which gives the
+/// [`Answer`] the caller waits on: [`Reply::Closed`] at once when there is no upstream,
+/// [`Reply::Busy`] at once when the queue toward the upstream is full
+/// ([`UPSTREAM_QUEUE`](crate::transport::writer::UPSTREAM_QUEUE); the request is not sent),
+/// else the upstream's answer. A `Call` whose [`Answer`] is gone before the actor handles it
+/// (the slot was cancelled meanwhile) is not sent at all.
 #[derive(Message)]
-#[rtype(result = "Result<(Id, Answer), Reply>")]
+#[rtype(result = "()")]
 pub struct Call {
     /// The method.
     pub method: String,
@@ -446,47 +449,96 @@ pub struct Call {
     pub params: Object,
     /// The editor's request id, for the debug line.
     pub client: String,
-    /// The editor's reason when it cancels the request, read when the [`Answer`] is dropped.
-    pub reason: CancelReason,
+    /// Where the reply goes.
+    reply: oneshot::Sender<Reply>,
+    /// The upstream id, once the request is sent (read by the [`Answer`] when dropped).
+    sent: SentId,
 }
 
-/// The answer to one [`Call`] that was sent: a future of its [`Reply`] that owns the cancel
-/// of the request. Dropped before the reply came (the slot was cancelled, its time limit
-/// passed, the input ended, or the reply to `Call` never reached its waiter because the slot
-/// was dropped first), it sends [`Cancel`] with the upstream id and the editor's reason: the
-/// request is taken out of the queue unsent or followed by `notifications/cancelled`, and
-/// the Upstream forgets it at once (2025-11-25 basic/utilities/cancellation, issue 7 §2).
-/// Resolves as a `oneshot::Receiver` does: an error when the Upstream forgot the request
-/// without a reply.
+impl Call {
+    /// A request of `method` with `params` for the editor's request `client`, and the
+    /// [`Answer`] that waits for its reply; dropped unanswered, the answer sends [`Cancel`] on
+    /// `links` with the editor's reason in `reason` then.
+    pub fn new(
+        method: String,
+        params: Object,
+        client: String,
+        links: Arc<UpstreamLinks>,
+        reason: CancelReason,
+    ) -> (Call, Answer) {
+        let (tx, rx) = oneshot::channel();
+        let sent = SentId::default();
+        let call = Call {
+            method,
+            params,
+            client,
+            reply: tx,
+            sent: sent.clone(),
+        };
+        let answer = Answer {
+            rx,
+            sent,
+            answered: false,
+            links,
+            reason,
+        };
+        (call, answer)
+    }
+
+    /// Answers at once (no upstream, a full queue; a fake upstream in a test).
+    pub fn answer(self, reply: Reply) {
+        let _ = self.reply.send(reply);
+    }
+
+    /// The request went out as `id`: the reply is sent on the returned channel.
+    pub fn sent_as(self, id: Id) -> oneshot::Sender<Reply> {
+        let _ = self.sent.0.set(id);
+        self.reply
+    }
+
+    /// The caller no longer waits (its [`Answer`] is gone).
+    pub fn is_abandoned(&self) -> bool {
+        self.reply.is_closed()
+    }
+}
+
+/// The upstream id of a [`Call`] once it is sent, shared by the call and its [`Answer`].
+#[derive(Clone, Debug, Default)]
+struct SentId(Arc<OnceLock<Id>>);
+
+/// The answer to one [`Call`]: a future of its [`Reply`] that owns the cancel of the request.
+/// Dropped before the reply came (the slot was cancelled, its time limit passed, the input
+/// ended) after the request was sent, it sends [`Cancel`] with the upstream id and the
+/// editor's reason: the request is taken out of the queue unsent or followed by
+/// `notifications/cancelled`, and the Upstream forgets it at once (2025-11-25
+/// basic/utilities/cancellation, issue 7 §2); dropped before the actor handled the `Call`, the
+/// request is never sent. Resolves as a `oneshot::Receiver` does: an error when the Upstream
+/// forgot the request without a reply (or stopped).
 pub struct Answer {
     rx: oneshot::Receiver<Reply>,
-    /// The upstream id while the request is unanswered (then a drop cancels it).
-    unanswered: Option<Id>,
-    cancel: Link<Cancel>,
+    sent: SentId,
+    /// The reply came, or the Upstream forgot the request: nothing is left to cancel.
+    answered: bool,
+    /// The Upstream's links (a cancel goes on `cancel`).
+    links: Arc<UpstreamLinks>,
     reason: CancelReason,
 }
 
 impl Answer {
-    /// The answer to request `id`, whose reply comes through `rx`; dropped unanswered, it
-    /// sends [`Cancel`] on `cancel` with the reason in `reason` then.
-    pub fn new(
-        rx: oneshot::Receiver<Reply>,
-        id: Id,
-        cancel: Link<Cancel>,
-        reason: CancelReason,
-    ) -> Self {
-        Answer {
-            rx,
-            unanswered: Some(id),
-            cancel,
-            reason,
-        }
+    /// The upstream id of the request, once it is sent.
+    pub fn sent_id(&self) -> Option<Id> {
+        self.sent.0.get().cloned()
     }
 }
 
 impl std::fmt::Debug for Answer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Answer(unanswered: {:?})", self.unanswered)
+        write!(
+            f,
+            "Answer(sent: {:?}, answered: {})",
+            self.sent.0.get(),
+            self.answered
+        )
     }
 }
 
@@ -494,17 +546,19 @@ impl Future for Answer {
     type Output = Result<Reply, oneshot::error::RecvError>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let out = ready!(Pin::new(&mut self.rx).poll(cx));
-        // Answered, or forgotten by the Upstream: nothing is left to cancel.
-        self.unanswered = None;
+        self.answered = true;
         Poll::Ready(out)
     }
 }
 
 impl Drop for Answer {
     fn drop(&mut self) {
-        if let Some(id) = self.unanswered.take() {
-            self.cancel.do_send(Cancel {
-                id,
+        if self.answered {
+            return;
+        }
+        if let Some(id) = self.sent.0.get() {
+            self.links.cancel.do_send(Cancel {
+                id: id.clone(),
                 reason: self.reason.get(),
             });
         }
@@ -512,10 +566,15 @@ impl Drop for Answer {
 }
 
 impl Handler<Call> for Upstream {
-    type Result = Result<(Id, Answer), Reply>;
-    fn handle(&mut self, m: Call, ctx: &mut Context<Self>) -> Self::Result {
+    type Result = ();
+    fn handle(&mut self, mut m: Call, _: &mut Context<Self>) {
         if self.conn.is_none() {
-            return Err(Reply::Closed);
+            return m.answer(Reply::Closed);
+        }
+        if m.is_abandoned() {
+            tracing::debug!(target: "upstream", "client={} method={} outcome=cancelled before it was sent",
+                m.client, m.method);
+            return;
         }
         self.next_id += 1;
         let id = Id::Int(self.next_id);
@@ -539,22 +598,22 @@ impl Handler<Call> for Upstream {
             Sent::Refused => {
                 tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=busy time_ms=0.000",
                     m.client, m.method);
-                return Err(Reply::Busy);
+                return m.answer(Reply::Busy);
             }
-            Sent::Dropped | Sent::Closed => return Err(Reply::Closed),
+            Sent::Dropped | Sent::Closed => return m.answer(Reply::Closed),
         }
-        let (tx, rx) = oneshot::channel();
+        let method = std::mem::take(&mut m.method);
+        let client = std::mem::take(&mut m.client);
+        let tx = m.sent_as(id.clone());
         self.pending.insert(
-            id.clone(),
+            id,
             Pending {
                 tx,
-                method: m.method,
-                client: m.client,
+                method,
+                client,
                 started: Instant::now(),
             },
         );
-        let cancel = Link::new(&ctx.address(), &self.stats);
-        Ok((id.clone(), Answer::new(rx, id, cancel, m.reason)))
     }
 }
 

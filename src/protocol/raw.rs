@@ -20,6 +20,7 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use super::jsonrpc::{self, Id};
 use super::surrogates;
@@ -98,6 +99,16 @@ impl RawJson {
         de.deserialize_str(StrVisitor).ok()
     }
 
+    /// The value as a JSON-RPC id ([`Id::from_value`]'s rule, read from the text without a
+    /// value tree): a string, or an integer that fits in 64 bits; anything else is `None`.
+    pub fn to_id(&self) -> Option<Id> {
+        match self.first() {
+            b'"' => self.to_str().map(|s| Id::Str(s.into_owned())),
+            b'-' | b'0'..=b'9' => Id::from_integer_text(self.as_str()),
+            _ => None,
+        }
+    }
+
     /// The slice of this text that `part` (borrowed from it) covers, sharing the bytes.
     fn slice_of(&self, part: &RawValue) -> RawJson {
         let base = self.0.as_ptr() as usize;
@@ -111,6 +122,9 @@ impl RawJson {
 
     /// The text of `parts` (one copy unless it is one piece).
     pub fn from_parts(parts: Parts) -> RawJson {
+        if parts.done.is_empty() {
+            return RawJson(Bytes::from(parts.cur));
+        }
         let mut pieces = parts.into_pieces();
         if pieces.len() == 1 {
             return RawJson(pieces.remove(0));
@@ -173,7 +187,7 @@ impl<'de> Visitor<'de> for MembersVisitor {
         f.write_str("an object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out: Borrowed<'de> = Vec::new();
+        let mut out: Borrowed<'de> = Vec::with_capacity(INDEX_MIN_MEMBERS);
         let mut index: HashMap<Cow<'de, str>, usize> = HashMap::new();
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let value: &'de RawValue = map.next_value()?;
@@ -275,7 +289,7 @@ pub fn response(line: Bytes, max_depth: usize) -> Option<(Id, RawResult)> {
     if !env.is_jsonrpc_2 || env.method.is_some() || env.params.is_some() || env.error.is_some() {
         return None;
     }
-    let id = Id::from_value(&env.id?.to_value()?)?;
+    let id = env.id?.to_id()?;
     Some((id, RawResult::Object(env.opened?)))
 }
 
@@ -427,8 +441,12 @@ pub fn request(line: Bytes, max_depth: usize) -> Option<(Id, String, Option<Para
         return None;
     }
     let method = env.method?.to_str()?.into_owned();
-    let id = Id::from_value(&env.id?.to_value()?)?;
-    Some((id, method, env.opened.map(|m| Params::Object(Object(m)))))
+    let id = env.id?.to_id()?;
+    Some((
+        id,
+        method,
+        env.opened.map(|m| Params::Object(Object(Arc::new(m)))),
+    ))
 }
 
 /// The params of a request as the bridge reads them: an object's members (read in the same
@@ -482,11 +500,7 @@ impl RawResult {
     /// without whitespace between the members, a repeated key once).
     pub fn to_parts(&self) -> Parts {
         match self {
-            RawResult::Object(m) => object(
-                m.iter()
-                    .map(|(k, v)| (k.clone(), Parts::of_raw(v)))
-                    .collect(),
-            ),
+            RawResult::Object(m) => raw_object(m),
             RawResult::Other(text) => Parts::of_raw(text),
         }
     }
@@ -499,14 +513,15 @@ impl RawResult {
 }
 
 /// An object whose members are forwarded: each keeps its raw text unless a rule replaced it.
-/// Cloning shares the bytes (a request kept for a retry costs no copy).
+/// Cloning shares the members and their bytes (a request kept for a retry costs no copy; a
+/// change after a clone copies the list of members, never their bytes).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Object(Vec<(String, RawJson)>);
+pub struct Object(Arc<Vec<(String, RawJson)>>);
 
 impl Object {
     /// The members of `obj`; `None` when it is not an object.
     pub fn read(obj: &RawJson) -> Option<Object> {
-        members(obj).map(Object)
+        members(obj).map(|m| Object(Arc::new(m)))
     }
 
     /// The members of the object `v`; `None` when it is not an object.
@@ -522,25 +537,21 @@ impl Object {
     /// Takes out member `key` (the others keep their order).
     pub fn remove(&mut self, key: &str) -> Option<RawJson> {
         let i = self.0.iter().position(|(k, _)| k == key)?;
-        Some(self.0.remove(i).1)
+        Some(Arc::make_mut(&mut self.0).remove(i).1)
     }
 
     /// Sets member `key`: in its place when it exists, else last.
     pub fn insert(&mut self, key: &str, value: RawJson) {
-        match self.0.iter_mut().find(|(k, _)| k == key) {
+        let members = Arc::make_mut(&mut self.0);
+        match members.iter_mut().find(|(k, _)| k == key) {
             Some((_, v)) => *v = value,
-            None => self.0.push((key.to_string(), value)),
+            None => members.push((key.to_string(), value)),
         }
     }
 
     /// The object's text.
     pub fn to_parts(&self) -> Parts {
-        object(
-            self.0
-                .iter()
-                .map(|(k, v)| (k.clone(), Parts::of_raw(v)))
-                .collect(),
-        )
+        raw_object(&self.0)
     }
 
     /// The value tree (a copy; tests and transports that need a value).
@@ -564,6 +575,15 @@ impl Parts {
         Parts::default()
     }
 
+    /// Empty, with room for `bytes` copied bytes before its buffer grows.
+    pub fn with_capacity(bytes: usize) -> Self {
+        Parts {
+            done: Vec::new(),
+            cur: Vec::with_capacity(bytes),
+            len: 0,
+        }
+    }
+
     /// The text of `v`.
     pub fn of_value(v: &Value) -> Self {
         let mut p = Parts::new();
@@ -574,7 +594,7 @@ impl Parts {
     /// The raw text `r`.
     pub fn of_raw(r: &RawJson) -> Self {
         let mut p = Parts::new();
-        p.push_shared(r.bytes().clone());
+        p.push_raw(r);
         p
     }
 
@@ -604,8 +624,12 @@ impl Parts {
         self.done.push(b);
     }
 
-    /// Appends the raw text `r` (shared when it is long).
+    /// Appends the raw text `r` (shared when it is long, else copied without touching the
+    /// count of its shared bytes).
     pub fn push_raw(&mut self, r: &RawJson) {
+        if r.as_bytes().len() < SHARE_MIN_BYTES {
+            return self.push(r.as_bytes());
+        }
         self.push_shared(r.bytes().clone());
     }
 
@@ -619,13 +643,42 @@ impl Parts {
         self.len += self.cur.len() - before;
     }
 
-    /// Appends `s` as a JSON string.
+    /// Appends `s` as a JSON string (serde_json's escapes, as for a `Value::String`).
     pub fn push_str(&mut self, s: &str) {
-        self.push_value(&Value::String(s.to_string()));
+        let before = self.cur.len();
+        if serde_json::to_writer(&mut self.cur, s).is_err() {
+            self.cur.truncate(before);
+            self.cur.extend_from_slice(b"\"\"");
+        }
+        self.len += self.cur.len() - before;
+    }
+
+    /// Appends the id as JSON (an integer or a string), as [`Id::to_value`] writes it.
+    pub fn push_id(&mut self, id: &Id) {
+        match id {
+            Id::Int(i) => self.push(itoa::Buffer::new().format(*i).as_bytes()),
+            Id::UInt(u) => self.push(itoa::Buffer::new().format(*u).as_bytes()),
+            Id::Str(s) => self.push_str(s),
+        }
+    }
+
+    /// Appends `"key":` of an object member, after a `,` unless it is the `first`.
+    pub fn push_key(&mut self, first: bool, key: &str) {
+        if !first {
+            self.push(b",");
+        }
+        self.push_str(key);
+        self.push(b":");
     }
 
     /// Appends `other`.
     pub fn append(&mut self, other: Parts) {
+        if other.done.is_empty() && self.done.is_empty() && self.cur.is_empty() {
+            // Nothing before it: take its buffer as it is.
+            self.cur = other.cur;
+            self.len = other.len;
+            return;
+        }
         for b in other.done {
             self.push_shared(b);
         }
@@ -642,6 +695,12 @@ impl Parts {
     pub fn into_pieces(mut self) -> Vec<Bytes> {
         self.flush();
         self.done
+    }
+
+    /// The shared pieces and, after them, the copied bytes that end the text (no allocation:
+    /// the writer takes both as they are).
+    pub fn into_shared_and_tail(self) -> (Vec<Bytes>, Vec<u8>) {
+        (self.done, self.cur)
     }
 
     /// All bytes in one buffer (a copy; for tests and the fallback of a transport that needs
@@ -661,17 +720,45 @@ impl Parts {
     }
 }
 
+/// Bytes a frame's own buffer has room for beyond its body before it grows: the envelope
+/// (`{"jsonrpc":"2.0","id":..,"result":` or `..,"method":..,"params":`, `}` and `\n`) with an
+/// id and a method of usual length.
+const FRAME_HEAD_BYTES: usize = 96;
+
+/// Bytes of the key texts and punctuation of an object of these members (a first guess of
+/// its buffer: escapes may need more).
+fn object_overhead<'a>(keys: impl Iterator<Item = &'a str>) -> usize {
+    2 + keys.map(|k| k.len() + 4).sum::<usize>()
+}
+
 /// Writes an object from its members: `{"k":v,...}`.
 pub fn object(members: Vec<(String, Parts)>) -> Parts {
-    let mut p = Parts::new();
+    let cap = object_overhead(members.iter().map(|(k, _)| k.as_str()))
+        + members.iter().map(|(_, v)| v.cur.len()).sum::<usize>();
+    let mut p = Parts::with_capacity(cap);
     p.push(b"{");
     for (i, (k, v)) in members.into_iter().enumerate() {
-        if i > 0 {
-            p.push(b",");
-        }
-        p.push_str(&k);
-        p.push(b":");
+        p.push_key(i == 0, &k);
         p.append(v);
+    }
+    p.push(b"}");
+    p
+}
+
+/// Writes an object from raw members: `{"k":v,...}`, each value its text (into one buffer,
+/// long values shared: [`SHARE_MIN_BYTES`]).
+pub fn raw_object(members: &[(String, RawJson)]) -> Parts {
+    let cap = object_overhead(members.iter().map(|(k, _)| k.as_str()))
+        + members
+            .iter()
+            .map(|(_, v)| v.as_bytes().len())
+            .filter(|n| *n < SHARE_MIN_BYTES)
+            .sum::<usize>();
+    let mut p = Parts::with_capacity(cap);
+    p.push(b"{");
+    for (i, (k, v)) in members.iter().enumerate() {
+        p.push_key(i == 0, k);
+        p.push_raw(v);
     }
     p.push(b"}");
     p
@@ -679,9 +766,9 @@ pub fn object(members: Vec<(String, Parts)>) -> Parts {
 
 /// A JSON-RPC 2.0 success response frame: `{"jsonrpc":"2.0","id":..,"result":..}` and `\n`.
 pub fn response_frame(id: &Id, result: Parts) -> Parts {
-    let mut p = Parts::new();
+    let mut p = Parts::with_capacity(FRAME_HEAD_BYTES + result.cur.len());
     p.push(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    p.push_value(&id.to_value());
+    p.push_id(id);
     p.push(b",\"result\":");
     p.append(result);
     p.push(b"}\n");
@@ -690,9 +777,9 @@ pub fn response_frame(id: &Id, result: Parts) -> Parts {
 
 /// A JSON-RPC 2.0 request frame: `{"jsonrpc":"2.0","id":..,"method":..,"params":..}` and `\n`.
 pub fn request_frame(id: &Id, method: &str, params: Parts) -> Parts {
-    let mut p = Parts::new();
+    let mut p = Parts::with_capacity(FRAME_HEAD_BYTES + params.cur.len());
     p.push(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    p.push_value(&id.to_value());
+    p.push_id(id);
     p.push(b",\"method\":");
     p.push_str(method);
     p.push(b",\"params\":");
@@ -864,6 +951,46 @@ mod tests {
         o.insert("d", raw("-0.0"));
         assert_eq!(o.to_parts().to_vec(), br#"{"a":1e400,"c":3,"d":-0.0}"#);
         assert_eq!(o.get("c"), Some(&raw("3")));
+    }
+
+    #[test]
+    fn ids_are_read_and_written_without_a_tree_as_through_a_value() {
+        for text in [
+            "7",
+            "-0",
+            "0",
+            "-12",
+            "9223372036854775807",
+            "9223372036854775808",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1.0",
+            "1e2",
+            "-1.5",
+            r#""a""#,
+            r#""\u0041\n""#,
+            r#""""#,
+            "null",
+            "true",
+            "[1]",
+            "{}",
+        ] {
+            let r = raw(text);
+            let through_value = r.to_value().and_then(|v| Id::from_value(&v));
+            assert_eq!(r.to_id(), through_value, "{text}");
+            if let Some(id) = through_value {
+                let mut p = Parts::new();
+                p.push_id(&id);
+                let want = serde_json::to_vec(&id.to_value()).unwrap_or_default();
+                assert_eq!(p.to_vec(), want, "{text}");
+            }
+        }
+        for s in ["", "a\"b\\c", "\u{1}\n\t", "é😀", "</script>"] {
+            let mut p = Parts::new();
+            p.push_str(s);
+            let want = serde_json::to_vec(&Value::String(s.to_string())).unwrap_or_default();
+            assert_eq!((p.to_vec(), p.len()), (want.clone(), want.len()), "{s}");
+        }
     }
 
     #[test]

@@ -32,13 +32,6 @@ impl Member {
             Member::Built(_) => None,
         }
     }
-
-    fn into_parts(self) -> Parts {
-        match self {
-            Member::Raw(r) => Parts::of_raw(&r),
-            Member::Built(p) => p,
-        }
-    }
 }
 
 /// A complete result read into its members (in the same pass as its response's envelope:
@@ -113,7 +106,37 @@ pub fn shape_result(method: Forwarded, result: ResultMembers, notes: &mut Vec<No
         None if method == Forwarded::ToolsCall => shape_call_result(&mut m, notes),
         None => {}
     }
-    raw::object(m.into_iter().map(|(k, v)| (k, v.into_parts())).collect())
+    write_object(m)
+}
+
+/// The object's text: raw members copied (or shared when long) into one buffer, rebuilt ones
+/// appended.
+fn write_object(m: Vec<(String, Member)>) -> Parts {
+    let cap = 2 + m
+        .iter()
+        .map(|(k, v)| {
+            k.len()
+                + 4
+                + match v {
+                    Member::Raw(r) if r.as_bytes().len() < raw::SHARE_MIN_BYTES => {
+                        r.as_bytes().len()
+                    }
+                    Member::Raw(_) => 0,
+                    Member::Built(p) => p.len(),
+                }
+        })
+        .sum::<usize>();
+    let mut out = Parts::with_capacity(cap);
+    out.push(b"{");
+    for (i, (k, v)) in m.into_iter().enumerate() {
+        out.push_key(i == 0, &k);
+        match v {
+            Member::Raw(r) => out.push_raw(&r),
+            Member::Built(p) => out.append(p),
+        }
+    }
+    out.push(b"}");
+    out
 }
 
 /// `_meta` loses the server info; an empty `_meta` is dropped.

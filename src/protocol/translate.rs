@@ -159,21 +159,37 @@ pub struct Forward {
 /// ([`RequestMeta::write_into`]), serialized once: the Frontend keeps them until the editor's
 /// log level changes, so a request costs no clone and no serialization of them.
 #[derive(Clone, Debug, PartialEq)]
-pub struct MetaKeys(Vec<(String, RawJson)>);
+pub struct MetaKeys {
+    /// The keys, each with its value's text.
+    keys: Vec<(String, RawJson)>,
+    /// The members' text, `"k":v,...` (no braces), written once.
+    text: Vec<u8>,
+}
 
 impl MetaKeys {
     /// The keys of `meta`, in [`RequestMeta::write_into`]'s order.
     pub fn of(meta: &RequestMeta) -> MetaKeys {
         let mut required = Map::new();
         meta.write_into(&mut required);
-        MetaKeys(
-            required
-                .iter()
-                .map(|(k, v)| (k.clone(), RawJson::from_value(v)))
-                .collect(),
-        )
+        let keys: Vec<(String, RawJson)> = required
+            .iter()
+            .map(|(k, v)| (k.clone(), RawJson::from_value(v)))
+            .collect();
+        let mut text = Parts::new();
+        for (i, (k, v)) in keys.iter().enumerate() {
+            text.push_key(i == 0, k);
+            text.push_raw(v);
+        }
+        MetaKeys {
+            keys,
+            text: text.to_vec(),
+        }
     }
 }
+
+/// Bytes a forwarded request's `_meta` has room for beyond the required keys before its buffer
+/// grows (the editor's trace keys and the progress token, usually).
+const META_BYTES: usize = 128;
 
 /// Builds the params of a forwarded request (the reference's forwarding rule): missing params
 /// become `{}`; `task`, `inputResponses`, `requestState` and foreign `_meta` keys are removed;
@@ -202,18 +218,31 @@ pub fn forward_params(
     let editor_progress_token = raw::member(&editor_meta, modern::META_PROGRESS_TOKEN)
         .and_then(RawJson::to_value)
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
-    let mut out_meta: Vec<(String, Parts)> = editor_meta
-        .into_iter()
-        .filter(|(k, _)| is_passed_meta_key(k))
-        .map(|(k, v)| (k, Parts::of_raw(&v)))
-        .collect();
-    out_meta.extend(meta.0.iter().map(|(k, v)| (k.clone(), Parts::of_raw(v))));
+    // `_meta` written into one buffer: the editor's keys that pass, the required keys (their
+    // text made once), the bridge's progress token.
+    let mut out = Parts::with_capacity(META_BYTES + meta.text.len());
+    out.push(b"{");
+    let mut first = true;
+    for (k, v) in editor_meta.iter().filter(|(k, _)| is_passed_meta_key(k)) {
+        out.push_key(first, k);
+        out.push_raw(v);
+        first = false;
+    }
+    if !meta.text.is_empty() {
+        if !first {
+            out.push(b",");
+        }
+        out.push(&meta.text);
+        first = false;
+    }
     if editor_progress_token.is_some()
         && let Some(t) = upstream_progress_token
     {
-        out_meta.push((modern::META_PROGRESS_TOKEN.into(), Parts::of_value(&t)));
+        out.push_key(first, modern::META_PROGRESS_TOKEN);
+        out.push_value(&t);
     }
-    p.insert("_meta", RawJson::from_parts(raw::object(out_meta)));
+    out.push(b"}");
+    p.insert("_meta", RawJson::from_parts(out));
     Ok(Forward {
         params: p,
         editor_progress_token,

@@ -21,9 +21,12 @@ use crate::protocol::framing::{Frame, FrameCodec, READ_CHUNK_BYTES};
 /// line of a read is split off the read buffer without a copy.
 ///
 /// With `pace`, the reader is paced by the queue the frames end up in (back-pressure):
-/// before each read it lets the consumers of the frames already given run once, then waits
-/// until `pace` has room ([`Writer::room`]). While it waits nothing is read, so the peer
-/// blocks on its own full pipe.
+/// before each read it lets the consumers of the frames already given run once (unless
+/// `pace` is empty: its peer takes every frame at once, the usual case, and a yield would cost
+/// every request a wake-up of its actor; issue 8 §7), then waits until `pace` has room
+/// ([`Writer::room`]). While it waits nothing is read, so the peer blocks on its own full pipe.
+/// Without the yield, what the consumers of one read's frames still produce (at most 16
+/// frames of an actor's stream at a time) lands in the queue after the next read.
 pub fn frames<R: AsyncRead + Unpin + 'static>(
     reader: R,
     codec: FrameCodec,
@@ -89,8 +92,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for EndAtError<R> {
     }
 }
 
-/// A reader that, with a `pace`, yields once before each read and then waits for room in the
-/// `pace` queue (the codec asks for a read only when it has given every complete frame).
+/// A reader that, with a `pace`, yields once before each read (unless the `pace` queue is
+/// empty) and then waits for room in the `pace` queue (the codec asks for a read only when it
+/// has given every complete frame).
 struct Paced<R> {
     inner: R,
     pace: Option<Writer>,
@@ -110,10 +114,12 @@ impl<R: AsyncRead + Unpin> AsyncRead for Paced<R> {
         if let Some(pace) = &me.pace {
             if !me.yielded {
                 // The frames given so far sit in mailboxes until their actors run: let them
-                // reach the queue before its room is judged.
+                // reach the queue before its room is judged, unless nothing waits in it.
                 me.yielded = true;
-                cx.waker().wake_by_ref();
-                return Poll::Pending;
+                if !pace.is_empty() {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
             }
             if me.room.is_none() && pace.is_full() {
                 let pace = pace.clone();

@@ -62,6 +62,9 @@ pub const WRITE_BATCH_MAX_FRAMES: usize = 64;
 /// [`OutFrame`]).
 pub const WRITE_BATCH_MAX_SLICES: usize = 1024;
 
+/// Pieces one `writev` takes without allocating its list of slices.
+const WRITE_FEW_SLICES: usize = 8;
+
 /// The bounds of one queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bounds {
@@ -120,11 +123,13 @@ pub enum Sent {
     Closed,
 }
 
-/// One frame as pieces written in order: its own bytes and slices shared with a read buffer
-/// (a large member passed through raw is never copied; [`crate::protocol::raw::Parts`]).
+/// One frame as pieces written in order: slices shared with a read buffer (a large member
+/// passed through raw is never copied; [`crate::protocol::raw::Parts`]), then the frame's own
+/// bytes that end it (a small frame is only those: one buffer, no other allocation).
 #[derive(Clone, Debug, Default)]
 pub struct OutFrame {
     pieces: Vec<Bytes>,
+    tail: Vec<u8>,
     len: usize,
 }
 
@@ -139,14 +144,21 @@ impl OutFrame {
         self.len == 0
     }
 
-    /// The pieces, in order.
-    pub fn pieces(&self) -> &[Bytes] {
-        &self.pieces
+    /// The pieces, in order (an empty tail is no piece).
+    pub fn pieces(&self) -> impl Iterator<Item = &[u8]> {
+        self.pieces
+            .iter()
+            .map(|b| &b[..])
+            .chain(Some(&self.tail[..]).filter(|t| !t.is_empty()))
     }
 
     /// The frame in one buffer (a copy).
     pub fn to_vec(&self) -> Vec<u8> {
-        self.pieces.concat()
+        let mut out = Vec::with_capacity(self.len);
+        for p in self.pieces() {
+            out.extend_from_slice(p);
+        }
+        out
     }
 }
 
@@ -154,17 +166,17 @@ impl From<Vec<u8>> for OutFrame {
     fn from(frame: Vec<u8>) -> Self {
         OutFrame {
             len: frame.len(),
-            pieces: vec![Bytes::from(frame)],
+            pieces: Vec::new(),
+            tail: frame,
         }
     }
 }
 
 impl From<Parts> for OutFrame {
     fn from(parts: Parts) -> Self {
-        OutFrame {
-            len: parts.len(),
-            pieces: parts.into_pieces(),
-        }
+        let len = parts.len();
+        let (pieces, tail) = parts.into_shared_and_tail();
+        OutFrame { pieces, tail, len }
     }
 }
 
@@ -271,25 +283,43 @@ impl FrameQueue {
     /// `sink`; the written bytes leave the queue. Returns the bytes written; a `WouldBlock`
     /// or other error of the sink is returned unchanged and leaves the queue as it was.
     pub fn write_to<W: Write>(&mut self, sink: &mut W) -> io::Result<usize> {
-        let mut slices = Vec::with_capacity(self.frames.len().min(WRITE_BATCH_MAX_FRAMES));
+        // The usual write (one frame of a piece or two) needs no allocation.
+        let mut few = [IoSlice::new(&[]); WRITE_FEW_SLICES];
+        let mut n_few = 0;
+        let mut many: Vec<IoSlice<'_>> = Vec::new();
         let mut skip = self.head_written;
         'frames: for q in self.frames.iter().take(WRITE_BATCH_MAX_FRAMES) {
-            for piece in &q.frame.pieces {
-                if slices.len() == WRITE_BATCH_MAX_SLICES {
+            for piece in q.frame.pieces() {
+                if n_few + many.len() == WRITE_BATCH_MAX_SLICES {
                     break 'frames;
                 }
                 if skip >= piece.len() {
                     skip -= piece.len();
                     continue;
                 }
-                slices.push(IoSlice::new(&piece[skip..]));
+                let slice = IoSlice::new(&piece[skip..]);
                 skip = 0;
+                if many.is_empty() && n_few < WRITE_FEW_SLICES {
+                    few[n_few] = slice;
+                    n_few += 1;
+                } else {
+                    if many.is_empty() {
+                        many.extend_from_slice(&few[..n_few]);
+                        n_few = 0;
+                    }
+                    many.push(slice);
+                }
             }
         }
+        let slices = if many.is_empty() {
+            &few[..n_few]
+        } else {
+            &many[..]
+        };
         if slices.is_empty() {
             return Ok(0);
         }
-        let n = sink.write_vectored(&slices)?;
+        let n = sink.write_vectored(slices)?;
         if n == 0 {
             return Err(io::ErrorKind::WriteZero.into());
         }
@@ -595,6 +625,11 @@ impl Writer {
         self.shared.lock().queue.is_full()
     }
 
+    /// No frame is queued or being written (every frame so far went out at once).
+    pub fn is_empty(&self) -> bool {
+        self.shared.lock().queue.is_empty()
+    }
+
     /// Waits until the queue is under both bounds (or the writer ended): a producer calls it
     /// before it reads more input that may produce frames (back-pressure).
     pub async fn room(&self) {
@@ -729,7 +764,7 @@ fn thread_loop<W: Write>(shared: Arc<Shared>, mut sink: W) {
         let bytes: usize = batch.iter().map(OutFrame::len).sum();
         let ok = batch
             .iter()
-            .flat_map(|f| f.pieces.iter())
+            .flat_map(|f| f.pieces())
             .all(|p| sink.write_all(p).is_ok())
             && sink.flush().is_ok();
         drop(batch);
@@ -907,8 +942,9 @@ mod tests {
         parts.push_shared(big.clone());
         parts.push(b"\"}\n");
         let frame = OutFrame::from(parts);
-        assert_eq!(frame.pieces().len(), 3);
-        assert_eq!(frame.pieces()[1].as_ptr(), big.as_ptr());
+        let pieces: Vec<&[u8]> = frame.pieces().collect();
+        assert_eq!(pieces.len(), 3);
+        assert_eq!(pieces[1].as_ptr(), big.as_ptr());
         let want = frame.to_vec();
         let mut q = FrameQueue::new(EDITOR_QUEUE);
         assert_eq!(q.push(frame, Delivery::Always), Sent::Queued);

@@ -4,7 +4,7 @@
 //! the actors' end reports before the exit, the exit code and what the editor got.
 
 use super::*;
-use crate::actors::upstream::{Answer, Call, Cancel, Connect, Disconnect, Listen, Relay, Reply};
+use crate::actors::upstream::{Call, Cancel, Connect, Disconnect, Listen, Relay, Reply};
 use crate::config::{MAX_IN_FLIGHT_REQUESTS, Timeouts};
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::notify::ListenTimings;
@@ -78,7 +78,6 @@ struct FakeUpstream {
     capabilities: Value,
     next: i64,
     open: Vec<oneshot::Sender<Reply>>,
-    stats: Arc<ActorStats>,
 }
 
 impl Actor for FakeUpstream {
@@ -96,25 +95,25 @@ impl Handler<Connect> for FakeUpstream {
 }
 
 impl Handler<Call> for FakeUpstream {
-    type Result = Result<(Id, Answer), Reply>;
-    fn handle(&mut self, m: Call, ctx: &mut Context<Self>) -> Self::Result {
+    type Result = ();
+    fn handle(&mut self, m: Call, _: &mut Context<Self>) {
         self.next += 1;
-        let (tx, rx) = oneshot::channel();
-        if m.method == "server/discover" {
+        let discover = m.method == "server/discover";
+        if !discover {
+            self.journal
+                .borrow_mut()
+                .push(format!("upstream got {}", m.method));
+        }
+        let tx = m.sent_as(Id::Int(self.next));
+        if discover {
             let _ = tx.send(Reply::Result(RawResult::from_value(&json!({
                 "resultType": "complete",
                 "supportedVersions": ["2026-07-28"],
                 "capabilities": self.capabilities
             }))));
         } else {
-            self.journal
-                .borrow_mut()
-                .push(format!("upstream got {}", m.method));
             self.open.push(tx);
         }
-        let id = Id::Int(self.next);
-        let cancel = Link::new(&ctx.address(), &self.stats);
-        Ok((id.clone(), Answer::new(rx, id, cancel, m.reason)))
     }
 }
 
@@ -248,7 +247,6 @@ impl Rig {
                 capabilities,
                 next: 0,
                 open: Vec::new(),
-                stats: stats.clone(),
             }
             .start();
             *seat.borrow_mut() = Some(addr.clone());
