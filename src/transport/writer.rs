@@ -152,6 +152,16 @@ impl OutFrame {
             .chain(Some(&self.tail[..]).filter(|t| !t.is_empty()))
     }
 
+    /// The frame in one buffer, taking it: no copy when it is one piece (a shared slice or
+    /// its own bytes), one copy of the pieces otherwise.
+    pub fn into_bytes(self) -> Bytes {
+        match (self.pieces.len(), self.tail.is_empty()) {
+            (0, _) => Bytes::from(self.tail),
+            (1, true) => self.pieces.into_iter().next().unwrap_or_default(),
+            _ => Bytes::from(self.to_vec()),
+        }
+    }
+
     /// The frame in one buffer (a copy).
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len);

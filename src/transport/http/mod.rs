@@ -222,11 +222,8 @@ impl Http {
 }
 
 /// The text of a frame without its line end, in one buffer (no copy when it is one piece).
-fn body_of(frame: &OutFrame) -> Bytes {
-    let body = match frame.pieces() {
-        [one] => one.clone(),
-        pieces => Bytes::from(pieces.concat()),
-    };
+fn body_of(frame: OutFrame) -> Bytes {
+    let body = frame.into_bytes();
     let end = body.trim_ascii_end().len();
     body.slice(..end)
 }
@@ -258,7 +255,7 @@ impl Transport for Http {
                 Err(_) => Sent::Dropped,
             };
         }
-        self.send_body(body_of(&frame))
+        self.send_body(body_of(frame))
     }
 
     fn queued(&self) -> (usize, usize) {
