@@ -10,7 +10,10 @@ call is a figure the load of the machine disturbs far less than the latency (the
 per call is printed as well, for reference only).
 
   python3 scripts/bench/small-call-cpu.py [--runs 5] [--calls 20000] [--warmup 300]
-      [--server target/release/mcp-example-server] BRIDGE [BRIDGE ...]
+      [--server target/release/mcp-example-server | --url URL] BRIDGE [BRIDGE ...]
+
+With --url (issue 9 item 5, the URL form) each run starts `BRIDGE URL` instead, and the calls
+are `tools/call echo {"message": "hello"}` (the echo tool of ../shared/peers' upstreams).
 
 With PERF=out.perf (one bridge only) the bridge is recorded by
 `perf record -F 4000 --call-graph dwarf,16384` during the timed calls.
@@ -40,8 +43,9 @@ def bridge_cpu(pid):
     return cpu / 1e9, switches
 
 
-def one_run(bridge, server, calls, warmup, perf_out=None):
-    p = subprocess.Popen([bridge, "--", server], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+def one_run(bridge, upstream, calls, warmup, perf_out=None):
+    argv = [bridge, upstream] if upstream.startswith(("http://", "https://")) else [bridge, "--", upstream]
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, bufsize=1 << 20)
 
     def send(m):
@@ -61,7 +65,8 @@ def one_run(bridge, server, calls, warmup, perf_out=None):
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
     recv(0)
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    params = {"name": "echo", "arguments": {"text": "hello"}}
+    key = "message" if argv[1] == upstream else "text"
+    params = {"name": "echo", "arguments": {key: "hello"}}
     for i in range(1, 1 + warmup):
         send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params})
         r = recv(i)
@@ -94,6 +99,7 @@ def main():
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--server", default="target/release/mcp-example-server")
+    ap.add_argument("--url", help="a 2026-07-28 HTTP upstream: measure the URL form")
     ap.add_argument("bridges", nargs="+")
     a = ap.parse_args()
     perf = os.environ.get("PERF")
@@ -102,7 +108,7 @@ def main():
     for run in range(a.runs):
         order = a.bridges if run % 2 == 0 else list(reversed(a.bridges))
         for b in order:
-            cpu, sw, wall = one_run(b, a.server, a.calls, a.warmup, perf if len(a.bridges) == 1 else None)
+            cpu, sw, wall = one_run(b, a.url or a.server, a.calls, a.warmup, perf if len(a.bridges) == 1 else None)
             results[b].append((cpu, sw, wall))
             print(f"run {run + 1} {b}: cpu/call {cpu:.1f} us, switches/call {sw:.2f}, "
                   f"wall/call {wall:.1f} us, load {os.getloadavg()[0]:.2f}", flush=True)

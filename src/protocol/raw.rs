@@ -150,7 +150,9 @@ fn parse_value(text: &[u8]) -> serde_json::Result<Value> {
     Ok(v)
 }
 
-struct StrVisitor;
+/// A serde visitor of a JSON string: borrowed from the input when it has no escapes, owned
+/// otherwise (the shared reader of `raw` and of the HTTP transport's header probe).
+pub(crate) struct StrVisitor;
 
 impl<'de> Visitor<'de> for StrVisitor {
     type Value = Cow<'de, str>;

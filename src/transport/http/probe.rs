@@ -16,6 +16,7 @@ use std::fmt;
 
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::modern::META_PROTOCOL_VERSION;
+use crate::protocol::raw::StrVisitor;
 
 /// What the headers of a POST read of its message (2026-07-28 basic/transports/http,
 /// "Standard headers"), borrowed from the message's text.
@@ -137,21 +138,6 @@ impl<'de> DeserializeSeed<'de> for KeySeed {
     type Value = Cow<'de, str>;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_str(StrVisitor)
-    }
-}
-
-struct StrVisitor;
-
-impl<'de> Visitor<'de> for StrVisitor {
-    type Value = Cow<'de, str>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string")
-    }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Cow::Borrowed(v))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(v.to_owned()))
     }
 }
 
