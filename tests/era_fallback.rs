@@ -418,12 +418,7 @@ fn an_answer_over_the_line_limit_fails_its_request_with_invalid_response_and_one
 #[test]
 fn a_failed_initialize_says_why_to_the_editor_and_on_stderr() {
     let mut b = Bridge::start(&[], &["--discover-error", "-32022:too new"]);
-    let r = b.request(
-        json!(1),
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "blackbox-test", "version": "1.0.0"}}),
-    );
+    let r = b.initialize_request(json!(1), json!({}));
     assert_eq!(
         r,
         json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022,
@@ -442,12 +437,7 @@ fn an_upstream_that_exits_during_initialize_is_named_with_its_exit_status() {
         ("kill -9 $$", "signal 9"),
     ] {
         let mut b = Bridge::start_cmd(&[], &["sh".into(), "-c".into(), script.into()]);
-        let r = b.request(
-            json!(1),
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "blackbox-test", "version": "1.0.0"}}),
-        );
+        let r = b.initialize_request(json!(1), json!({}));
         assert_eq!(
             r,
             json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603,

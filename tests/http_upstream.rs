@@ -754,12 +754,7 @@ fn a_discover_stream_of_keep_alives_only_fails_initialize_at_the_discover_time_l
         &[],
     );
     let started = std::time::Instant::now();
-    let r = b.request(
-        json!(1),
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "blackbox-test", "version": "1.0.0"}}),
-    );
+    let r = b.initialize_request(json!(1), json!({}));
     // The documented limit of a URL upstream that may sign in: --discover-timeout plus
     // --sign-in-timeout.
     assert!(started.elapsed() >= Duration::from_secs(2), "{r}");

@@ -650,14 +650,20 @@ impl Bridge {
         r
     }
 
-    /// `initialize` and `notifications/initialized` without waiting for the listen stream.
-    pub fn initialize_only(&mut self, capabilities: Value) -> Value {
-        let r = self.request(
-            json!(0),
+    /// One `initialize` request (revision 2025-11-25, the test client's info) with `id` and
+    /// `capabilities`: its answer as it came, a result or an error.
+    pub fn initialize_request(&mut self, id: Value, capabilities: Value) -> Value {
+        self.request(
+            id,
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
                    "clientInfo": {"name": "blackbox-test", "version": "1.0.0"}}),
-        );
+        )
+    }
+
+    /// `initialize` and `notifications/initialized` without waiting for the listen stream.
+    pub fn initialize_only(&mut self, capabilities: Value) -> Value {
+        let r = self.initialize_request(json!(0), capabilities);
         assert!(r.get("result").is_some(), "initialize failed: {r}");
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         r
