@@ -170,7 +170,9 @@ impl<'de> Visitor<'de> for StrVisitor {
     }
 }
 
-struct KeySeed;
+/// A member's key, borrowed from the text unless it holds an escape (shared with the HTTP
+/// transport's header probe).
+pub(crate) struct KeySeed;
 
 impl<'de> DeserializeSeed<'de> for KeySeed {
     type Value = Cow<'de, str>;

@@ -160,8 +160,6 @@ pub struct Forward {
 /// log level changes, so a request costs no clone and no serialization of them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetaKeys {
-    /// The keys, each with its value's text.
-    keys: Vec<(String, RawJson)>,
     /// The members' text, `"k":v,...` (no braces), written once.
     text: Vec<u8>,
 }
@@ -171,17 +169,12 @@ impl MetaKeys {
     pub fn of(meta: &RequestMeta) -> MetaKeys {
         let mut required = Map::new();
         meta.write_into(&mut required);
-        let keys: Vec<(String, RawJson)> = required
-            .iter()
-            .map(|(k, v)| (k.clone(), RawJson::from_value(v)))
-            .collect();
         let mut text = Parts::new();
-        for (i, (k, v)) in keys.iter().enumerate() {
+        for (i, (k, v)) in required.iter().enumerate() {
             text.push_key(i == 0, k);
-            text.push_raw(v);
+            text.push_raw(&RawJson::from_value(v));
         }
         MetaKeys {
-            keys,
             text: text.to_vec(),
         }
     }

@@ -9,14 +9,14 @@
 //! that is not an object are absent.
 
 use serde::Deserializer as _;
-use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
+use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
 
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::modern::META_PROTOCOL_VERSION;
-use crate::protocol::raw::StrVisitor;
+use crate::protocol::raw::{KeySeed, StrVisitor};
 
 /// What the headers of a POST read of its message (2026-07-28 basic/transports/http,
 /// "Standard headers"), borrowed from the message's text.
@@ -128,16 +128,6 @@ impl<'de, const N: usize> Visitor<'de> for Picker<'_, N> {
             }
         }
         Ok(found)
-    }
-}
-
-/// A key, borrowed from the text unless it holds an escape.
-struct KeySeed;
-
-impl<'de> DeserializeSeed<'de> for KeySeed {
-    type Value = Cow<'de, str>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(StrVisitor)
     }
 }
 
