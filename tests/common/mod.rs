@@ -523,10 +523,20 @@ impl Bridge {
 
     /// The first frame that matches `is_it`; frames before it stay in the backlog (in order).
     fn recv_matching(&mut self, what: &str, is_it: impl Fn(&Value) -> bool) -> Value {
+        self.recv_matching_within(what, is_it, RECV_TIMEOUT)
+    }
+
+    /// [`Bridge::recv_matching`], waiting at most `limit`.
+    fn recv_matching_within(
+        &mut self,
+        what: &str,
+        is_it: impl Fn(&Value) -> bool,
+        limit: Duration,
+    ) -> Value {
         if let Some(pos) = self.backlog.iter().position(&is_it) {
             return self.backlog.remove(pos);
         }
-        let end = Instant::now() + RECV_TIMEOUT;
+        let end = Instant::now() + limit;
         loop {
             let left = end
                 .checked_duration_since(Instant::now())
@@ -569,6 +579,16 @@ impl Bridge {
         self.recv_matching(&format!("response to {id}"), |f| {
             f.get("id") == Some(id) && f.get("method").is_none()
         })
+    }
+
+    /// The response with this id, waiting at most `limit` (for an answer behind a backlog
+    /// whose size the test chose, which a busy machine works through slowly).
+    pub fn recv_response_within(&mut self, id: &Value, limit: Duration) -> Value {
+        self.recv_matching_within(
+            &format!("response to {id}"),
+            |f| f.get("id") == Some(id) && f.get("method").is_none(),
+            limit,
+        )
     }
 
     /// The next notification with this method; frames before it stay in the backlog (in
