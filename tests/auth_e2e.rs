@@ -785,3 +785,39 @@ fn auto_opens_the_store_at_the_first_sign_in_and_its_marker_brings_the_sign_in_b
     assert!(err.contains("mcp-bridge: sign in at "), "{err}");
     assert!(marker.exists());
 }
+
+/// The time a sign-in runs is not counted in `server/discover`'s time limit (only up to
+/// `--sign-in-timeout` of it, the sign-in's own limit): a user slower in the browser than
+/// `--discover-timeout` still gets the `initialize`, signed in.
+#[test]
+fn a_sign_in_longer_than_the_discover_time_limit_still_initializes() {
+    const DISCOVER: Duration = Duration::from_secs(1);
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("slow-user");
+    // The user takes twice the discover time limit before the redirect.
+    let browser = dir.join("slow-browser");
+    std::fs::write(
+        &browser,
+        "#!/bin/sh\nsleep 2\nexec curl -s -L -o /dev/null \"$1\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut b = Bridge::start_with_browser(
+        &fx,
+        &dir,
+        free_port(),
+        &browser,
+        &["--discover-timeout", "1"],
+    );
+    let started = std::time::Instant::now();
+    let init = b.initialize();
+    let elapsed = started.elapsed();
+    assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+    assert!(elapsed >= 2 * DISCOVER, "{elapsed:?}");
+    let err = b.stop();
+    assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 1, "{err}");
+    assert!(!err.contains("discover_failed"), "{err}");
+}

@@ -706,6 +706,7 @@ impl Frontend {
         let http = false;
         let client = id.to_string();
         let reason = self.cancel_reason_of(&id);
+        let config = self.config.clone();
         let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
         self.exit_status = Some(exit_tx);
         let fut = async move {
@@ -717,13 +718,13 @@ impl Frontend {
                 Ok(Err(e)) => return Err(Cause::SpawnFailed.error(Some(json!(e.to_string())))),
                 Err(_) => return Err(Cause::SpawnFailed.error(None)),
             }
-            let reply = call(
+            let reply = discover(
                 &upstream,
-                methods::SERVER_DISCOVER,
                 Object::from_value(&meta.bare_params()).unwrap_or_default(),
                 client,
                 limit,
                 reason,
+                config.sign_in_phase.as_ref(),
             )
             .await;
             let result = match &reply {
@@ -931,6 +932,35 @@ impl Frontend {
             }
         }
     }
+}
+
+/// Sends `server/discover` and waits at most `limit` (`--discover-timeout`) for its answer;
+/// with sign-in (`phase`), the time a sign-in runs meanwhile is not counted, up to
+/// `--sign-in-timeout` of it (`auth::clock`): a URL upstream that never answers fails at
+/// `limit` when no sign-in ran. Errors: [`TimedOut`] with `limit`.
+async fn discover(
+    upstream: &Arc<UpstreamLinks>,
+    params: Object,
+    client: String,
+    limit: std::time::Duration,
+    reason: CancelReason,
+    phase: Option<&crate::config::SignInPhaseRef>,
+) -> Result<Reply, TimedOut> {
+    let method = methods::SERVER_DISCOVER;
+    #[cfg(feature = "auth")]
+    if let Some(phase) = phase {
+        let clock = phase.clock();
+        // The most the wait can last is the call's own limit.
+        let most = limit.saturating_add(clock.allowance());
+        let probe = call(upstream, method, params, client, most, reason);
+        return clock
+            .within(limit, probe)
+            .await
+            .unwrap_or(Err(TimedOut { limit }));
+    }
+    #[cfg(not(feature = "auth"))]
+    let _: Option<&std::convert::Infallible> = phase;
+    call(upstream, method, params, client, limit, reason).await
 }
 
 /// Whether `id` is one of the bridge's own requests to the editor (`b-N`): a bad line with it

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::clock::SignInClock;
 use super::errors::{SignInCause, SignInError};
 use super::opener;
 
@@ -42,12 +43,14 @@ pub trait Consent {
 
 /// The editor-side state every sign-in of the process shares (the Frontend sets it at
 /// `notifications/initialized`; every provider the transport makes reads it): whether
-/// `initialized` arrived, how to ask the editor, and when the user last declined.
+/// `initialized` arrived, how to ask the editor, when the user last declined, and when
+/// sign-ins run (the Frontend's wait for `server/discover` does not count that time).
 #[derive(Default)]
 pub struct SignInPhase {
     initialized: AtomicBool,
     consent: Mutex<Option<Arc<dyn Consent + Send + Sync>>>,
     declined_at: Mutex<Option<Instant>>,
+    clock: SignInClock,
 }
 
 impl std::fmt::Debug for SignInPhase {
@@ -59,6 +62,21 @@ impl std::fmt::Debug for SignInPhase {
 }
 
 impl SignInPhase {
+    /// The state of a process whose sign-ins take at most `sign_in_timeout` each
+    /// (`--sign-in-timeout`): a wait for `server/discover` does not count up to that much of
+    /// the time they run ([`SignInClock`]).
+    pub fn new(sign_in_timeout: Duration) -> Self {
+        SignInPhase {
+            clock: SignInClock::new(sign_in_timeout),
+            ..SignInPhase::default()
+        }
+    }
+
+    /// When sign-ins run.
+    pub fn clock(&self) -> &SignInClock {
+        &self.clock
+    }
+
     /// `notifications/initialized` arrived: from now on the editor is asked through `consent`
     /// (`None`: the editor declared no URL elicitation, and a sign-in fails with
     /// `reauthorization_required`); the bridge never opens a browser again.

@@ -6,6 +6,7 @@
 
 pub mod callback;
 pub mod challenge;
+pub mod clock;
 pub mod errors;
 pub mod gate;
 pub mod http;

@@ -455,6 +455,8 @@ impl Inner {
         rejected: Option<&str>,
     ) -> Result<(), SignInError> {
         self.gate.admit()?;
+        // From here the sign-in runs: a wait for `server/discover` does not count this time.
+        let _running = self.cfg.phase.clock().running();
         let _lock = lock::lock(
             &self.store.lock_dir,
             &self.key,

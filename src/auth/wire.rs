@@ -37,8 +37,9 @@ impl std::fmt::Debug for SignInSetup {
 }
 
 /// Sets up the sign-in of `config` (a URL upstream without a static `Authorization` header):
-/// the [`SignInSetup`] of the SignIn actor, the shared phase, and `server/discover`'s time limit
-/// extended by `--sign-in-timeout` (a sign-in can run during `initialize`). Errors: the usage
+/// the [`SignInSetup`] of the SignIn actor, and the shared phase, whose clock lets the wait
+/// for `server/discover` leave out up to `--sign-in-timeout` of the time a sign-in runs (a
+/// sign-in can run during `initialize`; `auth::clock`). Errors: the usage
 /// message (exit 2): invalid sign-in options, a token store that does not open.
 pub fn sign_in(
     config: &mut BridgeConfig,
@@ -62,13 +63,11 @@ pub fn sign_in(
         args.token_key_file.as_deref(),
     )
     .map_err(|e| e.to_string())?;
-    let phase = Arc::new(SignInPhase::default());
     let mut cfg = args.config(spec.url.clone(), secrets);
+    let phase = Arc::new(SignInPhase::new(cfg.sign_in_timeout));
     cfg.phase = phase.clone();
     cfg.extra_ca_pem = spec.ca_pem.clone();
-    let timeout = cfg.sign_in_timeout;
     config.sign_in = Some(SignInSetup { config: cfg, store });
     config.sign_in_phase = Some(phase);
-    config.discover_timeout += timeout;
     Ok(())
 }
