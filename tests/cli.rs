@@ -4,9 +4,8 @@
 
 mod common;
 
-use common::collect_stderr;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
@@ -237,6 +236,8 @@ struct Started {
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
     stderr: Arc<Mutex<String>>,
+    /// Told when the bridge's stderr is at its end (every writer closed it).
+    stderr_ended: mpsc::Receiver<()>,
 }
 
 impl Started {
@@ -264,12 +265,25 @@ impl Started {
                 }
             }
         });
-        let err = collect_stderr(stderr);
+        let err = Arc::new(Mutex::new(String::new()));
+        let (ended, stderr_ended) = mpsc::channel();
+        let sink = err.clone();
+        std::thread::spawn(move || {
+            let mut r = stderr;
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = r.read(&mut buf) {
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+            let _ = ended.send(());
+        });
         Started {
             stdin: child.stdin.take(),
             child,
             lines,
             stderr: err,
+            stderr_ended,
         }
     }
 
@@ -320,8 +334,18 @@ impl Started {
         }
     }
 
+    /// All of the bridge's stderr, once it is at its end (after the exit).
+    fn stderr_to_the_end(&self) -> String {
+        assert!(
+            self.stderr_ended.recv_timeout(WAIT).is_ok(),
+            "stderr is still open; so far:\n{}",
+            self.stderr_text()
+        );
+        self.stderr_text()
+    }
+
     /// Closes stdin and waits for the exit code.
-    fn finish(mut self) -> Option<i32> {
+    fn finish(&mut self) -> Option<i32> {
         self.stdin = None;
         let end = Instant::now() + WAIT;
         loop {
@@ -416,7 +440,8 @@ fn spawn_failed(detail: &str) -> Value {
 }
 
 /// Starts a bridge whose command cannot start, checks the stderr line it writes before any
-/// request and the error `initialize` gets, and that it keeps serving.
+/// request and the error `initialize` gets, and that it keeps serving; its stderr is then
+/// those two errors and nothing else (no metrics totals: the bridge never ran).
 fn unstartable(
     args: &[&str],
     path_var: Option<&str>,
@@ -429,12 +454,13 @@ fn unstartable(
     let r = b.initialize();
     assert_eq!(r["error"], spawn_failed(detail), "{r}");
     assert_eq!(b.request(1, "ping", json!({}))["result"], json!({}));
-    let err = b.stderr_text();
-    assert!(
-        !err.contains("sekret") && !r.to_string().contains("sekret"),
-        "{err}"
-    );
+    assert!(!r.to_string().contains("sekret"), "{r}");
     assert_eq!(b.finish(), Some(0));
+    let err = b.stderr_to_the_end();
+    let failed = format!(
+        "mcp-bridge: frontend: warn: initialize failed: The bridge could not start the upstream server (spawn_failed, -32603): {detail}"
+    );
+    assert_eq!(err.lines().collect::<Vec<_>>(), [line, failed.as_str()]);
 }
 
 #[test]

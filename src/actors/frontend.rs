@@ -121,6 +121,8 @@ pub struct Frontend {
     /// The `_meta` keys of forwarded requests, serialized once for the current log level.
     meta_keys: Option<MetaKeys>,
     initialized: bool,
+    /// An `initialize` succeeded at least once (the answer to [`Finish`]).
+    ran: bool,
     declared: Declared,
     listen: Option<listen::ListenSide>,
     /// Ids of `resources/subscribe`/`unsubscribe` requests not answered yet.
@@ -209,6 +211,7 @@ impl Frontend {
             meta: None,
             meta_keys: None,
             initialized: false,
+            ran: false,
             declared: Declared::default(),
             listen: None,
             open_changes: HashSet::new(),
@@ -786,6 +789,7 @@ impl Frontend {
         match res {
             Ok(Probed::Legacy(sign, request)) => {
                 self.state = Lifecycle::PassThrough;
+                self.ran = true;
                 let sign = match sign {
                     LegacySign::NoReply => format!(
                         "it did not answer server/discover within --discover-timeout, {} s",
@@ -804,6 +808,7 @@ impl Frontend {
             Ok(Probed::Modern(modern)) => {
                 let (d, meta) = *modern;
                 self.state = Lifecycle::Ready;
+                self.ran = true;
                 self.meta = Some(meta);
                 self.meta_keys = None;
                 tracing::info!(target: "frontend", "the upstream server is ready (protocol {})", d.protocol_version);
@@ -1076,8 +1081,9 @@ impl Handler<Quiesce> for Frontend {
 }
 
 impl Handler<Finish> for Frontend {
-    type Result = ();
-    fn handle(&mut self, _: Finish, ctx: &mut Context<Self>) {
+    type Result = bool;
+    fn handle(&mut self, _: Finish, ctx: &mut Context<Self>) -> bool {
         ctx.stop();
+        self.ran
     }
 }

@@ -2,7 +2,7 @@
 //! of the writers (size, peak, notifications dropped, requests refused or removed; see
 //! [`QueueStats::line`]) and of the forwarded methods (requests, errors, latency quantiles),
 //! written as log lines of scope `metrics`: a debug line every [`METRICS_INTERVAL`] while
-//! requests flow, one info line with the totals when the bridge stops. A line is the parts
+//! requests flow, one info line with the totals when a bridge that ran stops (see [`WriteTotals`]). A line is the parts
 //! `name: key=value ...` joined by `; `: actors first, then queues (the stderr queue last,
 //! [`crate::log::queue::StderrStats::line`]), then methods.
 
@@ -152,15 +152,21 @@ impl Actor for Metrics {
 
 crate::counted_handlers!(Metrics: WriteTotals);
 
-/// Shutdown step (Supervisor), the last one: write the totals line, then stop.
+/// Shutdown step (Supervisor), the last one: write the totals line when the bridge `ran` (an
+/// `initialize` succeeded at least once: a bridge whose upstream never started, or whose
+/// editor never initialized, has only its error lines to show), then stop.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct WriteTotals;
+pub struct WriteTotals {
+    pub ran: bool,
+}
 
 impl Handler<WriteTotals> for Metrics {
     type Result = ();
-    fn handle(&mut self, _: WriteTotals, ctx: &mut Context<Self>) {
-        self.write(true);
+    fn handle(&mut self, WriteTotals { ran }: WriteTotals, ctx: &mut Context<Self>) {
+        if ran {
+            self.write(true);
+        }
         ctx.stop();
     }
 }

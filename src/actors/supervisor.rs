@@ -404,7 +404,8 @@ impl Supervisor {
                 host.step("pending: stop");
                 let _ = pending.send(pending::Stop).await;
                 host.step("frontend: finish");
-                let _ = frontend.finish.send(Finish).await;
+                // Unknown (the Frontend is gone): the totals are written, as they always were.
+                let ran = frontend.finish.send(Finish).await.unwrap_or(true);
                 if let Some(o) = &output {
                     host.step("output: close");
                     o.close();
@@ -421,7 +422,7 @@ impl Supervisor {
                 // The summaries of the rate-limited warnings come before the totals.
                 crate::log::limits::flush_all();
                 host.step("metrics: totals");
-                let _ = totals.send(WriteTotals).await;
+                let _ = totals.send(WriteTotals { ran }).await;
             }
             .into_actor(self)
             .map(move |(), act, ctx| {

@@ -70,9 +70,11 @@ pub struct Quiesce {
 }
 
 /// Shutdown step (Supervisor), after the Listener stopped: what is in the mailbox before it
-/// is handled (answers of subscription changes), then the Frontend stops with its input.
+/// is handled (answers of subscription changes), then the Frontend stops with its input. The
+/// answer: whether the bridge ran, that is an `initialize` succeeded at least once (the state
+/// reached `ready` or `pass_through`); only then is the metrics totals line written.
 #[derive(Message, Debug)]
-#[rtype(result = "()")]
+#[rtype(result = "bool")]
 pub struct Finish;
 
 /// The upstream was lost (from the Supervisor, which learned it from the Upstream). In
