@@ -786,6 +786,71 @@ fn auto_opens_the_store_at_the_first_sign_in_and_its_marker_brings_the_sign_in_b
     assert!(marker.exists());
 }
 
+/// A marker whose sign-in is gone from the store (deleted outside the bridge) opens the store
+/// at the first request once more, which finds nothing and removes the marker: the next start
+/// leaves the store closed, as for a server that never asked for a sign-in (before, every
+/// start opened the store until the next sign-in).
+#[test]
+fn a_marker_whose_sign_in_is_gone_is_removed_when_the_store_is_opened_for_it() {
+    let up = upstream();
+    let dir = scratch("stale-marker");
+    let port = free_port();
+    let (port_s, url) = (port.to_string(), up.url());
+    let args = [
+        "--log-level",
+        "debug",
+        "--redirect-port",
+        port_s.as_str(),
+        url.as_str(),
+    ];
+    let markers = dir.join("mcp-bridge/signins");
+    let marker = markers.join(sign_in_key(&url, "default", &redirect_uri(port)));
+    std::fs::create_dir_all(&markers).unwrap();
+    std::fs::write(&marker, b"").unwrap();
+    let opened_line = format!(
+        "mcp-bridge: sign-in: info: token store: encrypted files in {}, opened at its first use",
+        dir.join("mcp-bridge/tokens").display()
+    );
+    const REMOVED: &str = "mcp-bridge: sign-in: debug: the token store holds no sign-in for this server: its marker is removed";
+    const DEFERRED: &str = "mcp-bridge: sign-in: debug: no stored sign-in is marked for this server; the token store is read at the first 401/403";
+    let run = || {
+        let mut b = Bridge::spawn(&dir, &args, &[]);
+        let init = b.initialize();
+        assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+        b.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "echo", "arguments": {"text": "hi"}}}));
+        let r = b.response(2);
+        assert_eq!(r["result"]["content"][0]["text"], "hi", "{r}");
+        b.stop()
+    };
+    let count = |err: &str, line: &str| err.lines().filter(|l| *l == line).count();
+
+    // The marker opens the store, which holds nothing for this server: the marker goes.
+    let err = run();
+    assert_eq!(
+        store_lines(&err),
+        [AUTO_LINE, opened_line.as_str()],
+        "{err}"
+    );
+    assert_eq!(
+        (count(&err, REMOVED), count(&err, DEFERRED)),
+        (1, 0),
+        "{err}"
+    );
+    assert!(!marker.exists(), "{err}");
+
+    // The next start has no marker: the store stays closed (the upstream never asks).
+    let err = run();
+    assert_eq!(store_lines(&err), [AUTO_LINE], "{err}");
+    assert_eq!(
+        (count(&err, REMOVED), count(&err, DEFERRED)),
+        (0, 1),
+        "{err}"
+    );
+    assert!(!marker.exists(), "{err}");
+    assert!(!err.contains("sign in at"), "{err}");
+}
+
 /// The time a sign-in runs is not counted in `server/discover`'s time limit (only up to
 /// `--sign-in-timeout` of it, the sign-in's own limit): a user slower in the browser than
 /// `--discover-timeout` still gets the `initialize`, signed in.

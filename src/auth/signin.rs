@@ -251,7 +251,9 @@ impl Inner {
 
     /// Reads the stored sign-in once, also when [`Inner::load`] put it off (opening a lazy
     /// store). A sign-in found without its marker (stored by an older bridge) gets one, so
-    /// the next start reads it at once.
+    /// the next start reads it at once; a marker whose store holds no sign-in (its tokens
+    /// were deleted outside the bridge, or cannot be read) is removed, so the next start
+    /// does not open the store for it (a store that cannot be reached leaves it be).
     async fn load_all(&self) {
         if self.loaded.replace(Loaded::Yes) == Loaded::Yes {
             return;
@@ -261,15 +263,17 @@ impl Inner {
         let bytes = self
             .store
             .run(move |s| {
-                let found = s.get(&key).ok().flatten();
-                if found.is_some()
-                    && let Some(d) = marker_dir
-                    && !marker::exists(&d, &key)
+                let found = s.get(&key);
+                if let Some(d) = marker_dir
                     && !s.is_memory()
                 {
-                    mark(&d, &key);
+                    match &found {
+                        Ok(Some(_)) if !marker::exists(&d, &key) => mark(&d, &key),
+                        Ok(None) => unmark(&d, &key),
+                        _ => {}
+                    }
                 }
-                found
+                found.ok().flatten()
             })
             .await;
         if let Some(rec) = bytes.and_then(|b| self.parse(&b)) {
@@ -628,6 +632,19 @@ impl Inner {
 fn mark(dir: &std::path::Path, key: &str) {
     if let Err(e) = marker::create(dir, key) {
         tracing::warn!(target: "sign-in", "the sign-in marker in {} is not written ({e}); the next start reads the stored sign-in after one 401", dir.display());
+    }
+}
+
+/// Removes the marker of a sign-in the store does not hold (nothing when there is none).
+fn unmark(dir: &std::path::Path, key: &str) {
+    match marker::remove(dir, key) {
+        Ok(true) => {
+            tracing::debug!(target: "sign-in", "the token store holds no sign-in for this server: its marker is removed");
+        }
+        Ok(false) => {}
+        Err(e) => {
+            tracing::warn!(target: "sign-in", "the sign-in marker in {} is not removed ({e}); the next start opens the token store for it again", dir.display());
+        }
     }
 }
 
