@@ -429,12 +429,18 @@ fn a_failed_initialize_says_why_to_the_editor_and_on_stderr() {
 }
 
 /// An upstream that exits during `initialize`: the editor's `upstream_exited` names the exit
-/// status (a code or a signal), and so does the stderr line of the failed `initialize`.
+/// status (a code or a signal), and so does the stderr line of the failed `initialize`; one
+/// that closes its stdout and keeps running is killed by the bridge after `EXIT_STATUS_WAIT`
+/// (500 ms), and the detail says so.
 #[test]
 fn an_upstream_that_exits_during_initialize_is_named_with_its_exit_status() {
     for (script, status) in [
         ("echo oops >&2; exit 3", "exit code 3"),
         ("kill -9 $$", "signal 9"),
+        (
+            "exec >&-; exec sleep 600",
+            "it closed its stdout and was still running 500 ms later: the bridge killed it (SIGKILL)",
+        ),
     ] {
         let mut b = Bridge::start_cmd(&[], &["sh".into(), "-c".into(), script.into()]);
         let r = b.initialize_request(json!(1), json!({}));

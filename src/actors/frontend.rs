@@ -65,8 +65,11 @@ pub enum Lifecycle {
 
 /// How long a failed `initialize` waits, after the upstream closed its output, for the exit
 /// status of the upstream process, which its error then names (`data.detail`: `exit code 3`,
-/// `signal 9`); without it in time the error goes out without a detail.
-pub const EXIT_STATUS_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+/// `signal 9`, or that the bridge killed a child still running); without it in time the error
+/// goes out without a detail. A bound, not the usual wait: the transport reports within its
+/// own [`upstream::EXIT_STATUS_WAIT`] (500 ms, then the kill), and at once for a child that
+/// exited; this leaves room for the kill and the messages on a busy machine.
+pub const INITIALIZE_EXIT_STATUS_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Frames of the editor held while `initialize` runs (the era of the upstream is being
 /// decided), at most this many; requests also count against `--max-in-flight`. Beyond either
@@ -133,7 +136,7 @@ pub struct Frontend {
     held: VecDeque<Held>,
     held_bytes: usize,
     /// While `initialize` runs: where the exit status of a lost upstream goes (the probe
-    /// waits for it, [`EXIT_STATUS_WAIT`]).
+    /// waits for it, [`INITIALIZE_EXIT_STATUS_WAIT`]).
     exit_status: Option<tokio::sync::oneshot::Sender<String>>,
 }
 
@@ -763,7 +766,7 @@ impl Frontend {
                 Era::Legacy(sign) => Ok(Probed::Legacy(sign, request)),
                 // The upstream went away: its exit status says why.
                 Era::Error(e) if closed => {
-                    match tokio::time::timeout(EXIT_STATUS_WAIT, exit_rx).await {
+                    match tokio::time::timeout(INITIALIZE_EXIT_STATUS_WAIT, exit_rx).await {
                         Ok(Ok(status)) => Err(e.with_detail(status)),
                         _ => Err(e),
                     }

@@ -18,7 +18,14 @@ use super::{isolation, lines};
 use crate::protocol::framing::FrameCodec;
 use crate::protocol::jsonrpc::Id;
 
-/// How long the bridge waits for the exit status of a child that closed its stdout.
+/// How long the bridge waits for the exit status of a child that closed its stdout, before it
+/// kills the child's group and says so (`it closed its stdout and was still running 500 ms
+/// later: ...`); a failed `initialize` waits that long for its detail. The wait does not end
+/// as soon as the child is seen alive: a server often closes its stdout a while before it
+/// exits (an interpreter's shutdown closes `sys.stdout`, then runs its exit handlers), and its
+/// exit code is the cause the user can act on (`sh -c 'exec >&-; sleep 0.2; exit 3'` is
+/// reported as `exit code 3`, 0.2 s after the end of its output). A child that exits at once
+/// is reported at once; only one that keeps running costs the whole wait.
 pub const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
 /// After the child exits, how long frames already in its stdout pipe are still read before
 /// the upstream counts as lost (a grandchild may hold the pipe open).
