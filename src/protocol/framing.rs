@@ -23,6 +23,16 @@
 //!
 //! Pure: bytes in a `BytesMut` in, frames out; no I/O. A line is split off the read buffer
 //! without a copy.
+//!
+//! Memory (what the rules above leave to the codec): a line of [`KEEP_BUFFER_BYTES`] or more
+//! takes the buffer it was read into with it, and what follows it moves to a small buffer of
+//! its own, so a large message does not leave its memory behind. With a [`SpareBuffer`]
+//! ([`FrameCodec::with_spare`]; the reader that owns one decides how long it keeps a block),
+//! that buffer comes back when the line's last piece is dropped, and the next pending line
+//! whose buffer must grow past [`KEEP_BUFFER_BYTES`] moves into it (a copy of at most
+//! [`KEEP_BUFFER_BYTES`]) instead of growing into a fresh block: a second 16 MiB line is read
+//! into pages already mapped. Any line that completes in a buffer of more than
+//! [`KEEP_BUFFER_BYTES`] then takes that buffer with it.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use serde_json::Value;
@@ -30,6 +40,7 @@ use tokio_util::codec::{Decoder, Encoder};
 
 use super::idscan::{IdScanner, UTF8_BOM};
 use super::jsonrpc::Id;
+pub use super::spare::SpareBuffer;
 
 /// How many bytes of the start of an over-long line are kept (for a log or stderr line).
 pub const TOO_LONG_HEAD_BYTES: usize = 256;
@@ -46,7 +57,7 @@ pub const READ_CHUNK_BYTES: usize = 64 * 1024;
 
 /// A read buffer that grew past this size (in bytes, 1 MiB) for one line is given away with
 /// that line instead of being kept for the next reads, so a large message does not leave its
-/// memory behind.
+/// memory behind (with a [`SpareBuffer`], it comes back to the spare when the line is dropped).
 pub const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
 
 /// One framed unit of input.
@@ -88,6 +99,8 @@ pub struct FrameCodec {
     overflow: Option<Overflow>,
     /// No byte of the stream has been framed yet: a byte order mark there is dropped.
     bom_pending: bool,
+    /// Where large buffers go back to and come from ([`FrameCodec::with_spare`]).
+    spare: Option<SpareBuffer>,
 }
 
 #[derive(Debug)]
@@ -151,7 +164,17 @@ impl FrameCodec {
             searched: 0,
             overflow: None,
             bom_pending: mode == LineMode::Messages,
+            spare: None,
         }
+    }
+
+    /// The same codec reading large lines with `spare` (module doc): a line that completes in a
+    /// buffer of more than [`KEEP_BUFFER_BYTES`] is lent that buffer ([`SpareBuffer::lend`]),
+    /// and a pending line whose buffer must grow past [`KEEP_BUFFER_BYTES`] moves into the
+    /// spare's kept block when there is one. Whoever holds `spare` expires its block.
+    pub fn with_spare(mut self, spare: SpareBuffer) -> Self {
+        self.spare = Some(spare);
+        self
     }
 
     /// The line limit in bytes.
@@ -186,7 +209,7 @@ impl FrameCodec {
                     None => {
                         ov.push(buf);
                         buf.clear();
-                        release_large(buf);
+                        release_large(buf, self.spare.as_ref());
                         return None;
                     }
                 }
@@ -201,7 +224,7 @@ impl FrameCodec {
                     let mut ov = Overflow::start(self.mode);
                     ov.push(buf);
                     buf.clear();
-                    release_large(buf);
+                    release_large(buf, self.spare.as_ref());
                     self.overflow = Some(ov);
                     self.searched = 0;
                     return None;
@@ -222,6 +245,21 @@ impl FrameCodec {
                 buf.advance(nl + 1);
                 return Some(ov.finish());
             }
+            if let Some(spare) = self
+                .spare
+                .as_ref()
+                .filter(|_| buf.capacity() > KEEP_BUFFER_BYTES)
+            {
+                // The line takes the whole buffer; what follows it moves to a small one.
+                let rest = own_buffer(&buf[nl + 1..]);
+                let mut block = std::mem::replace(buf, rest);
+                block.truncate(len);
+                if self.mode == LineMode::Messages && block.iter().all(u8::is_ascii_whitespace) {
+                    spare.put_back(block);
+                    continue;
+                }
+                return Some(Frame::Line(spare.lend(block)));
+            }
             let mut line = buf.split_to(nl + 1);
             line.truncate(nl);
             if line.last() == Some(&b'\r') {
@@ -238,26 +276,53 @@ impl FrameCodec {
     }
 }
 
-/// Replaces an empty buffer that grew large with a small one.
-fn release_large(buf: &mut BytesMut) {
+/// Replaces an empty buffer that grew large with a small one (giving the large one back to
+/// `spare`, if any).
+fn release_large(buf: &mut BytesMut, spare: Option<&SpareBuffer>) {
     if buf.is_empty() && buf.capacity() > KEEP_BUFFER_BYTES {
-        *buf = BytesMut::new();
+        let large = std::mem::take(buf);
+        if let Some(spare) = spare {
+            spare.put_back(large);
+        }
     }
+}
+
+/// A buffer of its own holding `bytes`, with room for a read.
+fn own_buffer(bytes: &[u8]) -> BytesMut {
+    let mut fresh = BytesMut::with_capacity(bytes.len() + READ_CHUNK_BYTES);
+    fresh.extend_from_slice(bytes);
+    fresh
 }
 
 /// Moves what follows a large line into a buffer of its own, so the line alone holds the large
 /// allocation and frees it when it is dropped.
 fn give_away(buf: &mut BytesMut) {
-    let mut fresh = BytesMut::with_capacity(buf.len() + READ_CHUNK_BYTES);
-    fresh.extend_from_slice(buf);
-    *buf = fresh;
+    *buf = own_buffer(buf);
 }
 
-/// Keeps room for a read before the caller reads again: when less than a quarter of
-/// [`READ_CHUNK_BYTES`] is left, room for a whole one is made. Not every time: while a line
-/// split off the buffer is still alive, making room means a new allocation.
-fn keep_read_room(buf: &mut BytesMut) {
-    if buf.capacity() - buf.len() < READ_CHUNK_BYTES / 4 {
+impl FrameCodec {
+    /// Keeps room for a read before the caller reads again: when less than a quarter of
+    /// [`READ_CHUNK_BYTES`] is left, room for a whole one is made. Not every time: while a line
+    /// split off the buffer is still alive, making room means a new allocation. When that room
+    /// would take the buffer of the pending line past [`KEEP_BUFFER_BYTES`] (it doubles) and
+    /// the spare keeps a block, the pending bytes (at most [`KEEP_BUFFER_BYTES`]) move into
+    /// that block instead.
+    fn keep_read_room(&self, buf: &mut BytesMut) {
+        if buf.capacity() - buf.len() >= READ_CHUNK_BYTES / 4 {
+            return;
+        }
+        let passes_keep = buf.capacity() <= KEEP_BUFFER_BYTES
+            && (2 * buf.capacity()).max(buf.len() + READ_CHUNK_BYTES) > KEEP_BUFFER_BYTES;
+        if passes_keep
+            && self.overflow.is_none()
+            && let Some(mut block) = self.spare.as_ref().and_then(SpareBuffer::take)
+        {
+            block.extend_from_slice(buf);
+            *buf = block;
+            if buf.capacity() - buf.len() >= READ_CHUNK_BYTES / 4 {
+                return;
+            }
+        }
         buf.reserve(READ_CHUNK_BYTES);
     }
 }
@@ -271,7 +336,7 @@ impl Decoder for FrameCodec {
     fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, std::io::Error> {
         let frame = self.next_frame(buf);
         if frame.is_none() {
-            keep_read_room(buf);
+            self.keep_read_room(buf);
         }
         Ok(frame)
     }
@@ -620,6 +685,173 @@ mod tests {
         assert!(matches!(codec.decode(&mut buf), Ok(None)));
         assert!(buf.is_empty());
         assert!(buf.capacity() <= 2 * READ_CHUNK_BYTES);
+    }
+
+    /// Reads `input` as `FramedRead` does: decode until it asks for more, then one read of at
+    /// most `sizes[i]` bytes into the room the codec left (never more: a read does not grow the
+    /// buffer), and `decode_eof` at the end. Every frame goes to `each`.
+    fn read_as_framed(
+        codec: &mut FrameCodec,
+        input: &[u8],
+        sizes: &[usize],
+        mut each: impl FnMut(Frame),
+    ) {
+        let mut buf = BytesMut::with_capacity(READ_CHUNK_BYTES);
+        let mut rest = input;
+        let mut i = 0;
+        loop {
+            while let Ok(Some(f)) = codec.decode(&mut buf) {
+                each(f);
+            }
+            if rest.is_empty() {
+                break;
+            }
+            let room = buf.capacity() - buf.len();
+            assert!(room >= READ_CHUNK_BYTES / 4, "room for a read");
+            let n = sizes[i % sizes.len()].clamp(1, room).min(rest.len());
+            buf.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            i += 1;
+        }
+        while let Ok(Some(f)) = codec.decode_eof(&mut buf) {
+            each(f);
+        }
+    }
+
+    /// A line of `len` bytes of letters starting at `first` (no newline, not blank).
+    fn letters(first: u8, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|i| b'a' + (first + (i % 26) as u8) % 26)
+            .collect()
+    }
+
+    fn with_newline(mut line: Vec<u8>) -> Vec<u8> {
+        line.push(b'\n');
+        line
+    }
+
+    fn large_codec() -> (FrameCodec, SpareBuffer) {
+        let spare = SpareBuffer::new();
+        (FrameCodec::new(64 << 20).with_spare(spare.clone()), spare)
+    }
+
+    #[test]
+    fn a_second_large_line_is_read_into_the_block_of_the_first() {
+        let (mut codec, spare) = large_codec();
+        let first = letters(0, 3 * KEEP_BUFFER_BYTES + 5);
+        let mut got = Vec::new();
+        read_as_framed(
+            &mut codec,
+            &with_newline(first.clone()),
+            &[256 * 1024],
+            |f| got.push(f),
+        );
+        let [Frame::Line(line)] = &got[..] else {
+            panic!("expected one line, got {} frames", got.len());
+        };
+        assert_eq!(&line[..], &first[..]);
+        let start = line.as_ptr();
+        assert_eq!(spare.kept(), None, "the line holds its block");
+        drop(got);
+        let Some((block, capacity)) = spare.kept() else {
+            panic!("the block came back");
+        };
+        assert_eq!(block, start, "the line was the start of its block");
+        // The second line, then a small one after it in the same reads.
+        let second = letters(7, 3 * KEEP_BUFFER_BYTES);
+        let mut input = with_newline(second.clone());
+        input.extend_from_slice(b"{\"small\":1}\n");
+        let mut got = Vec::new();
+        read_as_framed(&mut codec, &input, &[256 * 1024, 1000, 70_000], |f| {
+            got.push(f)
+        });
+        let [Frame::Line(line), small] = &got[..] else {
+            panic!("expected two lines, got {} frames", got.len());
+        };
+        assert_eq!(&line[..], &second[..]);
+        assert_eq!(*small, Frame::Line(Bytes::from_static(b"{\"small\":1}")));
+        assert_eq!(line.as_ptr(), block, "read into the first line's block");
+        assert_eq!(spare.kept(), None);
+        drop(got);
+        assert_eq!(
+            spare.kept(),
+            Some((block, capacity)),
+            "the same block came back, not grown"
+        );
+    }
+
+    #[test]
+    fn a_block_is_not_reused_while_its_line_is_alive() {
+        let (mut codec, spare) = large_codec();
+        let first = letters(1, 2 * KEEP_BUFFER_BYTES);
+        let second = letters(2, 2 * KEEP_BUFFER_BYTES);
+        let mut input = with_newline(first.clone());
+        input.extend_from_slice(&with_newline(second.clone()));
+        let mut got = Vec::new();
+        read_as_framed(&mut codec, &input, &[100_000], |f| got.push(f));
+        let [Frame::Line(a), Frame::Line(b)] = &got[..] else {
+            panic!("expected two lines, got {} frames", got.len());
+        };
+        assert_eq!((&a[..], &b[..]), (&first[..], &second[..]));
+        let a_range = a.as_ptr() as usize..a.as_ptr() as usize + a.len();
+        assert!(!a_range.contains(&(b.as_ptr() as usize)));
+        let (a, b) = (a.clone(), b.clone());
+        drop(got);
+        let b_start = b.as_ptr();
+        drop(a);
+        let Some((kept, _)) = spare.kept() else {
+            panic!("the first block came back");
+        };
+        drop(b);
+        // Of the two blocks of the same size, one is kept.
+        assert!(spare.kept().is_some_and(|k| k.0 == kept || k.0 == b_start));
+    }
+
+    #[test]
+    fn large_lines_read_through_a_spare_are_exact() {
+        let mut input = Vec::new();
+        let lines = [
+            letters(3, KEEP_BUFFER_BYTES - 1),
+            letters(4, KEEP_BUFFER_BYTES),
+            letters(5, KEEP_BUFFER_BYTES + 1),
+            letters(6, 2 * KEEP_BUFFER_BYTES + 3),
+            b"{}".to_vec(),
+            letters(8, 5 * KEEP_BUFFER_BYTES / 2),
+        ];
+        for (i, line) in lines.iter().enumerate() {
+            input.extend_from_slice(line);
+            // CRLF on some, and a blank large line (skipped) after the second.
+            input.extend_from_slice(if i % 2 == 0 { b"\r\n" } else { b"\n" });
+            if i == 1 {
+                input.extend_from_slice(&vec![b' '; KEEP_BUFFER_BYTES + 7]);
+                input.push(b'\n');
+            }
+        }
+        // Over the limit of 4 MiB, then a last line without its newline.
+        input.extend_from_slice(&letters(9, 4 * KEEP_BUFFER_BYTES + 1));
+        input.extend_from_slice(b"\nlast");
+        let mut want: Vec<Frame> = lines.iter().map(|l| line(l)).collect();
+        want.push(Frame::TooLong {
+            len_bytes: 4 * KEEP_BUFFER_BYTES + 1,
+            head: letters(9, TOO_LONG_HEAD_BYTES),
+            id: None,
+        });
+        want.push(line(b"last"));
+        for sizes in [&[256 * 1024][..], &[65_536], &[17, 300_000, 4096]] {
+            for keep_lines in [false, true] {
+                let spare = SpareBuffer::new();
+                let mut codec = FrameCodec::new(4 * KEEP_BUFFER_BYTES).with_spare(spare.clone());
+                let mut got = Vec::new();
+                // Unless kept, each line is copied and dropped: its block comes back at once.
+                read_as_framed(&mut codec, &input, sizes, |f| match f {
+                    Frame::Line(l) if !keep_lines => got.push(line(&l)),
+                    f => got.push(f),
+                });
+                assert_eq!(got, want, "reads {sizes:?}, lines kept {keep_lines}");
+                drop(got);
+                assert!(spare.kept().is_some(), "reads {sizes:?}");
+            }
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod raw;
 pub mod relay;
 pub mod remote;
 pub mod shape;
+pub mod spare;
 pub mod surrogates;
 pub mod tools_refetch;
 pub mod translate;

@@ -1,19 +1,30 @@
 //! The codec of [`crate::protocol::framing`] on byte sources: as a stream over an
 //! `AsyncRead` (the editor's stdin pipe, the child's stdout and stderr), or driven by hand over
 //! a blocking `Read` on a thread of its own (a stdin that is a terminal or a file). The rules of
-//! the lines are the codec's; nothing here looks into a line.
+//! the lines are the codec's; nothing here looks into a line. The stream also keeps the
+//! codec's spare large buffer ([`SpareBuffer`]) for [`SPARE_BUFFER_KEEP`] after each large
+//! line, with a timer of its own.
 
 use bytes::BytesMut;
 use futures_util::future::BoxFuture;
 use futures_util::{Stream, StreamExt};
+use std::future::Future;
 use std::io::{self, Read};
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 use tokio::io::{AsyncRead, ReadBuf};
+use tokio::time::Sleep;
 use tokio_util::codec::{Decoder, FramedRead};
 
 use super::writer::Writer;
-use crate::protocol::framing::{Frame, FrameCodec, READ_CHUNK_BYTES};
+use crate::protocol::framing::{Frame, FrameCodec, READ_CHUNK_BYTES, SpareBuffer};
+
+/// How long the stream of [`frames`] keeps its codec's spare large read buffer after a large
+/// line (one of [`KEEP_BUFFER_BYTES`](crate::protocol::framing::KEEP_BUFFER_BYTES) or more)
+/// gave it back, when no other large line takes it (2 s): back-to-back large results reuse
+/// one block of memory, and an idle bridge holds none a moment later.
+pub const SPARE_BUFFER_KEEP: Duration = Duration::from_secs(2);
 
 /// Frames of `reader` by `codec`; the stream ends at the end of input or at a read error
 /// (which ends the input as the end of input does: a last line without its newline is still a
@@ -27,6 +38,11 @@ use crate::protocol::framing::{Frame, FrameCodec, READ_CHUNK_BYTES};
 /// ([`Writer::room`]). While it waits nothing is read, so the peer blocks on its own full pipe.
 /// Without the yield, what the consumers of one read's frames still produce (at most 16
 /// frames of an actor's stream at a time) lands in the queue after the next read.
+///
+/// The codec gets a [`SpareBuffer`]: the block a large line took comes back when the line is
+/// dropped (once written) and the next large line is read into it; the stream drops the block
+/// [`SPARE_BUFFER_KEEP`] after it came back if no large line took it meanwhile, and at the
+/// end of input.
 pub fn frames<R: AsyncRead + Unpin + 'static>(
     reader: R,
     codec: FrameCodec,
@@ -38,13 +54,92 @@ pub fn frames<R: AsyncRead + Unpin + 'static>(
         yielded: false,
         room: None,
     };
-    FramedRead::with_capacity(reader, codec, READ_CHUNK_BYTES)
-        .filter_map(|frame| std::future::ready(frame.ok()))
+    frames_keeping(reader, codec, SpareBuffer::new(), SPARE_BUFFER_KEEP)
+}
+
+/// [`frames`] of `reader` (already [`Paced`]), keeping the spare block for `keep`.
+fn frames_keeping<R: AsyncRead + Unpin + 'static>(
+    reader: R,
+    codec: FrameCodec,
+    spare: SpareBuffer,
+    keep: Duration,
+) -> impl Stream<Item = Frame> {
+    let framed =
+        FramedRead::with_capacity(reader, codec.with_spare(spare.clone()), READ_CHUNK_BYTES);
+    KeepingSpare {
+        inner: framed,
+        spare,
+        keep,
+        timer: None,
+    }
+    .filter_map(|frame| std::future::ready(frame.ok()))
+}
+
+/// A stream of frames whose codec has `spare`: after each poll it arms (or fires) the timer
+/// of the kept block's generation, and drops the block when the timer fires
+/// ([`SPARE_BUFFER_KEEP`]) or the stream ends. While a line holds a block, a block that comes
+/// back wakes the task that polls this stream, so that the timer starts then.
+struct KeepingSpare<S> {
+    inner: S,
+    spare: SpareBuffer,
+    /// [`SPARE_BUFFER_KEEP`] (shorter in tests).
+    keep: Duration,
+    /// The generation of the kept block and the timer that expires it.
+    timer: Option<(u64, Pin<Box<Sleep>>)>,
+}
+
+impl<S: Stream + Unpin> Stream for KeepingSpare<S> {
+    type Item = S::Item;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        let me = self.get_mut();
+        let item = Pin::new(&mut me.inner).poll_next(cx);
+        if let Poll::Ready(None) = item {
+            me.timer = None;
+            let bytes = me.spare.close();
+            if bytes > 0 {
+                tracing::debug!(target: "transport", "dropped the spare read buffer ({bytes} bytes) at the end of input");
+            }
+        } else if me.spare.is_active() {
+            me.tend(cx);
+        }
+        item
+    }
+}
+
+impl<S> KeepingSpare<S> {
+    fn tend(&mut self, cx: &mut Context<'_>) {
+        loop {
+            let Some(generation) = self.spare.watch(Some(cx.waker())) else {
+                self.timer = None;
+                return;
+            };
+            match &mut self.timer {
+                Some((armed, sleep)) if *armed == generation => {
+                    if sleep.as_mut().poll(cx).is_pending() {
+                        return;
+                    }
+                    self.timer = None;
+                    let bytes = self.spare.expire(generation);
+                    if bytes > 0 {
+                        tracing::debug!(target: "transport", "dropped the spare read buffer ({bytes} bytes) after {} ms without a large line", self.keep.as_millis());
+                    }
+                }
+                _ => {
+                    self.timer = Some((generation, Box::pin(tokio::time::sleep(self.keep))));
+                }
+            }
+        }
+    }
 }
 
 /// Reads `reader` to its end (or its first error other than `Interrupted`) with `codec`,
 /// [`READ_CHUNK_BYTES`] at a time, and gives every frame to `each` in order; stops early when
 /// `each` returns `false`. Blocks: for a thread of its own.
+///
+/// No spare large buffer here (a blocking read has no timer to drop one on while its input is
+/// idle, a terminal's for ever): a large line takes its buffer with it, which is freed when the
+/// line is dropped.
 pub fn read_blocking<R: Read>(
     mut reader: R,
     mut codec: FrameCodec,
@@ -143,6 +238,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for Paced<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::framing::KEEP_BUFFER_BYTES;
     use bytes::Bytes;
     use tokio::io::AsyncWriteExt;
 
@@ -219,6 +315,108 @@ mod tests {
             },
         );
         assert_eq!(blocking, got);
+    }
+
+    /// A reader task over a pipe-like duplex, fed by `feed`, with a codec keeping its spare for
+    /// `keep`; its frames arrive on the receiver.
+    fn spawn_reader(
+        keep: Duration,
+    ) -> (
+        tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+        tokio::sync::mpsc::UnboundedReceiver<Frame>,
+        SpareBuffer,
+    ) {
+        let (feed, mut chunks) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+        let (out, frames_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (mut writer, reader) = tokio::io::duplex(256 * 1024);
+        tokio::spawn(async move {
+            while let Some(chunk) = chunks.recv().await {
+                if writer.write_all(&chunk).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let spare = SpareBuffer::new();
+        let stream = frames_keeping(reader, FrameCodec::new(64 << 20), spare.clone(), keep);
+        tokio::spawn(async move {
+            let mut stream = Box::pin(stream);
+            while let Some(frame) = stream.next().await {
+                if out.send(frame).is_err() {
+                    return;
+                }
+            }
+        });
+        (feed, frames_rx, spare)
+    }
+
+    /// Waits (at most 15 s, checking every 10 ms) until `done()` holds; whether it did.
+    async fn wait_until(mut done: impl FnMut() -> bool) -> bool {
+        let end = tokio::time::Instant::now() + Duration::from_secs(15);
+        while !done() {
+            if tokio::time::Instant::now() > end {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        true
+    }
+
+    fn large_line(fill: u8) -> Vec<u8> {
+        let mut line = vec![fill; 2 * KEEP_BUFFER_BYTES + 11];
+        line.push(b'\n');
+        line
+    }
+
+    #[tokio::test]
+    async fn the_stream_reads_the_next_large_line_into_the_block_of_the_last_and_drops_it_at_the_end()
+     {
+        let (feed, mut got, spare) = spawn_reader(Duration::from_secs(3600));
+        assert!(feed.send(large_line(b'a')).is_ok());
+        let Some(Frame::Line(first)) = got.recv().await else {
+            panic!("expected a line");
+        };
+        assert_eq!(&first[..], &large_line(b'a')[..2 * KEEP_BUFFER_BYTES + 11]);
+        let block = first.as_ptr();
+        drop(first);
+        assert_eq!(spare.kept().map(|k| k.0), Some(block));
+        let mut input = large_line(b'b');
+        input.extend_from_slice(b"{}\n");
+        assert!(feed.send(input).is_ok());
+        let Some(Frame::Line(second)) = got.recv().await else {
+            panic!("expected a line");
+        };
+        assert_eq!(&second[..], &large_line(b'b')[..2 * KEEP_BUFFER_BYTES + 11]);
+        assert_eq!(second.as_ptr(), block, "read into the same block");
+        assert_eq!(got.recv().await, Some(line(b"{}")));
+        drop(second);
+        assert!(spare.kept().is_some());
+        // The end of input drops the spare.
+        drop(feed);
+        assert_eq!(got.recv().await, None);
+        assert_eq!(spare.kept(), None);
+    }
+
+    #[tokio::test]
+    async fn the_stream_drops_its_spare_block_at_its_keep_time() {
+        let keep = Duration::from_millis(100);
+        let (feed, mut got, spare) = spawn_reader(keep);
+        assert!(feed.send(large_line(b'a')).is_ok());
+        let Some(Frame::Line(first)) = got.recv().await else {
+            panic!("expected a line");
+        };
+        // The reader waits for input; the block comes back from here, which wakes it to start
+        // the keep time (nothing else would: no more input comes).
+        let back = tokio::time::Instant::now();
+        drop(first);
+        assert!(spare.kept().is_some());
+        assert!(wait_until(|| spare.kept().is_none()).await, "dropped");
+        assert!(back.elapsed() >= keep, "not before its keep time");
+        // A later large line still reads right.
+        assert!(feed.send(large_line(b'c')).is_ok());
+        let Some(Frame::Line(again)) = got.recv().await else {
+            panic!("expected a line");
+        };
+        assert_eq!(&again[..], &large_line(b'c')[..2 * KEEP_BUFFER_BYTES + 11]);
     }
 
     #[test]
