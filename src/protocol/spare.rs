@@ -115,8 +115,9 @@ impl SpareBuffer {
         })
     }
 
-    /// Gives back a large buffer the codec no longer needs (an over-long or a blank line's):
-    /// kept as a returned line's block would be.
+    /// Gives back a large buffer the codec no longer needs (an over-long or a blank line's, or
+    /// a line's under [`KEEP_BUFFER_BYTES`], which was copied out): kept as a returned line's
+    /// block would be.
     pub fn put_back(&self, block: BytesMut) {
         put(&self.shared, block, false);
     }

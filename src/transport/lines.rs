@@ -20,10 +20,11 @@ use tokio_util::codec::{Decoder, FramedRead};
 use super::writer::Writer;
 use crate::protocol::framing::{Frame, FrameCodec, READ_CHUNK_BYTES, SpareBuffer};
 
-/// How long the stream of [`frames`] keeps its codec's spare large read buffer after a large
-/// line (one of [`KEEP_BUFFER_BYTES`](crate::protocol::framing::KEEP_BUFFER_BYTES) or more)
-/// gave it back, when no other large line takes it (2 s): back-to-back large results reuse
-/// one block of memory, and an idle bridge holds none a moment later.
+/// How long the stream of [`frames`] keeps its codec's spare large read buffer after it came
+/// back (from a large line, one of
+/// [`KEEP_BUFFER_BYTES`](crate::protocol::framing::KEEP_BUFFER_BYTES) or more, or from a line
+/// read into it and copied out) when no other line takes it (2 s): back-to-back large results
+/// reuse one block of memory, and an idle bridge holds none a moment later.
 pub const SPARE_BUFFER_KEEP: Duration = Duration::from_secs(2);
 
 /// Frames of `reader` by `codec`; the stream ends at the end of input or at a read error
@@ -40,9 +41,10 @@ pub const SPARE_BUFFER_KEEP: Duration = Duration::from_secs(2);
 /// frames of an actor's stream at a time) lands in the queue after the next read.
 ///
 /// The codec gets a [`SpareBuffer`]: the block a large line took comes back when the line is
-/// dropped (once written) and the next large line is read into it; the stream drops the block
-/// [`SPARE_BUFFER_KEEP`] after it came back if no large line took it meanwhile, and at the
-/// end of input.
+/// dropped (once written) and the next line of
+/// [`SPARE_MOVE_BYTES`](crate::protocol::framing::SPARE_MOVE_BYTES) or more is read into it;
+/// the stream drops the block [`SPARE_BUFFER_KEEP`] after it came back if no line took it
+/// meanwhile, and at the end of input.
 pub fn frames<R: AsyncRead + Unpin + 'static>(
     reader: R,
     codec: FrameCodec,
@@ -122,7 +124,7 @@ impl<S> KeepingSpare<S> {
                     self.timer = None;
                     let bytes = self.spare.expire(generation);
                     if bytes > 0 {
-                        tracing::debug!(target: "transport", "dropped the spare read buffer ({bytes} bytes) after {} ms without a large line", self.keep.as_millis());
+                        tracing::debug!(target: "transport", "dropped the spare read buffer ({bytes} bytes) after {} ms unused", self.keep.as_millis());
                     }
                 }
                 _ => {
