@@ -95,7 +95,8 @@ impl RawJson {
         if !self.is_string() {
             return None;
         }
-        let mut de = serde_json::Deserializer::from_slice(&self.0);
+        let text = std::str::from_utf8(&self.0).ok()?;
+        let mut de = serde_json::Deserializer::from_str(text);
         de.deserialize_str(StrVisitor).ok()
     }
 
@@ -181,18 +182,20 @@ impl<'de> DeserializeSeed<'de> for KeySeed {
     }
 }
 
-type Borrowed<'a> = Vec<(Cow<'a, str>, &'a RawValue)>;
+/// Reads an object's members, each value as the slice of `base` (the text being parsed) it
+/// covers: the list is built once, with no borrowed list before it.
+struct MembersVisitor<'b> {
+    base: &'b RawJson,
+}
 
-struct MembersVisitor;
-
-impl<'de> Visitor<'de> for MembersVisitor {
-    type Value = Borrowed<'de>;
+impl<'de> Visitor<'de> for MembersVisitor<'_> {
+    type Value = Vec<(String, RawJson)>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out: Borrowed<'de> = Vec::with_capacity(INDEX_MIN_MEMBERS);
-        let mut index: HashMap<Cow<'de, str>, usize> = HashMap::new();
+        let mut out: Vec<(String, RawJson)> = Vec::with_capacity(INDEX_MIN_MEMBERS);
+        let mut index: HashMap<String, usize> = HashMap::new();
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let value: &'de RawValue = map.next_value()?;
             let seen = if out.len() < INDEX_MIN_MEMBERS {
@@ -205,12 +208,14 @@ impl<'de> Visitor<'de> for MembersVisitor {
                         .map(|(i, (k, _))| (k.clone(), i))
                         .collect();
                 }
-                index.get(&key).copied()
+                index.get(key.as_ref()).copied()
             };
+            let value = self.base.slice_of(value);
             match seen {
                 // serde_json's map keeps a repeated key in its first place with its last value.
                 Some(i) => out[i].1 = value,
                 None => {
+                    let key = key.into_owned();
                     if !index.is_empty() {
                         index.insert(key.clone(), out.len());
                     }
@@ -245,16 +250,11 @@ pub fn members(obj: &RawJson) -> Option<Vec<(String, RawJson)>> {
     if !obj.is_object() {
         return None;
     }
-    let mut de = serde_json::Deserializer::from_slice(obj.as_bytes());
+    let mut de = serde_json::Deserializer::from_str(checked_text(obj.as_bytes())?);
     de.disable_recursion_limit();
-    let borrowed = de.deserialize_map(MembersVisitor).ok()?;
+    let members = de.deserialize_map(MembersVisitor { base: obj }).ok()?;
     de.end().ok()?;
-    Some(
-        borrowed
-            .into_iter()
-            .map(|(k, v)| (k.into_owned(), obj.slice_of(v)))
-            .collect(),
-    )
+    Some(members)
 }
 
 /// The items of the array `arr`, in order, each as the raw slice of `arr`. `None` when `arr`
@@ -263,7 +263,7 @@ pub fn items(arr: &RawJson) -> Option<Vec<RawJson>> {
     if !arr.is_array() {
         return None;
     }
-    let mut de = serde_json::Deserializer::from_slice(arr.as_bytes());
+    let mut de = serde_json::Deserializer::from_str(checked_text(arr.as_bytes())?);
     de.disable_recursion_limit();
     let borrowed = de.deserialize_seq(ItemsVisitor).ok()?;
     de.end().ok()?;
@@ -275,10 +275,22 @@ pub fn member<'a>(members: &'a [(String, RawJson)], key: &str) -> Option<&'a Raw
     members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
+/// `text` as a `str` for the parser, `None` when it is not UTF-8. One check of the whole
+/// text, so that the parser (serde_json's `StrRead`) checks no string or raw member again
+/// (issue 8 §7: the check per member was 6 % of a small call's instructions). A text that
+/// is not UTF-8 is refused here as the byte parser refused it: every byte of a valid JSON
+/// text outside its strings is ASCII, and every string and raw member was checked.
+fn checked_text(text: &[u8]) -> Option<&str> {
+    std::str::from_utf8(text).ok()
+}
+
 /// Whether the text may hold an unpaired surrogate escape: it holds `\u` followed by `d` or
-/// `D` (a cheap search; [`surrogates::replace_lone_surrogates`] decides).
+/// `D` (a cheap search; [`surrogates::replace_lone_surrogates`] decides). A text without a
+/// backslash (nearly every line) costs one `memchr`.
 fn may_hold_surrogate_escape(text: &[u8]) -> bool {
-    memchr::memmem::find_iter(text, b"\\u").any(|at| matches!(text.get(at + 2), Some(b'd' | b'D')))
+    memchr::memchr(b'\\', text).is_some()
+        && memchr::memmem::find_iter(text, b"\\u")
+            .any(|at| matches!(text.get(at + 2), Some(b'd' | b'D')))
 }
 
 /// A JSON-RPC 2.0 success response read without a value tree, in one validating pass over
@@ -300,7 +312,7 @@ pub fn response(line: Bytes, max_depth: usize) -> Option<(Id, RawResult)> {
 /// The envelope of a line within `max_depth`, its unpaired surrogate escapes replaced, with
 /// the member `open` read into its members in the same pass.
 fn checked_envelope(line: Bytes, max_depth: usize, open: Open) -> Option<Envelope> {
-    if jsonrpc::nesting_depth(&line, max_depth) > max_depth {
+    if !jsonrpc::depth_within(&line, max_depth) {
         return None;
     }
     let line = if may_hold_surrogate_escape(&line) {
@@ -357,22 +369,28 @@ struct BorrowedEnvelope<'a> {
     params: Option<&'a RawValue>,
     result: Option<&'a RawValue>,
     error: Option<&'a RawValue>,
-    opened: Option<Borrowed<'a>>,
+    opened: Option<Vec<(String, RawJson)>>,
 }
 
-struct EnvelopeVisitor(Open);
+/// Reads an envelope: the member `open` into its members, which are slices of `base`.
+struct EnvelopeVisitor<'b> {
+    open: Open,
+    base: &'b RawJson,
+}
 
-/// Reads an object into its members (an error for anything else).
-struct MembersSeed;
+/// Reads an object into its members, slices of `base` (an error for anything else).
+struct MembersSeed<'b> {
+    base: &'b RawJson,
+}
 
-impl<'de> DeserializeSeed<'de> for MembersSeed {
-    type Value = Borrowed<'de>;
+impl<'de> DeserializeSeed<'de> for MembersSeed<'_> {
+    type Value = Vec<(String, RawJson)>;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(MembersVisitor)
+        d.deserialize_map(MembersVisitor { base: self.base })
     }
 }
 
-impl<'de> Visitor<'de> for EnvelopeVisitor {
+impl<'de> Visitor<'de> for EnvelopeVisitor<'_> {
     type Value = BorrowedEnvelope<'de>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an object")
@@ -380,8 +398,8 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut env = BorrowedEnvelope::default();
         while let Some(key) = map.next_key_seed(KeySeed)? {
-            if key == self.0.key() {
-                env.opened = Some(map.next_value_seed(MembersSeed)?);
+            if key == self.open.key() {
+                env.opened = Some(map.next_value_seed(MembersSeed { base: self.base })?);
                 continue;
             }
             // Every value is read (and so checked), also one of an unknown member.
@@ -401,6 +419,12 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
     }
 }
 
+/// Whether the raw value of `jsonrpc` is the string `2.0`: its usual text `"2.0"` at once,
+/// any other string (one with escapes) decoded.
+fn is_version_2(v: &RawValue) -> bool {
+    v.get() == "\"2.0\"" || serde_json::from_str::<String>(v.get()).is_ok_and(|s| s == "2.0")
+}
+
 /// Reads the envelope of a message (the text must be a JSON object; whitespace around it is
 /// allowed), the member `open` into its members in the same pass. `None` when it is not valid
 /// JSON, not an object, or its member `open` is not an object.
@@ -413,23 +437,23 @@ fn read_envelope(line: &RawJson, open: Open) -> Option<Envelope> {
     if !trimmed.is_object() {
         return None;
     }
-    let mut de = serde_json::Deserializer::from_slice(trimmed.as_bytes());
+    let mut de = serde_json::Deserializer::from_str(checked_text(trimmed.as_bytes())?);
     de.disable_recursion_limit();
-    let b = de.deserialize_map(EnvelopeVisitor(open)).ok()?;
+    let visitor = EnvelopeVisitor {
+        open,
+        base: &trimmed,
+    };
+    let b = de.deserialize_map(visitor).ok()?;
     de.end().ok()?;
     let raw = |v: Option<&RawValue>| v.map(|v| trimmed.slice_of(v));
     Some(Envelope {
-        is_jsonrpc_2: raw(b.jsonrpc).and_then(|v| v.to_str().map(|s| s == "2.0")) == Some(true),
+        is_jsonrpc_2: b.jsonrpc.is_some_and(is_version_2),
         method: raw(b.method),
         id: raw(b.id),
         params: raw(b.params),
         result: raw(b.result),
         error: raw(b.error),
-        opened: b.opened.map(|m| {
-            m.into_iter()
-                .map(|(k, v)| (k.into_owned(), trimmed.slice_of(v)))
-                .collect()
-        }),
+        opened: b.opened,
     })
 }
 
@@ -955,6 +979,73 @@ mod tests {
         o.insert("d", raw("-0.0"));
         assert_eq!(o.to_parts().to_vec(), br#"{"a":1e400,"c":3,"d":-0.0}"#);
         assert_eq!(o.get("c"), Some(&raw("3")));
+    }
+
+    /// The text is checked as UTF-8 once, as a whole: a byte that is not UTF-8 anywhere (a
+    /// key, a member the bridge reads, one it passes raw, an unknown envelope member, the
+    /// whitespace) refuses the line as the byte parser did, and the parser's path then calls
+    /// it a parse error.
+    #[test]
+    fn bytes_that_are_not_utf8_anywhere_refuse_the_line() {
+        let with_bad_byte = |t: &str| {
+            let at = t.find('~').unwrap_or(0);
+            let mut b = t.as_bytes().to_vec();
+            b[at] = 0xff;
+            Bytes::from(b)
+        };
+        for t in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":"~"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"~":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":{"b":["~"]}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"x":"~"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}~"#,
+        ] {
+            assert!(response(with_bad_byte(t), 200).is_none(), "{t}");
+            let line = with_bad_byte(t);
+            assert!(
+                matches!(
+                    jsonrpc::parse(&line, 200),
+                    Err(jsonrpc::ParseError::NotJson { .. })
+                ),
+                "{t}"
+            );
+        }
+        for t in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"~"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m~","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"~","method":"m"}"#,
+        ] {
+            assert!(request(with_bad_byte(t), 64).is_none(), "{t}");
+        }
+        assert_eq!(members(&RawJson(with_bad_byte(r#"{"a":"~"}"#))), None);
+        assert_eq!(items(&RawJson(with_bad_byte(r#"["~"]"#))), None);
+        assert_eq!(RawJson(with_bad_byte(r#""~""#)).to_str(), None);
+        // Valid UTF-8 beyond ASCII passes, its bytes unchanged.
+        let (_, r) = response(
+            Bytes::from_static(r#"{"jsonrpc":"2.0","id":1,"result":{"é":"ü€😀"}}"#.as_bytes()),
+            200,
+        )
+        .unwrap_or((Id::Int(0), RawResult::Other(raw("null"))));
+        assert_eq!(text(&r), r#"{"é":"ü€😀"}"#);
+    }
+
+    /// `jsonrpc` is the string `2.0` in any spelling JSON gives it; nothing else is.
+    #[test]
+    fn the_version_is_read_through_its_escapes() {
+        let line = |v: &str| Bytes::from(format!(r#"{{"jsonrpc":{v},"id":1,"result":{{}}}}"#));
+        for v in [r#""2.0""#, r#""2.0""#, r#""2.0""#] {
+            assert!(response(line(v), 200).is_some(), "{v}");
+        }
+        for v in [
+            r#""2.0 ""#,
+            r#""2""#,
+            "2.0",
+            r#"["2.0"]"#,
+            "null",
+            r#""2.00""#,
+        ] {
+            assert!(response(line(v), 200).is_none(), "{v}");
+        }
     }
 
     #[test]
