@@ -10,8 +10,9 @@ mod listen;
 pub mod messages;
 
 use actix::prelude::*;
+use foldhash::{HashMap, HashSet};
 use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -205,8 +206,8 @@ impl Frontend {
             supervisor: out.supervisor,
             metrics: out.metrics,
             state: Lifecycle::AwaitingInitialize,
-            slots: HashMap::new(),
-            progress_routes: HashMap::new(),
+            slots: HashMap::default(),
+            progress_routes: HashMap::default(),
             exit_status: None,
             next_progress_token: 0,
             log_level: None,
@@ -217,8 +218,8 @@ impl Frontend {
             ran: false,
             declared: Declared::default(),
             listen: None,
-            open_changes: HashSet::new(),
-            relayed: HashMap::new(),
+            open_changes: HashSet::default(),
+            relayed: HashMap::default(),
             held: VecDeque::new(),
             held_bytes: 0,
         }

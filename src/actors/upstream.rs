@@ -6,9 +6,9 @@
 //! in-process server, later HTTP) is behind [`crate::transport::upstream::Transport`].
 
 use actix::prelude::*;
+use foldhash::{HashMap, HashSet};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
@@ -97,8 +97,8 @@ impl Upstream {
             generation: 0,
             ending: None,
             next_id: 0,
-            pending: HashMap::new(),
-            listens: HashSet::new(),
+            pending: HashMap::default(),
+            listens: HashSet::default(),
             passthrough: false,
             open: seam::open_in_process,
         }
