@@ -62,7 +62,7 @@ fn benches(c: &mut Criterion) {
                 if let Frame::Line(l) = f
                     && let Some((_, _, params)) = raw::request(l, MAX_CLIENT_DEPTH)
                 {
-                    let fwd = translate::forward_params(params, &m, Some(json!("bp-1")));
+                    let fwd = translate::forward_params(params, &m, || Some(json!("bp-1")));
                     let out = raw::request_frame(
                         &jsonrpc::Id::Int(1),
                         "tools/call",

@@ -333,9 +333,9 @@ fn start_upstream() -> (Addr<Upstream>, mpsc::UnboundedReceiver<String>) {
 fn new_call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Call, Answer) {
     let links = Arc::new(UpstreamLinks::new(upstream, &ActorStats::new("upstream")));
     Call::new(
-        "tools/call".into(),
+        "tools/call",
         modern_params(tool, arguments),
-        "t".into(),
+        Id::Str("t".into()),
         links,
         CancelReason::default(),
     )

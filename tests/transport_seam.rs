@@ -107,19 +107,19 @@ async fn rig() -> Rig {
 }
 
 /// A call of `method` and its answer (not yet sent).
-fn new_call(upstream: &Addr<Upstream>, method: &str) -> (Call, Answer) {
+fn new_call(upstream: &Addr<Upstream>, method: &'static str) -> (Call, Answer) {
     let links = Arc::new(UpstreamLinks::new(upstream, &ActorStats::new("upstream")));
     Call::new(
-        method.into(),
+        method,
         Object::from_value(&json!({"x": 1})).unwrap_or_default(),
-        "7".into(),
+        Id::Int(7),
         links,
         CancelReason::default(),
     )
 }
 
 /// Sends a call and waits until the Upstream handled it: its upstream id and its answer.
-async fn call(upstream: &Addr<Upstream>, method: &str) -> (Id, Answer) {
+async fn call(upstream: &Addr<Upstream>, method: &'static str) -> (Id, Answer) {
     let (call, answer) = new_call(upstream, method);
     assert!(upstream.send(call).await.is_ok(), "the Upstream stopped");
     match answer.sent_id() {

@@ -711,7 +711,7 @@ impl Frontend {
         let http = matches!(spec, crate::transport::upstream::UpstreamSpec::Http(_));
         #[cfg(not(feature = "http"))]
         let http = false;
-        let client = id.to_string();
+        let client = id.clone();
         let reason = self.cancel_reason_of(&id);
         let config = self.config.clone();
         let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
@@ -838,20 +838,22 @@ impl Frontend {
         ctx: &mut Context<Self>,
     ) {
         self.next_progress_token += 1;
-        let token = relay::upstream_progress_token(self.next_progress_token);
+        let n = self.next_progress_token;
         if self.meta_keys.is_none() {
             self.meta_keys = Some(MetaKeys::of(&self.current_meta()));
         }
         let Some(keys) = &self.meta_keys else {
             return;
         };
-        let fwd = match translate::forward_params(params, keys, Some(json!(token))) {
+        // The bridge's token is made only for a request that carries the editor's.
+        let token = || relay::upstream_progress_token(n);
+        let fwd = match translate::forward_params(params, keys, || Some(json!(token()))) {
             Ok(fwd) => fwd,
             Err(c) => {
                 return self.reply_error(Some(&id), c, Some(json!("params must be an object")));
             }
         };
-        let upstream_token = fwd.editor_progress_token.as_ref().map(|_| token);
+        let upstream_token = fwd.editor_progress_token.as_ref().map(|_| token());
         if !self.admit(
             &id,
             RequestClass::Forward(f),
@@ -868,7 +870,7 @@ impl Frontend {
             timeouts: self.config.timeouts.clone(),
             cancel_reason: self.cancel_reason_of(&id),
         };
-        let fut = rounds::run(env, f, fwd.params, id.to_string());
+        let fut = rounds::run(env, f, fwd.params, id.clone());
         let slot_id = id.clone();
         let h = ctx.spawn(
             fut.into_actor(self)
@@ -950,7 +952,7 @@ impl Frontend {
 async fn discover(
     upstream: &Arc<UpstreamLinks>,
     params: Object,
-    client: String,
+    client: Id,
     limit: std::time::Duration,
     reason: CancelReason,
     phase: Option<&crate::config::SignInPhaseRef>,

@@ -16,6 +16,7 @@ use crate::config::Timeouts;
 use crate::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_error};
 use crate::protocol::input::{self, Answer, AnswerFailure, Plan, Question};
+use crate::protocol::jsonrpc::Id;
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::modern::ResultType;
 use crate::protocol::notify::LineLevel;
@@ -69,13 +70,13 @@ impl SlotEnv {
 /// own id (and the editor's `reason` when the editor cancelled). Errors: [`TimedOut`].
 pub async fn call(
     upstream: &Arc<UpstreamLinks>,
-    method: &str,
+    method: &'static str,
     params: Object,
-    client: String,
+    client: Id,
     limit: Duration,
     reason: CancelReason,
 ) -> Result<Reply, TimedOut> {
-    let (call, answer) = Call::new(method.to_string(), params, client, upstream.clone(), reason);
+    let (call, answer) = Call::new(method, params, client, upstream.clone(), reason);
     // One message: the reply (or Busy, Closed) comes on the answer's own channel; an Upstream
     // that stopped drops the call, and the answer then resolves as Closed.
     upstream.call.do_send(call);
@@ -108,13 +109,17 @@ impl Drop for RoundGuard {
 /// `notifications/elicitation/complete` once the upstream stops asking, and when the request
 /// ends in any way (the guard's drop).
 struct OpenUrls {
-    env: SlotEnv,
+    /// The writer toward the editor (the completions are never dropped).
+    output: Writer,
     open: Vec<(String, String)>,
 }
 
 impl OpenUrls {
     fn complete(&self, elicitation_id: &str) {
-        self.env.write(&input::elicitation_complete(elicitation_id));
+        self.output.send_message(
+            &input::elicitation_complete(elicitation_id),
+            Delivery::Always,
+        );
     }
 
     /// Keeps the URLs asked again; completes the others.
@@ -149,7 +154,7 @@ fn log_notes(notes: Vec<translate::Note>) {
 
 /// Runs one forwarded request to its end: the first call, then as many rounds of input
 /// requests as the upstream needs (at most [`input::MAX_ROUNDS`]).
-pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: String) -> SlotOutcome {
+pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: Id) -> SlotOutcome {
     // Kept for a retry (a clone shares the editor's bytes) only by a method that may answer
     // input_required; another method's request goes to the upstream without being kept (the
     // error rule reads the original params of resources/read alone, which may ask for input).
@@ -160,7 +165,7 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: String) -
     };
     let mut rounds = 0usize;
     let mut urls = OpenUrls {
-        env: env.clone(),
+        output: env.output.clone(),
         open: Vec::new(),
     };
     loop {

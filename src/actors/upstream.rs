@@ -40,8 +40,9 @@ pub use reply::{CancelReason, Reply};
 
 struct Pending {
     tx: oneshot::Sender<Reply>,
-    method: String,
-    client: String,
+    method: &'static str,
+    /// The editor's request id, for the debug lines.
+    client: Id,
     started: Instant,
 }
 
@@ -443,12 +444,13 @@ impl Handler<Connect> for Upstream {
 #[rtype(result = "()")]
 pub struct Call {
     /// The method.
-    pub method: String,
+    pub method: &'static str,
     /// The params, with the full 2026-07-28 `_meta` (members the bridge did not build keep
     /// the editor's bytes).
     pub params: Object,
-    /// The editor's request id, for the debug line.
-    pub client: String,
+    /// The editor's request id, for the debug lines (written only when they are: no text
+    /// is made per call).
+    pub client: Id,
     /// Where the reply goes.
     reply: oneshot::Sender<Reply>,
     /// The upstream id, once the request is sent (read by the [`Answer`] when dropped).
@@ -460,9 +462,9 @@ impl Call {
     /// [`Answer`] that waits for its reply; dropped unanswered, the answer sends [`Cancel`] on
     /// `links` with the editor's reason in `reason` then.
     pub fn new(
-        method: String,
+        method: &'static str,
         params: Object,
-        client: String,
+        client: Id,
         links: Arc<UpstreamLinks>,
         reason: CancelReason,
     ) -> (Call, Answer) {
@@ -578,7 +580,7 @@ impl Handler<Call> for Upstream {
         }
         self.next_id += 1;
         let id = Id::Int(self.next_id);
-        let frame = raw::request_frame(&id, &m.method, m.params.to_parts());
+        let frame = raw::request_frame(&id, m.method, m.params.to_parts());
         let sent = match &self.conn {
             Some(conn) => conn
                 .transport
@@ -602,8 +604,8 @@ impl Handler<Call> for Upstream {
             }
             Sent::Dropped | Sent::Closed => return m.answer(Reply::Closed),
         }
-        let method = std::mem::take(&mut m.method);
-        let client = std::mem::take(&mut m.client);
+        let method = m.method;
+        let client = std::mem::replace(&mut m.client, Id::Int(0));
         let tx = m.sent_as(id.clone());
         self.pending.insert(
             id,

@@ -186,15 +186,16 @@ const META_BYTES: usize = 128;
 
 /// Builds the params of a forwarded request (the reference's forwarding rule): missing params
 /// become `{}`; `task`, `inputResponses`, `requestState` and foreign `_meta` keys are removed;
-/// the required `_meta` keys are added; the editor's progress token is replaced by
-/// `upstream_progress_token` (the bridge routes progress back itself). Works on raw members:
+/// the required `_meta` keys are added; the editor's progress token is replaced by the token
+/// `upstream_progress_token` gives (the bridge routes progress back itself; called only when
+/// the editor sent a token, so a request without one makes no token). Works on raw members:
 /// every other member, and every `_meta` key that passes, keeps the editor's bytes.
 ///
 /// Errors: [`Cause::InvalidParams`] when params are not an object.
 pub fn forward_params(
     params: Option<Params>,
     meta: &MetaKeys,
-    upstream_progress_token: Option<Value>,
+    upstream_progress_token: impl FnOnce() -> Option<Value>,
 ) -> Result<Forward, Cause> {
     let mut p = match params {
         None => Object::default(),
@@ -229,7 +230,7 @@ pub fn forward_params(
         first = false;
     }
     if editor_progress_token.is_some()
-        && let Some(t) = upstream_progress_token
+        && let Some(t) = upstream_progress_token()
     {
         out.push_key(first, modern::META_PROGRESS_TOKEN);
         out.push_value(&t);
@@ -637,7 +638,7 @@ mod tests {
         let f = forward_params(
             Some(Params::from_value(&editor)),
             &MetaKeys::of(&meta()),
-            Some(json!("bp-1")),
+            || Some(json!("bp-1")),
         )
         .unwrap_or_else(|c| panic!("{c:?}"));
         assert_eq!(f.editor_progress_token, Some(json!(7)));
@@ -651,8 +652,32 @@ mod tests {
                 "progressToken": "bp-1"
             }})
         );
-        let none =
-            forward_params(None, &MetaKeys::of(&meta()), None).unwrap_or_else(|c| panic!("{c:?}"));
+        // Without the editor's token the bridge makes none (the closure is not called).
+        let made = std::cell::Cell::new(false);
+        let no_token = forward_params(
+            Some(Params::from_value(
+                &json!({"name": "t", "_meta": {"traceparent": "00-b"}}),
+            )),
+            &MetaKeys::of(&meta()),
+            || {
+                made.set(true);
+                Some(json!("bp-2"))
+            },
+        )
+        .unwrap_or_else(|c| panic!("{c:?}"));
+        assert!(!made.get());
+        assert_eq!(no_token.editor_progress_token, None);
+        assert_eq!(
+            no_token.params.to_value().unwrap_or_default(),
+            json!({"name": "t", "_meta": {
+                "traceparent": "00-b",
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+                "io.modelcontextprotocol/clientInfo": {"name": "b", "version": "1"}
+            }})
+        );
+        let none = forward_params(None, &MetaKeys::of(&meta()), || None)
+            .unwrap_or_else(|c| panic!("{c:?}"));
         assert_eq!(
             none.params.to_value().unwrap_or_default()["_meta"]["io.modelcontextprotocol/protocolVersion"],
             "2026-07-28"
@@ -661,7 +686,7 @@ mod tests {
             forward_params(
                 Some(Params::from_value(&json!([1]))),
                 &MetaKeys::of(&meta()),
-                None
+                || None
             ),
             Err(Cause::InvalidParams)
         );
