@@ -124,13 +124,23 @@ pub const DEPTH_COUNT_MAX_BYTES: usize = 64 * 1024;
 /// cannot exceed its number of openers (issue 8 §7: the scan stopped at every string of a
 /// small line, 4 % of a small call's instructions). Any other text is scanned.
 pub fn depth_within(bytes: &[u8], limit: usize) -> bool {
-    if bytes.len() <= DEPTH_COUNT_MAX_BYTES {
-        let openers = bytes.iter().filter(|&&b| b == b'{' || b == b'[').count();
-        if openers <= limit {
-            return true;
-        }
+    if bytes.len() <= DEPTH_COUNT_MAX_BYTES && openers(bytes) <= limit {
+        return true;
     }
     nesting_depth(bytes, limit) <= limit
+}
+
+/// The number of bytes `{` and `[` in `bytes`, inside strings or not. `b | 0x20` is `{` for
+/// exactly these two bytes (0x5B, 0x7B); the count is summed in bytes over runs of at most
+/// 255 (which cannot overflow a byte), so that it is done 32 bytes at a time.
+fn openers(bytes: &[u8]) -> usize {
+    bytes
+        .chunks(u8::MAX as usize)
+        .map(|run| {
+            run.iter()
+                .fold(0u8, |n, &b| n.wrapping_add(u8::from(b | 0x20 == b'{'))) as usize
+        })
+        .sum()
 }
 
 /// The greatest nesting depth of `{`/`[` in a JSON text, not counting brackets inside strings.
@@ -676,6 +686,19 @@ mod tests {
             assert_eq!(nesting_depth(text, limit), want, "{shown}");
             assert_eq!(nesting_depth_bytewise(text, limit), want, "{shown}");
             assert_eq!(depth_within(text, limit), want <= limit, "{shown}");
+        }
+    }
+
+    #[test]
+    fn openers_are_counted_over_runs_of_any_length() {
+        assert_eq!(openers(b""), 0);
+        assert_eq!(openers(br#"{"a":["{",{}]}"#), 4);
+        // No other byte is taken for an opener.
+        let others: Vec<u8> = (0..=255u8).filter(|b| !matches!(b, b'{' | b'[')).collect();
+        assert_eq!(openers(&others), 0);
+        for len in [254, 255, 256, 510, 511, 1000] {
+            assert_eq!(openers(&vec![b'['; len]), len, "{len}");
+            assert_eq!(openers(&b"{x".repeat(len)), len, "{len}");
         }
     }
 

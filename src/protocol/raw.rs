@@ -671,10 +671,17 @@ impl Parts {
         self.len += self.cur.len() - before;
     }
 
-    /// Appends `s` as a JSON string (serde_json's escapes, as for a `Value::String`).
+    /// Appends `s` as a JSON string (serde_json's escapes, as for a `Value::String`). A
+    /// string with nothing to escape (no control character, `"` or `\\`: every key the bridge
+    /// writes) is copied between its quotes without the serializer.
     pub fn push_str(&mut self, s: &str) {
         let before = self.cur.len();
-        if serde_json::to_writer(&mut self.cur, s).is_err() {
+        if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+            self.cur.reserve(s.len() + 2);
+            self.cur.push(b'"');
+            self.cur.extend_from_slice(s.as_bytes());
+            self.cur.push(b'"');
+        } else if serde_json::to_writer(&mut self.cur, s).is_err() {
             self.cur.truncate(before);
             self.cur.extend_from_slice(b"\"\"");
         }
@@ -1045,6 +1052,33 @@ mod tests {
             r#""2.00""#,
         ] {
             assert!(response(line(v), 200).is_none(), "{v}");
+        }
+    }
+
+    /// Strings are written as serde_json writes them, with or without something to escape.
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut rows: Vec<String> = (0..=0x7fu8).map(|b| format!("a{}b", b as char)).collect();
+        rows.extend(
+            [
+                "",
+                "tools/call",
+                "é",
+                "ü€😀",
+                "\u{2028}",
+                "\"",
+                "\\",
+                "a\\\"b",
+                "\u{7f}",
+            ]
+            .map(String::from),
+        );
+        for s in rows {
+            let mut p = Parts::new();
+            p.push_str(&s);
+            let want = serde_json::to_vec(&s).unwrap_or_default();
+            assert_eq!(p.to_vec(), want, "{s:?}");
+            assert_eq!(p.len(), want.len(), "{s:?}");
         }
     }
 
