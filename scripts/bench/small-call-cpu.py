@@ -90,7 +90,8 @@ def one_run(bridge, upstream, calls, warmup, perf_out=None):
         perf.wait()
     p.stdin.close()
     p.wait()
-    return (c1 - c0) / calls * 1e6, (s1 - s0) / calls, wall / calls * 1e6
+    n = max(calls, 1)  # --calls 0: start-up and warm-up only (the base of an instruction count)
+    return (c1 - c0) / n * 1e6, (s1 - s0) / n, wall / n * 1e6
 
 
 def main():
