@@ -22,6 +22,10 @@
 //! - `large {bytes}`: a text of `bytes` times `x` (an answer longer than its request);
 //! - `exit {code}`: the process exits with `code` at once, without an answer.
 //!
+//! `--start-gate FILE`: the server reads nothing until FILE exists (checked every
+//! `GATE_POLL`), a server that starts late for as long as the test wants (the era probe's
+//! time limit passes, and the server then reads the probe and the editor's `initialize`).
+//!
 //! `MCP_FIXTURE_TRACE=FILE` appends every received line verbatim to FILE. Stderr gets one line
 //! per received method (the bridge relays it).
 
@@ -31,6 +35,11 @@ use serde_json::{Value, json};
 const LARGE_MAX_BYTES: u64 = 16 * 1024 * 1024;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How often `--start-gate` checks its file (10 ms).
+const GATE_POLL: Duration = Duration::from_millis(10);
 
 const PROTOCOL_VERSION: &str = "2025-11-25";
 
@@ -209,6 +218,7 @@ impl Server {
 
 fn main() {
     let mut answer = DiscoverAnswer::MethodNotFound;
+    let mut gate: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match (a.as_str(), args.next().as_deref()) {
@@ -217,9 +227,10 @@ fn main() {
             }
             ("--discover-answer", Some("invalid-params")) => answer = DiscoverAnswer::InvalidParams,
             ("--discover-answer", Some("none")) => answer = DiscoverAnswer::None,
+            ("--start-gate", Some(file)) => gate = Some(PathBuf::from(file)),
             _ => {
                 eprintln!(
-                    "usage: mcp-legacy-server [--discover-answer method-not-found|invalid-params|none]"
+                    "usage: mcp-legacy-server [--discover-answer method-not-found|invalid-params|none] [--start-gate FILE]"
                 );
                 std::process::exit(2);
             }
@@ -241,6 +252,11 @@ fn main() {
         cancelled: Vec::new(),
         stubborn: Vec::new(),
     };
+    if let Some(gate) = gate {
+        while !gate.exists() {
+            std::thread::sleep(GATE_POLL);
+        }
+    }
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         if !line.trim().is_empty() {
