@@ -255,23 +255,25 @@ fn requests_pipelined_after_initialize_wait_for_the_era_and_keep_their_order() {
             .map(Vec::len),
         Some(8)
     );
-    let got = upstream_lines(&b, 5);
+    let got = upstream_lines(&b, 4);
     let methods: Vec<Value> = got
         .iter()
         .map(|l| serde_json::from_str::<Value>(l).expect("json")["method"].clone())
         .collect();
-    // The timed-out probe was cancelled before the editor's messages went out.
+    // The timed-out probe is left running (not cancelled: a late answer is read and dropped),
+    // and its id is the bridge's own, never the editor's 1.
     assert_eq!(
         methods,
         vec![
             json!("server/discover"),
-            json!("notifications/cancelled"),
             json!("initialize"),
             json!("notifications/initialized"),
             json!("tools/list")
         ]
     );
-    assert_eq!(&got[2..], &[line(&init), line(&initialized), line(&list)]);
+    let discover: Value = serde_json::from_str(&got[0]).expect("json");
+    assert_eq!(discover["id"], json!("mcp-bridge-probe-1"));
+    assert_eq!(&got[1..4], &[line(&init), line(&initialized), line(&list)]);
     b.wait_stderr("speaks 2025-11-25");
     assert_eq!(
         info_lines(&b),
@@ -355,26 +357,102 @@ fn a_modern_error_to_discover_never_falls_back() {
     assert_eq!(methods, vec![json!("server/discover")]);
 }
 
+/// The warning for a 2026-07-28 server that answers the probe after `--discover-timeout`.
+const LATE_DISCOVER_WARNING: &str = "mcp-bridge: upstream: warn: the upstream server answered server/discover late: it speaks 2026-07-28, but the bridge took it for a 2025-11-25 server when it did not answer within --discover-timeout; start the bridge with a longer --discover-timeout\n";
+
+/// A legacy server that starts late (`--start-gate`: it reads nothing until the test opens
+/// the gate, after the era was decided by its silence) reads the probe and then the editor's
+/// `initialize`, both with "id 1" before the fix. The probe has the bridge's own id, its
+/// late -32601 is dropped, and the editor's `initialize` gets the server's real result.
 #[test]
-fn a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_refuses_initialize() {
-    // The risk of the no-answer rule (notes §9.3): the example server (2026-07-28 only)
-    // answers the passed-through initialize with -32022 naming its versions (VER26).
+fn a_late_legacy_server_answers_the_editors_initialize_never_the_probes() {
+    let gate = common::scratch_dir("gate").join("open");
+    let gate_arg = gate.to_string_lossy().into_owned();
+    let mut b = start(
+        &["--discover-timeout", "0.5", "--log-level", "debug"],
+        &["--start-gate", &gate_arg],
+    );
+    let init = initialize_request(1);
+    b.send(&init);
+    b.wait_stderr("it did not answer server/discover within --discover-timeout, 0.5 s");
+    std::fs::write(&gate, b"").expect("open the gate");
+    assert_eq!(
+        b.recv_response(&json!(1)),
+        json!({"jsonrpc": "2.0", "id": 1, "result": legacy_initialize_result()})
+    );
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    b.send(&initialized);
+    let r = b.tools_call(json!(2), "echo", json!({"text": "after a late start"}));
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 2,
+            "result": {"content": [{"type": "text", "text": "after a late start"}]}})
+    );
+    // The probe's answer came before the initialize result: had it been relayed, it would
+    // have reached the editor first.
+    assert_eq!(
+        b.seen.iter().map(|f| f["id"].clone()).collect::<Vec<_>>(),
+        vec![json!(1), json!(2)],
+        "{:#?}",
+        b.seen
+    );
+    b.wait_stderr(r#"upstream: debug: id="mcp-bridge-probe-1" method=server/discover outcome=dropped in pass-through time_ms="#);
+    let got = upstream_lines(&b, 4);
+    let discover: Value = serde_json::from_str(&got[0]).expect("json");
+    assert_eq!(
+        (&discover["id"], &discover["method"]),
+        (&json!("mcp-bridge-probe-1"), &json!("server/discover"))
+    );
+    assert_eq!(got[1], line(&init));
+    assert_eq!(got[2], line(&initialized));
+    assert_eq!(got.len(), 4, "{got:#?}");
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
+    assert!(
+        !b.stderr_to_the_end()
+            .contains("answered server/discover late"),
+        "a legacy server's late -32601 is no modern sign"
+    );
+}
+
+/// The risk of the no-answer rule (notes §9.3): a 2026-07-28 server too slow for
+/// `--discover-timeout` is taken for a legacy one. The example server (`--discover-gate`: it
+/// answers discover when the test says) refuses the passed-through `initialize` with -32022
+/// naming its versions (VER26), not with "Request id already in flight" (the probe's id is
+/// not the editor's 1); its late `DiscoverResult` is dropped with one warning naming
+/// `--discover-timeout`.
+#[test]
+fn a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_the_late_answer_says_so() {
+    let gate = common::scratch_dir("gate").join("open");
+    let gate_arg = gate.to_string_lossy().into_owned();
     let mut b = Bridge::start(
         &["--discover-timeout", "0.5"],
-        &["--discover-delay-ms", "600000"],
+        &["--discover-gate", &gate_arg],
     );
     let r = b.request(
-        json!(0),
+        json!(1),
         "initialize",
-        initialize_request(0)["params"].clone(),
+        initialize_request(1)["params"].clone(),
     );
     assert_eq!(
         r,
-        json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32022,
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022,
             "message": "Unsupported protocol version",
             "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}}})
     );
     b.wait_stderr("it did not answer server/discover within --discover-timeout, 0.5 s");
+    std::fs::write(&gate, b"").expect("open the gate");
+    b.wait_stderr(LATE_DISCOVER_WARNING);
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
+    assert_eq!(
+        b.stderr_lines_to_the_end(|l| l.contains(": warn: ")),
+        vec![LATE_DISCOVER_WARNING.trim_end().to_string()]
+    );
+    assert_eq!(
+        b.seen.iter().map(|f| f["id"].clone()).collect::<Vec<_>>(),
+        vec![json!(1)]
+    );
 }
 
 /// In pass-through too, an answer of the server over `--max-line-bytes` fails its request with

@@ -23,7 +23,7 @@ use super::link::{ActorStats, Link};
 use super::listener::ListenerLinks;
 use super::metrics::MethodTimes;
 use super::pending::{PendingLinks, Resolve};
-use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome, TimedOut, call};
+use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome, TimedOut, probe};
 use super::slots::{
     LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
 };
@@ -945,7 +945,8 @@ impl Frontend {
     }
 }
 
-/// Sends `server/discover` and waits at most `limit` (`--discover-timeout`) for its answer;
+/// Sends `server/discover` as the era probe ([`probe`]: its own id space, and not cancelled
+/// at the time limit) and waits at most `limit` (`--discover-timeout`) for its answer;
 /// with sign-in (`phase`), the time a sign-in runs meanwhile is not counted, up to
 /// `--sign-in-timeout` of it (`auth::clock`): a URL upstream that never answers fails at
 /// `limit` when no sign-in ran. Errors: [`TimedOut`] with `limit`.
@@ -963,7 +964,7 @@ async fn discover(
         let clock = phase.clock();
         // The most the wait can last is the call's own limit.
         let most = limit.saturating_add(clock.allowance());
-        let probe = call(upstream, method, params, client, most, reason);
+        let probe = probe(upstream, method, params, client, most, reason);
         return clock
             .within(limit, probe)
             .await
@@ -971,7 +972,7 @@ async fn discover(
     }
     #[cfg(not(feature = "auth"))]
     let _: Option<&std::convert::Infallible> = phase;
-    call(upstream, method, params, client, limit, reason).await
+    probe(upstream, method, params, client, limit, reason).await
 }
 
 /// Whether `id` is one of the bridge's own requests to the editor (`b-N`): a bad line with it

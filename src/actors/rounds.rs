@@ -87,6 +87,32 @@ pub async fn call(
     }
 }
 
+/// Sends the era probe (`server/discover` before the era is known, [`Call::probe`]: its id is
+/// `mcp-bridge-probe-N`) and waits at most `limit` (`--discover-timeout`). Unlike [`call`], the
+/// time limit does not cancel it: the request stays in flight ([`super::upstream::Answer::let_run`]),
+/// so that a slow 2026-07-28 server still answers and the Upstream can say so on stderr; a
+/// legacy server's late answer is dropped there. Dropped before (the editor cancelled its
+/// `initialize`), the probe is cancelled as any call is. Errors: [`TimedOut`].
+pub async fn probe(
+    upstream: &Arc<UpstreamLinks>,
+    method: &'static str,
+    params: Object,
+    client: Id,
+    limit: Duration,
+    reason: CancelReason,
+) -> Result<Reply, TimedOut> {
+    let (call, mut answer) = Call::new(method, params, client, upstream.clone(), reason);
+    upstream.call.do_send(call.probe());
+    match tokio::time::timeout(limit, &mut answer).await {
+        Ok(Ok(reply)) => Ok(reply),
+        Ok(Err(_)) => Ok(Reply::Closed),
+        Err(_) => {
+            answer.let_run();
+            Err(TimedOut { limit })
+        }
+    }
+}
+
 /// Cancels the `b-` requests of a round that have no answer when dropped while armed.
 struct RoundGuard {
     pending: Link<Abandon>,

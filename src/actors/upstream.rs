@@ -20,11 +20,12 @@ use super::frontend::messages::FromUpstream;
 use super::link::{ActorStats, Counted, Link};
 use super::supervisor::messages::{ActorEnded, UpstreamGone};
 use crate::log::limits;
+use crate::profile::PROBE_ID_PREFIX;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message};
 use crate::protocol::passthrough::{self, Kind};
 use crate::protocol::raw::{self, Object, RawResult};
-use crate::protocol::{modern, notify};
+use crate::protocol::{era, methods, modern, notify};
 use crate::transport::program::SpawnError;
 use crate::transport::upstream::{
     self as seam, Abandoned, EndCause, Event, Failure, OpenOptions, Transport, UpstreamSpec,
@@ -43,6 +44,14 @@ struct Pending {
     method: &'static str,
     /// The editor's request id, for the debug lines.
     client: Id,
+    started: Instant,
+}
+
+/// A request of the bridge's own still unanswered when the Upstream entered pass-through (in
+/// practice the era probe, left running at `--discover-timeout`): its answer, if it comes, is
+/// read and dropped, never relayed to the editor.
+struct Unanswered {
+    method: &'static str,
     started: Instant,
 }
 
@@ -72,6 +81,10 @@ pub struct Upstream {
     /// Pass-through (a legacy upstream, from the first [`Relay`] until the next transport):
     /// the upstream's messages go to the Frontend as they came, not through the correlation.
     passthrough: bool,
+    /// The bridge's own requests that were in flight when pass-through began (bounded by what
+    /// was pending then: the probe), by upstream id; each is forgotten at its answer or at the
+    /// next transport.
+    unanswered: HashMap<Id, Unanswered>,
     /// How [`Connect`] opens the transport ([`seam::open_in_process`] unless
     /// [`Upstream::opening_with`] says otherwise).
     open: seam::OpenUpstream,
@@ -101,6 +114,7 @@ impl Upstream {
             pending: HashMap::default(),
             listens: HashSet::default(),
             passthrough: false,
+            unanswered: HashMap::default(),
             open: seam::open_in_process,
         }
     }
@@ -175,9 +189,8 @@ impl Upstream {
             }
         };
         match read {
-            Ok((_, Kind::Response(Some(id)))) if self.pending.contains_key(&id) => {
-                // Never today: the bridge sends no request of its own in pass-through.
-                tracing::debug!(target: "upstream", "dropped a response to the bridge's own id {id} in pass-through");
+            Ok((message, Kind::Response(Some(id)))) if self.unanswered.contains_key(&id) => {
+                self.late_answer(&id, &message);
             }
             Ok((message, kind)) => self
                 .out
@@ -194,6 +207,45 @@ impl Upstream {
                     });
                 }
             }
+        }
+    }
+
+    /// Pass-through: the answer to a request of the bridge's own that was in flight when
+    /// pass-through began (`id` is in `unanswered`). It is dropped with a debug line; when it is
+    /// the probe's and says a 2026-07-28 server ([`era::late_probe_warning`]), one warning says
+    /// so and names `--discover-timeout`.
+    fn late_answer(&mut self, id: &Id, message: &Value) {
+        let Some(u) = self.unanswered.remove(id) else {
+            return;
+        };
+        tracing::debug!(target: "upstream", "id={id} method={} outcome=dropped in pass-through time_ms={:.3}",
+            u.method, u.started.elapsed().as_secs_f64() * 1e3);
+        if u.method == methods::SERVER_DISCOVER
+            && let Some(warning) = era::late_probe_warning(message)
+        {
+            tracing::warn!(target: "upstream", "{warning}");
+        }
+    }
+
+    /// Enters pass-through: the bridge's own requests still pending (the probe left running at
+    /// `--discover-timeout`; nothing else is sent before the era is known) are kept in
+    /// `unanswered`, and their callers, if still waiting, get [`Reply::Closed`].
+    fn enter_passthrough(&mut self) {
+        if let Some(conn) = &self.conn {
+            conn.transport.pass_through();
+        }
+        self.passthrough = true;
+        for (id, p) in self.pending.drain() {
+            tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=unanswered at pass-through",
+                p.client, p.method);
+            let _ = p.tx.send(Reply::Closed);
+            self.unanswered.insert(
+                id,
+                Unanswered {
+                    method: p.method,
+                    started: p.started,
+                },
+            );
         }
     }
 
@@ -423,6 +475,7 @@ impl Handler<Connect> for Upstream {
         )?;
         self.generation += 1;
         self.passthrough = false;
+        self.unanswered.clear();
         let generation = self.generation;
         ctx.add_stream(opened.events.map(move |e| TransportEvent(generation, e)));
         self.conn = Some(Conn {
@@ -455,6 +508,8 @@ pub struct Call {
     reply: oneshot::Sender<Reply>,
     /// The upstream id, once the request is sent (read by the [`Answer`] when dropped).
     sent: SentId,
+    /// The era probe ([`Call::probe`]): its id is `mcp-bridge-probe-N`, not `N`.
+    probe: bool,
 }
 
 impl Call {
@@ -476,6 +531,7 @@ impl Call {
             client,
             reply: tx,
             sent: sent.clone(),
+            probe: false,
         };
         let answer = Answer {
             rx,
@@ -485,6 +541,16 @@ impl Call {
             reason,
         };
         (call, answer)
+    }
+
+    /// The call as the era probe, the request the bridge sends before it knows the era
+    /// (`server/discover`, `protocol::era`): its upstream id is the string
+    /// [`PROBE_ID_PREFIX`]`N` instead of the number `N`, so that it never equals the id of an
+    /// editor's request passed through afterwards to a legacy server (which numbers are).
+    #[must_use]
+    pub fn probe(mut self) -> Call {
+        self.probe = true;
+        self
     }
 
     /// Answers at once (no upstream, a full queue; a fake upstream in a test).
@@ -530,6 +596,14 @@ impl Answer {
     /// The upstream id of the request, once it is sent.
     pub fn sent_id(&self) -> Option<Id> {
         self.sent.0.get().cloned()
+    }
+
+    /// Stops waiting without cancelling: the request stays in flight upstream, and its answer,
+    /// if it ever comes, is the Upstream's alone to read. For the era probe at
+    /// `--discover-timeout`: a late answer is what tells a slow 2026-07-28 server from a
+    /// legacy one (a cancel would have the modern server drop its answer).
+    pub fn let_run(mut self) {
+        self.answered = true;
     }
 }
 
@@ -579,7 +653,13 @@ impl Handler<Call> for Upstream {
             return;
         }
         self.next_id += 1;
-        let id = Id::Int(self.next_id);
+        // Modern requests keep plain numbers: the era is known by then, and no editor id
+        // reaches the upstream in the modern mode (the ids in exact-frame tests stay).
+        let id = if m.probe {
+            Id::Str(format!("{PROBE_ID_PREFIX}{}", self.next_id))
+        } else {
+            Id::Int(self.next_id)
+        };
         let frame = raw::request_frame(&id, m.method, m.params.to_parts());
         let sent = match &self.conn {
             Some(conn) => conn
@@ -688,7 +768,9 @@ impl Handler<Listen> for Upstream {
 
 /// Pass-through (a legacy upstream, `protocol::era`): send one message of the editor as it
 /// came. The first `Relay` puts the actor in pass-through until the next transport: from then
-/// on every frame of the upstream goes to the Frontend as [`FromUpstream::Relayed`].
+/// on every frame of the upstream goes to the Frontend as [`FromUpstream::Relayed`], but an
+/// answer to a request of the bridge's own still in flight then (the probe, whose id is never
+/// an editor's: [`Call::probe`]), which is dropped.
 ///
 /// `delivery` is [`Delivery::Request`] for a request of the editor (refused when the queue
 /// toward the upstream is full: the Frontend gets [`FromUpstream::RelayFailed`] with
@@ -711,12 +793,9 @@ pub struct Relay {
 impl Handler<Relay> for Upstream {
     type Result = ();
     fn handle(&mut self, m: Relay, _: &mut Context<Self>) {
-        if !self.passthrough
-            && let Some(conn) = &self.conn
-        {
-            conn.transport.pass_through();
+        if !self.passthrough {
+            self.enter_passthrough();
         }
-        self.passthrough = true;
         if let (Some(id), Some(conn)) = (&m.cancels, &self.conn) {
             match conn.transport.abandon(id) {
                 Abandoned::Unsent => {

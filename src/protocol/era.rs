@@ -234,6 +234,22 @@ pub fn decide(answer: ProbeAnswer<'_>) -> Era {
     }
 }
 
+/// The warning for a late answer to the probe: the bridge took the upstream for a legacy
+/// server because `server/discover` got no answer within `--discover-timeout`, and the answer
+/// came afterwards (pass-through had begun; the answer itself is dropped). `Some` when
+/// `message` is a JSON-RPC response whose result is a valid `DiscoverResult`
+/// ([`modern::read_discover`]): the server speaks 2026-07-28 and was only slow, so the editor's
+/// 2025-11-25 requests it now gets will fail, and the fix is a longer `--discover-timeout`.
+/// `None` for anything else (a legacy server's late -32601, a result that is no
+/// `DiscoverResult`). The era is not switched back: the editor's `initialize` already went.
+pub fn late_probe_warning(message: &Value) -> Option<String> {
+    let d = modern::read_discover(message.get("result")?).ok()?;
+    Some(format!(
+        "the upstream server answered server/discover late: it speaks {}, but the bridge took it for a 2025-11-25 server when it did not answer within --discover-timeout; start the bridge with a longer --discover-timeout",
+        d.protocol_version
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,6 +496,29 @@ mod tests {
         assert_eq!(ReadBody::read(b""), ReadBody::Empty);
         assert_eq!(ReadBody::read(b" \r\n"), ReadBody::Empty);
         assert_eq!(ReadBody::read(b"{"), ReadBody::NotJson);
+    }
+
+    #[test]
+    fn a_late_discover_result_gets_the_warning_and_nothing_else_does() {
+        let late =
+            json!({"jsonrpc": "2.0", "id": "mcp-bridge-probe-1", "result": discover_result()});
+        assert_eq!(
+            late_probe_warning(&late).as_deref(),
+            Some(
+                "the upstream server answered server/discover late: it speaks 2026-07-28, but the bridge took it for a 2025-11-25 server when it did not answer within --discover-timeout; start the bridge with a longer --discover-timeout"
+            )
+        );
+        let no_common = json!({"resultType": "complete", "supportedVersions": ["2027-01-01"],
+            "capabilities": {}});
+        for other in [
+            json!({"jsonrpc": "2.0", "id": "mcp-bridge-probe-1",
+                "error": {"code": -32601, "message": "Method not found"}}),
+            json!({"jsonrpc": "2.0", "id": "mcp-bridge-probe-1", "result": {"tools": []}}),
+            json!({"jsonrpc": "2.0", "id": "mcp-bridge-probe-1", "result": no_common}),
+            json!({"jsonrpc": "2.0", "id": "mcp-bridge-probe-1", "result": null}),
+        ] {
+            assert_eq!(late_probe_warning(&other), None, "{other}");
+        }
     }
 
     #[test]
