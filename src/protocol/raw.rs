@@ -1040,7 +1040,12 @@ mod tests {
     #[test]
     fn the_version_is_read_through_its_escapes() {
         let line = |v: &str| Bytes::from(format!(r#"{{"jsonrpc":{v},"id":1,"result":{{}}}}"#));
-        for v in [r#""2.0""#, r#""\u0032.0""#, r#""2\u002e0""#, r#""2.\u0030""#] {
+        for v in [
+            r#""2.0""#,
+            r#""\u0032.0""#,
+            r#""2\u002e0""#,
+            r#""2.\u0030""#,
+        ] {
             assert!(response(line(v), 200).is_some(), "{v}");
         }
         for v in [
