@@ -79,9 +79,9 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             if let Some((_, result)) = raw::response(black_box(line.clone()), MAX_UPSTREAM_DEPTH)
                 && let Ok(members) = shape::ResultMembers::read(result)
+                && let Ok(shaped) =
+                    shape::shape_result(Forwarded::ToolsCall, members, &mut Vec::new())
             {
-                let mut notes = Vec::new();
-                let shaped = shape::shape_result(Forwarded::ToolsCall, members, &mut notes);
                 let out = raw::response_frame(&jsonrpc::Id::Int(42), shaped);
                 black_box(out.len());
             }

@@ -414,3 +414,32 @@ fn numbers_in_an_input_request_and_in_the_answer_keep_their_exact_text() {
         "the retry: {retry}"
     );
 }
+
+/// A `tools/call` result always has a `content` array (docs/architecture.md, the result rules):
+/// a missing or `null` one becomes `[]`; one of another kind fails the call with
+/// `invalid_response` and a warning, never an empty array in place of what the upstream sent.
+#[test]
+fn a_tool_result_content_that_is_not_an_array_fails_the_call_and_a_null_one_becomes_empty() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let r = raw_result(&mut b, 31, r#"{"content":"notalist"}"#);
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 31, "error": {"code": -32603,
+            "message": "The upstream server sent an invalid response",
+            "data": {"cause": "invalid_response",
+                "detail": "tools/call: the result's content is a string, not an array"}}})
+    );
+    b.wait_stderr(
+        "mcp-bridge: translate: warn: tools/call: the result's content is a string, not an array: the request gets invalid_response\n",
+    );
+    let r = raw_result(&mut b, 32, r#"{"content":{"type":"text","text":"hi"}}"#);
+    assert_eq!(
+        r["error"]["data"]["detail"],
+        "tools/call: the result's content is an object, not an array"
+    );
+    let r = raw_result(&mut b, 33, r#"{"content":null,"isError":true}"#);
+    assert_eq!(r["result"], json!({"content": [], "isError": true}));
+    let r = raw_result(&mut b, 34, r#"{"isError":false}"#);
+    assert_eq!(r["result"], json!({"isError": false, "content": []}));
+}

@@ -251,7 +251,15 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: Id) -> Sl
                 let mut notes = Vec::new();
                 let shaped = shape::shape_result(f, members, &mut notes);
                 log_notes(notes);
-                return SlotOutcome::Result(shaped);
+                return match shaped {
+                    Ok(shaped) => SlotOutcome::Result(shaped),
+                    Err(shape::Unusable(why)) => {
+                        if crate::log::limits::UNUSABLE_RESULT.allow() {
+                            tracing::warn!(target: "translate", "{why}: the request gets invalid_response");
+                        }
+                        SlotOutcome::Error(Cause::InvalidResponse.error(Some(json!(why))))
+                    }
+                };
             }
             ResultType::Unknown => {
                 return SlotOutcome::Error(

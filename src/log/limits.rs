@@ -29,9 +29,15 @@ pub static CHANGE_FAILED: RateLimited = RateLimited::new(
     |n| tracing::warn!(target: "listener", "{n} more failed subscription changes were not logged"),
 );
 
+/// A result of the upstream that the result rules cannot shape (`shape::Unusable`).
+pub static UNUSABLE_RESULT: RateLimited = RateLimited::new(
+    |n| tracing::warn!(target: "translate", "{n} more results of the upstream that the bridge cannot use were not logged"),
+);
+
 /// Every kind, for [`flush_all`].
-const ALL: [&RateLimited; 6] = [
+const ALL: [&RateLimited; 7] = [
     &UPSTREAM_NOT_JSONRPC,
+    &UNUSABLE_RESULT,
     &UPSTREAM_LINE_TOO_LONG,
     &UPSTREAM_REQUEST,
     &EDITOR_LINE_TOO_LONG,

@@ -90,6 +90,24 @@ impl RawJson {
         self.first() == b'"'
     }
 
+    /// What kind of value it is, for a message: `an object`, `an array`, `a string`,
+    /// `a boolean`, `null` or `a number`.
+    pub fn kind(&self) -> &'static str {
+        match self.first() {
+            b'{' => "an object",
+            b'[' => "an array",
+            b'"' => "a string",
+            b't' | b'f' => "a boolean",
+            b'n' => "null",
+            _ => "a number",
+        }
+    }
+
+    /// The value is `null`.
+    pub fn is_null(&self) -> bool {
+        self.first() == b'n'
+    }
+
     /// The string's content when the value is a string.
     pub fn to_str(&self) -> Option<Cow<'_, str>> {
         if !self.is_string() {
@@ -877,6 +895,29 @@ mod tests {
             .collect();
         assert_eq!(got, ["1E5", r#"{"a":-1e-400}"#, r#""x""#]);
         assert!(items(&raw("{}")).is_none());
+    }
+
+    #[test]
+    fn the_kind_of_a_value_is_named_by_its_first_byte() {
+        let kinds: Vec<&str> = ["{}", "[1]", r#""x""#, "true", "false", "null", "-1", "7E5"]
+            .iter()
+            .map(|t| raw(t).kind())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "an object",
+                "an array",
+                "a string",
+                "a boolean",
+                "a boolean",
+                "null",
+                "a number",
+                "a number"
+            ]
+        );
+        assert!(raw("null").is_null());
+        assert!(!raw("0").is_null());
     }
 
     fn text(r: &RawResult) -> String {

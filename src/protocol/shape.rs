@@ -78,9 +78,22 @@ fn position(members: &[(String, Member)], key: &str) -> Option<usize> {
     members.iter().position(|(k, _)| k == key)
 }
 
+/// A result that the rules cannot shape without losing what the upstream sent (a `tools/call`
+/// `content` that is not an array: the editor must get an array, and an empty one would drop
+/// the tool's output). The request gets [`Cause::InvalidResponse`] with this text as its detail,
+/// for example `tools/call: the result's content is a string, not an array`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unusable(pub String);
+
 /// Shapes a complete upstream result for the editor: the rules of
 /// [`translate::shape_result`], on raw members. Gives the result's JSON text as [`Parts`].
-pub fn shape_result(method: Forwarded, result: ResultMembers, notes: &mut Vec<Note>) -> Parts {
+///
+/// Errors: [`Unusable`] when a rule would have to drop what the upstream sent.
+pub fn shape_result(
+    method: Forwarded,
+    result: ResultMembers,
+    notes: &mut Vec<Note>,
+) -> Result<Parts, Unusable> {
     let mut m: Vec<(String, Member)> = result
         .0
         .into_iter()
@@ -103,10 +116,10 @@ pub fn shape_result(method: Forwarded, result: ResultMembers, notes: &mut Vec<No
     }
     match ItemKind::of(method) {
         Some(kind) => shape_list(kind, &mut m, notes),
-        None if method == Forwarded::ToolsCall => shape_call_result(&mut m, notes),
+        None if method == Forwarded::ToolsCall => shape_call_result(&mut m, notes)?,
         None => {}
     }
-    write_object(m)
+    Ok(write_object(m))
 }
 
 /// The object's text: raw members copied (or shared when long) into one buffer, rebuilt ones
@@ -209,22 +222,33 @@ fn has_text_block(content: &[RawJson]) -> bool {
     })
 }
 
-/// A `tools/call` result always has `content`, with a text block of the serialized
-/// `structuredContent` (its original text) when it has none; a non-object
-/// `structuredContent` is dropped after that.
-fn shape_call_result(m: &mut Vec<(String, Member)>, notes: &mut Vec<Note>) {
+/// A `tools/call` result always has a `content` array: a missing or `null` one becomes `[]`,
+/// one of another kind is [`Unusable`] (made an array, it would lose the tool's output). It
+/// gets a text block of the serialized `structuredContent` (its original text) when it has
+/// none; a non-object `structuredContent` is dropped after that.
+fn shape_call_result(m: &mut Vec<(String, Member)>, notes: &mut Vec<Note>) -> Result<(), Unusable> {
     let empty = || Member::Built(Parts::of_value(&serde_json::json!([])));
-    match position(m, "content") {
-        Some(i) if m[i].1.raw().is_some_and(RawJson::is_array) => {}
-        Some(i) => m[i].1 = empty(),
+    match position(m, "content").map(|i| (i, m[i].1.raw())) {
+        Some((_, Some(c))) if c.is_array() => {}
+        Some((i, Some(c))) if c.is_null() => {
+            m[i].1 = empty();
+            debug(notes, "tools/call: a null content became []".into());
+        }
+        Some((_, Some(c))) => {
+            return Err(Unusable(format!(
+                "tools/call: the result's content is {}, not an array",
+                c.kind()
+            )));
+        }
+        Some((_, None)) => {}
         None => m.push(("content".into(), empty())),
     }
     let Some(structured) = position(m, "structuredContent").and_then(|i| m[i].1.raw().cloned())
     else {
-        return;
+        return Ok(());
     };
     let Some(ci) = position(m, "content") else {
-        return;
+        return Ok(());
     };
     let blocks = m[ci].1.raw().and_then(raw::items).unwrap_or_default();
     if !has_text_block(&blocks) {
@@ -257,6 +281,7 @@ fn shape_call_result(m: &mut Vec<(String, Member)>, notes: &mut Vec<Note>) {
             "tools/call: dropped a structuredContent that is not an object".into(),
         );
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -275,9 +300,12 @@ mod tests {
             return (String::new(), Vec::new());
         };
         let mut notes = Vec::new();
-        let out = shape_result(method, members, &mut notes);
+        let out = match shape_result(method, members, &mut notes) {
+            Ok(out) => out.to_vec(),
+            Err(Unusable(why)) => format!("unusable: {why}").into_bytes(),
+        };
         (
-            String::from_utf8(out.to_vec()).unwrap_or_default(),
+            String::from_utf8(out).unwrap_or_default(),
             notes.into_iter().map(|n| n.text).collect(),
         )
     }
@@ -308,8 +336,42 @@ mod tests {
         assert_eq!(notes.len(), 1);
         let (out, _) = shaped(Forwarded::ToolsCall, r#"{"structuredContent":[1E5]}"#);
         assert_eq!(out, r#"{"content":[{"type":"text","text":"[1E5]"}]}"#);
+    }
+
+    #[test]
+    fn a_content_that_is_not_an_array_is_unusable_and_a_null_one_becomes_empty() {
         let (out, _) = shaped(Forwarded::ToolsCall, r#"{"content":7,"isError":false}"#);
-        assert_eq!(out, r#"{"content":[],"isError":false}"#);
+        assert_eq!(
+            out,
+            "unusable: tools/call: the result's content is a number, not an array"
+        );
+        let (out, _) = shaped(
+            Forwarded::ToolsCall,
+            r#"{"content":"notalist","structuredContent":{"a":1}}"#,
+        );
+        assert_eq!(
+            out,
+            "unusable: tools/call: the result's content is a string, not an array"
+        );
+        let (out, _) = shaped(Forwarded::ToolsCall, r#"{"content":{"type":"text"}}"#);
+        assert_eq!(
+            out,
+            "unusable: tools/call: the result's content is an object, not an array"
+        );
+        let (out, notes) = shaped(Forwarded::ToolsCall, r#"{"content":null,"isError":true}"#);
+        assert_eq!(out, r#"{"content":[],"isError":true}"#);
+        assert_eq!(notes, ["tools/call: a null content became []"]);
+        let (out, _) = shaped(
+            Forwarded::ToolsCall,
+            r#"{"content":null,"structuredContent":{"a":1}}"#,
+        );
+        assert_eq!(
+            out,
+            r#"{"content":[{"type":"text","text":"{\"a\":1}"}],"structuredContent":{"a":1}}"#
+        );
+        // Only a tools/call result has the rule.
+        let (out, _) = shaped(Forwarded::PromptsGet, r#"{"content":"x","messages":[]}"#);
+        assert_eq!(out, r#"{"content":"x","messages":[]}"#);
     }
 
     #[test]

@@ -246,16 +246,18 @@ pub fn forward_params(
 /// Shapes a complete upstream result for the editor (the reference's result rules).
 ///
 /// Every result loses `resultType`, `ttlMs`, `cacheScope` and the server info in `_meta`; a
-/// list result loses a `nextCursor` that is not a string; a `tools/call` result always has
-/// `content`, with a text block of the serialized `structuredContent` when it has none, and a
-/// non-object `structuredContent` is dropped after that; the items of a list result are
+/// list result loses a `nextCursor` that is not a string; a `tools/call` result always has a
+/// `content` array (`[]` for a missing or `null` one; one of another kind is refused), with a
+/// text block of the serialized `structuredContent` when it has none, and a non-object
+/// `structuredContent` is dropped after that; the items of a list result are
 /// repaired, adapted ([`adapt_tool`]) and checked, and those that 2025-11-25 refuses are
 /// dropped with a warning ([`list_items::shape_items`](super::list_items::shape_items)).
 ///
 /// The bridge runs these rules on raw text ([`shape::shape_result`]: untouched members keep
 /// their bytes); this form on a value tree is theirs for callers with a value.
 ///
-/// Errors: [`Cause::InvalidResponse`] when the result is not an object.
+/// Errors: [`Cause::InvalidResponse`] when the result is not an object, or a rule cannot shape
+/// it ([`shape::Unusable`]).
 pub fn shape_result(
     method: Forwarded,
     result: Value,
@@ -263,6 +265,7 @@ pub fn shape_result(
 ) -> Result<Value, Cause> {
     let members = shape::ResultMembers::read(RawResult::from_value(&result))?;
     shape::shape_result(method, members, notes)
+        .map_err(|_| Cause::InvalidResponse)?
         .to_value()
         .ok_or(Cause::InvalidResponse)
 }
@@ -722,6 +725,10 @@ mod tests {
         );
         assert_eq!(
             shape_result(Forwarded::ToolsCall, json!(3), &mut n),
+            Err(Cause::InvalidResponse)
+        );
+        assert_eq!(
+            shape_result(Forwarded::ToolsCall, json!({"content": "notalist"}), &mut n),
             Err(Cause::InvalidResponse)
         );
     }
