@@ -136,6 +136,53 @@ pub fn sanitize(s: &str) -> String {
         .collect()
 }
 
+/// Bytes of a peer's line that a warning quotes ([`excerpt`]): enough to recognize a log line
+/// that a server printed on its stdout, short enough for one terminal line or two.
+pub const EXCERPT_BYTES: usize = 120;
+
+/// A peer's line as a warning quotes it: its first [`EXCERPT_BYTES`] bytes (cut back to a
+/// character boundary) in double quotes, escaped so that it cannot garble a terminal: control
+/// characters, bidirectional formatting characters, `"` and `\` as Rust escapes (`\t`,
+/// `\u{1b}`, `\u{202e}`, `\"`), each byte of invalid UTF-8 as `\xNN`. A longer line ends
+/// with `… (N bytes)`. Examples: `"not json 1"`, `"\u{1b}[31mred"`, `"\xff"`,
+/// `"<the first 120 bytes>"… (300 bytes)`.
+pub fn excerpt(line: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut end = line.len().min(EXCERPT_BYTES);
+    // A UTF-8 continuation byte at the cut: back off to the start of its character (at most
+    // three bytes).
+    while end < line.len() && end + 3 > EXCERPT_BYTES && line[end] & 0xC0 == 0x80 {
+        end -= 1;
+    }
+    let mut out = String::with_capacity(end + 16);
+    out.push('"');
+    for chunk in line[..end].utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if is_bidi_control(c) {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            } else if c.is_control() || c == '"' || c == '\\' {
+                out.extend(c.escape_debug());
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out.push('"');
+    if end < line.len() {
+        let _ = write!(out, "… ({} bytes)", line.len());
+    }
+    out
+}
+
+/// The characters that reorder the text around them on a terminal (Unicode bidirectional
+/// formatting characters: marks, embeddings, overrides, isolates).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// Installs the stderr logger with the given floor; its lines go through the stderr queue.
 pub fn init(level: tracing::level_filters::LevelFilter) {
     let _ = tracing_subscriber::fmt()
@@ -156,5 +203,33 @@ mod tests {
     #[test]
     fn control_characters_become_spaces() {
         assert_eq!(sanitize("a\nb\tc\u{1b}[31m"), "a b c [31m");
+    }
+
+    #[test]
+    fn an_excerpt_is_quoted_escaped_and_cut_at_a_character_boundary() {
+        assert_eq!(excerpt(b"not json 1"), r#""not json 1""#);
+        assert_eq!(
+            excerpt("a\tb\u{1b}[31m\"q\" \\ \u{202e}é\r".as_bytes()),
+            r#""a\tb\u{1b}[31m\"q\" \\ \u{202e}é\r""#
+        );
+        assert_eq!(excerpt(b"ok \xff\xfe end"), r#""ok \xff\xfe end""#);
+        assert_eq!(excerpt(b""), r#""""#);
+        let long = "x".repeat(300);
+        assert_eq!(
+            excerpt(long.as_bytes()),
+            format!("\"{}\"… (300 bytes)", "x".repeat(EXCERPT_BYTES))
+        );
+        let exact = "y".repeat(EXCERPT_BYTES);
+        assert_eq!(excerpt(exact.as_bytes()), format!("\"{exact}\""));
+        // A two-byte character across the cut is left out whole.
+        let across = format!("{}é and more", "z".repeat(EXCERPT_BYTES - 1));
+        assert_eq!(
+            excerpt(across.as_bytes()),
+            format!(
+                "\"{}\"… ({} bytes)",
+                "z".repeat(EXCERPT_BYTES - 1),
+                across.len()
+            )
+        );
     }
 }

@@ -198,7 +198,7 @@ impl Upstream {
                 .do_send(FromUpstream::Relayed { message, kind }),
             Err(e) => {
                 if limits::UPSTREAM_NOT_JSONRPC.allow() {
-                    tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message");
+                    tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message: {}", frame.excerpt());
                 }
                 if let Some(id) = e.id().cloned() {
                     self.out.frontend.do_send(FromUpstream::RelayFailed {
@@ -299,7 +299,7 @@ impl Upstream {
             }
             Err(e) => {
                 if limits::UPSTREAM_NOT_JSONRPC.allow() {
-                    tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message");
+                    tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message: {}", frame.excerpt());
                 }
                 if let Some(id) = e.id().cloned() {
                     self.resolve(&id, Reply::Invalid);

@@ -85,6 +85,17 @@ pub enum Frame {
     },
 }
 
+impl Frame {
+    /// The frame as a warning quotes it ([`crate::log::excerpt`]): the first bytes of the line
+    /// (of its head, for a line over the limit), escaped.
+    pub fn excerpt(&self) -> String {
+        match self {
+            Frame::Line(l) => crate::log::excerpt(l),
+            Frame::TooLong { head, .. } => crate::log::excerpt(head),
+        }
+    }
+}
+
 /// What the lines hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LineMode {
