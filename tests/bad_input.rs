@@ -126,6 +126,22 @@ fn responses_with_a_null_or_non_scalar_id_are_dropped() {
     );
 }
 
+/// An answer of the editor to an id the bridge never used is dropped with a debug line that
+/// names the id as JSON text (`"25"` for a string, `25` for a number).
+#[test]
+fn an_answer_to_an_id_the_bridge_never_used_names_the_id_as_json_in_its_debug_line() {
+    let mut b = Bridge::start(&["--log-level", "debug"], &[]);
+    b.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":\"25\",\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":26,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}\n");
+    still_serving(&mut b, 10);
+    b.wait_stderr(
+        "mcp-bridge: pending: debug: dropped an answer with an id the bridge never used (\"25\")\n",
+    );
+    b.wait_stderr(
+        "mcp-bridge: pending: debug: dropped an answer with an id the bridge never used (26)\n",
+    );
+    b.wait_stderr("mcp-bridge: pending: debug: dropped an answer without an id\n");
+}
+
 #[test]
 fn requests_cut_at_every_byte_boundary_are_read_whole() {
     let mut b = Bridge::start(&[], &[]);

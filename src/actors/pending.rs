@@ -101,8 +101,13 @@ impl Handler<Resolve> for PendingTable {
     fn handle(&mut self, m: Resolve, _: &mut Context<Self>) {
         let key = match &m.id {
             Some(Id::Str(s)) if s.starts_with(REQUEST_ID_PREFIX) => s,
-            other => {
-                tracing::debug!(target: "pending", "dropped an answer with an id the bridge never used ({:?})", other.as_ref().map(|i| i.to_string()));
+            Some(other) => {
+                // The id as JSON text (`"25"`, `25`), as the editor wrote it.
+                tracing::debug!(target: "pending", "dropped an answer with an id the bridge never used ({})", other.to_value());
+                return;
+            }
+            None => {
+                tracing::debug!(target: "pending", "dropped an answer without an id");
                 return;
             }
         };
