@@ -35,7 +35,7 @@ use crate::config::BridgeConfig;
 use crate::log::limits;
 use crate::profile::REQUEST_ID_PREFIX;
 use crate::protocol::era::{self, Era, HttpAnswer, HttpBody, LegacySign, ProbeAnswer};
-use crate::protocol::errors::{Cause, ErrorObject};
+use crate::protocol::errors::{self, Cause, ErrorObject};
 use crate::protocol::framing::Frame;
 use crate::protocol::input::Answer;
 use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
@@ -551,7 +551,11 @@ impl Frontend {
                     self.reply_error(Some(&id), Cause::NotInitialized, None);
                 }
             }
-            (Lifecycle::Initializing | Lifecycle::Ready, _) if is_initialize => {
+            (Lifecycle::Initializing, _) if is_initialize => {
+                let error: Value = errors::initialize_running().into();
+                self.write(&jsonrpc::error_response(Some(&id), error));
+            }
+            (Lifecycle::Ready, _) if is_initialize => {
                 self.reply_error(Some(&id), Cause::AlreadyInitialized, None);
             }
             (Lifecycle::Ready, request) => match request {

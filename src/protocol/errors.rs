@@ -342,6 +342,18 @@ impl Cause {
     }
 }
 
+/// The message of an `initialize` sent while the first one still runs.
+pub const INITIALIZE_RUNNING_MESSAGE: &str = "Invalid request: initialize is still running";
+
+/// The error of an `initialize` sent while the first one still runs: the cause of any second
+/// `initialize` (`already_initialized`, -32600, as the reference's lifecycle says), with a
+/// message that is true then ([`INITIALIZE_RUNNING_MESSAGE`]).
+pub fn initialize_running() -> ErrorObject {
+    let mut e = Cause::AlreadyInitialized.error(None);
+    e.message = INITIALIZE_RUNNING_MESSAGE.into();
+    e
+}
+
 /// An upstream JSON-RPC error as the editor gets it: code, message and data are kept, except
 /// -32042 (`URLElicitationRequiredError`), which becomes -32603 without data, because editors
 /// open the URLs in its data.
