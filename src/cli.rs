@@ -50,9 +50,12 @@ logout --all` every one; see `mcp-bridge logout --help`.
 
 The editor starts mcp-bridge as a stdio server; mcp-bridge starts <COMMAND> and speaks
 MCP 2026-07-28 to it over its stdin and stdout. The child's stderr passes through.
-Exit codes: 0 at the end of stdin (or SIGTERM, SIGINT, SIGHUP), 1 when the upstream server exits
-after initialize, 2 for invalid arguments (also a missing --header-env variable and a
---ca-file that cannot be used).";
+Exit codes: 0 at the end of stdin (also on SIGTERM, SIGINT or SIGHUP, and when the editor
+closes the bridge's stdout); 1 when the upstream server exits after initialize (or a URL
+server ends its 2025-11-25 session), and on an internal error; 2 for invalid arguments (also
+a missing --header-env variable, a --ca-file or --token-key-file that cannot be used, and a
+token store that does not open); 128 + the signal's number (143, 130, 129) when a second
+SIGTERM, SIGINT or SIGHUP cuts the shutdown short.";
 
 /// The log levels of `--log-level`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

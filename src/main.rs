@@ -1,6 +1,7 @@
 //! The `mcp-bridge` executable: parses the command line, installs the logger, runs the actor
-//! system and exits with its code (0 end of stdin, 1 loss of the upstream or an internal
-//! error, 2 invalid arguments).
+//! system and exits with its code (0 end of stdin or a signal, 1 loss of the upstream or an
+//! internal error, 2 invalid arguments, 128 + the signal's number when a second signal cuts
+//! the shutdown short: `actors::supervisor`).
 
 use mcp_bridge::cli::{self, EXIT_USAGE, Parsed};
 use mcp_bridge::transport::child::{CHILD_PGID, signal_group};

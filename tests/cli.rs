@@ -59,6 +59,16 @@ fn help_explains_the_form_and_every_option() {
     assert!(out.contains("[default: 67108864]") && out.contains("[default: info]"));
 }
 
+/// Every exit code the bridge has (src/main.rs, the Supervisor's shutdown and its second
+/// signal), in the paragraph of --help.
+#[test]
+fn help_names_every_exit_code() {
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    let text = "Exit codes: 0 at the end of stdin (also on SIGTERM, SIGINT or SIGHUP, and when the editor\ncloses the bridge's stdout); 1 when the upstream server exits after initialize (or a URL\nserver ends its 2025-11-25 session), and on an internal error; 2 for invalid arguments (also\na missing --header-env variable, a --ca-file or --token-key-file that cannot be used, and a\ntoken store that does not open); 128 + the signal's number (143, 130, 129) when a second\nSIGTERM, SIGINT or SIGHUP cuts the shutdown short.\n";
+    assert!(out.contains(text), "{text:?} missing from --help:\n{out}");
+}
+
 #[test]
 fn help_names_the_logout_subcommand() {
     let (code, out, _) = run(&["--help"]);
