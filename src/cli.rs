@@ -23,6 +23,16 @@ use crate::transport::upstream::UpstreamSpec;
 pub const EXIT_USAGE: i32 = 2;
 /// Longest accepted time limit, in seconds (about 30 days).
 pub const MAX_TIMEOUT_SECS: f64 = 2_592_000.0;
+/// Shortest accepted time limit (`--discover-timeout`, `--list-timeout`, `--read-timeout`,
+/// `--call-timeout`, `--input-timeout`, `--listen-ack-timeout`, `--shutdown-grace`,
+/// `--sign-in-timeout`), in seconds: below it a limit fails what a server answers at once (a
+/// round trip through a child takes milliseconds, a busy machine's scheduler adds tens).
+pub const MIN_TIMEOUT_SECS: f64 = 0.1;
+/// Shortest accepted wait of the listen stream (`--listen-backoff-initial`,
+/// `--listen-backoff-max`, `--listen-stable`), in seconds: a server that ends each stream right
+/// after its acknowledgment gets at most 20 new streams a second (and the editor as many list
+/// changes), not thousands.
+pub const MIN_LISTEN_WAIT_SECS: f64 = 0.05;
 
 const AFTER_HELP: &str = "\
 The command starts at the first argument that is not an option of mcp-bridge, like env or
@@ -81,14 +91,26 @@ impl LogLevelArg {
     }
 }
 
-/// The value parser of options in seconds: more than 0, at most [`MAX_TIMEOUT_SECS`].
-pub fn seconds(s: &str) -> Result<f64, String> {
+/// Reads seconds from `min` to [`MAX_TIMEOUT_SECS`]. Errors: `expected seconds, at least
+/// <min> and at most 2592000` (clap adds the option and the value; exit [`EXIT_USAGE`]).
+fn seconds_from(s: &str, min: f64) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= MAX_TIMEOUT_SECS => Ok(v),
+        Ok(v) if (min..=MAX_TIMEOUT_SECS).contains(&v) => Ok(v),
         _ => Err(format!(
-            "expected seconds, more than 0 and at most {MAX_TIMEOUT_SECS}"
+            "expected seconds, at least {min} and at most {MAX_TIMEOUT_SECS}"
         )),
     }
+}
+
+/// The value parser of time limits in seconds: [`MIN_TIMEOUT_SECS`] to [`MAX_TIMEOUT_SECS`].
+pub fn seconds(s: &str) -> Result<f64, String> {
+    seconds_from(s, MIN_TIMEOUT_SECS)
+}
+
+/// The value parser of the listen stream's waits in seconds: [`MIN_LISTEN_WAIT_SECS`] to
+/// [`MAX_TIMEOUT_SECS`].
+pub fn listen_wait_seconds(s: &str) -> Result<f64, String> {
+    seconds_from(s, MIN_LISTEN_WAIT_SECS)
 }
 
 /// The command line of `mcp-bridge`.
@@ -133,13 +155,13 @@ pub struct Cli {
     #[arg(long, value_name = "SECONDS", default_value = "2", value_parser = seconds, allow_negative_numbers = true)]
     pub shutdown_grace: f64,
     /// Wait before a new listen stream after a loss, in seconds; it doubles up to --listen-backoff-max
-    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_INITIAL_MS as f64 / 1000.0, value_parser = seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_INITIAL_MS as f64 / 1000.0, value_parser = listen_wait_seconds, allow_negative_numbers = true)]
     pub listen_backoff_initial: f64,
     /// Longest wait before a new listen stream, in seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_MAX_SECS as f64, value_parser = seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_MAX_SECS as f64, value_parser = listen_wait_seconds, allow_negative_numbers = true)]
     pub listen_backoff_max: f64,
     /// A listen stream that lives this long after its acknowledgment makes the next wait the first one again, in seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_STABLE_SECS as f64, value_parser = seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_STABLE_SECS as f64, value_parser = listen_wait_seconds, allow_negative_numbers = true)]
     pub listen_stable: f64,
     /// Time limit of the acknowledgment of a listen stream, in seconds
     #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_ACK_TIMEOUT_SECS as f64, value_parser = seconds, allow_negative_numbers = true)]
@@ -574,7 +596,7 @@ mod tests {
         );
         let s = usage_of(&["mcp-bridge", "--call-timeout", "-1", "x"]);
         assert!(
-            s.starts_with("mcp-bridge: cli: error: invalid value '-1' for '--call-timeout <SECONDS>': expected seconds, more than 0 and at most 2592000\n"),
+            s.starts_with("mcp-bridge: cli: error: invalid value '-1' for '--call-timeout <SECONDS>': expected seconds, at least 0.1 and at most 2592000\n"),
             "{s}"
         );
         assert!(usage_of(&["mcp-bridge"]).contains("missing the upstream command"));

@@ -207,11 +207,31 @@ fn invalid_arguments_exit_2_naming_the_argument_the_value_and_what_is_accepted()
         ),
         (
             vec!["--discover-timeout", "1x", "--", "x"],
-            "invalid value '1x' for '--discover-timeout <SECONDS>': expected seconds, more than 0 and at most 2592000",
+            "invalid value '1x' for '--discover-timeout <SECONDS>': expected seconds, at least 0.1 and at most 2592000",
         ),
         (
             vec!["--call-timeout", "-1", "cat"],
-            "invalid value '-1' for '--call-timeout <SECONDS>': expected seconds, more than 0 and at most 2592000",
+            "invalid value '-1' for '--call-timeout <SECONDS>': expected seconds, at least 0.1 and at most 2592000",
+        ),
+        (
+            vec!["--call-timeout", "1e-12", "cat"],
+            "invalid value '1e-12' for '--call-timeout <SECONDS>': expected seconds, at least 0.1 and at most 2592000",
+        ),
+        (
+            vec!["--sign-in-timeout", "0.09", "cat"],
+            "invalid value '0.09' for '--sign-in-timeout <SECONDS>': expected seconds, at least 0.1 and at most 2592000",
+        ),
+        (
+            vec!["--listen-backoff-initial", "1e-9", "cat"],
+            "invalid value '1e-9' for '--listen-backoff-initial <SECONDS>': expected seconds, at least 0.05 and at most 2592000",
+        ),
+        (
+            vec!["--listen-backoff-max", "0.01", "cat"],
+            "invalid value '0.01' for '--listen-backoff-max <SECONDS>': expected seconds, at least 0.05 and at most 2592000",
+        ),
+        (
+            vec!["--listen-stable", "0", "cat"],
+            "invalid value '0' for '--listen-stable <SECONDS>': expected seconds, at least 0.05 and at most 2592000",
         ),
         (
             vec![],

@@ -6,6 +6,7 @@
 mod common;
 
 use common::{Bridge, error_of, text_of};
+use mcp_bridge::log::limit::WARN_BURST;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -387,6 +388,55 @@ fn the_server_ending_a_stream_counts_as_a_loss_with_gap_events_both_ways() {
         .map(|v| v["params"]["requestId"].clone())
         .collect();
     assert_eq!(cancels, vec![json!("listen-1")]);
+}
+
+/// A server that ends every stream at once: the shortest waits (`MIN_LISTEN_WAIT_SECS`) bound
+/// the new streams, and the loss lines are limited like the per-frame warnings (the first
+/// `WARN_BURST`, then a summary; here the one at exit).
+#[test]
+fn the_loss_lines_of_a_server_that_ends_every_stream_are_limited() {
+    const LOSSES: u64 = 7;
+    let mut b = ready(
+        &[
+            "--listen-backoff-initial",
+            "0.05",
+            "--listen-backoff-max",
+            "0.05",
+        ],
+        &[],
+    );
+    for i in 0..LOSSES {
+        let r = b.tools_call(json!(i), "end_listens", json!({"how": "result"}));
+        assert_eq!(text_of(&r), "ended");
+        assert_eq!(recv_gap(&mut b, &[]), list_changes());
+    }
+    b.close_stdin();
+    assert_eq!(b.exit_code(common::RECV_TIMEOUT), Some(0));
+    let stderr = b.stderr_to_the_end();
+    let logged: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("mcp-bridge: listener: info: the upstream server ended"))
+        .collect();
+    assert_eq!(
+        logged,
+        vec![
+            "mcp-bridge: listener: info: the upstream server ended the listen stream. A new stream follows in 0.05 s.";
+            WARN_BURST as usize
+        ],
+        "{stderr}"
+    );
+    let summary = format!(
+        "mcp-bridge: listener: info: {} more losses of the listen stream were not logged",
+        LOSSES - u64::from(WARN_BURST)
+    );
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("more losses"))
+            .collect::<Vec<_>>(),
+        vec![summary.as_str()],
+        "{stderr}"
+    );
 }
 
 #[test]

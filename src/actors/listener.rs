@@ -286,7 +286,10 @@ impl Listener {
             .retries()
             .then(|| self.backoff.after_loss(lived, self.timings.stable));
         let (level, line) = notify::loss_line(end, wait);
-        log(level, &line);
+        // A loss that a new stream follows can come with every stream: limited per kind.
+        if wait.is_none() || crate::log::limits::LISTEN_LOST.allow() {
+            log(level, &line);
+        }
         match wait {
             Some(w) => {
                 let h = ctx.run_later(w, |act, ctx| {

@@ -34,10 +34,18 @@ pub static UNUSABLE_RESULT: RateLimited = RateLimited::new(
     |n| tracing::warn!(target: "translate", "{n} more results of the upstream that the bridge cannot use were not logged"),
 );
 
+/// The loss of a listen stream that a new stream follows (its info or warn line): a server
+/// that ends each stream right after its acknowledgment causes one per
+/// `--listen-backoff-max`.
+pub static LISTEN_LOST: RateLimited = RateLimited::new(
+    |n| tracing::info!(target: "listener", "{n} more losses of the listen stream were not logged"),
+);
+
 /// Every kind, for [`flush_all`].
-const ALL: [&RateLimited; 7] = [
+const ALL: [&RateLimited; 8] = [
     &UPSTREAM_NOT_JSONRPC,
     &UNUSABLE_RESULT,
+    &LISTEN_LOST,
     &UPSTREAM_LINE_TOO_LONG,
     &UPSTREAM_REQUEST,
     &EDITOR_LINE_TOO_LONG,
