@@ -7,6 +7,8 @@ mod common;
 use common::{Bridge, RECV_TIMEOUT, text_of};
 use mcp_bridge::log::EXCERPT_BYTES;
 use mcp_bridge::log::limit::{WARN_BURST, WARN_SUMMARY_INTERVAL};
+use mcp_bridge::protocol::framing::TOO_LONG_HEAD_BYTES;
+use mcp_bridge::transport::child::MAX_STDERR_LINE_BYTES;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -161,6 +163,34 @@ fn a_frame_that_is_not_json_rpc_is_quoted_escaped_and_cut_in_its_warning() {
         "{NOT_JSONRPC}: \"[INFO] {}\"… (307 bytes)\n",
         "x".repeat(EXCERPT_BYTES - "[INFO] ".len())
     ));
+}
+
+/// A child's stderr line over 64 KiB (`MAX_STDERR_LINE_BYTES`) comes out as its first
+/// `TOO_LONG_HEAD_BYTES` bytes and a marker with its length; the next line is whole.
+#[test]
+fn a_child_stderr_line_over_the_limit_is_cut_with_a_marker() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    let tag = "y".repeat(70_000);
+    flood(&mut b, 1, 0, 1, &tag);
+    flood(&mut b, 2, 0, 1, "short");
+    let line = format!("fixture stderr {tag} 1");
+    let head = &line[..TOO_LONG_HEAD_BYTES];
+    b.wait_stderr("fixture stderr short 1\n");
+    let stderr = b.stderr_text();
+    let relayed: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("fixture stderr "))
+        .collect();
+    assert_eq!(
+        relayed,
+        [
+            format!("{head}… ({} bytes, cut)", line.len()).as_str(),
+            "fixture stderr short 1"
+        ]
+    );
+    assert_eq!(line.len(), 70_017);
+    assert!(line.len() > MAX_STDERR_LINE_BYTES);
 }
 
 #[test]

@@ -113,20 +113,37 @@ pub fn stdin_pipe(stdin: ChildStdin) -> io::Result<AsyncFd<File>> {
 }
 
 /// Copies the child's stderr to the bridge's stderr line by line (the codec in text mode: every
-/// line, blank ones too; a line longer than [`MAX_STDERR_LINE_BYTES`] is cut to its first
-/// [`crate::protocol::framing::TOO_LONG_HEAD_BYTES`] bytes), so that its lines never mix with
-/// the bridge's own, through the bridge's stderr queue ([`crate::log::relay_upstream_line`]).
+/// line, blank ones too; a line longer than [`MAX_STDERR_LINE_BYTES`] is cut: [`cut_line`]), so
+/// that its lines never mix with the bridge's own, through the bridge's stderr queue
+/// ([`crate::log::relay_upstream_line`]).
 async fn relay_stderr(stderr: tokio::process::ChildStderr) {
     let mut lines = super::lines::frames(stderr, FrameCodec::text(MAX_STDERR_LINE_BYTES), None);
     while let Some(frame) = lines.next().await {
         let mut out = match frame {
             Frame::Line(l) => Vec::from(&l[..]),
-            Frame::TooLong { head, .. } => head,
+            Frame::TooLong {
+                head, len_bytes, ..
+            } => cut_line(head, len_bytes),
         };
         out.push(b'\n');
         // Never waits: a full stderr queue drops and counts the line.
         crate::log::relay_upstream_line(out);
     }
+}
+
+/// A child's stderr line over [`MAX_STDERR_LINE_BYTES`] as the bridge writes it: its first
+/// [`crate::protocol::framing::TOO_LONG_HEAD_BYTES`] bytes (`head`; without a UTF-8 character
+/// that the cut split at its end), then the marker `… (<len_bytes> bytes, cut)`, without the
+/// newline. Example: `fixture stderr yyy… (70017 bytes, cut)`.
+pub fn cut_line(mut head: Vec<u8>, len_bytes: usize) -> Vec<u8> {
+    if let Err(e) = std::str::from_utf8(&head)
+        && e.error_len().is_none()
+    {
+        // Valid UTF-8 up to a character the cut split: that part goes.
+        head.truncate(e.valid_up_to());
+    }
+    head.extend_from_slice(format!("… ({len_bytes} bytes, cut)").as_bytes());
+    head
 }
 
 /// Sends `signal` to the child's whole process group; errors (no such group) are ignored.
@@ -199,5 +216,28 @@ impl ChildProcess {
         let status = self.wait_for(Duration::from_secs(2)).await;
         CHILD_PGID.store(0, Ordering::SeqCst);
         status
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_line_ends_with_its_length_and_no_split_character() {
+        assert_eq!(
+            cut_line(b"abc".to_vec(), 70_000),
+            "abc… (70000 bytes, cut)".as_bytes()
+        );
+        // The first byte of "é" (C3 A9) at the end of the head: left out.
+        assert_eq!(
+            cut_line(b"ab\xc3".to_vec(), 65_537),
+            "ab… (65537 bytes, cut)".as_bytes()
+        );
+        // Bytes that are no UTF-8 at all pass as the child wrote them.
+        assert_eq!(
+            cut_line(b"a\xffb".to_vec(), 65_537),
+            [&b"a\xffb"[..], "… (65537 bytes, cut)".as_bytes()].concat()
+        );
     }
 }
