@@ -77,14 +77,7 @@ pub async fn call(
     reason: CancelReason,
 ) -> Result<Reply, TimedOut> {
     let (call, answer) = Call::new(method, params, client, upstream.clone(), reason);
-    // One message: the reply (or Busy, Closed) comes on the answer's own channel; an Upstream
-    // that stopped drops the call, and the answer then resolves as Closed.
-    upstream.call.do_send(call);
-    match tokio::time::timeout(limit, answer).await {
-        Ok(Ok(reply)) => Ok(reply),
-        Ok(Err(_)) => Ok(Reply::Closed),
-        Err(_) => Err(TimedOut { limit }),
-    }
+    send_and_wait(upstream, call, answer, limit, AtLimit::Cancel).await
 }
 
 /// Sends the era probe (`server/discover` before the era is known, [`Call::probe`]: its id is
@@ -101,13 +94,36 @@ pub async fn probe(
     limit: Duration,
     reason: CancelReason,
 ) -> Result<Reply, TimedOut> {
-    let (call, mut answer) = Call::new(method, params, client, upstream.clone(), reason);
-    upstream.call.do_send(call.probe());
+    let (call, answer) = Call::new(method, params, client, upstream.clone(), reason);
+    send_and_wait(upstream, call.probe(), answer, limit, AtLimit::LetRun).await
+}
+
+/// What the time limit of [`send_and_wait`] does to the request.
+enum AtLimit {
+    /// The dropped [`super::upstream::Answer`] cancels it ([`call`]).
+    Cancel,
+    /// It stays in flight ([`super::upstream::Answer::let_run`], the era [`probe`]).
+    LetRun,
+}
+
+/// Sends `call` and waits at most `limit` for its `answer`. One message: the reply (or Busy,
+/// Closed) comes on the answer's own channel; an Upstream that stopped drops the call, and the
+/// answer then resolves as Closed. Errors: [`TimedOut`].
+async fn send_and_wait(
+    upstream: &Arc<UpstreamLinks>,
+    call: Call,
+    mut answer: super::upstream::Answer,
+    limit: Duration,
+    at_limit: AtLimit,
+) -> Result<Reply, TimedOut> {
+    upstream.call.do_send(call);
     match tokio::time::timeout(limit, &mut answer).await {
         Ok(Ok(reply)) => Ok(reply),
         Ok(Err(_)) => Ok(Reply::Closed),
         Err(_) => {
-            answer.let_run();
+            if let AtLimit::LetRun = at_limit {
+                answer.let_run();
+            }
             Err(TimedOut { limit })
         }
     }
