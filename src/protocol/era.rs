@@ -128,6 +128,10 @@ impl fmt::Display for LegacySign {
                 write!(f, "it answered server/discover with {code} {message:?}")
             }
             LegacySign::NoReply => f.write_str("it did not answer server/discover in time"),
+            // A 404 is also what a wrong URL path gets: say so, the user may have mistyped.
+            LegacySign::HttpStatus { status: 404 } => f.write_str(
+                "it answered server/discover with HTTP 404, as a URL with a wrong path would",
+            ),
             LegacySign::HttpStatus { status } => {
                 write!(f, "it answered server/discover with HTTP {status}")
             }
@@ -534,6 +538,10 @@ mod tests {
         assert_eq!(
             LegacySign::HttpStatus { status: 405 }.to_string(),
             "it answered server/discover with HTTP 405"
+        );
+        assert_eq!(
+            LegacySign::HttpStatus { status: 404 }.to_string(),
+            "it answered server/discover with HTTP 404, as a URL with a wrong path would"
         );
     }
 
