@@ -953,7 +953,10 @@ impl Frontend {
 /// at the time limit) and waits at most `limit` (`--discover-timeout`) for its answer;
 /// with sign-in (`phase`), the time a sign-in runs meanwhile is not counted, up to
 /// `--sign-in-timeout` of it (`auth::clock`): a URL upstream that never answers fails at
-/// `limit` when no sign-in ran. Errors: [`TimedOut`] with `limit`.
+/// `limit` when no sign-in ran. On that path the clock's time limit drops the probe, which
+/// cancels it (its stream is closed): over HTTP no answer in time fails the `initialize`
+/// (`discover_failed`) and is never taken for a legacy server, so no late answer is waited
+/// for. Errors: [`TimedOut`] with `limit`.
 async fn discover(
     upstream: &Arc<UpstreamLinks>,
     params: Object,

@@ -545,8 +545,11 @@ impl Call {
 
     /// The call as the era probe, the request the bridge sends before it knows the era
     /// (`server/discover`, `protocol::era`): its upstream id is the string
-    /// [`PROBE_ID_PREFIX`]`N` instead of the number `N`, so that it never equals the id of an
-    /// editor's request passed through afterwards to a legacy server (which numbers are).
+    /// [`PROBE_ID_PREFIX`]`N` instead of the number `N`, so that it does not equal the id of
+    /// an editor's request passed through afterwards to a legacy server (editors number their
+    /// requests). The prefix is reserved: an editor that used the very string id of a probe
+    /// still unanswered in pass-through would not get that request's answer (it is dropped as
+    /// the probe's).
     #[must_use]
     pub fn probe(mut self) -> Call {
         self.probe = true;

@@ -36,7 +36,7 @@ pub struct SpareBuffer {
 struct Shared {
     slot: Mutex<Slot>,
     /// A block is lent or kept: what [`SpareBuffer::is_active`] answers without the lock.
-    /// Set only by [`SpareBuffer::lend`], on the thread that reads; changed under the lock.
+    /// Changed only under the lock, after every change of the slot ([`Shared::sync_active`]).
     active: AtomicBool,
 }
 
@@ -57,6 +57,15 @@ struct Slot {
 impl Slot {
     fn is_active(&self) -> bool {
         self.lent > 0 || self.block.is_some()
+    }
+}
+
+impl Shared {
+    /// Sets `active` from `slot` (the lock held): a block kept by any path, a returned line's
+    /// or one given back by the codec, makes the slot active, so the reader arms its keep
+    /// timer for it.
+    fn sync_active(&self, slot: &Slot) {
+        self.active.store(slot.is_active(), Ordering::Relaxed);
     }
 }
 
@@ -91,9 +100,7 @@ impl SpareBuffer {
         let block = {
             let mut slot = self.slot();
             let block = slot.block.take();
-            if !slot.is_active() {
-                self.shared.active.store(false, Ordering::Relaxed);
-            }
+            self.shared.sync_active(&slot);
             block
         };
         // A `Bytes` of a `Vec` shorter than its capacity is unique and becomes a `BytesMut` of
@@ -107,7 +114,7 @@ impl SpareBuffer {
         {
             let mut slot = self.slot();
             slot.lent += 1;
-            self.shared.active.store(true, Ordering::Relaxed);
+            self.shared.sync_active(&slot);
         }
         Bytes::from_owner(Lent {
             block,
@@ -149,9 +156,7 @@ impl SpareBuffer {
                 return 0;
             }
             let block = slot.block.take();
-            if !slot.is_active() {
-                self.shared.active.store(false, Ordering::Relaxed);
-            }
+            self.shared.sync_active(&slot);
             block
         };
         block.map_or(0, |b| b.capacity())
@@ -164,7 +169,9 @@ impl SpareBuffer {
             let mut slot = self.slot();
             slot.closed = true;
             slot.waker = None;
-            slot.block.take()
+            let block = slot.block.take();
+            self.shared.sync_active(&slot);
+            block
         };
         block.map_or(0, |b| b.capacity())
     }
@@ -227,9 +234,7 @@ fn put(shared: &Shared, mut block: BytesMut, was_lent: bool) {
                 }
             }
         };
-        if !slot.is_active() {
-            shared.active.store(false, Ordering::Relaxed);
-        }
+        shared.sync_active(&slot);
         let waker = if slot.block.is_some() {
             slot.waker.take()
         } else {

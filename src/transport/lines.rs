@@ -328,6 +328,18 @@ mod tests {
         tokio::sync::mpsc::UnboundedReceiver<Frame>,
         SpareBuffer,
     ) {
+        spawn_reader_with(FrameCodec::new(64 << 20), keep)
+    }
+
+    /// [`spawn_reader`] with `codec`.
+    fn spawn_reader_with(
+        codec: FrameCodec,
+        keep: Duration,
+    ) -> (
+        tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+        tokio::sync::mpsc::UnboundedReceiver<Frame>,
+        SpareBuffer,
+    ) {
         let (feed, mut chunks) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
         let (out, frames_rx) = tokio::sync::mpsc::unbounded_channel();
         let (mut writer, reader) = tokio::io::duplex(256 * 1024);
@@ -339,7 +351,7 @@ mod tests {
             }
         });
         let spare = SpareBuffer::new();
-        let stream = frames_keeping(reader, FrameCodec::new(64 << 20), spare.clone(), keep);
+        let stream = frames_keeping(reader, codec, spare.clone(), keep);
         tokio::spawn(async move {
             let mut stream = Box::pin(stream);
             while let Some(frame) = stream.next().await {
@@ -419,6 +431,46 @@ mod tests {
             panic!("expected a line");
         };
         assert_eq!(&again[..], &large_line(b'c')[..2 * KEEP_BUFFER_BYTES + 11]);
+    }
+
+    /// A block the codec gives back itself (never lent to a line: the buffer of a line over
+    /// the limit, or of a medium line that was read into the block and copied out) is kept
+    /// for the keep time too, and dropped then, not at the end of input only.
+    #[tokio::test]
+    async fn a_block_the_codec_gives_back_is_dropped_at_its_keep_time_too() {
+        let keep = Duration::from_millis(100);
+        // Over the limit of 2 MiB: the line streams through, its large buffer is given back.
+        let (feed, mut got, spare) =
+            spawn_reader_with(FrameCodec::new(2 * KEEP_BUFFER_BYTES), keep);
+        let mut too_long = vec![b'x'; 3 * KEEP_BUFFER_BYTES];
+        too_long.push(b'\n');
+        assert!(feed.send(too_long).is_ok());
+        let Some(Frame::TooLong { len_bytes, .. }) = got.recv().await else {
+            panic!("expected a line over the limit");
+        };
+        assert_eq!(len_bytes, 3 * KEEP_BUFFER_BYTES);
+        assert!(wait_until(|| spare.kept().is_none()).await, "dropped");
+        // A large line (its block kept), then a medium one read into that block and copied
+        // out: the block goes back to the spare, and is dropped at its keep time.
+        let (feed, mut got, spare) = spawn_reader(keep);
+        assert!(feed.send(large_line(b'a')).is_ok());
+        let Some(Frame::Line(first)) = got.recv().await else {
+            panic!("expected a line");
+        };
+        drop(first);
+        assert!(spare.kept().is_some());
+        let mut medium = vec![b'y'; 100 * 1024];
+        medium.push(b'\n');
+        assert!(feed.send(medium.clone()).is_ok());
+        let Some(Frame::Line(second)) = got.recv().await else {
+            panic!("expected a line");
+        };
+        assert_eq!(&second[..], &medium[..100 * 1024]);
+        drop(second);
+        assert!(wait_until(|| spare.kept().is_none()).await, "dropped");
+        // The input is still open: the timer dropped it, not the end of input.
+        assert!(feed.send(b"{}\n".to_vec()).is_ok());
+        assert_eq!(got.recv().await, Some(line(b"{}")));
     }
 
     #[test]
