@@ -158,6 +158,7 @@ crate::counted_handlers!(Metrics: WriteTotals);
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct WriteTotals {
+    /// An `initialize` succeeded at least once: the totals line is written only then.
     pub ran: bool,
 }
 

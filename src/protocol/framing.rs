@@ -87,11 +87,14 @@ pub enum Frame {
 
 impl Frame {
     /// The frame as a warning quotes it ([`crate::log::excerpt`]): the first bytes of the line
-    /// (of its head, for a line over the limit), escaped.
+    /// (of its head, for a line over the limit, which ends with the line's whole length in
+    /// bytes), escaped.
     pub fn excerpt(&self) -> String {
         match self {
             Frame::Line(l) => crate::log::excerpt(l),
-            Frame::TooLong { head, .. } => crate::log::excerpt(head),
+            Frame::TooLong {
+                head, len_bytes, ..
+            } => crate::log::excerpt_of(head, *len_bytes),
         }
     }
 }

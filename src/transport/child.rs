@@ -136,12 +136,7 @@ async fn relay_stderr(stderr: tokio::process::ChildStderr) {
 /// that the cut split at its end), then the marker `… (<len_bytes> bytes, cut)`, without the
 /// newline. Example: `fixture stderr yyy… (70017 bytes, cut)`.
 pub fn cut_line(mut head: Vec<u8>, len_bytes: usize) -> Vec<u8> {
-    if let Err(e) = std::str::from_utf8(&head)
-        && e.error_len().is_none()
-    {
-        // Valid UTF-8 up to a character the cut split: that part goes.
-        head.truncate(e.valid_up_to());
-    }
+    head.truncate(crate::log::without_split_char(&head));
     head.extend_from_slice(format!("… ({len_bytes} bytes, cut)").as_bytes());
     head
 }
@@ -238,6 +233,12 @@ mod tests {
         assert_eq!(
             cut_line(b"a\xffb".to_vec(), 65_537),
             [&b"a\xffb"[..], "… (65537 bytes, cut)".as_bytes()].concat()
+        );
+        // An invalid byte earlier does not keep a split character at the end: "€" (E2 82 AC)
+        // cut after two bytes.
+        assert_eq!(
+            cut_line(b"\xffa\xe2\x82".to_vec(), 65_537),
+            [&b"\xffa"[..], "… (65537 bytes, cut)".as_bytes()].concat()
         );
     }
 }
