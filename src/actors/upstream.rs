@@ -47,6 +47,14 @@ struct Pending {
     started: Instant,
 }
 
+/// The warning for an upstream frame that is not a JSON-RPC message (either mode), quoting
+/// its start ([`Frame::excerpt`]); limited per kind ([`limits::UPSTREAM_NOT_JSONRPC`]).
+fn warn_not_jsonrpc(frame: &Frame) {
+    if limits::UPSTREAM_NOT_JSONRPC.allow() {
+        tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message: {}", frame.excerpt());
+    }
+}
+
 /// A request of the bridge's own still unanswered when the Upstream entered pass-through (in
 /// practice the era probe, left running at `--discover-timeout`): its answer, if it comes, is
 /// read and dropped, never relayed to the editor.
@@ -197,9 +205,7 @@ impl Upstream {
                 .frontend
                 .do_send(FromUpstream::Relayed { message, kind }),
             Err(e) => {
-                if limits::UPSTREAM_NOT_JSONRPC.allow() {
-                    tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message: {}", frame.excerpt());
-                }
+                warn_not_jsonrpc(&frame);
                 if let Some(id) = e.id().cloned() {
                     self.out.frontend.do_send(FromUpstream::RelayFailed {
                         id,
@@ -298,9 +304,7 @@ impl Upstream {
                 }
             }
             Err(e) => {
-                if limits::UPSTREAM_NOT_JSONRPC.allow() {
-                    tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message: {}", frame.excerpt());
-                }
+                warn_not_jsonrpc(&frame);
                 if let Some(id) = e.id().cloned() {
                     self.resolve(&id, Reply::Invalid);
                 }
