@@ -13,8 +13,8 @@ pub const REQUEST_ID_PREFIX: &str = "b-";
 /// practice (editors number their requests, `0`, `1`, ...), so the probe never shares an id
 /// with one of them and a late answer to it is never taken for the answer to the editor's
 /// request (the editor's `initialize` with id 1 among them). The prefix is reserved for the
-/// bridge: an editor request passed through with the very id of a probe still unanswered
-/// would not get its answer (it is dropped as the probe's).
+/// bridge: an editor request passed through with the very id of a probe still unanswered is
+/// not sent and gets `duplicate_id`.
 pub const PROBE_ID_PREFIX: &str = "mcp-bridge-probe-";
 
 /// The prefix of the `elicitationId` the bridge mints for a URL elicitation (2025-11-25 needs

@@ -455,6 +455,57 @@ fn a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_the_late_answer
     );
 }
 
+/// The probe's id is reserved while the probe is unanswered: an editor request passed through
+/// with that very id is not sent (its answer could not be told from the probe's, and the
+/// probe's late `DiscoverResult` would reach the editor as its answer); it gets
+/// `duplicate_id` at once, the late answer is still dropped with its warning, and other ids
+/// pass.
+#[test]
+fn an_editor_request_with_the_id_of_the_unanswered_probe_gets_duplicate_id_and_is_not_sent() {
+    let gate = common::scratch_dir("gate").join("open");
+    let gate_arg = gate.to_string_lossy().into_owned();
+    let mut b = Bridge::start(
+        &["--discover-timeout", "0.5"],
+        &["--discover-gate", &gate_arg],
+    );
+    let r = b.request(
+        json!(1),
+        "initialize",
+        initialize_request(1)["params"].clone(),
+    );
+    assert_eq!(r["error"]["code"], json!(-32022), "{r}");
+    let list =
+        |id: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
+    b.send(&list(json!("mcp-bridge-probe-1")));
+    assert_eq!(
+        b.recv_response(&json!("mcp-bridge-probe-1")),
+        json!({"jsonrpc": "2.0", "id": "mcp-bridge-probe-1", "error": {"code": -32600,
+            "message": "Invalid request: the id is in use by a request in flight",
+            "data": {"cause": "duplicate_id"}}})
+    );
+    std::fs::write(&gate, b"").expect("open the gate");
+    b.wait_stderr(LATE_DISCOVER_WARNING);
+    // Another id passes: answered by the server itself (a 2026-07-28 server refuses a
+    // request without _meta).
+    b.send(&list(json!("mcp-bridge-probe-2")));
+    let r = b.recv_response(&json!("mcp-bridge-probe-2"));
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": "mcp-bridge-probe-2", "error": {"code": -32602,
+            "message": "params._meta is required and must be an object"}})
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
+    assert_eq!(
+        b.seen.iter().map(|f| f["id"].clone()).collect::<Vec<_>>(),
+        vec![
+            json!(1),
+            json!("mcp-bridge-probe-1"),
+            json!("mcp-bridge-probe-2")
+        ]
+    );
+}
+
 /// In pass-through too, an answer of the server over `--max-line-bytes` fails its request with
 /// `invalid_response` and one warning, never a second "not a JSON-RPC message" warning.
 #[test]

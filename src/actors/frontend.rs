@@ -1030,6 +1030,11 @@ impl Handler<FromUpstream> for Frontend {
                     self.reply_error(Some(&id), cause, detail);
                 }
             }
+            FromUpstream::IdInUse { id } => {
+                if self.relayed.remove(&id).is_some() {
+                    self.reply_error(Some(&id), Cause::DuplicateId, None);
+                }
+            }
             FromUpstream::SignedIn => self.on_signed_in(),
         }
     }

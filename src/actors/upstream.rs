@@ -551,9 +551,8 @@ impl Call {
     /// (`server/discover`, `protocol::era`): its upstream id is the string
     /// [`PROBE_ID_PREFIX`]`N` instead of the number `N`, so that it does not equal the id of
     /// an editor's request passed through afterwards to a legacy server (editors number their
-    /// requests). The prefix is reserved: an editor that used the very string id of a probe
-    /// still unanswered in pass-through would not get that request's answer (it is dropped as
-    /// the probe's).
+    /// requests). The prefix is reserved: an editor request with the very string id of a probe
+    /// still unanswered in pass-through is not sent ([`Relay`]; it gets `duplicate_id`).
     #[must_use]
     pub fn probe(mut self) -> Call {
         self.probe = true;
@@ -817,6 +816,17 @@ impl Handler<Relay> for Upstream {
             Delivery::Request(id) => Some(id.clone()),
             _ => None,
         };
+        if let Some(id) = request
+            .as_ref()
+            .filter(|id| self.unanswered.contains_key(id))
+        {
+            // Its answer could not be told from the probe's: not sent.
+            tracing::debug!(target: "upstream", "id={id} of the editor is the id of the bridge's own request still unanswered: not sent (duplicate_id)");
+            self.out
+                .frontend
+                .do_send(FromUpstream::IdInUse { id: id.clone() });
+            return;
+        }
         let reply = match self.write(&m.message, m.delivery) {
             Sent::Queued => return,
             Sent::Refused => Reply::Busy,

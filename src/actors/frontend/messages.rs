@@ -27,6 +27,10 @@ pub enum FromUpstream {
     /// ([`Reply::Busy`]: `upstream_busy`, [`Reply::Closed`]: `upstream_exited`,
     /// [`Reply::Invalid`]: `invalid_response`).
     RelayFailed { id: Id, reply: Reply },
+    /// Pass-through: the editor's request `id` has the id of a request of the bridge's own
+    /// still unanswered upstream (the era probe's reserved `mcp-bridge-probe-N`): it was not
+    /// sent, since its answer could not be told from the probe's; it gets `duplicate_id`.
+    IdInUse { id: Id },
     /// The upstream's transport signed in (or refreshed its token): a listen stream that
     /// waits for a sign-in opens again.
     SignedIn,
