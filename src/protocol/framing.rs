@@ -866,12 +866,22 @@ mod tests {
         drop(got);
         let b_start = b.as_ptr();
         drop(a);
-        let Some((kept, _)) = spare.kept() else {
+        let Some((kept, kept_capacity)) = spare.kept() else {
             panic!("the first block came back");
         };
         drop(b);
-        // Of the two blocks of the same size, one is kept.
-        assert!(spare.kept().is_some_and(|k| k.0 == kept || k.0 == b_start));
+        // Of the two blocks, the larger is kept (the first when they are the same size).
+        let Some((now, now_capacity)) = spare.kept() else {
+            panic!("a block is kept");
+        };
+        assert!(now == kept || now == b_start);
+        assert!(now_capacity >= kept_capacity);
+        if now != kept {
+            assert!(
+                now_capacity > kept_capacity,
+                "replaced only by a larger block"
+            );
+        }
     }
 
     #[test]

@@ -348,9 +348,16 @@ mod tests {
         assert!(back.join().is_ok());
         assert_eq!(flag.0.load(Ordering::SeqCst), 1);
         assert!(spare.watch(Some(&waker)).is_some());
-        // With the slot gone (the codec and its reader dropped), a line frees its block.
+        // With the slot gone (the codec and its reader dropped), a line frees its block: it
+        // holds its home weakly, so the slot is gone at once and the block has nowhere to go.
         let line = spare.lend(large(b'a', 1));
+        let home = Arc::downgrade(&spare.shared);
         drop(spare);
+        assert!(
+            home.upgrade().is_none(),
+            "a lent line does not keep the slot alive"
+        );
+        assert_eq!(line.len(), 1);
         drop(line);
     }
 }
