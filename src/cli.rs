@@ -60,6 +60,8 @@ logout --all` every one; see `mcp-bridge logout --help`.
 
 The editor starts mcp-bridge as a stdio server; mcp-bridge starts <COMMAND> and speaks
 MCP 2026-07-28 to it over its stdin and stdout. The child's stderr passes through.
+SECONDS values are from 0.1 to 2592000 (--listen-backoff-initial, --listen-backoff-max and
+--listen-stable from 0.05).
 Exit codes: 0 at the end of stdin (also on SIGTERM, SIGINT or SIGHUP, and when the editor
 closes the bridge's stdout); 1 when the upstream server exits after initialize (or a URL
 server ends its 2025-11-25 session), and on an internal error; 2 for invalid arguments (also
@@ -478,6 +480,18 @@ fn usage_line(cause: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The help's sentence on SECONDS values states the constants the value parsers use.
+    #[test]
+    fn the_help_states_the_bounds_of_seconds() {
+        let text = AFTER_HELP.replace('\n', " ");
+        assert!(
+            text.contains(&format!(
+                "SECONDS values are from {MIN_TIMEOUT_SECS} to {MAX_TIMEOUT_SECS} (--listen-backoff-initial, --listen-backoff-max and --listen-stable from {MIN_LISTEN_WAIT_SECS})."
+            )),
+            "{text}"
+        );
+    }
 
     #[test]
     fn a_mistyped_http_url_is_told_from_a_command() {
