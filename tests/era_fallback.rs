@@ -415,14 +415,10 @@ fn a_late_legacy_server_answers_the_editors_initialize_never_the_probes() {
     );
 }
 
-/// The risk of the no-answer rule (notes §9.3): a 2026-07-28 server too slow for
-/// `--discover-timeout` is taken for a legacy one. The example server (`--discover-gate`: it
-/// answers discover when the test says) refuses the passed-through `initialize` with -32022
-/// naming its versions (VER26), not with "Request id already in flight" (the probe's id is
-/// not the editor's 1); its late `DiscoverResult` is dropped with one warning naming
-/// `--discover-timeout`.
-#[test]
-fn a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_the_late_answer_says_so() {
+/// A bridge with `--discover-timeout 0.5` in front of the example server that answers
+/// `server/discover` only once the returned gate file exists; the editor's `initialize` (id 1)
+/// has been sent and answered (the answer is returned): the bridge is in pass-through.
+fn slow_modern_server_initialized() -> (Bridge, std::path::PathBuf, Value) {
     let gate = common::scratch_dir("gate").join("open");
     let gate_arg = gate.to_string_lossy().into_owned();
     let mut b = Bridge::start(
@@ -434,6 +430,18 @@ fn a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_the_late_answer
         "initialize",
         initialize_request(1)["params"].clone(),
     );
+    (b, gate, r)
+}
+
+/// The risk of the no-answer rule (notes §9.3): a 2026-07-28 server too slow for
+/// `--discover-timeout` is taken for a legacy one. The example server (`--discover-gate`: it
+/// answers discover when the test says) refuses the passed-through `initialize` with -32022
+/// naming its versions (VER26), not with "Request id already in flight" (the probe's id is
+/// not the editor's 1); its late `DiscoverResult` is dropped with one warning naming
+/// `--discover-timeout`.
+#[test]
+fn a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_the_late_answer_says_so() {
+    let (mut b, gate, r) = slow_modern_server_initialized();
     assert_eq!(
         r,
         json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022,
@@ -462,17 +470,7 @@ fn a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_the_late_answer
 /// pass.
 #[test]
 fn an_editor_request_with_the_id_of_the_unanswered_probe_gets_duplicate_id_and_is_not_sent() {
-    let gate = common::scratch_dir("gate").join("open");
-    let gate_arg = gate.to_string_lossy().into_owned();
-    let mut b = Bridge::start(
-        &["--discover-timeout", "0.5"],
-        &["--discover-gate", &gate_arg],
-    );
-    let r = b.request(
-        json!(1),
-        "initialize",
-        initialize_request(1)["params"].clone(),
-    );
+    let (mut b, gate, r) = slow_modern_server_initialized();
     assert_eq!(r["error"]["code"], json!(-32022), "{r}");
     let list =
         |id: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
