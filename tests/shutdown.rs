@@ -320,3 +320,77 @@ fn an_upstream_that_closes_its_stdout_is_logged_as_such_and_killed_by_the_bridge
         ]
     );
 }
+
+/// Lines the upstream writes before its answer and its exit in the tests of a slow editor:
+/// more than the queue toward the editor, the pipes and the reader hold together, so that the
+/// child exits while the bridge's reader is paused and frames are still in the child's pipe.
+const LINES_BEFORE_THE_EXIT: usize = 10_000;
+
+/// The editor reads this many frames, then rests [`SLOW_EDITOR_REST`]: about 2,000 frames a
+/// second, a busy editor; the last frames reach it seconds after the upstream exited.
+const SLOW_EDITOR_LINES: usize = 100;
+const SLOW_EDITOR_REST: Duration = Duration::from_millis(50);
+
+/// A tools list change on the bridge's listen stream, as the upstream writes it.
+fn tools_list_changed_line(b: &Bridge) -> String {
+    let listen = b.wait_upstream(|v| v["method"] == "subscriptions/listen");
+    json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen["id"]}}})
+    .to_string()
+}
+
+/// With a `sleep` (id 2) in flight, a slow editor, and the upstream writing
+/// [`LINES_BEFORE_THE_EXIT`] list changes, then its answer to id 3, then exiting 0: every
+/// frame reaches the editor in order, the answer after the list changes, then id 2's
+/// `upstream_exited`, and the bridge exits 1. Call after `initialize`.
+fn a_slow_editor_gets_everything_the_upstream_wrote_before_its_exit(b: &mut Bridge) {
+    let line = tools_list_changed_line(b);
+    sleep_in_flight(b, 2);
+    let before = b.seen.len();
+    b.read_slowly(SLOW_EDITOR_LINES, SLOW_EDITOR_REST);
+    b.send_tools_call(
+        json!(3),
+        "emit_and_exit",
+        json!({"line": line, "count": LINES_BEFORE_THE_EXIT, "code": 0}),
+    );
+    b.recv_to_the_end();
+    let frames = &b.seen[before..];
+    let changes = frames
+        .iter()
+        .take_while(|f| f["method"] == "notifications/tools/list_changed")
+        .count();
+    assert_eq!(changes, LINES_BEFORE_THE_EXIT, "{:?}", frames.get(changes));
+    let rest = &frames[changes..];
+    assert_eq!(rest.len(), 2, "after the list changes: {rest:?}");
+    assert_eq!(rest[0]["id"], json!(3), "{rest:?}");
+    assert_eq!(text_of(&rest[0]), "emitted");
+    assert_eq!(
+        rest[1],
+        json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32603,
+            "message": "The upstream server exited", "data": {"cause": "upstream_exited"}}})
+    );
+    assert_eq!(b.exit_code(Duration::from_secs(8)), Some(1));
+}
+
+#[test]
+fn what_the_upstream_wrote_before_it_exited_reaches_a_slow_editor_in_order() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    a_slow_editor_gets_everything_the_upstream_wrote_before_its_exit(&mut b);
+    b.wait_stderr("mcp-bridge: upstream: error: the upstream server exited (exit code 0)");
+}
+
+#[test]
+fn a_process_that_holds_the_upstreams_stdout_does_not_cut_what_a_slow_editor_still_reads() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    // `sleep 300` inherits the server's stdout: the pipe stays open after the server's exit,
+    // and only the wait for its end while the pipe is empty is limited.
+    let pid = spawn_grandchild(&mut b);
+    assert!(process_alive(pid));
+    a_slow_editor_gets_everything_the_upstream_wrote_before_its_exit(&mut b);
+    assert!(
+        wait_until(|| !process_alive(pid)),
+        "grandchild {pid} survived the loss of the upstream"
+    );
+}

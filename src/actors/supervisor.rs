@@ -45,17 +45,24 @@ use crate::transport::stdio;
 use crate::transport::token::TokenProvider;
 #[cfg(feature = "auth")]
 use crate::transport::upstream::UpstreamSpec;
-use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
+use crate::transport::writer::{Drain, EDITOR_QUEUE, QueueStats, Writer};
 
-/// Time after the end of stdin after which the watchdog thread ends the process (exit 0).
-pub const WATCHDOG: Duration = Duration::from_secs(8);
+/// How long the watchdog gives the shutdown beyond the longest drain of the output
+/// ([`CLOSE_DRAIN_MAX`]).
+pub const WATCHDOG_MARGIN: Duration = Duration::from_secs(8);
+/// Time after the end of stdin after which the watchdog thread ends the process (exit 0):
+/// the longest drain of what the editor still reads, and the margin for the other steps.
+pub const WATCHDOG: Duration = CLOSE_DRAIN_MAX.saturating_add(WATCHDOG_MARGIN);
 /// Frames queued between the stdin thread and the Frontend.
 pub const STDIN_QUEUE_FRAMES: usize = 64;
 /// Size of one read from stdin, in bytes.
 pub const STDIN_CHUNK_BYTES: usize = 64 * 1024;
-/// How long the shutdown waits for the queued frames to reach a stdout that the editor does
-/// not read.
-pub const CLOSE_DRAIN: Duration = Duration::from_secs(2);
+/// How long the shutdown waits for the queued frames to reach a stdout whose reader took
+/// no byte meanwhile: an editor that stopped reading costs this much, not more.
+pub const CLOSE_DRAIN_IDLE: Duration = Duration::from_secs(2);
+/// The longest the shutdown writes the queued frames to an editor that still reads them
+/// (slowly): every response and error that was answered reaches it, up to this cap.
+pub const CLOSE_DRAIN_MAX: Duration = Duration::from_secs(30);
 /// After the last shutdown step, how long the Supervisor waits for the actors to report
 /// their end before it exits anyway.
 pub const END_REPORT_WAIT: Duration = Duration::from_secs(1);
@@ -409,7 +416,17 @@ impl Supervisor {
                 if let Some(o) = &output {
                     host.step("output: close");
                     o.close();
-                    let _ = tokio::time::timeout(CLOSE_DRAIN, o.drained()).await;
+                    let drain = o.drain(CLOSE_DRAIN_IDLE, CLOSE_DRAIN_MAX).await;
+                    let (frames, bytes) = o.queued();
+                    match drain {
+                        Drain::Done => {}
+                        Drain::Stalled => tracing::warn!(target: "supervisor",
+                            "the editor read nothing for {} s: {frames} frames ({bytes} bytes) queued toward it were not written",
+                            CLOSE_DRAIN_IDLE.as_secs()),
+                        Drain::Capped => tracing::warn!(target: "supervisor",
+                            "the editor still read after {} s, the longest the bridge writes at its end: {frames} frames ({bytes} bytes) queued toward it were not written",
+                            CLOSE_DRAIN_MAX.as_secs()),
+                    }
                 }
                 host.step("upstream: close");
                 if let Ok(Some(status)) = upstream.send(Close { grace }).await {

@@ -34,7 +34,7 @@ use crate::transport::writer::{Delivery, QueueStats, Sent, Writer};
 
 use actix::dev::ToEnvelope;
 
-pub use crate::transport::child_upstream::{EXIT_DRAIN, EXIT_STATUS_WAIT};
+pub use crate::transport::child_upstream::{EXIT_EOF_WAIT, EXIT_STATUS_WAIT};
 
 pub mod reply;
 pub use reply::{CancelReason, Reply};

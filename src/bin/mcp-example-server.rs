@@ -57,6 +57,10 @@ refuses them with a JSON-RPC error instead, --listen-delay-ms acknowledges them 
   close_stdout {}             closes its stdout (fd 1 becomes /dev/null) and keeps
                               running, no answer reaches the client
   emit {lines: [string]}      writes each line to stdout verbatim, then \"emitted\"
+  emit_and_exit {line, count, code}
+                              writes `line` count times to stdout, then its own answer
+                              \"emitted\", straight to fd 1 (blocking), then exits with
+                              code: a server whose last frames are still in the pipe
   progress_flood {count}      count progress notifications at full speed, \"flooded\"
   garbage_flood {count, stderr_count, tag?}
                               writes count lines \"not json <n>\" to stdout and
@@ -826,6 +830,20 @@ fn test_tools(builder: ServerBuilder) -> ServerBuilder {
         ),
         (
             ToolDef::new(
+                "emit_and_exit",
+                object_schema(
+                    json!({"line": {"type": "string"}, "count": {"type": "integer", "minimum": 0},
+                        "code": {"type": "integer"}}),
+                    &["line", "count", "code"],
+                ),
+            )
+            .description(
+                "Writes the line count times, then its answer, to stdout, then exits with code.",
+            ),
+            tool(emit_and_exit),
+        ),
+        (
+            ToolDef::new(
                 "garbage_flood",
                 object_schema(
                     json!({"count": {"type": "integer", "minimum": 0},
@@ -1165,6 +1183,31 @@ async fn emit(a: Value, ctx: RequestContext) -> ToolResult {
         ctx.write_raw_line(line).await;
     }
     Ok(Outcome::text("emitted"))
+}
+
+/// Most lines of `emit_and_exit`.
+const EMIT_AND_EXIT_MAX_LINES: i64 = 1_000_000;
+
+/// Misbehaves on purpose: its last lines and its answer are written straight to fd 1
+/// (blocking, past the server's output queue, which is empty while it waits for this call),
+/// and the process exits the moment the last byte is in the pipe, long before the client has
+/// read it all.
+async fn emit_and_exit(a: Value, ctx: RequestContext) -> ToolResult {
+    use std::io::Write;
+    let line = string(&a, "line")?;
+    let count = integer(&a, "count", 0..=EMIT_AND_EXIT_MAX_LINES)?;
+    let code = integer(&a, "code", i64::from(i32::MIN)..=i64::from(i32::MAX))?;
+    let answer = json!({"jsonrpc": "2.0", "id": ctx.request_id(),
+        "result": {"content": [{"type": "text", "text": "emitted"}]}});
+    let mut text = format!("{line}\n").repeat(usize::try_from(count).unwrap_or(0));
+    text.push_str(&format!("{answer}\n"));
+    let _ = tokio::task::spawn_blocking(move || {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+        std::process::exit(i32::try_from(code).unwrap_or(1));
+    })
+    .await;
+    Ok(Outcome::text("not reached"))
 }
 
 async fn garbage_flood(a: Value, ctx: RequestContext) -> ToolResult {

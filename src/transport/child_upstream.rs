@@ -1,14 +1,22 @@
 //! The upstream as a child process on stdio (2026-07-28 basic/transports/stdio): spawned in
 //! its own process group ([`child::spawn`], with the isolation of `isolation.rs` and its stderr
 //! relayed), frames from its stdout, the bounded [`Writer`] on its stdin. It ends when its
-//! stdout closes, or [`EXIT_DRAIN`] after the child exits (a grandchild may hold the pipe).
+//! stdout closes: what the child wrote before it exited is read to the end, for as long as the
+//! editor takes to read it (a pipe outlives its writer); only a pipe that stays empty and open
+//! after the exit (a grandchild holds it) ends after [`EXIT_EOF_WAIT`] of waiting.
 
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 use std::ffi::OsString;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::time::Sleep;
 
 use super::child::{self, ChildProcess};
 use super::program::{self, SpawnError};
@@ -27,9 +35,11 @@ use crate::protocol::jsonrpc::Id;
 /// reported as `exit code 3`, 0.2 s after the end of its output). A child that exits at once
 /// is reported at once; only one that keeps running costs the whole wait.
 pub const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
-/// After the child exits, how long frames already in its stdout pipe are still read before
-/// the upstream counts as lost (a grandchild may hold the pipe open).
-pub const EXIT_DRAIN: Duration = Duration::from_millis(100);
+/// After the child exits, how long the reader of its stdout waits for the end of a pipe that
+/// is empty but still open (a grandchild inherited it) before the upstream counts as lost.
+/// Only that wait counts: while the reader is paused by a full queue toward the editor, or
+/// reads what the child wrote before it exited, the time is not used up.
+pub const EXIT_EOF_WAIT: Duration = Duration::from_millis(100);
 
 /// The child, taken by whoever ends it first: the end of its events (wait for the status,
 /// then SIGKILL to the group), [`Transport::close`] or [`Transport::kill`].
@@ -58,23 +68,22 @@ pub fn open(
     let stdin = child::stdin_pipe(io.stdin).map_err(SpawnError::Stdin)?;
     let stdin = Writer::for_pipe(stdin, UPSTREAM_QUEUE, options.queue_stats);
     let mut exit = proc_.exit_watch();
-    let exited_and_drained = async move {
+    let exited = async move {
         while exit.borrow_and_update().is_none() {
             if exit.changed().await.is_err() {
                 break;
             }
         }
-        tokio::time::sleep(EXIT_DRAIN).await;
     };
     let child: Shared = Arc::new(Mutex::new(Some(proc_)));
     let end = child.clone();
+    let stdout = UntilEof::new(io.stdout, Box::pin(exited), EXIT_EOF_WAIT);
     let events = lines::frames(
-        io.stdout,
+        stdout,
         FrameCodec::new(options.max_line_bytes),
         Some(options.pace),
     )
     .map(Event::Frame)
-    .take_until(Box::pin(exited_and_drained))
     .chain(futures_util::stream::once(async { Event::Closed }))
     .chain(futures_util::stream::once(async move {
         Event::Ended(EndCause::ChildExited(status_after_loss(take(&end)).await))
@@ -83,6 +92,70 @@ pub fn open(
         transport: Box::new(Child { stdin, child }),
         events: events.boxed_local(),
     })
+}
+
+/// The child's stdout, read to its end; once the child has exited, a read that finds the pipe
+/// empty but open waits at most `wait` in all (a descendant that inherited the pipe may keep
+/// it open for ever), then reads as the end. Only those waits count: a reader paused by the
+/// queue toward the editor does not read, so its pause uses up nothing.
+struct UntilEof<R> {
+    inner: R,
+    /// Resolves when the child has exited; `None` once it has.
+    exited: Option<LocalBoxFuture<'static, ()>>,
+    /// What is left of the wait for the end after the exit.
+    left: Duration,
+    /// The wait under way: since when, and its timer (at the end of `left`).
+    waiting: Option<(Instant, Pin<Box<Sleep>>)>,
+    /// The wait ran out: every read is the end.
+    ended: bool,
+}
+
+impl<R> UntilEof<R> {
+    fn new(inner: R, exited: LocalBoxFuture<'static, ()>, wait: Duration) -> Self {
+        UntilEof {
+            inner,
+            exited: Some(exited),
+            left: wait,
+            waiting: None,
+            ended: false,
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for UntilEof<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let me = &mut *self;
+        if me.ended {
+            return Poll::Ready(Ok(()));
+        }
+        if let Poll::Ready(read) = Pin::new(&mut me.inner).poll_read(cx, buf) {
+            if let Some((since, _)) = me.waiting.take() {
+                me.left = me.left.saturating_sub(since.elapsed());
+            }
+            return Poll::Ready(read);
+        }
+        if let Some(exited) = &mut me.exited {
+            if exited.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            me.exited = None;
+        }
+        let left = me.left;
+        let (_, timer) = me
+            .waiting
+            .get_or_insert_with(|| (Instant::now(), Box::pin(tokio::time::sleep(left))));
+        if timer.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        tracing::debug!(target: "upstream", "the upstream exited and its stdout stayed open and empty for {} ms (a process it started holds it): end of its output",
+            EXIT_EOF_WAIT.as_millis());
+        me.ended = true;
+        Poll::Ready(Ok(()))
+    }
 }
 
 /// How a lost child ended: its status within [`EXIT_STATUS_WAIT`] (`exit code N`,

@@ -24,6 +24,7 @@ use std::fs::File;
 use std::io::{self, IoSlice, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 use tokio::sync::Notify;
 
@@ -108,6 +109,17 @@ pub enum Delivery {
     /// Refused (a request toward the upstream, which then answers `upstream_busy`); until
     /// its first byte is written, [`Writer::remove`] with this id takes it out again.
     Request(Id),
+}
+
+/// How [`Writer::drain`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drain {
+    /// Everything queued was written (or the sink failed: nothing more can be).
+    Done,
+    /// No byte was written for the idle time: the reader stopped reading.
+    Stalled,
+    /// The reader still read when the cap was reached.
+    Capped,
 }
 
 /// What became of a frame.
@@ -205,6 +217,9 @@ pub struct FrameQueue {
     /// Frames and bytes handed to a writer thread and not yet written.
     taken_frames: usize,
     taken_bytes: usize,
+    /// Bytes written to the sink since the queue was made (a partly written frame counts
+    /// its written part): what shows that the reader still reads.
+    written_bytes: u64,
     bounds: Bounds,
 }
 
@@ -217,6 +232,7 @@ impl FrameQueue {
             bytes: 0,
             taken_frames: 0,
             taken_bytes: 0,
+            written_bytes: 0,
             bounds,
         }
     }
@@ -340,6 +356,7 @@ impl FrameQueue {
     /// `n` bytes from the front were written: whole frames leave, a partly written first
     /// frame stays (and can no longer be removed).
     fn advance(&mut self, mut n: usize) {
+        self.written_bytes += n as u64;
         while n > 0 {
             let Some(head) = self.frames.front() else {
                 return;
@@ -370,6 +387,12 @@ impl FrameQueue {
     pub fn taken_done(&mut self, frames: usize, bytes: usize) {
         self.taken_frames = self.taken_frames.saturating_sub(frames);
         self.taken_bytes = self.taken_bytes.saturating_sub(bytes);
+        self.written_bytes += bytes as u64;
+    }
+
+    /// Bytes written to the sink so far.
+    pub fn written_bytes(&self) -> u64 {
+        self.written_bytes
     }
 
     /// Forgets everything (the sink failed).
@@ -680,6 +703,44 @@ impl Writer {
                 }
             }
             notified.await;
+        }
+    }
+
+    /// Waits until everything queued is written or the sink failed ([`Drain::Done`]), for as
+    /// long as the reader keeps reading: it gives up when no byte was written for `idle`
+    /// ([`Drain::Stalled`]: the reader stopped) or after `cap` in all ([`Drain::Capped`]).
+    /// A slow reader gets every frame; one that stopped reading costs at most `idle`. Call
+    /// after [`Writer::close`].
+    pub async fn drain(&self, idle: Duration, cap: Duration) -> Drain {
+        let end = Instant::now() + cap;
+        let mut written = None;
+        let mut idle_end = Instant::now() + idle;
+        loop {
+            let notified = self.shared.room.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let st = self.shared.lock();
+                if st.queue.is_empty() || st.broken {
+                    return Drain::Done;
+                }
+                let now = st.queue.written_bytes();
+                if written != Some(now) {
+                    written = Some(now);
+                    idle_end = Instant::now() + idle;
+                }
+            }
+            let wake = idle_end.min(end);
+            if tokio::time::timeout_at(wake.into(), notified)
+                .await
+                .is_err()
+            {
+                return if wake == end {
+                    Drain::Capped
+                } else {
+                    Drain::Stalled
+                };
+            }
         }
     }
 
@@ -1075,5 +1136,78 @@ mod tests {
             writer.stats().line(),
             "test_queue: frames=0 bytes=0 peak_frames=4 peak_bytes=1048589 dropped_full=0 rate_limited=0 refused=1 removed=1"
         );
+    }
+
+    /// Fills the pipe of `pipe_pair` with one 1 MiB frame: it takes 64 KiB at once, the rest
+    /// waits for the reader.
+    fn writer_with_a_megabyte_queued() -> (Writer, File) {
+        let (w, r) = pipe_pair();
+        let writer = Writer::for_pipe(w, EDITOR_QUEUE, QueueStats::new("test_queue"));
+        let mut line = vec![b'x'; 1 << 20];
+        line.push(b'\n');
+        assert_eq!(writer.send_frame(line, Delivery::Always), Sent::Queued);
+        writer.close();
+        (writer, r)
+    }
+
+    #[tokio::test]
+    async fn drain_waits_for_a_reader_that_reads_slowly_longer_than_its_idle_time() {
+        use std::io::Read;
+        let (writer, mut r) = writer_with_a_megabyte_queued();
+        // 64 KiB every 50 ms: the whole megabyte takes about 800 ms, twice the idle time, and
+        // every gap is an eighth of it.
+        let reader = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut total = 0;
+            loop {
+                std::thread::sleep(Duration::from_millis(50));
+                match r.read(&mut buf) {
+                    Ok(0) | Err(_) => return total,
+                    Ok(n) => total += n,
+                }
+            }
+        });
+        let drain = writer
+            .drain(Duration::from_millis(400), Duration::from_secs(60))
+            .await;
+        assert_eq!(drain, Drain::Done);
+        let total = tokio::task::spawn_blocking(move || reader.join().ok())
+            .await
+            .ok()
+            .flatten();
+        assert_eq!(total, Some((1 << 20) + 1));
+    }
+
+    #[tokio::test]
+    async fn drain_gives_up_on_a_reader_that_stopped_reading_after_its_idle_time() {
+        let (writer, _r) = writer_with_a_megabyte_queued();
+        let started = Instant::now();
+        let drain = writer
+            .drain(Duration::from_millis(100), Duration::from_secs(60))
+            .await;
+        assert_eq!(drain, Drain::Stalled);
+        assert!(started.elapsed() >= Duration::from_millis(100));
+        assert_eq!(writer.queued(), (1, (1 << 20) + 1));
+    }
+
+    #[tokio::test]
+    async fn drain_ends_at_its_cap_while_the_reader_still_reads() {
+        use std::io::Read;
+        let (writer, mut r) = writer_with_a_megabyte_queued();
+        let reader = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 4096];
+            while let Ok(n) = r.read(&mut buf) {
+                if n == 0 {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        let drain = writer
+            .drain(Duration::from_secs(60), Duration::from_millis(100))
+            .await;
+        assert_eq!(drain, Drain::Capped);
+        drop(writer);
+        drop(reader);
     }
 }

@@ -142,6 +142,9 @@ pub struct Bridge {
     /// A line holding this text makes the reader pause before its next read (see
     /// [`Bridge::pause_reading`]).
     pause_marker: Arc<Mutex<Option<String>>>,
+    /// While set, the reader of the bridge's stdout rests this long after every so many lines
+    /// (a busy editor that reads slowly; see [`Bridge::read_slowly`]).
+    pace: Arc<Mutex<Option<(usize, Duration)>>>,
     /// The read end of the bridge's stdout, for [`Bridge::wait_stdout_pipe_full`].
     stdout_fd: i32,
     /// While true, the reader of the bridge's stderr reads nothing (see
@@ -232,9 +235,19 @@ impl Bridge {
         let gate = paused.clone();
         let pause_marker = Arc::new(Mutex::new(None::<String>));
         let marker = pause_marker.clone();
+        let pace = Arc::new(Mutex::new(None::<(usize, Duration)>));
+        let reader_pace = pace.clone();
         std::thread::spawn(move || {
             let mut r = BufReader::new(stdout);
+            let mut lines = 0usize;
             loop {
+                lines += 1;
+                let rest = *reader_pace.lock().unwrap();
+                if let Some((every, rest)) = rest
+                    && lines.is_multiple_of(every.max(1))
+                {
+                    std::thread::sleep(rest);
+                }
                 {
                     let (lock, cv) = &*gate;
                     let mut p = lock.lock().unwrap();
@@ -307,6 +320,7 @@ impl Bridge {
             dir,
             paused,
             pause_marker,
+            pace,
             stdout_fd,
             stderr_paused,
             revision: Revision::Legacy,
@@ -373,6 +387,12 @@ impl Bridge {
         // A read under way holds the pipe until it returns: a ping gives it a line to return.
         let id = format!("last-{}", COUNTER.fetch_add(1, Ordering::SeqCst));
         self.send_request(json!(id), "ping", json!({}));
+    }
+
+    /// From now on the reader of the bridge's stdout rests `rest` after every `lines` lines: an
+    /// editor that is busy and reads at about `lines / rest` frames a second.
+    pub fn read_slowly(&self, lines: usize, rest: Duration) {
+        *self.pace.lock().unwrap() = Some((lines, rest));
     }
 
     /// Reads the bridge's stdout again.
