@@ -305,3 +305,54 @@ fn a_new_log_level_reaches_the_upstream_with_the_next_request() {
     b.tools_call(json!(5), "echo", json!({"text": "c"}));
     assert_eq!(level_of(&b, "c"), Some(json!("debug")));
 }
+
+#[test]
+fn a_response_in_a_batch_fails_its_call_at_once_with_invalid_response() {
+    let mut b = ready();
+    // JSON-RPC 2.0 §6 batches are gone from MCP: the answer comes as an array of one response.
+    b.send_tools_call(
+        json!(40),
+        "respond_raw",
+        json!({"before": r#"[{"jsonrpc":"2.0","id":"#,
+            "after": r#","result":{"content":[{"type":"text","text":"in a batch"}]}}]"#}),
+    );
+    let r = b.recv_response_within(&json!(40), Duration::from_secs(10));
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 40, "error": {"code": -32603,
+            "message": "The upstream server sent an invalid response",
+            "data": {"cause": "invalid_response"}}})
+    );
+    b.wait_stderr(
+        r#"mcp-bridge: upstream: warn: the upstream sent a JSON-RPC batch (an array), which MCP does not allow: each request it answers fails with invalid_response: "[{\"jsonrpc\":\"2.0\",\"id\":"#,
+    );
+    let r = b.tools_call(json!(41), "echo", json!({"text": "still here"}));
+    assert_eq!(text_of(&r), "still here");
+}
+
+#[test]
+fn the_upstreams_ping_gets_an_empty_result_and_its_other_requests_get_method_not_found() {
+    let mut b = ready();
+    let lines = json!([
+        r#"{"jsonrpc":"2.0","id":"keep-alive-1","method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":9,"method":"roots/list","params":{}}"#
+    ]);
+    let r = b.tools_call(json!(42), "emit", json!({"lines": lines}));
+    assert_eq!(text_of(&r), "emitted");
+    let pong = b.wait_upstream(|v| v["id"] == "keep-alive-1");
+    assert_eq!(
+        pong,
+        json!({"jsonrpc": "2.0", "id": "keep-alive-1", "result": {"resultType": "complete"}})
+    );
+    let refused = b.wait_upstream(|v| v["id"] == 9 && v.get("method").is_none());
+    assert_eq!(
+        refused,
+        json!({"jsonrpc": "2.0", "id": 9, "error": {"code": -32601,
+            "message": "Method not found", "data": {"method": "roots/list"}}})
+    );
+    // Nothing of it reaches the editor: the next frame is the answer to the next call.
+    let before = b.seen.len();
+    let r = b.tools_call(json!(43), "echo", json!({"text": "next"}));
+    assert_eq!(text_of(&r), "next");
+    assert_eq!(b.seen.len(), before + 1, "{:?}", &b.seen[before..]);
+}

@@ -21,6 +21,7 @@ use super::link::{ActorStats, Counted, Link};
 use super::supervisor::messages::{ActorEnded, UpstreamGone};
 use crate::log::limits;
 use crate::profile::PROBE_ID_PREFIX;
+use crate::protocol::errors::ErrorObject;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message};
 use crate::protocol::passthrough::{self, Kind};
@@ -52,6 +53,22 @@ struct Pending {
 fn warn_not_jsonrpc(frame: &Frame) {
     if limits::UPSTREAM_NOT_JSONRPC.allow() {
         tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message: {}", frame.excerpt());
+    }
+}
+
+/// The ids a frame that is a JSON-RPC batch names (see [`jsonrpc::batch_ids`]).
+fn batch_ids(frame: &Frame) -> Vec<Id> {
+    match frame {
+        Frame::Line(l) => jsonrpc::batch_ids(l, MAX_UPSTREAM_DEPTH),
+        Frame::TooLong { .. } => Vec::new(),
+    }
+}
+
+/// The warning for an upstream frame that is a JSON-RPC batch (an array): each request it
+/// names fails with `invalid_response` at once. Limited as [`warn_not_jsonrpc`].
+fn warn_batch(frame: &Frame) {
+    if limits::UPSTREAM_NOT_JSONRPC.allow() {
+        tracing::warn!(target: "upstream", "the upstream sent a JSON-RPC batch (an array), which MCP does not allow: each request it answers fails with invalid_response: {}", frame.excerpt());
     }
 }
 
@@ -205,8 +222,16 @@ impl Upstream {
                 .frontend
                 .do_send(FromUpstream::Relayed { message, kind }),
             Err(e) => {
-                warn_not_jsonrpc(&frame);
-                if let Some(id) = e.id().cloned() {
+                let ids = match e.id() {
+                    Some(id) => vec![id.clone()],
+                    None => batch_ids(&frame),
+                };
+                if e.id().is_none() && !ids.is_empty() {
+                    warn_batch(&frame);
+                } else {
+                    warn_not_jsonrpc(&frame);
+                }
+                for id in ids {
                     self.out.frontend.do_send(FromUpstream::RelayFailed {
                         id,
                         reply: Reply::Invalid,
@@ -298,18 +323,41 @@ impl Upstream {
                     params: params.unwrap_or_else(|| json!({})),
                 });
             }
-            Ok(Message::Request { method, .. }) => {
-                if limits::UPSTREAM_REQUEST.allow() {
-                    tracing::warn!(target: "upstream", "ignored a request from the upstream ({method}): 2026-07-28 servers send no requests");
-                }
-            }
+            Ok(Message::Request { id, method, .. }) => self.answer_request(&id, &method),
             Err(e) => {
-                warn_not_jsonrpc(&frame);
                 if let Some(id) = e.id().cloned() {
+                    warn_not_jsonrpc(&frame);
+                    return self.resolve(&id, Reply::Invalid);
+                }
+                let batch = batch_ids(&frame);
+                if batch.is_empty() {
+                    return warn_not_jsonrpc(&frame);
+                }
+                warn_batch(&frame);
+                for id in batch {
                     self.resolve(&id, Reply::Invalid);
                 }
             }
         }
+    }
+
+    /// A request from the upstream gets a response (JSON-RPC 2.0 §4: a server may wait for
+    /// one for ever, or end the session): `ping` (a keep-alive, as the Go SDK sends during a
+    /// long call) gets an empty result, anything else -32601, since 2026-07-28 servers send
+    /// the bridge no other request (input requests come as `input_required` results). The
+    /// empty result carries `resultType` (2026-07-28 requires it on every result); a 2025-11-25
+    /// reader's `EmptyResult` takes the extra member.
+    fn answer_request(&self, id: &Id, method: &str) {
+        let answer = if method == methods::PING {
+            jsonrpc::response(id, json!({"resultType": "complete"}))
+        } else {
+            if limits::UPSTREAM_REQUEST.allow() {
+                tracing::warn!(target: "upstream", "the upstream sent a request ({method}); 2026-07-28 servers send none: answered -32601");
+            }
+            jsonrpc::error_response(Some(id), ErrorObject::method_not_found(method).to_value())
+        };
+        tracing::debug!(target: "upstream", "answered the upstream's request id={id} method={method}");
+        let _ = self.write(&answer, Delivery::Always);
     }
 
     /// The transport carries no more frames: every request in flight gets [`Reply::Closed`]

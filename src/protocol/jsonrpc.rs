@@ -291,6 +291,21 @@ pub fn classify(value: Value) -> Result<Message, ParseError> {
     }
 }
 
+/// The ids of the members of a JSON-RPC batch (a top-level array: JSON-RPC 2.0 §6, which MCP
+/// has not allowed since 2025-06-18) that are objects with a usable `id`, in order; empty for
+/// a line that is not an array, is not JSON or is too deep. For the error path of a line that
+/// [`parse`] refused: each request a batch names can then fail at once instead of waiting
+/// for its time limit.
+pub fn batch_ids(line: &[u8], max_depth: usize) -> Vec<Id> {
+    match parse_value_bounded(line, max_depth) {
+        Ok(Value::Array(items)) => items
+            .iter()
+            .filter_map(|item| item.get("id").and_then(Id::from_value))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Recovers the id of a line that cannot be parsed, in one pass over the whole line: the
 /// value of the last top-level `"id"` member, as the parser would keep it; `None` when no id
 /// is known for sure. The rules are on [`IdScanner`].
@@ -386,6 +401,28 @@ pub(crate) fn nesting_depth_bytewise(bytes: &[u8], limit: usize) -> usize {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn batch_ids_table() {
+        let rows: Vec<(&str, Vec<Id>)> = vec![
+            (
+                r#"[{"jsonrpc":"2.0","id":7,"result":{}}]"#,
+                vec![Id::Int(7)],
+            ),
+            (
+                r#"[{"jsonrpc":"2.0","id":"a","result":{}},5,{"id":null},{"jsonrpc":"2.0","id":2,"error":{}}]"#,
+                vec![Id::Str("a".into()), Id::Int(2)],
+            ),
+            (r#"[]"#, vec![]),
+            (r#"{"jsonrpc":"2.0","id":7,"result":{}}"#, vec![]),
+            (r#"[{"id":1.5}]"#, vec![]),
+            (r#"[{"jsonrpc":"2.0","id":7,"result":"#, vec![]),
+            (r#"[[[[{"id":1}]]]]"#, vec![]),
+        ];
+        for (line, ids) in rows {
+            assert_eq!(batch_ids(line.as_bytes(), 4), ids, "{line}");
+        }
+    }
 
     #[test]
     fn classification_table() {

@@ -164,10 +164,12 @@ pub fn validate_to_editor(v: &Value, methods: &HashMap<String, String>) {
 /// Validates a frame the upstream received (the bridge sends requests and notifications).
 pub fn validate_to_upstream(v: &Value) {
     let s = &schemas().v2026;
-    let def = if v.get("id").is_some() {
-        "ClientRequest"
-    } else {
-        "ClientNotification"
+    let def = match (v.get("method"), v.get("id")) {
+        (Some(_), Some(_)) => "ClientRequest",
+        (Some(_), None) => "ClientNotification",
+        // The bridge's answer to a request of the upstream (a `ping`, or -32601).
+        (None, _) if v.get("error").is_some() => "JSONRPCErrorResponse",
+        (None, _) => "JSONRPCResultResponse",
     };
     check(&s[def], def, v, "a frame to the upstream");
 }
