@@ -259,7 +259,7 @@ fn a_closed_stdout_stops_the_bridge_while_stdin_stays_open() {
 /// A second SIGTERM or SIGINT during a shutdown that waits (an upstream that ignores the end
 /// of its input, a long grace) stops the bridge at once: the child's group is killed, one warn
 /// line, exit status 128 + the signal's number. Without it the watchdog would end the bridge
-/// with status 0 after 8 s.
+/// with status 0 after 38 s.
 #[test]
 fn a_second_signal_stops_the_bridge_at_once() {
     for (signal, name, code) in [("-TERM", "SIGTERM", 143), ("-INT", "SIGINT", 130)] {
@@ -392,5 +392,62 @@ fn a_process_that_holds_the_upstreams_stdout_does_not_cut_what_a_slow_editor_sti
     assert!(
         wait_until(|| !process_alive(pid)),
         "grandchild {pid} survived the loss of the upstream"
+    );
+}
+
+/// Echo calls in the test of the end of stdin with a slow editor: more answers than that
+/// editor reads in the seconds the shutdown used to give it, and fewer frames than the queue
+/// toward the upstream holds (`UPSTREAM_QUEUE_MAX_FRAMES`), so that none gets `upstream_busy`.
+const ECHOES_BEFORE_THE_END: usize = 1_000;
+
+#[test]
+fn at_the_end_of_stdin_a_slow_editor_gets_every_answer_the_upstream_gave() {
+    // Room for every echo in flight at once: none gets too_many_requests.
+    let limit = ECHOES_BEFORE_THE_END.to_string();
+    let mut b = Bridge::start(&["--max-in-flight", &limit], &[]);
+    b.initialize();
+    // About 250 frames a second: the answers take about 4 s to read.
+    b.read_slowly(25, Duration::from_millis(100));
+    for n in 0..ECHOES_BEFORE_THE_END {
+        b.send_tools_call(json!(100 + n), "echo", json!({"text": format!("e{n}")}));
+    }
+    let last = format!("e{}", ECHOES_BEFORE_THE_END - 1);
+    b.wait_upstream(|v| v["params"]["arguments"]["text"] == last);
+    b.close_stdin();
+    b.recv_to_the_end();
+    assert_eq!(b.exit_code(Duration::from_secs(8)), Some(0));
+    // A request that the upstream got and the bridge did not cancel was answered: its answer
+    // reaches the editor. One cancelled at the end (its answer had not come) gets none.
+    let received = b.upstream_received();
+    let cancelled: std::collections::HashSet<String> = received
+        .iter()
+        .filter(|v| v["method"] == "notifications/cancelled")
+        .map(|v| v["params"]["requestId"].to_string())
+        .collect();
+    let answered: std::collections::BTreeSet<String> = received
+        .iter()
+        .filter(|v| v["method"] == "tools/call" && !cancelled.contains(&v["id"].to_string()))
+        .filter_map(|v| v["params"]["arguments"]["text"].as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        answered.len() > ECHOES_BEFORE_THE_END / 2,
+        "most echoes were answered before the end: {}",
+        answered.len()
+    );
+    let got: std::collections::BTreeSet<String> = b
+        .seen
+        .iter()
+        .filter(|f| f["id"].as_i64().is_some_and(|id| id >= 100))
+        .map(|f| {
+            let text = text_of(f);
+            assert_eq!(f["id"], json!(100 + text[1..].parse::<usize>().unwrap()));
+            text
+        })
+        .collect();
+    assert_eq!(got.len(), answered.len());
+    assert!(
+        got == answered,
+        "answered but not delivered: {:?}",
+        answered.difference(&got).take(5).collect::<Vec<_>>()
     );
 }
