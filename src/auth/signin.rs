@@ -564,14 +564,15 @@ impl Inner {
                         )));
                     }
                     if renewals == 0 {
-                        return Err(failed(format!(
-                            "{}, also after a new client registration",
-                            e.detail
-                        )));
+                        let again = match client.kind {
+                            ClientKind::Dynamic => "also after a new client registration",
+                            _ => "also at a second sign-in",
+                        };
+                        return Err(failed(format!("{}, {again}", e.detail)));
                     }
                     renewals -= 1;
                     self.forget_client(&server.issuer, &client).await;
-                    tracing::info!(target: "sign-in", "the authorization server does not know the client (invalid_client): signing in once more with a new client");
+                    tracing::info!(target: "sign-in", "the authorization server does not know the client (invalid_client): signing in once more");
                     continue;
                 }
                 Err(TokenFailure::Other(e)) => return Err(e),

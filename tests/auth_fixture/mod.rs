@@ -423,13 +423,13 @@ fn authenticate(
     fx: &Fixture,
     headers: &HeaderMap,
     f: &HashMap<String, String>,
-) -> Result<String, Response> {
+) -> Result<String, Box<Response>> {
     let basic = basic_credentials(headers);
     let tried_basic = headers.contains_key("authorization");
     let body_id = f.get("client_id").cloned();
     let body_secret = f.get("client_secret").cloned();
     let Some(id) = basic.as_ref().map(|b| b.0.clone()).or(body_id.clone()) else {
-        return Err(invalid_client(fx, tried_basic));
+        return Err(Box::new(invalid_client(fx, tried_basic)));
     };
     let b = fx.behaviour.lock().unwrap().clone();
     let registered = fx.grants.lock().unwrap().clients.get(&id).cloned();
@@ -450,7 +450,7 @@ fn authenticate(
                 secret: None,
                 expires_at: 0,
             },
-            _ => return Err(invalid_client(fx, tried_basic)),
+            _ => return Err(Box::new(invalid_client(fx, tried_basic))),
         },
     };
     let ok = match client.method.as_str() {
@@ -467,13 +467,13 @@ fn authenticate(
         _ => false,
     };
     if !ok {
-        return Err(invalid_client(fx, tried_basic));
+        return Err(Box::new(invalid_client(fx, tried_basic)));
     }
     if client.expires_at != 0 && client.expires_at <= now() {
         fx.counters
             .expired_secret_uses
             .fetch_add(1, Ordering::SeqCst);
-        return Err(invalid_client(fx, tried_basic));
+        return Err(Box::new(invalid_client(fx, tried_basic)));
     }
     Ok(id)
 }
@@ -507,7 +507,7 @@ async fn token(
             }
             let client_id = match authenticate(&fx, &headers, &f) {
                 Ok(id) => id,
-                Err(r) => return r,
+                Err(r) => return *r,
             };
             let code = f.get("code").cloned().unwrap_or_default();
             let Some(c) = fx.grants.lock().unwrap().codes.remove(&code) else {
@@ -524,7 +524,7 @@ async fn token(
         Some("refresh_token") => {
             let client_id = match authenticate(&fx, &headers, &f) {
                 Ok(id) => id,
-                Err(r) => return r,
+                Err(r) => return *r,
             };
             let rt = f.get("refresh_token").cloned().unwrap_or_default();
             // Rotation: a refresh token works once, for the client it was issued to.
