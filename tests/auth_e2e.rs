@@ -886,3 +886,310 @@ fn a_sign_in_longer_than_the_discover_time_limit_still_initializes() {
     assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 1, "{err}");
     assert!(!err.contains("discover_failed"), "{err}");
 }
+
+/// The stderr of the bridges of a test holds no token, code or client secret of the fixture,
+/// and no file under the state directory `dir` holds a client secret in the clear (the file
+/// store encrypts the registration with the tokens).
+fn assert_no_secret_leaked(fx: &Fixture, dir: &Path, stderrs: &[&str]) {
+    let secrets: Vec<String> = fx
+        .secrets
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| !s.starts_with("client-"))
+        .cloned()
+        .collect();
+    assert!(secrets.iter().any(|s| s.starts_with("csecret-")));
+    for s in &secrets {
+        for err in stderrs {
+            assert!(!err.contains(s.as_str()), "a secret on stderr:\n{err}");
+        }
+    }
+    let mut files = vec![dir.to_path_buf()];
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        } else if let Ok(bytes) = std::fs::read(&p) {
+            let text = String::from_utf8_lossy(&bytes);
+            for s in secrets.iter().filter(|s| s.starts_with("csecret-")) {
+                assert!(
+                    !text.contains(s.as_str()),
+                    "{} holds a client secret",
+                    p.display()
+                );
+            }
+        }
+    }
+}
+
+/// A dynamic registration that gives a `client_secret` and `method`: the code exchange and
+/// every refresh (in the running bridge, and after a restart, from the stored registration)
+/// authenticate as the registration named; the fixture refuses any other way with
+/// `invalid_client`.
+fn a_registration_with_a_secret_signs_in_and_refreshes_with(method: &str) {
+    let up = upstream();
+    let mut behaviour = default_behaviour();
+    behaviour.registered_auth = Some(method.into());
+    let fx = start(behaviour);
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch(method);
+    let port = free_port();
+    let count = |c: &std::sync::atomic::AtomicUsize| c.load(Ordering::SeqCst);
+
+    let mut b = Bridge::start(&fx, &dir, port);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+    let clients = fx.clients();
+    assert_eq!(clients.len(), 1, "{clients:?}");
+    assert!(clients.values().all(|c| c.method == method), "{clients:?}");
+    // A refresh in the running bridge.
+    fx.expire_all();
+    b.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "refreshed"}}}));
+    let r = b.response(2);
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "refreshed"}]}})
+    );
+    let err1 = b.stop();
+    assert_eq!(
+        (
+            count(&fx.counters.code_grants),
+            count(&fx.counters.refresh_grants)
+        ),
+        (1, 1),
+        "{err1}"
+    );
+
+    // A restart: the secret comes from the store.
+    fx.expire_all();
+    let mut b = Bridge::start(&fx, &dir, port);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+    let err2 = b.stop();
+    assert_eq!(count(&fx.counters.refresh_grants), 2, "{err2}");
+    assert_eq!(count(&fx.counters.invalid_clients), 0, "{err2}");
+    assert_eq!(count(&fx.counters.registrations), 1, "{err2}");
+    assert_eq!(count(&fx.counters.authorizes), 1, "{err2}");
+    assert_no_secret_leaked(&fx, &dir, &[&err1, &err2]);
+}
+
+#[test]
+fn a_registration_with_client_secret_basic_signs_in_and_refreshes_with_http_basic() {
+    a_registration_with_a_secret_signs_in_and_refreshes_with("client_secret_basic");
+}
+
+#[test]
+fn a_registration_with_client_secret_post_signs_in_and_refreshes_with_the_secret_in_the_body() {
+    a_registration_with_a_secret_signs_in_and_refreshes_with("client_secret_post");
+}
+
+/// A stored registration whose secret expires within the margin is not used: the next
+/// sign-in registers again (no refresh with the old secret, no `invalid_client`).
+#[test]
+fn a_client_secret_that_expires_soon_means_a_new_registration_before_it_is_used() {
+    let up = upstream();
+    let mut behaviour = default_behaviour();
+    behaviour.registered_auth = Some("client_secret_basic".into());
+    behaviour.secret_expires_in_secs = Some(30);
+    let fx = start(behaviour);
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("secret-expiry");
+    let port = free_port();
+    let count = |c: &std::sync::atomic::AtomicUsize| c.load(Ordering::SeqCst);
+
+    let mut b = Bridge::start(&fx, &dir, port);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+    b.stop();
+    assert_eq!(count(&fx.counters.registrations), 1);
+
+    fx.expire_all();
+    let mut b = Bridge::start(&fx, &dir, port);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+    let err = b.stop();
+    assert_eq!(count(&fx.counters.registrations), 2, "{err}");
+    assert_eq!(count(&fx.counters.authorizes), 2, "{err}");
+    assert_eq!(count(&fx.counters.code_grants), 2, "{err}");
+    assert_eq!(count(&fx.counters.refresh_grants), 0, "{err}");
+    assert_eq!(count(&fx.counters.invalid_clients), 0, "{err}");
+    assert_eq!(count(&fx.counters.expired_secret_uses), 0, "{err}");
+    // The second sign-in's client is the new registration.
+    let authorized = fx.authorize_clients.lock().unwrap().clone();
+    assert_eq!(authorized.len(), 2);
+    assert_ne!(authorized[0], authorized[1]);
+}
+
+/// The authorization server restarts and forgets its clients (and its tokens) while the bridge
+/// runs with a stored sign-in: the refresh gets `invalid_client`, the stored registration is
+/// dropped, the bridge registers again, the editor's URL elicitation signs in, and the call
+/// succeeds. The new registration is stored: a restart of the bridge uses its sign-in at once.
+#[test]
+fn an_authorization_server_that_forgot_its_clients_gets_a_new_registration_and_the_call_succeeds() {
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("forgot");
+    let port = free_port();
+    let count = |c: &std::sync::atomic::AtomicUsize| c.load(Ordering::SeqCst);
+    let mut b = Bridge::start_with_browser(
+        &fx,
+        &dir,
+        port,
+        &browser_script(&dir),
+        &["--sign-in-timeout", "20"],
+    );
+    b.initialize_with(json!({"elicitation": {"url": {}}}));
+    assert_eq!(count(&fx.counters.registrations), 1);
+
+    fx.forget_clients();
+    b.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "again"}}}));
+    let q = b.request();
+    assert_eq!(q["method"], "elicitation/create", "{q}");
+    b.send(json!({"jsonrpc": "2.0", "id": q["id"], "result": {"action": "accept"}}));
+    let url = q["params"]["url"].as_str().unwrap().to_string();
+    let status = Command::new("curl")
+        .args(["-s", "-L", "-o", "/dev/null", &url])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let r = b.response(2);
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "again"}]}})
+    );
+    let err = b.stop();
+    assert_eq!(count(&fx.counters.invalid_clients), 1, "{err}");
+    assert_eq!(count(&fx.counters.registrations), 2, "{err}");
+    assert_eq!(count(&fx.counters.authorizes), 2, "{err}");
+    assert_eq!(count(&fx.counters.code_grants), 2, "{err}");
+    let clients = fx.clients();
+    let authorized = fx.authorize_clients.lock().unwrap().clone();
+    assert_eq!(clients.len(), 1);
+    assert!(clients.contains_key(&authorized[1]), "{authorized:?}");
+
+    // The next start sends the new sign-in's token with its first request.
+    let unauthorized = count(&fx.counters.mcp_unauthorized);
+    let mut b = Bridge::start(&fx, &dir, port);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+    let err = b.stop();
+    assert_eq!(count(&fx.counters.mcp_unauthorized), unauthorized, "{err}");
+    assert_eq!(count(&fx.counters.registrations), 2, "{err}");
+}
+
+/// The authorization server forgets its clients between the redirect and the code exchange:
+/// `invalid_client` there registers again and signs in once more (the browser opens twice);
+/// an authorization server that refuses every client at its token endpoint gets that second
+/// try only.
+#[test]
+fn a_code_exchange_refused_with_invalid_client_signs_in_once_more_with_a_new_registration() {
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("exchange-forgot");
+    let count = |c: &std::sync::atomic::AtomicUsize| c.load(Ordering::SeqCst);
+    fx.counters.forget_at_code_grants.store(1, Ordering::SeqCst);
+    let mut b = Bridge::start(&fx, &dir, free_port());
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+    let err = b.stop();
+    assert_eq!(count(&fx.counters.invalid_clients), 1, "{err}");
+    assert_eq!(count(&fx.counters.registrations), 2, "{err}");
+    assert_eq!(count(&fx.counters.authorizes), 2, "{err}");
+    assert_eq!(count(&fx.counters.code_grants), 1, "{err}");
+    assert_eq!(err.matches("mcp-bridge: sign in at ").count(), 2, "{err}");
+
+    // Bounded: once.
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    fx.behaviour
+        .lock()
+        .unwrap()
+        .forget_clients_at_each_code_grant = true;
+    let dir = scratch("exchange-always");
+    let mut b = Bridge::start(&fx, &dir, free_port());
+    let init = b.initialize();
+    let err = b.stop();
+    assert_eq!(
+        init,
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603,
+            "message": "The upstream server did not complete server/discover",
+            "data": {"cause": "discover_failed", "detail": "sign_in_failed: the sign-in failed (the token endpoint refused the request (invalid_client), also after a new client registration)"}}}),
+        "{err}"
+    );
+    assert_eq!(count(&fx.counters.invalid_clients), 2, "{err}");
+    assert_eq!(count(&fx.counters.registrations), 2, "{err}");
+    assert_eq!(count(&fx.counters.authorizes), 2, "{err}");
+    assert_eq!(count(&fx.counters.code_grants), 0, "{err}");
+}
+
+/// An authorization server that forgot its clients and gave no refresh token: the stored
+/// client reaches only its authorization page, which refuses it without a redirect, so the
+/// sign-in times out. The timeout's advice, followed, works: `logout --forget-client` deletes
+/// the sign-in and its registration, and the next start registers and signs in.
+#[test]
+fn the_sign_in_timeout_advice_to_forget_the_client_works() {
+    let up = upstream();
+    let mut behaviour = default_behaviour();
+    behaviour.issue_refresh_tokens = false;
+    let fx = start(behaviour);
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = scratch("advice");
+    let port = free_port();
+    let count = |c: &std::sync::atomic::AtomicUsize| c.load(Ordering::SeqCst);
+    let browser = browser_script(&dir);
+    let mut b = Bridge::start(&fx, &dir, port);
+    b.initialize();
+    b.stop();
+    assert_eq!(count(&fx.counters.registrations), 1);
+
+    fx.forget_clients();
+    let mut b = Bridge::start_with_browser(&fx, &dir, port, &browser, &["--sign-in-timeout", "2"]);
+    let init = b.initialize();
+    let err = b.stop();
+    let detail = init["error"]["data"]["detail"].as_str().unwrap_or_default();
+    let advice = "if the authorization page refused the client, the authorization server forgot it: run mcp-bridge logout --forget-client <url> with this server's --redirect-port and --token-store";
+    assert_eq!(
+        detail,
+        format!(
+            "sign_in_timeout: the sign-in did not complete in time; sign in sooner or raise --sign-in-timeout ({advice}) (2 s)"
+        ),
+        "{err}"
+    );
+    assert_eq!(count(&fx.counters.authorizes), 2, "{err}");
+    assert_eq!(count(&fx.counters.registrations), 1, "{err}");
+
+    // The advice, as it says.
+    let o = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+        .args([
+            "logout",
+            "--forget-client",
+            "--redirect-port",
+            &port.to_string(),
+            "--token-store",
+            "file",
+            &fx.mcp_url(),
+        ])
+        .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
+        .env("XDG_STATE_HOME", &dir)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains(
+            "deleted 1 stored sign-in(s) and 1 client registration(s) from encrypted files in "
+        ),
+        "{out}"
+    );
+    let mut b = Bridge::start(&fx, &dir, port);
+    let init = b.initialize();
+    let err = b.stop();
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "protected",
+        "{init}\n{err}"
+    );
+    assert_eq!(count(&fx.counters.registrations), 2, "{err}");
+    assert_eq!(count(&fx.counters.code_grants), 2, "{err}");
+}

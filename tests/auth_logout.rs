@@ -247,3 +247,65 @@ fn logout_all_in_memory_names_a_file_store_left_on_disk() {
     );
     assert!(present(&xdg, &a) && index_present(&xdg));
 }
+
+/// Stores a client registration of `issuer` for the redirect port `port` and lists it in the
+/// index (as a dynamic registration does).
+fn put_client(xdg: &Path, issuer: &str, port: u16) -> String {
+    let s = store(xdg);
+    let redirect = redirect_uri(port);
+    let key = mcp_bridge::auth::store::client_key(issuer, &redirect);
+    s.set(&key, b"{\"opaque\":true}").unwrap();
+    let entry = IndexEntry {
+        key: key.clone(),
+        url: issuer.into(),
+        account: String::new(),
+        redirect_uri: redirect,
+    };
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(index::add(&s, entry))
+        .unwrap();
+    key
+}
+
+/// `--forget-client` without a stored sign-in for the URL (its issuer is not known): every
+/// registration for the redirect URI goes, one for another redirect port stays; the stored
+/// sign-ins of other servers stay.
+#[test]
+fn logout_forget_client_without_a_stored_sign_in_deletes_the_registrations_of_its_redirect_uri() {
+    let xdg = scratch("forget-client");
+    let c1 = put_client(&xdg, "https://as1.example", 41894);
+    let c2 = put_client(&xdg, "https://as2.example", 41894);
+    let other_port = put_client(&xdg, "https://as1.example", 41895);
+    let b = put(&xdg, URL_B, "default");
+    let o = logout(
+        &xdg,
+        &["--token-store", "file", "--forget-client", URL_A],
+        true,
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "deleted 0 stored sign-in(s) and 2 client registration(s) from encrypted files in "
+        ),
+        "{err}"
+    );
+    assert!(!present(&xdg, &c1) && !present(&xdg, &c2));
+    assert!(present(&xdg, &other_port) && present(&xdg, &b));
+    let left: Vec<String> = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async { store(&xdg).run(index::read).await })
+        .unwrap()
+        .into_iter()
+        .map(|e| e.key)
+        .collect();
+    assert_eq!(left, vec![other_port, b]);
+    // With --all it is refused (--all deletes every registration anyway).
+    let o = logout(&xdg, &["--all", "--forget-client"], true);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

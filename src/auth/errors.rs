@@ -85,7 +85,7 @@ impl SignInCause {
         match self {
             SignInCause::SignInFailed => "the sign-in failed",
             SignInCause::SignInTimeout => {
-                "the sign-in did not complete in time; sign in sooner or raise --sign-in-timeout (if the authorization server forgot this client, run mcp-bridge logout <url>)"
+                "the sign-in did not complete in time; sign in sooner or raise --sign-in-timeout (if the authorization page refused the client, the authorization server forgot it: run mcp-bridge logout --forget-client <url> with this server's --redirect-port and --token-store)"
             }
             SignInCause::SignInDenied => {
                 "the sign-in was declined; the bridge asks again after a cooldown of 60 s"
@@ -173,6 +173,10 @@ mod tests {
         let e = SignInError::new(SignInCause::SignInTimeout, "300 s");
         assert!(e.outcome().starts_with("sign_in_timeout: "));
         assert!(e.outcome().contains("--sign-in-timeout"));
+        assert!(
+            e.outcome()
+                .contains("mcp-bridge logout --forget-client <url>")
+        );
         assert!(e.outcome().ends_with("(300 s)"));
         assert!(
             SignInCause::RedirectPortUnavailable

@@ -5,6 +5,12 @@
 //!
 //! `logout <url>` deletes that sign-in only: the client registration it used is keyed by the
 //! issuer and the redirect URI and serves the other servers and accounts of that issuer.
+//! `logout --forget-client <url>` deletes that registration too, for an authorization server
+//! that forgot its clients (a restart of one that keeps them in memory: its authorization page
+//! refuses the stored client, so the sign-in never completes): the next sign-in registers
+//! again. The issuer is the stored sign-in's; without a stored sign-in it is not known, and
+//! every stored registration for the redirect URI goes (each is registered again at its next
+//! sign-in; stored sign-ins keep their own copy of their client).
 //! `logout --all` deletes everything the bridge stored (the reference: "deletes each stored
 //! sign-in of the bridge"; its manual fallback clears the whole service or token directory):
 //! every indexed sign-in, every indexed client registration, then the index itself. The
@@ -15,9 +21,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::receiver::{DEFAULT_REDIRECT_PORT, redirect_uri};
+use super::store::records::TokenRecord;
 use super::store::{
-    self, CLIENT_KEY_PREFIX, StoreChoice, StoreError, TOKEN_KEY_ENV, TokenStore, index, lock,
-    marker, sign_in_key,
+    self, CLIENT_KEY_PREFIX, StoreChoice, StoreError, TOKEN_KEY_ENV, TokenStore, client_key, index,
+    lock, marker, sign_in_key,
 };
 use crate::cli::LogLevelArg;
 
@@ -33,7 +40,7 @@ pub const EXIT_USAGE: i32 = 2;
 #[command(
     name = "mcp-bridge logout",
     about = "Deletes stored sign-ins of mcp-bridge (the authorization server is not told).",
-    override_usage = "mcp-bridge logout [--account <LABEL>] <URL>\n       mcp-bridge logout --all"
+    override_usage = "mcp-bridge logout [--account <LABEL>] [--forget-client] <URL>\n       mcp-bridge logout --all"
 )]
 pub struct LogoutCli {
     /// The account of the stored sign-in
@@ -42,6 +49,9 @@ pub struct LogoutCli {
     /// Delete every stored sign-in of the bridge
     #[arg(long)]
     pub all: bool,
+    /// Also delete the client registration the sign-in used (the authorization server forgot it)
+    #[arg(long, conflicts_with = "all")]
+    pub forget_client: bool,
     /// The redirect port of the server entry
     #[arg(long, value_name = "PORT", default_value_t = DEFAULT_REDIRECT_PORT,
           value_parser = clap::value_parser!(u16).range(1..))]
@@ -137,6 +147,12 @@ fn logout(cli: &LogoutCli, token_key: Option<&str>) -> i32 {
                 // An entry that does not open with this key is not deleted as if absent.
                 let k = key.clone();
                 match store.run(move |s| s.get_strict(&k)).await {
+                    Ok(stored) if cli.forget_client => {
+                        match client_keys(&store, stored.as_deref(), &redirect).await {
+                            Ok(clients) => std::iter::once(key).chain(clients).collect(),
+                            Err(code) => return code,
+                        }
+                    }
                     Ok(_) => vec![key],
                     Err(StoreError::Unreadable(why)) => {
                         return unreadable(&store, "the stored sign-in", &why);
@@ -158,8 +174,33 @@ fn logout(cli: &LogoutCli, token_key: Option<&str>) -> i32 {
                 }
             },
         };
-        delete(&store, targets, url.is_none()).await
+        delete(&store, targets, url.is_none(), cli.forget_client).await
     })
+}
+
+/// The keys of the client registrations `logout --forget-client` deletes: the one of the
+/// stored sign-in's issuer (`stored`, the sign-in's bytes) and `redirect`; without a stored
+/// sign-in, every indexed registration for `redirect`. Errors: the exit code.
+async fn client_keys(
+    store: &TokenStore,
+    stored: Option<&[u8]>,
+    redirect: &str,
+) -> Result<Vec<String>, i32> {
+    if let Some(rec) = stored.and_then(|b| serde_json::from_slice::<TokenRecord>(b).ok()) {
+        return Ok(vec![client_key(&rec.issuer, redirect)]);
+    }
+    match store.run(index::read_strict).await {
+        Ok(entries) => Ok(entries
+            .into_iter()
+            .filter(|e| e.key.starts_with(CLIENT_KEY_PREFIX) && e.redirect_uri == redirect)
+            .map(|e| e.key)
+            .collect()),
+        Err(StoreError::Unreadable(why)) => Err(unreadable(store, "the index of sign-ins", &why)),
+        Err(e) => {
+            tracing::error!(target: "logout", "the index of sign-ins cannot be read: {e}");
+            Err(EXIT_FAILED)
+        }
+    }
 }
 
 /// A stored entry exists but does not open with the key given: nothing is deleted, exit 2 (a
@@ -179,7 +220,7 @@ fn warn_of_a_file_store_left(cli: &LogoutCli, store: &TokenStore) {
     }
 }
 
-async fn delete(store: &TokenStore, keys: Vec<String>, all: bool) -> i32 {
+async fn delete(store: &TokenStore, keys: Vec<String>, all: bool, clients_too: bool) -> i32 {
     let mut code = EXIT_OK;
     let (mut sign_ins, mut clients) = (0usize, 0usize);
     // The keys that are gone (deleted, or absent already); a key that failed stays in the
@@ -228,7 +269,7 @@ async fn delete(store: &TokenStore, keys: Vec<String>, all: bool) -> i32 {
         tracing::error!(target: "logout", "the index of sign-ins was not updated: {e}");
         code = EXIT_FAILED;
     }
-    if all {
+    if all || clients_too {
         tracing::info!(target: "logout", "deleted {sign_ins} stored sign-in(s) and {clients} client registration(s) from {}", store.describe());
     } else {
         tracing::info!(target: "logout", "deleted {sign_ins} stored sign-in(s) from {}", store.describe());

@@ -2,15 +2,17 @@
 //! each request the stored access token (refreshed shortly before it expires) and answers
 //! every 401/403 challenge: a refresh, a full OAuth 2.1 sign-in (discovery, registration,
 //! PKCE S256, state, `resource`, the loopback receiver, the Gate, the `iss` check, the code
-//! exchange), or one step-up with the union of scopes. One flow at a time in the process (the
+//! exchange), or one step-up with the union of scopes. The token endpoint gets the client
+//! authentication the registration named, for the code exchange and every refresh; an
+//! `invalid_client` answer replaces the registration once per challenge. One flow at a time in the process (the
 //! flow lock) and across processes (the entry lock, and a re-read of the stored record before
 //! a refresh or a sign-in), so a rotating refresh token is never spent twice.
 
 use futures_util::future::LocalBoxFuture;
-use oauth2::basic::BasicClient;
+use oauth2::basic::{BasicClient, BasicErrorResponse, BasicErrorResponseType, BasicTokenResponse};
 use oauth2::{
-    AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge, RedirectUrl,
-    RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
+    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge,
+    RedirectUrl, RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
 };
 use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::Rc;
@@ -28,8 +30,8 @@ use super::metadata::{
     union_scopes,
 };
 use super::receiver::{self, Receiver};
-use super::registration::{self, RegistrationOptions};
-use super::store::records::{IndexEntry, TokenRecord, now_unix_secs};
+use super::registration::{self, Client, ClientKind, RegistrationOptions};
+use super::store::records::{ClientAuth, IndexEntry, TokenAuthMethod, TokenRecord, now_unix_secs};
 use super::store::{TokenStore, index, lock, marker, sign_in_key};
 use super::url_check::validate_authorization_url;
 use crate::transport::token::{AccessToken, Challenge, ChallengeOutcome, TokenProvider};
@@ -44,6 +46,10 @@ pub const DEFAULT_SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
 pub const REFRESH_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 /// What the wait for another process's sign-in adds to `--sign-in-timeout`.
 pub const SIGN_IN_LOCK_SLACK: Duration = Duration::from_secs(30);
+/// How many times one challenge replaces a client registration that the authorization
+/// server answered with `invalid_client` (RFC 6749 §5.2: it forgot the client, a restart of a
+/// server that keeps its clients in memory): once, then the error stands.
+pub const MAX_CLIENT_RENEWALS: u8 = 1;
 
 /// The sign-in settings of the command line.
 #[derive(Clone, Debug)]
@@ -186,9 +192,9 @@ impl TokenProvider for SignIn {
             let rec = me.record.borrow().clone()?;
             if rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)
                 && rec.refresh_token.is_some()
-                && let Err(e) = me.refresh(Some(&rec.access_token)).await
+                && let Err(r) = me.refresh(Some(&rec.access_token)).await
             {
-                tracing::info!(target: "sign-in", "the refresh before expiry failed: {e}");
+                tracing::info!(target: "sign-in", "the refresh before expiry failed: {}", r.error);
             }
             me.record
                 .borrow()
@@ -321,7 +327,12 @@ impl Inner {
             );
             tracing::info!(target: "sign-in", "the upstream asks for more scopes ({}): signing in again", wanted.join(" "));
             return self
-                .sign_in(&bearer, Some(wanted), rejected.as_deref())
+                .sign_in(
+                    &bearer,
+                    Some(wanted),
+                    rejected.as_deref(),
+                    MAX_CLIENT_RENEWALS,
+                )
                 .await;
         }
         // 401: a token replaced meanwhile is retried as it is.
@@ -335,20 +346,30 @@ impl Inner {
             .borrow()
             .as_ref()
             .is_some_and(|r| r.refresh_token.is_some());
+        let mut renewals = MAX_CLIENT_RENEWALS;
         if has_refresh {
             match self.refresh(rejected.as_deref()).await {
                 Ok(()) => return Ok(()),
-                Err(e) => {
-                    tracing::info!(target: "sign-in", "the refresh failed ({e}); signing in again")
+                Err(r) => {
+                    if r.client_dropped {
+                        // The renewal of this challenge is the registration of this sign-in.
+                        renewals = renewals.saturating_sub(1);
+                    }
+                    tracing::info!(target: "sign-in", "the refresh failed ({}); signing in again", r.error)
                 }
             }
         }
-        self.sign_in(&bearer, None, rejected.as_deref()).await
+        self.sign_in(&bearer, None, rejected.as_deref(), renewals)
+            .await
     }
 
     /// Refreshes under the entry lock; a record that another process already replaced (its
-    /// access token is not `rejected` and not expiring) is adopted without a refresh.
-    async fn refresh(&self, rejected: Option<&str>) -> Result<(), SignInError> {
+    /// access token is not `rejected` and not expiring) is adopted without a refresh. The
+    /// token endpoint gets the client's authentication (the stored registration's, or the
+    /// pre-registered secret); a client secret that expires within [`REFRESH_MARGIN_SECS`] is
+    /// not used (the sign-in that follows registers again), and `invalid_client` drops the
+    /// stored registration ([`registration::forget`]).
+    async fn refresh(&self, rejected: Option<&str>) -> Result<(), Refused> {
         let _lock = lock::lock(&self.store.lock_dir, &self.key, REFRESH_LOCK_TIMEOUT)
             .await
             .map_err(|e| failed(format!("entry lock: {}", crate::files::io_error_text(&e))))?;
@@ -357,7 +378,7 @@ impl Inner {
             .await
             .or_else(|| self.record.borrow().clone());
         let Some(rec) = stored else {
-            return Err(failed("no stored sign-in"));
+            return Err(failed("no stored sign-in").into());
         };
         if rejected != Some(rec.access_token.as_str())
             && !rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)
@@ -367,20 +388,37 @@ impl Inner {
             return Ok(());
         }
         let Some(refresh) = rec.refresh_token.clone() else {
-            return Err(failed("no refresh token"));
+            return Err(failed("no refresh token").into());
         };
+        // A refresh that cannot work again is not tried before every request; the access
+        // token serves until its 401, which then starts a sign-in.
+        let spend = |rec: &TokenRecord| {
+            let mut spent = rec.clone();
+            spent.refresh_token = None;
+            *self.record.borrow_mut() = Some(spent);
+        };
+        let kind = registration::kind_of(&self.cfg.registration, &rec.client_id);
+        let auth = match kind {
+            ClientKind::PreRegistered => {
+                registration::pre_registered_auth(&self.cfg.registration, &rec.issuer)
+            }
+            _ => rec.auth.clone(),
+        };
+        if auth.secret_expires_within(now_unix_secs(), REFRESH_MARGIN_SECS) {
+            spend(&rec);
+            return Err(failed(format!(
+                "the client secret expires within {REFRESH_MARGIN_SECS} s"
+            ))
+            .into());
+        }
         let client = BasicClient::new(ClientId::new(rec.client_id.clone())).set_token_uri(
             TokenUrl::new(rec.token_endpoint.clone()).map_err(|_| failed("bad token endpoint"))?,
         );
-        let client = match &self.cfg.registration.client_secret {
-            Some(s)
-                if self.cfg.registration.client_issuer.as_deref() == Some(rec.issuer.as_str())
-                    && self.cfg.registration.client_id.as_deref()
-                        == Some(rec.client_id.as_str()) =>
-            {
-                client.set_client_secret(ClientSecret::new(s.clone()))
-            }
-            _ => client,
+        let client = match auth.secret() {
+            Some(s) => client
+                .set_client_secret(ClientSecret::new(s.to_string()))
+                .set_auth_type(auth_type(auth.token_endpoint_auth_method)),
+            None => client,
         };
         let http = self.http()?.clone();
         let refresh_token = RefreshToken::new(refresh);
@@ -392,15 +430,31 @@ impl Inner {
         {
             Ok(resp) => resp,
             Err(e) => {
+                // Refused (revoked, expired, spent, or the client unknown): this refresh
+                // token never works again.
                 if matches!(e, RequestTokenError::ServerResponse(_)) {
-                    // Refused (revoked, expired, spent): this refresh token never works
-                    // again, so it is not tried again before every request; the access token
-                    // serves until its 401, which then starts a sign-in.
-                    let mut spent = rec.clone();
-                    spent.refresh_token = None;
-                    *self.record.borrow_mut() = Some(spent);
+                    spend(&rec);
                 }
-                return Err(token_error(e));
+                return Err(match TokenFailure::from_request(e) {
+                    TokenFailure::InvalidClient(error) => {
+                        let client_dropped = kind == ClientKind::Dynamic
+                            && registration::forget(
+                                &self.store,
+                                &rec.issuer,
+                                &self.redirect_uri,
+                                &rec.client_id,
+                            )
+                            .await;
+                        if client_dropped {
+                            tracing::info!(target: "sign-in", "the authorization server does not know the client (invalid_client): its registration is dropped");
+                        }
+                        Refused {
+                            error,
+                            client_dropped,
+                        }
+                    }
+                    TokenFailure::Other(error) => error.into(),
+                });
             }
         };
         let mut next = rec.clone();
@@ -451,12 +505,15 @@ impl Inner {
         }
     }
 
-    /// A full sign-in under the entry lock (another process's fresh sign-in is adopted).
+    /// A full sign-in under the entry lock (another process's fresh sign-in is adopted). A
+    /// code exchange refused with `invalid_client` (RFC 6749 §5.2) drops the client's stored
+    /// registration and signs in once more with a new one, at most `renewals` times.
     async fn sign_in(
         &self,
         bearer: &BearerChallenge,
         step_up: Option<Vec<String>>,
         rejected: Option<&str>,
+        renewals: u8,
     ) -> Result<(), SignInError> {
         self.gate.admit()?;
         // From here the sign-in runs: a wait for `server/discover` does not count this time.
@@ -484,17 +541,92 @@ impl Inner {
             Some(w) => w,
             None => select_scopes(bearer.scope.as_deref(), &prm, &server),
         };
-        let client = registration::client_for(
-            &self.cfg.registration,
-            &server,
-            &self.redirect_uri,
-            &self.store,
-            self.http()?,
-        )
-        .await?;
-        tracing::debug!(target: "sign-in", "client registration: {}", client.path);
+        let mut renewals = renewals;
+        loop {
+            // The code exchange comes at most `--sign-in-timeout` after the registration.
+            let client = registration::client_for(
+                &self.cfg.registration,
+                &server,
+                &self.redirect_uri,
+                &self.store,
+                self.http()?,
+                self.cfg.sign_in_timeout.as_secs(),
+            )
+            .await?;
+            tracing::debug!(target: "sign-in", "client registration: {}", client.path);
+            let resp = match self.authorize(&server, &client, &scopes).await {
+                Ok(resp) => resp,
+                Err(TokenFailure::InvalidClient(e)) => {
+                    if client.kind == ClientKind::PreRegistered {
+                        return Err(failed(format!(
+                            "{}; check --client-id, --client-issuer and MCP_BRIDGE_CLIENT_SECRET",
+                            e.detail
+                        )));
+                    }
+                    if renewals == 0 {
+                        let again = match client.kind {
+                            ClientKind::Dynamic => "also after a new client registration",
+                            _ => "also at a second sign-in",
+                        };
+                        return Err(failed(format!("{}, {again}", e.detail)));
+                    }
+                    renewals -= 1;
+                    self.forget_client(&server.issuer, &client).await;
+                    tracing::info!(target: "sign-in", "the authorization server does not know the client (invalid_client): signing in once more");
+                    continue;
+                }
+                Err(TokenFailure::Other(e)) => return Err(e),
+            };
+            let granted = resp
+                .scopes()
+                .map(|s| s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+            let rec = TokenRecord {
+                issuer: server.issuer.clone(),
+                client_id: client.client_id,
+                token_endpoint: server.token_endpoint.clone(),
+                resource: self.resource.clone(),
+                access_token: resp.access_token().secret().clone(),
+                refresh_token: resp.refresh_token().map(|t| t.secret().clone()),
+                expires_at_unix_secs: resp
+                    .expires_in()
+                    .map(|d| now_unix_secs().saturating_add(d.as_secs())),
+                scopes: union_scopes(&scopes, &granted.unwrap_or_default()),
+                lifetime_secs: resp.expires_in().map(|d| d.as_secs()),
+                // A pre-registered secret is never stored: it comes from the environment.
+                auth: match client.kind {
+                    ClientKind::PreRegistered => ClientAuth::default(),
+                    _ => client.auth,
+                },
+            };
+            self.save(&rec).await;
+            *self.record.borrow_mut() = Some(rec);
+            tracing::info!(target: "sign-in", "signed in at {}", host_of(&server.issuer));
+            return Ok(());
+        }
+    }
+
+    /// Drops the stored registration of `client` at `issuer` (a dynamic one; a client ID
+    /// metadata document is fetched again by the authorization server, and a pre-registered
+    /// client has nothing to drop).
+    async fn forget_client(&self, issuer: &str, client: &Client) {
+        if client.kind == ClientKind::Dynamic
+            && registration::forget(&self.store, issuer, &self.redirect_uri, &client.client_id)
+                .await
+        {
+            tracing::debug!(target: "sign-in", "the stored client registration is dropped");
+        }
+    }
+
+    /// One authorization round with `client`: the authorization URL, the receiver, the Gate,
+    /// the redirect, and the code exchange with the client's authentication.
+    async fn authorize(
+        &self,
+        server: &ServerMetadata,
+        client: &Client,
+        scopes: &[String],
+    ) -> Result<BasicTokenResponse, TokenFailure> {
         let bad_endpoint = || failed("the authorization server metadata has a bad endpoint URL");
-        let mut oauth = BasicClient::new(ClientId::new(client.client_id.clone()))
+        let oauth = BasicClient::new(ClientId::new(client.client_id.clone()))
             .set_auth_uri(
                 AuthUrl::new(server.authorization_endpoint.clone()).map_err(|_| bad_endpoint())?,
             )
@@ -504,9 +636,12 @@ impl Inner {
             .set_redirect_uri(
                 RedirectUrl::new(self.redirect_uri.clone()).map_err(|_| bad_endpoint())?,
             );
-        if let Some(s) = &client.client_secret {
-            oauth = oauth.set_client_secret(ClientSecret::new(s.clone()));
-        }
+        let oauth = match client.auth.secret() {
+            Some(s) => oauth
+                .set_client_secret(ClientSecret::new(s.to_string()))
+                .set_auth_type(auth_type(client.auth.token_endpoint_auth_method)),
+            None => oauth,
+        };
         let (pkce, verifier) = PkceCodeChallenge::new_random_sha256();
         let (auth_url, state) = oauth
             .authorize_url(CsrfToken::new_random)
@@ -545,46 +680,29 @@ impl Inner {
         drop(state);
         let code = match waited {
             Ok(Ok(code)) => code,
-            Ok(Err(e)) => return Err(e),
+            Ok(Err(e)) => return Err(e.into()),
             // The browser never started: that is the cause the user can act on.
             Err(_) => {
-                return Err(browser_failed.take().unwrap_or_else(|| {
-                    SignInError::new(
-                        SignInCause::SignInTimeout,
-                        format!("{} s", limit.as_secs_f64()),
-                    )
-                }));
+                return Err(browser_failed
+                    .take()
+                    .unwrap_or_else(|| {
+                        SignInError::new(
+                            SignInCause::SignInTimeout,
+                            format!("{} s", limit.as_secs_f64()),
+                        )
+                    })
+                    .into());
             }
         };
         drop(rx);
         let http = self.http()?.clone();
-        let resp = oauth
+        oauth
             .exchange_code(AuthorizationCode::new(code))
             .set_pkce_verifier(verifier)
             .add_extra_param("resource", self.resource.clone())
             .request_async(&move |r| http::oauth_request(http.clone(), r))
             .await
-            .map_err(token_error)?;
-        let granted = resp
-            .scopes()
-            .map(|s| s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
-        let rec = TokenRecord {
-            issuer: server.issuer.clone(),
-            client_id: client.client_id,
-            token_endpoint: server.token_endpoint.clone(),
-            resource: self.resource.clone(),
-            access_token: resp.access_token().secret().clone(),
-            refresh_token: resp.refresh_token().map(|t| t.secret().clone()),
-            expires_at_unix_secs: resp
-                .expires_in()
-                .map(|d| now_unix_secs().saturating_add(d.as_secs())),
-            scopes: union_scopes(&scopes, &granted.unwrap_or_default()),
-            lifetime_secs: resp.expires_in().map(|d| d.as_secs()),
-        };
-        self.save(&rec).await;
-        *self.record.borrow_mut() = Some(rec);
-        tracing::info!(target: "sign-in", "signed in at {}", host_of(&server.issuer));
-        Ok(())
+            .map_err(TokenFailure::from_request)
     }
 
     /// RFC 9728 then RFC 8414: the resource metadata (from the challenge, else the two
@@ -653,6 +771,57 @@ fn host_of(url: &str) -> String {
         .ok()
         .and_then(|u| u.host_str().map(str::to_string))
         .unwrap_or_default()
+}
+
+/// The `oauth2` crate's authentication for `method` (it sends HTTP Basic with the
+/// form-urlencoded id and secret, RFC 6749 §2.3.1, or both in the body).
+fn auth_type(method: TokenAuthMethod) -> AuthType {
+    match method {
+        TokenAuthMethod::ClientSecretPost => AuthType::RequestBody,
+        _ => AuthType::BasicAuth,
+    }
+}
+
+/// A failed refresh: its error, and whether it dropped the stored client registration (the
+/// authorization server answered `invalid_client`).
+struct Refused {
+    error: SignInError,
+    client_dropped: bool,
+}
+
+impl From<SignInError> for Refused {
+    fn from(error: SignInError) -> Self {
+        Refused {
+            error,
+            client_dropped: false,
+        }
+    }
+}
+
+/// A failed token request, `invalid_client` (RFC 6749 §5.2: the client is unknown or its
+/// authentication failed) told apart from the rest.
+enum TokenFailure {
+    InvalidClient(SignInError),
+    Other(SignInError),
+}
+
+impl From<SignInError> for TokenFailure {
+    fn from(e: SignInError) -> Self {
+        TokenFailure::Other(e)
+    }
+}
+
+impl TokenFailure {
+    fn from_request(e: RequestTokenError<AuthHttpError, BasicErrorResponse>) -> Self {
+        let invalid_client = matches!(&e, RequestTokenError::ServerResponse(r)
+            if *r.error() == BasicErrorResponseType::InvalidClient);
+        let error = token_error(e);
+        if invalid_client {
+            TokenFailure::InvalidClient(error)
+        } else {
+            TokenFailure::Other(error)
+        }
+    }
 }
 
 /// A failed token request, without the response body (it may hold tokens).

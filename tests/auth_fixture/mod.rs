@@ -3,7 +3,11 @@
 //! `resource` required, redirects with `code`, `state` and `iss`), `/token` (code and
 //! refresh grants; refresh tokens rotate and are counted), `/register` (RFC 7591, requires
 //! `application_type: native`), and `/mcp`, which wants a valid bearer token and the scopes
-//! of `Behaviour::required_scopes`. Knobs in [`Behaviour`] make it misbehave.
+//! of `Behaviour::required_scopes`. The token endpoint authenticates every client as its
+//! registration named (RFC 6749 §2.3.1: `none`, `client_secret_basic`, `client_secret_post`)
+//! and answers `invalid_client` (401, RFC 6749 §5.2) to an unknown client, a wrong method or
+//! an expired secret. Knobs in [`Behaviour`] make it misbehave; [`Fixture::forget_clients`]
+//! is a restart of a server that keeps its clients in memory.
 #![allow(dead_code)]
 
 use axum::extract::{Form, Query, State};
@@ -44,6 +48,17 @@ pub struct Behaviour {
     /// `/authorize` redirects to this path instead of the `redirect_uri`'s (same host and
     /// port).
     pub redirect_path: Option<String>,
+    /// The `token_endpoint_auth_method` a dynamic registration gets, with a `client_secret`
+    /// (`client_secret_basic`, `client_secret_post`); `None`: `none`, no secret.
+    pub registered_auth: Option<String>,
+    /// The registered secret's `client_secret_expires_at`, seconds from the registration
+    /// (negative: in the past); `None`: 0, never.
+    pub secret_expires_in_secs: Option<i64>,
+    /// Token responses carry a refresh token.
+    pub issue_refresh_tokens: bool,
+    /// Every code grant first forgets every client (an authorization server restarted
+    /// between the redirect and the code exchange, each time).
+    pub forget_clients_at_each_code_grant: bool,
 }
 
 #[derive(Default)]
@@ -58,6 +73,21 @@ pub struct Counters {
     /// `/mcp` requests answered 401, and those passed on with a valid token.
     pub mcp_unauthorized: AtomicUsize,
     pub mcp_authorized: AtomicUsize,
+    /// Token requests answered `invalid_client`.
+    pub invalid_clients: AtomicUsize,
+    /// Token requests that presented a registered secret after its expiry.
+    pub expired_secret_uses: AtomicUsize,
+    /// The code grants still to come that forget every client first.
+    pub forget_at_code_grants: AtomicUsize,
+}
+
+/// A registered client (RFC 7591 §3.2.1).
+#[derive(Clone, Debug)]
+pub struct Registered {
+    pub method: String,
+    pub secret: Option<String>,
+    /// 0: never.
+    pub expires_at: u64,
 }
 
 struct Code {
@@ -71,9 +101,9 @@ struct Grants {
     codes: HashMap<String, Code>,
     /// access token -> (scopes, expiry unix secs)
     access: HashMap<String, (String, u64)>,
-    /// refresh token -> scopes
-    refresh: HashMap<String, String>,
-    clients: Vec<String>,
+    /// refresh token -> (scopes, client_id)
+    refresh: HashMap<String, (String, String)>,
+    clients: HashMap<String, Registered>,
     next: u64,
 }
 
@@ -134,6 +164,21 @@ impl Fixture {
         self.grants.lock().unwrap().refresh.clear();
     }
 
+    /// A restart of an authorization server that keeps everything in memory: every client,
+    /// code and token is forgotten.
+    pub fn forget_clients(&self) {
+        let mut g = self.grants.lock().unwrap();
+        g.clients.clear();
+        g.codes.clear();
+        g.access.clear();
+        g.refresh.clear();
+    }
+
+    /// The registered clients.
+    pub fn clients(&self) -> HashMap<String, Registered> {
+        self.grants.lock().unwrap().clients.clone()
+    }
+
     /// Revokes every refresh token once, `after` from now (a thread of its own), as an
     /// authorization server that forgets a grant mid-session (the live sign-in script).
     pub fn revoke_refresh_tokens_after(self: &Arc<Self>, after: std::time::Duration) {
@@ -157,6 +202,8 @@ impl Fixture {
             "revocations": c.revocations.load(Ordering::SeqCst),
             "mcp_unauthorized": c.mcp_unauthorized.load(Ordering::SeqCst),
             "mcp_authorized": c.mcp_authorized.load(Ordering::SeqCst),
+            "invalid_clients": c.invalid_clients.load(Ordering::SeqCst),
+            "expired_secret_uses": c.expired_secret_uses.load(Ordering::SeqCst),
         })
     }
 }
@@ -213,6 +260,10 @@ pub fn default_behaviour() -> Behaviour {
         refuse_authorize: false,
         authorize_query: None,
         redirect_path: None,
+        registered_auth: None,
+        secret_expires_in_secs: None,
+        issue_refresh_tokens: true,
+        forget_clients_at_each_code_grant: false,
     }
 }
 
@@ -259,7 +310,7 @@ async fn authorize(
         .lock()
         .unwrap()
         .push(q.get("resource").cloned().unwrap_or_default());
-    let known = fx.grants.lock().unwrap().clients.contains(&client_id)
+    let known = fx.grants.lock().unwrap().clients.contains_key(&client_id)
         || b.known_client
             .as_ref()
             .is_some_and(|(c, _)| c == &client_id)
@@ -306,19 +357,125 @@ async fn authorize(
     (StatusCode::FOUND, [(header::LOCATION, u.to_string())]).into_response()
 }
 
-fn issue(fx: &Fixture, scopes: &str) -> Value {
+fn issue(fx: &Fixture, scopes: &str, client_id: &str) -> Value {
     let b = fx.behaviour.lock().unwrap().clone();
     let at = fx.mint("access");
-    let rt = fx.mint("refresh");
     let mut g = fx.grants.lock().unwrap();
     g.access
         .insert(at.clone(), (scopes.to_string(), now() + b.expires_in_secs));
-    g.refresh.insert(rt.clone(), scopes.to_string());
-    json!({"access_token": at, "token_type": "Bearer", "expires_in": b.expires_in_secs, "refresh_token": rt, "scope": scopes})
+    let mut v = json!({"access_token": at, "token_type": "Bearer", "expires_in": b.expires_in_secs, "scope": scopes});
+    if b.issue_refresh_tokens {
+        drop(g);
+        let rt = fx.mint("refresh");
+        fx.grants
+            .lock()
+            .unwrap()
+            .refresh
+            .insert(rt.clone(), (scopes.to_string(), client_id.to_string()));
+        v["refresh_token"] = json!(rt);
+    }
+    v
 }
 
 fn token_error(e: &str) -> Response {
     (StatusCode::BAD_REQUEST, Json(json!({"error": e}))).into_response()
+}
+
+/// RFC 6749 §5.2: `invalid_client`, 401 (with a `Basic` challenge when the client tried
+/// HTTP Basic).
+fn invalid_client(fx: &Fixture, tried_basic: bool) -> Response {
+    fx.counters.invalid_clients.fetch_add(1, Ordering::SeqCst);
+    let mut r = (
+        StatusCode::UNAUTHORIZED,
+        Json(json!({"error": "invalid_client"})),
+    )
+        .into_response();
+    if tried_basic {
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            axum::http::HeaderValue::from_static("Basic realm=\"fixture\""),
+        );
+    }
+    r
+}
+
+/// The `client_id` and `client_secret` of an `Authorization: Basic` header, each
+/// form-urldecoded (RFC 6749 §2.3.1).
+fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
+    use base64::Engine;
+    let v = headers.get("authorization")?.to_str().ok()?;
+    let b64 = v.strip_prefix("Basic ")?;
+    let raw = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+    let raw = String::from_utf8(raw).ok()?;
+    let (id, secret) = raw.split_once(':')?;
+    let decode = |s: &str| -> String {
+        url::form_urlencoded::parse(format!("x={s}").as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default()
+    };
+    Some((decode(id), decode(secret)))
+}
+
+/// Authenticates the client of a token request as its registration names; gives its
+/// `client_id`, or the `invalid_client` response.
+fn authenticate(
+    fx: &Fixture,
+    headers: &HeaderMap,
+    f: &HashMap<String, String>,
+) -> Result<String, Box<Response>> {
+    let basic = basic_credentials(headers);
+    let tried_basic = headers.contains_key("authorization");
+    let body_id = f.get("client_id").cloned();
+    let body_secret = f.get("client_secret").cloned();
+    let Some(id) = basic.as_ref().map(|b| b.0.clone()).or(body_id.clone()) else {
+        return Err(Box::new(invalid_client(fx, tried_basic)));
+    };
+    let b = fx.behaviour.lock().unwrap().clone();
+    let registered = fx.grants.lock().unwrap().clients.get(&id).cloned();
+    let client = match registered {
+        Some(r) => r,
+        None => match &b.known_client {
+            Some((c, secret)) if c == &id => Registered {
+                method: if secret.is_some() {
+                    "client_secret_basic".into()
+                } else {
+                    "none".into()
+                },
+                secret: secret.clone(),
+                expires_at: 0,
+            },
+            _ if b.cimd_supported && id.starts_with("http") => Registered {
+                method: "none".into(),
+                secret: None,
+                expires_at: 0,
+            },
+            _ => return Err(Box::new(invalid_client(fx, tried_basic))),
+        },
+    };
+    let ok = match client.method.as_str() {
+        "none" => !tried_basic && body_secret.is_none() && body_id.as_deref() == Some(&id),
+        "client_secret_basic" => {
+            basic.as_ref().map(|b| &b.1) == client.secret.as_ref() && body_secret.is_none()
+        }
+        "client_secret_post" => {
+            !tried_basic
+                && body_id.as_deref() == Some(&id)
+                && body_secret.is_some()
+                && body_secret == client.secret
+        }
+        _ => false,
+    };
+    if !ok {
+        return Err(Box::new(invalid_client(fx, tried_basic)));
+    }
+    if client.expires_at != 0 && client.expires_at <= now() {
+        fx.counters
+            .expired_secret_uses
+            .fetch_add(1, Ordering::SeqCst);
+        return Err(Box::new(invalid_client(fx, tried_basic)));
+    }
+    Ok(id)
 }
 
 async fn token(
@@ -335,38 +492,49 @@ async fn token(
     }
     match f.get("grant_type").map(String::as_str) {
         Some("authorization_code") => {
+            let forget = fx
+                .behaviour
+                .lock()
+                .unwrap()
+                .forget_clients_at_each_code_grant
+                || fx
+                    .counters
+                    .forget_at_code_grants
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                    .is_ok();
+            if forget {
+                fx.grants.lock().unwrap().clients.clear();
+            }
+            let client_id = match authenticate(&fx, &headers, &f) {
+                Ok(id) => id,
+                Err(r) => return *r,
+            };
             let code = f.get("code").cloned().unwrap_or_default();
             let Some(c) = fx.grants.lock().unwrap().codes.remove(&code) else {
                 return token_error("invalid_grant");
             };
             let verifier = f.get("code_verifier").cloned().unwrap_or_default();
             let computed = base64_url(&Sha256::digest(verifier.as_bytes()));
-            if computed != c.challenge {
+            if computed != c.challenge || c.client_id != client_id {
                 return token_error("invalid_grant");
             }
-            // A client with a secret authenticates with HTTP Basic.
-            let b = fx.behaviour.lock().unwrap().clone();
-            if let Some((id, Some(secret))) = &b.known_client
-                && id == &c.client_id
-            {
-                let want = format!("Basic {}", base64_std(format!("{id}:{secret}").as_bytes()));
-                if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(want.as_str())
-                {
-                    return token_error("invalid_client");
-                }
-            }
             fx.counters.code_grants.fetch_add(1, Ordering::SeqCst);
-            Json(issue(&fx, &c.scopes)).into_response()
+            Json(issue(&fx, &c.scopes, &client_id)).into_response()
         }
         Some("refresh_token") => {
+            let client_id = match authenticate(&fx, &headers, &f) {
+                Ok(id) => id,
+                Err(r) => return *r,
+            };
             let rt = f.get("refresh_token").cloned().unwrap_or_default();
-            // Rotation: a refresh token works once.
-            let Some(scopes) = fx.grants.lock().unwrap().refresh.remove(&rt) else {
+            // Rotation: a refresh token works once, for the client it was issued to.
+            let grant = fx.grants.lock().unwrap().refresh.remove(&rt);
+            let Some((scopes, _)) = grant.filter(|(_, c)| c == &client_id) else {
                 fx.counters.refused_refreshes.fetch_add(1, Ordering::SeqCst);
                 return token_error("invalid_grant");
             };
             fx.counters.refresh_grants.fetch_add(1, Ordering::SeqCst);
-            Json(issue(&fx, &scopes)).into_response()
+            Json(issue(&fx, &scopes, &client_id)).into_response()
         }
         _ => token_error("unsupported_grant_type"),
     }
@@ -384,12 +552,38 @@ async fn register(State(fx): State<Arc<Fixture>>, Json(body): Json<Value>) -> Re
             .into_response();
     }
     let id = fx.mint("client");
-    fx.grants.lock().unwrap().clients.push(id.clone());
-    (
-        StatusCode::CREATED,
-        Json(json!({"client_id": id, "redirect_uris": body["redirect_uris"]})),
-    )
-        .into_response()
+    let b = fx.behaviour.lock().unwrap().clone();
+    let mut answer = json!({"client_id": id, "redirect_uris": body["redirect_uris"]});
+    let registered = match &b.registered_auth {
+        Some(method) => {
+            let secret = fx.mint("csecret");
+            let expires_at = b
+                .secret_expires_in_secs
+                .map_or(0, |d| now().saturating_add_signed(d));
+            answer["client_secret"] = json!(secret);
+            answer["token_endpoint_auth_method"] = json!(method);
+            answer["client_secret_expires_at"] = json!(expires_at);
+            Registered {
+                method: method.clone(),
+                secret: Some(secret),
+                expires_at,
+            }
+        }
+        None => {
+            answer["token_endpoint_auth_method"] = json!("none");
+            Registered {
+                method: "none".into(),
+                secret: None,
+                expires_at: 0,
+            }
+        }
+    };
+    fx.grants
+        .lock()
+        .unwrap()
+        .clients
+        .insert(id.clone(), registered);
+    (StatusCode::CREATED, Json(answer)).into_response()
 }
 
 async fn mcp(
