@@ -408,10 +408,16 @@ fn at_the_end_of_stdin_a_slow_editor_gets_every_answer_the_upstream_gave() {
     b.initialize();
     // About 250 frames a second: the answers take about 4 s to read.
     b.read_slowly(25, Duration::from_millis(100));
+    // 1 KiB answers: what is queued at the end is far more than the bridge's stdout pipe holds.
+    let pad = "x".repeat(1024);
     for n in 0..ECHOES_BEFORE_THE_END {
-        b.send_tools_call(json!(100 + n), "echo", json!({"text": format!("e{n}")}));
+        b.send_tools_call(
+            json!(100 + n),
+            "echo",
+            json!({"text": format!("e{n} {pad}")}),
+        );
     }
-    let last = format!("e{}", ECHOES_BEFORE_THE_END - 1);
+    let last = format!("e{} {pad}", ECHOES_BEFORE_THE_END - 1);
     b.wait_upstream(|v| v["params"]["arguments"]["text"] == last);
     b.close_stdin();
     b.recv_to_the_end();
@@ -440,7 +446,8 @@ fn at_the_end_of_stdin_a_slow_editor_gets_every_answer_the_upstream_gave() {
         .filter(|f| f["id"].as_i64().is_some_and(|id| id >= 100))
         .map(|f| {
             let text = text_of(f);
-            assert_eq!(f["id"], json!(100 + text[1..].parse::<usize>().unwrap()));
+            let n: usize = text[1..].split(' ').next().unwrap().parse().unwrap();
+            assert_eq!(f["id"], json!(100 + n));
             text
         })
         .collect();
