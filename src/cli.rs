@@ -131,7 +131,7 @@ pub struct Cli {
     /// Lowest level of the bridge's own stderr lines
     #[arg(long, value_enum, value_name = "LEVEL", default_value = "info")]
     pub log_level: LogLevelArg,
-    /// Time limit of server/discover when the editor initializes, in seconds
+    /// Time limit of server/discover when the editor initializes, and again of the initialize passed through to a 2025-11-25 server, in seconds
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = seconds, allow_negative_numbers = true)]
     pub discover_timeout: f64,
     /// Longest JSON-RPC line accepted from the editor or the upstream, in bytes (1 to 1073741824)

@@ -75,7 +75,8 @@ pub struct BridgeConfig {
     pub upstream: UpstreamSpec,
     /// `--name`: the fallback server name.
     pub name: Option<String>,
-    /// `--discover-timeout`.
+    /// `--discover-timeout`: the time limit of `server/discover`, and, once more, of the
+    /// editor's `initialize` passed through to a legacy server.
     pub discover_timeout: Duration,
     /// How the upstream is opened: `transport::upstream::open` (every transport) for the
     /// executable, `transport::upstream::open_in_process` for an embedded server.

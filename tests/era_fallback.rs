@@ -363,18 +363,20 @@ const LATE_DISCOVER_WARNING: &str = "mcp-bridge: upstream: warn: the upstream se
 /// A legacy server that starts late (`--start-gate`: it reads nothing until the test opens
 /// the gate, after the era was decided by its silence) reads the probe and then the editor's
 /// `initialize`, both with "id 1" before the fix. The probe has the bridge's own id, its
-/// late -32601 is dropped, and the editor's `initialize` gets the server's real result.
+/// late -32601 is dropped, and the editor's `initialize` gets the server's real result. (The
+/// passed-through `initialize` has `--discover-timeout` too: 2 s leave a busy machine room to
+/// start the server once the gate opens.)
 #[test]
 fn a_late_legacy_server_answers_the_editors_initialize_never_the_probes() {
     let gate = common::scratch_dir("gate").join("open");
     let gate_arg = gate.to_string_lossy().into_owned();
     let mut b = start(
-        &["--discover-timeout", "0.5", "--log-level", "debug"],
+        &["--discover-timeout", "2", "--log-level", "debug"],
         &["--start-gate", &gate_arg],
     );
     let init = initialize_request(1);
     b.send(&init);
-    b.wait_stderr("it did not answer server/discover within --discover-timeout, 0.5 s");
+    b.wait_stderr("it did not answer server/discover within --discover-timeout, 2 s");
     std::fs::write(&gate, b"").expect("open the gate");
     assert_eq!(
         b.recv_response(&json!(1)),
@@ -580,4 +582,133 @@ fn an_upstream_that_exits_during_initialize_is_named_with_its_exit_status() {
         );
         b.wait_stderr(&format!("mcp-bridge: frontend: warn: initialize failed: The upstream server exited (upstream_exited, -32603): {status}\n"));
     }
+}
+
+/// The official conformance suite's 2025-11-25 test server, like other lenient legacy
+/// servers, answers a method it does not know with the result `{}`. That is no
+/// `DiscoverResult`, and it is no sign of a 2026-07-28 server either: the bridge falls back,
+/// its line says why, and the editor's `initialize` gets the server's own result.
+#[test]
+fn a_result_that_is_not_a_discover_result_falls_back_and_the_line_says_why() {
+    let mut b = start(&[], &["--discover-answer", "empty-result"]);
+    let init = initialize_request(0);
+    b.send(&init);
+    assert_eq!(
+        b.recv_response(&json!(0)),
+        json!({"jsonrpc": "2.0", "id": 0, "result": legacy_initialize_result()})
+    );
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    assert_eq!(
+        b.tools_call(json!(1), "echo", json!({"text": "passed"})),
+        json!({"jsonrpc": "2.0", "id": 1,
+            "result": {"content": [{"type": "text", "text": "passed"}]}})
+    );
+    b.wait_stderr("speaks 2025-11-25");
+    assert_eq!(
+        info_lines(&b),
+        vec!["mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it answered server/discover with a result that is not a DiscoverResult): passing the 2025-11-25 protocol through unchanged".to_string()]
+    );
+    let got = upstream_lines(&b, 4);
+    assert_eq!(got[1], line(&init));
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
+}
+
+/// A 2026-07-28 server whose `server/discover` fails with -32603 (an internal error: its
+/// discover failed, here for a missing `_meta` key) is no legacy server: the editor's
+/// `initialize` gets `discover_failed` with the upstream's code and message, and the
+/// `initialize` is never passed to the server (which would refuse it with its own error).
+#[test]
+fn an_internal_error_to_discover_fails_initialize_with_the_upstreams_message() {
+    let mut b = Bridge::start(&[], &["--discover-error", "-32603:missing required _meta"]);
+    let r = b.initialize_request(json!(1), json!({}));
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603,
+            "message": "The upstream server did not complete server/discover",
+            "data": {"cause": "discover_failed", "detail": "missing required _meta"}}})
+    );
+    b.wait_stderr("mcp-bridge: frontend: warn: initialize failed: The upstream server did not complete server/discover (discover_failed, -32603): missing required _meta\n");
+    assert!(info_lines(&b).is_empty(), "{}", b.stderr_text());
+    let methods: Vec<Value> = b
+        .upstream_received()
+        .iter()
+        .map(|v| v["method"].clone())
+        .collect();
+    assert_eq!(methods, vec![json!("server/discover")]);
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
+}
+
+/// The error of an `initialize` passed through to a server that answered neither it nor
+/// `server/discover` within `--discover-timeout` 0.5 s.
+fn both_silences_error(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603,
+        "message": "The upstream server did not answer in time",
+        "data": {"cause": "timeout", "detail": "no answer to server/discover within --discover-timeout (0.5 s), nor to the initialize passed through to the server within 0.5 s more: the server reads nothing or answers nothing; --discover-timeout sets both limits"}}})
+}
+
+/// `mcp-bridge --discover-timeout 0.5 sleep 1000` (a command that reads nothing), and a
+/// server that reads everything and answers nothing: silence to `server/discover` means a
+/// legacy server, so the editor's `initialize` is passed through; it waits at most
+/// `--discover-timeout` once more, and then the editor gets an error naming both silences
+/// and the option. A request pipelined after the `initialize` gets `not_initialized`. The
+/// bridge keeps serving (a `ping`, a second `initialize` that fails the same way), and ends
+/// cleanly at the end of its input.
+#[test]
+fn a_server_that_answers_neither_discover_nor_initialize_gets_the_editor_an_error() {
+    for upstream in [
+        vec!["sleep".to_string(), "1000".to_string()],
+        // The shell keeps its stdout (the pipe to the bridge) open while `cat` reads.
+        vec!["sh".into(), "-c".into(), "cat >/dev/null; exit 0".into()],
+    ] {
+        let mut b = Bridge::start_cmd(&["--discover-timeout", "0.5"], &upstream);
+        b.send(&initialize_request(1));
+        b.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+        assert_eq!(b.recv(), both_silences_error(1), "{upstream:?}");
+        assert_eq!(
+            b.recv(),
+            json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32600,
+                "message": "Invalid request: the server is not initialized",
+                "data": {"cause": "not_initialized"}}}),
+            "{upstream:?}"
+        );
+        b.wait_stderr("mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it did not answer server/discover within --discover-timeout, 0.5 s): passing the 2025-11-25 protocol through unchanged\n");
+        b.wait_stderr("mcp-bridge: frontend: warn: initialize failed: The upstream server did not answer in time (timeout, -32603): no answer to server/discover within --discover-timeout (0.5 s), nor to the initialize passed through to the server within 0.5 s more: the server reads nothing or answers nothing; --discover-timeout sets both limits\n");
+        assert_eq!(
+            b.request(json!(3), "ping", json!({})),
+            json!({"jsonrpc": "2.0", "id": 3, "result": {}})
+        );
+        b.send(&initialize_request(4));
+        assert_eq!(b.recv(), both_silences_error(4), "{upstream:?}");
+        b.close_stdin();
+        assert_eq!(
+            b.exit_code(Duration::from_secs(10)),
+            Some(0),
+            "{upstream:?}"
+        );
+        assert!(b.recv_to_the_end().is_empty());
+    }
+}
+
+/// A legacy server that answers `server/discover` (-32601) and then never answers the
+/// `initialize` passed through to it: the `initialize` has a time limit too
+/// (`--discover-timeout`), and the error names it.
+#[test]
+fn a_legacy_server_that_never_answers_initialize_gets_the_editor_an_error() {
+    let script = r#"read probe; echo '{"jsonrpc":"2.0","id":"mcp-bridge-probe-1","error":{"code":-32601,"message":"Method not found"}}'; cat >/dev/null; exit 0"#;
+    let mut b = Bridge::start_cmd(
+        &["--discover-timeout", "0.5"],
+        &["sh".into(), "-c".into(), script.into()],
+    );
+    b.send(&initialize_request(1));
+    assert_eq!(
+        b.recv(),
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603,
+            "message": "The upstream server did not answer in time",
+            "data": {"cause": "timeout", "detail": "no answer to the initialize passed through to the server within --discover-timeout (0.5 s)"}}})
+    );
+    b.wait_stderr(r#"(it answered server/discover with -32601 "Method not found")"#);
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
 }

@@ -356,3 +356,72 @@ fn a_modern_error_to_discover_never_falls_back() {
         b.stderr_text()
     );
 }
+
+/// A 2025-11-25 HTTP server that answers the `server/discover` POST with `200` and the
+/// result `{}` (as the official conformance suite's 2025-11-25 test server and other lenient
+/// servers answer a method they do not know) is taken for a legacy server: the line says
+/// why, the editor's `initialize` is POSTed as it came, and the session works.
+#[test]
+fn a_result_that_is_not_a_discover_result_falls_back_over_http() {
+    let f = LegacyFixture::start(Script {
+        discover: Some((
+            200,
+            r#"{"jsonrpc":"2.0","id":"mcp-bridge-probe-1","result":{}}"#.into(),
+        )),
+        ..Script::default()
+    });
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    start_session(&mut b);
+    assert_eq!(
+        b.tools_call(json!(1), "echo", json!({"text": "over http"})),
+        json!({"jsonrpc": "2.0", "id": 1,
+            "result": {"content": [{"type": "text", "text": "over http"}]}})
+    );
+    b.wait_stderr("mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it answered server/discover with a result that is not a DiscoverResult): passing the 2025-11-25 protocol through unchanged\n");
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+    let methods: Vec<(String, String, u16)> = trail(&f)
+        .into_iter()
+        .filter(|(verb, _, _)| verb == "POST")
+        .collect();
+    assert_eq!(
+        methods,
+        vec![
+            step("POST", "server/discover", 200),
+            step("POST", "initialize", 200),
+            step("POST", "notifications/initialized", 202),
+            step("POST", "tools/call", 200),
+        ]
+    );
+}
+
+/// An internal error (-32603) in the body of a `400` to `server/discover` is no legacy sign
+/// (a legacy server refuses a POST it does not take before it handles anything): the
+/// `initialize` fails with `discover_failed`, the upstream's code and message.
+#[test]
+fn an_internal_error_to_discover_never_falls_back_over_http() {
+    let f = LegacyFixture::start(Script {
+        discover: Some((
+            400,
+            r#"{"jsonrpc":"2.0","id":"mcp-bridge-probe-1","error":{"code":-32603,"message":"missing required _meta"}}"#
+                .into(),
+        )),
+        ..Script::default()
+    });
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    let r = b.request(json!(0), "initialize", initialize_params());
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32603,
+            "message": "The upstream server did not complete server/discover",
+            "data": {"cause": "discover_failed", "detail": "missing required _meta"}}})
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+    assert_eq!(trail(&f), vec![step("POST", "server/discover", 400)]);
+    assert!(
+        !b.stderr_text().contains("speaks 2025-11-25"),
+        "{}",
+        b.stderr_text()
+    );
+}

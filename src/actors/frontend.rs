@@ -98,6 +98,21 @@ enum Probed {
     Legacy(LegacySign, Value),
 }
 
+/// Pass-through: the editor's `initialize`, sent to a legacy server and not answered yet. It
+/// has a time limit of its own (`--discover-timeout` again), so that a server that never
+/// answers gets the editor an error instead of a silent wait: the 2025-11-25 lifecycle gives
+/// the editor nothing to do before that answer, and an editor's own limit is not always there.
+struct InitializeWait {
+    /// The editor's id of the `initialize`.
+    id: Id,
+    /// Which wait this is: a timer of an earlier wait finds another token and does nothing.
+    token: u64,
+    /// The era was decided by silence: `server/discover` got no answer either.
+    silent_discover: bool,
+    /// [`Frontend::ran`] before this `initialize`, restored when it fails.
+    ran_before: bool,
+}
+
 /// What the bridge honours of the discovered capabilities: the Listener keeps a listen
 /// stream for the list changes and the resource subscriptions.
 pub const REPLY_MASK: ReplyMask = ReplyMask {
@@ -133,6 +148,10 @@ pub struct Frontend {
     open_changes: HashSet<Id>,
     /// Pass-through: the editor's requests sent upstream and not answered yet.
     relayed: HashMap<Id, Instant>,
+    /// Pass-through: the editor's `initialize` not answered yet by the legacy server.
+    initialize_wait: Option<InitializeWait>,
+    /// The token of the last [`InitializeWait`].
+    last_wait_token: u64,
     /// The editor's frames that arrived while `initialize` runs, in order.
     held: VecDeque<Held>,
     held_bytes: usize,
@@ -220,6 +239,8 @@ impl Frontend {
             listen: None,
             open_changes: HashSet::default(),
             relayed: HashMap::default(),
+            initialize_wait: None,
+            last_wait_token: 0,
             held: VecDeque::new(),
             held_bytes: 0,
         }
@@ -463,6 +484,9 @@ impl Frontend {
                         } => self.relayed.remove(&id).map(|_| id),
                         _ => None,
                     };
+                if let Some(id) = &cancels {
+                    self.end_initialize_wait(id);
+                }
                 (Delivery::Always, cancels)
             }
             Kind::Response(_) => (Delivery::Always, None),
@@ -482,6 +506,7 @@ impl Frontend {
         match kind {
             Kind::Response(Some(id)) => match self.relayed.remove(&id) {
                 Some(started) => {
+                    self.end_initialize_wait(&id);
                     tracing::debug!(target: "frontend", "id={id} answered in pass-through time_ms={:.3}",
                         started.elapsed().as_secs_f64() * 1e3);
                     self.write(&message);
@@ -781,7 +806,7 @@ impl Frontend {
         };
         let slot_id = id.clone();
         let h = ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
-            act.initialize_done(slot_id, res);
+            act.initialize_done(slot_id, res, ctx);
             act.replay_held(ctx);
         }));
         if let Some(s) = self.slots.get_mut(&id) {
@@ -789,7 +814,12 @@ impl Frontend {
         }
     }
 
-    fn initialize_done(&mut self, id: Id, res: Result<Probed, ErrorObject>) {
+    fn initialize_done(
+        &mut self,
+        id: Id,
+        res: Result<Probed, ErrorObject>,
+        ctx: &mut Context<Self>,
+    ) {
         self.exit_status = None;
         if self.finish_slot(&id, res.is_ok()).is_none() {
             return;
@@ -797,6 +827,17 @@ impl Frontend {
         match res {
             Ok(Probed::Legacy(sign, request)) => {
                 self.state = Lifecycle::PassThrough;
+                self.last_wait_token += 1;
+                let token = self.last_wait_token;
+                self.initialize_wait = Some(InitializeWait {
+                    id: id.clone(),
+                    token,
+                    silent_discover: sign == LegacySign::NoReply,
+                    ran_before: self.ran,
+                });
+                ctx.run_later(self.config.discover_timeout, move |act, _| {
+                    act.initialize_timed_out(token)
+                });
                 self.ran = true;
                 let sign = match sign {
                     LegacySign::NoReply => format!(
@@ -831,6 +872,49 @@ impl Frontend {
                 tracing::warn!(target: "frontend", "initialize failed: {}", e.log_text());
                 self.write(&jsonrpc::error_response(Some(&id), e));
             }
+        }
+    }
+
+    /// Pass-through: the legacy server did not answer the editor's `initialize` within
+    /// `--discover-timeout`. The editor gets `timeout`, naming each silence and the option
+    /// that sets the limit; the requests it sent after the `initialize` get
+    /// `not_initialized` (as requests held behind a failed `initialize` do); the upstream is
+    /// stopped, and the next `initialize` starts it again.
+    fn initialize_timed_out(&mut self, token: u64) {
+        let Some(wait) = self.initialize_wait.take_if(|w| w.token == token) else {
+            return;
+        };
+        if self.state != Lifecycle::PassThrough || self.relayed.remove(&wait.id).is_none() {
+            return;
+        }
+        self.state = Lifecycle::AwaitingInitialize;
+        self.ran = wait.ran_before;
+        let secs = self.config.discover_timeout.as_secs_f64();
+        let detail = if wait.silent_discover {
+            format!(
+                "no answer to server/discover within --discover-timeout ({secs} s), nor to the initialize passed through to the server within {secs} s more: the server reads nothing or answers nothing; --discover-timeout sets both limits"
+            )
+        } else {
+            format!(
+                "no answer to the initialize passed through to the server within --discover-timeout ({secs} s)"
+            )
+        };
+        let e = Cause::Timeout.error(Some(json!(detail)));
+        tracing::warn!(target: "frontend", "initialize failed: {}", e.log_text());
+        self.write(&jsonrpc::error_response(Some(&wait.id), e));
+        let mut rest: Vec<(Id, Instant)> = std::mem::take(&mut self.relayed).into_iter().collect();
+        rest.sort_by_key(|(_, sent)| *sent);
+        for (id, _) in rest {
+            self.reply_error(Some(&id), Cause::NotInitialized, None);
+        }
+        self.upstream.disconnect.do_send(upstream::Disconnect);
+    }
+
+    /// Pass-through: the request `id` of the editor is resolved (answered, or failed by the
+    /// bridge); when it is the `initialize`, its time limit no longer applies.
+    fn end_initialize_wait(&mut self, id: &Id) {
+        if self.initialize_wait.as_ref().is_some_and(|w| &w.id == id) {
+            self.initialize_wait = None;
         }
     }
 
@@ -1020,6 +1104,7 @@ impl Handler<FromUpstream> for Frontend {
             FromUpstream::Relayed { message, kind } => self.relay_to_editor(message, kind),
             FromUpstream::RelayFailed { id, reply } => {
                 if self.relayed.remove(&id).is_some() {
+                    self.end_initialize_wait(&id);
                     let (cause, detail) = match reply {
                         Reply::Busy => (Cause::UpstreamBusy, None),
                         Reply::Invalid => (Cause::InvalidResponse, None),
@@ -1032,6 +1117,7 @@ impl Handler<FromUpstream> for Frontend {
             }
             FromUpstream::IdInUse { id } => {
                 if self.relayed.remove(&id).is_some() {
+                    self.end_initialize_wait(&id);
                     self.reply_error(Some(&id), Cause::DuplicateId, None);
                 }
             }

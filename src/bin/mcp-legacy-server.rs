@@ -7,6 +7,8 @@
 //!   `Server` answers (server-everything 2026.8.31);
 //! - `invalid-params`: `-32602 "Invalid request parameters"` with `data: ""`, as the Python
 //!   `mcp` 1.x server answers (its `ClientRequest` validation fails; seen with `mcp` 1.30.0);
+//! - `empty-result`: the result `{}`, as lenient servers answer any method they do not know
+//!   (the official conformance suite's 2025-11-25 test server answers `server/discover` so);
 //! - `none`: no answer at all (a server that drops what it cannot read).
 //!
 //! Tools (2025-11-25 `tools/call`):
@@ -47,6 +49,7 @@ const PROTOCOL_VERSION: &str = "2025-11-25";
 enum DiscoverAnswer {
     MethodNotFound,
     InvalidParams,
+    EmptyResult,
     None,
 }
 
@@ -91,6 +94,7 @@ impl Server {
             DiscoverAnswer::InvalidParams => {
                 self.error(id, -32602, "Invalid request parameters", Some(json!("")))
             }
+            DiscoverAnswer::EmptyResult => self.result(id, json!({})),
             DiscoverAnswer::None => {}
         }
     }
@@ -226,11 +230,12 @@ fn main() {
                 answer = DiscoverAnswer::MethodNotFound
             }
             ("--discover-answer", Some("invalid-params")) => answer = DiscoverAnswer::InvalidParams,
+            ("--discover-answer", Some("empty-result")) => answer = DiscoverAnswer::EmptyResult,
             ("--discover-answer", Some("none")) => answer = DiscoverAnswer::None,
             ("--start-gate", Some(file)) => gate = Some(PathBuf::from(file)),
             _ => {
                 eprintln!(
-                    "usage: mcp-legacy-server [--discover-answer method-not-found|invalid-params|none] [--start-gate FILE]"
+                    "usage: mcp-legacy-server [--discover-answer method-not-found|invalid-params|empty-result|none] [--start-gate FILE]"
                 );
                 std::process::exit(2);
             }

@@ -1,12 +1,16 @@
 //! The era probe: what the upstream's answer to the first modern request (`server/discover`)
-//! says about the server. A 2026-07-28 server answers with a `DiscoverResult` or a recognized
-//! modern error; anything else (another error, no answer in time, an HTTP status without a
-//! modern error body) means a legacy (2025-11-25 or earlier) server, and the bridge passes the
-//! 2025-11-25 protocol through unchanged. Notes §9.3 (stdio) and §10.4 (HTTP), VER26: "the
-//! fallback MUST NOT depend on one specific error code", and a modern error never falls back.
+//! says about the server. A 2026-07-28 server answers with a `DiscoverResult` or an error only
+//! it gives (a recognized modern error, or an internal error of its discover); anything else
+//! (a result that is not a `DiscoverResult`, another error, no answer in time, an HTTP status
+//! without a modern error body) means a legacy (2025-11-25 or earlier) server, and the bridge
+//! passes the 2025-11-25 protocol through unchanged. Notes §9.3 (stdio) and §10.4 (HTTP),
+//! VER26: "the fallback MUST NOT depend on one specific error code", and a modern error never
+//! falls back.
 //!
 //! Transport-neutral: [`ProbeAnswer`] has a variant for each way a stdio and an HTTP upstream
-//! can answer, and [`decide`] is the one place that reads it.
+//! can answer, and [`decide`] is the one place that reads it. Its table (in `decide`'s
+//! documentation and in `docs/architecture.md`) names the SDKs whose servers answer each way,
+//! and each row has its unit test below.
 
 use serde_json::{Value, json};
 use std::fmt;
@@ -115,6 +119,9 @@ impl ReadBody {
 pub enum LegacySign {
     /// A JSON-RPC error that no modern server answers to `server/discover`.
     Error { code: i64, message: String },
+    /// A result without any member of a `DiscoverResult` (`{}`, `null`): what a lenient
+    /// legacy server answers to a method it does not know.
+    NotDiscoverResult,
     /// No answer within the time limit.
     NoReply,
     /// HTTP 400/404/405 without a modern error body.
@@ -127,6 +134,9 @@ impl fmt::Display for LegacySign {
             LegacySign::Error { code, message } => {
                 write!(f, "it answered server/discover with {code} {message:?}")
             }
+            LegacySign::NotDiscoverResult => f.write_str(
+                "it answered server/discover with a result that is not a DiscoverResult",
+            ),
             LegacySign::NoReply => f.write_str("it did not answer server/discover in time"),
             // A 404 is also what a wrong URL path gets: say so, the user may have mistyped.
             LegacySign::HttpStatus { status: 404 } => f.write_str(
@@ -169,6 +179,45 @@ pub fn is_modern_error(error: &Value) -> bool {
     }
 }
 
+/// The code of JSON-RPC 2.0's internal error: the server failed while it handled the request.
+/// A legacy server answers a method it does not know before it handles anything, so this is
+/// never its answer to `server/discover`; a 2026-07-28 server gives it when its discover
+/// failed, and falling back would only get the editor that server's refusal of `initialize`.
+const INTERNAL_ERROR: i64 = -32603;
+/// The codes the 2026-07-28 revision reserves for the specification, allocated in order from
+/// `-32020` (BI26): a server that sends one speaks 2026-07-28 or later.
+const SPEC_RESERVED_CODES: std::ops::RangeInclusive<i64> = -32099..=-32020;
+/// The one code of that range that 2025-11-25 defined (`URLElicitationRequiredError`) and
+/// 2026-07-28 must not send: a legacy code.
+const URL_ELICITATION_REQUIRED: i64 = -32042;
+
+/// Whether a JSON-RPC error answer to `server/discover` fails the `initialize` instead of
+/// meaning a legacy server: a modern error ([`is_modern_error`]), an internal error
+/// ([`INTERNAL_ERROR`]), or another code the specification reserves from 2026-07-28 on
+/// ([`SPEC_RESERVED_CODES`], but [`URL_ELICITATION_REQUIRED`]). Every other error is what
+/// legacy servers answer to a method they do not know: -32601 (TypeScript SDK 1.x), -32602
+/// without `_meta` (Python `mcp` 1.x), -32600, `0` (the Go SDK), -32000 and the rest of the
+/// implementation-defined range.
+pub fn fails_discover(error: &Value) -> bool {
+    if is_modern_error(error) {
+        return true;
+    }
+    match error.get("code").and_then(Value::as_i64) {
+        Some(INTERNAL_ERROR) => true,
+        Some(URL_ELICITATION_REQUIRED) => false,
+        Some(code) => SPEC_RESERVED_CODES.contains(&code),
+        None => false,
+    }
+}
+
+/// Whether a result that is not a `DiscoverResult` still has a member that only a
+/// 2026-07-28 result has (`resultType`, `supportedVersions`): a broken `DiscoverResult` of a
+/// modern server (or an `InputRequiredResult`, which discover may not send), never a legacy
+/// server's answer.
+fn is_modern_result(result: &Value) -> bool {
+    result.get("resultType").is_some() || result.get("supportedVersions").is_some()
+}
+
 fn names_meta(v: Option<&Value>) -> bool {
     match v {
         Some(Value::String(s)) => s.contains(META_MEMBER),
@@ -177,8 +226,9 @@ fn names_meta(v: Option<&Value>) -> bool {
     }
 }
 
-/// The error the editor's `initialize` gets for a modern error answer: `discover_failed`
-/// with the upstream's code, its message as the detail.
+/// The error the editor's `initialize` gets for an error answer that is no legacy sign
+/// ([`fails_discover`]): `discover_failed` with the upstream's code, its message as the
+/// detail.
 fn modern_error(error: &Value) -> ErrorObject {
     let mut e = Cause::DiscoverFailed.error(error.get("message").cloned());
     if let Some(code) = error.get("code").and_then(Value::as_i64) {
@@ -187,27 +237,40 @@ fn modern_error(error: &Value) -> ErrorObject {
     e
 }
 
-/// Decides the era from the answer to `server/discover` (notes §9.3, §10.4):
+/// Decides the era from the answer to `server/discover` (notes §9.3, §10.4). Each row has its
+/// unit test (`row_N_...` below), and `docs/architecture.md` ("The era fallback") has the same
+/// table:
 ///
-/// | answer | era |
-/// |---|---|
-/// | a valid `DiscoverResult` | Modern |
-/// | another result | Error `discover_failed` (a modern server must implement discover) |
-/// | a modern error ([`is_modern_error`]) | Error `discover_failed` with its code: never a fallback |
-/// | any other JSON-RPC error (`-32601`, `-32602` without `_meta`, `-32603`, `-32000`, ...) | Legacy |
-/// | no answer in time | Legacy |
-/// | HTTP: no answer in time (no response, or an SSE stream without one) | Error `discover_failed`, detail the time limit |
-/// | the upstream went away / an invalid frame / a full queue | Error (`upstream_exited`, `discover_failed`, `upstream_busy`) |
-/// | HTTP 400, 404, 405 with a modern error body | Error `discover_failed` with its code |
-/// | HTTP 400, 404, 405 with no body, a non-JSON body, other JSON or another JSON-RPC error | Legacy |
-/// | any other HTTP status (401, 403, 408, 429, 5xx, ...) | Error `discover_failed`, detail `HTTP <status>` |
+/// | # | answer | who answers so | era |
+/// |---|---|---|---|
+/// | 1 | a valid `DiscoverResult` | 2026-07-28 servers (TypeScript SDK 2.x, Python `mcp` 2.x, rmcp 3.x) | Modern |
+/// | 2 | a `DiscoverResult` without 2026-07-28 in `supportedVersions` | a server of a later revision only | Error `discover_failed` |
+/// | 3 | a result with `resultType` or `supportedVersions` that is no `DiscoverResult` | a broken 2026-07-28 server | Error `discover_failed` |
+/// | 4 | any other result (`{}`, `null`, `{"tools": []}`) | lenient legacy servers (the conformance suite's 2025-11-25 test server: `{}`) | Legacy |
+/// | 5 | a modern error ([`is_modern_error`]: -32020, -32021, -32022, -32602 naming `_meta`) | 2026-07-28 servers | Error `discover_failed` with its code |
+/// | 6 | -32603 (internal error) | a 2026-07-28 server whose discover failed | Error `discover_failed`, -32603, detail its message |
+/// | 7 | another code of -32099..=-32020 but -32042 | a later revision | Error `discover_failed` with its code |
+/// | 8 | -32601 | TypeScript SDK 1.x (server-everything), mcp-go | Legacy |
+/// | 9 | -32602 not naming `_meta` | Python `mcp` 1.x (`"Invalid request parameters"`) | Legacy |
+/// | 10 | -32600 | servers whose request schema lacks the method (Python `mcp` 1.x over HTTP: 400 and -32600) | Legacy |
+/// | 11 | any other error (code `0`, -32000..=-32019, -32042, no code) | Go SDK 1.x (code `0`, `method "server/discover" is invalid during session initialization`) | Legacy |
+/// | 12 | no answer in time (stdio, in-process) | a server that drops what it cannot read | Legacy (the passed-through `initialize` has a time limit too) |
+/// | 13 | the upstream went away | rmcp 0.x and 1.x (`ExpectedInitializeRequest`: the server ends) | Error `upstream_exited` |
+/// | 14 | an invalid frame / a full queue | | Error `discover_failed` / `upstream_busy` |
+/// | 15 | HTTP: no answer in time (no response, or an SSE stream without one) | | Error `discover_failed`, detail the time limit |
+/// | 16 | HTTP 400, 404, 405 with an error body of rows 5 to 7 | 2026-07-28 servers | Error `discover_failed` with its code |
+/// | 17 | HTTP 400, 404, 405 with no body, a non-JSON body, other JSON or another JSON-RPC error | TypeScript SDK 1.x (400, -32000 `Bad Request: Server not initialized`), Python `mcp` 1.x (400, -32600 `Bad Request: Missing session ID`) | Legacy |
+/// | 18 | any other HTTP status (401, 403, 408, 429, 5xx, ...) | | Error `discover_failed`, detail `HTTP <status>` |
 pub fn decide(answer: ProbeAnswer<'_>) -> Era {
     match answer {
         ProbeAnswer::Result(v) => match modern::read_discover(v) {
             Ok(d) => Era::Modern(d),
+            Err(modern::DiscoverError::Malformed) if !is_modern_result(v) => {
+                Era::Legacy(LegacySign::NotDiscoverResult)
+            }
             Err(e) => Era::Error(Cause::DiscoverFailed.error(Some(json!(e.to_string())))),
         },
-        ProbeAnswer::Error(e) if is_modern_error(e) => Era::Error(modern_error(e)),
+        ProbeAnswer::Error(e) if fails_discover(e) => Era::Error(modern_error(e)),
         ProbeAnswer::Error(e) => Era::Legacy(LegacySign::Error {
             code: e.get("code").and_then(Value::as_i64).unwrap_or(0),
             message: e
@@ -229,7 +292,7 @@ pub fn decide(answer: ProbeAnswer<'_>) -> Era {
         ),
         ProbeAnswer::Busy => Era::Error(Cause::UpstreamBusy.error(None)),
         ProbeAnswer::Http(HttpAnswer { status, body }) => match (status, body) {
-            (400 | 404 | 405, HttpBody::RpcError(e)) if is_modern_error(e) => {
+            (400 | 404 | 405, HttpBody::RpcError(e)) if fails_discover(e) => {
                 Era::Error(modern_error(e))
             }
             (400 | 404 | 405, _) => Era::Legacy(LegacySign::HttpStatus { status }),
@@ -277,135 +340,246 @@ mod tests {
         )
     }
 
+    fn error(code: i64, message: &str) -> Value {
+        json!({"code": code, "message": message})
+    }
+
+    fn http(status: u16, body: HttpBody<'_>) -> Era {
+        decide(ProbeAnswer::Http(HttpAnswer { status, body }))
+    }
+
+    fn legacy_status(status: u16) -> Era {
+        Era::Legacy(LegacySign::HttpStatus { status })
+    }
+
     #[test]
-    fn every_kind_of_stdio_answer() {
+    fn row_1_a_discover_result_is_modern() {
         let ok = discover_result();
         let Era::Modern(d) = decide(ProbeAnswer::Result(&ok)) else {
             panic!("a DiscoverResult is modern");
         };
         assert_eq!(d.protocol_version, "2026-07-28");
+    }
 
-        let table: Vec<(&str, Value, Era)> = vec![
-            // TS SDK 1.x (server-everything): the unknown method before initialize.
-            (
-                "TS SDK 1.x",
-                json!({"code": -32601, "message": "Method not found"}),
-                legacy(-32601, "Method not found"),
-            ),
-            // Python mcp 1.x: the request fails its ClientRequest validation.
-            (
-                "Python mcp 1.x",
-                json!({"code": -32602, "message": "Invalid request parameters", "data": ""}),
-                legacy(-32602, "Invalid request parameters"),
-            ),
-            (
-                "not initialized",
-                json!({"code": -32000, "message": "Server not initialized"}),
-                legacy(-32000, "Server not initialized"),
-            ),
-            (
-                "internal error",
-                json!({"code": -32603, "message": "boom"}),
-                legacy(-32603, "boom"),
-            ),
-            ("no message", json!({"code": -32600}), legacy(-32600, "")),
-            ("no code", json!({"message": "x"}), legacy(0, "x")),
-            (
-                "-32022",
-                json!({"code": -32022, "message": "Unsupported protocol version",
-                    "data": {"supported": ["2027-01-01"], "requested": "2026-07-28"}}),
+    #[test]
+    fn row_2_a_discover_result_of_other_versions_fails() {
+        let later = json!({"resultType": "complete", "supportedVersions": ["2027-01-01"],
+            "capabilities": {}, "ttlMs": 0, "cacheScope": "private"});
+        assert_eq!(
+            decide(ProbeAnswer::Result(&later)),
+            failed(
+                -32603,
+                "discover_failed",
+                json!("the server supports none of the bridge's protocol versions")
+            )
+        );
+    }
+
+    #[test]
+    fn row_3_a_broken_discover_result_fails() {
+        for result in [
+            json!({"supportedVersions": ["2026-07-28"]}),
+            json!({"resultType": "complete", "capabilities": {}}),
+            json!({"resultType": "input_required", "inputRequests": {}}),
+        ] {
+            assert_eq!(
+                decide(ProbeAnswer::Result(&result)),
                 failed(
-                    -32022,
+                    -32603,
                     "discover_failed",
-                    json!("Unsupported protocol version"),
+                    json!("the discover result is not a DiscoverResult")
                 ),
-            ),
-            (
-                "-32021",
-                json!({"code": -32021, "message": "Missing capability"}),
-                failed(-32021, "discover_failed", json!("Missing capability")),
-            ),
-            (
-                "-32020",
-                json!({"code": -32020, "message": "Header mismatch"}),
-                failed(-32020, "discover_failed", json!("Header mismatch")),
-            ),
-            (
-                "-32602 naming _meta in the message",
-                json!({"code": -32602, "message": "missing _meta.io.modelcontextprotocol/protocolVersion"}),
-                failed(
-                    -32602,
-                    "discover_failed",
-                    json!("missing _meta.io.modelcontextprotocol/protocolVersion"),
-                ),
-            ),
-            (
-                "-32602 naming _meta in the data",
-                json!({"code": -32602, "message": "Invalid params", "data": {"path": ["params", "_meta"]}}),
-                failed(-32602, "discover_failed", json!("Invalid params")),
-            ),
-        ];
-        for (name, error, want) in table {
-            assert_eq!(decide(ProbeAnswer::Error(&error)), want, "{name}");
+                "{result}"
+            );
         }
     }
 
     #[test]
-    fn answers_that_say_nothing_about_the_era() {
-        let not_discover = json!({"tools": []});
+    fn row_4_another_result_is_legacy() {
+        // `{}`: the conformance suite's 2025-11-25 test server, and lenient legacy servers.
+        for result in [json!({}), json!(null), json!({"tools": []}), json!("ok")] {
+            assert_eq!(
+                decide(ProbeAnswer::Result(&result)),
+                Era::Legacy(LegacySign::NotDiscoverResult),
+                "{result}"
+            );
+        }
+    }
+
+    #[test]
+    fn row_5_a_modern_error_fails_with_its_code() {
         let cases = [
             (
-                decide(ProbeAnswer::Result(&not_discover)),
-                failed(
-                    -32603,
-                    "discover_failed",
-                    json!("the discover result is not a DiscoverResult"),
+                json!({"code": -32022, "message": "Unsupported protocol version",
+                    "data": {"supported": ["2027-01-01"], "requested": "2026-07-28"}}),
+                -32022,
+                "Unsupported protocol version",
+            ),
+            (
+                error(-32021, "Missing capability"),
+                -32021,
+                "Missing capability",
+            ),
+            (error(-32020, "Header mismatch"), -32020, "Header mismatch"),
+            (
+                error(
+                    -32602,
+                    "missing _meta.io.modelcontextprotocol/protocolVersion",
                 ),
+                -32602,
+                "missing _meta.io.modelcontextprotocol/protocolVersion",
             ),
             (
-                decide(ProbeAnswer::NoReply),
-                Era::Legacy(LegacySign::NoReply),
-            ),
-            (
-                decide(ProbeAnswer::HttpNoReply {
-                    limit: std::time::Duration::from_millis(1500),
-                }),
-                failed(
-                    -32603,
-                    "discover_failed",
-                    json!("no answer to server/discover within its time limit of 1.5 s"),
-                ),
-            ),
-            (
-                decide(ProbeAnswer::Closed),
-                Era::Error(Cause::UpstreamExited.error(None)),
-            ),
-            (
-                decide(ProbeAnswer::Invalid),
-                failed(
-                    -32603,
-                    "discover_failed",
-                    json!("the upstream sent an invalid response"),
-                ),
-            ),
-            (
-                decide(ProbeAnswer::Busy),
-                Era::Error(Cause::UpstreamBusy.error(None)),
+                json!({"code": -32602, "message": "Invalid params", "data": {"path": ["params", "_meta"]}}),
+                -32602,
+                "Invalid params",
             ),
         ];
-        for (got, want) in cases {
-            assert_eq!(got, want);
+        for (e, code, detail) in cases {
+            assert_eq!(
+                decide(ProbeAnswer::Error(&e)),
+                failed(code, "discover_failed", json!(detail)),
+                "{e}"
+            );
         }
     }
 
     #[test]
-    fn every_kind_of_http_answer() {
-        let modern = json!({"code": -32022, "message": "Unsupported protocol version"});
-        let meta = json!({"code": -32602, "message": "Missing _meta"});
-        let not_found = json!({"code": -32601, "message": "Method not found"});
-        let not_init = json!({"code": -32000, "message": "Bad Request: Server not initialized"});
-        let http = |status, body| decide(ProbeAnswer::Http(HttpAnswer { status, body }));
-        let legacy_status = |status| Era::Legacy(LegacySign::HttpStatus { status });
+    fn row_6_an_internal_error_fails_with_the_upstreams_message() {
+        let e = error(-32603, "missing required _meta");
+        assert_eq!(
+            decide(ProbeAnswer::Error(&e)),
+            failed(-32603, "discover_failed", json!("missing required _meta"))
+        );
+        // No message: the detail is absent, the cause still says what failed.
+        assert_eq!(
+            decide(ProbeAnswer::Error(&json!({"code": -32603}))),
+            Era::Error(
+                ErrorObject::new(ErrorCode(-32603), Cause::DiscoverFailed.message())
+                    .with_data(json!({"cause": "discover_failed"}))
+            )
+        );
+    }
+
+    #[test]
+    fn row_7_a_code_reserved_for_later_revisions_fails() {
+        for code in [-32023, -32050, -32099] {
+            let e = error(code, "new");
+            assert_eq!(
+                decide(ProbeAnswer::Error(&e)),
+                failed(code, "discover_failed", json!("new")),
+                "{code}"
+            );
+        }
+    }
+
+    #[test]
+    fn row_8_method_not_found_is_legacy() {
+        // TypeScript SDK 1.x (server-everything 2026.8.31), and mcp-go's wording.
+        for message in ["Method not found", "Method server/discover not found"] {
+            let e = error(-32601, message);
+            assert_eq!(decide(ProbeAnswer::Error(&e)), legacy(-32601, message));
+        }
+    }
+
+    #[test]
+    fn row_9_invalid_params_without_meta_is_legacy() {
+        // Python `mcp` 1.x: the request fails its `ClientRequest` validation.
+        let e = json!({"code": -32602, "message": "Invalid request parameters", "data": ""});
+        assert_eq!(
+            decide(ProbeAnswer::Error(&e)),
+            legacy(-32602, "Invalid request parameters")
+        );
+    }
+
+    #[test]
+    fn row_10_invalid_request_is_legacy() {
+        let e = error(-32600, "Invalid Request");
+        assert_eq!(
+            decide(ProbeAnswer::Error(&e)),
+            legacy(-32600, "Invalid Request")
+        );
+        assert_eq!(
+            decide(ProbeAnswer::Error(&json!({"code": -32600}))),
+            legacy(-32600, "")
+        );
+    }
+
+    #[test]
+    fn row_11_any_other_error_is_legacy() {
+        let go = r#"method "server/discover" is invalid during session initialization"#;
+        let cases = [
+            // The Go SDK 1.x: a plain Go error before initialize goes out with code 0.
+            (error(0, go), legacy(0, go)),
+            (
+                error(-32000, "Server not initialized"),
+                legacy(-32000, "Server not initialized"),
+            ),
+            (error(-32019, "busy"), legacy(-32019, "busy")),
+            (
+                error(-32042, "URL elicitation required"),
+                legacy(-32042, "URL elicitation required"),
+            ),
+            (error(-32700, "Parse error"), legacy(-32700, "Parse error")),
+            (json!({"message": "x"}), legacy(0, "x")),
+        ];
+        for (e, want) in cases {
+            assert_eq!(decide(ProbeAnswer::Error(&e)), want, "{e}");
+        }
+    }
+
+    #[test]
+    fn row_12_no_answer_in_time_is_legacy() {
+        assert_eq!(
+            decide(ProbeAnswer::NoReply),
+            Era::Legacy(LegacySign::NoReply)
+        );
+    }
+
+    #[test]
+    fn row_13_an_upstream_that_went_away_fails() {
+        assert_eq!(
+            decide(ProbeAnswer::Closed),
+            Era::Error(Cause::UpstreamExited.error(None))
+        );
+    }
+
+    #[test]
+    fn row_14_an_invalid_frame_or_a_full_queue_fails() {
+        assert_eq!(
+            decide(ProbeAnswer::Invalid),
+            failed(
+                -32603,
+                "discover_failed",
+                json!("the upstream sent an invalid response"),
+            )
+        );
+        assert_eq!(
+            decide(ProbeAnswer::Busy),
+            Era::Error(Cause::UpstreamBusy.error(None))
+        );
+    }
+
+    #[test]
+    fn row_15_http_no_answer_in_time_fails() {
+        assert_eq!(
+            decide(ProbeAnswer::HttpNoReply {
+                limit: std::time::Duration::from_millis(1500),
+            }),
+            failed(
+                -32603,
+                "discover_failed",
+                json!("no answer to server/discover within its time limit of 1.5 s"),
+            )
+        );
+    }
+
+    #[test]
+    fn row_16_http_with_an_error_body_only_modern_servers_give_fails() {
+        let modern = error(-32022, "Unsupported protocol version");
+        let meta = error(-32602, "Missing _meta");
+        let internal = error(-32603, "boom");
+        let reserved = error(-32030, "later");
         let cases = [
             (
                 http(400, HttpBody::RpcError(&modern)),
@@ -419,8 +593,33 @@ mod tests {
                 http(400, HttpBody::RpcError(&meta)),
                 failed(-32602, "discover_failed", json!("Missing _meta")),
             ),
-            // TS SDK 1.x Streamable HTTP without a session (server-everything).
+            (
+                http(404, HttpBody::RpcError(&internal)),
+                failed(-32603, "discover_failed", json!("boom")),
+            ),
+            (
+                http(405, HttpBody::RpcError(&reserved)),
+                failed(-32030, "discover_failed", json!("later")),
+            ),
+        ];
+        for (i, (got, want)) in cases.into_iter().enumerate() {
+            assert_eq!(got, want, "case {i}");
+        }
+    }
+
+    #[test]
+    fn row_17_http_400_404_405_without_such_a_body_is_legacy() {
+        // TypeScript SDK 1.x Streamable HTTP, a POST without a session (server-everything).
+        let not_init = error(-32000, "Bad Request: Server not initialized");
+        // Python `mcp` 1.x Streamable HTTP, a POST without a session.
+        let no_session = error(-32600, "Bad Request: Missing session ID");
+        let not_found = error(-32601, "Method not found");
+        let cases = [
             (http(400, HttpBody::RpcError(&not_init)), legacy_status(400)),
+            (
+                http(400, HttpBody::RpcError(&no_session)),
+                legacy_status(400),
+            ),
             (http(400, HttpBody::Empty), legacy_status(400)),
             (http(400, HttpBody::NotJson), legacy_status(400)),
             (http(400, HttpBody::OtherJson), legacy_status(400)),
@@ -430,6 +629,16 @@ mod tests {
             ),
             (http(404, HttpBody::Empty), legacy_status(404)),
             (http(405, HttpBody::NotJson), legacy_status(405)),
+        ];
+        for (i, (got, want)) in cases.into_iter().enumerate() {
+            assert_eq!(got, want, "case {i}");
+        }
+    }
+
+    #[test]
+    fn row_18_any_other_http_status_fails() {
+        let not_init = error(-32000, "Bad Request: Server not initialized");
+        let cases = [
             (
                 http(401, HttpBody::Empty),
                 failed(-32603, "discover_failed", json!("HTTP 401")),
@@ -530,6 +739,10 @@ mod tests {
         assert_eq!(
             legacy_sign(-32601, "Method not found").to_string(),
             "it answered server/discover with -32601 \"Method not found\""
+        );
+        assert_eq!(
+            LegacySign::NotDiscoverResult.to_string(),
+            "it answered server/discover with a result that is not a DiscoverResult"
         );
         assert_eq!(
             LegacySign::NoReply.to_string(),
