@@ -196,7 +196,7 @@ fn legacy_end_of_input_ends_the_process_with_0_without_the_watchdog() {
     b.close_stdin();
     let status = b.wait_exit(RECV_TIMEOUT).expect("the example exits");
     assert_eq!(status.code(), Some(0));
-    // The bridge's watchdog (8 s) is not armed; the cascade alone ends it.
+    // The bridge's watchdog (42 s) is not armed; the cascade alone ends it.
     assert!(
         started.elapsed() < Duration::from_secs(8),
         "{:?}",

@@ -364,19 +364,19 @@ const LATE_DISCOVER_WARNING: &str = "mcp-bridge: upstream: warn: the upstream se
 /// the gate, after the era was decided by its silence) reads the probe and then the editor's
 /// `initialize`, both with "id 1" before the fix. The probe has the bridge's own id, its
 /// late -32601 is dropped, and the editor's `initialize` gets the server's real result. (The
-/// passed-through `initialize` has `--discover-timeout` too: 2 s leave a busy machine room to
+/// passed-through `initialize` has `--discover-timeout` too: 5 s leave a busy machine room to
 /// start the server once the gate opens.)
 #[test]
 fn a_late_legacy_server_answers_the_editors_initialize_never_the_probes() {
     let gate = common::scratch_dir("gate").join("open");
     let gate_arg = gate.to_string_lossy().into_owned();
     let mut b = start(
-        &["--discover-timeout", "2", "--log-level", "debug"],
+        &["--discover-timeout", "5", "--log-level", "debug"],
         &["--start-gate", &gate_arg],
     );
     let init = initialize_request(1);
     b.send(&init);
-    b.wait_stderr("it did not answer server/discover within --discover-timeout, 2 s");
+    b.wait_stderr("it did not answer server/discover within --discover-timeout, 5 s");
     std::fs::write(&gate, b"").expect("open the gate");
     assert_eq!(
         b.recv_response(&json!(1)),
@@ -709,6 +709,39 @@ fn a_legacy_server_that_never_answers_initialize_gets_the_editor_an_error() {
             "data": {"cause": "timeout", "detail": "no answer to the initialize passed through to the server within --discover-timeout (0.5 s)"}}})
     );
     b.wait_stderr(r#"(it answered server/discover with -32601 "Method not found")"#);
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
+}
+
+/// A stdio server of the rmcp SDK (0.x, 1.x) ends its session, and exits, when its first
+/// message is not `initialize`: `server/discover` makes it exit without an answer. That is a
+/// legacy server: the bridge starts it again and passes the editor's `initialize` to the new
+/// one, whose first message it is, and the info line says so.
+#[test]
+fn a_server_that_exits_at_discover_is_started_again_for_the_editors_initialize() {
+    let mut b = start(&[], &["--discover-answer", "exit"]);
+    let init = initialize_request(0);
+    b.send(&init);
+    assert_eq!(
+        b.recv_response(&json!(0)),
+        json!({"jsonrpc": "2.0", "id": 0, "result": legacy_initialize_result()})
+    );
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    assert_eq!(
+        b.tools_call(json!(1), "echo", json!({"text": "second start"})),
+        json!({"jsonrpc": "2.0", "id": 1,
+            "result": {"content": [{"type": "text", "text": "second start"}]}})
+    );
+    b.wait_stderr("speaks 2025-11-25");
+    assert_eq!(
+        info_lines(&b),
+        vec!["mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it exited at server/discover without an answer, as servers of the rmcp SDK do, and was started again): passing the 2025-11-25 protocol through unchanged".to_string()]
+    );
+    // The first server read the probe; the second read the editor's messages from the start.
+    let got = upstream_lines(&b, 4);
+    let discover: Value = serde_json::from_str(&got[0]).expect("json");
+    assert_eq!(discover["method"], "server/discover");
+    assert_eq!(got[1], line(&init));
     b.close_stdin();
     assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
 }

@@ -328,6 +328,14 @@ fn a_response_in_a_batch_fails_its_call_at_once_with_invalid_response() {
     );
     let r = b.tools_call(json!(41), "echo", json!({"text": "still here"}));
     assert_eq!(text_of(&r), "still here");
+    // A batch of requests names ids of the server's own: the call in flight with the same
+    // upstream id is not failed by it.
+    b.send_tools_call(json!(44), "sleep", json!({"ms": 500}));
+    let sleeping = upstream_call(&b, "sleep")["id"].clone();
+    let batch = json!([{"jsonrpc": "2.0", "id": sleeping, "method": "ping"}]).to_string();
+    let r = b.tools_call(json!(45), "emit", json!({"lines": [batch]}));
+    assert_eq!(text_of(&r), "emitted");
+    assert_eq!(text_of(&b.recv_response(&json!(44))), "slept");
 }
 
 #[test]

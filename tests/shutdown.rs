@@ -259,7 +259,7 @@ fn a_closed_stdout_stops_the_bridge_while_stdin_stays_open() {
 /// A second SIGTERM or SIGINT during a shutdown that waits (an upstream that ignores the end
 /// of its input, a long grace) stops the bridge at once: the child's group is killed, one warn
 /// line, exit status 128 + the signal's number. Without it the watchdog would end the bridge
-/// with status 0 after 38 s.
+/// with status 0 after 30 s + 2 x the grace + 8 s.
 #[test]
 fn a_second_signal_stops_the_bridge_at_once() {
     for (signal, name, code) in [("-TERM", "SIGTERM", 143), ("-INT", "SIGINT", 130)] {
@@ -435,9 +435,11 @@ fn at_the_end_of_stdin_a_slow_editor_gets_every_answer_the_upstream_gave() {
         .filter(|v| v["method"] == "tools/call" && !cancelled.contains(&v["id"].to_string()))
         .filter_map(|v| v["params"]["arguments"]["text"].as_str().map(str::to_owned))
         .collect();
+    // On a quiet machine nearly all are answered before the end; on a loaded one fewer, and
+    // the rule holds for however many there are.
     assert!(
-        answered.len() > ECHOES_BEFORE_THE_END / 2,
-        "most echoes were answered before the end: {}",
+        answered.len() >= 100,
+        "echoes answered before the end: {}",
         answered.len()
     );
     let got: std::collections::BTreeSet<String> = b
@@ -451,10 +453,12 @@ fn at_the_end_of_stdin_a_slow_editor_gets_every_answer_the_upstream_gave() {
             text
         })
         .collect();
-    assert_eq!(got.len(), answered.len());
-    assert!(
-        got == answered,
-        "answered but not delivered: {:?}",
-        answered.difference(&got).take(5).collect::<Vec<_>>()
+    assert_eq!(
+        (
+            answered.difference(&got).count(),
+            got.difference(&answered).count()
+        ),
+        (0, 0),
+        "answered but not delivered, delivered but not answered"
     );
 }

@@ -735,6 +735,7 @@ impl Frontend {
         let meta = self.current_meta();
         let upstream = self.upstream.clone();
         let spec = self.config.upstream.clone();
+        let spec_again = spec.clone();
         let limit = self.config.discover_timeout;
         #[cfg(feature = "http")]
         let http = matches!(spec, crate::transport::upstream::UpstreamSpec::Http(_));
@@ -791,6 +792,24 @@ impl Frontend {
                 Err(TimedOut { .. }) => ProbeAnswer::NoReply,
             };
             let closed = matches!(answer, ProbeAnswer::Closed);
+            // A stdio server that exits at a first message other than `initialize` (rmcp's
+            // servers end their session with `ExpectedInitializeRequest`) is a legacy server:
+            // once its loss is reported (its exit status), a new one gets the editor's
+            // `initialize`. A server that exits again fails that `initialize` as any lost
+            // upstream does.
+            if closed && !http {
+                let Ok(Ok(status)) =
+                    tokio::time::timeout(INITIALIZE_EXIT_STATUS_WAIT, exit_rx).await
+                else {
+                    return Err(Cause::UpstreamExited.error(None));
+                };
+                tracing::debug!(target: "frontend", "the upstream exited at server/discover ({status}): starting it again");
+                return match upstream.connect.send(upstream::Connect(spec_again)).await {
+                    Ok(Ok(())) => Ok(Probed::Legacy(LegacySign::ExitedAtDiscover, request)),
+                    Ok(Err(e)) => Err(Cause::SpawnFailed.error(Some(json!(e.to_string())))),
+                    Err(_) => Err(Cause::SpawnFailed.error(None)),
+                };
+            }
             match era::decide(answer) {
                 Era::Modern(d) => Ok(Probed::Modern(Box::new((d, meta)))),
                 Era::Legacy(sign) => Ok(Probed::Legacy(sign, request)),
@@ -835,9 +854,16 @@ impl Frontend {
                     silent_discover: sign == LegacySign::NoReply,
                     ran_before: self.ran,
                 });
-                ctx.run_later(self.config.discover_timeout, move |act, _| {
-                    act.initialize_timed_out(token)
-                });
+                // Counted as the wait for server/discover is: the time a sign-in runs (the
+                // passed-through initialize of a URL upstream can get a 401) is the user's in
+                // the browser, not the server's silence.
+                let limit = self.config.discover_timeout;
+                let phase = self.config.sign_in_phase.clone();
+                ctx.spawn(
+                    outside_sign_in(limit, phase)
+                        .into_actor(self)
+                        .map(move |(), act, _| act.initialize_timed_out(token)),
+                );
                 self.ran = true;
                 let sign = match sign {
                     LegacySign::NoReply => format!(
@@ -887,8 +913,6 @@ impl Frontend {
         if self.state != Lifecycle::PassThrough || self.relayed.remove(&wait.id).is_none() {
             return;
         }
-        self.state = Lifecycle::AwaitingInitialize;
-        self.ran = wait.ran_before;
         let secs = self.config.discover_timeout.as_secs_f64();
         let detail = if wait.silent_discover {
             format!(
@@ -899,7 +923,17 @@ impl Frontend {
                 "no answer to the initialize passed through to the server within --discover-timeout ({secs} s)"
             )
         };
-        let e = Cause::Timeout.error(Some(json!(detail)));
+        self.fail_passed_initialize(&wait, Cause::Timeout.error(Some(json!(detail))));
+        self.upstream.disconnect.do_send(upstream::Disconnect);
+    }
+
+    /// Pass-through: the `initialize` passed to the legacy server (already taken out of
+    /// `relayed`) fails with `e`, as an `initialize` that fails during the probe does: the
+    /// state returns to `awaiting_initialize`, and the requests sent after it get
+    /// `not_initialized`, in the order they were sent.
+    fn fail_passed_initialize(&mut self, wait: &InitializeWait, e: ErrorObject) {
+        self.state = Lifecycle::AwaitingInitialize;
+        self.ran = wait.ran_before;
         tracing::warn!(target: "frontend", "initialize failed: {}", e.log_text());
         self.write(&jsonrpc::error_response(Some(&wait.id), e));
         let mut rest: Vec<(Id, Instant)> = std::mem::take(&mut self.relayed).into_iter().collect();
@@ -907,7 +941,6 @@ impl Frontend {
         for (id, _) in rest {
             self.reply_error(Some(&id), Cause::NotInitialized, None);
         }
-        self.upstream.disconnect.do_send(upstream::Disconnect);
     }
 
     /// Pass-through: the request `id` of the editor is resolved (answered, or failed by the
@@ -1066,6 +1099,23 @@ async fn discover(
     probe(upstream, method, params, client, limit, reason).await
 }
 
+/// Resolves after `limit` of time in which no sign-in runs, plus the time sign-ins run
+/// meanwhile up to `--sign-in-timeout` (as [`discover`] counts its wait); plain `limit`
+/// without sign-in.
+async fn outside_sign_in(limit: std::time::Duration, phase: Option<crate::config::SignInPhaseRef>) {
+    #[cfg(feature = "auth")]
+    if let Some(phase) = phase {
+        let _ = phase
+            .clock()
+            .within(limit, std::future::pending::<()>())
+            .await;
+        return;
+    }
+    #[cfg(not(feature = "auth"))]
+    let _: Option<std::convert::Infallible> = phase;
+    tokio::time::sleep(limit).await;
+}
+
 /// Whether `id` is one of the bridge's own requests to the editor (`b-N`): a bad line with it
 /// is the answer to that request, never a request of the editor.
 fn is_bridge_request_id(id: &Id) -> bool {
@@ -1129,6 +1179,23 @@ impl Handler<FromUpstream> for Frontend {
 impl Handler<UpstreamLost> for Frontend {
     type Result = bool;
     fn handle(&mut self, UpstreamLost { status }: UpstreamLost, ctx: &mut Context<Self>) -> bool {
+        // A legacy server that went away before it answered the `initialize` passed to it
+        // (one that crashes at start, after it was started again for its exit at
+        // server/discover) fails that `initialize` with its exit status, as during the probe;
+        // the bridge keeps serving, and the next `initialize` starts a new one.
+        if self.state == Lifecycle::PassThrough
+            && let Some(wait) = self.initialize_wait.take()
+        {
+            if self.relayed.remove(&wait.id).is_some() {
+                tracing::warn!(target: "upstream", "the upstream server exited ({status})");
+                self.fail_passed_initialize(
+                    &wait,
+                    Cause::UpstreamExited.error(Some(json!(status))),
+                );
+                return false;
+            }
+            self.initialize_wait = Some(wait);
+        }
         if !matches!(self.state, Lifecycle::Ready | Lifecycle::PassThrough) {
             if let Some(tx) = self.exit_status.take() {
                 let _ = tx.send(status.clone());

@@ -47,12 +47,19 @@ use crate::transport::token::TokenProvider;
 use crate::transport::upstream::UpstreamSpec;
 use crate::transport::writer::{Drain, EDITOR_QUEUE, QueueStats, Writer};
 
-/// How long the watchdog gives the shutdown beyond the longest drain of the output
-/// ([`CLOSE_DRAIN_MAX`]).
+/// How long the watchdog gives the shutdown beyond its two long waits: the longest drain of
+/// the output ([`CLOSE_DRAIN_MAX`]) and the upstream's close (twice `--shutdown-grace`).
 pub const WATCHDOG_MARGIN: Duration = Duration::from_secs(8);
-/// Time after the end of stdin after which the watchdog thread ends the process (exit 0):
-/// the longest drain of what the editor still reads, and the margin for the other steps.
-pub const WATCHDOG: Duration = CLOSE_DRAIN_MAX.saturating_add(WATCHDOG_MARGIN);
+
+/// Time after the end of stdin after which the watchdog thread ends the process (exit 0),
+/// whatever happens: the longest drain of what the editor still reads, the upstream's close
+/// with `grace` at each of its two waits, and [`WATCHDOG_MARGIN`] (42 s with the default grace
+/// of 2 s).
+pub fn watchdog_after(grace: Duration) -> Duration {
+    CLOSE_DRAIN_MAX
+        .saturating_add(grace.saturating_mul(2))
+        .saturating_add(WATCHDOG_MARGIN)
+}
 /// Frames queued between the stdin thread and the Frontend.
 pub const STDIN_QUEUE_FRAMES: usize = 64;
 /// Size of one read from stdin, in bytes.
@@ -73,8 +80,9 @@ pub const END_REPORT_WAIT: Duration = Duration::from_secs(1);
 pub trait Host {
     /// A shutdown step starts (`"frontend: quiesce"`, ...), in the order of the cascade.
     fn step(&self, step: &'static str);
-    /// Start the watchdog of the end of the input (see [`WATCHDOG`]).
-    fn start_watchdog(&self);
+    /// Start the watchdog of the end of the input: it ends the process `after` this long
+    /// ([`watchdog_after`]).
+    fn start_watchdog(&self, after: Duration);
     /// An actor reported its end.
     fn ended(&self, actor: &'static str) {
         tracing::debug!(target: "supervisor", "the {actor} actor stopped");
@@ -87,7 +95,7 @@ pub trait Host {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Hooks {
     /// The bridge owns the process: the end of input starts the watchdog thread, which ends
-    /// the process after [`WATCHDOG`].
+    /// the process after [`watchdog_after`] the grace.
     Process,
     /// The actors share the process (actor tests, an embedded bridge): no watchdog.
     Embedded,
@@ -102,9 +110,9 @@ impl Host for SystemHost {
     fn step(&self, step: &'static str) {
         tracing::debug!(target: "supervisor", "shutdown step: {step}");
     }
-    fn start_watchdog(&self) {
+    fn start_watchdog(&self, after: Duration) {
         if self.0 == Hooks::Process {
-            start_watchdog();
+            start_watchdog(after);
         }
     }
     fn exit(&self, code: i32) {
@@ -367,7 +375,7 @@ impl Supervisor {
         let code = match cause {
             ShutdownCause::EndOfInput | ShutdownCause::Signal(_) | ShutdownCause::OutputClosed => {
                 host.step("watchdog");
-                host.start_watchdog();
+                host.start_watchdog(watchdog_after(self.config.shutdown_grace));
                 0
             }
             ShutdownCause::UpstreamLost => 1,
@@ -617,12 +625,12 @@ async fn reap_orphans() {
 }
 
 /// Starts the watchdog: a plain thread that kills the child's group and exits 0 after
-/// [`WATCHDOG`], even when every task is stuck.
-fn start_watchdog() {
+/// `after` ([`watchdog_after`]), even when every task is stuck.
+fn start_watchdog(after: Duration) {
     let _ = std::thread::Builder::new()
         .name("mcp-bridge-watchdog".into())
-        .spawn(|| {
-            std::thread::sleep(WATCHDOG);
+        .spawn(move || {
+            std::thread::sleep(after);
             signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
             crate::transport::isolation::stop_descendants();
             crate::log::raw_line(
@@ -630,7 +638,7 @@ fn start_watchdog() {
                 "warn",
                 &format!(
                     "the watchdog ended the bridge {} s after the end of the input",
-                    WATCHDOG.as_secs()
+                    after.as_secs()
                 ),
             );
             std::process::exit(0);

@@ -56,20 +56,26 @@ fn warn_not_jsonrpc(frame: &Frame) {
     }
 }
 
-/// The ids a frame that is a JSON-RPC batch names (see [`jsonrpc::batch_ids`]).
-fn batch_ids(frame: &Frame) -> Vec<Id> {
-    match frame {
+/// An upstream frame that is no usable JSON-RPC message (either mode): one warning, and the
+/// requests it names, which then fail with `invalid_response` at once: the id recovered from
+/// the line (`recovered`), or else, for a JSON-RPC batch (an array, which MCP does not
+/// allow), the ids its responses answer ([`jsonrpc::batch_ids`]). A frame that names none is
+/// only logged. Both warnings are limited ([`limits::UPSTREAM_NOT_JSONRPC`]).
+fn unusable_frame(frame: &Frame, recovered: Option<&Id>) -> Vec<Id> {
+    if let Some(id) = recovered {
+        warn_not_jsonrpc(frame);
+        return vec![id.clone()];
+    }
+    let batch = match frame {
         Frame::Line(l) => jsonrpc::batch_ids(l, MAX_UPSTREAM_DEPTH),
         Frame::TooLong { .. } => Vec::new(),
-    }
-}
-
-/// The warning for an upstream frame that is a JSON-RPC batch (an array): each request it
-/// names fails with `invalid_response` at once. Limited as [`warn_not_jsonrpc`].
-fn warn_batch(frame: &Frame) {
-    if limits::UPSTREAM_NOT_JSONRPC.allow() {
+    };
+    if batch.is_empty() {
+        warn_not_jsonrpc(frame);
+    } else if limits::UPSTREAM_NOT_JSONRPC.allow() {
         tracing::warn!(target: "upstream", "the upstream sent a JSON-RPC batch (an array), which MCP does not allow: each request it answers fails with invalid_response: {}", frame.excerpt());
     }
+    batch
 }
 
 /// A request of the bridge's own still unanswered when the Upstream entered pass-through (in
@@ -222,16 +228,7 @@ impl Upstream {
                 .frontend
                 .do_send(FromUpstream::Relayed { message, kind }),
             Err(e) => {
-                let ids = match e.id() {
-                    Some(id) => vec![id.clone()],
-                    None => batch_ids(&frame),
-                };
-                if e.id().is_none() && !ids.is_empty() {
-                    warn_batch(&frame);
-                } else {
-                    warn_not_jsonrpc(&frame);
-                }
-                for id in ids {
+                for id in unusable_frame(&frame, e.id()) {
                     self.out.frontend.do_send(FromUpstream::RelayFailed {
                         id,
                         reply: Reply::Invalid,
@@ -325,16 +322,7 @@ impl Upstream {
             }
             Ok(Message::Request { id, method, .. }) => self.answer_request(&id, &method),
             Err(e) => {
-                if let Some(id) = e.id().cloned() {
-                    warn_not_jsonrpc(&frame);
-                    return self.resolve(&id, Reply::Invalid);
-                }
-                let batch = batch_ids(&frame);
-                if batch.is_empty() {
-                    return warn_not_jsonrpc(&frame);
-                }
-                warn_batch(&frame);
-                for id in batch {
+                for id in unusable_frame(&frame, e.id()) {
                     self.resolve(&id, Reply::Invalid);
                 }
             }
@@ -347,7 +335,21 @@ impl Upstream {
     /// the bridge no other request (input requests come as `input_required` results). The
     /// empty result carries `resultType` (2026-07-28 requires it on every result); a 2025-11-25
     /// reader's `EmptyResult` takes the extra member.
+    ///
+    /// The answers go as [`Delivery::DropWhenFull`]: a server that floods requests and does
+    /// not read its input fills no queue without a bound (what it does not read it cannot
+    /// wait for). Over a transport that carries no answers (HTTP) the request is only logged.
     fn answer_request(&self, id: &Id, method: &str) {
+        let answers = self
+            .conn
+            .as_ref()
+            .is_some_and(|c| c.transport.answers_requests());
+        if !answers {
+            if limits::UPSTREAM_REQUEST.allow() {
+                tracing::warn!(target: "upstream", "ignored a request from the upstream ({method}): 2026-07-28 servers send none, and this transport carries no answer to one");
+            }
+            return;
+        }
         let answer = if method == methods::PING {
             jsonrpc::response(id, json!({"resultType": "complete"}))
         } else {
@@ -356,8 +358,8 @@ impl Upstream {
             }
             jsonrpc::error_response(Some(id), ErrorObject::method_not_found(method).to_value())
         };
-        tracing::debug!(target: "upstream", "answered the upstream's request id={id} method={method}");
-        let _ = self.write(&answer, Delivery::Always);
+        let sent = self.write(&answer, Delivery::DropWhenFull);
+        tracing::debug!(target: "upstream", "answered the upstream's request id={id} method={method}: {sent:?}");
     }
 
     /// The transport carries no more frames: every request in flight gets [`Reply::Closed`]

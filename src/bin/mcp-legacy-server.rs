@@ -9,7 +9,10 @@
 //!   `mcp` 1.x server answers (its `ClientRequest` validation fails; seen with `mcp` 1.30.0);
 //! - `empty-result`: the result `{}`, as lenient servers answer any method they do not know
 //!   (the official conformance suite's 2025-11-25 test server answers `server/discover` so);
-//! - `none`: no answer at all (a server that drops what it cannot read).
+//! - `none`: no answer at all (a server that drops what it cannot read);
+//! - `exit`: at a first message that is not `initialize`, exit 1 without an answer, as
+//!   servers of the rmcp SDK (0.x, 1.x) end their session (`ExpectedInitializeRequest`); a
+//!   later `server/discover` gets `method-not-found`.
 //!
 //! Tools (2025-11-25 `tools/call`):
 //! - `echo {text}`: the text;
@@ -51,10 +54,13 @@ enum DiscoverAnswer {
     InvalidParams,
     EmptyResult,
     None,
+    Exit,
 }
 
 struct Server {
     answer: DiscoverAnswer,
+    /// No message was read yet (for [`DiscoverAnswer::Exit`]).
+    first: bool,
     out: std::io::Stdout,
     trace: Option<std::fs::File>,
     next_request: u64,
@@ -96,6 +102,7 @@ impl Server {
             }
             DiscoverAnswer::EmptyResult => self.result(id, json!({})),
             DiscoverAnswer::None => {}
+            DiscoverAnswer::Exit => self.error(id, -32601, "Method not found", None),
         }
     }
 
@@ -108,6 +115,13 @@ impl Server {
                 "error": {"code": -32700, "message": "Parse error"}}));
         };
         let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
+        if std::mem::take(&mut self.first)
+            && self.answer == DiscoverAnswer::Exit
+            && method.as_deref() != Some("initialize")
+        {
+            eprintln!("mcp-legacy-server: the first message is not initialize: exiting");
+            std::process::exit(1);
+        }
         let id = msg.get("id").cloned();
         let params = msg.get("params").cloned().unwrap_or(json!({}));
         match (method, id) {
@@ -232,10 +246,11 @@ fn main() {
             ("--discover-answer", Some("invalid-params")) => answer = DiscoverAnswer::InvalidParams,
             ("--discover-answer", Some("empty-result")) => answer = DiscoverAnswer::EmptyResult,
             ("--discover-answer", Some("none")) => answer = DiscoverAnswer::None,
+            ("--discover-answer", Some("exit")) => answer = DiscoverAnswer::Exit,
             ("--start-gate", Some(file)) => gate = Some(PathBuf::from(file)),
             _ => {
                 eprintln!(
-                    "usage: mcp-legacy-server [--discover-answer method-not-found|invalid-params|empty-result|none] [--start-gate FILE]"
+                    "usage: mcp-legacy-server [--discover-answer method-not-found|invalid-params|empty-result|none|exit] [--start-gate FILE]"
                 );
                 std::process::exit(2);
             }
@@ -250,6 +265,7 @@ fn main() {
     });
     let mut server = Server {
         answer,
+        first: true,
         out: std::io::stdout(),
         trace,
         next_request: 0,

@@ -14,7 +14,7 @@ pub static UPSTREAM_LINE_TOO_LONG: RateLimited = RateLimited::new(
 );
 /// A request of the upstream (2026-07-28 servers send none).
 pub static UPSTREAM_REQUEST: RateLimited = RateLimited::new(
-    |n| tracing::warn!(target: "upstream", "{n} more requests from the upstream were ignored and not logged"),
+    |n| tracing::warn!(target: "upstream", "{n} more requests from the upstream (answered -32601, or ignored over HTTP) were not logged"),
 );
 /// A line of the editor over `--max-line-bytes`.
 pub static EDITOR_LINE_TOO_LONG: RateLimited = RateLimited::new(

@@ -126,6 +126,10 @@ pub enum LegacySign {
     NoReply,
     /// HTTP 400/404/405 without a modern error body.
     HttpStatus { status: u16 },
+    /// A stdio server that exited at `server/discover` without an answer, as servers of
+    /// the rmcp SDK (0.x, 1.x) do at any first message but `initialize`; the bridge starts it
+    /// again for the editor's `initialize`.
+    ExitedAtDiscover,
 }
 
 impl fmt::Display for LegacySign {
@@ -145,6 +149,9 @@ impl fmt::Display for LegacySign {
             LegacySign::HttpStatus { status } => {
                 write!(f, "it answered server/discover with HTTP {status}")
             }
+            LegacySign::ExitedAtDiscover => f.write_str(
+                "it exited at server/discover without an answer, as servers of the rmcp SDK do, and was started again",
+            ),
         }
     }
 }
@@ -255,7 +262,7 @@ fn modern_error(error: &Value) -> ErrorObject {
 /// | 10 | -32600 | servers whose request schema lacks the method (Python `mcp` 1.x over HTTP: 400 and -32600) | Legacy |
 /// | 11 | any other error (code `0`, -32000..=-32019, -32042, no code) | Go SDK 1.x (code `0`, `method "server/discover" is invalid during session initialization`) | Legacy |
 /// | 12 | no answer in time (stdio, in-process) | a server that drops what it cannot read | Legacy (the passed-through `initialize` has a time limit too) |
-/// | 13 | the upstream went away | rmcp 0.x and 1.x (`ExpectedInitializeRequest`: the server ends) | Error `upstream_exited` |
+/// | 13 | the upstream went away | rmcp 0.x and 1.x (`ExpectedInitializeRequest`: the server ends) | Error `upstream_exited`; over stdio the Frontend starts the server again and passes the editor's `initialize` ([`LegacySign::ExitedAtDiscover`]) |
 /// | 14 | an invalid frame / a full queue | | Error `discover_failed` / `upstream_busy` |
 /// | 15 | HTTP: no answer in time (no response, or an SSE stream without one) | | Error `discover_failed`, detail the time limit |
 /// | 16 | HTTP 400, 404, 405 with an error body of rows 5 to 7 | 2026-07-28 servers | Error `discover_failed` with its code |

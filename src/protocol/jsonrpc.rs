@@ -291,15 +291,22 @@ pub fn classify(value: Value) -> Result<Message, ParseError> {
     }
 }
 
-/// The ids of the members of a JSON-RPC batch (a top-level array: JSON-RPC 2.0 §6, which MCP
-/// has not allowed since 2025-06-18) that are objects with a usable `id`, in order; empty for
-/// a line that is not an array, is not JSON or is too deep. For the error path of a line that
-/// [`parse`] refused: each request a batch names can then fail at once instead of waiting
+/// The ids that the responses in a JSON-RPC batch (a top-level array: JSON-RPC 2.0 §6, which
+/// MCP has not allowed since 2025-06-18) answer, in order: members that are objects with a
+/// `result` or an `error`, no `method`, and a usable `id`. A request in a batch names an id of
+/// the sender's own, not one of the receiver's requests, so it is left out. Empty for a line
+/// that is not an array, is not JSON or is too deep. For the error path of a line that
+/// [`parse`] refused: each request a batch answers can then fail at once instead of waiting
 /// for its time limit.
 pub fn batch_ids(line: &[u8], max_depth: usize) -> Vec<Id> {
+    let answers = |item: &&Value| {
+        item.get("method").is_none()
+            && (item.get("result").is_some() || item.get("error").is_some())
+    };
     match parse_value_bounded(line, max_depth) {
         Ok(Value::Array(items)) => items
             .iter()
+            .filter(answers)
             .filter_map(|item| item.get("id").and_then(Id::from_value))
             .collect(),
         _ => Vec::new(),
@@ -410,14 +417,19 @@ mod tests {
                 vec![Id::Int(7)],
             ),
             (
-                r#"[{"jsonrpc":"2.0","id":"a","result":{}},5,{"id":null},{"jsonrpc":"2.0","id":2,"error":{}}]"#,
+                r#"[{"jsonrpc":"2.0","id":"a","result":{}},5,{"id":null,"result":{}},{"jsonrpc":"2.0","id":2,"error":{}}]"#,
                 vec![Id::Str("a".into()), Id::Int(2)],
+            ),
+            // Requests and notifications in a batch name no request of the receiver.
+            (
+                r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"x"},{"id":3}]"#,
+                vec![],
             ),
             (r#"[]"#, vec![]),
             (r#"{"jsonrpc":"2.0","id":7,"result":{}}"#, vec![]),
-            (r#"[{"id":1.5}]"#, vec![]),
+            (r#"[{"id":1.5,"result":{}}]"#, vec![]),
             (r#"[{"jsonrpc":"2.0","id":7,"result":"#, vec![]),
-            (r#"[[[[{"id":1}]]]]"#, vec![]),
+            (r#"[[[[{"id":1,"result":1}]]]]"#, vec![]),
         ];
         for (line, ids) in rows {
             assert_eq!(batch_ids(line.as_bytes(), 4), ids, "{line}");

@@ -227,6 +227,15 @@ pub trait Transport {
     /// The default does nothing (stdio and in-process carry both eras alike).
     fn pass_through(&self) {}
 
+    /// The transport carries the bridge's answers to requests of the upstream's own
+    /// (JSON-RPC 2.0 §4: a stdio server may wait for ever for the answer to its `ping`). A
+    /// stream (stdio, in-process) does. 2026-07-28 Streamable HTTP has no requests from the
+    /// server and no way to answer one (every POST is a request of the client's), so the HTTP
+    /// transport does not, and such a request is only logged.
+    fn answers_requests(&self) -> bool {
+        true
+    }
+
     /// Frames and bytes queued toward the upstream, for the debug line of a waiting request.
     fn queued(&self) -> (usize, usize);
 

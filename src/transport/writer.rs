@@ -689,32 +689,21 @@ impl Writer {
         self.shared.wake_thread.notify_all();
     }
 
-    /// Waits until everything queued is written or the sink failed (call after
-    /// [`Writer::close`] to drain).
-    pub async fn drained(&self) {
-        loop {
-            let notified = self.shared.room.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            {
-                let st = self.shared.lock();
-                if st.queue.is_empty() || st.broken {
-                    return;
-                }
-            }
-            notified.await;
-        }
-    }
-
     /// Waits until everything queued is written or the sink failed ([`Drain::Done`]), for as
     /// long as the reader keeps reading: it gives up when no byte was written for `idle`
     /// ([`Drain::Stalled`]: the reader stopped) or after `cap` in all ([`Drain::Capped`]).
     /// A slow reader gets every frame; one that stopped reading costs at most `idle`. Call
     /// after [`Writer::close`].
     pub async fn drain(&self, idle: Duration, cap: Duration) -> Drain {
-        let end = Instant::now() + cap;
+        // A year is "no limit" for a duration too large to add to an instant.
+        let after = |d: Duration| {
+            let now = Instant::now();
+            now.checked_add(d)
+                .unwrap_or(now + Duration::from_secs(365 * 24 * 3600))
+        };
+        let end = after(cap);
         let mut written = None;
-        let mut idle_end = Instant::now() + idle;
+        let mut idle_end = after(idle);
         loop {
             let notified = self.shared.room.notified();
             tokio::pin!(notified);
@@ -727,7 +716,7 @@ impl Writer {
                 let now = st.queue.written_bytes();
                 if written != Some(now) {
                     written = Some(now);
-                    idle_end = Instant::now() + idle;
+                    idle_end = after(idle);
                 }
             }
             let wake = idle_end.min(end);
@@ -1122,7 +1111,10 @@ mod tests {
         });
         writer.room().await;
         writer.close();
-        writer.drained().await;
+        assert_eq!(
+            writer.drain(Duration::MAX, Duration::MAX).await,
+            Drain::Done
+        );
         let all = tokio::task::spawn_blocking(move || reader.join().ok())
             .await
             .ok()

@@ -30,7 +30,7 @@ impl Host for TestHost {
     fn step(&self, step: &'static str) {
         self.journal.borrow_mut().push(step.to_string());
     }
-    fn start_watchdog(&self) {
+    fn start_watchdog(&self, _after: Duration) {
         self.journal.borrow_mut().push("watchdog started".into());
     }
     fn ended(&self, actor: &'static str) {

@@ -262,6 +262,12 @@ impl Transport for Http {
         (0, 0)
     }
 
+    /// See [`Transport::answers_requests`]: a POST of an answer would be taken for a request
+    /// of the bridge's with the server's id.
+    fn answers_requests(&self) -> bool {
+        false
+    }
+
     fn pass_through(&self) {
         self.shared.legacy.on.set(true);
     }
