@@ -237,6 +237,41 @@ fn json_responses_and_the_standard_headers_of_every_post() {
 }
 
 #[test]
+fn json_bodies_and_sse_streams_that_start_with_a_byte_order_mark_are_read() {
+    let (f, _) = fixture();
+    f.state.bom.store(true, Ordering::SeqCst);
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    // server/discover and every later answer come as JSON bodies that start with EF BB BF.
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "fixture-http");
+    assert_eq!(
+        b.tools_call(json!(1), "echo", json!({"text": "json"})),
+        json!({"jsonrpc": "2.0", "id": 1,
+               "result": {"content": [{"type": "text", "text": "json"}]}})
+    );
+    // An error body with the mark passes through as the upstream's error.
+    f.script(
+        "tools/call",
+        Canned::new(
+            404,
+            Some("application/json"),
+            "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}",
+        ),
+    );
+    assert_eq!(
+        b.tools_call(json!(2), "echo", json!({"text": "a"}))["error"],
+        json!({"code": -32601, "message": "Method not found"})
+    );
+    // An SSE stream whose first bytes are the mark: its first event is read.
+    f.state.sse.store(true, Ordering::SeqCst);
+    assert_eq!(
+        b.tools_call(json!(3), "echo", json!({"text": "sse"})),
+        json!({"jsonrpc": "2.0", "id": 3,
+               "result": {"content": [{"type": "text", "text": "sse"}]}})
+    );
+}
+
+#[test]
 fn mcp_name_that_is_not_safe_header_text_goes_in_base64() {
     let (f, _, mut b) = initialized(&[], false);
     assert_eq!(

@@ -77,6 +77,9 @@ pub struct FixtureState {
     pub script: Mutex<VecDeque<(String, Canned)>>,
     /// Answer requests (other than listen) with an SSE stream instead of JSON.
     pub sse: AtomicBool,
+    /// Start every JSON body and every SSE stream the server answers with a UTF-8 byte
+    /// order mark (EF BB BF), as some Windows servers do.
+    pub bom: AtomicBool,
     /// Listen streams whose SSE response started.
     pub listens_opened: AtomicUsize,
     /// Response streams the client closed before their end.
@@ -106,6 +109,7 @@ impl HttpFixture {
             seen: Mutex::new(Vec::new()),
             script: Mutex::new(VecDeque::new()),
             sse: AtomicBool::new(false),
+            bom: AtomicBool::new(false),
             listens_opened: AtomicUsize::new(0),
             streams_closed_early: AtomicUsize::new(0),
         });
@@ -275,7 +279,11 @@ async fn answer(st: &Arc<FixtureState>, headers: &HeaderMap, body: &Bytes, msg: 
     if !listen && !st.sse.load(Ordering::SeqCst) {
         while let Some(line) = out_rx.recv().await {
             if is_response(&line, &id) {
-                return ([(header::CONTENT_TYPE, "application/json")], line).into_response();
+                let body = match st.bom.load(Ordering::SeqCst) {
+                    true => format!("\u{feff}{line}"),
+                    false => line,
+                };
+                return ([(header::CONTENT_TYPE, "application/json")], body).into_response();
             }
         }
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
@@ -291,6 +299,7 @@ async fn answer(st: &Arc<FixtureState>, headers: &HeaderMap, body: &Bytes, msg: 
         // client closed the stream (hyper sees the closed connection when it writes).
         keep_alive: Some(tokio::time::interval(KEEP_ALIVE)),
         done: false,
+        bom: st.bom.load(Ordering::SeqCst),
         state: st.clone(),
     };
     let body = futures_util::stream::unfold(stream, |mut s| async move {
@@ -318,11 +327,16 @@ struct SseStream {
     id: Value,
     keep_alive: Option<tokio::time::Interval>,
     done: bool,
+    /// The next chunk is the first and starts with a byte order mark.
+    bom: bool,
     state: Arc<FixtureState>,
 }
 
 impl SseStream {
     async fn next(&mut self) -> Option<String> {
+        if std::mem::take(&mut self.bom) {
+            return Some("\u{feff}".into());
+        }
         if self.done {
             return None;
         }
