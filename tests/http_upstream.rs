@@ -271,6 +271,154 @@ fn json_bodies_and_sse_streams_that_start_with_a_byte_order_mark_are_read() {
     );
 }
 
+const TEAM_AND_AUTH: &[&str] = &[
+    "--header",
+    "X-Team: blue",
+    "--header-env",
+    "Authorization=HTTP_TEST_AUTH",
+];
+const AUTH_ENV: &[(&str, &str)] = &[("HTTP_TEST_AUTH", "Bearer s3cret-value")];
+
+/// The body `transport_failed` error of a request, with `detail`.
+fn transport_failed(detail: &str) -> Value {
+    json!({"code": -32603, "message": "The request to the upstream server failed",
+           "data": {"cause": "transport_failed", "detail": detail}})
+}
+
+#[test]
+fn a_same_origin_307_or_308_is_followed_with_the_method_the_body_and_every_header() {
+    let (f, _) = fixture();
+    f.script("server/discover", Canned::redirect(308, "/v2/mcp"));
+    let mut b = Bridge::start_url(TEAM_AND_AUTH, &f.url(), AUTH_ENV);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "fixture-http");
+    let discover = f.seen_of("server/discover");
+    assert_eq!(
+        discover
+            .iter()
+            .map(|s| (s.path.as_str(), s.status))
+            .collect::<Vec<_>>(),
+        vec![("/mcp", 308), ("/v2/mcp", 200)]
+    );
+    // An absolute Location, then a relative one, in one origin.
+    f.script(
+        "tools/call",
+        Canned::redirect(307, &format!("http://{}/v2/mcp", f.addr)),
+    );
+    f.script("tools/call", Canned::redirect(308, "/mcp"));
+    assert_eq!(
+        b.tools_call(json!(1), "echo", json!({"text": "moved"})),
+        json!({"jsonrpc": "2.0", "id": 1,
+               "result": {"content": [{"type": "text", "text": "moved"}]}})
+    );
+    let calls = f.seen_of("tools/call");
+    assert_eq!(
+        calls
+            .iter()
+            .map(|s| (s.verb.as_str(), s.path.as_str(), s.status))
+            .collect::<Vec<_>>(),
+        vec![
+            ("POST", "/mcp", 307),
+            ("POST", "/v2/mcp", 308),
+            ("POST", "/mcp", 200)
+        ]
+    );
+    for s in &calls[1..] {
+        // The same body, and every header the same (the MCP ones, the user's, the token).
+        assert_eq!(s.body, calls[0].body);
+        assert_eq!(s.headers, calls[0].headers);
+    }
+    assert_eq!(
+        (
+            calls[2].header("mcp-method"),
+            calls[2].header("mcp-name"),
+            calls[2].header("mcp-protocol-version"),
+            calls[2].header("x-team"),
+            calls[2].header("authorization")
+        ),
+        (
+            Some("tools/call"),
+            Some("echo"),
+            Some(V),
+            Some("blue"),
+            Some("Bearer s3cret-value")
+        )
+    );
+    // At most MAX_REDIRECTS (5) per POST: the sixth fails the request.
+    for _ in 0..6 {
+        f.script("tools/call", Canned::redirect(307, "/mcp"));
+    }
+    assert_eq!(
+        b.tools_call(json!(2), "echo", json!({"text": "loop"}))["error"],
+        transport_failed("the server redirected the POST more than 5 times")
+    );
+    assert_eq!(f.seen_of("tools/call").len(), 3 + 6);
+    assert_eq!(
+        text_of(&b.tools_call(json!(3), "echo", json!({"text": "on"}))),
+        "on"
+    );
+}
+
+#[test]
+fn a_redirect_to_another_origin_is_not_followed_and_nothing_is_sent_there() {
+    let (f, _) = fixture();
+    let other = http_fixture::Elsewhere::start();
+    let mut b = Bridge::start_url(TEAM_AND_AUTH, &f.url(), AUTH_ENV);
+    b.initialize();
+    let elsewhere = format!("http://{}", other.addr);
+    // Another port, and the same port under another host name (the same listener here).
+    let same_port = format!("http://localhost:{}", f.addr.port());
+    for (id, status, location, origin) in [
+        (1, 307, format!("{elsewhere}/mcp"), elsewhere.clone()),
+        (2, 308, format!("{elsewhere}/v2/mcp?x=1"), elsewhere.clone()),
+        (3, 307, format!("{same_port}/mcp"), same_port.clone()),
+    ] {
+        f.script("tools/call", Canned::redirect(status, &location));
+        let before = f.seen().len();
+        assert_eq!(
+            b.tools_call(json!(id), "echo", json!({"text": "a"}))["error"],
+            transport_failed(&format!(
+                "the server redirected the POST (HTTP {status}) to another origin, {origin}: the bridge does not follow it (the token and the --header values go only to the origin of the upstream's URL)"
+            )),
+            "{location}"
+        );
+        assert_eq!(f.seen().len(), before + 1, "{location}");
+    }
+    assert_eq!(other.received.load(Ordering::SeqCst), 0);
+    // The other listener does count what reaches it.
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(other.addr).expect("connect");
+    c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .expect("write");
+    let mut answer = String::new();
+    c.read_to_string(&mut answer).expect("read");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_eq!(other.received.load(Ordering::SeqCst), 1);
+    let err = b.stderr_text();
+    assert!(!err.contains("s3cret-value"), "{err}");
+}
+
+#[test]
+fn a_301_302_or_303_on_a_post_fails_saying_the_server_redirected() {
+    let (f, _, mut b) = initialized(&[], false);
+    for (id, status) in [(1, 301), (2, 302), (3, 303)] {
+        f.script("tools/call", Canned::redirect(status, "/v2/mcp"));
+        assert_eq!(
+            b.tools_call(json!(id), "echo", json!({"text": "a"}))["error"],
+            transport_failed(&format!(
+                "the server redirected the POST (HTTP {status} to http://{}): the bridge follows only 307 and 308 for a POST, which keep its method and body",
+                f.addr
+            )),
+            "{status}"
+        );
+    }
+    assert!(f.seen().iter().all(|s| s.path == "/mcp"), "{:#?}", f.seen());
+    assert_eq!(
+        text_of(&b.tools_call(json!(4), "echo", json!({"text": "on"}))),
+        "on"
+    );
+}
+
 #[test]
 fn mcp_name_that_is_not_safe_header_text_goes_in_base64() {
     let (f, _, mut b) = initialized(&[], false);

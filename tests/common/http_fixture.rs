@@ -43,6 +43,8 @@ pub struct Canned {
     /// The body is an SSE stream of keep-alive comments (every [`KEEP_ALIVE`]) that never
     /// carries an event and never ends (a hung server behind a live connection).
     pub silent_sse: bool,
+    /// The `Location` header of a redirect.
+    pub location: Option<String>,
 }
 
 impl Canned {
@@ -53,6 +55,15 @@ impl Canned {
             content_type,
             body: body.to_string(),
             silent_sse: false,
+            location: None,
+        }
+    }
+
+    /// A redirect: `status` with `Location: location` and no body.
+    pub fn redirect(status: u16, location: &str) -> Self {
+        Canned {
+            location: Some(location.to_string()),
+            ..Self::new(status, None, "")
         }
     }
 
@@ -113,8 +124,10 @@ impl HttpFixture {
             listens_opened: AtomicUsize::new(0),
             streams_closed_early: AtomicUsize::new(0),
         });
+        // `/v2/mcp` is the same endpoint: where a test's redirects point.
         let app = Router::new()
             .route("/mcp", axum::routing::post(mcp))
+            .route("/v2/mcp", axum::routing::post(mcp))
             .with_state(state.clone());
         let addr = recording::serve_loopback(app, tls);
         HttpFixture { addr, state }
@@ -145,6 +158,30 @@ impl HttpFixture {
             .lock()
             .expect("lock")
             .push_back((method.to_string(), answer));
+    }
+}
+
+/// Another origin: a listener on its own loopback port that answers `200` with an empty
+/// body to any request and counts what it got (where a redirect to another origin points).
+pub struct Elsewhere {
+    pub addr: SocketAddr,
+    /// Requests received (any method, any path).
+    pub received: Arc<AtomicUsize>,
+}
+
+impl Elsewhere {
+    pub fn start() -> Elsewhere {
+        let received = Arc::new(AtomicUsize::new(0));
+        let count = received.clone();
+        let app = Router::new().fallback(move || {
+            let count = count.clone();
+            async move {
+                count.fetch_add(1, Ordering::SeqCst);
+                StatusCode::OK
+            }
+        });
+        let addr = recording::serve_loopback(app, None);
+        Elsewhere { addr, received }
     }
 }
 
@@ -223,13 +260,20 @@ fn check(st: &FixtureState, headers: &HeaderMap, body: &Value) -> Result<(), Str
     Ok(())
 }
 
-async fn mcp(State(st): State<Arc<FixtureState>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn mcp(
+    State(st): State<Arc<FixtureState>>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
         return (StatusCode::BAD_REQUEST, "not JSON").into_response();
     };
     let index = {
         let mut seen = st.seen.lock().expect("lock");
-        seen.push(Seen::new("POST", &headers, msg.clone()));
+        let mut s = Seen::new("POST", &headers, msg.clone());
+        s.path = uri.path().to_string();
+        seen.push(s);
         seen.len() - 1
     };
     let response = answer(&st, &headers, &body, msg).await;
@@ -254,6 +298,9 @@ async fn answer(st: &Arc<FixtureState>, headers: &HeaderMap, body: &Bytes, msg: 
         let mut r = Response::builder().status(c.status);
         if let Some(ct) = c.content_type {
             r = r.header(header::CONTENT_TYPE, ct);
+        }
+        if let Some(l) = &c.location {
+            r = r.header(header::LOCATION, l);
         }
         if c.silent_sse {
             let tick = tokio::time::interval(KEEP_ALIVE);

@@ -5,12 +5,13 @@
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use std::cell::Cell;
 use std::error::Error as _;
 use std::rc::Rc;
+use url::Url;
 
 use super::Shared;
 use super::headers;
@@ -21,6 +22,7 @@ use crate::protocol::era::ReadBody;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{Id, MAX_UPSTREAM_DEPTH};
 use crate::protocol::raw;
+use crate::protocol::redirect::{self, Redirect};
 use crate::protocol::remote::{self, HeaderParam};
 use crate::transport::token::{
     AccessToken, Challenge, ChallengeOutcome, MAX_CHALLENGES_PER_REQUEST,
@@ -152,7 +154,7 @@ async fn exchange(sh: &Rc<Shared>, p: Post) -> Result<(), Failure> {
 }
 
 /// POSTs `body` with the headers `first` and the provider's token ([`send_signed`]); a POST
-/// sent again after a challenge gets the headers of `again`.
+/// sent again after a challenge or a redirect gets the headers of `again`.
 pub(super) async fn post(
     sh: &Shared,
     first: HeaderMap,
@@ -160,14 +162,14 @@ pub(super) async fn post(
     again: impl Fn() -> HeaderMap,
 ) -> Result<reqwest::Response, Failure> {
     let mut first = Some(first);
-    send_signed(sh, |token| {
+    send_signed(sh, |token, url| {
         let mut h = first.take().unwrap_or_else(&again);
         if let Some((n, v)) = token.and_then(|t| headers::bearer(t.secret())) {
             h.insert(n, v);
         }
         // The request is made whole here (no builder): its header map is moved in, not
         // merged into an empty one.
-        let mut req = reqwest::Request::new(Method::POST, sh.url.clone());
+        let mut req = reqwest::Request::new(Method::POST, url.clone());
         *req.headers_mut() = h;
         *req.body_mut() = Some(body.clone().into());
         Ok(req)
@@ -175,25 +177,41 @@ pub(super) async fn post(
     .await
 }
 
-/// Sends the request that `request` builds with the provider's token, and once more after
-/// each 401/403 challenge the provider answers with [`ChallengeOutcome::Retry`] (at most
-/// [`MAX_CHALLENGES_PER_REQUEST`]; each retry reports [`Event::SignedIn`]). Errors: no
-/// response (the connection's cause), or the status with the provider's cause
+/// Sends the POST that `request` builds for a URL with the provider's token: first to the
+/// upstream's URL, then to where each same-origin 307/308 points
+/// ([`redirect::of_post`]: at most [`redirect::MAX_REDIRECTS`]; the client follows none
+/// itself), and once more after each 401/403 challenge the provider answers with
+/// [`ChallengeOutcome::Retry`] (at most [`MAX_CHALLENGES_PER_REQUEST`]; each retry reports
+/// [`Event::SignedIn`]). Errors: no response (the connection's cause), a redirect that is not
+/// followed (its status and why), or the status with the provider's cause
 /// (`sign_in_unavailable: ...`, `sign_in_declined: ...`). Any other response is returned,
 /// a 401/403 too once the challenges are spent.
 pub(super) async fn send_signed(
     sh: &Shared,
-    mut request: impl FnMut(Option<&AccessToken>) -> reqwest::Result<reqwest::Request>,
+    mut request: impl FnMut(Option<&AccessToken>, &Url) -> reqwest::Result<reqwest::Request>,
 ) -> Result<reqwest::Response, Failure> {
     let mut challenges = 0;
+    let mut redirects = 0;
+    let mut url = sh.url.clone();
     loop {
         let token = sh.tokens.access_token().await;
-        let sent = match request(token.as_ref()) {
+        let sent = match request(token.as_ref(), &url) {
             Ok(req) => sh.client.execute(req).await,
             Err(e) => Err(e),
         };
         let resp = sent.map_err(|e| Failure::no_response(send_detail(&e)))?;
         let status = resp.status().as_u16();
+        let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok());
+        match redirect::of_post(&url, status, location, redirects) {
+            Redirect::No => {}
+            Redirect::Follow(to) => {
+                tracing::debug!(target: "http", "the upstream redirected a POST (HTTP {status}) within its origin: sent again");
+                redirects += 1;
+                url = to;
+                continue;
+            }
+            Redirect::Refuse(detail) => return Err(Failure::status(status, detail)),
+        }
         if !(matches!(status, 401 | 403) && challenges < MAX_CHALLENGES_PER_REQUEST) {
             return Ok(resp);
         }

@@ -92,9 +92,9 @@ async fn post(sh: &Rc<Shared>, msg: &Value, method: &str, id: Option<&Id>) -> Re
     let h = base(sh, headers::ACCEPT_BOTH);
     // The sign-in of the modern path: the token, and a retry after each challenge the
     // provider answers (a refresh, a sign-in, a step-up).
-    let resp = send_signed(sh, |token| {
+    let resp = send_signed(sh, |token, url| {
         sh.client
-            .post(sh.url.clone())
+            .post(url.clone())
             .headers(signed(&h, token))
             .body(body.clone())
             .build()
