@@ -9,7 +9,7 @@ mod common;
 mod http_fixture;
 
 use common::{Bridge, error_of, text_of, wait_until};
-use http_fixture::{Canned, HttpFixture};
+use http_fixture::{Break, Canned, HttpFixture};
 use mcp_bridge::server::{LogLevel, Outcome, PromptDef, ResourceDef, Server, ToolDef};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -416,6 +416,143 @@ fn a_301_302_or_303_on_a_post_fails_saying_the_server_redirected() {
     assert_eq!(
         text_of(&b.tools_call(json!(4), "echo", json!({"text": "on"}))),
         "on"
+    );
+}
+
+/// The ids of the `tools/call` POSTs the fixture got, in order.
+fn call_ids(f: &HttpFixture) -> Vec<Value> {
+    f.seen_of("tools/call")
+        .iter()
+        .map(|s| s.body["id"].clone())
+        .collect()
+}
+
+#[test]
+fn a_broken_response_stream_is_re_issued_with_a_new_id_and_the_editor_gets_the_result() {
+    let (f, _, mut b) = initialized(&[], true);
+    // Twice the stream ends before the response, after the request's progress.
+    f.break_next("tools/call", Break::End);
+    f.break_next("tools/call", Break::End);
+    let r = b.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "progress", "arguments": {}, "_meta": {"progressToken": "tok"}}),
+    );
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 1,
+               "result": {"content": [{"type": "text", "text": "done"}]}})
+    );
+    // Each attempt's progress reaches the editor's token.
+    let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+        "params": {"progressToken": "tok", "progress": 1, "total": 2, "message": "half"}});
+    assert_eq!(
+        b.take_notifications("notifications/progress"),
+        vec![progress.clone(), progress.clone(), progress]
+    );
+    let ids = call_ids(&f);
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert!(ids[0].is_i64(), "{ids:?}");
+    assert_eq!(
+        ids[1..],
+        [json!("mcp-bridge-reissue-1"), json!("mcp-bridge-reissue-2")]
+    );
+    let calls = f.seen_of("tools/call");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.body["params"] == calls[0].body["params"])
+    );
+    // A stream that fails in the middle, and a JSON body cut in the middle, are broken
+    // response streams too.
+    for (id, sse) in [(2, true), (3, false)] {
+        f.state.sse.store(sse, Ordering::SeqCst);
+        f.break_next("tools/call", Break::Reset);
+        assert_eq!(
+            b.tools_call(json!(id), "echo", json!({"text": "again"})),
+            json!({"jsonrpc": "2.0", "id": id,
+                   "result": {"content": [{"type": "text", "text": "again"}]}}),
+            "sse: {sse}"
+        );
+    }
+    let ids = call_ids(&f);
+    assert_eq!(ids.len(), 7, "{ids:?}");
+    assert!(ids[3].is_i64() && ids[5].is_i64(), "{ids:?}");
+    assert_eq!(
+        [&ids[4], &ids[6]],
+        [
+            &json!("mcp-bridge-reissue-3"),
+            &json!("mcp-bridge-reissue-4")
+        ]
+    );
+}
+
+#[test]
+fn a_response_stream_that_always_breaks_fails_after_the_re_issues() {
+    let (f, _, mut b) = initialized(&[], true);
+    for _ in 0..4 {
+        f.break_next("tools/call", Break::End);
+    }
+    assert_eq!(
+        b.tools_call(json!(1), "echo", json!({"text": "a"}))["error"],
+        transport_failed(
+            "the response stream ended before the response (sent 3 times more with a new id, each time in vain)"
+        )
+    );
+    let ids = call_ids(&f);
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    assert_eq!(
+        ids[1..],
+        [
+            json!("mcp-bridge-reissue-1"),
+            json!("mcp-bridge-reissue-2"),
+            json!("mcp-bridge-reissue-3")
+        ]
+    );
+    // An error status is no broken stream: not sent again.
+    f.script("tools/call", Canned::new(503, None, ""));
+    assert_eq!(
+        b.tools_call(json!(2), "echo", json!({"text": "a"}))["error"],
+        transport_failed("HTTP 503")
+    );
+    assert_eq!(call_ids(&f).len(), 5);
+    assert_eq!(
+        text_of(&b.tools_call(json!(3), "echo", json!({"text": "on"}))),
+        "on"
+    );
+}
+
+#[test]
+fn a_cancelled_request_is_never_re_issued() {
+    let (f, _, mut b) = initialized(&[], true);
+    // The first stream ends at once: the request goes again, and that stream stays open.
+    f.break_next("tools/call", Break::AtOnce);
+    b.send_tools_call(json!(7), "wait", json!({}));
+    assert!(wait_until(|| f.seen_of("tools/call").len() == 2));
+    b.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": 7, "reason": "user"}}),
+    );
+    assert!(
+        wait_until(|| f.state.streams_closed_early.load(Ordering::SeqCst) == 1),
+        "the bridge closed the re-issued stream; stderr:\n{}",
+        b.stderr_text()
+    );
+    // Longer than every wait of the re-issues (0.1 + 0.2 + 0.4 s): nothing more is sent.
+    let after = b.recv_for(Duration::from_millis(1000));
+    assert!(
+        after.iter().all(|v| v.get("id") != Some(&json!(7))),
+        "{after:?}"
+    );
+    assert_eq!(
+        call_ids(&f)[1..],
+        [json!("mcp-bridge-reissue-1")],
+        "{:#?}",
+        f.seen()
+    );
+    assert_eq!(
+        text_of(&b.tools_call(json!(8), "echo", json!({"text": "next"}))),
+        "next"
     );
 }
 

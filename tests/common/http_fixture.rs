@@ -16,6 +16,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
+use futures_util::StreamExt;
 use mcp_bridge::server::Server;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -76,6 +77,19 @@ impl Canned {
     }
 }
 
+/// How the fixture breaks the response of a request ([`HttpFixture::break_next`]): what
+/// comes before the response is sent, then in place of the response:
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Break {
+    /// The stream ends cleanly (an SSE stream that ends early).
+    End,
+    /// The body fails: the connection is dropped in the middle of the body (a JSON body is cut
+    /// in the middle of its response).
+    Reset,
+    /// An SSE stream ends right after its headers, before any event.
+    AtOnce,
+}
+
 /// A tool argument the fixture expects in an `Mcp-Param-*` header: tool, argument, header.
 pub type Annotation = (&'static str, &'static str, &'static str);
 
@@ -86,6 +100,8 @@ pub struct FixtureState {
     pub seen: Mutex<Vec<Seen>>,
     /// Scripted answers: (method, answer), taken in order by the next POST of that method.
     pub script: Mutex<VecDeque<(String, Canned)>>,
+    /// Broken responses: (method, how), taken in order by the next request of that method.
+    pub breaks: Mutex<VecDeque<(String, Break)>>,
     /// Answer requests (other than listen) with an SSE stream instead of JSON.
     pub sse: AtomicBool,
     /// Start every JSON body and every SSE stream the server answers with a UTF-8 byte
@@ -119,6 +135,7 @@ impl HttpFixture {
             annotations,
             seen: Mutex::new(Vec::new()),
             script: Mutex::new(VecDeque::new()),
+            breaks: Mutex::new(VecDeque::new()),
             sse: AtomicBool::new(false),
             bom: AtomicBool::new(false),
             listens_opened: AtomicUsize::new(0),
@@ -149,6 +166,16 @@ impl HttpFixture {
             .into_iter()
             .filter(|s| s.method() == method)
             .collect()
+    }
+
+    /// The response of the next request of `method` (not scripted with [`Self::script`]) is
+    /// broken `how` (in the order given).
+    pub fn break_next(&self, method: &str, how: Break) {
+        self.state
+            .breaks
+            .lock()
+            .expect("lock")
+            .push_back((method.to_string(), how));
     }
 
     /// The next POST of `method` gets `answer` (in the order scripted).
@@ -315,6 +342,11 @@ async fn answer(st: &Arc<FixtureState>, headers: &HeaderMap, body: &Bytes, msg: 
     let Some(id) = id else {
         return StatusCode::ACCEPTED.into_response();
     };
+    let brk = {
+        let mut breaks = st.breaks.lock().expect("lock");
+        let pos = breaks.iter().position(|(m, _)| *m == method);
+        pos.and_then(|p| breaks.remove(p)).map(|(_, b)| b)
+    };
     let (in_tx, in_rx) = mpsc::channel::<Vec<u8>>(16);
     let (out_tx, mut out_rx) = mpsc::channel::<String>(64);
     let server = st.server.clone();
@@ -330,6 +362,22 @@ async fn answer(st: &Arc<FixtureState>, headers: &HeaderMap, body: &Bytes, msg: 
                     true => format!("\u{feff}{line}"),
                     false => line,
                 };
+                if let Some(how) = brk {
+                    // Half of the body, then the end or a failed body; the pause between
+                    // lets the head and the half leave first (else the connection closes
+                    // before any response, which is no broken stream).
+                    let half = body[..body.len() / 2].to_string();
+                    let tail = futures_util::stream::once(async {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        Err(std::io::Error::other("reset by the fixture"))
+                    })
+                    .take(usize::from(how == Break::Reset));
+                    let chunks = futures_util::stream::iter([Ok(half)]).chain(tail);
+                    return Response::builder()
+                        .header(header::CONTENT_TYPE, "application/json")
+                        .body(Body::from_stream(chunks))
+                        .expect("response");
+                }
                 return ([(header::CONTENT_TYPE, "application/json")], body).into_response();
             }
         }
@@ -347,11 +395,12 @@ async fn answer(st: &Arc<FixtureState>, headers: &HeaderMap, body: &Bytes, msg: 
         keep_alive: Some(tokio::time::interval(KEEP_ALIVE)),
         done: false,
         bom: st.bom.load(Ordering::SeqCst),
+        brk,
         state: st.clone(),
     };
     let body = futures_util::stream::unfold(stream, |mut s| async move {
         let chunk = s.next().await?;
-        Some((Ok::<_, std::convert::Infallible>(chunk), s))
+        Some((chunk, s))
     });
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
@@ -376,13 +425,19 @@ struct SseStream {
     done: bool,
     /// The next chunk is the first and starts with a byte order mark.
     bom: bool,
+    /// How the response is broken, if it is.
+    brk: Option<Break>,
     state: Arc<FixtureState>,
 }
 
 impl SseStream {
-    async fn next(&mut self) -> Option<String> {
+    async fn next(&mut self) -> Option<Result<String, std::io::Error>> {
         if std::mem::take(&mut self.bom) {
-            return Some("\u{feff}".into());
+            return Some(Ok("\u{feff}".into()));
+        }
+        if self.brk == Some(Break::AtOnce) {
+            self.done = true;
+            self.input = None;
         }
         if self.done {
             return None;
@@ -390,7 +445,7 @@ impl SseStream {
         let line = match &mut self.keep_alive {
             Some(tick) => tokio::select! {
                 l = self.rx.recv() => l,
-                _ = tick.tick() => return Some(": keep-alive\n\n".into()),
+                _ = tick.tick() => return Some(Ok(": keep-alive\n\n".into())),
             },
             None => self.rx.recv().await,
         };
@@ -398,8 +453,15 @@ impl SseStream {
         if is_response(&line, &self.id) {
             self.done = true;
             self.input = None;
+            match self.brk {
+                Some(Break::End | Break::AtOnce) => return None,
+                Some(Break::Reset) => {
+                    return Some(Err(std::io::Error::other("reset by the fixture")));
+                }
+                None => {}
+            }
         }
-        Some(format!("data: {line}\n\n"))
+        Some(Ok(format!("data: {line}\n\n")))
     }
 }
 

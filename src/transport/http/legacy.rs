@@ -148,10 +148,10 @@ async fn stream(
     resp: reqwest::Response,
     answers: Option<(&Id, &str)>,
 ) -> Result<bool, Failure> {
-    sse_events(resp, sh.max_response_bytes, |data| {
-        deliver(sh, data, answers)
+    Ok(sse_events(resp, sh.max_response_bytes, |event| {
+        deliver(sh, event.data, answers)
     })
-    .await
+    .await?)
 }
 
 /// Hands one message to the correlation layer as one line (after the editor's queue has

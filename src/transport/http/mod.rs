@@ -135,6 +135,9 @@ pub(crate) struct Shared {
     closed: Cell<bool>,
     /// Pass-through (2025-11-25 Streamable HTTP, [`legacy`]), once the era fallback chose it.
     legacy: Legacy,
+    /// Requests re-issued so far after a broken response stream (the number of the next
+    /// re-issue id, [`exchange::REISSUE_ID_PREFIX`]).
+    reissued: Cell<u64>,
 }
 
 /// The 2025-11-25 session of the pass-through.
@@ -174,6 +177,7 @@ pub fn open(spec: &HttpSpec, options: OpenOptions) -> Result<Opened, SpawnError>
         pace: options.pace,
         closed: Cell::new(false),
         legacy: Legacy::default(),
+        reissued: Cell::new(0),
     });
     let events = futures_util::stream::unfold(rx, |mut rx| async move {
         let e = rx.recv().await?;
