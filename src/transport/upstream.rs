@@ -104,8 +104,9 @@ pub enum EndCause {
     ServerReturned(Option<String>),
     /// The in-process server's task went away without a word (it panicked or was aborted).
     PeerDropped,
-    /// A 2025-11-25 HTTP server answered `404` to a message carrying its `Mcp-Session-Id`:
-    /// the session ended (2025-11-25 basic/transports, session management).
+    /// A 2025-11-25 HTTP server answered `404` to a message carrying its `Mcp-Session-Id`
+    /// again right after a new session: the session ended (2025-11-25 basic/transports,
+    /// session management).
     SessionEnded,
 }
 

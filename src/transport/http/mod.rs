@@ -153,6 +153,17 @@ struct Legacy {
     stream: RefCell<Option<tokio::task::AbortHandle>>,
     /// The GET stream was refused with 401/403: the next POST that gets through opens it.
     stream_awaits_sign_in: Cell<bool>,
+    /// What a new session sends again ([`legacy`]): the editor's `initialize` params, its
+    /// subscriptions and log level.
+    replay: RefCell<legacy::Replay>,
+    /// The number of the session: one more for every new session after a 404.
+    generation: Cell<u64>,
+    /// The new session under way or done, with the number of the session it replaces: every
+    /// message waits for it.
+    renewal: RefCell<Option<(u64, legacy::Renewal)>>,
+    /// A new session was started and no message has got through on it yet: a 404 now ends
+    /// the session.
+    renewed_in_vain: Cell<bool>,
 }
 
 /// The handle of an HTTP upstream.
