@@ -4,8 +4,8 @@
 //! answered): the session id on every request after `initialize` and on the DELETE at close,
 //! the negotiated `MCP-Protocol-Version`, `202` for notifications and responses, a stateless
 //! server, the GET stream refused (405) or bringing a server request and a notification, a
-//! `404` on the session, a cancel as `notifications/cancelled`, and a modern error that never
-//! falls back.
+//! `404` on the session (a new session, and the end at a second one), a cancel as
+//! `notifications/cancelled`, and a modern error that never falls back.
 
 mod common;
 #[path = "common/legacy_http_fixture.rs"]
@@ -262,9 +262,10 @@ fn the_get_stream_brings_a_server_request_and_a_notification_and_the_answer_is_p
 }
 
 #[test]
-fn a_404_on_the_session_fails_the_requests_in_flight_and_ends_the_bridge() {
+fn a_404_again_right_after_a_new_session_fails_the_requests_in_flight_and_ends_the_bridge() {
     let (f, mut b) = started(Script::default());
     slow_call_in_flight(&mut b, &f, 5);
+    // Every session is refused from now on, a new one too.
     f.end_session();
     b.send_tools_call(json!(6), "echo", json!({"text": "late"}));
     let lost = json!({"code": -32603, "message": "The upstream server exited",
@@ -280,9 +281,105 @@ fn a_404_on_the_session_fails_the_requests_in_flight_and_ends_the_bridge() {
         tail,
         vec![
             step("POST", "tools/call", 200),
-            step("POST", "tools/call", 404)
+            step("POST", "tools/call", 404),
+            step("POST", "initialize", 200),
+            step("POST", "notifications/initialized", 404),
         ]
     );
+}
+
+#[test]
+fn a_404_on_the_session_starts_a_new_one_with_the_editor_s_initialize_and_state_and_sends_the_request_again()
+ {
+    let (f, mut b) = started(Script {
+        get_stream: true,
+        ..Script::default()
+    });
+    f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET" && s.status == 200);
+    for (id, method, params) in [
+        (1, "resources/subscribe", json!({"uri": "file:///a"})),
+        (2, "resources/subscribe", json!({"uri": "file:///b"})),
+        (3, "resources/unsubscribe", json!({"uri": "file:///b"})),
+        (4, "logging/setLevel", json!({"level": "warning"})),
+    ] {
+        assert_eq!(
+            b.request(json!(id), method, params),
+            json!({"jsonrpc": "2.0", "id": id, "result": {}})
+        );
+    }
+    let before = f.seen().len();
+    f.forget_session();
+    assert_eq!(
+        b.tools_call(json!(5), "echo", json!({"text": "after"})),
+        json!({"jsonrpc": "2.0", "id": 5,
+               "result": {"content": [{"type": "text", "text": "after"}]}})
+    );
+    // The GET stream of the new session brings the server's messages, and nothing of the
+    // bridge's own requests came before.
+    let get = f.wait_for(RECV_TIMEOUT, |s| {
+        s.verb == "GET" && s.header("mcp-session-id") == Some("sess-2")
+    });
+    assert_eq!(get.status, 200);
+    let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "warning", "logger": "fixture", "data": "new session"}});
+    assert!(f.push(&log));
+    assert_eq!(b.recv(), log);
+    let posts: Vec<Seen> = f.seen()[before..]
+        .iter()
+        .filter(|s| s.verb == "POST")
+        .cloned()
+        .collect();
+    assert_eq!(
+        posts
+            .iter()
+            .map(|s| (s.method(), s.status, s.header("mcp-session-id")))
+            .collect::<Vec<_>>(),
+        vec![
+            ("tools/call", 404, Some("sess-1")),
+            ("initialize", 200, None),
+            ("notifications/initialized", 202, Some("sess-2")),
+            ("resources/subscribe", 200, Some("sess-2")),
+            ("logging/setLevel", 200, Some("sess-2")),
+            ("tools/call", 200, Some("sess-2")),
+        ]
+    );
+    assert_eq!(
+        posts[1].body,
+        json!({"jsonrpc": "2.0", "id": "mcp-bridge-session-1", "method": "initialize",
+               "params": initialize_params()})
+    );
+    assert_eq!(posts[1].header("mcp-protocol-version"), None);
+    assert_eq!(posts[2].body, initialized());
+    assert_eq!(
+        posts[3].body,
+        json!({"jsonrpc": "2.0", "id": "mcp-bridge-session-1-subscribe-0",
+               "method": "resources/subscribe", "params": {"uri": "file:///a"}})
+    );
+    assert_eq!(
+        posts[4].body,
+        json!({"jsonrpc": "2.0", "id": "mcp-bridge-session-1-log-level",
+               "method": "logging/setLevel", "params": {"level": "warning"}})
+    );
+    assert_eq!(posts[5].body, posts[0].body);
+    assert_eq!(mcp_headers(&posts[5]), {
+        let mut h = headers_after_initialize();
+        h.retain(|(n, _)| n != "mcp-session-id");
+        h.push(("mcp-session-id".into(), "sess-2".into()));
+        h.sort();
+        h
+    });
+    // The dead session id is never sent again: the DELETE at close carries the new one.
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+    let after = &f.seen()[before + 1..];
+    assert!(
+        after
+            .iter()
+            .all(|s| s.header("mcp-session-id") != Some("sess-1")),
+        "{after:#?}"
+    );
+    let delete = f.wait_for(RECV_TIMEOUT, |s| s.verb == "DELETE");
+    assert_eq!(delete.header("mcp-session-id"), Some("sess-2"));
 }
 
 #[test]

@@ -9,7 +9,7 @@ mod common;
 mod http_fixture;
 
 use common::{Bridge, error_of, text_of, wait_until};
-use http_fixture::{Canned, HttpFixture};
+use http_fixture::{Break, Canned, HttpFixture};
 use mcp_bridge::server::{LogLevel, Outcome, PromptDef, ResourceDef, Server, ToolDef};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -233,6 +233,326 @@ fn json_responses_and_the_standard_headers_of_every_post() {
     assert!(
         f.seen_of("notifications/cancelled").is_empty(),
         "no notification POSTs"
+    );
+}
+
+#[test]
+fn json_bodies_and_sse_streams_that_start_with_a_byte_order_mark_are_read() {
+    let (f, _) = fixture();
+    f.state.bom.store(true, Ordering::SeqCst);
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    // server/discover and every later answer come as JSON bodies that start with EF BB BF.
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "fixture-http");
+    assert_eq!(
+        b.tools_call(json!(1), "echo", json!({"text": "json"})),
+        json!({"jsonrpc": "2.0", "id": 1,
+               "result": {"content": [{"type": "text", "text": "json"}]}})
+    );
+    // An error body with the mark passes through as the upstream's error.
+    f.script(
+        "tools/call",
+        Canned::new(
+            404,
+            Some("application/json"),
+            "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}",
+        ),
+    );
+    assert_eq!(
+        b.tools_call(json!(2), "echo", json!({"text": "a"}))["error"],
+        json!({"code": -32601, "message": "Method not found"})
+    );
+    // An SSE stream whose first bytes are the mark: its first event is read.
+    f.state.sse.store(true, Ordering::SeqCst);
+    assert_eq!(
+        b.tools_call(json!(3), "echo", json!({"text": "sse"})),
+        json!({"jsonrpc": "2.0", "id": 3,
+               "result": {"content": [{"type": "text", "text": "sse"}]}})
+    );
+}
+
+const TEAM_AND_AUTH: &[&str] = &[
+    "--header",
+    "X-Team: blue",
+    "--header-env",
+    "Authorization=HTTP_TEST_AUTH",
+];
+const AUTH_ENV: &[(&str, &str)] = &[("HTTP_TEST_AUTH", "Bearer s3cret-value")];
+
+/// The body `transport_failed` error of a request, with `detail`.
+fn transport_failed(detail: &str) -> Value {
+    json!({"code": -32603, "message": "The request to the upstream server failed",
+           "data": {"cause": "transport_failed", "detail": detail}})
+}
+
+#[test]
+fn a_same_origin_307_or_308_is_followed_with_the_method_the_body_and_every_header() {
+    let (f, _) = fixture();
+    f.script("server/discover", Canned::redirect(308, "/v2/mcp"));
+    let mut b = Bridge::start_url(TEAM_AND_AUTH, &f.url(), AUTH_ENV);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "fixture-http");
+    let discover = f.seen_of("server/discover");
+    assert_eq!(
+        discover
+            .iter()
+            .map(|s| (s.path.as_str(), s.status))
+            .collect::<Vec<_>>(),
+        vec![("/mcp", 308), ("/v2/mcp", 200)]
+    );
+    // An absolute Location, then a relative one, in one origin.
+    f.script(
+        "tools/call",
+        Canned::redirect(307, &format!("http://{}/v2/mcp", f.addr)),
+    );
+    f.script("tools/call", Canned::redirect(308, "/mcp"));
+    assert_eq!(
+        b.tools_call(json!(1), "echo", json!({"text": "moved"})),
+        json!({"jsonrpc": "2.0", "id": 1,
+               "result": {"content": [{"type": "text", "text": "moved"}]}})
+    );
+    let calls = f.seen_of("tools/call");
+    assert_eq!(
+        calls
+            .iter()
+            .map(|s| (s.verb.as_str(), s.path.as_str(), s.status))
+            .collect::<Vec<_>>(),
+        vec![
+            ("POST", "/mcp", 307),
+            ("POST", "/v2/mcp", 308),
+            ("POST", "/mcp", 200)
+        ]
+    );
+    for s in &calls[1..] {
+        // The same body, and every header the same (the MCP ones, the user's, the token).
+        assert_eq!(s.body, calls[0].body);
+        assert_eq!(s.headers, calls[0].headers);
+    }
+    assert_eq!(
+        (
+            calls[2].header("mcp-method"),
+            calls[2].header("mcp-name"),
+            calls[2].header("mcp-protocol-version"),
+            calls[2].header("x-team"),
+            calls[2].header("authorization")
+        ),
+        (
+            Some("tools/call"),
+            Some("echo"),
+            Some(V),
+            Some("blue"),
+            Some("Bearer s3cret-value")
+        )
+    );
+    // At most MAX_REDIRECTS (5) per POST: the sixth fails the request.
+    for _ in 0..6 {
+        f.script("tools/call", Canned::redirect(307, "/mcp"));
+    }
+    assert_eq!(
+        b.tools_call(json!(2), "echo", json!({"text": "loop"}))["error"],
+        transport_failed("the server redirected the POST more than 5 times")
+    );
+    assert_eq!(f.seen_of("tools/call").len(), 3 + 6);
+    assert_eq!(
+        text_of(&b.tools_call(json!(3), "echo", json!({"text": "on"}))),
+        "on"
+    );
+}
+
+#[test]
+fn a_redirect_to_another_origin_is_not_followed_and_nothing_is_sent_there() {
+    let (f, _) = fixture();
+    let other = http_fixture::Elsewhere::start();
+    let mut b = Bridge::start_url(TEAM_AND_AUTH, &f.url(), AUTH_ENV);
+    b.initialize();
+    let elsewhere = format!("http://{}", other.addr);
+    // Another port, and the same port under another host name (the same listener here).
+    let same_port = format!("http://localhost:{}", f.addr.port());
+    for (id, status, location, origin) in [
+        (1, 307, format!("{elsewhere}/mcp"), elsewhere.clone()),
+        (2, 308, format!("{elsewhere}/v2/mcp?x=1"), elsewhere.clone()),
+        (3, 307, format!("{same_port}/mcp"), same_port.clone()),
+    ] {
+        f.script("tools/call", Canned::redirect(status, &location));
+        let before = f.seen().len();
+        assert_eq!(
+            b.tools_call(json!(id), "echo", json!({"text": "a"}))["error"],
+            transport_failed(&format!(
+                "the server redirected the POST (HTTP {status}) to another origin, {origin}: the bridge does not follow it (the token and the --header values go only to the origin of the upstream's URL)"
+            )),
+            "{location}"
+        );
+        assert_eq!(f.seen().len(), before + 1, "{location}");
+    }
+    assert_eq!(other.received.load(Ordering::SeqCst), 0);
+    // The other listener does count what reaches it.
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(other.addr).expect("connect");
+    c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .expect("write");
+    let mut answer = String::new();
+    c.read_to_string(&mut answer).expect("read");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_eq!(other.received.load(Ordering::SeqCst), 1);
+    let err = b.stderr_text();
+    assert!(!err.contains("s3cret-value"), "{err}");
+}
+
+#[test]
+fn a_301_302_or_303_on_a_post_fails_saying_the_server_redirected() {
+    let (f, _, mut b) = initialized(&[], false);
+    for (id, status) in [(1, 301), (2, 302), (3, 303)] {
+        f.script("tools/call", Canned::redirect(status, "/v2/mcp"));
+        assert_eq!(
+            b.tools_call(json!(id), "echo", json!({"text": "a"}))["error"],
+            transport_failed(&format!(
+                "the server redirected the POST (HTTP {status} to http://{}): the bridge follows only 307 and 308 for a POST, which keep its method and body",
+                f.addr
+            )),
+            "{status}"
+        );
+    }
+    assert!(f.seen().iter().all(|s| s.path == "/mcp"), "{:#?}", f.seen());
+    assert_eq!(
+        text_of(&b.tools_call(json!(4), "echo", json!({"text": "on"}))),
+        "on"
+    );
+}
+
+/// The ids of the `tools/call` POSTs the fixture got, in order.
+fn call_ids(f: &HttpFixture) -> Vec<Value> {
+    f.seen_of("tools/call")
+        .iter()
+        .map(|s| s.body["id"].clone())
+        .collect()
+}
+
+#[test]
+fn a_broken_response_stream_is_re_issued_with_a_new_id_and_the_editor_gets_the_result() {
+    let (f, _, mut b) = initialized(&[], true);
+    // Twice the stream ends before the response, after the request's progress.
+    f.break_next("tools/call", Break::End);
+    f.break_next("tools/call", Break::End);
+    let r = b.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "progress", "arguments": {}, "_meta": {"progressToken": "tok"}}),
+    );
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 1,
+               "result": {"content": [{"type": "text", "text": "done"}]}})
+    );
+    // Each attempt's progress reaches the editor's token.
+    let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+        "params": {"progressToken": "tok", "progress": 1, "total": 2, "message": "half"}});
+    assert_eq!(
+        b.take_notifications("notifications/progress"),
+        vec![progress.clone(), progress.clone(), progress]
+    );
+    let ids = call_ids(&f);
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert!(ids[0].is_i64(), "{ids:?}");
+    assert_eq!(
+        ids[1..],
+        [json!("mcp-bridge-reissue-1"), json!("mcp-bridge-reissue-2")]
+    );
+    let calls = f.seen_of("tools/call");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.body["params"] == calls[0].body["params"])
+    );
+    // A stream that fails in the middle, and a JSON body cut in the middle, are broken
+    // response streams too.
+    for (id, sse) in [(2, true), (3, false)] {
+        f.state.sse.store(sse, Ordering::SeqCst);
+        f.break_next("tools/call", Break::Reset);
+        assert_eq!(
+            b.tools_call(json!(id), "echo", json!({"text": "again"})),
+            json!({"jsonrpc": "2.0", "id": id,
+                   "result": {"content": [{"type": "text", "text": "again"}]}}),
+            "sse: {sse}"
+        );
+    }
+    let ids = call_ids(&f);
+    assert_eq!(ids.len(), 7, "{ids:?}");
+    assert!(ids[3].is_i64() && ids[5].is_i64(), "{ids:?}");
+    assert_eq!(
+        [&ids[4], &ids[6]],
+        [
+            &json!("mcp-bridge-reissue-3"),
+            &json!("mcp-bridge-reissue-4")
+        ]
+    );
+}
+
+#[test]
+fn a_response_stream_that_always_breaks_fails_after_the_re_issues() {
+    let (f, _, mut b) = initialized(&[], true);
+    for _ in 0..4 {
+        f.break_next("tools/call", Break::End);
+    }
+    assert_eq!(
+        b.tools_call(json!(1), "echo", json!({"text": "a"}))["error"],
+        transport_failed(
+            "the response stream ended before the response (sent 3 times more with a new id, each time in vain)"
+        )
+    );
+    let ids = call_ids(&f);
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    assert_eq!(
+        ids[1..],
+        [
+            json!("mcp-bridge-reissue-1"),
+            json!("mcp-bridge-reissue-2"),
+            json!("mcp-bridge-reissue-3")
+        ]
+    );
+    // An error status is no broken stream: not sent again.
+    f.script("tools/call", Canned::new(503, None, ""));
+    assert_eq!(
+        b.tools_call(json!(2), "echo", json!({"text": "a"}))["error"],
+        transport_failed("HTTP 503")
+    );
+    assert_eq!(call_ids(&f).len(), 5);
+    assert_eq!(
+        text_of(&b.tools_call(json!(3), "echo", json!({"text": "on"}))),
+        "on"
+    );
+}
+
+#[test]
+fn a_cancelled_request_is_never_re_issued() {
+    let (f, _, mut b) = initialized(&[], true);
+    // The first stream ends at once: the request goes again, and that stream stays open.
+    f.break_next("tools/call", Break::AtOnce);
+    b.send_tools_call(json!(7), "wait", json!({}));
+    assert!(wait_until(|| f.seen_of("tools/call").len() == 2));
+    b.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": 7, "reason": "user"}}),
+    );
+    assert!(
+        wait_until(|| f.state.streams_closed_early.load(Ordering::SeqCst) == 1),
+        "the bridge closed the re-issued stream; stderr:\n{}",
+        b.stderr_text()
+    );
+    // Longer than every wait of the re-issues (0.1 + 0.2 + 0.4 s): nothing more is sent.
+    let after = b.recv_for(Duration::from_millis(1000));
+    assert!(
+        after.iter().all(|v| v.get("id") != Some(&json!(7))),
+        "{after:?}"
+    );
+    assert_eq!(
+        call_ids(&f)[1..],
+        [json!("mcp-bridge-reissue-1")],
+        "{:#?}",
+        f.seen()
+    );
+    assert_eq!(
+        text_of(&b.tools_call(json!(8), "echo", json!({"text": "next"}))),
+        "next"
     );
 }
 

@@ -15,6 +15,7 @@ pub mod notify;
 pub mod numbers;
 pub mod passthrough;
 pub mod raw;
+pub mod redirect;
 pub mod relay;
 pub mod remote;
 pub mod shape;

@@ -1,7 +1,10 @@
 //! The transport seam of the upstream: what the JSON-RPC correlation layer
 //! (`actors::upstream`) needs from whatever carries its frames, and the choice of a transport
 //! from an [`UpstreamSpec`]. A transport moves frames and ends; it never reads an id to
-//! correlate, never times a request, never builds a JSON-RPC message of its own.
+//! correlate, never times a request, never builds a JSON-RPC message of its own. Two rules of
+//! HTTP itself are the HTTP transport's: a request whose response stream broke is sent again
+//! under an id of the transport's own, and its response comes back with the id it was given
+//! (2026-07-28); a 2025-11-25 session that expired is opened again (`transport/http`).
 //!
 //! - **In:** a stream of [`Event`]s, in the upstream's order: frames, then [`Event::Closed`]
 //!   (no more frames) and [`Event::Ended`] (why). A transport that carries each request
@@ -101,8 +104,9 @@ pub enum EndCause {
     ServerReturned(Option<String>),
     /// The in-process server's task went away without a word (it panicked or was aborted).
     PeerDropped,
-    /// A 2025-11-25 HTTP server answered `404` to a message carrying its `Mcp-Session-Id`:
-    /// the session ended (2025-11-25 basic/transports, session management).
+    /// A 2025-11-25 HTTP server answered `404` to a message carrying its `Mcp-Session-Id`
+    /// again right after a new session: the session ended (2025-11-25 basic/transports,
+    /// session management).
     SessionEnded,
 }
 
@@ -171,8 +175,8 @@ pub enum Event {
         /// Its result.
         result: RawResult,
     },
-    /// One request failed in the transport alone (HTTP: its POST failed or its response
-    /// stream broke before the response); the upstream goes on. Child and Memory never send
+    /// One request failed in the transport alone (HTTP: its POST failed, or its response
+    /// stream broke before the response again after its re-issues); the upstream goes on. Child and Memory never send
     /// it: a broken pipe ends everything.
     Failed {
         /// The upstream id of the request.

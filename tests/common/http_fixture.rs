@@ -16,6 +16,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
+use futures_util::StreamExt;
 use mcp_bridge::server::Server;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -43,6 +44,8 @@ pub struct Canned {
     /// The body is an SSE stream of keep-alive comments (every [`KEEP_ALIVE`]) that never
     /// carries an event and never ends (a hung server behind a live connection).
     pub silent_sse: bool,
+    /// The `Location` header of a redirect.
+    pub location: Option<String>,
 }
 
 impl Canned {
@@ -53,6 +56,15 @@ impl Canned {
             content_type,
             body: body.to_string(),
             silent_sse: false,
+            location: None,
+        }
+    }
+
+    /// A redirect: `status` with `Location: location` and no body.
+    pub fn redirect(status: u16, location: &str) -> Self {
+        Canned {
+            location: Some(location.to_string()),
+            ..Self::new(status, None, "")
         }
     }
 
@@ -65,6 +77,19 @@ impl Canned {
     }
 }
 
+/// How the fixture breaks the response of a request ([`HttpFixture::break_next`]): what
+/// comes before the response is sent, then in place of the response:
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Break {
+    /// The stream ends cleanly (an SSE stream that ends early).
+    End,
+    /// The body fails: the connection is dropped in the middle of the body (a JSON body is cut
+    /// in the middle of its response).
+    Reset,
+    /// An SSE stream ends right after its headers, before any event.
+    AtOnce,
+}
+
 /// A tool argument the fixture expects in an `Mcp-Param-*` header: tool, argument, header.
 pub type Annotation = (&'static str, &'static str, &'static str);
 
@@ -75,8 +100,13 @@ pub struct FixtureState {
     pub seen: Mutex<Vec<Seen>>,
     /// Scripted answers: (method, answer), taken in order by the next POST of that method.
     pub script: Mutex<VecDeque<(String, Canned)>>,
+    /// Broken responses: (method, how), taken in order by the next request of that method.
+    pub breaks: Mutex<VecDeque<(String, Break)>>,
     /// Answer requests (other than listen) with an SSE stream instead of JSON.
     pub sse: AtomicBool,
+    /// Start every JSON body and every SSE stream the server answers with a UTF-8 byte
+    /// order mark (EF BB BF), as some Windows servers do.
+    pub bom: AtomicBool,
     /// Listen streams whose SSE response started.
     pub listens_opened: AtomicUsize,
     /// Response streams the client closed before their end.
@@ -105,12 +135,16 @@ impl HttpFixture {
             annotations,
             seen: Mutex::new(Vec::new()),
             script: Mutex::new(VecDeque::new()),
+            breaks: Mutex::new(VecDeque::new()),
             sse: AtomicBool::new(false),
+            bom: AtomicBool::new(false),
             listens_opened: AtomicUsize::new(0),
             streams_closed_early: AtomicUsize::new(0),
         });
+        // `/v2/mcp` is the same endpoint: where a test's redirects point.
         let app = Router::new()
             .route("/mcp", axum::routing::post(mcp))
+            .route("/v2/mcp", axum::routing::post(mcp))
             .with_state(state.clone());
         let addr = recording::serve_loopback(app, tls);
         HttpFixture { addr, state }
@@ -134,6 +168,16 @@ impl HttpFixture {
             .collect()
     }
 
+    /// The response of the next request of `method` (not scripted with [`Self::script`]) is
+    /// broken `how` (in the order given).
+    pub fn break_next(&self, method: &str, how: Break) {
+        self.state
+            .breaks
+            .lock()
+            .expect("lock")
+            .push_back((method.to_string(), how));
+    }
+
     /// The next POST of `method` gets `answer` (in the order scripted).
     pub fn script(&self, method: &str, answer: Canned) {
         self.state
@@ -141,6 +185,30 @@ impl HttpFixture {
             .lock()
             .expect("lock")
             .push_back((method.to_string(), answer));
+    }
+}
+
+/// Another origin: a listener on its own loopback port that answers `200` with an empty
+/// body to any request and counts what it got (where a redirect to another origin points).
+pub struct Elsewhere {
+    pub addr: SocketAddr,
+    /// Requests received (any method, any path).
+    pub received: Arc<AtomicUsize>,
+}
+
+impl Elsewhere {
+    pub fn start() -> Elsewhere {
+        let received = Arc::new(AtomicUsize::new(0));
+        let count = received.clone();
+        let app = Router::new().fallback(move || {
+            let count = count.clone();
+            async move {
+                count.fetch_add(1, Ordering::SeqCst);
+                StatusCode::OK
+            }
+        });
+        let addr = recording::serve_loopback(app, None);
+        Elsewhere { addr, received }
     }
 }
 
@@ -219,13 +287,20 @@ fn check(st: &FixtureState, headers: &HeaderMap, body: &Value) -> Result<(), Str
     Ok(())
 }
 
-async fn mcp(State(st): State<Arc<FixtureState>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn mcp(
+    State(st): State<Arc<FixtureState>>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
         return (StatusCode::BAD_REQUEST, "not JSON").into_response();
     };
     let index = {
         let mut seen = st.seen.lock().expect("lock");
-        seen.push(Seen::new("POST", &headers, msg.clone()));
+        let mut s = Seen::new("POST", &headers, msg.clone());
+        s.path = uri.path().to_string();
+        seen.push(s);
         seen.len() - 1
     };
     let response = answer(&st, &headers, &body, msg).await;
@@ -251,6 +326,9 @@ async fn answer(st: &Arc<FixtureState>, headers: &HeaderMap, body: &Bytes, msg: 
         if let Some(ct) = c.content_type {
             r = r.header(header::CONTENT_TYPE, ct);
         }
+        if let Some(l) = &c.location {
+            r = r.header(header::LOCATION, l);
+        }
         if c.silent_sse {
             let tick = tokio::time::interval(KEEP_ALIVE);
             let body = futures_util::stream::unfold(tick, |mut tick| async move {
@@ -264,6 +342,11 @@ async fn answer(st: &Arc<FixtureState>, headers: &HeaderMap, body: &Bytes, msg: 
     let Some(id) = id else {
         return StatusCode::ACCEPTED.into_response();
     };
+    let brk = {
+        let mut breaks = st.breaks.lock().expect("lock");
+        let pos = breaks.iter().position(|(m, _)| *m == method);
+        pos.and_then(|p| breaks.remove(p)).map(|(_, b)| b)
+    };
     let (in_tx, in_rx) = mpsc::channel::<Vec<u8>>(16);
     let (out_tx, mut out_rx) = mpsc::channel::<String>(64);
     let server = st.server.clone();
@@ -275,7 +358,27 @@ async fn answer(st: &Arc<FixtureState>, headers: &HeaderMap, body: &Bytes, msg: 
     if !listen && !st.sse.load(Ordering::SeqCst) {
         while let Some(line) = out_rx.recv().await {
             if is_response(&line, &id) {
-                return ([(header::CONTENT_TYPE, "application/json")], line).into_response();
+                let body = match st.bom.load(Ordering::SeqCst) {
+                    true => format!("\u{feff}{line}"),
+                    false => line,
+                };
+                if let Some(how) = brk {
+                    // Half of the body, then the end or a failed body; the pause between
+                    // lets the head and the half leave first (else the connection closes
+                    // before any response, which is no broken stream).
+                    let half = body[..body.len() / 2].to_string();
+                    let tail = futures_util::stream::once(async {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        Err(std::io::Error::other("reset by the fixture"))
+                    })
+                    .take(usize::from(how == Break::Reset));
+                    let chunks = futures_util::stream::iter([Ok(half)]).chain(tail);
+                    return Response::builder()
+                        .header(header::CONTENT_TYPE, "application/json")
+                        .body(Body::from_stream(chunks))
+                        .expect("response");
+                }
+                return ([(header::CONTENT_TYPE, "application/json")], body).into_response();
             }
         }
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
@@ -291,11 +394,13 @@ async fn answer(st: &Arc<FixtureState>, headers: &HeaderMap, body: &Bytes, msg: 
         // client closed the stream (hyper sees the closed connection when it writes).
         keep_alive: Some(tokio::time::interval(KEEP_ALIVE)),
         done: false,
+        bom: st.bom.load(Ordering::SeqCst),
+        brk,
         state: st.clone(),
     };
     let body = futures_util::stream::unfold(stream, |mut s| async move {
         let chunk = s.next().await?;
-        Some((Ok::<_, std::convert::Infallible>(chunk), s))
+        Some((chunk, s))
     });
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
@@ -318,18 +423,29 @@ struct SseStream {
     id: Value,
     keep_alive: Option<tokio::time::Interval>,
     done: bool,
+    /// The next chunk is the first and starts with a byte order mark.
+    bom: bool,
+    /// How the response is broken, if it is.
+    brk: Option<Break>,
     state: Arc<FixtureState>,
 }
 
 impl SseStream {
-    async fn next(&mut self) -> Option<String> {
+    async fn next(&mut self) -> Option<Result<String, std::io::Error>> {
+        if std::mem::take(&mut self.bom) {
+            return Some(Ok("\u{feff}".into()));
+        }
+        if self.brk == Some(Break::AtOnce) {
+            self.done = true;
+            self.input = None;
+        }
         if self.done {
             return None;
         }
         let line = match &mut self.keep_alive {
             Some(tick) => tokio::select! {
                 l = self.rx.recv() => l,
-                _ = tick.tick() => return Some(": keep-alive\n\n".into()),
+                _ = tick.tick() => return Some(Ok(": keep-alive\n\n".into())),
             },
             None => self.rx.recv().await,
         };
@@ -337,8 +453,15 @@ impl SseStream {
         if is_response(&line, &self.id) {
             self.done = true;
             self.input = None;
+            match self.brk {
+                Some(Break::End | Break::AtOnce) => return None,
+                Some(Break::Reset) => {
+                    return Some(Err(std::io::Error::other("reset by the fixture")));
+                }
+                None => {}
+            }
         }
-        Some(format!("data: {line}\n\n"))
+        Some(Ok(format!("data: {line}\n\n")))
     }
 }
 

@@ -61,8 +61,13 @@ pub struct LegacyState {
     script: Script,
     /// Every request, in order of arrival (recorded when its answer is decided).
     pub seen: Mutex<Vec<Seen>>,
-    /// The session is over: a request carrying it gets `404`.
+    /// The session is over: a request carrying it gets `404`, and so does every later one
+    /// (a new `initialize` gets a session that is refused too).
     pub session_gone: AtomicBool,
+    /// The session the server knows (`None`: none yet, or it forgot it).
+    live: Mutex<Option<String>>,
+    /// Sessions started so far (`initialize` answered with a session).
+    pub sessions_started: AtomicUsize,
     /// The writer of the open GET stream.
     stream: Mutex<Option<mpsc::UnboundedSender<String>>>,
     /// SSE responses (of `slow` or the GET) that the client closed.
@@ -81,6 +86,8 @@ impl LegacyFixture {
             script,
             seen: Mutex::new(Vec::new()),
             session_gone: AtomicBool::new(false),
+            live: Mutex::new(None),
+            sessions_started: AtomicUsize::new(0),
             stream: Mutex::new(None),
             streams_closed: AtomicUsize::new(0),
         });
@@ -113,9 +120,17 @@ impl LegacyFixture {
             .is_some_and(|tx| tx.send(format!("data: {message}\n\n")).is_ok())
     }
 
-    /// Ends the session: every later request carrying it gets `404`.
+    /// Ends the session: every later request carrying it gets `404`, and so does every
+    /// request of a new session.
     pub fn end_session(&self) {
         self.state.session_gone.store(true, Ordering::SeqCst);
+    }
+
+    /// Forgets the session (a server restarted with its sessions in memory): every later
+    /// request carrying it gets `404`; a new `initialize` starts a new session (`sess-2`,
+    /// `sess-3`, ...) that works.
+    pub fn forget_session(&self) {
+        *self.state.live.lock().expect("lock") = None;
     }
 }
 
@@ -181,7 +196,7 @@ fn sse(
 /// refusal, if any.
 fn refusal(st: &LegacyState, headers: &HeaderMap) -> Option<Response> {
     let h = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
-    if let Some(session) = st.script.session {
+    if st.script.session.is_some() {
         match h("mcp-session-id") {
             None => {
                 return Some(json_response(
@@ -191,7 +206,10 @@ fn refusal(st: &LegacyState, headers: &HeaderMap) -> Option<Response> {
                     None,
                 ));
             }
-            Some(s) if s != session || st.session_gone.load(Ordering::SeqCst) => {
+            Some(s)
+                if Some(s) != st.live.lock().expect("lock").as_deref()
+                    || st.session_gone.load(Ordering::SeqCst) =>
+            {
                 return Some(json_response(
                     404,
                     json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001,
@@ -281,8 +299,20 @@ fn post(st: &Arc<LegacyState>, headers: &HeaderMap, accept: &str, msg: &Value) -
             "protocolVersion": VERSION,
             "capabilities": {"tools": {"listChanged": true}},
             "serverInfo": {"name": "legacy-http-fixture", "version": "1.0.0"}}});
-        let session = st.script.session.map(|s| ("mcp-session-id", s));
-        return json_response(200, result, session);
+        let Some(first) = st.script.session else {
+            return json_response(200, result, None);
+        };
+        let n = st.sessions_started.fetch_add(1, Ordering::SeqCst) + 1;
+        let session = match n {
+            1 => first.to_string(),
+            n => format!("sess-{n}"),
+        };
+        *st.live.lock().expect("lock") = Some(session.clone());
+        let mut r = json_response(200, result, None);
+        if let Ok(v) = axum::http::HeaderValue::from_str(&session) {
+            r.headers_mut().insert("mcp-session-id", v);
+        }
+        return r;
     }
     if let Some(r) = refusal(st, headers) {
         return r;
@@ -302,7 +332,9 @@ fn post(st: &Arc<LegacyState>, headers: &HeaderMap, accept: &str, msg: &Value) -
         }
         "tools/call" => json!({"content": [{"type": "text",
             "text": msg["params"]["arguments"]["text"].as_str().unwrap_or("")}]}),
-        "ping" => json!({}),
+        "ping" | "resources/subscribe" | "resources/unsubscribe" | "logging/setLevel" => {
+            json!({})
+        }
         _ => {
             return json_response(
                 200,

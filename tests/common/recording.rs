@@ -24,6 +24,8 @@ pub struct Seen {
     pub body: Value,
     /// The status of the answer (0 until it answered).
     pub status: u16,
+    /// The path of the request (empty when the fixture does not record it).
+    pub path: String,
 }
 
 impl Seen {
@@ -42,6 +44,7 @@ impl Seen {
                 .collect(),
             body,
             status: 0,
+            path: String::new(),
         }
     }
 

@@ -2,15 +2,27 @@
 //! challenge it answers with a retry), then its response: `202` for a notification, a JSON
 //! body, or an SSE stream of the request's notifications and its response; an error status
 //! becomes a [`Failure`] with the status and, when the body is a JSON-RPC error, that error.
+//!
+//! A response that was accepted (a 2xx) and whose body then broke or ended before the
+//! response of its request is a broken response stream ([`Lost::Broken`]). 2026-07-28
+//! changelog, major 9: "A broken response stream loses the in-flight request; clients MUST
+//! re-issue it as a new request with a new request ID." The request is sent again with an id
+//! of the transport's own ([`REISSUE_ID_PREFIX`]`N`; the correlation layer's ids are numbers
+//! and the probe's `mcp-bridge-probe-N`), at most [`MAX_REISSUES`] times after a wait
+//! ([`REISSUE_BACKOFF`], doubled each time); its response goes on with the id the
+//! correlation layer gave, so nothing above the transport sees the new one. The body is the
+//! same but for the id, so the progress token is the same and progress reaches the editor's
+//! token. A cancel aborts the request's task, so a cancelled request is never sent again.
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use std::cell::Cell;
 use std::error::Error as _;
 use std::rc::Rc;
+use url::Url;
 
 use super::Shared;
 use super::headers;
@@ -20,12 +32,54 @@ use super::refetch;
 use crate::protocol::era::ReadBody;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{Id, MAX_UPSTREAM_DEPTH};
+use crate::protocol::notify;
 use crate::protocol::raw;
+use crate::protocol::redirect::{self, Redirect};
 use crate::protocol::remote::{self, HeaderParam};
 use crate::transport::token::{
     AccessToken, Challenge, ChallengeOutcome, MAX_CHALLENGES_PER_REQUEST,
 };
 use crate::transport::upstream::{Event, Failure};
+
+/// The most times one request is sent again after its response stream broke.
+pub const MAX_REISSUES: u32 = 3;
+/// The wait before the first re-issue of a request; each later one waits twice as long.
+pub const REISSUE_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
+/// The start of the id of a re-issued request; a number follows, counted per transport.
+pub const REISSUE_ID_PREFIX: &str = "mcp-bridge-reissue-";
+
+/// Why one attempt of a request got no response.
+#[derive(Debug)]
+pub(super) enum Lost {
+    /// It failed (no response, an error status, a limit, content that is no answer): it is
+    /// not sent again.
+    Failed(Failure),
+    /// A broken response stream: the request was accepted (a 2xx came) and its body broke or
+    /// ended before the response.
+    Broken(Failure),
+}
+
+impl From<Failure> for Lost {
+    fn from(f: Failure) -> Lost {
+        Lost::Failed(f)
+    }
+}
+
+impl From<Lost> for Failure {
+    fn from(l: Lost) -> Failure {
+        match l {
+            Lost::Failed(f) | Lost::Broken(f) => f,
+        }
+    }
+}
+
+/// The ids of one attempt of a request: the one the correlation layer gave (its response
+/// goes on with it), and the one on the wire (another after a re-issue).
+#[derive(Clone, Copy)]
+struct Ids<'a> {
+    given: &'a Id,
+    wire: &'a Id,
+}
 
 /// One message to POST, read once when it was sent ([`Post::read`]).
 pub(super) struct Post {
@@ -129,30 +183,85 @@ async fn exchange(sh: &Rc<Shared>, p: Post) -> Result<(), Failure> {
         headers,
         tool_params,
     } = p;
-    let resp = post(sh, headers, &body, || {
-        headers_again(sh, &body, tool_params.as_deref())
-    })
-    .await?;
-    if &*method == "tools/call" && resp.status() == StatusCode::BAD_REQUEST {
+    let tp = tool_params.as_deref();
+    let Some(given) = id else {
+        return Ok(attempt(sh, headers, &body, None, &method, tp).await?);
+    };
+    let ids = Ids {
+        given: &given,
+        wire: &given,
+    };
+    let mut outcome = attempt(sh, headers, &body, Some(ids), &method, tp).await;
+    let mut wait = REISSUE_BACKOFF;
+    for n in 1..=MAX_REISSUES {
+        let failure = match outcome {
+            Ok(()) => return Ok(()),
+            Err(Lost::Failed(f)) => return Err(f),
+            // A listen stream that breaks is opened again by the Listener, with its own
+            // waits and a new listen id.
+            Err(Lost::Broken(f)) if &*method == notify::LISTEN_METHOD => return Err(f),
+            Err(Lost::Broken(f)) => f,
+        };
+        let wire = Id::Str(format!("{REISSUE_ID_PREFIX}{}", sh.reissued.get() + 1));
+        sh.reissued.set(sh.reissued.get() + 1);
+        let Some(again) = probe::with_id(&body, &wire) else {
+            return Err(failure);
+        };
+        tracing::debug!(target: "http", "id={given} method={method}: {} after the request was accepted: sent again as id={wire} in {} ms ({n} of {MAX_REISSUES})",
+            failure.detail, wait.as_millis());
+        tokio::time::sleep(wait).await;
+        wait *= 2;
+        let ids = Ids {
+            given: &given,
+            wire: &wire,
+        };
+        let h = headers_again(sh, &again, tp);
+        outcome = attempt(sh, h, &again, Some(ids), &method, tp).await;
+    }
+    match outcome {
+        Ok(()) => Ok(()),
+        Err(Lost::Failed(f)) => Err(f),
+        Err(Lost::Broken(mut f)) => {
+            f.detail = format!(
+                "{} (sent {MAX_REISSUES} times more with a new id, each time in vain)",
+                f.detail
+            );
+            Err(f)
+        }
+    }
+}
+
+/// One attempt of a request (or the one POST of a notification, `ids` `None`): its POST with
+/// the headers `headers`, the re-fetch of a -32020 of a `tools/call`, its response.
+async fn attempt(
+    sh: &Rc<Shared>,
+    headers: HeaderMap,
+    body: &Bytes,
+    ids: Option<Ids<'_>>,
+    method: &str,
+    tool_params: Option<&[HeaderParam]>,
+) -> Result<(), Lost> {
+    let resp = post(sh, headers, body, || headers_again(sh, body, tool_params)).await?;
+    if method == "tools/call" && resp.status() == StatusCode::BAD_REQUEST {
         // A -32020 may come from annotations older than the server's: one re-fetch of
         // tools/list, and one retry when they changed (`refetch.rs`).
         let failure = error_status(resp, sh.max_response_bytes).await;
-        let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
-            return Err(failure);
+        let Ok(msg) = serde_json::from_slice::<Value>(body) else {
+            return Err(failure.into());
         };
-        let sent = tool_params.as_deref().unwrap_or(&[]);
+        let sent = tool_params.unwrap_or(&[]);
         let Some(fresh) = refetch::fresh_params(sh, &msg, sent, &failure).await else {
-            return Err(failure);
+            return Err(failure.into());
         };
-        let again = || headers_again(sh, &body, Some(&fresh));
-        let resp = post(sh, again(), &body, again).await?;
-        return respond(sh, resp, id.as_ref(), &method).await;
+        let again = || headers_again(sh, body, Some(&fresh));
+        let resp = post(sh, again(), body, again).await?;
+        return respond(sh, resp, ids, method).await;
     }
-    respond(sh, resp, id.as_ref(), &method).await
+    respond(sh, resp, ids, method).await
 }
 
 /// POSTs `body` with the headers `first` and the provider's token ([`send_signed`]); a POST
-/// sent again after a challenge gets the headers of `again`.
+/// sent again after a challenge or a redirect gets the headers of `again`.
 pub(super) async fn post(
     sh: &Shared,
     first: HeaderMap,
@@ -160,14 +269,14 @@ pub(super) async fn post(
     again: impl Fn() -> HeaderMap,
 ) -> Result<reqwest::Response, Failure> {
     let mut first = Some(first);
-    send_signed(sh, |token| {
+    send_signed(sh, |token, url| {
         let mut h = first.take().unwrap_or_else(&again);
         if let Some((n, v)) = token.and_then(|t| headers::bearer(t.secret())) {
             h.insert(n, v);
         }
         // The request is made whole here (no builder): its header map is moved in, not
         // merged into an empty one.
-        let mut req = reqwest::Request::new(Method::POST, sh.url.clone());
+        let mut req = reqwest::Request::new(Method::POST, url.clone());
         *req.headers_mut() = h;
         *req.body_mut() = Some(body.clone().into());
         Ok(req)
@@ -175,25 +284,41 @@ pub(super) async fn post(
     .await
 }
 
-/// Sends the request that `request` builds with the provider's token, and once more after
-/// each 401/403 challenge the provider answers with [`ChallengeOutcome::Retry`] (at most
-/// [`MAX_CHALLENGES_PER_REQUEST`]; each retry reports [`Event::SignedIn`]). Errors: no
-/// response (the connection's cause), or the status with the provider's cause
+/// Sends the POST that `request` builds for a URL with the provider's token: first to the
+/// upstream's URL, then to where each same-origin 307/308 points
+/// ([`redirect::of_post`]: at most [`redirect::MAX_REDIRECTS`]; the client follows none
+/// itself), and once more after each 401/403 challenge the provider answers with
+/// [`ChallengeOutcome::Retry`] (at most [`MAX_CHALLENGES_PER_REQUEST`]; each retry reports
+/// [`Event::SignedIn`]). Errors: no response (the connection's cause), a redirect that is not
+/// followed (its status and why), or the status with the provider's cause
 /// (`sign_in_unavailable: ...`, `sign_in_declined: ...`). Any other response is returned,
 /// a 401/403 too once the challenges are spent.
 pub(super) async fn send_signed(
     sh: &Shared,
-    mut request: impl FnMut(Option<&AccessToken>) -> reqwest::Result<reqwest::Request>,
+    mut request: impl FnMut(Option<&AccessToken>, &Url) -> reqwest::Result<reqwest::Request>,
 ) -> Result<reqwest::Response, Failure> {
     let mut challenges = 0;
+    let mut redirects = 0;
+    let mut url = sh.url.clone();
     loop {
         let token = sh.tokens.access_token().await;
-        let sent = match request(token.as_ref()) {
+        let sent = match request(token.as_ref(), &url) {
             Ok(req) => sh.client.execute(req).await,
             Err(e) => Err(e),
         };
         let resp = sent.map_err(|e| Failure::no_response(send_detail(&e)))?;
         let status = resp.status().as_u16();
+        let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok());
+        match redirect::of_post(&url, status, location, redirects) {
+            Redirect::No => {}
+            Redirect::Follow(to) => {
+                tracing::debug!(target: "http", "the upstream redirected a POST (HTTP {status}) within its origin: sent again");
+                redirects += 1;
+                url = to;
+                continue;
+            }
+            Redirect::Refuse(detail) => return Err(Failure::status(status, detail)),
+        }
         if !(matches!(status, 401 | 403) && challenges < MAX_CHALLENGES_PER_REQUEST) {
             return Ok(resp);
         }
@@ -225,22 +350,22 @@ pub(super) async fn send_signed(
 async fn respond(
     sh: &Rc<Shared>,
     resp: reqwest::Response,
-    id: Option<&Id>,
+    ids: Option<Ids<'_>>,
     method: &str,
-) -> Result<(), Failure> {
+) -> Result<(), Lost> {
     let status = resp.status();
     if !status.is_success() {
-        return Err(error_status(resp, sh.max_response_bytes).await);
+        return Err(error_status(resp, sh.max_response_bytes).await.into());
     }
-    let Some(id) = id else {
+    let Some(ids) = ids else {
         // A notification: 202 (or any success) is all there is to it.
         return Ok(());
     };
     match response_body(resp, sh.max_response_bytes).await? {
-        ResponseBody::Events(resp) => sse(sh, resp, id, method).await,
-        ResponseBody::Json(body) => match deliver(sh, id, method, body).await {
+        ResponseBody::Events(resp) => sse(sh, resp, ids, method).await,
+        ResponseBody::Json(body) => match deliver(sh, ids, method, body).await {
             true => Ok(()),
-            false => Err(unanswered()),
+            false => Err(unanswered().into()),
         },
     }
 }
@@ -255,12 +380,12 @@ pub(super) enum ResponseBody {
 }
 
 /// Tells a success response to a request by its `Content-Type`, and reads a JSON body
-/// whole (at most `max_bytes`). Errors: any other content type, a JSON body over the limit
-/// or cut off.
+/// whole (at most `max_bytes`). Errors: any other content type, a JSON body over the limit,
+/// or cut off ([`Lost::Broken`]).
 pub(super) async fn response_body(
     resp: reqwest::Response,
     max_bytes: usize,
-) -> Result<ResponseBody, Failure> {
+) -> Result<ResponseBody, Lost> {
     let status = resp.status();
     let content_type = resp
         .headers()
@@ -275,12 +400,14 @@ pub(super) async fn response_body(
         return Err(Failure::no_response(format!(
             "the upstream answered HTTP {} with neither JSON nor an event stream",
             status.as_u16()
-        )));
+        ))
+        .into());
     }
-    let body = limit::read_body(resp, max_bytes)
-        .await
-        .map_err(|e| Failure::no_response(e.to_string()))?;
-    Ok(ResponseBody::Json(body))
+    match limit::read_body(resp, max_bytes).await {
+        Ok(body) => Ok(ResponseBody::Json(body)),
+        Err(e @ BodyError::Broken) => Err(Lost::Broken(Failure::no_response(e.to_string()))),
+        Err(e @ BodyError::Over(_)) => Err(Lost::Failed(Failure::no_response(e.to_string()))),
+    }
 }
 
 /// The failure of a JSON response that holds no response to its request.
@@ -306,33 +433,64 @@ pub(super) async fn error_status(resp: reqwest::Response, max_bytes: usize) -> F
     }
 }
 
-/// The events of an SSE response, until the response of request `id`.
+/// The events of an SSE response, until the response of the request.
 async fn sse(
     sh: &Rc<Shared>,
     resp: reqwest::Response,
-    id: &Id,
+    ids: Ids<'_>,
     method: &str,
-) -> Result<(), Failure> {
-    match sse_events(resp, sh.max_response_bytes, |data| {
-        deliver(sh, id, method, data)
+) -> Result<(), Lost> {
+    match sse_events(resp, sh.max_response_bytes, |event| {
+        deliver(sh, ids, method, event.data)
     })
     .await?
     {
         true => Ok(()),
-        false => Err(ended_before_the_response()),
+        false => Err(Lost::Broken(ended_before_the_response())),
     }
 }
 
-/// Hands the data of each event of the SSE body of `resp` (at most `max_bytes` in all) to
-/// `deliver`, skipping events without data, until `deliver` returns true (the response came:
-/// `Ok(true)`) or the stream ends (`Ok(false)`). Errors: the body over the limit, or broken.
+/// One event of an SSE body that carries data.
+pub(super) struct SseEvent {
+    /// Its `data` (lines joined with LF).
+    pub(super) data: Bytes,
+}
+
+/// What an SSE body brought besides the events it handed on: the last event id and
+/// reconnection time it set (SSE, WHATWG HTML §9.2.6), for a 2025-11-25 resumption.
+#[derive(Debug, Default)]
+pub(super) struct SseState {
+    /// The last `id` field seen, on an event with data or not (a priming event).
+    pub(super) last_event_id: Option<String>,
+    /// The last `retry` field, in milliseconds.
+    pub(super) retry_ms: Option<u64>,
+}
+
+/// Hands each event of the SSE body of `resp` that carries data (at most `max_bytes` in
+/// all) to `deliver`, until `deliver` returns true (the response came: `Ok(true)`) or the
+/// stream ends (`Ok(false)`). Errors: the body over the limit ([`Lost::Failed`]), or broken
+/// ([`Lost::Broken`]).
 pub(super) async fn sse_events<F, Fut>(
     resp: reqwest::Response,
     max_bytes: usize,
-    mut deliver: F,
-) -> Result<bool, Failure>
+    deliver: F,
+) -> Result<bool, Lost>
 where
-    F: FnMut(Bytes) -> Fut,
+    F: FnMut(SseEvent) -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    sse_events_tracked(resp, max_bytes, &mut SseState::default(), deliver).await
+}
+
+/// [`sse_events`], keeping the event id and reconnection time of the stream in `state`.
+pub(super) async fn sse_events_tracked<F, Fut>(
+    resp: reqwest::Response,
+    max_bytes: usize,
+    state: &mut SseState,
+    mut deliver: F,
+) -> Result<bool, Lost>
+where
+    F: FnMut(SseEvent) -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
     let over = Rc::new(Cell::new(false));
@@ -341,17 +499,32 @@ where
     while let Some(item) = events.next().await {
         match item {
             Ok(event) => {
+                if let Some(ms) = event.retry {
+                    state.retry_ms = Some(ms);
+                }
+                if let Some(id) = &event.id {
+                    state.last_event_id = Some(id.clone());
+                }
                 let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
                     continue;
                 };
-                if deliver(Bytes::from(data)).await {
+                let event = SseEvent {
+                    data: Bytes::from(data),
+                };
+                if deliver(event).await {
                     return Ok(true);
                 }
             }
             Err(_) if over.get() => {
-                return Err(Failure::no_response(BodyError::Over(max_bytes).to_string()));
+                return Err(Lost::Failed(Failure::no_response(
+                    BodyError::Over(max_bytes).to_string(),
+                )));
             }
-            Err(_) => return Err(Failure::no_response(BodyError::Broken.to_string())),
+            Err(_) => {
+                return Err(Lost::Broken(Failure::no_response(
+                    BodyError::Broken.to_string(),
+                )));
+            }
         }
     }
     Ok(false)
@@ -372,19 +545,23 @@ const REWRITTEN: &[&str] = &[
 ];
 
 /// Hands one message of the response to the correlation layer (after the editor's queue has
-/// room). True when it was the response of request `id`.
+/// room). True when it was the response of the request (its id on the wire: `ids.wire`); that
+/// response goes on with the id the correlation layer gave (`ids.given`).
 ///
 /// The response of a request whose result no rule rewrites is read here once, as the
 /// correlation layer reads a success frame ([`raw::response`]), and handed on read
 /// ([`Event::Response`]); any other message goes on as its frame.
-async fn deliver(sh: &Rc<Shared>, id: &Id, method: &str, body: Bytes) -> bool {
+async fn deliver(sh: &Rc<Shared>, ids: Ids<'_>, method: &str, body: Bytes) -> bool {
     if body.trim_ascii().is_empty() {
         // Nothing to hand over (a frame is never empty); the request fails if nothing else
         // answers it.
         return false;
     }
+    let id = ids.wire;
     let one_line = memchr::memchr2(b'\n', b'\r', &body).is_none();
-    if one_line && !REWRITTEN.contains(&method) {
+    // A re-issued request's messages are read into a value (its response gets its id back).
+    let reissued = ids.wire != ids.given;
+    if one_line && !REWRITTEN.contains(&method) && !reissued {
         if let Some((rid, result)) = raw::response(body.clone(), MAX_UPSTREAM_DEPTH)
             && rid == *id
         {
@@ -411,8 +588,12 @@ async fn deliver(sh: &Rc<Shared>, id: &Id, method: &str, body: Bytes) -> bool {
                 rewrite(sh, method, r);
                 true
             });
+        let given_back = answers && reissued;
+        if given_back && let Some(o) = v.as_object_mut() {
+            o.insert("id".into(), ids.given.to_value());
+        }
         // A frame is one line: a pretty-printed body is written again on one.
-        if rewritten || !one_line {
+        if rewritten || given_back || !one_line {
             frame = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
         }
     }

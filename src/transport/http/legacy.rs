@@ -14,12 +14,25 @@
 //!   answered 401/403 goes again after each challenge the provider answers with a retry. The
 //!   GET stream hands no challenge over: refused with 401/403, it opens again after the next
 //!   POST that gets through.
-//! - A `404` to a message carrying the session ends the upstream ([`EndCause::SessionEnded`]);
-//!   at close the session gets a DELETE.
+//! - A `404` to a message carrying the session: the server forgot it, and the client "MUST
+//!   start a new session by sending a new InitializeRequest without a session ID" (2025-11-25
+//!   basic/transports, session management). The new session ([`renew`]) sends the editor's
+//!   own `initialize` params again (no session id, an id of the bridge's own), then
+//!   `notifications/initialized`, opens the GET stream again, and sends again the editor's
+//!   `resources/subscribe` (those not unsubscribed) and its last `logging/setLevel`; their
+//!   answers stay in the transport. Then the message that got the 404 goes once more. The
+//!   dead session id is never sent again, and every message waits for the new session. A
+//!   `404` right after a new session (to that message once more, to a step of the new
+//!   session, or to anything before a message got through on it) ends the upstream
+//!   ([`EndCause::SessionEnded`]).
+//! - At close the session gets a DELETE.
 
 use bytes::Bytes;
+use futures_util::FutureExt;
+use futures_util::future::{LocalBoxFuture, Shared as SharedFuture};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde_json::Value;
+use serde_json::{Value, json};
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -38,6 +51,27 @@ use crate::transport::upstream::{EndCause, Event, Failure};
 pub const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 /// The protocol version header (sent once the version is negotiated).
 pub const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+
+/// The start of the ids of the requests a new session sends itself (`initialize`, the
+/// subscriptions, the log level); the session's number follows. Never an editor's: answered
+/// on their own POSTs, they never reach the correlation layer.
+pub const RENEWAL_ID_PREFIX: &str = "mcp-bridge-session-";
+
+/// What a new session sends again, as the editor sent it.
+#[derive(Default)]
+pub(super) struct Replay {
+    /// The params of the editor's `initialize`.
+    initialize: Option<Value>,
+    /// The URIs of the editor's `resources/subscribe` that were answered and not
+    /// unsubscribed, in order.
+    subscriptions: Vec<String>,
+    /// The params of the editor's last `logging/setLevel` that was answered.
+    log_level: Option<Value>,
+}
+
+/// A new session under way (true once it is in place), shared by every message that waits
+/// for it.
+pub(super) type Renewal = SharedFuture<LocalBoxFuture<'static, bool>>;
 
 /// The headers of every message of the pass-through: no `Mcp-Method`, `Mcp-Name` or
 /// `Mcp-Param-*`, no `_meta`-derived version; the token is added per attempt ([`signed`]).
@@ -71,7 +105,13 @@ pub(super) async fn run(sh: Rc<Shared>, msg: Value) {
     let id = msg.get("id").and_then(Id::from_value);
     let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
     let is_request = id.is_some() && !method.is_empty();
+    if method == "initialize" {
+        sh.legacy.replay.borrow_mut().initialize = msg.get("params").cloned();
+    }
     let outcome = post(&sh, &msg, method, id.as_ref().filter(|_| is_request)).await;
+    if outcome.is_ok() && is_request {
+        remember(&sh, method, &msg);
+    }
     if let Some(id) = id.as_ref().filter(|_| is_request) {
         sh.in_flight.borrow_mut().remove(id);
     }
@@ -87,32 +127,87 @@ pub(super) async fn run(sh: Rc<Shared>, msg: Value) {
     }
 }
 
-async fn post(sh: &Rc<Shared>, msg: &Value, method: &str, id: Option<&Id>) -> Result<(), Failure> {
-    let body = Bytes::from(serde_json::to_vec(msg).unwrap_or_default());
+/// Keeps what a new session sends again of the editor's request `msg`, answered.
+fn remember(sh: &Shared, method: &str, msg: &Value) {
+    let params = msg.get("params");
+    let uri = params
+        .and_then(|p| p.get("uri"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let mut replay = sh.legacy.replay.borrow_mut();
+    match (method, uri) {
+        ("resources/subscribe", Some(uri)) if !replay.subscriptions.contains(&uri) => {
+            replay.subscriptions.push(uri);
+        }
+        ("resources/unsubscribe", Some(uri)) => replay.subscriptions.retain(|u| *u != uri),
+        ("logging/setLevel", _) => replay.log_level = params.cloned(),
+        _ => {}
+    }
+}
+
+/// POSTs `body` once with the headers of the session now (after the new session under way,
+/// if any). The number of the session it carried, if it carried one.
+async fn send(sh: &Rc<Shared>, body: &Bytes) -> Result<(reqwest::Response, Option<u64>), Failure> {
+    let renewal = sh.legacy.renewal.borrow().as_ref().map(|(_, r)| r.clone());
+    if let Some(r) = renewal {
+        r.await;
+    }
     let h = base(sh, headers::ACCEPT_BOTH);
+    let carried = h
+        .contains_key(SESSION_HEADER)
+        .then(|| sh.legacy.generation.get());
     // The sign-in of the modern path: the token, and a retry after each challenge the
     // provider answers (a refresh, a sign-in, a step-up).
-    let resp = send_signed(sh, |token| {
+    let resp = send_signed(sh, |token, url| {
         sh.client
-            .post(sh.url.clone())
+            .post(url.clone())
             .headers(signed(&h, token))
             .body(body.clone())
             .build()
     })
     .await?;
+    Ok((resp, carried))
+}
+
+/// The failure of a message that got 404 for its session and ended it.
+fn session_lost() -> Failure {
+    Failure::status(404, "the server ended the HTTP session".into())
+}
+
+/// POSTs `body`; a 404 to the session starts a new one ([`renewal`]) and `body` goes once
+/// more. A 404 again ends the session.
+async fn send_in_session(sh: &Rc<Shared>, body: &Bytes) -> Result<reqwest::Response, Failure> {
+    let (resp, carried) = send(sh, body).await?;
+    let Some(carried) = carried.filter(|_| resp.status().as_u16() == 404) else {
+        if carried.is_some() && resp.status().is_success() {
+            sh.legacy.renewed_in_vain.set(false);
+        }
+        return Ok(resp);
+    };
+    drop(resp);
+    if !renewal(sh, carried).await {
+        return Err(session_lost());
+    }
+    let (resp, carried) = send(sh, body).await?;
+    if carried.is_some() && resp.status().as_u16() == 404 {
+        session_ended(sh);
+        return Err(session_lost());
+    }
+    if carried.is_some() && resp.status().is_success() {
+        sh.legacy.renewed_in_vain.set(false);
+    }
+    Ok(resp)
+}
+
+async fn post(sh: &Rc<Shared>, msg: &Value, method: &str, id: Option<&Id>) -> Result<(), Failure> {
+    let body = Bytes::from(serde_json::to_vec(msg).unwrap_or_default());
+    let resp = send_in_session(sh, &body).await?;
     if sh.legacy.stream_awaits_sign_in.get() && resp.status().is_success() {
         // The GET stream was refused for its token: a request went through, so reopen it.
         sh.legacy.stream_awaits_sign_in.set(false);
         open_stream(sh);
     }
     let status = resp.status();
-    if status.as_u16() == 404 && sh.legacy.session.borrow().is_some() {
-        session_ended(sh);
-        return Err(Failure::status(
-            404,
-            "the server ended the HTTP session".into(),
-        ));
-    }
     if !status.is_success() {
         return Err(error_status(resp, sh.max_response_bytes).await);
     }
@@ -120,14 +215,8 @@ async fn post(sh: &Rc<Shared>, msg: &Value, method: &str, id: Option<&Id>) -> Re
         // A notification or a response: 202 is all there is to it.
         return Ok(());
     };
-    if method == "initialize"
-        && let Some(v) = resp.headers().get(SESSION_HEADER)
-        && v.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b))
-        && !v.is_empty()
-    {
-        let mut v = v.clone();
-        v.set_sensitive(true);
-        *sh.legacy.session.borrow_mut() = Some(v);
+    if method == "initialize" {
+        keep_session(sh, resp.headers());
     }
     match response_body(resp, sh.max_response_bytes).await? {
         ResponseBody::Events(resp) => match stream(sh, resp, Some((id, method))).await? {
@@ -148,10 +237,10 @@ async fn stream(
     resp: reqwest::Response,
     answers: Option<(&Id, &str)>,
 ) -> Result<bool, Failure> {
-    sse_events(resp, sh.max_response_bytes, |data| {
-        deliver(sh, data, answers)
+    Ok(sse_events(resp, sh.max_response_bytes, |event| {
+        deliver(sh, event.data, answers)
     })
-    .await
+    .await?)
 }
 
 /// Hands one message to the correlation layer as one line (after the editor's queue has
@@ -192,6 +281,162 @@ async fn deliver(sh: &Shared, body: Bytes, answers: Option<(&Id, &str)>) -> bool
     answered
 }
 
+/// Keeps the `Mcp-Session-Id` of an `initialize` response (visible ASCII only; sensitive).
+fn keep_session(sh: &Shared, headers: &HeaderMap) {
+    if let Some(v) = headers.get(SESSION_HEADER)
+        && v.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b))
+        && !v.is_empty()
+    {
+        let mut v = v.clone();
+        v.set_sensitive(true);
+        *sh.legacy.session.borrow_mut() = Some(v);
+    }
+}
+
+/// The new session that replaces session number `carried` (which got a 404): the one under
+/// way or done, or a new one started now on a task of its own (a cancelled message does not
+/// stop it). Resolves true once it is in place; false: the session ended.
+fn renewal(sh: &Rc<Shared>, carried: u64) -> Renewal {
+    let mut slot = sh.legacy.renewal.borrow_mut();
+    if let Some((replaced, r)) = slot.as_ref()
+        && *replaced == carried
+    {
+        return r.clone();
+    }
+    if sh.legacy.generation.get() != carried {
+        // An older session's 404, after its new session was in place.
+        return futures_util::future::ready(true).boxed_local().shared();
+    }
+    let task = tokio::task::spawn_local(renew(sh.clone()));
+    let r = async move { task.await.unwrap_or(false) }
+        .boxed_local()
+        .shared();
+    *slot = Some((carried, r.clone()));
+    r
+}
+
+/// Starts a new session ([`renewal`]; see the module doc); on failure the session ends.
+async fn renew(sh: Rc<Shared>) -> bool {
+    let ok = renew_steps(&sh).await;
+    if let Err(why) = &ok {
+        tracing::warn!(target: "http", "a new HTTP session could not be started: {why}");
+        session_ended(&sh);
+    }
+    ok.is_ok()
+}
+
+async fn renew_steps(sh: &Rc<Shared>) -> Result<(), String> {
+    if sh.closed.get() {
+        return Err("the transport is closed".into());
+    }
+    if sh.legacy.renewed_in_vain.get() {
+        return Err("the server answered 404 right after a new session".into());
+    }
+    let Some(params) = sh.legacy.replay.borrow().initialize.clone() else {
+        return Err("no initialize to send again".into());
+    };
+    tracing::warn!(target: "http", "the server forgot the HTTP session (HTTP 404): starting a new one");
+    // The dead session is never sent again; the version comes from the new result.
+    *sh.legacy.session.borrow_mut() = None;
+    *sh.legacy.version.borrow_mut() = None;
+    if let Some(h) = sh.legacy.stream.borrow_mut().take() {
+        h.abort();
+    }
+    sh.legacy.stream_awaits_sign_in.set(false);
+    let n = sh.legacy.generation.get() + 1;
+    let id = format!("{RENEWAL_ID_PREFIX}{n}");
+    let init = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params});
+    let (head, result) = own_request(sh, &init).await?;
+    keep_session(sh, &head);
+    let version = result
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .and_then(|s| HeaderValue::from_str(s).ok())
+        .ok_or("the new initialize result has no protocolVersion")?;
+    *sh.legacy.version.borrow_mut() = Some(version);
+    sh.legacy.generation.set(n);
+    sh.legacy.renewed_in_vain.set(true);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    drop(own_post(sh, &initialized).await?);
+    open_stream(sh);
+    let (subscriptions, log_level) = {
+        let r = sh.legacy.replay.borrow();
+        (r.subscriptions.clone(), r.log_level.clone())
+    };
+    for (k, uri) in subscriptions.iter().enumerate() {
+        let sub = json!({"jsonrpc": "2.0", "id": format!("{id}-subscribe-{k}"),
+            "method": "resources/subscribe", "params": {"uri": uri}});
+        own_request(sh, &sub).await?;
+    }
+    if let Some(level) = log_level {
+        let set = json!({"jsonrpc": "2.0", "id": format!("{id}-log-level"),
+            "method": "logging/setLevel", "params": level});
+        own_request(sh, &set).await?;
+    }
+    tracing::info!(target: "http", "a new HTTP session is in place");
+    Ok(())
+}
+
+/// POSTs a message of the new session (the headers of the session now, no waiting for a
+/// renewal: it is the renewal). Errors: no response, or not a success (a 404 too).
+async fn own_post(sh: &Shared, msg: &Value) -> Result<reqwest::Response, String> {
+    let body = Bytes::from(serde_json::to_vec(msg).unwrap_or_default());
+    let h = base(sh, headers::ACCEPT_BOTH);
+    let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
+    let resp = send_signed(sh, |token, url| {
+        sh.client
+            .post(url.clone())
+            .headers(signed(&h, token))
+            .body(body.clone())
+            .build()
+    })
+    .await
+    .map_err(|f| format!("{method}: {}", f.detail))?;
+    if !resp.status().is_success() {
+        return Err(format!("{method}: HTTP {}", resp.status().as_u16()));
+    }
+    Ok(resp)
+}
+
+/// POSTs a request of the new session and reads its result (JSON, or an SSE stream whose
+/// other messages are dropped: they belong to no request of the editor). Errors: as
+/// [`own_post`], an error response, or no response. The result and the response's headers.
+async fn own_request(sh: &Shared, msg: &Value) -> Result<(HeaderMap, Value), String> {
+    let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
+    let want = msg.get("id").and_then(Id::from_value);
+    let resp = own_post(sh, msg).await?;
+    let head = resp.headers().clone();
+    let found = RefCell::new(None);
+    let read = |body: &[u8]| {
+        let v = serde_json::from_slice::<Value>(body).ok()?;
+        (v.get("id").and_then(Id::from_value) == want).then_some(v)
+    };
+    match response_body(resp, sh.max_response_bytes)
+        .await
+        .map_err(|l| format!("{method}: {}", Failure::from(l).detail))?
+    {
+        ResponseBody::Json(body) => *found.borrow_mut() = read(&body),
+        ResponseBody::Events(resp) => {
+            let _ = sse_events(resp, sh.max_response_bytes, |event| {
+                let v = read(&event.data);
+                let done = v.is_some();
+                if v.is_some() {
+                    *found.borrow_mut() = v;
+                }
+                async move { done }
+            })
+            .await;
+        }
+    }
+    let Some(mut v) = found.into_inner() else {
+        return Err(format!("{method}: no response"));
+    };
+    let Some(result) = v.get_mut("result").map(Value::take) else {
+        return Err(format!("{method}: an error response"));
+    };
+    Ok((head, result))
+}
+
 /// Opens the server's GET stream (once, after `notifications/initialized`).
 fn open_stream(sh: &Rc<Shared>) {
     if sh.closed.get() || sh.legacy.stream.borrow().is_some() {
@@ -204,6 +449,9 @@ fn open_stream(sh: &Rc<Shared>) {
 async fn get_stream(sh: Rc<Shared>) {
     let mut h = base(&sh, "text/event-stream");
     h.remove(CONTENT_TYPE);
+    let carried = h
+        .contains_key(SESSION_HEADER)
+        .then(|| sh.legacy.generation.get());
     let token = sh.tokens.access_token().await;
     let get = sh
         .client
@@ -217,8 +465,13 @@ async fn get_stream(sh: Rc<Shared>) {
         }
     };
     let status = resp.status().as_u16();
-    if status == 404 && sh.legacy.session.borrow().is_some() {
-        return session_ended(&sh);
+    if status == 404
+        && let Some(carried) = carried
+    {
+        // The new session (on a task of its own) opens the stream again.
+        *sh.legacy.stream.borrow_mut() = None;
+        drop(renewal(&sh, carried));
+        return;
     }
     if status == 405 {
         tracing::debug!(target: "http", "the server offers no stream of its own (GET: HTTP 405)");

@@ -135,6 +135,9 @@ pub(crate) struct Shared {
     closed: Cell<bool>,
     /// Pass-through (2025-11-25 Streamable HTTP, [`legacy`]), once the era fallback chose it.
     legacy: Legacy,
+    /// Requests re-issued so far after a broken response stream (the number of the next
+    /// re-issue id, [`exchange::REISSUE_ID_PREFIX`]).
+    reissued: Cell<u64>,
 }
 
 /// The 2025-11-25 session of the pass-through.
@@ -150,6 +153,17 @@ struct Legacy {
     stream: RefCell<Option<tokio::task::AbortHandle>>,
     /// The GET stream was refused with 401/403: the next POST that gets through opens it.
     stream_awaits_sign_in: Cell<bool>,
+    /// What a new session sends again ([`legacy`]): the editor's `initialize` params, its
+    /// subscriptions and log level.
+    replay: RefCell<legacy::Replay>,
+    /// The number of the session: one more for every new session after a 404.
+    generation: Cell<u64>,
+    /// The new session under way or done, with the number of the session it replaces: every
+    /// message waits for it.
+    renewal: RefCell<Option<(u64, legacy::Renewal)>>,
+    /// A new session was started and no message has got through on it yet: a 404 now ends
+    /// the session.
+    renewed_in_vain: Cell<bool>,
 }
 
 /// The handle of an HTTP upstream.
@@ -174,6 +188,7 @@ pub fn open(spec: &HttpSpec, options: OpenOptions) -> Result<Opened, SpawnError>
         pace: options.pace,
         closed: Cell::new(false),
         legacy: Legacy::default(),
+        reissued: Cell::new(0),
     });
     let events = futures_util::stream::unfold(rx, |mut rx| async move {
         let e = rx.recv().await?;

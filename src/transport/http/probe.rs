@@ -8,6 +8,7 @@
 //! last value, a member that is not a string reads as absent, the members of a `params`
 //! that is not an object are absent.
 
+use bytes::Bytes;
 use serde::Deserializer as _;
 use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -68,6 +69,28 @@ impl<'a> Outgoing<'a> {
             _ => None,
         }
     }
+}
+
+/// The request `text` (`{"jsonrpc","id","method","params"}`, as the correlation layer writes
+/// it) with the id `id` in place of its own: the same `method` and `params` text, byte for
+/// byte (numbers keep their text). `None` when `text` is not an object with a string
+/// `method`.
+pub fn with_id(text: &[u8], id: &Id) -> Option<Bytes> {
+    let [method, params] = members(text, &["method", "params"])?;
+    let method = method.filter(|m| m.get().starts_with('"'))?;
+    let id = serde_json::to_string(&id.to_value()).ok()?;
+    let params = params.map(RawValue::get);
+    let mut out = Vec::with_capacity(text.len() + id.len());
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(br#","method":"#);
+    out.extend_from_slice(method.get().as_bytes());
+    if let Some(p) = params {
+        out.extend_from_slice(br#","params":"#);
+        out.extend_from_slice(p.as_bytes());
+    }
+    out.push(b'}');
+    Some(Bytes::from(out))
 }
 
 /// The values of the members `keys` of the JSON object `text` (whitespace around it
@@ -227,6 +250,23 @@ mod tests {
         }
         assert!(Outgoing::read(b"[1]").is_none());
         assert!(Outgoing::read(br#"{"method":"a""#).is_none());
+    }
+
+    #[test]
+    fn a_request_with_another_id_keeps_its_method_and_params_byte_for_byte() {
+        let text = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a","arguments":{"n":1.50,"big":123456789012345678901234567890}}}"#;
+        let again = with_id(text, &Id::Str("mcp-bridge-reissue-1".into()));
+        assert_eq!(
+            again.as_deref(),
+            Some(&br#"{"jsonrpc":"2.0","id":"mcp-bridge-reissue-1","method":"tools/call","params":{"name":"a","arguments":{"n":1.50,"big":123456789012345678901234567890}}}"#[..])
+        );
+        assert_eq!(
+            with_id(br#"{"id":1,"method":"ping"}"#, &Id::Int(2)).as_deref(),
+            Some(&br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#[..])
+        );
+        assert_eq!(with_id(br#"{"id":1,"method":3}"#, &Id::Int(2)), None);
+        assert_eq!(with_id(br#"{"id":1}"#, &Id::Int(2)), None);
+        assert_eq!(with_id(b"[1]", &Id::Int(2)), None);
     }
 
     #[test]
