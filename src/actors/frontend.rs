@@ -857,11 +857,12 @@ impl Frontend {
                 // Counted as the wait for server/discover is: the time a sign-in runs (the
                 // passed-through initialize of a URL upstream can get a 401) is the user's in
                 // the browser, not the server's silence.
-                let limit = self.config.discover_timeout;
-                let phase = self.config.sign_in_phase.clone();
+                let config = self.config.clone();
+                let wait = async move {
+                    outside_sign_in(config.discover_timeout, config.sign_in_phase.as_ref()).await;
+                };
                 ctx.spawn(
-                    outside_sign_in(limit, phase)
-                        .into_actor(self)
+                    wait.into_actor(self)
                         .map(move |(), act, _| act.initialize_timed_out(token)),
                 );
                 self.ran = true;
@@ -1102,7 +1103,10 @@ async fn discover(
 /// Resolves after `limit` of time in which no sign-in runs, plus the time sign-ins run
 /// meanwhile up to `--sign-in-timeout` (as [`discover`] counts its wait); plain `limit`
 /// without sign-in.
-async fn outside_sign_in(limit: std::time::Duration, phase: Option<crate::config::SignInPhaseRef>) {
+async fn outside_sign_in(
+    limit: std::time::Duration,
+    phase: Option<&crate::config::SignInPhaseRef>,
+) {
     #[cfg(feature = "auth")]
     if let Some(phase) = phase {
         let _ = phase
@@ -1112,7 +1116,7 @@ async fn outside_sign_in(limit: std::time::Duration, phase: Option<crate::config
         return;
     }
     #[cfg(not(feature = "auth"))]
-    let _: Option<std::convert::Infallible> = phase;
+    let _: Option<&std::convert::Infallible> = phase;
     tokio::time::sleep(limit).await;
 }
 
