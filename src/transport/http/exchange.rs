@@ -454,6 +454,8 @@ async fn sse(
 pub(super) struct SseEvent {
     /// Its `data` (lines joined with LF).
     pub(super) data: Bytes,
+    /// Its `id` field, when it has one.
+    pub(super) id: Option<String>,
 }
 
 /// What an SSE body brought besides the events it handed on: the last event id and
@@ -510,6 +512,7 @@ where
                 };
                 let event = SseEvent {
                     data: Bytes::from(data),
+                    id: event.id,
                 };
                 if deliver(event).await {
                     return Ok(true);
