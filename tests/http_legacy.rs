@@ -455,6 +455,36 @@ fn a_stream_resumed_without_a_new_event_fails_after_the_bound() {
 }
 
 #[test]
+fn the_server_s_get_stream_is_resumed_with_last_event_id_when_it_ends() {
+    let (f, mut b) = started(Script {
+        get_stream: true,
+        ..Script::default()
+    });
+    f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET" && s.status == 200);
+    let log = |text: &str| {
+        json!({"jsonrpc": "2.0", "method": "notifications/message",
+               "params": {"level": "info", "logger": "fixture", "data": text}})
+    };
+    assert!(f.push_raw(&format!("retry: 20\nid: g-1\ndata: {}\n\n", log("first"))));
+    assert_eq!(b.recv(), log("first"));
+    f.close_stream();
+    let resumed = f.wait_for(RECV_TIMEOUT, |s| {
+        s.verb == "GET" && s.header("last-event-id") == Some("g-1")
+    });
+    assert_eq!(
+        (resumed.status, resumed.header("mcp-session-id")),
+        (200, Some("sess-1"))
+    );
+    // The server replays from the start: the event passed on already is not passed on again.
+    assert!(f.push_raw(&format!(
+        "id: g-1\ndata: {}\n\nid: g-2\ndata: {}\n\n",
+        log("first"),
+        log("second")
+    )));
+    assert_eq!(b.recv(), log("second"));
+}
+
+#[test]
 fn a_cancel_from_the_editor_is_posted_as_notifications_cancelled() {
     let (f, mut b) = started(Script::default());
     slow_call_in_flight(&mut b, &f, 7);

@@ -13,7 +13,8 @@
 //! id and `retry: arguments.retry_ms`, a progress event, then the stream ends before the
 //! response; a GET with `Last-Event-ID` replays the stream from its start, without the
 //! response the first `arguments.closes - 1` times, with it then). The GET stream is
-//! refused with `405`, or is an SSE stream the test writes to ([`LegacyFixture::push`]).
+//! refused with `405`, or is an SSE stream the test writes to ([`LegacyFixture::push`]) and
+//! ends ([`LegacyFixture::close_stream`]); a GET with another `Last-Event-ID` opens it again.
 //! Every request is recorded with its headers, body and the status it got ([`Seen`]).
 #![allow(dead_code)]
 
@@ -159,6 +160,18 @@ impl LegacyFixture {
         let tx = self.state.stream.lock().expect("lock");
         tx.as_ref()
             .is_some_and(|tx| tx.send(format!("data: {message}\n\n")).is_ok())
+    }
+
+    /// Writes `text` as it is on the open GET stream (event fields of the test's own).
+    pub fn push_raw(&self, text: &str) -> bool {
+        let tx = self.state.stream.lock().expect("lock");
+        tx.as_ref()
+            .is_some_and(|tx| tx.send(text.to_string()).is_ok())
+    }
+
+    /// Ends the open GET stream (the server closes it).
+    pub fn close_stream(&self) {
+        self.state.stream.lock().expect("lock").take();
     }
 
     /// Ends the session: every later request carrying it gets `404`, and so does every
@@ -314,11 +327,10 @@ fn get(st: &Arc<LegacyState>, headers: &HeaderMap, accept: &str) -> Response {
             return r;
         }
         let key = last.rsplit_once('-').map_or(last, |(k, _)| k).to_string();
-        let mut streams = st.resumable.lock().expect("lock");
-        return match streams.get_mut(&key) {
-            Some(r) => event_stream(r.events(&key)),
-            None => status_only(404),
-        };
+        if let Some(r) = st.resumable.lock().expect("lock").get_mut(&key) {
+            return event_stream(r.events(&key));
+        }
+        // Not a request's stream: the GET stream opens again (the test writes its replay).
     }
     if !st.script.get_stream {
         return status_only(405);

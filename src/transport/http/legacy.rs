@@ -33,7 +33,8 @@
 //!   resumed stream are those of the request. An event whose id was already passed on is not
 //!   passed on again (the last [`MAX_REMEMBERED_EVENT_IDS`] ids of the stream are kept). At
 //!   most [`MAX_RESUMPTIONS`] resumptions in a row that bring no new event; then the request
-//!   fails as a stream that ended early does (`transport_failed`).
+//!   fails as a stream that ended early does (`transport_failed`). The server's GET stream is
+//!   resumed the same way when it ends after an event id.
 //! - At close the session gets a DELETE.
 
 use bytes::Bytes;
@@ -241,25 +242,12 @@ async fn post(sh: &Rc<Shared>, msg: &Value, method: &str, id: Option<&Id>) -> Re
         keep_session(sh, resp.headers());
     }
     match response_body(resp, sh.max_response_bytes).await? {
-        ResponseBody::Events(resp) => resumable(sh, resp, id, method).await,
+        ResponseBody::Events(resp) => resumable(sh, resp, Some((id, method))).await,
         ResponseBody::Json(body) => match deliver(sh, body, Some((id, method))).await {
             true => Ok(()),
             false => Err(unanswered()),
         },
     }
-}
-
-/// The messages of an SSE body as frames; with `answers`, until the response of that
-/// request (true when it came).
-async fn stream(
-    sh: &Rc<Shared>,
-    resp: reqwest::Response,
-    answers: Option<(&Id, &str)>,
-) -> Result<bool, Failure> {
-    Ok(sse_events(resp, sh.max_response_bytes, |event| {
-        deliver(sh, event.data, answers)
-    })
-    .await?)
 }
 
 /// The ids of the events of one stream passed on already (the last
@@ -292,13 +280,14 @@ impl PassedOn {
     }
 }
 
-/// The SSE response of request `id`, resumed with a GET and `Last-Event-ID` each time it ends
-/// or breaks before the response after an event id came (see the module doc).
+/// The SSE response of the request `answers` (or the server's GET stream: `None`), resumed
+/// with a GET and `Last-Event-ID` each time it ends or breaks (before the response) after an
+/// event id came (see the module doc). Ends with the response (`Ok`), or when it ends and
+/// cannot be resumed (`Err`: why).
 async fn resumable(
     sh: &Rc<Shared>,
     resp: reqwest::Response,
-    id: &Id,
-    method: &str,
+    answers: Option<(&Id, &str)>,
 ) -> Result<(), Failure> {
     let mut state = SseState::default();
     let mut passed = PassedOn::default();
@@ -313,12 +302,13 @@ async fn resumable(
                     tracing::debug!(target: "http", "an event passed on already came again on a resumed stream: dropped");
                     return false;
                 }
-                deliver(sh, event.data, Some((id, method))).await
+                deliver(sh, event.data, answers).await
             }
         })
         .await;
         let mut lost = match read {
             Ok(true) => return Ok(()),
+            Ok(false) if answers.is_none() => Failure::no_response("the stream ended".into()),
             Ok(false) => ended_before_the_response(),
             Err(Lost::Broken(f)) => f,
             Err(Lost::Failed(f)) => return Err(f),
@@ -343,6 +333,7 @@ async fn resumable(
             .retry_ms
             .map_or(RESUME_WAIT, Duration::from_millis)
             .min(MAX_RESUME_WAIT);
+        let (id, method) = answers.unwrap_or((&Id::Int(0), "the server's GET stream"));
         tracing::debug!(target: "http", "id={id} method={method}: {} after event ids: resumed with a GET in {} ms", lost.detail, wait.as_millis());
         tokio::time::sleep(wait).await;
         resp = resume(sh, &last).await?;
@@ -626,9 +617,9 @@ async fn get_stream(sh: Rc<Shared>) {
         tracing::debug!(target: "http", "the server's stream did not open: HTTP {status}");
         return;
     }
-    match stream(&sh, resp, None).await {
-        Ok(_) => tracing::debug!(target: "http", "the server's stream ended"),
-        Err(f) => tracing::debug!(target: "http", "the server's stream broke: {}", f.detail),
+    // Resumed with `Last-Event-ID` as a request's stream is, when it gave event ids.
+    if let Err(f) = resumable(&sh, resp, None).await {
+        tracing::debug!(target: "http", "the server's stream ended: {}", f.detail);
     }
 }
 
