@@ -4,8 +4,9 @@
 //! answered): the session id on every request after `initialize` and on the DELETE at close,
 //! the negotiated `MCP-Protocol-Version`, `202` for notifications and responses, a stateless
 //! server, the GET stream refused (405) or bringing a server request and a notification, a
-//! `404` on the session (a new session, and the end at a second one), a cancel as
-//! `notifications/cancelled`, and a modern error that never falls back.
+//! `404` on the session (a new session, and the end at a second one), resumable streams
+//! (`Last-Event-ID`), a cancel as `notifications/cancelled`, and a modern error that never
+//! falls back.
 
 mod common;
 #[path = "common/legacy_http_fixture.rs"]
@@ -380,6 +381,107 @@ fn a_404_on_the_session_starts_a_new_one_with_the_editor_s_initialize_and_state_
     );
     let delete = f.wait_for(RECV_TIMEOUT, |s| s.verb == "DELETE");
     assert_eq!(delete.header("mcp-session-id"), Some("sess-2"));
+}
+
+/// The resumptions the fixture got: GETs with `Last-Event-ID`.
+fn resumptions(f: &LegacyFixture) -> Vec<Seen> {
+    f.seen()
+        .into_iter()
+        .filter(|s| s.verb == "GET" && s.header("last-event-id").is_some())
+        .collect()
+}
+
+#[test]
+fn a_stream_the_server_closes_before_the_response_is_resumed_with_last_event_id() {
+    let (f, mut b) = started(Script::default());
+    let r = b.request(
+        json!(5),
+        "tools/call",
+        json!({"name": "resumable", "arguments": {"closes": 2, "retry_ms": 300},
+               "_meta": {"progressToken": "tok"}}),
+    );
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 5,
+               "result": {"content": [{"type": "text", "text": "resumed"}]}})
+    );
+    // Every stream replays the progress event: it is passed on once.
+    assert_eq!(
+        b.take_notifications("notifications/progress"),
+        vec![json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": "tok", "progress": 1}})]
+    );
+    let gets = resumptions(&f);
+    assert_eq!(
+        gets.iter()
+            .map(|g| (
+                g.header("last-event-id"),
+                g.header("mcp-session-id"),
+                g.header("accept"),
+                g.status
+            ))
+            .collect::<Vec<_>>(),
+        vec![(Some("s5-1"), Some("sess-1"), Some("text/event-stream"), 200); 2]
+    );
+    // The stream's `retry` (300 ms) is waited before each resumption.
+    let post = f.wait_for(RECV_TIMEOUT, |s| s.method() == "tools/call");
+    let retry = std::time::Duration::from_millis(300);
+    assert!(gets[0].at.duration_since(post.at) >= retry);
+    assert!(gets[1].at.duration_since(gets[0].at) >= retry);
+}
+
+#[test]
+fn a_stream_resumed_without_a_new_event_fails_after_the_bound() {
+    let (f, mut b) = started(Script::default());
+    let r = b.request(
+        json!(6),
+        "tools/call",
+        json!({"name": "resumable", "arguments": {"closes": 100, "retry_ms": 10},
+               "_meta": {"progressToken": "t6"}}),
+    );
+    assert_eq!(
+        r["error"],
+        json!({"code": -32603, "message": "The request to the upstream server failed",
+               "data": {"cause": "transport_failed",
+                        "detail": "the response stream ended before the response (resumed 5 times in a row with Last-Event-ID without a new event)"}})
+    );
+    assert_eq!(resumptions(&f).len(), 5);
+    // The session goes on.
+    assert_eq!(
+        b.tools_call(json!(7), "echo", json!({"text": "on"})),
+        json!({"jsonrpc": "2.0", "id": 7,
+               "result": {"content": [{"type": "text", "text": "on"}]}})
+    );
+}
+
+#[test]
+fn the_server_s_get_stream_is_resumed_with_last_event_id_when_it_ends() {
+    let (f, mut b) = started(Script {
+        get_stream: true,
+        ..Script::default()
+    });
+    f.wait_for(RECV_TIMEOUT, |s| s.verb == "GET" && s.status == 200);
+    let log = |text: &str| {
+        json!({"jsonrpc": "2.0", "method": "notifications/message",
+               "params": {"level": "info", "logger": "fixture", "data": text}})
+    };
+    assert!(f.push_raw(&format!("retry: 20\nid: g-1\ndata: {}\n\n", log("first"))));
+    assert_eq!(b.recv(), log("first"));
+    f.close_stream();
+    let resumed = f.wait_for(RECV_TIMEOUT, |s| {
+        s.verb == "GET" && s.header("last-event-id") == Some("g-1")
+    });
+    assert_eq!(
+        (resumed.status, resumed.header("mcp-session-id")),
+        (200, Some("sess-1"))
+    );
+    // The server replays from the start: the event passed on already is not passed on again.
+    assert!(f.push_raw(&format!(
+        "id: g-1\ndata: {}\n\nid: g-2\ndata: {}\n\n",
+        log("first"),
+        log("second")
+    )));
+    assert_eq!(b.recv(), log("second"));
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! What a POST to a URL upstream does with a redirect (RFC 9110 §15.4): the rule is pure, the
-//! loop that follows it is the HTTP transport's (`transport/http/exchange.rs`).
+//! What a request to a URL upstream (a POST; the GET that resumes a 2025-11-25 stream) does
+//! with a redirect (RFC 9110 §15.4): the rule is pure, the loop that follows it is the HTTP
+//! transport's (`transport/http/exchange.rs`).
 //!
 //! - 307 and 308 keep the method and the body (RFC 9110 §15.4.8, RFC 9238 §3): one to the same
 //!   origin (scheme, host and port: RFC 6454) is followed, with the same body and every header
@@ -10,11 +11,11 @@
 //!   failure names the origin, for the user to give it if it is right).
 //! - 301, 302 and 303 turn a POST into a GET in practice (RFC 9110 §15.4.2, §15.4.3, §15.4.4):
 //!   a JSON-RPC message cannot be sent that way, so the POST fails and says the server
-//!   redirected.
+//!   redirected. A GET stays a GET: it follows them as 307 and 308.
 
 use url::Url;
 
-/// The most redirects one POST follows (the first POST not counted); one more fails it.
+/// The most redirects one request follows (the first request not counted); one more fails it.
 pub const MAX_REDIRECTS: usize = 5;
 
 /// What to do with a redirect status.
@@ -28,17 +29,24 @@ pub enum Redirect {
     Refuse(String),
 }
 
-/// The redirect of a POST to `from` answered with `status` and the `Location` header
-/// `location`, after `followed` redirects of the same POST.
-pub fn of_post(from: &Url, status: u16, location: Option<&str>, followed: usize) -> Redirect {
+/// The redirect of a request of method `method` (`POST`, `GET`) to `from` answered with
+/// `status` and the `Location` header `location`, after `followed` redirects of the same
+/// request.
+pub fn of_request(
+    method: &str,
+    from: &Url,
+    status: u16,
+    location: Option<&str>,
+    followed: usize,
+) -> Redirect {
     if !matches!(status, 301 | 302 | 303 | 307 | 308) {
         return Redirect::No;
     }
     let target = location.and_then(|l| from.join(l.trim()).ok());
-    if matches!(status, 301..=303) {
+    if matches!(status, 301..=303) && method != "GET" {
         return Redirect::Refuse(format!(
-            "the server redirected the POST (HTTP {status}{}): the bridge follows only 307 and \
-             308 for a POST, which keep its method and body",
+            "the server redirected the {method} (HTTP {status}{}): the bridge follows only 307 \
+             and 308 for a {method}, which keep its method and body",
             target
                 .as_ref()
                 .map(|t| format!(" to {}", origin(t)))
@@ -47,20 +55,20 @@ pub fn of_post(from: &Url, status: u16, location: Option<&str>, followed: usize)
     }
     let Some(target) = target.filter(|t| matches!(t.scheme(), "http" | "https")) else {
         return Redirect::Refuse(format!(
-            "the server redirected the POST (HTTP {status}) without a usable Location"
+            "the server redirected the {method} (HTTP {status}) without a usable Location"
         ));
     };
     if target.origin() != from.origin() {
         return Redirect::Refuse(format!(
-            "the server redirected the POST (HTTP {status}) to another origin, {}: the bridge \
-             does not follow it (the token and the --header values go only to the origin of \
-             the upstream's URL)",
+            "the server redirected the {method} (HTTP {status}) to another origin, {}: the \
+             bridge does not follow it (the token and the --header values go only to the \
+             origin of the upstream's URL)",
             origin(&target)
         ));
     }
     if followed >= MAX_REDIRECTS {
         return Redirect::Refuse(format!(
-            "the server redirected the POST more than {MAX_REDIRECTS} times"
+            "the server redirected the {method} more than {MAX_REDIRECTS} times"
         ));
     }
     Redirect::Follow(target)
@@ -84,15 +92,21 @@ mod tests {
         let from = url("https://mcp.example/mcp");
         for status in [307, 308] {
             assert_eq!(
-                of_post(&from, status, Some("/mcp/"), 0),
+                of_request("POST", &from, status, Some("/mcp/"), 0),
                 Redirect::Follow(url("https://mcp.example/mcp/"))
             );
             assert_eq!(
-                of_post(&from, status, Some("https://mcp.example:443/v2?x=1"), 4),
+                of_request(
+                    "POST",
+                    &from,
+                    status,
+                    Some("https://mcp.example:443/v2?x=1"),
+                    4
+                ),
                 Redirect::Follow(url("https://mcp.example/v2?x=1"))
             );
             assert_eq!(
-                of_post(&from, status, Some("/mcp/"), MAX_REDIRECTS),
+                of_request("POST", &from, status, Some("/mcp/"), MAX_REDIRECTS),
                 Redirect::Refuse("the server redirected the POST more than 5 times".into())
             );
         }
@@ -108,7 +122,7 @@ mod tests {
             ("//evil.example/steal?t=1", "http://evil.example"),
         ] {
             assert_eq!(
-                of_post(&from, 307, Some(location), 0),
+                of_request("POST", &from, 307, Some(location), 0),
                 Redirect::Refuse(format!(
                     "the server redirected the POST (HTTP 307) to another origin, {named}: the bridge does not follow it (the token and the --header values go only to the origin of the upstream's URL)"
                 )),
@@ -122,15 +136,30 @@ mod tests {
         let from = url("https://mcp.example/mcp");
         for status in [301, 302, 303] {
             assert_eq!(
-                of_post(&from, status, Some("/login?next=1"), 0),
+                of_request("POST", &from, status, Some("/login?next=1"), 0),
                 Redirect::Refuse(format!(
                     "the server redirected the POST (HTTP {status} to https://mcp.example): the bridge follows only 307 and 308 for a POST, which keep its method and body"
                 ))
             );
         }
         assert_eq!(
-            of_post(&from, 302, None, 0),
+            of_request("POST", &from, 302, None, 0),
             Redirect::Refuse("the server redirected the POST (HTTP 302): the bridge follows only 307 and 308 for a POST, which keep its method and body".into())
+        );
+    }
+
+    #[test]
+    fn a_get_follows_a_same_origin_301_302_or_303_too() {
+        let from = url("https://mcp.example/mcp");
+        for status in [301, 302, 303, 307, 308] {
+            assert_eq!(
+                of_request("GET", &from, status, Some("/v2"), 0),
+                Redirect::Follow(url("https://mcp.example/v2"))
+            );
+        }
+        assert_eq!(
+            of_request("GET", &from, 302, Some("https://other.example/v2"), 0),
+            Redirect::Refuse("the server redirected the GET (HTTP 302) to another origin, https://other.example: the bridge does not follow it (the token and the --header values go only to the origin of the upstream's URL)".into())
         );
     }
 
@@ -139,7 +168,7 @@ mod tests {
         let from = url("https://mcp.example/mcp");
         for location in [None, Some("ftp://mcp.example/mcp"), Some("http://[::1")] {
             assert_eq!(
-                of_post(&from, 308, location, 0),
+                of_request("POST", &from, 308, location, 0),
                 Redirect::Refuse(
                     "the server redirected the POST (HTTP 308) without a usable Location".into()
                 ),
@@ -147,7 +176,10 @@ mod tests {
             );
         }
         for status in [200, 202, 300, 304, 305, 400, 404] {
-            assert_eq!(of_post(&from, status, Some("/x"), 0), Redirect::No);
+            assert_eq!(
+                of_request("POST", &from, status, Some("/x"), 0),
+                Redirect::No
+            );
         }
     }
 }

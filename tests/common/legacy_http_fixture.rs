@@ -7,9 +7,14 @@
 //! `initialize` must carry `MCP-Protocol-Version: 2025-11-25` (`400` otherwise), every POST
 //! `Accept` with JSON and SSE (`406` otherwise). Notifications and responses get `202`.
 //!
-//! Tools: `echo` (a JSON response with `arguments.text`) and `slow` (an SSE response that
-//! never answers; keep-alive comments show when the client closes it). The GET stream is
-//! refused with `405`, or is an SSE stream the test writes to ([`LegacyFixture::push`]).
+//! Tools: `echo` (a JSON response with `arguments.text`), `slow` (an SSE response that
+//! never answers; keep-alive comments show when the client closes it) and `resumable` (a
+//! resumable stream, SEP-1699, as the Python and Go SDK servers do it: a priming event with an
+//! id and `retry: arguments.retry_ms`, a progress event, then the stream ends before the
+//! response; a GET with `Last-Event-ID` replays the stream from its start, without the
+//! response the first `arguments.closes - 1` times, with it then). The GET stream is
+//! refused with `405`, or is an SSE stream the test writes to ([`LegacyFixture::push`]) and
+//! ends ([`LegacyFixture::close_stream`]); a GET with another `Last-Event-ID` opens it again.
 //! Every request is recorded with its headers, body and the status it got ([`Seen`]).
 #![allow(dead_code)]
 
@@ -68,10 +73,46 @@ pub struct LegacyState {
     live: Mutex<Option<String>>,
     /// Sessions started so far (`initialize` answered with a session).
     pub sessions_started: AtomicUsize,
+    /// The resumable streams, by the start of their event ids (`s<request id>`).
+    resumable: Mutex<std::collections::HashMap<String, Resumable>>,
     /// The writer of the open GET stream.
     stream: Mutex<Option<mpsc::UnboundedSender<String>>>,
     /// SSE responses (of `slow` or the GET) that the client closed.
     pub streams_closed: AtomicUsize,
+}
+
+/// One resumable stream: its request, and how often it ends before the response.
+struct Resumable {
+    id: Value,
+    progress_token: Value,
+    /// Streams (the POST's and the resumptions) that end before the response.
+    closes: u64,
+    /// Streams sent so far.
+    sent: u64,
+}
+
+impl Resumable {
+    /// The events after the priming one: the progress, then the response once the stream has
+    /// ended `closes` times.
+    fn events(&mut self, key: &str) -> String {
+        self.sent += 1;
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": self.progress_token, "progress": 1}});
+        let mut body = format!("id: {key}-1\ndata: {progress}\n\n");
+        if self.sent > self.closes {
+            let response = json!({"jsonrpc": "2.0", "id": self.id,
+                "result": {"content": [{"type": "text", "text": "resumed"}]}});
+            body.push_str(&format!("id: {key}-2\ndata: {response}\n\n"));
+        }
+        body
+    }
+}
+
+fn event_stream(body: String) -> Response {
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .body(Body::from(body))
+        .expect("response")
 }
 
 pub struct LegacyFixture {
@@ -88,6 +129,7 @@ impl LegacyFixture {
             session_gone: AtomicBool::new(false),
             live: Mutex::new(None),
             sessions_started: AtomicUsize::new(0),
+            resumable: Mutex::new(std::collections::HashMap::new()),
             stream: Mutex::new(None),
             streams_closed: AtomicUsize::new(0),
         });
@@ -118,6 +160,18 @@ impl LegacyFixture {
         let tx = self.state.stream.lock().expect("lock");
         tx.as_ref()
             .is_some_and(|tx| tx.send(format!("data: {message}\n\n")).is_ok())
+    }
+
+    /// Writes `text` as it is on the open GET stream (event fields of the test's own).
+    pub fn push_raw(&self, text: &str) -> bool {
+        let tx = self.state.stream.lock().expect("lock");
+        tx.as_ref()
+            .is_some_and(|tx| tx.send(text.to_string()).is_ok())
+    }
+
+    /// Ends the open GET stream (the server closes it).
+    pub fn close_stream(&self) {
+        self.state.stream.lock().expect("lock").take();
     }
 
     /// Ends the session: every later request carrying it gets `404`, and so does every
@@ -268,6 +322,16 @@ fn answer(
 }
 
 fn get(st: &Arc<LegacyState>, headers: &HeaderMap, accept: &str) -> Response {
+    if let Some(last) = headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
+        if let Some(r) = refusal(st, headers) {
+            return r;
+        }
+        let key = last.rsplit_once('-').map_or(last, |(k, _)| k).to_string();
+        if let Some(r) = st.resumable.lock().expect("lock").get_mut(&key) {
+            return event_stream(r.events(&key));
+        }
+        // Not a request's stream: the GET stream opens again (the test writes its replay).
+    }
     if !st.script.get_stream {
         return status_only(405);
     }
@@ -325,6 +389,20 @@ fn post(st: &Arc<LegacyState>, headers: &HeaderMap, accept: &str, msg: &Value) -
         "tools/list" => json!({"tools": [
             {"name": "echo", "inputSchema": {"type": "object"}},
             {"name": "slow", "inputSchema": {"type": "object"}}]}),
+        "tools/call" if msg["params"]["name"] == "resumable" => {
+            let args = &msg["params"]["arguments"];
+            let key = format!("s{id}");
+            let mut r = Resumable {
+                id: id.clone(),
+                progress_token: msg["params"]["_meta"]["progressToken"].clone(),
+                closes: args["closes"].as_u64().unwrap_or(1),
+                sent: 0,
+            };
+            let retry = args["retry_ms"].as_u64().unwrap_or(10);
+            let body = format!("id: {key}-0\nretry: {retry}\ndata:\n\n{}", r.events(&key));
+            st.resumable.lock().expect("lock").insert(key, r);
+            return event_stream(body);
+        }
         "tools/call" if msg["params"]["name"] == "slow" => {
             // Never answered: the stream holds its own sender, so it stays open.
             let (tx, rx) = mpsc::unbounded_channel();

@@ -26,6 +26,8 @@ pub struct Seen {
     pub status: u16,
     /// The path of the request (empty when the fixture does not record it).
     pub path: String,
+    /// When it arrived.
+    pub at: std::time::Instant,
 }
 
 impl Seen {
@@ -45,6 +47,7 @@ impl Seen {
             body,
             status: 0,
             path: String::new(),
+            at: std::time::Instant::now(),
         }
     }
 

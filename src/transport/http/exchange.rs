@@ -284,9 +284,10 @@ pub(super) async fn post(
     .await
 }
 
-/// Sends the POST that `request` builds for a URL with the provider's token: first to the
-/// upstream's URL, then to where each same-origin 307/308 points
-/// ([`redirect::of_post`]: at most [`redirect::MAX_REDIRECTS`]; the client follows none
+/// Sends the request that `request` builds for a URL with the provider's token (a POST, or the
+/// GET that resumes a 2025-11-25 stream): first to the upstream's URL, then to where each
+/// same-origin redirect points ([`redirect::of_request`]: 307/308, and 301/302/303 for a GET;
+/// at most [`redirect::MAX_REDIRECTS`]; the client follows none
 /// itself), and once more after each 401/403 challenge the provider answers with
 /// [`ChallengeOutcome::Retry`] (at most [`MAX_CHALLENGES_PER_REQUEST`]; each retry reports
 /// [`Event::SignedIn`]). Errors: no response (the connection's cause), a redirect that is not
@@ -302,17 +303,20 @@ pub(super) async fn send_signed(
     let mut url = sh.url.clone();
     loop {
         let token = sh.tokens.access_token().await;
-        let sent = match request(token.as_ref(), &url) {
-            Ok(req) => sh.client.execute(req).await,
-            Err(e) => Err(e),
+        let (sent, verb) = match request(token.as_ref(), &url) {
+            Ok(req) => {
+                let verb = req.method().clone();
+                (sh.client.execute(req).await, verb)
+            }
+            Err(e) => (Err(e), Method::POST),
         };
         let resp = sent.map_err(|e| Failure::no_response(send_detail(&e)))?;
         let status = resp.status().as_u16();
         let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok());
-        match redirect::of_post(&url, status, location, redirects) {
+        match redirect::of_request(verb.as_str(), &url, status, location, redirects) {
             Redirect::No => {}
             Redirect::Follow(to) => {
-                tracing::debug!(target: "http", "the upstream redirected a POST (HTTP {status}) within its origin: sent again");
+                tracing::debug!(target: "http", "the upstream redirected a {verb} (HTTP {status}) within its origin: sent again");
                 redirects += 1;
                 url = to;
                 continue;
@@ -454,6 +458,8 @@ async fn sse(
 pub(super) struct SseEvent {
     /// Its `data` (lines joined with LF).
     pub(super) data: Bytes,
+    /// Its `id` field, when it has one.
+    pub(super) id: Option<String>,
 }
 
 /// What an SSE body brought besides the events it handed on: the last event id and
@@ -510,6 +516,7 @@ where
                 };
                 let event = SseEvent {
                     data: Bytes::from(data),
+                    id: event.id,
                 };
                 if deliver(event).await {
                     return Ok(true);

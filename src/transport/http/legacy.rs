@@ -25,6 +25,16 @@
 //!   `404` right after a new session (to that message once more, to a step of the new
 //!   session, or to anything before a message got through on it) ends the upstream
 //!   ([`EndCause::SessionEnded`]).
+//! - Resumable streams (SEP-1699; the Python and Go SDK servers): a server may send a priming
+//!   event with an `id` (and `retry`) and close a request's SSE response before the response.
+//!   When a request's stream ends or breaks before its response after an event `id` came, a
+//!   GET with `Last-Event-ID` (the last id of that stream) resumes it, after the stream's
+//!   `retry` (at most [`MAX_RESUME_WAIT`]; [`RESUME_WAIT`] without one); the events of the
+//!   resumed stream are those of the request. An event whose id was already passed on is not
+//!   passed on again (the last [`MAX_REMEMBERED_EVENT_IDS`] ids of the stream are kept). At
+//!   most [`MAX_RESUMPTIONS`] resumptions in a row that bring no new event; then the request
+//!   fails as a stream that ended early does (`transport_failed`). The server's GET stream is
+//!   resumed the same way when it ends after an event id.
 //! - At close the session gets a DELETE.
 
 use bytes::Bytes;
@@ -33,13 +43,14 @@ use futures_util::future::{LocalBoxFuture, Shared as SharedFuture};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 use std::cell::RefCell;
+use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
 
 use super::Shared;
 use super::exchange::{
-    ResponseBody, ended_before_the_response, error_status, response_body, send_detail, send_signed,
-    sse_events, unanswered,
+    Lost, ResponseBody, SseState, ended_before_the_response, error_status, response_body,
+    send_detail, send_signed, sse_events, sse_events_tracked, unanswered,
 };
 use super::headers;
 use crate::protocol::framing::Frame;
@@ -56,6 +67,18 @@ pub const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-pro
 /// subscriptions, the log level); the session's number follows. Never an editor's: answered
 /// on their own POSTs, they never reach the correlation layer.
 pub const RENEWAL_ID_PREFIX: &str = "mcp-bridge-session-";
+
+/// The most resumptions of one request's stream in a row that bring no new event.
+pub const MAX_RESUMPTIONS: u32 = 5;
+/// The wait before a resumption when the stream gave no `retry` (SSE leaves the default
+/// reconnection time to the client).
+pub const RESUME_WAIT: Duration = Duration::from_secs(1);
+/// The longest wait before a resumption, whatever the stream's `retry` says.
+pub const MAX_RESUME_WAIT: Duration = Duration::from_secs(30);
+/// The event ids of one stream kept to drop an event passed on already (the most recent).
+pub const MAX_REMEMBERED_EVENT_IDS: usize = 1024;
+/// `Last-Event-ID` of a resumption (2025-11-25 basic/transports, resumability).
+pub const LAST_EVENT_ID_HEADER: HeaderName = HeaderName::from_static("last-event-id");
 
 /// What a new session sends again, as the editor sent it.
 #[derive(Default)]
@@ -219,10 +242,7 @@ async fn post(sh: &Rc<Shared>, msg: &Value, method: &str, id: Option<&Id>) -> Re
         keep_session(sh, resp.headers());
     }
     match response_body(resp, sh.max_response_bytes).await? {
-        ResponseBody::Events(resp) => match stream(sh, resp, Some((id, method))).await? {
-            true => Ok(()),
-            false => Err(ended_before_the_response()),
-        },
+        ResponseBody::Events(resp) => resumable(sh, resp, Some((id, method))).await,
         ResponseBody::Json(body) => match deliver(sh, body, Some((id, method))).await {
             true => Ok(()),
             false => Err(unanswered()),
@@ -230,17 +250,125 @@ async fn post(sh: &Rc<Shared>, msg: &Value, method: &str, id: Option<&Id>) -> Re
     }
 }
 
-/// The messages of an SSE body as frames; with `answers`, until the response of that
-/// request (true when it came).
-async fn stream(
+/// The ids of the events of one stream passed on already (the last
+/// [`MAX_REMEMBERED_EVENT_IDS`]).
+#[derive(Default)]
+struct PassedOn {
+    order: VecDeque<String>,
+    ids: HashSet<String>,
+    /// Events passed on in all (with an id or not).
+    count: u64,
+}
+
+impl PassedOn {
+    /// True when an event with this id was passed on already; else it is counted as passed on.
+    fn seen_before(&mut self, id: Option<&String>) -> bool {
+        if let Some(id) = id {
+            if self.ids.contains(id) {
+                return true;
+            }
+            if self.order.len() == MAX_REMEMBERED_EVENT_IDS
+                && let Some(old) = self.order.pop_front()
+            {
+                self.ids.remove(&old);
+            }
+            self.order.push_back(id.clone());
+            self.ids.insert(id.clone());
+        }
+        self.count += 1;
+        false
+    }
+}
+
+/// The SSE response of the request `answers` (or the server's GET stream: `None`), resumed
+/// with a GET and `Last-Event-ID` each time it ends or breaks (before the response) after an
+/// event id came (see the module doc). Ends with the response (`Ok`), or when it ends and
+/// cannot be resumed (`Err`: why).
+async fn resumable(
     sh: &Rc<Shared>,
     resp: reqwest::Response,
     answers: Option<(&Id, &str)>,
-) -> Result<bool, Failure> {
-    Ok(sse_events(resp, sh.max_response_bytes, |event| {
-        deliver(sh, event.data, answers)
+) -> Result<(), Failure> {
+    let mut state = SseState::default();
+    let mut passed = PassedOn::default();
+    let mut fruitless = 0;
+    let mut resp = resp;
+    loop {
+        let before = passed.count;
+        let read = sse_events_tracked(resp, sh.max_response_bytes, &mut state, |event| {
+            let again = passed.seen_before(event.id.as_ref());
+            async move {
+                if again {
+                    tracing::debug!(target: "http", "an event passed on already came again on a resumed stream: dropped");
+                    return false;
+                }
+                deliver(sh, event.data, answers).await
+            }
+        })
+        .await;
+        let mut lost = match read {
+            Ok(true) => return Ok(()),
+            Ok(false) if answers.is_none() => Failure::no_response("the stream ended".into()),
+            Ok(false) => ended_before_the_response(),
+            Err(Lost::Broken(f)) => f,
+            Err(Lost::Failed(f)) => return Err(f),
+        };
+        let Some(last) = state.last_event_id.clone() else {
+            // No event id: the server offers no resumption.
+            return Err(lost);
+        };
+        fruitless = if passed.count > before {
+            0
+        } else {
+            fruitless + 1
+        };
+        if fruitless >= MAX_RESUMPTIONS {
+            lost.detail = format!(
+                "{} (resumed {MAX_RESUMPTIONS} times in a row with Last-Event-ID without a new event)",
+                lost.detail
+            );
+            return Err(lost);
+        }
+        let wait = state
+            .retry_ms
+            .map_or(RESUME_WAIT, Duration::from_millis)
+            .min(MAX_RESUME_WAIT);
+        let (id, method) = answers.unwrap_or((&Id::Int(0), "the server's GET stream"));
+        tracing::debug!(target: "http", "id={id} method={method}: {} after event ids: resumed with a GET in {} ms", lost.detail, wait.as_millis());
+        tokio::time::sleep(wait).await;
+        resp = resume(sh, &last).await?;
+    }
+}
+
+/// The GET that resumes a stream after its event `last` (2025-11-25: resumption is always by
+/// GET): its SSE response. Errors: no response, a status that is not a success, a body that is
+/// not an event stream.
+async fn resume(sh: &Shared, last: &str) -> Result<reqwest::Response, Failure> {
+    let mut h = base(sh, "text/event-stream");
+    h.remove(CONTENT_TYPE);
+    let mut v = HeaderValue::from_str(last)
+        .map_err(|_| Failure::no_response("the stream's event id is not header text".into()))?;
+    v.set_sensitive(true);
+    h.insert(LAST_EVENT_ID_HEADER, v);
+    let resp = send_signed(sh, |token, url| {
+        sh.client
+            .get(url.clone())
+            .headers(signed(&h, token))
+            .build()
     })
-    .await?)
+    .await?;
+    if !resp.status().is_success() {
+        let mut f = error_status(resp, sh.max_response_bytes).await;
+        f.detail = format!("resuming the response stream: {}", f.detail);
+        return Err(f);
+    }
+    match response_body(resp, sh.max_response_bytes).await? {
+        ResponseBody::Events(resp) => Ok(resp),
+        ResponseBody::Json(_) => Err(Failure::no_response(
+            "resuming the response stream: the server answered with JSON, not an event stream"
+                .into(),
+        )),
+    }
 }
 
 /// Hands one message to the correlation layer as one line (after the editor's queue has
@@ -489,9 +617,9 @@ async fn get_stream(sh: Rc<Shared>) {
         tracing::debug!(target: "http", "the server's stream did not open: HTTP {status}");
         return;
     }
-    match stream(&sh, resp, None).await {
-        Ok(_) => tracing::debug!(target: "http", "the server's stream ended"),
-        Err(f) => tracing::debug!(target: "http", "the server's stream broke: {}", f.detail),
+    // Resumed with `Last-Event-ID` as a request's stream is, when it gave event ids.
+    if let Err(f) = resumable(&sh, resp, None).await {
+        tracing::debug!(target: "http", "the server's stream ended: {}", f.detail);
     }
 }
 
