@@ -1228,14 +1228,18 @@ impl Handler<Quiesce> for Frontend {
         let initializing = self.state == Lifecycle::Initializing;
         self.state = Lifecycle::Closing;
         let mut answer = Vec::new();
+        let mut cancelled = 0usize;
         let ids: Vec<Id> = self.slots.keys().cloned().collect();
         for id in ids {
             let initialize = self
                 .slots
                 .get(&id)
                 .is_some_and(|s| s.method == RequestClass::Initialize);
-            if self.cancel_slot(&id, ctx) && initialize && initializing {
-                answer.push(id);
+            if self.cancel_slot(&id, ctx) {
+                cancelled += 1;
+                if initialize && initializing {
+                    answer.push(id);
+                }
             }
         }
         answer.extend(
@@ -1245,7 +1249,20 @@ impl Handler<Quiesce> for Frontend {
         );
         self.held_bytes = 0;
         // Pass-through: the editor's requests in flight end with the input, unanswered.
+        cancelled += self.relayed.len();
         self.relayed.clear();
+        // A client that closed its input gets no answer to what was still in flight (the
+        // requests are cancelled upstream): one line says how many, so that an output that
+        // stops short (`head -1 requests.jsonl | mcp-bridge ...` prints nothing) is explained.
+        match (signal, cancelled) {
+            (Some(_), _) | (None, 0) => {}
+            (None, 1) => {
+                tracing::info!(target: "frontend", "the end of the input cancelled 1 request in flight: it gets no response");
+            }
+            (None, n) => {
+                tracing::info!(target: "frontend", "the end of the input cancelled {n} requests in flight: they get no response");
+            }
+        }
         // The editor that sent the signal still reads: the start of its connection gets an
         // answer (see [`Quiesce`]); at the end of input nothing is answered.
         if let Some(signal) = signal {
