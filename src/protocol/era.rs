@@ -200,8 +200,8 @@ const URL_ELICITATION_REQUIRED: i64 = -32042;
 
 /// Whether a JSON-RPC error answer to `server/discover` fails the `initialize` instead of
 /// meaning a legacy server: a modern error ([`is_modern_error`]), an internal error
-/// ([`INTERNAL_ERROR`]), or another code the specification reserves from 2026-07-28 on
-/// ([`SPEC_RESERVED_CODES`], but [`URL_ELICITATION_REQUIRED`]). Every other error is what
+/// (-32603), or another code the specification reserves from 2026-07-28 on (-32099 to
+/// -32020, but -32042, which 2026-07-28 must not send). Every other error is what
 /// legacy servers answer to a method they do not know: -32601 (TypeScript SDK 1.x), -32602
 /// without `_meta` (Python `mcp` 1.x), -32600, `0` (the Go SDK), -32000 and the rest of the
 /// implementation-defined range.
