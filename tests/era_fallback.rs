@@ -590,7 +590,17 @@ fn an_upstream_that_exits_during_initialize_is_named_with_its_exit_status() {
 /// its line says why, and the editor's `initialize` gets the server's own result.
 #[test]
 fn a_result_that_is_not_a_discover_result_falls_back_and_the_line_says_why() {
-    let mut b = start(&[], &["--discover-answer", "empty-result"]);
+    falls_back_and_says_why(
+        "empty-result",
+        "it answered server/discover with a result that is not a DiscoverResult",
+    );
+}
+
+/// `mcp-legacy-server --discover-answer <mode>`: the editor's `initialize` gets the server's
+/// own result, a call passes through, the one info line gives `sign`, and the server's second
+/// line is the editor's `initialize` as written.
+fn falls_back_and_says_why(mode: &str, sign: &str) {
+    let mut b = start(&[], &["--discover-answer", mode]);
     let init = initialize_request(0);
     b.send(&init);
     assert_eq!(
@@ -606,9 +616,13 @@ fn a_result_that_is_not_a_discover_result_falls_back_and_the_line_says_why() {
     b.wait_stderr("speaks 2025-11-25");
     assert_eq!(
         info_lines(&b),
-        vec!["mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it answered server/discover with a result that is not a DiscoverResult): passing the 2025-11-25 protocol through unchanged".to_string()]
+        vec![format!(
+            "mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier ({sign}): passing the 2025-11-25 protocol through unchanged"
+        )]
     );
     let got = upstream_lines(&b, 4);
+    let discover: Value = serde_json::from_str(&got[0]).expect("json");
+    assert_eq!(discover["method"], "server/discover");
     assert_eq!(got[1], line(&init));
     b.close_stdin();
     assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
@@ -719,29 +733,10 @@ fn a_legacy_server_that_never_answers_initialize_gets_the_editor_an_error() {
 /// one, whose first message it is, and the info line says so.
 #[test]
 fn a_server_that_exits_at_discover_is_started_again_for_the_editors_initialize() {
-    let mut b = start(&[], &["--discover-answer", "exit"]);
-    let init = initialize_request(0);
-    b.send(&init);
-    assert_eq!(
-        b.recv_response(&json!(0)),
-        json!({"jsonrpc": "2.0", "id": 0, "result": legacy_initialize_result()})
+    // The first server read the probe and exited; the second reads the editor's messages
+    // from the start.
+    falls_back_and_says_why(
+        "exit",
+        "it exited at server/discover without an answer, as servers of the rmcp SDK do, and was started again",
     );
-    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    assert_eq!(
-        b.tools_call(json!(1), "echo", json!({"text": "second start"})),
-        json!({"jsonrpc": "2.0", "id": 1,
-            "result": {"content": [{"type": "text", "text": "second start"}]}})
-    );
-    b.wait_stderr("speaks 2025-11-25");
-    assert_eq!(
-        info_lines(&b),
-        vec!["mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it exited at server/discover without an answer, as servers of the rmcp SDK do, and was started again): passing the 2025-11-25 protocol through unchanged".to_string()]
-    );
-    // The first server read the probe; the second read the editor's messages from the start.
-    let got = upstream_lines(&b, 4);
-    let discover: Value = serde_json::from_str(&got[0]).expect("json");
-    assert_eq!(discover["method"], "server/discover");
-    assert_eq!(got[1], line(&init));
-    b.close_stdin();
-    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
 }

@@ -347,14 +347,20 @@ fn tools_list_changed_line(b: &Bridge) -> String {
 /// frame reaches the editor in order, the answer after the list changes, then id 2's
 /// `upstream_exited`, and the bridge exits 1. Call after `initialize`.
 fn a_slow_editor_gets_everything_the_upstream_wrote_before_its_exit(b: &mut Bridge) {
+    b.read_slowly(SLOW_EDITOR_LINES, SLOW_EDITOR_REST);
+    the_editor_gets_everything_the_upstream_wrote_before_its_exit(b, LINES_BEFORE_THE_EXIT);
+}
+
+/// As [`a_slow_editor_gets_everything_the_upstream_wrote_before_its_exit`], with `count` list
+/// changes and the editor reading as it reads now.
+fn the_editor_gets_everything_the_upstream_wrote_before_its_exit(b: &mut Bridge, count: usize) {
     let line = tools_list_changed_line(b);
     sleep_in_flight(b, 2);
     let before = b.seen.len();
-    b.read_slowly(SLOW_EDITOR_LINES, SLOW_EDITOR_REST);
     b.send_tools_call(
         json!(3),
         "emit_and_exit",
-        json!({"line": line, "count": LINES_BEFORE_THE_EXIT, "code": 0}),
+        json!({"line": line, "count": count, "code": 0}),
     );
     b.recv_to_the_end();
     let frames = &b.seen[before..];
@@ -362,7 +368,7 @@ fn a_slow_editor_gets_everything_the_upstream_wrote_before_its_exit(b: &mut Brid
         .iter()
         .take_while(|f| f["method"] == "notifications/tools/list_changed")
         .count();
-    assert_eq!(changes, LINES_BEFORE_THE_EXIT, "{:?}", frames.get(changes));
+    assert_eq!(changes, count, "{:?}", frames.get(changes));
     let rest = &frames[changes..];
     assert_eq!(rest.len(), 2, "after the list changes: {rest:?}");
     assert_eq!(rest[0]["id"], json!(3), "{rest:?}");
@@ -381,6 +387,19 @@ fn what_the_upstream_wrote_before_it_exited_reaches_a_slow_editor_in_order() {
     b.initialize();
     a_slow_editor_gets_everything_the_upstream_wrote_before_its_exit(&mut b);
     b.wait_stderr("mcp-bridge: upstream: error: the upstream server exited (exit code 0)");
+}
+
+/// The answer the upstream wrote before it exited reaches the editor before the
+/// `upstream_exited` of the request it never answered, also when both come in one turn of
+/// the actors (a fast editor, a thousand frames before the answer: the older request's error
+/// used to overtake the answer in most runs). Five bridges, one after the other.
+#[test]
+fn the_answer_written_before_the_exit_comes_before_the_upstream_exited_of_an_older_request() {
+    for _ in 0..5 {
+        let mut b = Bridge::start(&[], &[]);
+        b.initialize();
+        the_editor_gets_everything_the_upstream_wrote_before_its_exit(&mut b, 1_000);
+    }
 }
 
 #[test]
@@ -457,4 +476,27 @@ fn at_the_end_of_stdin_a_slow_editor_gets_every_answer_the_upstream_gave() {
     );
     // On a quiet machine nearly all are answered before the end; on a loaded one fewer.
     assert!(answers.len() >= 100, "answers: {}", answers.len());
+}
+
+/// Requests held behind an `initialize` that still runs are in flight too: at the end of the
+/// input they are cancelled with it, and the line counts them.
+#[test]
+fn the_end_of_the_input_counts_the_requests_held_behind_initialize() {
+    let mut b = Bridge::start_cmd(&[], &["sleep".into(), "1000".into()]);
+    b.send_request(
+        json!(1),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "blackbox-test", "version": "1.0.0"}}),
+    );
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for id in 10..13 {
+        b.send_tools_call(json!(id), "echo", json!({"text": "held"}));
+    }
+    b.close_stdin();
+    assert_eq!(b.recv_to_the_end(), Vec::<serde_json::Value>::new());
+    assert_eq!(b.exit_code(Duration::from_secs(8)), Some(0));
+    b.wait_stderr(
+        "mcp-bridge: frontend: info: the end of the input cancelled 4 requests in flight: they get no response\n",
+    );
 }

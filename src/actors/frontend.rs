@@ -1242,11 +1242,13 @@ impl Handler<Quiesce> for Frontend {
                 }
             }
         }
-        answer.extend(
-            std::mem::take(&mut self.held)
-                .into_iter()
-                .filter_map(|h| h.request),
-        );
+        let held: Vec<Id> = std::mem::take(&mut self.held)
+            .into_iter()
+            .filter_map(|h| h.request)
+            .collect();
+        // Held behind initialize, they are in flight too (they count against the limit).
+        cancelled += held.len();
+        answer.extend(held);
         self.held_bytes = 0;
         // Pass-through: the editor's requests in flight end with the input, unanswered.
         cancelled += self.relayed.len();

@@ -362,14 +362,24 @@ impl Upstream {
         tracing::debug!(target: "upstream", "answered the upstream's request id={id} method={method}: {sent:?}");
     }
 
-    /// The transport carries no more frames: every request in flight gets [`Reply::Closed`]
-    /// now; the Frontend hears of it with the cause ([`Event::Ended`]).
-    fn on_closed(&mut self, generation: u64) {
+    /// The transport carries no more frames: every request still in flight gets
+    /// [`Reply::Closed`]; the Frontend hears of it with the cause ([`Event::Ended`]).
+    ///
+    /// The replies go after every task that is ready now has run: an answer read just before
+    /// the end woke its slot, and that slot writes it before the slots of the requests the
+    /// upstream never answered write their `upstream_exited` (the editor gets them in the
+    /// upstream's order; a slot woken in the same turn would otherwise be polled in spawn
+    /// order, and an older request's error would overtake a newer answer).
+    fn on_closed(&mut self, generation: u64, ctx: &mut Context<Self>) {
         if self.conn.take().is_none() {
             return;
         }
         self.ending = Some(generation);
-        self.fail_all_pending();
+        ctx.spawn(
+            tokio::task::yield_now()
+                .into_actor(self)
+                .map(|(), act, _| act.fail_all_pending()),
+        );
     }
 
     fn on_ended(&mut self, generation: u64, cause: EndCause) {
@@ -479,7 +489,11 @@ crate::counted_handlers!(Upstream: Connect, Call, Cancel, Listen, Relay, Disconn
 struct TransportEvent(u64, Event);
 
 impl StreamHandler<TransportEvent> for Upstream {
-    fn handle(&mut self, TransportEvent(generation, event): TransportEvent, _: &mut Context<Self>) {
+    fn handle(
+        &mut self,
+        TransportEvent(generation, event): TransportEvent,
+        ctx: &mut Context<Self>,
+    ) {
         let _h = self.stats.stream_item();
         if let Event::Ended(cause) = event {
             return self.on_ended(generation, cause);
@@ -494,7 +508,7 @@ impl StreamHandler<TransportEvent> for Upstream {
             Event::Response { id, result } => self.resolve(&id, Reply::Result(result)),
             Event::Failed { id, failure } => self.on_failed(&id, failure),
             Event::SignedIn => self.out.frontend.do_send(FromUpstream::SignedIn),
-            Event::Closed => self.on_closed(generation),
+            Event::Closed => self.on_closed(generation, ctx),
             Event::Ended(_) => {}
         }
     }
