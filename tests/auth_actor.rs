@@ -12,6 +12,7 @@ use auth_fixture::{call, default_behaviour, free_port, start};
 use mcp_bridge::actors::link::{ActorStats, Link};
 use mcp_bridge::actors::signin::{SignInActor, SignInLinks};
 use mcp_bridge::actors::supervisor::messages::ActorEnded;
+use mcp_bridge::auth::opener::BrowserOpener;
 use mcp_bridge::auth::signin::{SignIn, SignInConfig};
 use mcp_bridge::auth::store::TokenStore;
 use mcp_bridge::auth::store::memory::MemoryStore;
@@ -79,12 +80,11 @@ fn start_actor(cfg: SignInConfig, name: &str) -> (SignInLinks, Arc<Mutex<Vec<&'s
 #[actix::test]
 async fn the_mailbox_serializes_the_flows_and_one_sign_in_serves_every_waiting_request() {
     let dir = scratch("serial-browser");
-    // SAFETY: the only test of this binary that starts a browser; no other thread reads it now.
-    unsafe { std::env::set_var("BROWSER", browser(&dir)) };
     let fx = start(default_behaviour());
     let mut cfg = SignInConfig::new(url::Url::parse(&fx.mcp_url()).unwrap());
     cfg.redirect_port = free_port();
     cfg.sign_in_timeout = Duration::from_secs(20);
+    cfg.browser = BrowserOpener::Program(browser(&dir));
     let (links, _) = start_actor(cfg, "serial");
     let client = links.client.clone();
     let (a, b, c) = futures_util::join!(call(&client, &fx), call(&client, &fx), call(&client, &fx));

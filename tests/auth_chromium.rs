@@ -1,4 +1,4 @@
-//! A real browser: headless Chromium is the `$BROWSER` of a sign-in. It follows the one-time
+//! A real browser: headless Chromium opens the start URL of a sign-in. It follows the one-time
 //! start URL, the fixture authorization server's redirect and the loopback callback; the
 //! receiver's success page and its failure page (a forged state) are checked by their text
 //! (`--dump-dom`), and a screenshot of each is kept in `target/test-artifacts/sign-in/`.
@@ -8,6 +8,7 @@
 mod auth_fixture;
 
 use auth_fixture::{call, default_behaviour, free_port, start};
+use mcp_bridge::auth::opener::BrowserOpener;
 use mcp_bridge::auth::signin::{SignIn, SignInConfig};
 use mcp_bridge::auth::store::TokenStore;
 use mcp_bridge::auth::store::memory::MemoryStore;
@@ -44,8 +45,6 @@ fn sign_in_with_chromium(
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    // SAFETY: this binary's only test; std's environment lock guards the readers.
-    unsafe { std::env::set_var("BROWSER", &script) };
     let mut b = default_behaviour();
     if forged_state {
         b.redirect_state = Some("forged".into());
@@ -54,6 +53,7 @@ fn sign_in_with_chromium(
     let mut cfg = SignInConfig::new(url::Url::parse(&fx.mcp_url()).unwrap());
     cfg.redirect_port = free_port();
     cfg.sign_in_timeout = Duration::from_secs(if forged_state { 30 } else { 120 });
+    cfg.browser = BrowserOpener::Program(script.clone());
     let store = TokenStore::new(vec![Arc::new(MemoryStore::default())], art.join("locks"));
     let out = tokio::runtime::Builder::new_current_thread()
         .enable_all()

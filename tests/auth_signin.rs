@@ -1,6 +1,6 @@
 //! The sign-in provider against a fixture authorization server and protected resource on
 //! loopback, driven as the HTTP transport drives it (`access_token` before each request,
-//! `challenge` with each 401/403), with a `$BROWSER` script that follows the start URL. Every
+//! `challenge` with each 401/403), with a browser script that follows the start URL. Every
 //! log line these tests produce is scanned for the secrets the fixture handed out.
 
 mod auth_fixture;
@@ -8,6 +8,7 @@ mod auth_fixture;
 use auth_fixture::{Behaviour, Fixture, call, default_behaviour, free_port, start};
 use mcp_bridge::auth::errors::SignInCause;
 use mcp_bridge::auth::gate::{Consent, ConsentAnswer};
+use mcp_bridge::auth::opener::BrowserOpener;
 use mcp_bridge::auth::registration::RegistrationOptions;
 use mcp_bridge::auth::signin::{SignIn, SignInConfig};
 use mcp_bridge::auth::store::file::{FileKey, FileStore};
@@ -46,7 +47,7 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-/// The `$BROWSER` script: follows the start URL with curl (the 303, the fixture's redirect,
+/// The browser script (a `BrowserOpener::Program`): follows the start URL with curl (the 303, the fixture's redirect,
 /// the callback); when `twice-<port>` exists beside it, it GETs the start URL twice without
 /// following (the reuse case).
 fn setup() {
@@ -69,8 +70,6 @@ fn setup() {
         .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        // SAFETY: std's environment lock guards this against the readers in this process.
-        unsafe { std::env::set_var("BROWSER", &script) };
     });
 }
 
@@ -82,6 +81,7 @@ fn config(fx: &Fixture) -> SignInConfig {
     let mut c = SignInConfig::new(url::Url::parse(&fx.mcp_url()).unwrap());
     c.redirect_port = free_port();
     c.sign_in_timeout = Duration::from_secs(20);
+    c.browser = BrowserOpener::Program(browser_dir().join("follow-browser"));
     c
 }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::clock::SignInClock;
 use super::errors::{SignInCause, SignInError};
-use super::opener;
+use super::opener::BrowserOpener;
 
 /// The wait after a declined sign-in (the reference's `default_consent_cooldown_s`).
 pub const CONSENT_COOLDOWN: Duration = Duration::from_secs(60);
@@ -112,6 +112,7 @@ pub struct Gate {
     sandbox: bool,
     cooldown: Duration,
     phase: Arc<SignInPhase>,
+    browser: BrowserOpener,
 }
 
 /// How the URL reached the user.
@@ -127,18 +128,21 @@ pub enum Delivery {
 
 impl Gate {
     /// A gate: `no_browser` from `--no-browser`, `sandbox` from `SANDBOX_RUNTIME=1`,
-    /// `cooldown` the wait after a decline ([`CONSENT_COOLDOWN`]), `phase` the shared state.
+    /// `cooldown` the wait after a decline ([`CONSENT_COOLDOWN`]), `phase` the shared state,
+    /// `browser` what opens the start URL.
     pub fn new(
         no_browser: bool,
         sandbox: bool,
         cooldown: Duration,
         phase: Arc<SignInPhase>,
+        browser: BrowserOpener,
     ) -> Self {
         Gate {
             no_browser,
             sandbox,
             cooldown,
             phase,
+            browser,
         }
     }
 
@@ -189,10 +193,10 @@ impl Gate {
             }
             // A $BROWSER that is not installed: the crate would try other openers, and the
             // sign-in would only end at its time limit.
-            if let Some(e) = opener::check_browser_env() {
+            if let Some(e) = self.browser.check() {
                 return Err(e);
             }
-            return Ok(match opener::open(start_url.to_string()).await {
+            return Ok(match self.browser.open(start_url.to_string()).await {
                 Ok(()) => Delivery::Browser,
                 Err(mut e) => {
                     tracing::warn!(target: "sign-in", "{e}");
@@ -257,13 +261,25 @@ mod tests {
 
     #[test]
     fn the_sandbox_fails_at_once() {
-        let g = Gate::new(false, true, CONSENT_COOLDOWN, Arc::default());
+        let g = Gate::new(
+            false,
+            true,
+            CONSENT_COOLDOWN,
+            Arc::default(),
+            BrowserOpener::from_env(),
+        );
         assert_eq!(g.admit().unwrap_err().cause, SignInCause::Sandbox);
     }
 
     #[test]
     fn no_browser_only_writes_the_line_before_initialized() {
-        let g = Gate::new(true, false, CONSENT_COOLDOWN, Arc::default());
+        let g = Gate::new(
+            true,
+            false,
+            CONSENT_COOLDOWN,
+            Arc::default(),
+            BrowserOpener::from_env(),
+        );
         assert_eq!(
             run(g.deliver("https://a/x", "http://127.0.0.1:1/start/t")),
             Ok(Delivery::LineOnly(None))
@@ -274,7 +290,13 @@ mod tests {
     fn after_initialized_the_editor_is_asked_and_a_decline_starts_the_cooldown() {
         let asked = Arc::new(AtomicUsize::new(0));
         let phase = Arc::new(SignInPhase::default());
-        let g = Gate::new(false, false, Duration::from_millis(200), phase.clone());
+        let g = Gate::new(
+            false,
+            false,
+            Duration::from_millis(200),
+            phase.clone(),
+            BrowserOpener::from_env(),
+        );
         phase.initialized(Some(Arc::new(Answer(
             ConsentAnswer::Decline,
             asked.clone(),
@@ -295,7 +317,13 @@ mod tests {
     #[test]
     fn after_initialized_without_url_elicitation_reauthorization_is_required() {
         let phase = Arc::new(SignInPhase::default());
-        let g = Gate::new(false, false, CONSENT_COOLDOWN, phase.clone());
+        let g = Gate::new(
+            false,
+            false,
+            CONSENT_COOLDOWN,
+            phase.clone(),
+            BrowserOpener::from_env(),
+        );
         phase.initialized(None);
         assert_eq!(
             run(g.deliver("https://a/x", "s")).unwrap_err().cause,

@@ -1,4 +1,4 @@
-//! The browser opener (the reference's Opener): the `webbrowser` crate, which honours
+//! The browser opener: the `webbrowser` crate, which honours
 //! `$BROWSER` and starts the program directly (never through a shell), with stdin, stdout and
 //! stderr on the null device (`suppress_output`). The bridge removes its secret variables
 //! (`MCP_BRIDGE_TOKEN_KEY`, `MCP_BRIDGE_CLIENT_SECRET`: [`scrub_secret_env`]; those named by
@@ -60,10 +60,69 @@ pub unsafe fn scrub_vars(vars: &[String]) {
     }
 }
 
-/// Opens `start_url` in the browser, on a blocking thread (a text browser runs in the
-/// foreground). Errors: `browser_launch_failed` with the opener's reason.
-pub async fn open(start_url: String) -> Result<(), SignInError> {
-    if let Some(text) = text_browser_in(std::env::var("BROWSER").ok().as_deref()) {
+/// What opens the start URL of a sign-in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BrowserOpener {
+    /// The system's browser through the `webbrowser` crate, which honours `$BROWSER`: the
+    /// values of `BROWSER` and `PATH` read once at start ([`BrowserOpener::from_env`]), for
+    /// the checks before the crate runs anything.
+    System {
+        /// `$BROWSER`.
+        browser_env: Option<String>,
+        /// `$PATH`.
+        path_env: Option<String>,
+    },
+    /// A program run as `<program> <start URL>` (no shell), with stdin, stdout and stderr on
+    /// the null device; for an embedder that brings its own browser, and for tests, which
+    /// run many sign-ins in one process and cannot share one `$BROWSER`.
+    Program(std::path::PathBuf),
+}
+
+impl BrowserOpener {
+    /// The system's browser, with `BROWSER` and `PATH` as the environment has them now.
+    pub fn from_env() -> Self {
+        BrowserOpener::System {
+            browser_env: std::env::var("BROWSER").ok(),
+            path_env: std::env::var("PATH").ok(),
+        }
+    }
+
+    /// The `browser_launch_failed` error of a `$BROWSER` whose program is not found (see
+    /// [`missing_browser_in`]), `None` when it is found, `$BROWSER` is not set, or the opener
+    /// is a [`BrowserOpener::Program`] (whose spawn reports its own failure).
+    pub fn check(&self) -> Option<SignInError> {
+        let BrowserOpener::System {
+            browser_env,
+            path_env,
+        } = self
+        else {
+            return None;
+        };
+        let program = missing_browser_in(browser_env.as_deref(), path_env.as_deref())?;
+        Some(SignInError::new(
+            SignInCause::BrowserLaunchFailed,
+            format!(
+                "$BROWSER names {}, which is not found: set BROWSER to an installed browser, or use --no-browser",
+                crate::log::sanitize(&program)
+            ),
+        ))
+    }
+
+    /// Opens `start_url` (a text browser on the bridge's stdio is refused; the system's
+    /// opener runs on a blocking thread, since a text browser would run in the foreground).
+    /// Errors: `browser_launch_failed` with the opener's reason.
+    pub async fn open(&self, start_url: String) -> Result<(), SignInError> {
+        match self {
+            BrowserOpener::System { browser_env, .. } => {
+                open_system(browser_env.as_deref(), start_url).await
+            }
+            BrowserOpener::Program(program) => open_program(program, &start_url),
+        }
+    }
+}
+
+async fn open_system(browser_env: Option<&str>, start_url: String) -> Result<(), SignInError> {
+    if let Some(text) = text_browser_in(browser_env) {
         return Err(SignInError::new(
             SignInCause::BrowserLaunchFailed,
             format!(
@@ -90,6 +149,19 @@ pub async fn open(start_url: String) -> Result<(), SignInError> {
             "the opener thread failed",
         )),
     }
+}
+
+/// Starts `program start_url` and leaves it running (tokio reaps it when it exits).
+fn open_program(program: &std::path::Path, start_url: &str) -> Result<(), SignInError> {
+    use std::process::Stdio;
+    tokio::process::Command::new(program)
+        .arg(start_url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(drop)
+        .map_err(|e| SignInError::new(SignInCause::BrowserLaunchFailed, e.kind().to_string()))
 }
 
 /// The programs that the `webbrowser` crate (1.2) runs in the foreground with the bridge's own
@@ -139,21 +211,6 @@ pub fn missing_browser_in(browser_env: Option<&str>, path_env: Option<&str>) -> 
     } else {
         Some((*first).to_string())
     }
-}
-
-/// The `browser_launch_failed` error of a `$BROWSER` whose program is not found (see
-/// [`missing_browser_in`]), `None` when it is found or `$BROWSER` is not set.
-pub fn check_browser_env() -> Option<SignInError> {
-    let browser = std::env::var("BROWSER").ok();
-    let path = std::env::var("PATH").ok();
-    let program = missing_browser_in(browser.as_deref(), path.as_deref())?;
-    Some(SignInError::new(
-        SignInCause::BrowserLaunchFailed,
-        format!(
-            "$BROWSER names {}, which is not found: set BROWSER to an installed browser, or use --no-browser",
-            crate::log::sanitize(&program)
-        ),
-    ))
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ use super::metadata::{
     self, ResourceMetadata, ServerMetadata, canonical_resource, select_scopes, split_scopes,
     union_scopes,
 };
+use super::opener::BrowserOpener;
 use super::receiver::{self, Receiver};
 use super::registration::{self, Client, ClientKind, RegistrationOptions};
 use super::store::records::{ClientAuth, IndexEntry, TokenAuthMethod, TokenRecord, now_unix_secs};
@@ -75,6 +76,9 @@ pub struct SignInConfig {
     pub phase: Arc<SignInPhase>,
     /// The PEM of `--ca-file`, trusted for the sign-in's requests besides the system's roots.
     pub extra_ca_pem: Option<Vec<u8>>,
+    /// What opens the start URL (the system's browser, `$BROWSER` read when the settings are
+    /// made).
+    pub browser: BrowserOpener,
 }
 
 impl SignInConfig {
@@ -91,6 +95,7 @@ impl SignInConfig {
             consent_cooldown: CONSENT_COOLDOWN,
             phase: Arc::default(),
             extra_ca_pem: None,
+            browser: BrowserOpener::from_env(),
         }
     }
 }
@@ -146,6 +151,7 @@ impl SignIn {
             cfg.sandbox,
             cfg.consent_cooldown,
             cfg.phase.clone(),
+            cfg.browser.clone(),
         );
         Ok(SignIn {
             inner: Rc::new(Inner {
