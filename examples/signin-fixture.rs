@@ -7,10 +7,16 @@
 //! Prints one JSON line `{"mcp_url": ..., "stats_url": ...}` on stdout and serves until its
 //! stdin closes; `GET <stats_url>` gives the fixture's counters.
 
-#[path = "../tests/auth_fixture/mod.rs"]
+// The fixtures of the tests (tests/it/common), of which this process uses a part.
+#[allow(dead_code)]
+#[path = "../tests/it/common/auth_fixture.rs"]
 mod auth_fixture;
-#[path = "../tests/common/http_fixture.rs"]
+#[allow(dead_code)]
+#[path = "../tests/it/common/http_fixture.rs"]
 mod http_fixture;
+#[allow(dead_code)]
+#[path = "../tests/it/common/recording.rs"]
+mod recording;
 
 use mcp_bridge::server::{Outcome, Server, ToolDef};
 use serde_json::json;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real browser in a sign-in: installs chromium with apt when missing and runs the ignored
-# test of tests/auth_chromium.rs (pages and screenshots in target/test-artifacts/sign-in/).
+# test of tests/it/auth_chromium.rs (pages and screenshots in target/test-artifacts/sign-in/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null; then
@@ -8,4 +8,4 @@ if ! command -v chromium >/dev/null; then
   sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_="sudo"
   $sudo_ apt-get install -y -q --no-install-recommends chromium >/dev/null || { $sudo_ apt-get update -q >/dev/null; $sudo_ apt-get install -y -q --no-install-recommends chromium >/dev/null; }
 fi
-cargo test --locked --test auth_chromium -- --ignored --exact chromium_follows_the_sign_in_and_the_pages_say_what_happened
+cargo test --locked --test it -- --ignored --exact auth_chromium::chromium_follows_the_sign_in_and_the_pages_say_what_happened

@@ -2,7 +2,7 @@
 # The keychain store against a real Secret Service: installs gnome-keyring, dbus and
 # libsecret-tools with apt when missing, starts a D-Bus session with gnome-keyring-daemon
 # unlocked by a test password (its keyrings in a scratch XDG_DATA_HOME), and runs the ignored
-# test of tests/auth_keychain.rs there; secret-tool checks the entry.
+# test of tests/it/auth_keychain.rs there; secret-tool checks the entry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -21,5 +21,5 @@ export XDG_RUNTIME_DIR="$scratch/run" XDG_DATA_HOME="$scratch/data" XDG_STATE_HO
 dbus-run-session -- bash -c '
   set -euo pipefail
   eval "$(printf test-password | gnome-keyring-daemon --unlock --components=secrets)"
-  cargo test --locked --test auth_keychain -- --ignored --exact the_keychain_holds_the_sign_in_and_logout_removes_it
+  cargo test --locked --test it -- --ignored --exact auth_keychain::the_keychain_holds_the_sign_in_and_logout_removes_it
 '

@@ -1,0 +1,441 @@
+//! Black-box tests of the embedded bridge: the example binary `examples/embedded/main.rs` (one
+//! 2026-07-28 server, `serve_stdio_auto`) over real pipes, no upstream process. As a
+//! 2025-11-25 client (`initialize` first: the legacy path, every frame validated against the
+//! 2025-11-25 schema) and as a 2026-07-28 client (any other first request: the modern path,
+//! every frame validated against the 2026-07-28 schema).
+
+use crate::common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+const SUB: &str = "io.modelcontextprotocol/subscriptionId";
+
+fn start(revision: Revision) -> Bridge {
+    Bridge::start_program(&embedded_example_bin().to_string_lossy(), revision)
+}
+
+fn info() -> Value {
+    json!({"name": "embedded-example", "version": "1.0.0"})
+}
+
+/// The `_meta` every 2026-07-28 request carries.
+fn meta(capabilities: Value) -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+           "io.modelcontextprotocol/clientCapabilities": capabilities})
+}
+
+/// `params` with the 2026-07-28 `_meta` added.
+fn modern(mut params: Value, capabilities: Value) -> Value {
+    params["_meta"] = meta(capabilities);
+    params
+}
+
+/// A result of the modern path: `resultType: complete`, the body, then `_meta.serverInfo`.
+fn complete(body: Value) -> Value {
+    let mut result = json!({"resultType": "complete"});
+    if let (Some(r), Some(b)) = (result.as_object_mut(), body.as_object()) {
+        r.extend(b.clone());
+        r.insert("_meta".into(), json!({SERVER_INFO: info()}));
+    }
+    result
+}
+
+/// A cacheable result of the modern path (`ttlMs`, `cacheScope` before `_meta`).
+fn cacheable(body: Value) -> Value {
+    let mut body = body;
+    body["ttlMs"] = json!(60000);
+    body["cacheScope"] = json!("public");
+    complete(body)
+}
+
+fn tools() -> Value {
+    json!([
+        // Generated from the example's `struct Echo { text: String }`.
+        {"name": "echo", "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
+        {"name": "ask_name", "inputSchema": {"type": "object"}},
+        {"name": "add_tool", "inputSchema": {"type": "object"}},
+    ])
+}
+
+fn elicitation_params() -> Value {
+    json!({"message": "Your name?", "requestedSchema": {"type": "object",
+        "properties": {"name": {"type": "string"}}, "required": ["name"]}})
+}
+
+fn text_result(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}]})
+}
+
+// ---- the legacy path (a 2025-11-25 client) ----
+
+#[test]
+fn legacy_initialize_then_tools_prompts_and_resources_as_the_bridge_serves_them() {
+    let mut b = start(Revision::Legacy);
+    let r = b.initialize();
+    assert_eq!(
+        r["result"],
+        json!({"protocolVersion": "2025-11-25",
+               "capabilities": {"logging": {}, "tools": {"listChanged": true},
+                   "prompts": {"listChanged": true},
+                   "resources": {"listChanged": true, "subscribe": true}},
+               "serverInfo": info()})
+    );
+    // The listen stream toward the in-process server is up: one change per declared list.
+    assert_eq!(
+        b.opening_events,
+        ["tools", "prompts", "resources"].map(
+            |l| json!({"jsonrpc": "2.0", "method": format!("notifications/{l}/list_changed")})
+        )
+    );
+    let r = b.request(json!(1), "tools/list", json!({}));
+    assert_eq!(r["result"], json!({"tools": tools()}));
+    let r = b.request(
+        json!(2),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "über ✓"}}),
+    );
+    assert_eq!(r["result"], text_result("über ✓"));
+    let r = b.request(json!(3), "prompts/list", json!({}));
+    assert_eq!(r["result"], json!({"prompts": [{"name": "greet"}]}));
+    let r = b.request(json!(4), "prompts/get", json!({"name": "greet"}));
+    assert_eq!(
+        r["result"],
+        json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Say hi."}}]})
+    );
+    let r = b.request(json!(5), "resources/list", json!({}));
+    assert_eq!(
+        r["result"],
+        json!({"resources": [{"name": "readme", "uri": "example://readme"}]})
+    );
+    let r = b.request(
+        json!(6),
+        "resources/read",
+        json!({"uri": "example://readme"}),
+    );
+    assert_eq!(
+        r["result"],
+        json!({"contents": [{"uri": "example://readme", "text": "Hi."}]})
+    );
+    let r = b.request(json!(7), "ping", json!({}));
+    assert_eq!(r["result"], json!({}));
+    assert!(b.recv_for(Duration::from_millis(200)).is_empty());
+}
+
+#[test]
+fn legacy_an_input_request_becomes_an_elicitation_of_the_editor_and_the_call_completes() {
+    let mut b = start(Revision::Legacy);
+    b.initialize_with(json!({"elicitation": {}}));
+    b.send_request(json!(1), "tools/call", json!({"name": "ask_name"}));
+    let ask = b.recv();
+    let mut params = elicitation_params();
+    params["mode"] = json!("form");
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    assert_eq!(ask["params"], params);
+    let ask_id = ask["id"].clone();
+    b.send(&json!({"jsonrpc": "2.0", "id": ask_id,
+                   "result": {"action": "accept", "content": {"name": "Ada"}}}));
+    let r = b.recv_response(&json!(1));
+    assert_eq!(r["result"], text_result("Hi, Ada!"));
+}
+
+#[test]
+fn legacy_a_list_change_that_a_call_publishes_reaches_the_editor_before_its_result() {
+    let mut b = start(Revision::Legacy);
+    b.initialize();
+    for i in 0..20i64 {
+        b.send_request(json!(i), "tools/call", json!({"name": "add_tool"}));
+        assert_eq!(
+            b.recv(),
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+            "call {i}"
+        );
+        let r = b.recv();
+        assert_eq!(r["id"], json!(i));
+        assert_eq!(r["result"], text_result("The tool list changed."));
+    }
+}
+
+#[test]
+fn legacy_bad_lines_and_modern_requests_get_the_bridges_error_table() {
+    let mut b = start(Revision::Legacy);
+    b.initialize();
+    b.send_raw(b"this is not json\n");
+    assert_eq!(
+        b.recv(),
+        json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error",
+               "data": {"cause": "parse_error"}}})
+    );
+    let r = b.request(json!(1), "server/discover", json!({}));
+    assert_eq!(error_of(&r).0, -32601);
+    assert_eq!(r["error"]["data"]["cause"], "method_not_found");
+    let r = b.request(
+        json!(2),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}),
+    );
+    assert_eq!(error_of(&r).0, -32600);
+    assert_eq!(r["error"]["data"]["cause"], "already_initialized");
+    let r = b.request(
+        json!(3),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "ok"}}),
+    );
+    assert_eq!(r["result"], text_result("ok"));
+}
+
+#[test]
+fn legacy_end_of_input_ends_the_process_with_0_without_the_watchdog() {
+    let mut b = start(Revision::Legacy);
+    b.initialize();
+    let started = Instant::now();
+    b.close_stdin();
+    let status = b.wait_exit(RECV_TIMEOUT).expect("the example exits");
+    assert_eq!(status.code(), Some(0));
+    // The bridge's watchdog (42 s) is not armed; the cascade alone ends it.
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(b.recv_to_the_end().is_empty());
+}
+
+#[test]
+fn a_discover_before_initialize_is_answered_and_initialize_still_selects_the_legacy_path() {
+    let mut b = start(Revision::Modern);
+    let r = b.request(
+        json!("d"),
+        "server/discover",
+        json!({"_meta": meta(json!({}))}),
+    );
+    assert_eq!(r["result"]["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(r["result"]["_meta"][SERVER_INFO], info());
+    b.revision = Revision::Legacy;
+    let r = b.initialize();
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(r["result"]["serverInfo"], info());
+    let r = b.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+    );
+    assert_eq!(r["result"], text_result("x"));
+}
+
+// ---- the modern path (a 2026-07-28 client) ----
+
+#[test]
+fn modern_discover_tools_prompts_and_resources() {
+    let mut b = start(Revision::Modern);
+    let r = b.request(
+        json!(1),
+        "server/discover",
+        json!({"_meta": meta(json!({}))}),
+    );
+    assert_eq!(
+        r["result"],
+        cacheable(json!({"supportedVersions": ["2026-07-28"],
+            "capabilities": {"tools": {"listChanged": true}, "prompts": {"listChanged": true},
+                "resources": {"subscribe": true, "listChanged": true}, "logging": {}}}))
+    );
+    let r = b.request(json!(2), "tools/list", modern(json!({}), json!({})));
+    assert_eq!(r["result"], cacheable(json!({"tools": tools()})));
+    let r = b.request(
+        json!(3),
+        "tools/call",
+        modern(
+            json!({"name": "echo", "arguments": {"text": "hi"}}),
+            json!({}),
+        ),
+    );
+    assert_eq!(r["result"], complete(text_result("hi")));
+    let r = b.request(json!(4), "prompts/list", modern(json!({}), json!({})));
+    assert_eq!(
+        r["result"],
+        cacheable(json!({"prompts": [{"name": "greet"}]}))
+    );
+    let r = b.request(
+        json!(5),
+        "prompts/get",
+        modern(json!({"name": "greet"}), json!({})),
+    );
+    assert_eq!(
+        r["result"],
+        complete(json!({"messages": [{"role": "user",
+            "content": {"type": "text", "text": "Say hi."}}]}))
+    );
+    let r = b.request(json!(6), "resources/list", modern(json!({}), json!({})));
+    assert_eq!(
+        r["result"],
+        cacheable(json!({"resources": [{"name": "readme", "uri": "example://readme"}]}))
+    );
+    let r = b.request(
+        json!(7),
+        "resources/read",
+        modern(json!({"uri": "example://readme"}), json!({})),
+    );
+    assert_eq!(
+        r["result"],
+        cacheable(json!({"contents": [{"uri": "example://readme", "text": "Hi."}]}))
+    );
+    // `initialize` after the modern path was selected is the server's: it speaks only
+    // 2026-07-28 (UnsupportedProtocolVersion).
+    let r = b.request(
+        json!(8),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}),
+    );
+    assert_eq!(error_of(&r).0, -32022);
+    assert_eq!(
+        r["error"]["data"],
+        json!({"supported": ["2026-07-28"], "requested": "2025-11-25"})
+    );
+}
+
+#[test]
+fn modern_an_input_request_and_its_retry() {
+    let mut b = start(Revision::Modern);
+    let caps = json!({"elicitation": {"form": {}}});
+    let r = b.request(
+        json!(1),
+        "tools/call",
+        modern(json!({"name": "ask_name"}), caps.clone()),
+    );
+    assert_eq!(
+        r["result"],
+        json!({"resultType": "input_required",
+               "inputRequests": {"name": {"method": "elicitation/create",
+                   "params": elicitation_params()}},
+               "_meta": {SERVER_INFO: info()}})
+    );
+    let retry = modern(
+        json!({"name": "ask_name", "inputResponses": {"name":
+            {"action": "accept", "content": {"name": "Ada"}}}}),
+        caps,
+    );
+    let r = b.request(json!(2), "tools/call", retry);
+    assert_eq!(r["result"], complete(text_result("Hi, Ada!")));
+    // Without the capability the request is refused (-32021) instead.
+    let r = b.request(
+        json!(3),
+        "tools/call",
+        modern(json!({"name": "ask_name"}), json!({})),
+    );
+    assert_eq!(error_of(&r).0, -32021);
+}
+
+#[test]
+fn modern_a_list_change_of_a_call_comes_on_the_listen_stream_before_the_result() {
+    let mut b = start(Revision::Modern);
+    b.send_request(
+        json!("L"),
+        "subscriptions/listen",
+        modern(
+            json!({"notifications": {"toolsListChanged": true}}),
+            json!({}),
+        ),
+    );
+    assert_eq!(
+        b.recv(),
+        json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+               "params": {"_meta": {SUB: "L"}, "notifications": {"toolsListChanged": true}}})
+    );
+    for i in 0..20i64 {
+        b.send_request(
+            json!(i),
+            "tools/call",
+            modern(json!({"name": "add_tool"}), json!({})),
+        );
+        assert_eq!(
+            b.recv(),
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                   "params": {"_meta": {SUB: "L"}}}),
+            "call {i}"
+        );
+        let r = b.recv();
+        assert_eq!(r["id"], json!(i));
+        assert_eq!(r["result"], complete(text_result("The tool list changed.")));
+    }
+    // At the end of the input the open listen ends with its result, and the process exits 0.
+    b.close_stdin();
+    let end = b.recv_response(&json!("L"));
+    assert_eq!(
+        end["result"],
+        json!({"resultType": "complete", "_meta": {SUB: "L", SERVER_INFO: info()}})
+    );
+    assert_eq!(b.wait_exit(RECV_TIMEOUT).and_then(|s| s.code()), Some(0));
+}
+
+#[test]
+fn modern_the_request_past_the_in_flight_limit_is_refused_at_once() {
+    const LIMIT: usize = 256;
+    let mut b = start(Revision::Modern);
+    // Open listen streams stay in flight: 256 of them fill every slot.
+    for i in 0..LIMIT {
+        b.send_request(
+            json!(format!("L{i}")),
+            "subscriptions/listen",
+            modern(
+                json!({"notifications": {"toolsListChanged": true}}),
+                json!({}),
+            ),
+        );
+    }
+    for _ in 0..LIMIT {
+        let ack = b.recv();
+        assert_eq!(
+            ack["method"], "notifications/subscriptions/acknowledged",
+            "{ack}"
+        );
+    }
+    let r = b.request(
+        json!("over"),
+        "tools/call",
+        modern(
+            json!({"name": "echo", "arguments": {"text": "x"}}),
+            json!({}),
+        ),
+    );
+    assert_eq!(
+        r["error"],
+        json!({"code": -32603, "message": "Too many requests in flight",
+               "data": {"cause": "too_many_requests", "detail": LIMIT}})
+    );
+}
+
+#[test]
+fn modern_bad_lines_get_the_error_table_and_the_path_stays_modern() {
+    let mut b = start(Revision::Modern);
+    b.send_raw(b"this is not json\n");
+    assert_eq!(
+        b.recv(),
+        json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error",
+               "data": {"cause": "parse_error"}}})
+    );
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{{"x":{}1{}}}}}"#,
+        "[".repeat(70),
+        "]".repeat(70)
+    );
+    b.send_raw_request(&json!(9), "tools/list", deep.as_bytes());
+    let r = b.recv_response(&json!(9));
+    assert_eq!(
+        r["error"],
+        json!({"code": -32600, "message": "Invalid request: the message is nested too deeply",
+               "data": {"cause": "too_deep", "detail": 64}})
+    );
+    let r = b.request(json!(1), "tools/list", modern(json!({}), json!({})));
+    assert_eq!(r["result"], cacheable(json!({"tools": tools()})));
+    let call = json!({"name": "echo", "arguments": {"wrong": "x"}});
+    let r = b.request(json!(2), "tools/call", modern(call, json!({})));
+    assert_eq!(
+        r["error"],
+        json!({"code": -32602, "message": "Invalid arguments: missing field `text`"})
+    );
+}

@@ -1,0 +1,71 @@
+//! The integration tests, one crate: black-box tests that start the real binaries over real
+//! pipes or real HTTP (`common::Bridge`, the HTTP and sign-in fixtures of `common`), and
+//! tests of the actors and transports in this process. Run one module with
+//! `cargo test --test it <module>::`.
+//!
+//! Without the features `http` and `auth` (an embedded server's build) only the embedded
+//! bridge's tests are built, and they use a part of the harness of `common`.
+#![cfg_attr(not(all(feature = "http", feature = "auth")), allow(dead_code))]
+
+#[cfg(all(feature = "http", feature = "auth"))]
+mod actors_memory;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod auth_actor;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod auth_chromium;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod auth_e2e;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod auth_keychain;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod auth_logout;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod auth_signin;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod bad_input;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod cli;
+mod common;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod concurrency;
+mod embedded;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod era_fallback;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod example_server;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod forwarding;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod http_legacy;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod http_sign_in;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod http_tls_proxy;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod http_upstream;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod input_requests;
+#[cfg(all(feature = "http", feature = "auth", target_os = "linux"))]
+mod isolation;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod json_passthrough;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod json_properties;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod large_results;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod lifecycle;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod list_items;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod notifications;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod queues;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod schema_adaptations;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod shutdown;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod stderr;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod transport_seam;
