@@ -9,7 +9,7 @@
 //! Each message lives beside the actor that handles it: in the actor's file, or, when actors
 //! that the handler itself imports send it, in a leaf file beside it (`frontend/messages.rs`,
 //! `supervisor/messages.rs`, `upstream/reply.rs`), so no actor file imports another in a
-//! circle (`scripts/actor-imports.py` checks it).
+//! circle (`scripts/imports.py` checks it, for every module of the crate).
 
 #[cfg(feature = "auth")]
 pub mod consent;
