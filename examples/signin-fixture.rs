@@ -1,6 +1,6 @@
 //! The sign-in fixture of the tests as a process, for `scripts/live-signin.py` (not CI): the
-//! fixture authorization server and protected MCP endpoint (`tests/auth_fixture/`) in front of
-//! the crate's server with the tool `echo` (`tests/common/http_fixture.rs`), on loopback.
+//! fixture authorization server and protected MCP endpoint (`tests/it/common/auth_fixture.rs`) in front of
+//! the crate's server with the tool `echo` (`tests/it/common/http_fixture.rs`), on loopback.
 //!
 //! Usage: `cargo run --example signin-fixture -- [--expires-in SECS] [--revoke-refresh-after SECS]`
 //! (token lifetime, default 60 s; revoke every refresh token once, that long after the start).

@@ -2,7 +2,7 @@
 """Live sign-in in a long-running bridge (issue 10, item 6; a script, not CI).
 
 Starts the sign-in fixture (`cargo run --example signin-fixture`: the fixture authorization
-server and protected MCP endpoint of tests/auth_fixture/ in front of the crate's server with
+server and protected MCP endpoint of tests/it/common/auth_fixture.rs in front of the crate's server with
 the tool `echo`) with access tokens that expire every --expires-in seconds and a revocation of
 every refresh token --revoke-after seconds into the run, and one bridge process in front of
 it (memory token store, a free redirect port). The script is the editor: it initializes with
