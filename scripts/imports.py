@@ -52,35 +52,20 @@ ALLOWED = {
     ("auth/options", "cli"),  # cli::seconds, until SignInArgs moves to the CLI's clap types
     ("auth/wire", "auth/options"),  # in the circle through config -> auth/wire
     ("auth/wire", "config"),  # BridgeConfig, until the sign-in wiring moves to the application
-    ("auth/wire", "transport/upstream"),  # in the circle through server -> config, config -> auth
     ("cli", "auth/options"),  # SignInArgs, until it moves to the CLI's clap types
     ("cli", "config"),  # in the circle through config -> auth/wire
-    ("cli", "transport/http"),  # in the circle through server -> config and config -> auth/wire
-    ("cli", "transport/http/client"),  # in the circle through server -> config, config -> auth
-    ("cli", "transport/upstream"),  # in the circle through server -> config, config -> auth/wire
     ("config", "auth/wire"),  # SignInSetup, until the sign-in wiring moves to the application
-    ("config", "transport/upstream"),  # in the circle through server -> config
-    ("server", "config"),  # MAX_IN_FLIGHT_REQUESTS, SHUTDOWN_GRACE, until they move to protocol
     ("transport/child_upstream", "transport/upstream"),  # the seam, until open() leaves its file
     ("transport/http", "transport/upstream"),  # the transport seam, until open() leaves its file
-    ("transport/http/client", "transport/http"),  # in the circle through server -> config
-    ("transport/memory", "server"),  # in the circle through server -> config and open()
     ("transport/memory", "transport/upstream"),  # the seam, until open() leaves its file
-    ("transport/upstream", "server"),  # in the circle through server -> config
     ("transport/upstream", "transport/child_upstream"),  # open(), until it leaves the seam's file
     ("transport/upstream", "transport/http"),  # open(), until it leaves the transport seam's file
     ("transport/upstream", "transport/memory"),  # open(), until it leaves the seam's file
     # protocol: shared leaf types that live in a file of another topic.
-    ("protocol/framing", "protocol/spare"),  # in the circle through spare -> framing
-    ("protocol/spare", "protocol/framing"),  # KEEP_BUFFER_BYTES, until it moves into spare
-    ("protocol/idscan", "protocol/jsonrpc"),  # Id, until it gets a file of its own
-    ("protocol/jsonrpc", "protocol/idscan"),  # in the circle through idscan -> jsonrpc (Id)
     ("protocol/list_items", "protocol/translate"),  # Note, until the log notes get their file
     ("protocol/shape", "protocol/list_items"),  # in the circle through list_items -> translate
     ("protocol/shape", "protocol/translate"),  # adapt_tool, until translate splits by topic
     ("protocol/translate", "protocol/shape"),  # shape_result, until translate splits by topic
-    ("protocol/errors", "log"),  # sanitize, until the pure text helpers move down to protocol
-    ("protocol/framing", "log"),  # excerpt, until the pure text helpers move down to protocol
     # server and transport/http: two files of one topic that import each other.
     ("server/dispatch", "server/results"),  # in the circle through results -> dispatch
     ("server/results", "server/dispatch"),  # Method, until it gets a file of its own

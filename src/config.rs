@@ -4,16 +4,11 @@
 
 use std::time::Duration;
 
+pub use crate::protocol::defaults::{DISCOVER_TIMEOUT, MAX_IN_FLIGHT_REQUESTS, SHUTDOWN_GRACE};
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::notify::ListenTimings;
 use crate::transport::upstream::UpstreamSpec;
 
-/// Default wait for requests in flight and for the child at each shutdown step.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
-/// Default limit of requests in flight.
-pub const MAX_IN_FLIGHT_REQUESTS: usize = 256;
-/// Default time limit of `server/discover`.
-pub const DISCOVER_TIMEOUT: Duration = Duration::from_secs(60);
 /// Time limits of forwarded requests (the reference's limits table).
 #[derive(Clone, Debug)]
 pub struct Timeouts {

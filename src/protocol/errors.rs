@@ -169,7 +169,7 @@ impl ErrorObject {
             Some(v) => text.push_str(&format!(": {v}")),
             None => {}
         }
-        crate::log::sanitize(&text)
+        super::excerpt::sanitize(&text)
     }
 }
 

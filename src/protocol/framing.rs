@@ -39,9 +39,9 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use serde_json::Value;
 use tokio_util::codec::{Decoder, Encoder};
 
+use super::id::Id;
 use super::idscan::{IdScanner, UTF8_BOM};
-use super::jsonrpc::Id;
-pub use super::spare::SpareBuffer;
+pub use super::spare::{KEEP_BUFFER_BYTES, SpareBuffer};
 
 /// How many bytes of the start of an over-long line are kept (for a log or stderr line).
 pub const TOO_LONG_HEAD_BYTES: usize = 256;
@@ -55,11 +55,6 @@ pub const MAX_MAX_LINE_BYTES: usize = 1024 * 1024 * 1024;
 /// to what is left of it at once (at least a quarter), so a short read means the pipe is
 /// drained.
 pub const READ_CHUNK_BYTES: usize = 64 * 1024;
-
-/// A read buffer that grew past this size (in bytes, 1 MiB) for one line is given away with
-/// that line instead of being kept for the next reads, so a large message does not leave its
-/// memory behind (with a [`SpareBuffer`], it comes back to the spare when the line is dropped).
-pub const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
 
 /// A pending line this long (in bytes, 32 KiB) whose buffer must grow moves into the spare's
 /// block, when a [`SpareBuffer`] keeps one. Early, at the first growth of a read buffer, so that
@@ -91,10 +86,10 @@ impl Frame {
     /// bytes), escaped.
     pub fn excerpt(&self) -> String {
         match self {
-            Frame::Line(l) => crate::log::excerpt(l),
+            Frame::Line(l) => super::excerpt::excerpt(l),
             Frame::TooLong {
                 head, len_bytes, ..
-            } => crate::log::excerpt_of(head, *len_bytes),
+            } => super::excerpt::excerpt_of(head, *len_bytes),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! top-level `"id"` member, the member serde_json keeps when a key repeats. Pure: bytes in,
 //! an id out; it never guesses.
 
-use super::jsonrpc::Id;
+use super::id::Id;
 use super::surrogates;
 
 /// Most bytes of an `"id"` value the scanner keeps (without quotes). A longer id cannot be

@@ -1,9 +1,12 @@
 //! The pure protocol layer: values in, values out. Nothing here does I/O, starts a task,
 //! reads a clock or knows about actors; every rule here is table-tested beside its code.
 
+pub mod defaults;
 pub mod era;
 pub mod errors;
+pub mod excerpt;
 pub mod framing;
+pub mod id;
 pub mod idscan;
 pub mod input;
 pub mod jsonrpc;

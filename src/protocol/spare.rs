@@ -24,7 +24,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::Waker;
 
-use super::framing::KEEP_BUFFER_BYTES;
+/// A read buffer that grew past this size (in bytes, 1 MiB) for one line is given away with
+/// that line instead of being kept for the next reads, so a large message does not leave its
+/// memory behind (with a [`SpareBuffer`], it comes back to the spare when the line is dropped).
+pub const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
 
 /// A handle on one codec's spare slot; clones share it. See the module doc for its rules.
 #[derive(Clone, Default)]

@@ -374,8 +374,8 @@ impl Default for Limits {
         Limits {
             max_line_bytes: crate::protocol::framing::DEFAULT_MAX_LINE_BYTES,
             max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
-            max_in_flight: crate::config::MAX_IN_FLIGHT_REQUESTS,
-            shutdown_grace: crate::config::SHUTDOWN_GRACE,
+            max_in_flight: crate::protocol::defaults::MAX_IN_FLIGHT_REQUESTS,
+            shutdown_grace: crate::protocol::defaults::SHUTDOWN_GRACE,
         }
     }
 }
