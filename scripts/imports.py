@@ -61,14 +61,7 @@ ALLOWED = {
     ("transport/upstream", "transport/child_upstream"),  # open(), until it leaves the seam's file
     ("transport/upstream", "transport/http"),  # open(), until it leaves the transport seam's file
     ("transport/upstream", "transport/memory"),  # open(), until it leaves the seam's file
-    # protocol: shared leaf types that live in a file of another topic.
-    ("protocol/list_items", "protocol/translate"),  # Note, until the log notes get their file
-    ("protocol/shape", "protocol/list_items"),  # in the circle through list_items -> translate
-    ("protocol/shape", "protocol/translate"),  # adapt_tool, until translate splits by topic
-    ("protocol/translate", "protocol/shape"),  # shape_result, until translate splits by topic
-    # server and transport/http: two files of one topic that import each other.
-    ("server/dispatch", "server/results"),  # in the circle through results -> dispatch
-    ("server/results", "server/dispatch"),  # Method, until it gets a file of its own
+    # transport/http: two files of one topic that import each other.
     ("transport/http/exchange", "transport/http/refetch"),  # in the circle through refetch
     ("transport/http/refetch", "transport/http/exchange"),  # post, rewrite, until they leave it
     # Up the layers: the actors and auth read the application's configuration and clap types.

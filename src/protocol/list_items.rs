@@ -10,8 +10,7 @@
 //! keeping every valid item in its order.
 
 use super::legacy::Forwarded;
-use super::notify::LineLevel;
-use super::translate::Note;
+use super::note::{LineLevel, Note};
 #[cfg(feature = "schema-check")]
 use jsonschema::Validator;
 use serde_json::value::RawValue;

@@ -12,6 +12,7 @@ use super::errors::{Cause, ErrorObject};
 use super::jsonrpc::{self, Id};
 use super::methods;
 use super::modern::{META_SUBSCRIPTION_ID, RequestMeta, UpstreamNotification};
+pub use super::note::LineLevel;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
@@ -401,14 +402,6 @@ fn error_parts(error: &Value) -> (String, String) {
 /// A duration as the log writes it: `0.5 s`, `2 s`, `30 s`.
 pub fn seconds(d: Duration) -> String {
     format!("{} s", d.as_millis() as f64 / 1000.0)
-}
-
-/// The level of a log line about the stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LineLevel {
-    Debug,
-    Info,
-    Warn,
 }
 
 /// The log line after the loss of a stream that was not a subscription change; `wait` is the

@@ -1,4 +1,4 @@
-//! The result rules of [`translate::shape_result`] on raw text:
+//! The result rules of [`translate::shape_result`](super::translate::shape_result) on raw text:
 //! a complete upstream result is read into its members without a value tree, only the
 //! members a rule touches are read or rebuilt, and every other member goes to the editor as
 //! its original bytes (numbers keep their exact text, issue 7 §3; a large member is never
@@ -15,8 +15,9 @@ use super::errors::Cause;
 use super::legacy::Forwarded;
 use super::list_items::{self, ItemKind};
 use super::modern::{self, ResultType};
+use super::note::{Note, debug};
 use super::raw::{self, Parts, RawJson, RawResult};
-use super::translate::{self, Note};
+use super::tool_schema;
 
 /// One member of a result being shaped: its original text, or rebuilt.
 #[derive(Debug)]
@@ -67,13 +68,6 @@ impl ResultMembers {
     }
 }
 
-fn debug(notes: &mut Vec<Note>, text: String) {
-    notes.push(Note {
-        level: super::notify::LineLevel::Debug,
-        text,
-    });
-}
-
 fn position(members: &[(String, Member)], key: &str) -> Option<usize> {
     members.iter().position(|(k, _)| k == key)
 }
@@ -86,7 +80,7 @@ fn position(members: &[(String, Member)], key: &str) -> Option<usize> {
 pub struct Unusable(pub String);
 
 /// Shapes a complete upstream result for the editor: the rules of
-/// [`translate::shape_result`], on raw members. Gives the result's JSON text as [`Parts`].
+/// [`translate::shape_result`](super::translate::shape_result), on raw members. Gives the result's JSON text as [`Parts`].
 ///
 /// Errors: [`Unusable`] when a rule would have to drop what the upstream sent.
 pub fn shape_result(
@@ -192,7 +186,7 @@ fn shape_list(kind: ItemKind, m: &mut [(String, Member)], notes: &mut Vec<Note>)
             continue;
         };
         let shaped = if kind == ItemKind::Tool {
-            list_items::shape_item(kind, value.clone(), index, translate::adapt_tool, notes)
+            list_items::shape_item(kind, value.clone(), index, tool_schema::adapt_tool, notes)
         } else {
             list_items::shape_item(kind, value.clone(), index, |_, _| {}, notes)
         };

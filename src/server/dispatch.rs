@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::{ContextParts, LogLevel, RequestContext, RequestMeta};
 use super::listen::{self, Filter, Supported};
+use super::method::Method;
 use super::mrtr::parse_retry;
 use super::output::Outbox;
 use super::results::finish;
@@ -26,47 +27,6 @@ const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 pub(crate) struct Link {
     pub(crate) out: Outbox,
     pub(crate) close: CancellationToken,
-}
-
-/// The methods a 2026-07-28 client may call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Method {
-    Discover,
-    ToolsList,
-    ToolsCall,
-    PromptsList,
-    PromptsGet,
-    ResourcesList,
-    ResourceTemplatesList,
-    ResourcesRead,
-    Complete,
-    Listen,
-}
-
-impl Method {
-    fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            methods::SERVER_DISCOVER => Self::Discover,
-            methods::TOOLS_LIST => Self::ToolsList,
-            methods::TOOLS_CALL => Self::ToolsCall,
-            methods::PROMPTS_LIST => Self::PromptsList,
-            methods::PROMPTS_GET => Self::PromptsGet,
-            methods::RESOURCES_LIST => Self::ResourcesList,
-            methods::RESOURCES_TEMPLATES_LIST => Self::ResourceTemplatesList,
-            methods::RESOURCES_READ => Self::ResourcesRead,
-            methods::COMPLETION_COMPLETE => Self::Complete,
-            methods::SUBSCRIPTIONS_LISTEN => Self::Listen,
-            _ => return None,
-        })
-    }
-
-    /// Only these may answer `input_required` (2026-07-28 basic/patterns/mrtr).
-    pub(crate) fn allows_input_required(self) -> bool {
-        matches!(
-            self,
-            Self::ToolsCall | Self::PromptsGet | Self::ResourcesRead
-        )
-    }
 }
 
 /// Serves one request. Returns the response message, or `None` when none is due (a listen the

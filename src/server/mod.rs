@@ -39,6 +39,7 @@ mod defs;
 mod dispatch;
 mod error;
 mod listen;
+mod method;
 mod mrtr;
 mod output;
 mod results;

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::context::RequestContext;
-use super::dispatch::Method;
+use super::method::Method;
 use super::mrtr::check_input_requests;
 use super::{Outcome, PROTOCOL_VERSION, RpcError, SERVER_INFO_KEY, Server};
 
