@@ -114,7 +114,7 @@ fn benches(c: &mut Criterion) {
         b.iter(|| black_box(jsonrpc::nesting_depth(black_box(&big), MAX_CLIENT_DEPTH)))
     });
 
-    // Issue 7 §3: what keeping numbers' text, replacing unpaired surrogates and recovering
+    // What keeping numbers' text, replacing unpaired surrogates and recovering
     // ids from whole lines cost.
     let numbers: Vec<u8> = {
         let items: Vec<String> = (0..200)

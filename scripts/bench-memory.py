@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Memory benchmark of mcp-bridge: peak RSS while a peer misbehaves (issue 7 §2). Not in CI.
+"""Memory benchmark of mcp-bridge: peak RSS while a peer misbehaves. Not in CI.
 
   cargo build --release && python3 scripts/bench-memory.py [--seconds 20] [--requests 1500]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Live sign-in in a long-running bridge (issue 10, item 6; a script, not CI).
+"""Live sign-in in a long-running bridge (a script, not CI).
 
 Starts the sign-in fixture (`cargo run --example signin-fixture`: the fixture authorization
 server and protected MCP endpoint of tests/it/common/auth_fixture.rs in front of the crate's server with

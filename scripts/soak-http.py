@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Soak check of the URL form (issue 9 item 4; not part of CI).
+"""Soak check of the URL form (not part of CI).
 
     python3 scripts/soak-http.py [--duration SECONDS] [--restart-every SECONDS]
                                  [--flip-every SECONDS] [--bridge PATH] [--json FILE]

@@ -9,7 +9,7 @@ use crate::protocol::legacy::Forwarded;
 use crate::protocol::notify::ListenTimings;
 use crate::transport::upstream::UpstreamSpec;
 
-/// Time limits of forwarded requests (the reference's limits table).
+/// Time limits of forwarded requests.
 #[derive(Clone, Debug)]
 pub struct Timeouts {
     /// The list methods and `completion/complete` (120 s).

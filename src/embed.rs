@@ -1,4 +1,4 @@
-//! The embedded bridge (the reference's M5): one stdio connection of a process that holds a
+//! The embedded bridge: one stdio connection of a process that holds a
 //! 2026-07-28 [`Server`] answers clients of both revisions. The first request on the input
 //! selects the path:
 //!
@@ -47,7 +47,8 @@ use crate::transport::upstream::UpstreamSpec;
 use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
 
 /// The time limit of every request to the in-process server on the legacy path (and of its
-/// `server/discover`): 30 days, in effect none, as the reference says for the memory link.
+/// `server/discover`): 30 days, in effect none: the in-process server is the embedding
+/// program's own code, which decides how long its handlers take.
 pub const MEMORY_TIME_LIMIT: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// What [`serve_stdio_auto`] does with a `server/discover` that comes before the first other
@@ -76,7 +77,7 @@ pub enum Discover {
 /// ```
 #[derive(Clone, Debug)]
 pub struct AutoOptions {
-    /// The limits of both paths (default: the reference's values).
+    /// The limits of both paths (default: `Limits::default()`).
     pub limits: Limits,
     /// A `server/discover` before the first request (default: answered).
     pub discover: Discover,

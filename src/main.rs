@@ -60,7 +60,7 @@ fn main() {
         std::process::exit(EXIT_USAGE);
     }
     // A command that cannot start is reported now, before any initialize; the bridge keeps
-    // serving (the reference's rule for failures before initialize), and `initialize` gets
+    // serving (the editor then sees the cause in its `initialize` answer), and `initialize` gets
     // `spawn_failed` naming the program.
     if let UpstreamSpec::Child { command, .. } = &config.upstream
         && let Err(e) = program::resolve(command, std::env::var_os("PATH").as_deref())

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The bridge's own CPU per large call (issue 8 §7 "Large results"): starts
+"""The bridge's own CPU per large call: starts
 `BRIDGE -- SERVER --test-tools`, initializes, makes one untimed call, then N calls, and prints
 the CPU milliseconds per call (user + system of every thread of the bridge, from /proc), a
 figure the machine's load disturbs far less than the latency, and the bridge's minor page

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The latency the URL form adds, like for like (issue 9 item 5): one raw Python client
+"""The latency the URL form adds, like for like: one raw Python client
 (buffered reads, no HTTP or MCP library) times the same `tools/call` two ways against the SAME
 upstream process, in interleaved batches:
 

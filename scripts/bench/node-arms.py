@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where the bridge's time goes with the TS SDK v2 server (issue 8 §7): a raw client sends the
+"""Where the bridge's time goes with the TS SDK v2 server: a raw client sends the
 exact bytes the bridge sends (its `_meta`, its `subscriptions/listen`) to
 scripts/bench/ts2-server.mjs directly, through socat, and compares with the bridge itself, on
 the same (2026-07-28) arm; plus the server's legacy arm. Interleaved in batches of 100.

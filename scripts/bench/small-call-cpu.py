@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The bridge's own CPU per small call (issue 8 §7 "The hot path"), for one or more bridge
+"""The bridge's own CPU per small call, for one or more bridge
 binaries run alternately, so that a before/after comparison shares the machine's load.
 
 Each run starts `BRIDGE -- SERVER`, initializes (2025-11-25 toward the bridge), makes WARMUP
@@ -12,7 +12,7 @@ per call is printed as well, for reference only).
   python3 scripts/bench/small-call-cpu.py [--runs 5] [--calls 20000] [--warmup 300]
       [--server target/release/mcp-example-server | --url URL] BRIDGE [BRIDGE ...]
 
-With --url (issue 9 item 5, the URL form) each run starts `BRIDGE URL` instead, and the calls
+With --url (the URL form) each run starts `BRIDGE URL` instead, and the calls
 are `tools/call echo {"message": "hello"}` (the echo tool of ../shared/peers' upstreams).
 
 With PERF=out.perf (one bridge only) the bridge is recorded by

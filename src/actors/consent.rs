@@ -1,5 +1,5 @@
-//! How a sign-in after `notifications/initialized` asks the editor (the reference's Consent):
-//! one 2025-11-25 `elicitation/create` in URL mode with the authorization URL, sent as a `b-`
+//! How a sign-in after `notifications/initialized` asks the editor: one 2025-11-25
+//! `elicitation/create` in URL mode with the authorization URL, sent as a `b-`
 //! request through the PendingTable and the one stdout Writer, like the upstream's input
 //! requests (`rounds.rs`). The editor opens the URL itself; the bridge never does after
 //! `initialized`.

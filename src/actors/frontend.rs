@@ -52,7 +52,7 @@ use crate::protocol::translate::{self, MetaKeys, ReplyMask};
 use crate::transport::program::SpawnError;
 use crate::transport::writer::{Delivery, Writer};
 
-/// The lifecycle of the connection (2025-11-25 lifecycle; the reference's state table).
+/// The lifecycle of the connection (2025-11-25 basic/lifecycle).
 /// `PassThrough` replaces `Ready` when the upstream is a legacy server (`protocol::era`):
 /// the 2025-11-25 protocol passes through unchanged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -320,7 +320,8 @@ impl Frontend {
             return self.relay_from_editor(&line);
         }
         // Once ready, a forwarded request is read without a value tree: its params pass raw
-        // (issue 7 §3, issue 8 §7). Every other line takes the parser's path.
+        // (numbers keep their exact text, a large member is not copied). Every other line
+        // takes the parser's path.
         if self.state == Lifecycle::Ready
             && let Some((id, method, params)) = raw::request(line.clone(), self.config.max_depth)
             && let RequestClass::Forward(f) = legacy::classify_request(&method)

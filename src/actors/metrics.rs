@@ -66,7 +66,7 @@ impl MethodStats {
 }
 
 /// The counters of the forwarded methods, shared by the Frontend (which records each request
-/// as it ends, with no message: issue 8 §7, fewer hand-offs per request) and the Metrics actor
+/// as it ends, with no message, so a request costs no extra hand-off) and the Metrics actor
 /// (which writes them).
 #[derive(Debug, Default)]
 pub struct MethodTimes {

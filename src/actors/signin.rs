@@ -1,6 +1,6 @@
-//! The SignIn actor (issue 10; the reference's SignIn and Authorizer): the token provider of
-//! the HTTP transport of a URL upstream. The Supervisor starts it before the Upstream (the
-//! transport's [`TokenProvider`] is a [`SignInClient`], which sends it [`TokenFor`] and
+//! The SignIn actor: the token provider of the HTTP transport of a URL upstream. The
+//! Supervisor starts it before the Upstream (the transport's [`TokenProvider`] is a
+//! [`SignInClient`], which sends it [`TokenFor`] and
 //! [`Answer`]) and ends it in the shutdown cascade ([`SignInLinks::abort`] first,
 //! [`SignInLinks::stop`] after the upstream's close).
 //!
@@ -12,7 +12,7 @@
 //!
 //! The shutdown takes two steps. A flow holds the mailbox, so an abort cannot wait in it behind
 //! a sign-in that waits for a redirect (up to `--sign-in-timeout`): [`SignInLinks::abort`]
-//! (the cascade's first step, the reference's `Authorizer.abort`) fires the actor's abort
+//! (the cascade's first step) fires the actor's abort
 //! token, which ends the running flow with the cause `sign_in_cancelled` and releases the
 //! receiver's port; from then on no refresh or sign-in starts (a challenge fails at once with
 //! `sign_in_cancelled`), and a token request gets the current token as it is, so the upstream's

@@ -402,8 +402,8 @@ impl Supervisor {
         let grace = self.config.shutdown_grace;
         ctx.spawn(
             async move {
-                // A sign-in that waits for its redirect ends first (the reference's
-                // `Authorizer.abort`): its request fails with `sign_in_cancelled`, its
+                // A sign-in that waits for its redirect ends first (it may wait up to
+                // `--sign-in-timeout`): its request fails with `sign_in_cancelled`, its
                 // receiver's port is released, and no new sign-in starts; the current token
                 // still serves the upstream's close.
                 if let Some(s) = &sign_in {

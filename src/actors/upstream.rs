@@ -3,7 +3,7 @@
 //! carries the cancels of abandoned requests (the transport says how), writes one debug line
 //! per exchange (id, method, outcome, time; never content), and reports notifications and the
 //! end of the transport to the Supervisor. What carries the frames (a child process, an
-//! in-process server, later HTTP) is behind [`crate::transport::upstream::Transport`].
+//! in-process server, an HTTP URL) is behind [`crate::transport::upstream::Transport`].
 
 use actix::prelude::*;
 use foldhash::{HashMap, HashSet};
@@ -282,7 +282,7 @@ impl Upstream {
             return self.relay_frame(frame);
         }
         // A success response (nearly every frame) is read without a value tree: its result
-        // goes on as the raw slice of the line (issue 8 §7).
+        // goes on as the raw slice of the line, so a large result is neither parsed nor copied.
         if let Frame::Line(l) = &frame
             && let Some((id, result)) = raw::response(l.clone(), MAX_UPSTREAM_DEPTH)
         {
@@ -554,7 +554,7 @@ impl Handler<Connect> for Upstream {
     }
 }
 
-/// Send a request upstream (issue 8 §7: one message, whose answer comes on its own channel,
+/// Send a request upstream (one message, whose answer comes on its own channel,
 /// so the caller is woken once, by the reply). Made with [`Call::new`], which gives the
 /// [`Answer`] the caller waits on: [`Reply::Closed`] at once when there is no upstream,
 /// [`Reply::Busy`] at once when the queue toward the upstream is full
@@ -648,10 +648,10 @@ struct SentId(Arc<OnceLock<Id>>);
 /// Dropped before the reply came (the slot was cancelled, its time limit passed, the input
 /// ended) after the request was sent, it sends [`Cancel`] with the upstream id and the
 /// editor's reason: the request is taken out of the queue unsent or followed by
-/// `notifications/cancelled`, and the Upstream forgets it at once (2025-11-25
-/// basic/utilities/cancellation, issue 7 §2); dropped before the actor handled the `Call`, the
-/// request is never sent. Resolves as a `oneshot::Receiver` does: an error when the Upstream
-/// forgot the request without a reply (or stopped).
+/// `notifications/cancelled`, and the Upstream forgets it at once, so an abandoned request
+/// holds no memory (2025-11-25 basic/utilities/cancellation); dropped before the actor handled
+/// the `Call`, the request is never sent. Resolves as a `oneshot::Receiver` does: an error when
+/// the Upstream forgot the request without a reply (or stopped).
 pub struct Answer {
     rx: oneshot::Receiver<Reply>,
     sent: SentId,

@@ -1,4 +1,4 @@
-//! The sign-in causes of the error table (the reference's sign-in rows): each failure of a
+//! The sign-in causes of the error table (docs/errors.md, sign-in rows): each failure of a
 //! sign-in, a refresh or a store, with a fixed message that names the option to use. A
 //! message never holds a token, a code, a verifier, a secret or a redirect query.
 
@@ -17,7 +17,7 @@ pub struct SignInError {
     pub logged: bool,
 }
 
-/// The sign-in causes (bridge-architecture, error table, sign-in rows).
+/// The sign-in causes (docs/errors.md, sign-in rows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SignInCause {
     /// Discovery, metadata, a refused check or the code exchange failed.
@@ -52,8 +52,8 @@ pub enum SignInCause {
     ReauthorizationRequired,
     /// `SANDBOX_RUNTIME=1`: the sandbox blocks the browser, the port and the keychain.
     Sandbox,
-    /// The bridge stopped (the end of the input, a signal) while the sign-in ran (the
-    /// reference's `Authorizer.abort`); no new sign-in starts.
+    /// The bridge stopped (the end of the input, a signal) while the sign-in ran; no new
+    /// sign-in starts.
     SignInCancelled,
 }
 

@@ -1,4 +1,4 @@
-//! The Gate of a sign-in (the reference's Gate): before `notifications/initialized` the bridge
+//! The Gate of a sign-in: before `notifications/initialized` the bridge
 //! writes the sign-in line and opens the browser (unless `--no-browser`); after it, the bridge
 //! never opens a browser and asks the editor with a URL elicitation ([`Consent`]). A declined
 //! question starts a cooldown (60 s) during which every sign-in fails at once.
@@ -13,7 +13,7 @@ use super::clock::SignInClock;
 use super::errors::{SignInCause, SignInError};
 use super::opener::BrowserOpener;
 
-/// The wait after a declined sign-in (the reference's `default_consent_cooldown_s`).
+/// The wait after a declined sign-in, so that the editor's user is not asked again at once.
 pub const CONSENT_COOLDOWN: Duration = Duration::from_secs(60);
 
 /// The editor's answer to the sign-in question.
@@ -226,7 +226,7 @@ impl Gate {
     }
 }
 
-/// Writes `mcp-bridge: sign in at <url>` to stderr (the reference's sign-in line).
+/// Writes `mcp-bridge: sign in at <url>` to stderr.
 pub fn sign_in_line(url: &str) {
     let line = format!(
         "{}: sign in at {}\n",

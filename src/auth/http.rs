@@ -1,7 +1,7 @@
 //! The HTTP of the sign-in: one reqwest 0.13 client (rustls, no redirects followed, time
 //! limits), bounded reads of JSON documents, and the `oauth2` crate's async HTTP client over it
-//! (CRATES.md: oauth2 5 without its reqwest 0.12 feature). No body, header value or URL query
-//! of a request or a response is ever logged.
+//! (oauth2 5 without its default features, which would bring reqwest 0.12: a second HTTP and
+//! TLS stack). No body, header value or URL query of a request or a response is ever logged.
 
 use serde::de::DeserializeOwned;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! `mcp-bridge logout [--account <label>] <url>` and `mcp-bridge logout --all`: deletes stored
-//! sign-ins from the token store (the authorization server is not told). Exit codes of the
-//! reference: 0 when the deletion succeeded (also when there was nothing to delete), 1 when a
-//! deletion failed, 2 for invalid arguments or a token store that does not open.
+//! sign-ins from the token store (the authorization server is not told). Exit codes: 0 when
+//! the deletion succeeded (also when there was nothing to delete), 1 when a deletion failed, 2
+//! for invalid arguments or a token store that does not open.
 //!
 //! `logout <url>` deletes that sign-in only: the client registration it used is keyed by the
 //! issuer and the redirect URI and serves the other servers and accounts of that issuer.
@@ -11,10 +11,9 @@
 //! again. The issuer is the stored sign-in's; without a stored sign-in it is not known, and
 //! every stored registration for the redirect URI goes (each is registered again at its next
 //! sign-in; stored sign-ins keep their own copy of their client).
-//! `logout --all` deletes everything the bridge stored (the reference: "deletes each stored
-//! sign-in of the bridge"; its manual fallback clears the whole service or token directory):
-//! every indexed sign-in, every indexed client registration, then the index itself. The
-//! sign-in marker of every deleted (or absent) sign-in goes too (`store::marker`).
+//! `logout --all` deletes everything the bridge stored: every indexed sign-in, every indexed
+//! client registration, then the index itself. The sign-in marker of every deleted (or absent)
+//! sign-in goes too (`store::marker`).
 
 use clap::Parser;
 use std::ffi::OsString;

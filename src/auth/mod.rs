@@ -1,8 +1,7 @@
-//! Sign-in at the upstream's authorization server (issue 10; 2026-07-28 authorization, the
-//! reference's SignIn, Receiver, Opener, Gate, TokenStore and IndexedStorage): the pure rules
-//! (challenge, metadata, URL and callback checks), the loopback receiver, the token stores and
-//! the [`signin::SignIn`] provider that the HTTP transport asks for tokens. Nothing here ever
-//! logs a token, a code, a verifier, a secret or a full redirect query.
+//! Sign-in at the upstream's authorization server (2026-07-28 basic/authorization): the pure
+//! rules (challenge, metadata, URL and callback checks), the loopback receiver, the token
+//! stores and the [`signin::SignIn`] provider that the HTTP transport asks for tokens. Nothing
+//! here ever logs a token, a code, a verifier, a secret or a full redirect query.
 
 pub mod callback;
 pub mod challenge;

@@ -47,7 +47,7 @@ pub unsafe fn scrub_secret_env() -> EnvSecrets {
 
 /// Removes the variables of `--header-env` (`vars`, already read into the headers) from the
 /// process environment, so the browser and any other program the bridge starts inherit
-/// none of them (issue 10: the browser gets no secret environment).
+/// none of them: the browser gets no secret from the environment.
 ///
 /// # Safety
 /// Changes the process environment: call it in `main` before any other thread runs.

@@ -1,4 +1,4 @@
-//! The loopback receiver of a sign-in (the reference's Receiver): a hyper 1 HTTP/1 server on
+//! The loopback receiver of a sign-in: a hyper 1 HTTP/1 server on
 //! `127.0.0.1:<--redirect-port>`, listening before any browser opens. `GET /start/<token>`
 //! answers 303 to the authorization URL once; a second GET ends the sign-in with
 //! `sign_in_start_reused`. `GET /callback` with the expected state ends the wait; another state
@@ -19,7 +19,8 @@ use tokio::sync::{Semaphore, oneshot};
 use super::callback::{CallbackParams, state_matches};
 use super::errors::{SignInCause, SignInError};
 
-/// Largest request head, in bytes (the reference's Receiver limits).
+/// Largest request head, in bytes: a browser's redirect (its code, its state and its headers)
+/// takes a few KiB.
 pub const MAX_HEAD_BYTES: usize = 16 * 1024;
 /// Time limit of a request head.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);

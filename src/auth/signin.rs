@@ -1,4 +1,4 @@
-//! The sign-in provider of the HTTP transport (the reference's SignIn and Authorizer): it gives
+//! The sign-in provider of the HTTP transport: it gives
 //! each request the stored access token (refreshed shortly before it expires) and answers
 //! every 401/403 challenge: a refresh, a full OAuth 2.1 sign-in (discovery, registration,
 //! PKCE S256, state, `resource`, the loopback receiver, the Gate, the `iss` check, the code
@@ -38,8 +38,7 @@ use super::url_check::validate_authorization_url;
 use crate::transport::token::{AccessToken, Challenge, ChallengeOutcome, TokenProvider};
 
 /// An access token that expires within this margin (or within half its lifetime, when that is
-/// shorter) is refreshed before it is used (the reference: a token valid for less than one
-/// minute needs a sign-in or a refresh).
+/// shorter) is refreshed before it is used, so that no token expires on its way to the server.
 pub const REFRESH_MARGIN_SECS: u64 = 60;
 /// The default `--sign-in-timeout`.
 pub const DEFAULT_SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);

@@ -1,11 +1,12 @@
 //! The checks of the URLs of a sign-in, pure: the authorization URL before it is written or
-//! opened (the reference's validateAuthorizationUrl), and the loopback host rule.
+//! opened, and the loopback host rule.
 
 use url::{Host, Url};
 
 use super::errors::{SignInCause, SignInError};
 
-/// Longest authorization URL, in bytes (the reference's `max_url_bytes`).
+/// Longest authorization URL, in bytes (8 KiB: common HTTP servers refuse a longer request
+/// line, such as Apache's `LimitRequestLine` of 8190 and nginx's 8 KiB header buffers).
 pub const MAX_AUTHORIZATION_URL_BYTES: usize = 8 * 1024;
 
 /// True for `localhost`, a name ending in `.localhost`, `127.0.0.0/8` and `[::1]`.

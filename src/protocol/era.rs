@@ -3,9 +3,9 @@
 //! it gives (a recognized modern error, or an internal error of its discover); anything else
 //! (a result that is not a `DiscoverResult`, another error, no answer in time, an HTTP status
 //! without a modern error body) means a legacy (2025-11-25 or earlier) server, and the bridge
-//! passes the 2025-11-25 protocol through unchanged. Notes §9.3 (stdio) and §10.4 (HTTP),
-//! VER26: "the fallback MUST NOT depend on one specific error code", and a modern error never
-//! falls back.
+//! passes the 2025-11-25 protocol through unchanged. 2026-07-28 basic/versioning and the
+//! stdio and HTTP transports: the fallback MUST NOT depend on one specific error code, and a
+//! modern error never falls back.
 //!
 //! Transport-neutral: [`ProbeAnswer`] has a variant for each way a stdio and an HTTP upstream
 //! can answer, and [`decide`] is the one place that reads it. Its table (in `decide`'s
@@ -18,9 +18,10 @@ use std::fmt;
 use super::errors::{Cause, ErrorCode, ErrorObject};
 use super::modern::{self, Discovered};
 
-/// The `_meta` member name a modern `-32602` (a missing or bad required `_meta` key, HTTP26)
-/// names in its message or data; a `-32602` that does not name it is a legacy answer (Python
-/// `mcp` 1.x answers every unknown method with `-32602 "Invalid request parameters"`).
+/// The `_meta` member name a modern `-32602` (a missing or bad required `_meta` key,
+/// 2026-07-28 basic/index) names in its message or data; a `-32602` that does not name it is
+/// a legacy answer (Python `mcp` 1.x answers every unknown method with
+/// `-32602 "Invalid request parameters"`).
 pub const META_MEMBER: &str = "_meta";
 
 /// How the upstream answered `server/discover`.
@@ -34,7 +35,8 @@ pub enum ProbeAnswer<'a> {
     NoReply,
     /// HTTP: no answer within the time limit (`limit`): no response, or a response (an SSE
     /// stream of keep-alive comments) that carries none. Over HTTP a legacy server answers a
-    /// POST it does not take with a status (notes §10.4), so silence is no legacy sign.
+    /// POST it does not take with a status (2026-07-28 transports/http), so silence is no
+    /// legacy sign.
     HttpNoReply { limit: std::time::Duration },
     /// The upstream went away before it answered.
     Closed,
@@ -170,7 +172,8 @@ pub enum Era {
 
 /// Whether a JSON-RPC error object is one that only a modern server sends to a well-formed
 /// `server/discover`: `-32020` HeaderMismatch, `-32021` MissingRequiredClientCapability,
-/// `-32022` UnsupportedProtocolVersion, or `-32602` naming `_meta` (notes §9.3, §10.4, §11).
+/// `-32022` UnsupportedProtocolVersion, or `-32602` naming `_meta` (2026-07-28 basic/index,
+/// basic/versioning).
 pub fn is_modern_error(error: &Value) -> bool {
     let Some(code) = error.get("code").and_then(Value::as_i64).map(ErrorCode) else {
         return false;
@@ -192,7 +195,7 @@ pub fn is_modern_error(error: &Value) -> bool {
 /// failed, and falling back would only get the editor that server's refusal of `initialize`.
 const INTERNAL_ERROR: i64 = -32603;
 /// The codes the 2026-07-28 revision reserves for the specification, allocated in order from
-/// `-32020` (BI26): a server that sends one speaks 2026-07-28 or later.
+/// `-32020` (basic/index): a server that sends one speaks 2026-07-28 or later.
 const SPEC_RESERVED_CODES: std::ops::RangeInclusive<i64> = -32099..=-32020;
 /// The one code of that range that 2025-11-25 defined (`URLElicitationRequiredError`) and
 /// 2026-07-28 must not send: a legacy code.
@@ -244,9 +247,9 @@ fn modern_error(error: &Value) -> ErrorObject {
     e
 }
 
-/// Decides the era from the answer to `server/discover` (notes §9.3, §10.4). Each row has its
-/// unit test (`row_N_...` below), and `docs/architecture.md` ("The era fallback") has the same
-/// table:
+/// Decides the era from the answer to `server/discover` (2026-07-28 basic/versioning). Each
+/// row has its unit test (`row_N_...` below), and `docs/architecture.md` ("The era fallback")
+/// has the same table:
 ///
 /// | # | answer | who answers so | era |
 /// |---|---|---|---|

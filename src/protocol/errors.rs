@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use std::fmt;
 
 /// A JSON-RPC error code (`error.code`, an integer). Any integer is a code: the constants name
-/// the ones JSON-RPC 2.0 and the two MCP revisions define. 2026-07-28 (BI26) reserves
+/// the ones JSON-RPC 2.0 and the two MCP revisions define. 2026-07-28 (basic/index) reserves
 /// `-32020..-32099` for the spec; `-32000..-32019` is implementation-defined, except the
 /// historical -32002.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -185,7 +185,7 @@ impl From<ErrorObject> for Value {
     }
 }
 
-/// Every cause of an error that the bridge itself gives the editor (the reference's error table).
+/// Every cause of an error that the bridge itself gives the editor (the table of docs/errors.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cause {
     /// A line that is not valid JSON or not valid UTF-8 (-32700).
@@ -346,8 +346,8 @@ impl Cause {
 pub const INITIALIZE_RUNNING_MESSAGE: &str = "Invalid request: initialize is still running";
 
 /// The error of an `initialize` sent while the first one still runs: the cause of any second
-/// `initialize` (`already_initialized`, -32600, as the reference's lifecycle says), with a
-/// message that is true then ([`INITIALIZE_RUNNING_MESSAGE`]).
+/// `initialize` (`already_initialized`, -32600), with a message that is true then
+/// ([`INITIALIZE_RUNNING_MESSAGE`]).
 pub fn initialize_running() -> ErrorObject {
     let mut e = Cause::AlreadyInitialized.error(None);
     e.message = INITIALIZE_RUNNING_MESSAGE.into();

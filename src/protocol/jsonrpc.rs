@@ -8,8 +8,7 @@ use serde_json::{Map, Value};
 pub use super::id::Id;
 pub use super::idscan::IdScanner;
 
-/// Nesting limit of a message from the editor (levels of `{`/`[`; the reference's
-/// `json_max_depth`).
+/// Nesting limit of a message from the editor (levels of `{`/`[`).
 pub const MAX_CLIENT_DEPTH: usize = 64;
 /// Nesting limit of a message from the upstream server.
 pub const MAX_UPSTREAM_DEPTH: usize = 200;
@@ -64,8 +63,8 @@ pub const DEPTH_COUNT_MAX_BYTES: usize = 64 * 1024;
 /// Whether the nesting depth of `{`/`[` in a JSON text is at most `limit`, by
 /// [`nesting_depth`]'s rule. A text of at most [`DEPTH_COUNT_MAX_BYTES`] bytes with at most
 /// `limit` bytes `{` or `[` (inside strings or not) is within it without the scan: its depth
-/// cannot exceed its number of openers (issue 8 §7: the scan stopped at every string of a
-/// small line, 4 % of a small call's instructions). Any other text is scanned.
+/// cannot exceed its number of openers (the scan stops at every string of a small line: 4 %
+/// of a small call's instructions). Any other text is scanned.
 pub fn depth_within(bytes: &[u8], limit: usize) -> bool {
     if bytes.len() <= DEPTH_COUNT_MAX_BYTES && openers(bytes) <= limit {
         return true;
@@ -311,7 +310,7 @@ pub(crate) fn nested_arrays(levels: usize) -> String {
     format!("{}{}", "[".repeat(levels), "]".repeat(levels))
 }
 
-/// The depth check before issue 8 (byte by byte), kept to check [`nesting_depth`] against.
+/// The plain depth check (byte by byte), kept to check [`nesting_depth`] against.
 #[cfg(test)]
 pub(crate) fn nesting_depth_bytewise(bytes: &[u8], limit: usize) -> usize {
     let mut depth = 0usize;

@@ -300,8 +300,8 @@ pub enum StreamEnd {
     },
 }
 
-/// Whether a listen stream that failed with this HTTP status opens again after the wait
-/// (the reference's status rules): no response at all (a broken connection or stream), 408,
+/// Whether a listen stream that failed with this HTTP status opens again after the wait:
+/// no response at all (a broken connection or stream), 408,
 /// 429 and 5xx except 501 do; 401 and 403 wait for the next sign-in; every other status stops
 /// the new attempts.
 pub fn http_status_retries(status: Option<u16>) -> bool {

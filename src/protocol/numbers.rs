@@ -1,4 +1,4 @@
-//! Numbers keep their exact text in value trees too (issue 7 §3). serde_json with
+//! Numbers keep their exact text in value trees too. serde_json with
 //! `arbitrary_precision` keeps a number's digits but writes its exponent as `e` with a sign
 //! (`1E5` -> `1e+5`). Where the bridge must build a value tree from JSON text (an error, a
 //! notification, an input request, a list item a rule changed), [`keep_number_text`] puts the

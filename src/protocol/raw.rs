@@ -1,6 +1,6 @@
 //! Raw JSON: members that no translation rule touches pass through as their original bytes
-//! (issue 7 §3 "numbers keep their exact text", issue 8 §7 "Large results"). Pure: bytes in,
-//! bytes out.
+//! (numbers keep their exact text, and a large result is never copied). Pure: bytes in, bytes
+//! out.
 //!
 //! - [`RawJson`] is the text of one valid JSON value, shared with the read buffer it came from
 //!   (a [`Bytes`] slice: no copy).
@@ -295,7 +295,7 @@ pub fn member<'a>(members: &'a [(String, RawJson)], key: &str) -> Option<&'a Raw
 
 /// `text` as a `str` for the parser, `None` when it is not UTF-8. One check of the whole
 /// text, so that the parser (serde_json's `StrRead`) checks no string or raw member again
-/// (issue 8 §7: the check per member was 6 % of a small call's instructions). A text that
+/// (a check per member costs 6 % of a small call's instructions). A text that
 /// is not UTF-8 is refused here as the byte parser refused it: every byte of a valid JSON
 /// text outside its strings is ASCII, and every string and raw member was checked.
 fn checked_text(text: &[u8]) -> Option<&str> {
@@ -312,8 +312,8 @@ fn may_hold_surrogate_escape(text: &[u8]) -> bool {
 }
 
 /// A JSON-RPC 2.0 success response read without a value tree, in one validating pass over
-/// the line: the id and the result's members, each a slice of `line` (issue 8 §7: the
-/// envelope and the members in one read). `None` for any other line, also an invalid one, a
+/// the line: the id and the result's members, each a slice of `line` (the envelope and the
+/// members in one read). `None` for any other line, also an invalid one, a
 /// too deep one, a result that is not an object, or a response whose id is not usable: the
 /// caller then parses it with [`jsonrpc::parse`], which gives the same classification for
 /// everything else. Unpaired surrogate escapes become U+FFFD first, as on

@@ -1,8 +1,7 @@
 //! The result rules of [`translate::shape_result`](super::translate::shape_result) on raw text:
 //! a complete upstream result is read into its members without a value tree, only the
 //! members a rule touches are read or rebuilt, and every other member goes to the editor as
-//! its original bytes (numbers keep their exact text, issue 7 §3; a large member is never
-//! copied, issue 8 §7).
+//! its original bytes (numbers keep their exact text; a large member is never copied).
 //!
 //! What is rebuilt: `_meta` when it loses the server info (its other members stay raw), a list
 //! item that a repair or a schema rule changed (an unchanged item stays raw; a changed one is

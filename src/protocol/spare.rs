@@ -1,5 +1,5 @@
-//! The spare read buffer of a [`FrameCodec`](super::framing::FrameCodec) (issue 8 §7 "Large
-//! results"): the large block of memory one line was read into, given back when the last piece
+//! The spare read buffer of a [`FrameCodec`](super::framing::FrameCodec): the large block of
+//! memory one line was read into, given back when the last piece
 //! of that line is dropped and kept for the next large line, which is then read into pages
 //! already mapped instead of a fresh mapping (a 16 MiB line in a fresh block costs about 4,100
 //! page faults and a `munmap`, docs/performance.md).

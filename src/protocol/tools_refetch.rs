@@ -1,6 +1,6 @@
 //! The re-fetch of `tools/list` after a `tools/call` refused with -32020 (HeaderMismatch):
-//! 2026-07-28 transports/http, notes §10.2, "If a `-32020` arrives because of `Mcp-Param-*`,
-//! the client SHOULD re-fetch `tools/list` and retry." The annotations the bridge knew came
+//! 2026-07-28 transports/http: if a `-32020` arrives because of `Mcp-Param-*`, the client
+//! SHOULD re-fetch `tools/list` and retry. The annotations the bridge knew came
 //! from an older `tools/list`; the server's may have changed since. The HTTP transport
 //! (`transport/http/refetch.rs`) fetches the list again (at most [`MAX_PAGES`] pages) and
 //! sends the call once more, only when the tool's annotations changed (the same headers

@@ -167,7 +167,7 @@ impl MetaKeys {
 /// grows (the editor's trace keys and the progress token, usually).
 const META_BYTES: usize = 128;
 
-/// Builds the params of a forwarded request (the reference's forwarding rule): missing params
+/// Builds the params of a forwarded request: missing params
 /// become `{}`; `task`, `inputResponses`, `requestState` and foreign `_meta` keys are removed;
 /// the required `_meta` keys are added; the editor's progress token is replaced by the token
 /// `upstream_progress_token` gives (the bridge routes progress back itself; called only when
@@ -226,7 +226,7 @@ pub fn forward_params(
     })
 }
 
-/// Shapes a complete upstream result for the editor (the reference's result rules).
+/// Shapes a complete upstream result for the editor.
 ///
 /// Every result loses `resultType`, `ttlMs`, `cacheScope` and the server info in `_meta`; a
 /// list result loses a `nextCursor` that is not a string; a `tools/call` result always has a

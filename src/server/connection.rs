@@ -36,8 +36,8 @@ pub(crate) const MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
 pub(crate) enum AtEnd {
     /// Cancel them at once: they get no response ([`Server::serve`]).
     Cancel,
-    /// The reference's end of the modern path: end the open listens, wait for the others at
-    /// most [`Limits::shutdown_grace`], then cancel the rest.
+    /// The end of the modern path: end the open listens, wait for the others at most
+    /// [`Limits::shutdown_grace`], then cancel the rest.
     Grace,
 }
 

@@ -56,7 +56,8 @@ async fn serve_request(
 ) -> Result<Option<Value>, RpcError> {
     let Some(method) = Method::parse(name) else {
         return Err(match name {
-            // A legacy client: name the versions this modern-only server speaks (VER26).
+            // A legacy client: name the versions this modern-only server speaks (2026-07-28
+            // basic/versioning).
             methods::INITIALIZE => {
                 let requested = params
                     .as_ref()

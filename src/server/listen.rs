@@ -24,8 +24,9 @@ pub use crate::protocol::modern::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID_KEY;
 /// starts with it followed by `/`). The same type the bridge reads from listen streams.
 pub use crate::protocol::notify::Event;
 
-/// How [`Server::end_listens`](super::Server::end_listens) ends open listens. The spec pages
-/// disagree (SUB26 against CAN26), so clients must accept both.
+/// How [`Server::end_listens`](super::Server::end_listens) ends open listens. The 2026-07-28
+/// pages basic/patterns/subscriptions and basic/patterns/cancellation disagree, so clients
+/// must accept both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListenEnd {
     /// Answer the listen request with `{"resultType":"complete","_meta":{subscriptionId}}`.
@@ -36,8 +37,8 @@ pub enum ListenEnd {
 
 /// The open listen streams of a server (of every connection), as [`Server::notify`] reaches
 /// them: an event is queued on each stream's connection while `notify` runs, so it comes
-/// before anything the publishing handler writes afterwards (its result): the reference's
-/// rule that a list change of a call reaches the client before that call's result.
+/// before anything the publishing handler writes afterwards (its result): a list change that
+/// a call makes reaches the client before that call's result.
 ///
 /// [`Server::notify`]: super::Server::notify
 #[derive(Default)]

@@ -342,9 +342,8 @@ fn boxed<R, M>(kind: Kind, handler: impl Handler<R, M>) -> BoxedHandler {
     })
 }
 
-/// The limits of one connection served by [`crate::embed::serve_stdio_auto`] (the reference's
-/// `server.options.limits`); both of its paths take them. [`Limits::default`] gives the
-/// reference's values.
+/// The limits of one connection served by [`crate::embed::serve_stdio_auto`]; both of its
+/// paths take them. [`Limits::default`] gives the values the bridge itself uses.
 ///
 /// ```
 /// use mcp_bridge::server::Limits;

@@ -35,7 +35,7 @@ pub const SPARE_BUFFER_KEEP: Duration = Duration::from_secs(2);
 /// With `pace`, the reader is paced by the queue the frames end up in (back-pressure):
 /// before each read it lets the consumers of the frames already given run once (unless
 /// `pace` is empty: its peer takes every frame at once, the usual case, and a yield would cost
-/// every request a wake-up of its actor; issue 8 §7), then waits until `pace` has room
+/// every request a wake-up of its actor), then waits until `pace` has room
 /// ([`Writer::room`]). While it waits nothing is read, so the peer blocks on its own full pipe.
 /// Without the yield, what the consumers of one read's frames still produce (at most 16
 /// frames of an actor's stream at a time) lands in the queue after the next read.

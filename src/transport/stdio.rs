@@ -102,11 +102,10 @@ fn is_pipe_or_socket(fd: i32) -> bool {
 
 /// The buffer the bridge asks for on each of its pipes (the editor's stdin and stdout, the
 /// child's stdin and stdout), in bytes: 256 KiB, four times Linux's default of 64 KiB, so a
-/// large message crosses each pipe with a quarter of the wake-ups (issue 8 §7 "Large
-/// results"; 16 MiB through one pipe took about 40 ms with 64 KiB and 10 ms with 256 KiB or
-/// 1 MiB here). Not more: every pipe's buffer counts against its user's
-/// `fs.pipe-user-pages-soft` (64 MiB by default), beyond which every new pipe of that user
-/// gets 8 KiB; a bridge's four pipes take 1 MiB of it.
+/// large message crosses each pipe with a quarter of the wake-ups (16 MiB through one pipe
+/// took about 40 ms with 64 KiB and 10 ms with 256 KiB or 1 MiB here). Not more: every pipe's
+/// buffer counts against its user's `fs.pipe-user-pages-soft` (64 MiB by default), beyond
+/// which every new pipe of that user gets 8 KiB; a bridge's four pipes take 1 MiB of it.
 pub const PIPE_BUFFER_BYTES: usize = 256 * 1024;
 
 /// Asks for a buffer of [`PIPE_BUFFER_BYTES`] on the pipe `fd` (`F_SETPIPE_SZ`, Linux) when

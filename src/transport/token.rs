@@ -1,11 +1,10 @@
-//! The seam between the HTTP transport (issue 9) and sign-in (issue 10): the transport asks a
+//! The seam between the HTTP transport and sign-in: the transport asks a
 //! [`TokenProvider`] for the access token of every request, and hands every 401 or 403
 //! response back to it as a [`Challenge`]. The transport never learns OAuth; sign-in never
 //! learns HTTP requests of MCP. Without sign-in the transport uses [`NoToken`].
 //!
-//! The reference's `Authorizer.provider` (bridge-architecture, "The HTTP upstream"); the
-//! 2026-07-28 authorization rules are section 13 of the implementer notes (RFC 6750 bearer
-//! tokens, RFC 9728 `WWW-Authenticate: Bearer resource_metadata=...`).
+//! The rules are those of 2026-07-28 basic/authorization (RFC 6750 bearer tokens, RFC 9728
+//! `WWW-Authenticate: Bearer resource_metadata=...`).
 
 use futures_util::future::LocalBoxFuture;
 use std::fmt;
@@ -72,7 +71,7 @@ pub trait TokenProvider {
 }
 
 /// Most challenges (and so retries) for one request: one for a 401 (refresh or sign-in), one
-/// more for a 403 step-up (the reference's `max_step_up_attempts` of 1).
+/// more for a 403 step-up, so that a server that challenges every token cannot make a loop.
 pub const MAX_CHALLENGES_PER_REQUEST: usize = 2;
 
 /// The provider without sign-in: no token, and every challenge fails the request with the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Schema fuzz test of mcp-bridge (issue 7 §4): every frame the editor gets is valid 2025-11-25.
+"""Schema fuzz test of mcp-bridge: every frame the editor gets is valid 2025-11-25.
 
     schema_fuzz.py [--bridge PATH] [--seed N | --random-seed] [--count N] [--keep DIR] [-v]
 
@@ -282,7 +282,7 @@ class Generator:
                 for _ in range(self.rng.randint(0, 3))}
 
     # Characters a server's text can hold: ASCII, JSON escapes, controls, non-ASCII, non-BMP,
-    # invisible ones. No unpaired surrogates (issue 7 §3 covers those).
+    # invisible ones. No unpaired surrogates (tests/it/json_passthrough.rs covers those).
     ALPHABET = (list("abcxyzABCXYZ0189 _-./:{}") + ['"', "\\", "\n", "\t", "\r", "\x00", "\x1f",
                 "\x7f", "é", "ß", "漢", "ё", "\u2028", "\u200b", "\ufeff", "😀", "\U0010ffff"])
 

@@ -1,7 +1,7 @@
 //! `mcp-bridge logout` over the real binary against an encrypted file store filled through the
-//! library: `logout <url>`, `logout --account`, `logout --all`, and the exit codes of the
-//! reference (0 deleted or nothing to delete, 2 invalid arguments or a store that does not
-//! open). Also: without a D-Bus session, `auto` falls back to the file store with one info line.
+//! library: `logout <url>`, `logout --account`, `logout --all`, and the exit codes (0 deleted
+//! or nothing to delete, 2 invalid arguments or a store that does not open). Also: without a
+//! D-Bus session, `auto` falls back to the file store with one info line.
 
 use mcp_bridge::auth::receiver::redirect_uri;
 use mcp_bridge::auth::store::file::{FileKey, FileStore};

@@ -1,4 +1,4 @@
-//! The era fallback (issue 9): a 2025-11-25-only server behind the bridge, over real pipes. The
+//! The era fallback: a 2025-11-25-only server behind the bridge, over real pipes. The
 //! upstream is `mcp-legacy-server`, which answers `server/discover` the way the TypeScript SDK
 //! 1.x (-32601) and Python `mcp` 1.x (-32602) servers do, or not at all. After one info line,
 //! the 2025-11-25 protocol passes through unchanged, both ways; the bridge still answers what
@@ -435,12 +435,12 @@ fn slow_modern_server_initialized() -> (Bridge, std::path::PathBuf, Value) {
     (b, gate, r)
 }
 
-/// The risk of the no-answer rule (notes §9.3): a 2026-07-28 server too slow for
-/// `--discover-timeout` is taken for a legacy one. The example server (`--discover-gate`: it
-/// answers discover when the test says) refuses the passed-through `initialize` with -32022
-/// naming its versions (VER26), not with "Request id already in flight" (the probe's id is
-/// not the editor's 1); its late `DiscoverResult` is dropped with one warning naming
-/// `--discover-timeout`.
+/// The risk of the no-answer rule (2026-07-28 basic/versioning): a 2026-07-28 server too slow
+/// for `--discover-timeout` is taken for a legacy one. The example server (`--discover-gate`:
+/// it answers discover when the test says) refuses the passed-through `initialize` with -32022
+/// naming its versions (2026-07-28 basic/versioning), not with "Request id already in flight"
+/// (the probe's id is not the editor's 1); its late `DiscoverResult` is dropped with one
+/// warning naming `--discover-timeout`.
 #[test]
 fn a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_the_late_answer_says_so() {
     let (mut b, gate, r) = slow_modern_server_initialized();

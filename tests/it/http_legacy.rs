@@ -1,4 +1,4 @@
-//! The era fallback over HTTP (issue 9): the real binary in the URL form in front of a
+//! The era fallback over HTTP: the real binary in the URL form in front of a
 //! scripted 2025-11-25 Streamable HTTP server (`common/legacy_http_fixture.rs`, axum). What
 //! the editor gets and what the server receives (verbs, headers, bodies, the status it
 //! answered): the session id on every request after `initialize` and on the DELETE at close,

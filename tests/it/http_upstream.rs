@@ -597,7 +597,8 @@ fn sse_responses_bring_progress_and_log_messages_of_the_request() {
 fn x_mcp_header_arguments_become_headers_and_broken_annotations_drop_the_tool() {
     let (f, _, mut b) = initialized(&[], false);
     // Before tools/list the bridge knows no annotation: the server's 400 + -32020 makes it
-    // fetch tools/list once and send the call once more, with the headers (notes §10.2).
+    // fetch tools/list once and send the call once more, with the headers (2026-07-28
+    // transports/http).
     let early = b.tools_call(json!(1), "weather", json!({"region": "eu", "days": 3}));
     assert_eq!(text_of(&early), "eu for 3 days");
     let seen = f.seen();
@@ -1060,8 +1061,8 @@ fn the_first_server_discover_over_http_fails_initialize_by_its_status_and_body()
 
 /// A URL upstream that answers `server/discover` with an SSE stream of keep-alive comments
 /// and then nothing is no legacy server (over HTTP a legacy server answers with a status,
-/// notes §10.4): `initialize` gets `discover_failed` naming the time limit once it ran out
-/// (`--discover-timeout`: no sign-in ran, so none of `--sign-in-timeout` is added), the
+/// 2026-07-28 transports/http): `initialize` gets `discover_failed` naming the time limit once
+/// it ran out (`--discover-timeout`: no sign-in ran, so none of `--sign-in-timeout` is added), the
 /// stderr line says the same, and a later `initialize` against the now answering server
 /// succeeds.
 #[test]

@@ -1,4 +1,4 @@
-//! The upstream is isolated (issue 7 §1): it and its descendants get exactly fds 0, 1 and 2
+//! The upstream is isolated: it and its descendants get exactly fds 0, 1 and 2
 //! (also when the editor left extra descriptors open in the bridge), cannot write to the
 //! editor, and do not outlive the bridge (end of stdin, SIGTERM, SIGKILL of the bridge).
 //! Linux only: the probes read `/proc`.

@@ -1,4 +1,4 @@
-//! Valid JSON passes through unchanged (issue 7 §3), each seen case over real pipes: numbers
+//! Valid JSON passes through unchanged, each seen case over real pipes: numbers
 //! keep their text both ways, unpaired surrogate escapes arrive as U+FFFD both ways, every depth
 //! up to the limits parses, and id recovery answers under the id the parser would keep.
 
@@ -227,7 +227,7 @@ fn ids_written_with_a_fraction_an_exponent_or_beyond_64_bits_are_not_usable() {
 }
 
 /// Every spelling of a number that serde_json would rewrite or that a float would lose, at
-/// the top and deep inside (issue 7 §3: numbers keep their exact text, both ways).
+/// the top and deep inside (numbers keep their exact text, both ways).
 const SPELLINGS: &str = r#"{"a":1E5,"b":1e400,"c":-0.0,"d":1.0,"e":1E-7,"f":12345678901234567890123,"g":-1e-400,"deep":[{"x":{"y":[1E5,{"z":[-1e-400,1E+2,0.10]}]}}]}"#;
 
 #[test]

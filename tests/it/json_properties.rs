@@ -1,4 +1,4 @@
-//! Property tests of "valid JSON passes through unchanged" (issue 7 §3), with proptest:
+//! Property tests of "valid JSON passes through unchanged", with proptest:
 //! - random valid JSON text (numbers of every size and form, every escape, unpaired surrogate
 //!   escapes, repeated keys, depths up to the limit) goes through the real bridge, in the
 //!   arguments of a `tools/call` (editor -> upstream -> back, the fixture's `mirror` tool) and

@@ -1,4 +1,4 @@
-//! Large results through the real bridge (issue 8 §7 "Large results"): the child's stdout is read
+//! Large results through the real bridge: the child's stdout is read
 //! with a spare read buffer that the next large line reuses and that is dropped
 //! `SPARE_BUFFER_KEEP` (2 s) after the last one; every result still arrives byte-exact, back to
 //! back, one after another, and after the spare was dropped.

@@ -336,8 +336,9 @@ fn a_failed_discover_returns_to_awaiting_initialize() {
     assert_eq!(discovers, 2);
 }
 
-// A discover that does not answer in time means a legacy server (notes §9.3):
-// tests/era_fallback.rs, a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_refuses_initialize.
+// A discover that does not answer in time means a legacy server (2026-07-28 basic/versioning):
+// tests/it/era_fallback.rs,
+// a_modern_server_too_slow_for_discover_is_taken_for_legacy_and_the_late_answer_says_so.
 
 #[test]
 fn a_command_that_cannot_start_gets_spawn_failed_and_the_bridge_keeps_serving() {

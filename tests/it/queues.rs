@@ -1,4 +1,4 @@
-//! Memory stays bounded whatever the peers do (issue 7 §2), over real pipes: a slow editor
+//! Memory stays bounded whatever the peers do, over real pipes: a slow editor
 //! gets every response while progress and log notifications give way (dropped and counted in
 //! the metrics line), log messages are limited per request, a request cancelled while it
 //! waits in the queue toward the upstream is never sent (and one already written is followed
@@ -213,7 +213,7 @@ fn upstream_id_of(log: &str, client: i64, what: &str) -> Option<i64> {
         .find_map(|l| upstream_ids_in(l, what).first().copied())
 }
 
-/// Issue 7 §2 and the cancellation rules: a cancelled request that was sent (it has its
+/// Bounded memory and the cancellation rules: a cancelled request that was sent (it has its
 /// upstream id) is taken out of the queue toward the upstream unsent while none of its bytes
 /// is written, else followed by `notifications/cancelled` with its upstream id and the
 /// editor's reason; either way the bridge forgets it at once (never pending until
@@ -405,7 +405,7 @@ fn only_child(pid: u32) -> u32 {
     children[0]
 }
 
-/// Issue 8 §7 "Large results": the bridge asks for buffers of `PIPE_BUFFER_BYTES` on its four
+/// Large results: the bridge asks for buffers of `PIPE_BUFFER_BYTES` on its four
 /// pipes (the editor's stdin and stdout, the child's stdin and stdout), so a large message
 /// crosses each with fewer wake-ups; what crosses them is unchanged.
 #[test]

@@ -1,4 +1,4 @@
-//! What 2026-07-28 admits and 2025-11-25 refuses reaches the editor adapted (issue 7 §4): null
+//! What 2026-07-28 admits and 2025-11-25 refuses reaches the editor adapted: null
 //! members of tool schemas, and 2026's resource-not-found -32602, over real pipes with exact
 //! values. The harness validates every frame against the official 2025-11-25 schema, so a
 //! `tools/list` with one refused tool fails the test by itself.

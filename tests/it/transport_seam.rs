@@ -1,5 +1,5 @@
 //! The Upstream actor's correlation layer over a scripted transport shaped like HTTP (a
-//! request that fails alone, a cancel the transport carries itself): what issue 9's transport
+//! request that fails alone, a cancel the transport carries itself): what the HTTP transport
 //! needs works without a change to `actors/upstream.rs`. No process, no server.
 
 use actix::prelude::*;

@@ -1,6 +1,6 @@
-//! The index of stored sign-ins, kept in the same store under the key `index` (the reference's
-//! IndexedStorage): sign-ins add their line, `logout` reads and removes them. Changes take
-//! the index's own entry lock, so concurrent bridges do not lose lines.
+//! The index of stored sign-ins, kept in the same store under the key `index`: sign-ins add
+//! their line, `logout` reads and removes them. Changes take the index's own entry lock, so
+//! concurrent bridges do not lose lines.
 
 use std::time::Duration;
 

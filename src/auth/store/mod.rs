@@ -217,8 +217,8 @@ impl TokenStore {
         }
     }
 
-    /// Runs `f` on the blocking pool (keychain calls and file I/O never run on the actor
-    /// thread, CRATES.md trap 5).
+    /// Runs `f` on the blocking pool: keychain calls and file I/O never run on the actor
+    /// thread, where a blocking call would stall every actor of that arbiter.
     pub async fn run<T: Send + 'static>(
         &self,
         f: impl FnOnce(&TokenStore) -> T + Send + 'static,

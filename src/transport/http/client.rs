@@ -53,7 +53,8 @@ impl ProxyEnv {
 }
 
 /// A loopback host: `localhost`, a name ending in `.localhost`, an address in `127.0.0.0/8`,
-/// or `[::1]` (the reference's rule for `http` URLs and for the proxy).
+/// or `[::1]` (RFC 6761 §6.3): only such a host may take plain `http`, and none goes through
+/// the proxy.
 pub fn is_loopback(url: &Url) -> bool {
     match url.host() {
         Some(Host::Domain(d)) => {

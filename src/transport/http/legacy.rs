@@ -1,5 +1,5 @@
 //! Pass-through over HTTP: the 2025-11-25 Streamable HTTP transport (2025-11-25
-//! basic/transports, notes §10.5), after the era fallback chose a legacy server.
+//! basic/transports), after the era fallback chose a legacy server.
 //!
 //! - Every message of the editor is its own POST with no 2026-07-28 header: `Accept` (JSON and
 //!   SSE), `Content-Type`, the user's headers, the token, `MCP-Protocol-Version` (the version

@@ -41,7 +41,7 @@ use crate::protocol::remote::HeaderParam;
 pub use client::ProxyEnv;
 
 /// Default of `--max-response-bytes`: the longest JSON response body, and the longest event
-/// of an SSE response, in bytes (64 MiB, the reference's `max_response_bytes`).
+/// of an SSE response, in bytes (64 MiB).
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 /// Largest `--max-response-bytes` (1 GiB).
 pub const MAX_MAX_RESPONSE_BYTES: usize = 1024 * 1024 * 1024;

@@ -1,6 +1,7 @@
 //! A `tools/call` refused with -32020 (HeaderMismatch) because the bridge's `x-mcp-header`
 //! annotations are older than the server's: `tools/list` is fetched again and the call is
-//! sent once more with the new `Mcp-Param-*` headers (notes §10.2; the rules are pure, in
+//! sent once more with the new `Mcp-Param-*` headers (2026-07-28 transports/http; the rules
+//! are pure, in
 //! [`crate::protocol::tools_refetch`]). One re-fetch and at most one retry per call: the
 //! retry's answer, a -32020 too, goes to the editor as it came.
 

@@ -1,4 +1,4 @@
-//! A scripted 2025-11-25 Streamable HTTP server (2025-11-25 basic/transports; notes §10.5) on
+//! A scripted 2025-11-25 Streamable HTTP server (2025-11-25 basic/transports) on
 //! a loopback port, written with axum, for the era fallback over HTTP. It behaves like the
 //! TypeScript SDK 1.x server: with a session (the default), a POST without `Mcp-Session-Id`
 //! other than `initialize` gets `400` + `-32000 "Bad Request: No valid session ID provided"`
