@@ -17,7 +17,7 @@ use crate::protocol::notify::{
 use crate::transport::http::client::{ProxyEnv, is_loopback};
 use crate::transport::http::headers::{check_user_header, looks_secret};
 use crate::transport::http::{DEFAULT_MAX_RESPONSE_BYTES, HttpSpec, MAX_MAX_RESPONSE_BYTES};
-use crate::transport::upstream::UpstreamSpec;
+use crate::transport::open::UpstreamSpec;
 
 /// Exit code of invalid arguments.
 pub const EXIT_USAGE: i32 = 2;
@@ -365,7 +365,7 @@ impl Cli {
             upstream,
             name: self.name.clone(),
             discover_timeout: Duration::from_secs_f64(self.discover_timeout),
-            open_upstream: crate::transport::upstream::open,
+            open_upstream: crate::transport::open::open,
             max_line_bytes: self.max_line_bytes as usize,
             max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
             timeouts: Timeouts {

@@ -7,7 +7,7 @@ use std::time::Duration;
 pub use crate::protocol::defaults::{DISCOVER_TIMEOUT, MAX_IN_FLIGHT_REQUESTS, SHUTDOWN_GRACE};
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::notify::ListenTimings;
-use crate::transport::upstream::UpstreamSpec;
+use crate::transport::open::UpstreamSpec;
 
 /// Time limits of forwarded requests.
 #[derive(Clone, Debug)]
@@ -73,9 +73,9 @@ pub struct BridgeConfig {
     /// `--discover-timeout`: the time limit of `server/discover`, and, once more, of the
     /// editor's `initialize` passed through to a legacy server.
     pub discover_timeout: Duration,
-    /// How the upstream is opened: `transport::upstream::open` (every transport) for the
-    /// executable, `transport::upstream::open_in_process` for an embedded server.
-    pub open_upstream: crate::transport::upstream::OpenUpstream,
+    /// How the upstream is opened: `transport::open::open` (every transport) for the
+    /// executable, `transport::open::open_in_process` for an embedded server.
+    pub open_upstream: crate::transport::open::OpenUpstream,
     /// `--max-line-bytes`, on both sides.
     pub max_line_bytes: usize,
     /// The deepest nesting of `{`/`[` in an editor's line (the executable:

@@ -43,7 +43,7 @@ use crate::protocol::methods;
 use crate::protocol::notify::ListenTimings;
 use crate::server::connection::{self, AtEnd, Input};
 use crate::server::{Limits, Server};
-use crate::transport::upstream::UpstreamSpec;
+use crate::transport::open::UpstreamSpec;
 use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
 
 /// The time limit of every request to the in-process server on the legacy path (and of its
@@ -268,7 +268,7 @@ fn legacy_config(server: Server, options: &AutoOptions) -> BridgeConfig {
         upstream: UpstreamSpec::Memory(server),
         name,
         discover_timeout: MEMORY_TIME_LIMIT,
-        open_upstream: crate::transport::upstream::open_in_process,
+        open_upstream: crate::transport::open::open_in_process,
         max_line_bytes: options.limits.max_line_bytes,
         max_depth: options.limits.max_depth,
         timeouts: Timeouts {

@@ -5,7 +5,7 @@
 
 use mcp_bridge::cli::{self, EXIT_USAGE, Parsed};
 use mcp_bridge::transport::child::{CHILD_PGID, signal_group};
-use mcp_bridge::transport::upstream::UpstreamSpec;
+use mcp_bridge::transport::open::UpstreamSpec;
 use mcp_bridge::transport::{isolation, program};
 use std::io::Write;
 use std::sync::atomic::Ordering;

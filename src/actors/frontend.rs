@@ -738,10 +738,7 @@ impl Frontend {
         let spec = self.config.upstream.clone();
         let spec_again = spec.clone();
         let limit = self.config.discover_timeout;
-        #[cfg(feature = "http")]
-        let http = matches!(spec, crate::transport::upstream::UpstreamSpec::Http(_));
-        #[cfg(not(feature = "http"))]
-        let http = false;
+        let http = spec.is_http();
         let client = id.clone();
         let reason = self.cancel_reason_of(&id);
         let config = self.config.clone();

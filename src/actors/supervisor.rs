@@ -40,11 +40,11 @@ use crate::protocol::framing::{Frame, FrameCodec};
 use crate::transport::child::{CHILD_PGID, signal_group};
 #[cfg(feature = "auth")]
 use crate::transport::http::TokenSource;
+#[cfg(feature = "auth")]
+use crate::transport::open::UpstreamSpec;
 use crate::transport::stdio;
 #[cfg(feature = "auth")]
 use crate::transport::token::TokenProvider;
-#[cfg(feature = "auth")]
-use crate::transport::upstream::UpstreamSpec;
 use crate::transport::writer::{Drain, EDITOR_QUEUE, QueueStats, Writer};
 
 /// How long the watchdog gives the shutdown beyond its two long waits: the longest drain of

@@ -27,10 +27,9 @@ use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message};
 use crate::protocol::passthrough::{self, Kind};
 use crate::protocol::raw::{self, Object, RawResult};
 use crate::protocol::{era, methods, modern, notify};
+use crate::transport::open::{self as seam, UpstreamSpec};
 use crate::transport::program::SpawnError;
-use crate::transport::upstream::{
-    self as seam, Abandoned, EndCause, Event, Failure, OpenOptions, Transport, UpstreamSpec,
-};
+use crate::transport::upstream::{Abandoned, EndCause, Event, Failure, OpenOptions, Transport};
 use crate::transport::writer::{Delivery, QueueStats, Sent, Writer};
 
 use actix::dev::ToEnvelope;

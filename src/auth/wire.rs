@@ -14,7 +14,7 @@ use super::options::SignInArgs;
 use super::signin::SignInConfig;
 use super::store::{self, TokenStore};
 use crate::config::BridgeConfig;
-use crate::transport::upstream::UpstreamSpec;
+use crate::transport::open::UpstreamSpec;
 
 /// What the Supervisor starts the SignIn actor with: the settings and the opened store.
 #[derive(Clone)]

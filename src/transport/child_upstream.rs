@@ -56,7 +56,7 @@ pub struct Child {
     child: Shared,
 }
 
-/// Spawns `command args` (see [`super::upstream::open`]).
+/// Spawns `command args` (see [`super::open::open`]).
 pub fn open(
     command: &OsString,
     args: &[OsString],

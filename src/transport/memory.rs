@@ -51,7 +51,7 @@ impl Write for ChannelSink {
     }
 }
 
-/// Starts serving `server` on a task and returns the bridge's end (see [`super::upstream::open`]).
+/// Starts serving `server` on a task and returns the bridge's end (see [`super::open::open`]).
 pub fn open(server: Server, options: OpenOptions) -> Opened {
     let (to_server, server_input) = mpsc::channel::<Vec<u8>>(MEMORY_CHANNEL_MESSAGES);
     let (server_output, from_server) = mpsc::channel::<String>(MEMORY_CHANNEL_MESSAGES);

@@ -1,6 +1,6 @@
 //! The transport seam of the upstream: what the JSON-RPC correlation layer
 //! (`actors::upstream`) needs from whatever carries its frames, and the choice of a transport
-//! from an [`UpstreamSpec`]. A transport moves frames and ends; it never reads an id to
+//! ([`open`](super::open)). A transport moves frames and ends; it never reads an id to
 //! correlate, never times a request, never builds a JSON-RPC message of its own. Two rules of
 //! HTTP itself are the HTTP transport's: a request whose response stream broke is sent again
 //! under an id of the transport's own, and its response comes back with the id it was given
@@ -20,65 +20,14 @@
 use futures_util::future::LocalBoxFuture;
 use futures_util::stream::LocalBoxStream;
 use serde_json::Value;
-use std::ffi::OsString;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::program::SpawnError;
 use super::writer::{Delivery, OutFrame, QueueStats, Sent, Writer};
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::raw::RawResult;
-use crate::server::Server;
-
-/// Which upstream the bridge talks to, and how (chosen by the configuration; the command line
-/// always gives [`UpstreamSpec::Child`]).
-#[derive(Clone, Debug)]
-pub enum UpstreamSpec {
-    /// A child process on stdio: `command args`, verbatim (2026-07-28 basic/transports/stdio).
-    Child {
-        /// The program.
-        command: OsString,
-        /// Its arguments, unchanged.
-        args: Vec<OsString>,
-    },
-    /// An in-process [`Server`]: frames cross as bytes through bounded channels, no pipe and
-    /// no process (the embedded bridge, actor tests).
-    Memory(Server),
-    /// A transport opened by the embedder's own function (a scripted transport in tests).
-    Opener(Opener),
-    /// A 2026-07-28 server at a URL over Streamable HTTP (`mcp-bridge [options] <url>`;
-    /// feature `http`).
-    #[cfg(feature = "http")]
-    Http(super::http::HttpSpec),
-}
-
-/// A function that opens a transport ([`UpstreamSpec::Opener`]); its error is what
-/// `initialize` reports as `spawn_failed`.
-#[derive(Clone)]
-pub struct Opener(pub Arc<dyn Fn(OpenOptions) -> Result<Opened, SpawnError> + Send + Sync>);
-
-impl fmt::Debug for Opener {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Opener")
-    }
-}
-
-impl UpstreamSpec {
-    /// The name the editor sees when the upstream gives none: the command's file name, or
-    /// `None` (the caller's default) for an in-process server.
-    pub fn fallback_name(&self) -> Option<String> {
-        match self {
-            UpstreamSpec::Child { command, .. } => std::path::Path::new(command)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned()),
-            #[cfg(feature = "http")]
-            UpstreamSpec::Http(spec) => spec.url.host_str().map(str::to_owned),
-            UpstreamSpec::Memory(_) | UpstreamSpec::Opener(_) => None,
-        }
-    }
-}
 
 /// What the correlation layer gives a transport when it opens it.
 #[derive(Clone, Debug)]
@@ -262,71 +211,4 @@ pub struct Opened {
     pub transport: Box<dyn Transport>,
     /// The events, ending with [`Event::Ended`].
     pub events: LocalBoxStream<'static, Event>,
-}
-
-/// Opens the transport that `spec` describes. Call on the actor thread (inside the actix
-/// System: the child's death signal follows the thread that forks it).
-///
-/// Errors: a child that cannot start ([`SpawnError`]: its text is the `spawn_failed` detail,
-/// the program and why, never an argument or an environment value); an opener's own error.
-pub fn open(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnError> {
-    match spec {
-        UpstreamSpec::Child { command, args } => {
-            super::child_upstream::open(command, args, options)
-        }
-        UpstreamSpec::Memory(server) => Ok(super::memory::open(server.clone(), options)),
-        UpstreamSpec::Opener(Opener(open)) => open(options),
-        #[cfg(feature = "http")]
-        UpstreamSpec::Http(spec) => super::http::open(spec, options),
-    }
-}
-
-/// How the bridge opens its upstream ([`crate::config::BridgeConfig::open_upstream`]): [`open`]
-/// (every transport of the build) for the executable, [`open_in_process`] for an embedded
-/// server, so that a server that never starts a child process does not link the code that
-/// starts one (the spec is only known at run time; the function is chosen at build time).
-pub type OpenUpstream = fn(&UpstreamSpec, OpenOptions) -> Result<Opened, SpawnError>;
-
-/// Opens only the in-process transports ([`UpstreamSpec::Memory`], [`UpstreamSpec::Opener`]);
-/// any other spec fails with [`SpawnError::Start`] (`spawn_failed`), without starting
-/// anything. The opener of an embedded server ([`crate::embed`]) and of the actor tests.
-///
-/// Errors: an opener's own error; a child or URL spec.
-pub fn open_in_process(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnError> {
-    match spec {
-        UpstreamSpec::Memory(server) => Ok(super::memory::open(server.clone(), options)),
-        UpstreamSpec::Opener(Opener(open)) => open(options),
-        _ => Err(SpawnError::Start(
-            "this bridge opens only an in-process upstream".into(),
-        )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_in_process_opener_starts_no_child() {
-        let options = OpenOptions {
-            max_line_bytes: 1024,
-            pace: Writer::for_blocking(
-                std::io::sink(),
-                crate::transport::writer::EDITOR_QUEUE,
-                QueueStats::new("editor"),
-            ),
-            queue_stats: QueueStats::new("upstream_queue"),
-        };
-        let child = UpstreamSpec::Child {
-            command: "true".into(),
-            args: Vec::new(),
-        };
-        match open_in_process(&child, options) {
-            Err(SpawnError::Start(detail)) => {
-                assert_eq!(detail, "this bridge opens only an in-process upstream");
-            }
-            Err(other) => panic!("another error: {other}"),
-            Ok(_) => panic!("a child spec opened"),
-        }
-    }
 }

@@ -14,7 +14,7 @@ use mcp_bridge::protocol::jsonrpc::Id;
 use mcp_bridge::protocol::notify::ListenTimings;
 use mcp_bridge::protocol::raw::Object;
 use mcp_bridge::server::{Outcome, RpcError, Server, ToolDef};
-use mcp_bridge::transport::upstream::UpstreamSpec;
+use mcp_bridge::transport::open::UpstreamSpec;
 use mcp_bridge::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
 use serde_json::{Map, Value, json};
 use std::io::Write;
@@ -92,7 +92,7 @@ fn config(server: Server) -> BridgeConfig {
         upstream: UpstreamSpec::Memory(server),
         name: None,
         discover_timeout: DEADLINE,
-        open_upstream: mcp_bridge::transport::upstream::open_in_process,
+        open_upstream: mcp_bridge::transport::open::open_in_process,
         max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         max_depth: mcp_bridge::protocol::jsonrpc::MAX_CLIENT_DEPTH,
         timeouts: Timeouts::default(),

@@ -14,8 +14,8 @@ use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::notify::ListenTimings;
 use mcp_bridge::server::{Outcome, Server, ToolDef};
 use mcp_bridge::transport::http::{HttpSpec, TokenSource};
+use mcp_bridge::transport::open::UpstreamSpec;
 use mcp_bridge::transport::token::{AccessToken, Challenge, ChallengeOutcome, TokenProvider};
-use mcp_bridge::transport::upstream::UpstreamSpec;
 use mcp_bridge::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -130,7 +130,7 @@ async fn a_401_goes_to_the_token_provider_and_the_refused_listen_opens_after_the
         upstream: UpstreamSpec::Http(spec),
         name: None,
         discover_timeout: DEADLINE,
-        open_upstream: mcp_bridge::transport::upstream::open,
+        open_upstream: mcp_bridge::transport::open::open,
         max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         max_depth: mcp_bridge::protocol::jsonrpc::MAX_CLIENT_DEPTH,
         timeouts: Timeouts::default(),

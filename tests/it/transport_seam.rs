@@ -12,10 +12,9 @@ use mcp_bridge::actors::upstream::{
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
 use mcp_bridge::protocol::raw::Object;
+use mcp_bridge::transport::open::{Opener, UpstreamSpec};
 use mcp_bridge::transport::program::SpawnError;
-use mcp_bridge::transport::upstream::{
-    Abandoned, EndCause, Event, Failure, Opened, Opener, Transport, UpstreamSpec,
-};
+use mcp_bridge::transport::upstream::{Abandoned, EndCause, Event, Failure, Opened, Transport};
 use mcp_bridge::transport::writer::{Delivery, EDITOR_QUEUE, QueueStats, Sent, Writer};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};

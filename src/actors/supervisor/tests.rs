@@ -9,8 +9,8 @@ use crate::config::{MAX_IN_FLIGHT_REQUESTS, Timeouts};
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::notify::ListenTimings;
 use crate::protocol::raw::RawResult;
+use crate::transport::open::UpstreamSpec;
 use crate::transport::program::SpawnError;
-use crate::transport::upstream::UpstreamSpec;
 use serde_json::{Value, json};
 use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
@@ -181,7 +181,7 @@ fn config() -> BridgeConfig {
         },
         name: None,
         discover_timeout: Duration::from_secs(60),
-        open_upstream: crate::transport::upstream::open,
+        open_upstream: crate::transport::open::open,
         max_line_bytes: 1 << 20,
         max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
         timeouts: Timeouts::default(),
