@@ -107,10 +107,10 @@ pub type SignInPhaseRef = std::sync::Arc<crate::auth::gate::SignInPhase>;
 #[cfg(not(feature = "auth"))]
 pub type SignInPhaseRef = std::convert::Infallible;
 
-/// The sign-in settings of [`BridgeConfig::sign_in`] (`crate::auth::wire::SignInSetup` with the
+/// The sign-in settings of [`BridgeConfig::sign_in`] (`crate::auth::setup::SignInSetup` with the
 /// feature `auth`).
 #[cfg(feature = "auth")]
-pub type SignInSetupRef = crate::auth::wire::SignInSetup;
+pub type SignInSetupRef = crate::auth::setup::SignInSetup;
 /// The sign-in settings of [`BridgeConfig::sign_in`]: without the feature `auth` there are
 /// none, so the field is always `None`.
 #[cfg(not(feature = "auth"))]

@@ -12,6 +12,7 @@
 //! (default) checks list items and accepted form content against the 2025-11-25 schema.
 
 pub mod actors;
+pub mod app;
 #[cfg(feature = "auth")]
 pub mod auth;
 #[cfg(feature = "auth")]

@@ -15,7 +15,7 @@ fn main() {
     // sign-in leave the environment, so no program the bridge starts inherits them.
     let secrets = unsafe { mcp_bridge::auth::opener::scrub_secret_env() };
     if std::env::args_os().nth(1).is_some_and(|a| a == "logout") {
-        let code = mcp_bridge::auth::logout::run(std::env::args_os(), secrets.token_key.as_deref());
+        let code = mcp_bridge::app::logout::run(std::env::args_os(), secrets.token_key.as_deref());
         std::process::exit(code);
     }
     let cli = match cli::parse(std::env::args_os()) {
@@ -54,7 +54,7 @@ fn main() {
     // The URL form signs in (unless a static Authorization header is given): the options are
     // checked and an explicit token store opens now, before any thread of the actor system
     // (`auto` opens at its first use: a stored sign-in or the first 401/403).
-    if let Err(cause) = mcp_bridge::auth::wire::sign_in(&mut config, &cli.sign_in, &secrets) {
+    if let Err(cause) = mcp_bridge::app::sign_in::sign_in(&mut config, &cli.sign_in, &secrets) {
         mcp_bridge::log::raw_line("cli", "error", &cause);
         mcp_bridge::log::flush(mcp_bridge::log::STDERR_EXIT_FLUSH);
         std::process::exit(EXIT_USAGE);

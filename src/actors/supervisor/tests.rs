@@ -407,7 +407,7 @@ async fn a_url_upstream_with_sign_in_gets_a_sign_in_actor_aborted_first_and_stop
     let url = url::Url::parse("http://127.0.0.1:9/mcp").unwrap_or_else(|e| panic!("{e}"));
     let mut config = config();
     config.upstream = UpstreamSpec::Http(crate::transport::http::HttpSpec::new(url.clone()));
-    config.sign_in = Some(crate::auth::wire::SignInSetup {
+    config.sign_in = Some(crate::auth::setup::SignInSetup {
         config: crate::auth::signin::SignInConfig::new(url),
         store: crate::auth::store::TokenStore::new(
             vec![Arc::new(crate::auth::store::memory::MemoryStore::default())],

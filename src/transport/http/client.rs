@@ -1,7 +1,7 @@
 //! The HTTP client of a URL upstream: rustls with the system roots plus `--ca-file`, the
 //! proxy of `HTTPS_PROXY`/`ALL_PROXY` unless `NO_PROXY` names the host (a loopback host is
 //! never proxied), no redirects followed by the client itself: the POST loop follows a
-//! same-origin 307/308 where it builds the headers (`exchange::send_signed`), so that no header
+//! same-origin 307/308 where it builds the headers (`signed::send_signed`), so that no header
 //! ever reaches another origin.
 
 use std::net::IpAddr;

@@ -50,9 +50,10 @@ use std::time::Duration;
 use super::Shared;
 use super::exchange::{
     Lost, ResponseBody, SseState, ended_before_the_response, error_status, response_body,
-    send_detail, send_signed, sse_events, sse_events_tracked, unanswered,
+    sse_events, sse_events_tracked, unanswered,
 };
 use super::headers;
+use super::signed::{send_detail, send_signed};
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::Id;
 use crate::transport::token::AccessToken;

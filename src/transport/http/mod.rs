@@ -16,6 +16,8 @@ mod legacy;
 mod limit;
 pub mod probe;
 mod refetch;
+mod rewrite;
+mod signed;
 
 use bytes::Bytes;
 use futures_util::StreamExt;

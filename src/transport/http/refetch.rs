@@ -13,10 +13,11 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use super::Shared;
-use super::exchange::{post, rewrite};
 use super::headers;
 use super::limit;
 use super::probe::Outgoing;
+use super::rewrite::rewrite;
+use super::signed::post;
 use crate::protocol::remote::HeaderParam;
 use crate::protocol::tools_refetch::{self, Found};
 use crate::transport::upstream::Failure;

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 use url::Url;
 
-use super::opener::EnvSecrets;
-use super::receiver::DEFAULT_REDIRECT_PORT;
-use super::registration::{RegistrationOptions, check_metadata_url};
-use super::signin::SignInConfig;
-use super::store::StoreChoice;
+use crate::auth::opener::EnvSecrets;
+use crate::auth::receiver::DEFAULT_REDIRECT_PORT;
+use crate::auth::registration::{RegistrationOptions, check_metadata_url};
+use crate::auth::signin::SignInConfig;
+use crate::auth::store::StoreChoice;
 
 /// `SANDBOX_RUNTIME`: `1` means the editor's sandbox blocks the browser, the port and the
 /// keychain.
@@ -46,7 +46,7 @@ pub struct SignInArgs {
     #[arg(long)]
     pub no_browser: bool,
     /// URL form: time limit of one sign-in in the browser, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = crate::cli::seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = super::seconds, allow_negative_numbers = true)]
     pub sign_in_timeout: f64,
 }
 

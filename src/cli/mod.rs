@@ -8,6 +8,8 @@ use clap::{CommandFactory, Parser, ValueEnum};
 use std::ffi::OsString;
 use std::time::Duration;
 
+pub mod sign_in;
+
 use crate::config::{BridgeConfig, Timeouts};
 use crate::protocol::framing::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
 use crate::protocol::notify::{
@@ -183,7 +185,7 @@ pub struct Cli {
     pub max_response_bytes: u64,
     /// The sign-in options of the URL form.
     #[command(flatten)]
-    pub sign_in: crate::auth::options::SignInArgs,
+    pub sign_in: sign_in::SignInArgs,
     /// The URL form, checked and read by [`parse`] (headers, CA file, proxy environment).
     #[arg(skip)]
     pub http: Option<HttpSpec>,

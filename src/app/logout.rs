@@ -19,9 +19,9 @@ use clap::Parser;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use super::receiver::{DEFAULT_REDIRECT_PORT, redirect_uri};
-use super::store::records::TokenRecord;
-use super::store::{
+use crate::auth::receiver::{DEFAULT_REDIRECT_PORT, redirect_uri};
+use crate::auth::store::records::TokenRecord;
+use crate::auth::store::{
     self, CLIENT_KEY_PREFIX, StoreChoice, StoreError, TOKEN_KEY_ENV, TokenStore, client_key, index,
     lock, marker, sign_in_key,
 };
@@ -110,7 +110,7 @@ where
 
 fn logout(cli: &LogoutCli, token_key: Option<&str>) -> i32 {
     let url = match &cli.url {
-        Some(u) => match super::url_check::check_server_url(u) {
+        Some(u) => match crate::auth::url_check::check_server_url(u) {
             Ok(u) => Some(u),
             Err(why) => {
                 tracing::error!(target: "logout", "{why}");

@@ -8,33 +8,13 @@
 
 use std::sync::Arc;
 
-use super::gate::SignInPhase;
-use super::opener::EnvSecrets;
-use super::options::SignInArgs;
-use super::signin::SignInConfig;
-use super::store::{self, TokenStore};
+use crate::auth::gate::SignInPhase;
+use crate::auth::opener::EnvSecrets;
+use crate::auth::setup::SignInSetup;
+use crate::auth::store;
+use crate::cli::sign_in::SignInArgs;
 use crate::config::BridgeConfig;
 use crate::transport::open::UpstreamSpec;
-
-/// What the Supervisor starts the SignIn actor with: the settings and the opened store.
-#[derive(Clone)]
-pub struct SignInSetup {
-    /// The sign-in settings of the command line.
-    pub config: SignInConfig,
-    /// The token store (`auto`: opened at its first use; another choice: opened at start).
-    pub store: TokenStore,
-}
-
-impl std::fmt::Debug for SignInSetup {
-    /// The server's host, the account and the store's name: never a secret.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SignInSetup")
-            .field("host", &self.config.server_url.host_str())
-            .field("account", &self.config.account)
-            .field("store", &self.store.describe())
-            .finish()
-    }
-}
 
 /// Sets up the sign-in of `config` (a URL upstream without a static `Authorization` header):
 /// the [`SignInSetup`] of the SignIn actor, and the shared phase, whose clock lets the wait

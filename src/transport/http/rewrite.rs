@@ -1,0 +1,29 @@
+//! The rules of a URL upstream on a result before it goes on: the `x-mcp-header` annotations
+//! of tools/list checked and kept for the tools' calls, and only `data:` icons.
+
+use serde_json::Value;
+
+use super::Shared;
+use crate::protocol::remote;
+
+/// The rules of a remote server on a result: tools with broken `x-mcp-header` annotations
+/// dropped (and the others' annotations kept for their calls), only `data:` icons.
+pub(super) fn rewrite(sh: &Shared, method: &str, result: &mut Value) {
+    if method == "tools/list" {
+        let (params, warnings) = remote::check_tools_list(result);
+        for w in warnings {
+            tracing::warn!(target: "http", "{w}");
+        }
+        let mut known = sh.tool_params.borrow_mut();
+        if let Some(tools) = result.get("tools").and_then(Value::as_array) {
+            for name in tools.iter().filter_map(|t| t.get("name")?.as_str()) {
+                known.remove(name);
+            }
+        }
+        known.extend(params);
+    }
+    let n = remote::filter_icons(method, result);
+    if n > 0 {
+        tracing::debug!(target: "http", "{method}: removed the icons of {n} items that are not data: URLs (a URL upstream)");
+    }
+}

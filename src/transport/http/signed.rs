@@ -1,0 +1,130 @@
+//! A request sent with the provider's token: the same-origin redirects it follows and the
+//! 401/403 challenges the provider answers (2026-07-28 basic/authorization), for the POSTs of
+//! the exchange, of the tools/list re-fetch and of a 2025-11-25 session.
+
+use bytes::Bytes;
+use reqwest::Method;
+use reqwest::header::{HeaderMap, LOCATION, WWW_AUTHENTICATE};
+use std::error::Error as _;
+use url::Url;
+
+use super::Shared;
+use super::headers;
+use crate::protocol::redirect::{self, Redirect};
+use crate::transport::token::{
+    AccessToken, Challenge, ChallengeOutcome, MAX_CHALLENGES_PER_REQUEST,
+};
+use crate::transport::upstream::{Event, Failure};
+
+/// POSTs `body` with the headers `first` and the provider's token ([`send_signed`]); a POST
+/// sent again after a challenge or a redirect gets the headers of `again`.
+pub(super) async fn post(
+    sh: &Shared,
+    first: HeaderMap,
+    body: &Bytes,
+    again: impl Fn() -> HeaderMap,
+) -> Result<reqwest::Response, Failure> {
+    let mut first = Some(first);
+    send_signed(sh, |token, url| {
+        let mut h = first.take().unwrap_or_else(&again);
+        if let Some((n, v)) = token.and_then(|t| headers::bearer(t.secret())) {
+            h.insert(n, v);
+        }
+        // The request is made whole here (no builder): its header map is moved in, not
+        // merged into an empty one.
+        let mut req = reqwest::Request::new(Method::POST, url.clone());
+        *req.headers_mut() = h;
+        *req.body_mut() = Some(body.clone().into());
+        Ok(req)
+    })
+    .await
+}
+
+/// Sends the request that `request` builds for a URL with the provider's token (a POST, or the
+/// GET that resumes a 2025-11-25 stream): first to the upstream's URL, then to where each
+/// same-origin redirect points ([`redirect::of_request`]: 307/308, and 301/302/303 for a GET;
+/// at most [`redirect::MAX_REDIRECTS`]; the client follows none
+/// itself), and once more after each 401/403 challenge the provider answers with
+/// [`ChallengeOutcome::Retry`] (at most [`MAX_CHALLENGES_PER_REQUEST`]; each retry reports
+/// [`Event::SignedIn`]). Errors: no response (the connection's cause), a redirect that is not
+/// followed (its status and why), or the status with the provider's cause
+/// (`sign_in_unavailable: ...`, `sign_in_declined: ...`). Any other response is returned,
+/// a 401/403 too once the challenges are spent.
+pub(super) async fn send_signed(
+    sh: &Shared,
+    mut request: impl FnMut(Option<&AccessToken>, &Url) -> reqwest::Result<reqwest::Request>,
+) -> Result<reqwest::Response, Failure> {
+    let mut challenges = 0;
+    let mut redirects = 0;
+    let mut url = sh.url.clone();
+    loop {
+        let token = sh.tokens.access_token().await;
+        let (sent, verb) = match request(token.as_ref(), &url) {
+            Ok(req) => {
+                let verb = req.method().clone();
+                (sh.client.execute(req).await, verb)
+            }
+            Err(e) => (Err(e), Method::POST),
+        };
+        let resp = sent.map_err(|e| Failure::no_response(send_detail(&e)))?;
+        let status = resp.status().as_u16();
+        let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok());
+        match redirect::of_request(verb.as_str(), &url, status, location, redirects) {
+            Redirect::No => {}
+            Redirect::Follow(to) => {
+                tracing::debug!(target: "http", "the upstream redirected a {verb} (HTTP {status}) within its origin: sent again");
+                redirects += 1;
+                url = to;
+                continue;
+            }
+            Redirect::Refuse(detail) => return Err(Failure::status(status, detail)),
+        }
+        if !(matches!(status, 401 | 403) && challenges < MAX_CHALLENGES_PER_REQUEST) {
+            return Ok(resp);
+        }
+        challenges += 1;
+        let www_authenticate = resp
+            .headers()
+            .get_all(WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_owned))
+            .collect();
+        drop(resp);
+        let outcome = sh
+            .tokens
+            .challenge(Challenge {
+                status,
+                www_authenticate,
+                rejected: token,
+            })
+            .await;
+        match outcome {
+            ChallengeOutcome::Retry => {
+                let _ = sh.events.send(Event::SignedIn);
+            }
+            ChallengeOutcome::Fail(cause) => return Err(Failure::status(status, cause)),
+        }
+    }
+}
+
+/// Why a request got no response, for `data.detail`: the kind of failure and the innermost
+/// cause (an OS error), never the URL.
+pub(super) fn send_detail(e: &reqwest::Error) -> String {
+    let kind = if e.is_timeout() {
+        "the connection to the upstream timed out"
+    } else if e.is_connect() {
+        "the connection to the upstream failed"
+    } else {
+        "the request to the upstream failed"
+    };
+    let mut cause: Option<&dyn std::error::Error> = e.source();
+    let mut last = None;
+    while let Some(c) = cause {
+        last = Some(c.to_string());
+        cause = c.source();
+    }
+    match last {
+        Some(c) => format!("{kind}: {c}"),
+        None => kind.to_string(),
+    }
+}
