@@ -46,6 +46,8 @@
 //                                   last lines shown on failure)
 //   INTEROP_TIMEOUT_MS              deadline for the whole scenario (default 25000)
 //   INTEROP_REQUEST_TIMEOUT_MS      per request (default 10000)
+//   INTEROP_CONNECT_TIMEOUT_MS      for initialize, which includes the start of the upstream
+//                                   process behind the bridge (default 20000)
 //   INTEROP_EXIT_GRACE_MS           every scenario ends by closing the server's stdin, as an editor
 //                                   does; the server must exit by itself within this time
 //                                   (default 1900, i.e. before the SDK's SIGTERM at 2000; 0 = no check)
@@ -65,6 +67,7 @@ import { isDeepStrictEqual } from 'node:util';
 const EXPECTED_PROTOCOL = '2025-11-25';
 const SCENARIO_TIMEOUT_MS = Number(process.env.INTEROP_TIMEOUT_MS || 25000);
 const REQUEST_TIMEOUT_MS = Number(process.env.INTEROP_REQUEST_TIMEOUT_MS || 10000);
+const CONNECT_TIMEOUT_MS = Number(process.env.INTEROP_CONNECT_TIMEOUT_MS || 20000);
 const EXIT_GRACE_MS = Number(process.env.INTEROP_EXIT_GRACE_MS ?? 1900);
 
 // ---------- command line ----------
@@ -171,7 +174,7 @@ async function connect(ctx, capabilities = {}) {
 // initialize + the checks every scenario shares
 async function initialize(ctx, client) {
     step('initialize');
-    await client.connect(ctx.transport, req);
+    await client.connect(ctx.transport, { timeout: CONNECT_TIMEOUT_MS });
     const init = ctx.initResult;
     expect(init, 'no initialize result seen on the wire');
     expectEqual(init.protocolVersion, EXPECTED_PROTOCOL, 'initialize result protocolVersion');

@@ -98,6 +98,14 @@ if [[ ! -f "$venv_stamp" || "$(cat "$venv_stamp")" != "$venv_want" || ! -x "$VEN
   echo "$venv_want" >"$venv_stamp"
 fi
 
+# ---- warm-up: the peers' modules are read once, outside any time limit, so that the first
+# scenario does not pay for a cold start (a fresh venv and node_modules on a busy machine: the
+# first initialize of a CI run, which includes starting upstream.py, once took over 10 s)
+"$VENV/bin/python" -c 'import anyio, pydantic, mcp.server, mcp.server.mcpserver, mcp.server.stdio, mcp.client.session' \
+  || { echo "run.sh: the Python peers do not import" >&2; exit 2; }
+(cd "$HERE" && node -e "import('@modelcontextprotocol/sdk/client/index.js').then(() => import('@modelcontextprotocol/sdk/client/stdio.js'))") \
+  || { echo "run.sh: the TypeScript SDK does not load" >&2; exit 2; }
+
 # ---- scenarios
 read -r -a bridge_opts <<<"${MCP_BRIDGE_OPTS:-}"
 upstream=("$VENV/bin/python" "$HERE/upstream.py")
