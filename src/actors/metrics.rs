@@ -8,8 +8,7 @@
 
 use actix::prelude::*;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::link::{ActorStats, Link};
@@ -35,7 +34,26 @@ impl MethodStats {
         if !ok {
             self.errors += 1;
         }
-        let us = latency.as_micros().min(u32::MAX as u128) as u32;
+        self.push_sample(latency.as_micros().min(u32::MAX as u128) as u32);
+    }
+
+    /// Adds `later`'s counts and its samples, oldest first, as if recorded after these.
+    fn merge(&mut self, later: MethodStats) {
+        self.requests += later.requests;
+        self.errors += later.errors;
+        let n = later.samples_us.len();
+        // The ring's oldest sample is at `next` once it is full.
+        let start = if n < MAX_LATENCY_SAMPLES {
+            0
+        } else {
+            later.next
+        };
+        for i in 0..n {
+            self.push_sample(later.samples_us[(start + i) % n]);
+        }
+    }
+
+    fn push_sample(&mut self, us: u32) {
         if self.samples_us.len() < MAX_LATENCY_SAMPLES {
             self.samples_us.push(us);
         } else {
@@ -65,57 +83,64 @@ impl MethodStats {
     }
 }
 
-/// The counters of the forwarded methods, shared by the Frontend (which records each request
-/// as it ends, with no message, so a request costs no extra hand-off) and the Metrics actor
-/// (which writes them).
+/// The counters of the forwarded methods. The Frontend records each request in its own
+/// table as the request ends (a map update, no message per request) and hands the table to
+/// the Metrics actor as a [`MethodBatch`] every [`METRICS_INTERVAL`] and when it finishes;
+/// the Metrics actor merges the batches.
 #[derive(Debug, Default)]
 pub struct MethodTimes {
-    methods: Mutex<BTreeMap<&'static str, MethodStats>>,
-    /// Requests recorded since the last periodic line.
-    since_last_line: AtomicU64,
+    methods: BTreeMap<&'static str, MethodStats>,
 }
 
 impl MethodTimes {
-    /// New, empty counters.
-    pub fn new() -> Arc<MethodTimes> {
-        Arc::new(MethodTimes::default())
-    }
-
     /// One forwarded request of `method` ended (`ok`: false when the editor got an error),
     /// `latency` after the editor's request came.
-    pub fn record(&self, method: &'static str, ok: bool, latency: Duration) {
-        let mut methods = self.methods.lock().unwrap_or_else(|p| p.into_inner());
-        methods.entry(method).or_default().record(ok, latency);
-        self.since_last_line.fetch_add(1, Ordering::Relaxed);
+    pub fn record(&mut self, method: &'static str, ok: bool, latency: Duration) {
+        self.methods.entry(method).or_default().record(ok, latency);
+    }
+
+    /// Whether no request was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.methods.is_empty()
+    }
+
+    /// Adds the counters of `other` (recorded after these).
+    fn merge(&mut self, other: MethodTimes) {
+        for (method, stats) in other.methods {
+            self.methods.entry(method).or_default().merge(stats);
+        }
     }
 
     fn lines(&self) -> Vec<String> {
-        let methods = self.methods.lock().unwrap_or_else(|p| p.into_inner());
-        methods.iter().map(|(m, s)| s.line(m)).collect()
+        self.methods.iter().map(|(m, s)| s.line(m)).collect()
     }
 }
+
+/// The Frontend's counters of the methods since its last batch.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct MethodBatch(pub MethodTimes);
 
 /// The Metrics actor.
 pub struct Metrics {
     actors: Vec<Arc<ActorStats>>,
     queues: Vec<Arc<QueueStats>>,
-    methods: Arc<MethodTimes>,
+    methods: MethodTimes,
     ended: Link<ActorEnded>,
 }
 
 impl Metrics {
     /// A Metrics actor that reports the given actors' and queues' counters and the methods'
-    /// counters in `methods`.
+    /// counters of the [`MethodBatch`]es it gets.
     pub fn new(
         actors: Vec<Arc<ActorStats>>,
         queues: Vec<Arc<QueueStats>>,
-        methods: Arc<MethodTimes>,
         ended: Link<ActorEnded>,
     ) -> Self {
         Metrics {
             actors,
             queues,
-            methods,
+            methods: MethodTimes::default(),
             ended,
         }
     }
@@ -137,20 +162,21 @@ impl Metrics {
 impl Actor for Metrics {
     type Context = Context<Self>;
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        ctx.run_interval(METRICS_INTERVAL, |act, _| {
-            if act.methods.since_last_line.swap(0, Ordering::Relaxed) > 0 {
-                act.write(false);
-            }
-        });
-    }
-
     fn stopped(&mut self, _: &mut Context<Self>) {
         self.ended.do_send(ActorEnded("metrics"));
     }
 }
 
-crate::counted_handlers!(Metrics: WriteTotals);
+crate::counted_handlers!(Metrics: MethodBatch, WriteTotals);
+
+impl Handler<MethodBatch> for Metrics {
+    type Result = ();
+    /// A batch comes every [`METRICS_INTERVAL`] while requests flow: the periodic line.
+    fn handle(&mut self, MethodBatch(batch): MethodBatch, _: &mut Context<Self>) {
+        self.methods.merge(batch);
+        self.write(false);
+    }
+}
 
 /// Shutdown step (Supervisor), the last one: write the totals line when the bridge `ran` (an
 /// `initialize` succeeded at least once: a bridge whose upstream never started, or whose
@@ -189,8 +215,8 @@ mod tests {
     }
 
     #[test]
-    fn the_shared_counters_give_one_part_per_method_in_name_order() {
-        let t = MethodTimes::new();
+    fn the_counters_give_one_part_per_method_in_name_order() {
+        let mut t = MethodTimes::default();
         t.record("tools/list", true, Duration::from_micros(7));
         t.record("tools/call", false, Duration::from_micros(3));
         assert_eq!(
@@ -200,6 +226,41 @@ mod tests {
                 "tools/list: requests=1 errors=0 p50_us=7 p90_us=7 p99_us=7 max_us=7"
             ]
         );
-        assert_eq!(t.since_last_line.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn merged_batches_count_as_one_table_and_keep_the_newest_samples() {
+        let mut all = MethodTimes::default();
+        let mut first = MethodTimes::default();
+        first.record("tools/call", true, Duration::from_micros(5));
+        all.merge(first);
+        let mut second = MethodTimes::default();
+        second.record("tools/call", false, Duration::from_micros(9));
+        second.record("ping", true, Duration::from_micros(1));
+        all.merge(second);
+        assert_eq!(
+            all.lines(),
+            [
+                "ping: requests=1 errors=0 p50_us=1 p90_us=1 p99_us=1 max_us=1",
+                "tools/call: requests=2 errors=1 p50_us=9 p90_us=9 p99_us=9 max_us=9"
+            ]
+        );
+        // A full ring merges oldest first: the newest MAX_LATENCY_SAMPLES of both stay.
+        let mut ring = MethodStats::default();
+        for us in 0..(MAX_LATENCY_SAMPLES as u64 + 10) {
+            ring.record(true, Duration::from_micros(us));
+        }
+        let mut kept = MethodStats::default();
+        kept.record(true, Duration::from_micros(u64::from(u32::MAX) + 1));
+        kept.merge(ring);
+        let mut samples = kept.samples_us.clone();
+        samples.sort_unstable();
+        assert_eq!(samples.len(), MAX_LATENCY_SAMPLES);
+        assert_eq!(samples[0], 10);
+        assert_eq!(
+            samples[MAX_LATENCY_SAMPLES - 1],
+            MAX_LATENCY_SAMPLES as u32 + 9
+        );
+        assert_eq!(kept.requests, MAX_LATENCY_SAMPLES as u64 + 11);
     }
 }

@@ -28,7 +28,7 @@ use super::frontend::messages::{Finish, Quiesce, UpstreamLost};
 use super::frontend::{Frontend, FrontendLinks, FrontendOut, SupervisorLinks};
 use super::link::{ActorStats, Link};
 use super::listener::{self, Listener, ListenerLinks, ListenerOut, StopCause};
-use super::metrics::{MethodTimes, Metrics, WriteTotals};
+use super::metrics::{Metrics, WriteTotals};
 use super::pending::{self, PendingLinks, PendingTable};
 #[cfg(feature = "auth")]
 use super::signin::{SignInActor, SignInLinks};
@@ -306,13 +306,7 @@ impl Supervisor {
         if sign_in.is_some() {
             running.insert("sign-in");
         }
-        let methods = MethodTimes::new();
-        me_ctx.run(Metrics::new(
-            counted,
-            parts.queues,
-            methods.clone(),
-            ended.clone(),
-        ));
+        me_ctx.run(Metrics::new(counted, parts.queues, ended.clone()));
         fe_ctx.add_stream(parts.input);
         fe_ctx.run(Frontend::new(
             config.clone(),
@@ -327,7 +321,7 @@ impl Supervisor {
                     start_listener: Link::new(&me, &su_stats),
                     ended: ended.clone(),
                 },
-                metrics: methods,
+                metrics: Link::new(&me_addr, &me_stats),
             },
         ));
         let seat = ListenerSeat {

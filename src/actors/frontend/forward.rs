@@ -1,0 +1,145 @@
+//! Forwarded requests: admission against `--max-in-flight`, the slot of each request, its
+//! cancel, its end and the methods' counters.
+
+use super::*;
+
+impl Frontend {
+    /// Removes a slot and stops its future; its response is never written. Returns whether
+    /// the slot existed.
+    pub(super) fn cancel_slot(&mut self, id: &Id, ctx: &mut Context<Self>) -> bool {
+        let Some(slot) = self.slots.remove(id) else {
+            return false;
+        };
+        if let Some(h) = slot.handle {
+            ctx.cancel_future(h);
+        }
+        if let Some(t) = &slot.upstream_progress_token {
+            self.progress_routes.remove(t);
+        }
+        if slot.method == RequestClass::Initialize && self.state == Lifecycle::Initializing {
+            self.state = Lifecycle::AwaitingInitialize;
+            self.upstream.disconnect.do_send(upstream::Disconnect);
+        }
+        true
+    }
+
+    pub(super) fn admit(
+        &mut self,
+        id: &Id,
+        method: RequestClass,
+        editor_token: Option<Value>,
+        upstream_token: Option<String>,
+    ) -> bool {
+        if self.slots.len() >= self.config.max_in_flight {
+            self.reply_error(
+                Some(id),
+                Cause::TooManyRequests,
+                Some(json!(self.config.max_in_flight)),
+            );
+            return false;
+        }
+        if let Some(t) = &upstream_token {
+            self.progress_routes.insert(t.clone(), id.clone());
+        }
+        let now = Instant::now();
+        self.slots.insert(
+            id.clone(),
+            Slot {
+                handle: None,
+                method,
+                started: now,
+                editor_progress_token: editor_token,
+                upstream_progress_token: upstream_token,
+                progress_bucket: TokenBucket::new(PROGRESS_BURST, MAX_PROGRESS_PER_SEC, now),
+                cancel_reason: CancelReason::default(),
+                log_bucket: TokenBucket::new(LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, now),
+            },
+        );
+        true
+    }
+
+    /// The cell of the editor's cancel reason of a slot just admitted.
+    pub(super) fn cancel_reason_of(&self, id: &Id) -> CancelReason {
+        self.slots
+            .get(id)
+            .map(|s| s.cancel_reason.clone())
+            .unwrap_or_default()
+    }
+
+    /// Takes a finished slot out of the table; `None` when it was cancelled meanwhile.
+    pub(super) fn finish_slot(&mut self, id: &Id, ok: bool) -> Option<Slot> {
+        let slot = self.slots.remove(id)?;
+        if let Some(t) = &slot.upstream_progress_token {
+            self.progress_routes.remove(t);
+        }
+        if let RequestClass::Forward(f) = slot.method {
+            self.methods.record(f.method(), ok, slot.started.elapsed());
+        }
+        Some(slot)
+    }
+
+    pub(super) fn start_forward(
+        &mut self,
+        id: Id,
+        f: Forwarded,
+        params: Option<raw::Params>,
+        ctx: &mut Context<Self>,
+    ) {
+        self.next_progress_token += 1;
+        let n = self.next_progress_token;
+        if self.meta_keys.is_none() {
+            self.meta_keys = Some(MetaKeys::of(&self.current_meta()));
+        }
+        let Some(keys) = &self.meta_keys else {
+            return;
+        };
+        // The bridge's token is made only for a request that carries the editor's.
+        let token = || relay::upstream_progress_token(n);
+        let fwd = match translate::forward_params(params, keys, || Some(json!(token()))) {
+            Ok(fwd) => fwd,
+            Err(c) => {
+                return self.reply_error(Some(&id), c, Some(json!("params must be an object")));
+            }
+        };
+        let upstream_token = fwd.editor_progress_token.as_ref().map(|_| token());
+        if !self.admit(
+            &id,
+            RequestClass::Forward(f),
+            fwd.editor_progress_token.clone(),
+            upstream_token,
+        ) {
+            return;
+        }
+        let env = SlotEnv {
+            upstream: self.upstream.clone(),
+            pending: self.pending.clone(),
+            output: self.output.clone(),
+            editor_capabilities: self.editor_capabilities.clone(),
+            timeouts: self.config.timeouts.clone(),
+            cancel_reason: self.cancel_reason_of(&id),
+        };
+        let fut = rounds::run(env, f, fwd.params, id.clone());
+        let slot_id = id.clone();
+        let h = ctx.spawn(
+            fut.into_actor(self)
+                .map(move |out, act, _ctx| act.forward_done(slot_id, out)),
+        );
+        if let Some(s) = self.slots.get_mut(&id) {
+            s.handle = Some(h);
+        }
+    }
+
+    pub(super) fn forward_done(&mut self, id: Id, out: SlotOutcome) {
+        let ok = matches!(out, SlotOutcome::Result(_));
+        if self.finish_slot(&id, ok).is_none() {
+            return;
+        }
+        match out {
+            SlotOutcome::Result(r) => {
+                self.output
+                    .send_frame(raw::response_frame(&id, r), Delivery::Always);
+            }
+            SlotOutcome::Error(e) => self.write(&jsonrpc::error_response(Some(&id), e)),
+        }
+    }
+}

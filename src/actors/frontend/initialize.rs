@@ -1,0 +1,329 @@
+//! `initialize`: the era of the upstream decided by `server/discover` (`protocol::era`), the
+//! editor's `initialize` answered from the discover result or passed through to a legacy
+//! server under a time limit of its own, and the time limit that leaves out sign-in time.
+
+use super::*;
+
+/// How long a failed `initialize` waits, after the upstream closed its output, for the exit
+/// status of the upstream process, which its error then names (`data.detail`: `exit code 3`,
+/// `signal 9`, or that the bridge killed a child still running); without it in time the error
+/// goes out without a detail. A bound, not the usual wait: the transport reports within its
+/// own [`upstream::EXIT_STATUS_WAIT`] (500 ms, then the kill), and at once for a child that
+/// exited; this leaves room for the kill and the messages on a busy machine.
+pub const INITIALIZE_EXIT_STATUS_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How the probe of `initialize` ended well: a modern server (its discover result and the
+/// `_meta` of later requests), or a legacy one (the sign, and the editor's `initialize` as it
+/// came, to pass through).
+pub(super) enum Probed {
+    Modern(Box<(Discovered, RequestMeta)>),
+    Legacy(LegacySign, Value),
+}
+
+/// Pass-through: the editor's `initialize`, sent to a legacy server and not answered yet. It
+/// has a time limit of its own (`--discover-timeout` again), so that a server that never
+/// answers gets the editor an error instead of a silent wait: the 2025-11-25 lifecycle gives
+/// the editor nothing to do before that answer, and an editor's own limit is not always there.
+pub(super) struct InitializeWait {
+    /// The editor's id of the `initialize`.
+    pub(super) id: Id,
+    /// Which wait this is: a timer of an earlier wait finds another token and does nothing.
+    pub(super) token: u64,
+    /// The era was decided by silence: `server/discover` got no answer either.
+    pub(super) silent_discover: bool,
+    /// [`Frontend::ran`] before this `initialize`, restored when it fails.
+    pub(super) ran_before: bool,
+}
+
+/// Sends `server/discover` as the era probe ([`probe`]: its own id space, and not cancelled
+/// at the time limit) and waits at most `limit` (`--discover-timeout`) for its answer;
+/// with sign-in (`phase`), the time a sign-in runs meanwhile is not counted, up to
+/// `--sign-in-timeout` of it (`auth::clock`): a URL upstream that never answers fails at
+/// `limit` when no sign-in ran. On that path the clock's time limit drops the probe, which
+/// cancels it (its stream is closed): over HTTP no answer in time fails the `initialize`
+/// (`discover_failed`) and is never taken for a legacy server, so no late answer is waited
+/// for. Errors: [`TimedOut`] with `limit`.
+pub(super) async fn discover(
+    upstream: &Arc<UpstreamLinks>,
+    params: Object,
+    client: Id,
+    limit: std::time::Duration,
+    reason: CancelReason,
+    phase: Option<&crate::config::SignInPhaseRef>,
+) -> Result<Reply, TimedOut> {
+    let method = methods::SERVER_DISCOVER;
+    #[cfg(feature = "auth")]
+    if let Some(phase) = phase {
+        let clock = phase.clock();
+        // The most the wait can last is the call's own limit.
+        let most = limit.saturating_add(clock.allowance());
+        let probe = probe(upstream, method, params, client, most, reason);
+        return clock
+            .within(limit, probe)
+            .await
+            .unwrap_or(Err(TimedOut { limit }));
+    }
+    #[cfg(not(feature = "auth"))]
+    let _: Option<&std::convert::Infallible> = phase;
+    probe(upstream, method, params, client, limit, reason).await
+}
+
+/// Resolves after `limit` of time in which no sign-in runs, plus the time sign-ins run
+/// meanwhile up to `--sign-in-timeout` (as [`discover`] counts its wait); plain `limit`
+/// without sign-in.
+pub(super) async fn outside_sign_in(
+    limit: std::time::Duration,
+    phase: Option<&crate::config::SignInPhaseRef>,
+) {
+    #[cfg(feature = "auth")]
+    if let Some(phase) = phase {
+        let _ = phase
+            .clock()
+            .within(limit, std::future::pending::<()>())
+            .await;
+        return;
+    }
+    #[cfg(not(feature = "auth"))]
+    let _: Option<&std::convert::Infallible> = phase;
+    tokio::time::sleep(limit).await;
+}
+
+impl Frontend {
+    pub(super) fn start_initialize(
+        &mut self,
+        id: Id,
+        params: Option<Value>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(p) = legacy::initialize_params(params.as_ref()) else {
+            return self.reply_error(
+                Some(&id),
+                Cause::InvalidParams,
+                Some(json!("params must be InitializeRequestParams")),
+            );
+        };
+        if !self.admit(&id, RequestClass::Initialize, None, None) {
+            return;
+        }
+        self.state = Lifecycle::Initializing;
+        // For a legacy upstream: the request as the editor wrote it (a JSON-RPC request has no
+        // other members; `params` is the editor's object, members and numbers as written).
+        let request = jsonrpc::request(&id, methods::INITIALIZE, params.unwrap_or_default());
+        self.editor_capabilities = Arc::new(p.capabilities);
+        let meta = self.current_meta();
+        let upstream = self.upstream.clone();
+        let spec = self.config.upstream.clone();
+        let spec_again = spec.clone();
+        let limit = self.config.discover_timeout;
+        let http = spec.is_http();
+        let client = id.clone();
+        let reason = self.cancel_reason_of(&id);
+        let config = self.config.clone();
+        let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
+        self.exit_status = Some(exit_tx);
+        let fut = async move {
+            match upstream.connect.send(upstream::Connect(spec)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e @ SpawnError::Connect(_))) => {
+                    return Err(Cause::ConnectFailed.error(Some(json!(e.to_string()))));
+                }
+                Ok(Err(e)) => return Err(Cause::SpawnFailed.error(Some(json!(e.to_string())))),
+                Err(_) => return Err(Cause::SpawnFailed.error(None)),
+            }
+            let reply = discover(
+                &upstream,
+                Object::from_value(&meta.bare_params()).unwrap_or_default(),
+                client,
+                limit,
+                reason,
+                config.sign_in_phase.as_ref(),
+            )
+            .await;
+            let result = match &reply {
+                Ok(Reply::Result(v)) => v.to_value(),
+                _ => None,
+            };
+            // HTTP: a request that failed in the transport keeps its status and error body
+            // (`Failure`); 400, 404 and 405 are what the era decision reads, any other
+            // failure (no response, a broken stream, 401/403 without a token, 5xx) fails the
+            // initialize with its detail.
+            let answer = match &reply {
+                Ok(Reply::Result(_)) => match &result {
+                    Some(v) => ProbeAnswer::Result(v),
+                    None => ProbeAnswer::Invalid,
+                },
+                Ok(Reply::Error(e)) => ProbeAnswer::Error(e),
+                Ok(Reply::Closed) => ProbeAnswer::Closed,
+                Ok(Reply::Busy) => ProbeAnswer::Busy,
+                Ok(Reply::Invalid) => ProbeAnswer::Invalid,
+                Ok(Reply::Failed(f)) => match f.status {
+                    Some(status @ (400 | 404 | 405)) => ProbeAnswer::Http(HttpAnswer {
+                        status,
+                        body: f.error.as_ref().map_or(HttpBody::Empty, HttpBody::RpcError),
+                    }),
+                    _ => return Err(Cause::DiscoverFailed.error(Some(json!(f.detail)))),
+                },
+                Err(TimedOut { .. }) if http => ProbeAnswer::HttpNoReply { limit },
+                Err(TimedOut { .. }) => ProbeAnswer::NoReply,
+            };
+            let closed = matches!(answer, ProbeAnswer::Closed);
+            // A stdio server that exits at a first message other than `initialize` (rmcp's
+            // servers end their session with `ExpectedInitializeRequest`) is a legacy server:
+            // once its loss is reported (its exit status), a new one gets the editor's
+            // `initialize`. A server that exits again fails that `initialize` as any lost
+            // upstream does.
+            if closed && !http {
+                let Ok(Ok(status)) =
+                    tokio::time::timeout(INITIALIZE_EXIT_STATUS_WAIT, exit_rx).await
+                else {
+                    return Err(Cause::UpstreamExited.error(None));
+                };
+                tracing::debug!(target: "frontend", "the upstream exited at server/discover ({status}): starting it again");
+                return match upstream.connect.send(upstream::Connect(spec_again)).await {
+                    Ok(Ok(())) => Ok(Probed::Legacy(LegacySign::ExitedAtDiscover, request)),
+                    Ok(Err(e)) => Err(Cause::SpawnFailed.error(Some(json!(e.to_string())))),
+                    Err(_) => Err(Cause::SpawnFailed.error(None)),
+                };
+            }
+            match era::decide(answer) {
+                Era::Modern(d) => Ok(Probed::Modern(Box::new((d, meta)))),
+                Era::Legacy(sign) => Ok(Probed::Legacy(sign, request)),
+                // The upstream went away: its exit status says why.
+                Era::Error(e) if closed => {
+                    match tokio::time::timeout(INITIALIZE_EXIT_STATUS_WAIT, exit_rx).await {
+                        Ok(Ok(status)) => Err(e.with_detail(status)),
+                        _ => Err(e),
+                    }
+                }
+                Era::Error(e) => Err(e),
+            }
+        };
+        let slot_id = id.clone();
+        let h = ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
+            act.initialize_done(slot_id, res, ctx);
+            act.replay_held(ctx);
+        }));
+        if let Some(s) = self.slots.get_mut(&id) {
+            s.handle = Some(h);
+        }
+    }
+
+    pub(super) fn initialize_done(
+        &mut self,
+        id: Id,
+        res: Result<Probed, ErrorObject>,
+        ctx: &mut Context<Self>,
+    ) {
+        self.exit_status = None;
+        if self.finish_slot(&id, res.is_ok()).is_none() {
+            return;
+        }
+        match res {
+            Ok(Probed::Legacy(sign, request)) => {
+                self.state = Lifecycle::PassThrough;
+                self.last_wait_token += 1;
+                let token = self.last_wait_token;
+                self.initialize_wait = Some(InitializeWait {
+                    id: id.clone(),
+                    token,
+                    silent_discover: sign == LegacySign::NoReply,
+                    ran_before: self.ran,
+                });
+                // Counted as the wait for server/discover is: the time a sign-in runs (the
+                // passed-through initialize of a URL upstream can get a 401) is the user's in
+                // the browser, not the server's silence.
+                let config = self.config.clone();
+                let wait = async move {
+                    outside_sign_in(config.discover_timeout, config.sign_in_phase.as_ref()).await;
+                };
+                ctx.spawn(
+                    wait.into_actor(self)
+                        .map(move |(), act, _| act.initialize_timed_out(token)),
+                );
+                self.ran = true;
+                let sign = match sign {
+                    LegacySign::NoReply => format!(
+                        "it did not answer server/discover within --discover-timeout, {} s",
+                        self.config.discover_timeout.as_secs_f64()
+                    ),
+                    other => other.to_string(),
+                };
+                tracing::info!(target: "frontend", "the upstream server speaks 2025-11-25 or earlier ({sign}): passing the 2025-11-25 protocol through unchanged");
+                self.relayed.insert(id.clone(), Instant::now());
+                self.upstream.relay.do_send(Relay {
+                    message: request,
+                    delivery: Delivery::Request(id),
+                    cancels: None,
+                });
+            }
+            Ok(Probed::Modern(modern)) => {
+                let (d, meta) = *modern;
+                self.state = Lifecycle::Ready;
+                self.ran = true;
+                self.meta = Some(meta);
+                self.meta_keys = None;
+                tracing::info!(target: "frontend", "the upstream server is ready (protocol {})", d.protocol_version);
+                let result =
+                    translate::initialize_result(&d, &self.fallback_server_info(), REPLY_MASK);
+                self.declared = Declared::from_capabilities(&result["capabilities"]);
+                self.write(&jsonrpc::response(&id, result));
+            }
+            Err(e) => {
+                self.state = Lifecycle::AwaitingInitialize;
+                self.upstream.disconnect.do_send(upstream::Disconnect);
+                tracing::warn!(target: "frontend", "initialize failed: {}", e.log_text());
+                self.write(&jsonrpc::error_response(Some(&id), e));
+            }
+        }
+    }
+
+    /// Pass-through: the legacy server did not answer the editor's `initialize` within
+    /// `--discover-timeout`. The editor gets `timeout`, naming each silence and the option
+    /// that sets the limit; the requests it sent after the `initialize` get
+    /// `not_initialized` (as requests held behind a failed `initialize` do); the upstream is
+    /// stopped, and the next `initialize` starts it again.
+    pub(super) fn initialize_timed_out(&mut self, token: u64) {
+        let Some(wait) = self.initialize_wait.take_if(|w| w.token == token) else {
+            return;
+        };
+        if self.state != Lifecycle::PassThrough || self.relayed.remove(&wait.id).is_none() {
+            return;
+        }
+        let secs = self.config.discover_timeout.as_secs_f64();
+        let detail = if wait.silent_discover {
+            format!(
+                "no answer to server/discover within --discover-timeout ({secs} s), nor to the initialize passed through to the server within {secs} s more: the server reads nothing or answers nothing; --discover-timeout sets both limits"
+            )
+        } else {
+            format!(
+                "no answer to the initialize passed through to the server within --discover-timeout ({secs} s)"
+            )
+        };
+        self.fail_passed_initialize(&wait, Cause::Timeout.error(Some(json!(detail))));
+        self.upstream.disconnect.do_send(upstream::Disconnect);
+    }
+
+    /// Pass-through: the `initialize` passed to the legacy server (already taken out of
+    /// `relayed`) fails with `e`, as an `initialize` that fails during the probe does: the
+    /// state returns to `awaiting_initialize`, and the requests sent after it get
+    /// `not_initialized`, in the order they were sent.
+    pub(super) fn fail_passed_initialize(&mut self, wait: &InitializeWait, e: ErrorObject) {
+        self.state = Lifecycle::AwaitingInitialize;
+        self.ran = wait.ran_before;
+        tracing::warn!(target: "frontend", "initialize failed: {}", e.log_text());
+        self.write(&jsonrpc::error_response(Some(&wait.id), e));
+        let mut rest: Vec<(Id, Instant)> = std::mem::take(&mut self.relayed).into_iter().collect();
+        rest.sort_by_key(|(_, sent)| *sent);
+        for (id, _) in rest {
+            self.reply_error(Some(&id), Cause::NotInitialized, None);
+        }
+    }
+
+    /// Pass-through: the request `id` of the editor is resolved (answered, or failed by the
+    /// bridge); when it is the `initialize`, its time limit no longer applies.
+    pub(super) fn end_initialize_wait(&mut self, id: &Id) {
+        if self.initialize_wait.as_ref().is_some_and(|w| &w.id == id) {
+            self.initialize_wait = None;
+        }
+    }
+}
