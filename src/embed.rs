@@ -230,7 +230,7 @@ where
         match parsed {
             Some(Message::Request { id, method, params }) if method == methods::SERVER_DISCOVER => {
                 let response = match options.discover {
-                    Discover::Answer => server.answer_alone(&id.to_value(), &method, params).await,
+                    Discover::Answer => server.answer_alone(&id, &method, params).await,
                     Discover::Refuse => Some(jsonrpc::error_response(
                         Some(&id),
                         Cause::MethodNotFound.error(None),

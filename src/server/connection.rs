@@ -19,13 +19,12 @@ use tokio_util::sync::CancellationToken;
 use super::dispatch::{self, Link};
 use super::error::{ErrorCode, RpcError};
 use super::output::{spawn_forwarder, spawn_writer};
-use super::wire;
 use super::{Limits, Server};
 use crate::protocol::errors::Cause;
 use crate::protocol::framing::{
     DEFAULT_MAX_LINE_BYTES, Frame, FrameCodec, READ_CHUNK_BYTES, TOO_LONG_HEAD_BYTES,
 };
-use crate::protocol::jsonrpc::{self, Message, ParseError};
+use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
 
 /// The longest input line accepted in memory, newline excluded (64 MiB, as the bridge's
 /// default).
@@ -41,36 +40,37 @@ pub(crate) enum AtEnd {
     Grace,
 }
 
-/// Requests in flight, by the JSON text of their id (so `1` and `"1"` differ).
+/// Requests in flight, by their id (so `1` and `"1"` differ).
 #[derive(Clone, Default)]
 struct InFlight {
-    tokens: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    tokens: Arc<Mutex<HashMap<Id, CancellationToken>>>,
 }
 
 impl InFlight {
     /// Registers a request; `None` if its id is already in flight.
-    fn start(&self, id: &Value) -> Option<CancellationToken> {
+    fn start(&self, id: &Id) -> Option<CancellationToken> {
         let mut tokens = self.tokens.lock().ok()?;
-        let key = id.to_string();
-        if tokens.contains_key(&key) {
+        if tokens.contains_key(id) {
             return None;
         }
         let token = CancellationToken::new();
-        tokens.insert(key, token.clone());
+        tokens.insert(id.clone(), token.clone());
         Some(token)
     }
 
     /// Forgets a request; it can no longer be cancelled (its response may already be queued).
-    fn finish(&self, id: &Value) {
+    fn finish(&self, id: &Id) {
         if let Ok(mut tokens) = self.tokens.lock() {
-            tokens.remove(&id.to_string());
+            tokens.remove(id);
         }
     }
 
-    /// `notifications/cancelled`: unknown or finished ids are ignored (2026-07-28 cancellation).
+    /// `notifications/cancelled`: unknown or finished ids, and a `requestId` that is no id,
+    /// are ignored (2026-07-28 cancellation).
     fn cancel(&self, id: &Value) {
-        if let Ok(tokens) = self.tokens.lock()
-            && let Some(token) = tokens.get(&id.to_string())
+        if let Some(id) = Id::from_value(id)
+            && let Ok(tokens) = self.tokens.lock()
+            && let Some(token) = tokens.get(&id)
         {
             token.cancel();
         }
@@ -211,7 +211,7 @@ pub(crate) async fn serve_memory(
 /// would write (progress, log messages) is dropped.
 pub(crate) async fn answer_alone(
     server: &Server,
-    id: &Value,
+    id: &Id,
     method: &str,
     params: Option<Value>,
 ) -> Option<Value> {
@@ -346,12 +346,11 @@ async fn accept(
             None
         }
         Ok(Message::Request { id, method, params }) => {
-            let id = id.to_value();
             if in_flight.len() >= limits.max_in_flight {
                 // The reader never waits for a free slot: the request is refused at once.
                 let error = Cause::TooManyRequests.error(Some(limits.max_in_flight.into()));
                 link.out
-                    .send(&wire::error_response(Some(&id), &error))
+                    .send(&jsonrpc::error_response(Some(&id), error))
                     .await;
                 return None;
             }
@@ -359,7 +358,7 @@ async fn accept(
                 let error =
                     RpcError::new(ErrorCode::INVALID_REQUEST, "Request id already in flight");
                 link.out
-                    .send(&wire::error_response(Some(&id), &error))
+                    .send(&jsonrpc::error_response(Some(&id), error))
                     .await;
                 return None;
             };

@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::output::Outbox;
-use super::wire;
 use super::{IntoReply, Outcome, Reply, Server, elicit_form};
+use crate::protocol::jsonrpc;
 
 pub use crate::protocol::legacy::LogLevel;
 
@@ -231,14 +231,14 @@ impl RequestContext {
         }
         let mut params = Map::new();
         params.insert("progressToken".into(), token.clone());
-        params.insert("progress".into(), wire::number(progress));
+        params.insert("progress".into(), number(progress));
         if let Some(total) = total {
-            params.insert("total".into(), wire::number(total));
+            params.insert("total".into(), number(total));
         }
         if let Some(message) = message {
             params.insert("message".into(), message.into());
         }
-        let notification = wire::notification(methods::PROGRESS, Value::Object(params));
+        let notification = jsonrpc::notification(methods::PROGRESS, Value::Object(params));
         self.inner.out.send(&notification).await
     }
 
@@ -272,7 +272,7 @@ impl RequestContext {
             params.insert("logger".into(), logger.into());
         }
         params.insert("data".into(), data);
-        let notification = wire::notification(methods::MESSAGE, Value::Object(params));
+        let notification = jsonrpc::notification(methods::MESSAGE, Value::Object(params));
         self.inner.out.send(&notification).await
     }
 
@@ -329,6 +329,16 @@ impl std::fmt::Debug for RequestContext {
     }
 }
 
+/// A JSON number for `value`, written as an integer when it is one (`3` rather than `3.0`).
+fn number(value: f64) -> Value {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if value.fract() == 0.0 && value.abs() < EXACT {
+        Value::from(value as i64)
+    } else {
+        Value::from(value)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,5 +350,11 @@ mod tests {
         assert!(LogLevel::Alert < LogLevel::Emergency);
         assert_eq!("notice".parse(), Ok(LogLevel::Notice));
         assert_eq!("warn".parse::<LogLevel>(), Err(()));
+    }
+
+    #[test]
+    fn integral_numbers_are_written_as_integers() {
+        assert_eq!(number(3.0).to_string(), "3");
+        assert_eq!(number(2.5).to_string(), "2.5");
     }
 }

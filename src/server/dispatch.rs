@@ -2,6 +2,7 @@
 //! basic/index), parameter checks, and calling the handler (a panic becomes `-32603`). Result
 //! shapes live in `results.rs`; nothing is written here except through the request's context.
 
+use crate::protocol::jsonrpc::{self, Id};
 use crate::protocol::methods;
 use std::panic::AssertUnwindSafe;
 
@@ -15,7 +16,7 @@ use super::method::Method;
 use super::mrtr::parse_retry;
 use super::output::Outbox;
 use super::results::finish;
-use super::{BoxedHandler, Outcome, PROTOCOL_VERSION, RpcError, Server, wire};
+use super::{BoxedHandler, Outcome, PROTOCOL_VERSION, RpcError, Server};
 
 const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -34,22 +35,22 @@ pub(crate) struct Link {
 pub(crate) async fn handle(
     server: &Server,
     link: &Link,
-    id: &Value,
+    id: &Id,
     method: &str,
     params: Option<Value>,
     cancel: CancellationToken,
 ) -> Option<Value> {
     match serve_request(server, link, id, method, params, cancel).await {
-        Ok(Some(result)) => Some(wire::result_response(id, result)),
+        Ok(Some(result)) => Some(jsonrpc::response(id, result)),
         Ok(None) => None,
-        Err(error) => Some(wire::error_response(Some(id), &error)),
+        Err(error) => Some(jsonrpc::error_response(Some(id), error)),
     }
 }
 
 async fn serve_request(
     server: &Server,
     link: &Link,
-    id: &Value,
+    id: &Id,
     name: &str,
     params: Option<Value>,
     cancel: CancellationToken,
@@ -84,7 +85,7 @@ async fn serve_request(
         (None, None)
     };
     let ctx = RequestContext::new(ContextParts {
-        request_id: id.clone(),
+        request_id: id.to_value(),
         meta,
         input_responses,
         request_state,
@@ -142,7 +143,7 @@ fn parse_meta(meta: Option<Value>) -> Result<RequestMeta, RpcError> {
     };
     let progress_token = match meta.remove("progressToken") {
         None => None,
-        Some(token) if wire::is_request_id(&token) => Some(token),
+        Some(token) if Id::from_value(&token).is_some() => Some(token),
         Some(_) => {
             return Err(RpcError::invalid_params(
                 "params._meta.progressToken must be a string or an integer",

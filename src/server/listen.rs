@@ -13,7 +13,7 @@ use tokio::sync::{Notify, broadcast};
 use super::RpcError;
 use super::context::RequestContext;
 use super::output::{Outbox, Queued};
-use super::wire;
+use crate::protocol::jsonrpc;
 
 /// The `_meta` key that ties a listen-stream message to its listen request.
 pub use crate::protocol::modern::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID_KEY;
@@ -210,15 +210,15 @@ pub(crate) fn event_notification(event: &Event, subscription_id: &Value) -> Valu
     let meta = subscription_meta(subscription_id);
     match event {
         Event::ToolsListChanged => {
-            wire::notification("notifications/tools/list_changed", json!({ "_meta": meta }))
+            jsonrpc::notification(methods::TOOLS_LIST_CHANGED, json!({ "_meta": meta }))
         }
         Event::PromptsListChanged => {
-            wire::notification(methods::PROMPTS_LIST_CHANGED, json!({ "_meta": meta }))
+            jsonrpc::notification(methods::PROMPTS_LIST_CHANGED, json!({ "_meta": meta }))
         }
         Event::ResourcesListChanged => {
-            wire::notification(methods::RESOURCES_LIST_CHANGED, json!({ "_meta": meta }))
+            jsonrpc::notification(methods::RESOURCES_LIST_CHANGED, json!({ "_meta": meta }))
         }
-        Event::ResourceUpdated { uri } => wire::notification(
+        Event::ResourceUpdated { uri } => jsonrpc::notification(
             methods::RESOURCES_UPDATED,
             json!({ "uri": uri, "_meta": meta }),
         ),
@@ -236,7 +236,7 @@ pub(crate) async fn run(
     let id = ctx.request_id().clone();
     // The acknowledgement is the first message carrying this subscription id; the stream
     // receives events from the moment it is queued.
-    let ack = wire::notification(
+    let ack = jsonrpc::notification(
         methods::SUBSCRIPTIONS_ACKNOWLEDGED,
         json!({ "_meta": subscription_meta(&id), "notifications": honoured.to_json() }),
     );
@@ -272,7 +272,7 @@ pub(crate) async fn run(
             }
             Ok(ListenEnd::Cancelled) => {
                 let cancelled =
-                    wire::notification("notifications/cancelled", json!({ "requestId": id }));
+                    jsonrpc::notification(methods::CANCELLED, json!({ "requestId": id }));
                 ctx.send(&cancelled).await;
                 return None;
             }

@@ -43,7 +43,6 @@ mod method;
 mod mrtr;
 mod output;
 mod results;
-mod wire;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -501,7 +500,7 @@ impl Server {
     /// Answers one request outside any connection (see `connection::answer_alone`).
     pub(crate) async fn answer_alone(
         &self,
-        id: &Value,
+        id: &crate::protocol::jsonrpc::Id,
         method: &str,
         params: Option<Value>,
     ) -> Option<Value> {
