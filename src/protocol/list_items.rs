@@ -354,6 +354,8 @@ mod tests {
         (r.remove(kind.member()).unwrap_or(Value::Null), notes)
     }
 
+    /// The warning of an item dropped by the schema check (so only with the check).
+    #[cfg(feature = "schema-check")]
     fn refused(list: &str, noun: &str, label: &str, reason: &str) -> (LineLevel, String) {
         (
             LineLevel::Warn,
