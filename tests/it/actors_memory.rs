@@ -4,29 +4,23 @@
 
 use actix::prelude::*;
 use mcp_bridge::actors::link::ActorStats;
-use mcp_bridge::actors::supervisor::{self, Hooks};
 use mcp_bridge::actors::upstream::{
     Answer, Call, Cancel, CancelReason, Close, Connect, Reply, Upstream, UpstreamLinks,
 };
-use mcp_bridge::config::{BridgeConfig, Timeouts};
-use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
+use mcp_bridge::protocol::framing::DEFAULT_MAX_LINE_BYTES;
 use mcp_bridge::protocol::jsonrpc::Id;
-use mcp_bridge::protocol::notify::ListenTimings;
 use mcp_bridge::protocol::raw::Object;
 use mcp_bridge::server::{Outcome, RpcError, Server, ToolDef};
 use mcp_bridge::transport::open::UpstreamSpec;
 use mcp_bridge::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
 use serde_json::{Map, Value, json};
-use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::common::collector;
+use crate::common::memory_editor::{Capture, DEADLINE, Editor, memory_config};
 use collector::collector;
-
-/// How long a test waits for one event before it fails (a busy machine is slow, never this).
-const DEADLINE: Duration = Duration::from_secs(20);
 
 /// Sends a message when dropped: the server's handler future was dropped (cancelled).
 struct DropSignal(mpsc::UnboundedSender<&'static str>);
@@ -87,109 +81,6 @@ fn test_server(dropped: mpsc::UnboundedSender<&'static str>) -> Server {
         .build()
 }
 
-fn config(server: Server) -> BridgeConfig {
-    BridgeConfig {
-        upstream: UpstreamSpec::Memory(server),
-        name: None,
-        discover_timeout: DEADLINE,
-        open_upstream: mcp_bridge::transport::open::open_in_process,
-        max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-        max_depth: mcp_bridge::protocol::jsonrpc::MAX_CLIENT_DEPTH,
-        timeouts: Timeouts::default(),
-        max_in_flight: 256,
-        shutdown_grace: Duration::from_secs(2),
-        listen: ListenTimings::default(),
-        sign_in_phase: None,
-        sign_in: None,
-    }
-}
-
-/// Everything written toward the editor, chunk by chunk.
-struct Capture(mpsc::UnboundedSender<Vec<u8>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .send(buf.to_vec())
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The editor: frames in, the captured lines out.
-struct Editor {
-    input: Option<mpsc::Sender<Frame>>,
-    output: mpsc::UnboundedReceiver<Vec<u8>>,
-    buffered: Vec<u8>,
-}
-
-impl Editor {
-    /// Starts the bridge's actors on `server` with this editor.
-    fn start(server: Server) -> Editor {
-        let (input, rx) = mpsc::channel::<Frame>(64);
-        let frames =
-            futures_util::stream::unfold(
-                rx,
-                |mut rx| async move { rx.recv().await.map(|f| (f, rx)) },
-            );
-        let (out_tx, output) = mpsc::unbounded_channel();
-        let writer = Writer::for_blocking(
-            Capture(out_tx),
-            EDITOR_QUEUE,
-            QueueStats::new("editor_queue"),
-        );
-        supervisor::start_on(config(server), frames, writer, Hooks::Embedded);
-        Editor {
-            input: Some(input),
-            output,
-            buffered: Vec::new(),
-        }
-    }
-
-    async fn send(&self, message: Value) {
-        let line = serde_json::to_vec(&message).unwrap_or_default();
-        if let Some(input) = &self.input {
-            assert!(input.send(Frame::Line(line.into())).await.is_ok());
-        }
-    }
-
-    /// The next line written toward the editor, or `None` once the writer closed.
-    async fn recv(&mut self) -> Option<Value> {
-        loop {
-            if let Some(n) = self.buffered.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = self.buffered.drain(..=n).collect();
-                return Some(serde_json::from_slice(&line[..n]).unwrap_or(Value::Null));
-            }
-            let chunk = tokio::time::timeout(DEADLINE, self.output.recv()).await;
-            match chunk {
-                Ok(Some(c)) => self.buffered.extend_from_slice(&c),
-                Ok(None) => return None,
-                Err(_) => panic!("nothing written toward the editor within {DEADLINE:?}"),
-            }
-        }
-    }
-
-    async fn initialize(&mut self) -> Value {
-        self.send(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {"form": {}}},
-            "clientInfo": {"name": "actor-test", "version": "1"}}}),
-        )
-        .await;
-        self.recv().await.unwrap_or(Value::Null)
-    }
-
-    async fn call(&self, id: i64, tool: &str, arguments: Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}}))
-            .await;
-    }
-}
-
 async fn next_drop(dropped: &mut mpsc::UnboundedReceiver<&'static str>) -> Option<&'static str> {
     tokio::time::timeout(DEADLINE, dropped.recv())
         .await
@@ -200,7 +91,7 @@ async fn next_drop(dropped: &mut mpsc::UnboundedReceiver<&'static str>) -> Optio
 #[actix::test]
 async fn initialize_and_a_tool_call_cross_the_in_memory_upstream() {
     let (tx, _dropped) = mpsc::unbounded_channel();
-    let mut editor = Editor::start(test_server(tx));
+    let mut editor = Editor::start(memory_config(test_server(tx)));
     let init = editor.initialize().await;
     assert_eq!(
         init,
@@ -220,7 +111,7 @@ async fn initialize_and_a_tool_call_cross_the_in_memory_upstream() {
 #[actix::test]
 async fn a_cancelled_call_is_dropped_upstream_and_gets_no_response() {
     let (tx, mut dropped) = mpsc::unbounded_channel();
-    let mut editor = Editor::start(test_server(tx));
+    let mut editor = Editor::start(memory_config(test_server(tx)));
     editor.initialize().await;
     editor.call(2, "hold", json!({})).await;
     // A round trip first, so the call has surely reached the server before the cancel.
@@ -249,7 +140,7 @@ async fn a_cancelled_call_is_dropped_upstream_and_gets_no_response() {
 #[actix::test]
 async fn an_input_required_round_asks_the_editor_and_retries_with_its_answer() {
     let (tx, _dropped) = mpsc::unbounded_channel();
-    let mut editor = Editor::start(test_server(tx));
+    let mut editor = Editor::start(memory_config(test_server(tx)));
     editor.initialize().await;
     editor.call(2, "ask_name", json!({})).await;
     let ask = editor.recv().await.unwrap_or(Value::Null);
@@ -275,7 +166,7 @@ async fn an_input_required_round_asks_the_editor_and_retries_with_its_answer() {
 #[actix::test]
 async fn the_end_of_the_upstream_runs_the_cascade_and_closes_the_editor_output() {
     let (tx, _dropped) = mpsc::unbounded_channel();
-    let mut editor = Editor::start(test_server(tx));
+    let mut editor = Editor::start(memory_config(test_server(tx)));
     editor.initialize().await;
     editor.call(2, "close", json!({})).await;
     assert_eq!(
@@ -291,12 +182,12 @@ async fn the_end_of_the_upstream_runs_the_cascade_and_closes_the_editor_output()
 #[actix::test]
 async fn the_end_of_input_cancels_upstream_work_and_closes_the_editor_output() {
     let (tx, mut dropped) = mpsc::unbounded_channel();
-    let mut editor = Editor::start(test_server(tx));
+    let mut editor = Editor::start(memory_config(test_server(tx)));
     editor.initialize().await;
     editor.call(2, "hold", json!({})).await;
     editor.call(3, "echo", json!({"text": "x"})).await;
     assert_eq!(editor.recv().await.map(|v| v["id"].clone()), Some(json!(3)));
-    drop(editor.input.take());
+    editor.close_input();
     // No response for the held call; the server sees the end of its input and drops it.
     assert_eq!(editor.recv().await, None);
     assert_eq!(next_drop(&mut dropped).await, Some("dropped"));

@@ -5,6 +5,7 @@
 //! `sign_in_cancelled` and releases the receiver's port, after it no flow starts but the
 //! current token still serves; the stop ends the actor, which reports its end.
 
+use crate::common;
 use crate::common::auth_fixture;
 
 use actix::prelude::*;
@@ -41,13 +42,6 @@ impl Handler<ActorEnded> for Ends {
 
 mcp_bridge::counted_handlers!(Ends: ActorEnded);
 
-fn scratch(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("mcp-bridge-actor-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// A browser script that follows the start URL with curl (the 303, the fixture's redirect,
 /// the callback).
 fn browser(dir: &std::path::Path) -> std::path::PathBuf {
@@ -62,7 +56,7 @@ fn browser(dir: &std::path::Path) -> std::path::PathBuf {
 fn start_actor(cfg: SignInConfig, name: &str) -> (SignInLinks, Arc<Mutex<Vec<&'static str>>>) {
     let store = TokenStore::new(
         vec![Arc::new(MemoryStore::default())],
-        scratch(name).join("locks"),
+        common::scratch_dir(name).join("locks"),
     );
     let ends = Ends::default();
     let seen = ends.0.clone();
@@ -79,7 +73,7 @@ fn start_actor(cfg: SignInConfig, name: &str) -> (SignInLinks, Arc<Mutex<Vec<&'s
 
 #[actix::test]
 async fn the_mailbox_serializes_the_flows_and_one_sign_in_serves_every_waiting_request() {
-    let dir = scratch("serial-browser");
+    let dir = common::scratch_dir("serial-browser");
     let fx = start(default_behaviour());
     let mut cfg = SignInConfig::new(url::Url::parse(&fx.mcp_url()).unwrap());
     cfg.redirect_port = free_port();

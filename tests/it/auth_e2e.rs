@@ -4,6 +4,7 @@
 //! follows the start URL. First sign-in during `initialize`, the stored sign-in reused after a
 //! restart (file store), and `logout` removing it.
 
+use crate::common;
 use crate::common::auth_fixture;
 use crate::common::http_fixture;
 use crate::common::legacy_http_fixture;
@@ -23,14 +24,6 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
-const KEY_HEX: &str = "0f0e0d0c0b0a09080706050403020100f0e0d0c0b0a09080706050403020100f";
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mcp-bridge-e2e-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn browser_script(dir: &Path) -> PathBuf {
     let script = dir.join("follow-browser");
@@ -85,7 +78,7 @@ impl Bridge {
     fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Bridge {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
             .args(args)
-            .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
+            .env("MCP_BRIDGE_TOKEN_KEY", common::KEY_HEX)
             .env("XDG_STATE_HOME", dir)
             // No D-Bus session (as in CI): the keychain does not answer, `auto` takes the
             // file store; a developer's own keychain is never touched.
@@ -205,7 +198,7 @@ fn the_first_sign_in_runs_during_initialize_and_a_restart_reuses_the_stored_toke
     let up = upstream();
     let fx = start(default_behaviour());
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("first");
+    let dir = common::scratch_dir("first");
     let port = free_port();
 
     let mut b = Bridge::start(&fx, &dir, port);
@@ -252,7 +245,7 @@ fn the_first_sign_in_runs_during_initialize_and_a_restart_reuses_the_stored_toke
             "file",
             &fx.mcp_url(),
         ])
-        .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
+        .env("MCP_BRIDGE_TOKEN_KEY", common::KEY_HEX)
         .env("XDG_STATE_HOME", &dir)
         .output()
         .unwrap();
@@ -273,7 +266,7 @@ fn a_sign_in_after_initialized_asks_the_editor_with_a_url_elicitation() {
     let up = upstream();
     let fx = start(default_behaviour());
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("elicit");
+    let dir = common::scratch_dir("elicit");
     let port = free_port();
     let mut b = Bridge::start(&fx, &dir, port);
     b.initialize_with(json!({"elicitation": {"form": {}, "url": {}}}));
@@ -316,7 +309,7 @@ fn a_declined_url_elicitation_fails_the_request_with_sign_in_denied() {
     let up = upstream();
     let fx = start(default_behaviour());
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("decline");
+    let dir = common::scratch_dir("decline");
     let port = free_port();
     let mut b = Bridge::start(&fx, &dir, port);
     b.initialize_with(json!({"elicitation": {"url": {}}}));
@@ -342,7 +335,7 @@ fn two_bridges_started_at_once_against_an_expired_token_refresh_exactly_once() {
     let up = upstream();
     let fx = start(default_behaviour());
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("two");
+    let dir = common::scratch_dir("two");
     let port = free_port();
     let mut b = Bridge::start(&fx, &dir, port);
     b.initialize();
@@ -378,7 +371,7 @@ fn a_text_browser_in_browser_is_never_run_on_the_editors_pipes() {
     let up = upstream();
     let fx = start(default_behaviour());
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("text-browser");
+    let dir = common::scratch_dir("text-browser");
     let marker = dir.join("lynx-ran");
     let lynx = dir.join("lynx");
     std::fs::write(
@@ -433,7 +426,7 @@ fn a_browser_that_is_not_installed_fails_the_sign_in_at_once() {
     let up = upstream();
     let fx = start(default_behaviour());
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("missing-browser");
+    let dir = common::scratch_dir("missing-browser");
     let mut b = Bridge::start_with_browser(
         &fx,
         &dir,
@@ -462,7 +455,7 @@ fn a_401_on_a_legacy_post_refreshes_the_token_and_sends_the_request_again() {
     let legacy = LegacyFixture::start(Script::default());
     let fx = start(default_behaviour());
     *fx.upstream.lock().unwrap() = Some(legacy.url());
-    let dir = scratch("legacy");
+    let dir = common::scratch_dir("legacy");
     let port = free_port();
     let mut b = Bridge::start(&fx, &dir, port);
     let init = b.initialize();
@@ -508,7 +501,7 @@ fn logout_all_deletes_the_sign_in_the_client_registration_and_the_index() {
     let up = upstream();
     let fx = start(default_behaviour());
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("logout-all");
+    let dir = common::scratch_dir("logout-all");
     let port = free_port();
     let tokens = dir.join("mcp-bridge").join("tokens");
     let entries = || -> Vec<String> {
@@ -538,7 +531,7 @@ fn logout_all_deletes_the_sign_in_the_client_registration_and_the_index() {
 
     let o = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
         .args(["logout", "--all", "--token-store", "file"])
-        .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
+        .env("MCP_BRIDGE_TOKEN_KEY", common::KEY_HEX)
         .env("XDG_STATE_HOME", &dir)
         .output()
         .unwrap();
@@ -568,7 +561,7 @@ fn the_browser_gets_none_of_the_secret_variables() {
     behaviour.known_client = Some(("pre-id".into(), Some("s3cret-client".into())));
     let fx = start(behaviour);
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("browser-env");
+    let dir = common::scratch_dir("browser-env");
     // A browser that writes its environment down, then follows the start URL.
     let dump = dir.join("browser-env.txt");
     let browser = dir.join("env-browser");
@@ -620,7 +613,7 @@ fn the_browser_gets_none_of_the_secret_variables() {
         "MCP_BRIDGE_TOKEN_KEY",
         "MCP_BRIDGE_CLIENT_SECRET",
         "LIVE_API_KEY",
-        KEY_HEX,
+        common::KEY_HEX,
         "s3cret-client",
         "hdr-s3cret-value",
     ] {
@@ -655,7 +648,7 @@ const AUTO_LINE: &str = "mcp-bridge: sign-in: info: token store: auto (opened at
 #[test]
 fn a_url_bridge_whose_upstream_never_asks_for_a_sign_in_never_opens_the_token_store() {
     let up = upstream();
-    let dir = scratch("never-asks");
+    let dir = common::scratch_dir("never-asks");
     let url = up.url();
     let mut b = Bridge::spawn(&dir, &["--log-level", "debug", &url], &[]);
     b.initialize();
@@ -696,7 +689,7 @@ fn auto_opens_the_store_at_the_first_sign_in_and_its_marker_brings_the_sign_in_b
     let up = upstream();
     let fx = start(default_behaviour());
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("auto-marker");
+    let dir = common::scratch_dir("auto-marker");
     let port = free_port();
     let browser = browser_script(&dir);
     let (port_s, url) = (port.to_string(), fx.mcp_url());
@@ -757,7 +750,7 @@ fn auto_opens_the_store_at_the_first_sign_in_and_its_marker_brings_the_sign_in_b
     // logout (auto: the file store here) deletes the sign-in and its marker.
     let o = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
         .args(["logout", "--redirect-port", &port_s, &url])
-        .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
+        .env("MCP_BRIDGE_TOKEN_KEY", common::KEY_HEX)
         .env("XDG_STATE_HOME", &dir)
         .env_remove("DBUS_SESSION_BUS_ADDRESS")
         .env("XDG_RUNTIME_DIR", &dir)
@@ -791,7 +784,7 @@ fn auto_opens_the_store_at_the_first_sign_in_and_its_marker_brings_the_sign_in_b
 #[test]
 fn a_marker_whose_sign_in_is_gone_is_removed_when_the_store_is_opened_for_it() {
     let up = upstream();
-    let dir = scratch("stale-marker");
+    let dir = common::scratch_dir("stale-marker");
     let port = free_port();
     let (port_s, url) = (port.to_string(), up.url());
     let args = [
@@ -858,7 +851,7 @@ fn a_sign_in_longer_than_the_discover_time_limit_still_initializes() {
     let up = upstream();
     let fx = start(default_behaviour());
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("slow-user");
+    let dir = common::scratch_dir("slow-user");
     // The user takes twice the discover time limit before the redirect.
     let browser = dir.join("slow-browser");
     std::fs::write(
@@ -930,7 +923,7 @@ fn a_registration_with_a_secret_signs_in_and_refreshes_with(method: &str) {
     behaviour.registered_auth = Some(method.into());
     let fx = start(behaviour);
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch(method);
+    let dir = common::scratch_dir(method);
     let port = free_port();
     let count = |c: &std::sync::atomic::AtomicUsize| c.load(Ordering::SeqCst);
 
@@ -991,7 +984,7 @@ fn a_client_secret_that_expires_soon_means_a_new_registration_before_it_is_used(
     behaviour.secret_expires_in_secs = Some(30);
     let fx = start(behaviour);
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("secret-expiry");
+    let dir = common::scratch_dir("secret-expiry");
     let port = free_port();
     let count = |c: &std::sync::atomic::AtomicUsize| c.load(Ordering::SeqCst);
 
@@ -1027,7 +1020,7 @@ fn an_authorization_server_that_forgot_its_clients_gets_a_new_registration_and_t
     let up = upstream();
     let fx = start(default_behaviour());
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("forgot");
+    let dir = common::scratch_dir("forgot");
     let port = free_port();
     let count = |c: &std::sync::atomic::AtomicUsize| c.load(Ordering::SeqCst);
     let mut b = Bridge::start_with_browser(
@@ -1085,7 +1078,7 @@ fn a_code_exchange_refused_with_invalid_client_signs_in_once_more_with_a_new_reg
     let up = upstream();
     let fx = start(default_behaviour());
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("exchange-forgot");
+    let dir = common::scratch_dir("exchange-forgot");
     let count = |c: &std::sync::atomic::AtomicUsize| c.load(Ordering::SeqCst);
     fx.counters.forget_at_code_grants.store(1, Ordering::SeqCst);
     let mut b = Bridge::start(&fx, &dir, free_port());
@@ -1105,7 +1098,7 @@ fn a_code_exchange_refused_with_invalid_client_signs_in_once_more_with_a_new_reg
         .lock()
         .unwrap()
         .forget_clients_at_each_code_grant = true;
-    let dir = scratch("exchange-always");
+    let dir = common::scratch_dir("exchange-always");
     let mut b = Bridge::start(&fx, &dir, free_port());
     let init = b.initialize();
     let err = b.stop();
@@ -1133,7 +1126,7 @@ fn the_sign_in_timeout_advice_to_forget_the_client_works() {
     behaviour.issue_refresh_tokens = false;
     let fx = start(behaviour);
     *fx.upstream.lock().unwrap() = Some(up.url());
-    let dir = scratch("advice");
+    let dir = common::scratch_dir("advice");
     let port = free_port();
     let count = |c: &std::sync::atomic::AtomicUsize| c.load(Ordering::SeqCst);
     let browser = browser_script(&dir);
@@ -1169,7 +1162,7 @@ fn the_sign_in_timeout_advice_to_forget_the_client_works() {
             "file",
             &fx.mcp_url(),
         ])
-        .env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX)
+        .env("MCP_BRIDGE_TOKEN_KEY", common::KEY_HEX)
         .env("XDG_STATE_HOME", &dir)
         .output()
         .unwrap();

@@ -3,6 +3,7 @@
 //! or nothing to delete, 2 invalid arguments or a store that does not open). Also: without a
 //! D-Bus session, `auto` falls back to the file store with one info line.
 
+use crate::common;
 use mcp_bridge::auth::receiver::redirect_uri;
 use mcp_bridge::auth::store::file::{FileKey, FileStore};
 use mcp_bridge::auth::store::records::IndexEntry;
@@ -11,20 +12,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
 
-const KEY_HEX: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 const URL_A: &str = "https://a.example/mcp";
 const URL_B: &str = "https://b.example/mcp";
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mcp-bridge-logout-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 fn store(xdg: &Path) -> TokenStore {
     let dir = xdg.join("mcp-bridge");
-    let f = FileStore::open(dir.join("tokens"), FileKey::from_hex(KEY_HEX).unwrap()).unwrap();
+    let f = FileStore::open(
+        dir.join("tokens"),
+        FileKey::from_hex(common::KEY_HEX).unwrap(),
+    )
+    .unwrap();
     TokenStore::new(vec![Arc::new(f) as Arc<dyn Backend>], dir.join("locks"))
 }
 
@@ -60,7 +57,7 @@ fn logout(xdg: &Path, args: &[&str], key: bool) -> Output {
     c.env_remove("DBUS_SESSION_BUS_ADDRESS")
         .env("XDG_RUNTIME_DIR", xdg);
     if key {
-        c.env("MCP_BRIDGE_TOKEN_KEY", KEY_HEX);
+        c.env("MCP_BRIDGE_TOKEN_KEY", common::KEY_HEX);
     } else {
         c.env_remove("MCP_BRIDGE_TOKEN_KEY");
     }
@@ -73,7 +70,7 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn logout_of_a_url_deletes_that_sign_in_of_the_default_account_only() {
-    let xdg = scratch("url");
+    let xdg = common::scratch_dir("url");
     let a = put(&xdg, URL_A, "default");
     let a_work = put(&xdg, URL_A, "work");
     let b = put(&xdg, URL_B, "default");
@@ -101,7 +98,7 @@ fn logout_of_a_url_deletes_that_sign_in_of_the_default_account_only() {
 
 #[test]
 fn logout_all_deletes_every_indexed_sign_in_and_the_index() {
-    let xdg = scratch("all");
+    let xdg = common::scratch_dir("all");
     let keys = [
         put(&xdg, URL_A, "default"),
         put(&xdg, URL_A, "work"),
@@ -134,7 +131,7 @@ fn logout_all_deletes_every_indexed_sign_in_and_the_index() {
 
 #[test]
 fn invalid_arguments_and_a_store_that_does_not_open_exit_2() {
-    let xdg = scratch("usage");
+    let xdg = common::scratch_dir("usage");
     for (args, key) in [
         (&["--all", URL_A][..], true),
         (&["--all", "--account", "w"][..], true),
@@ -155,7 +152,7 @@ fn invalid_arguments_and_a_store_that_does_not_open_exit_2() {
     }
     // The key never appears in any message.
     let o = logout(&xdg, &["--token-store", "file", URL_A], true);
-    assert!(!stderr(&o).contains(KEY_HEX));
+    assert!(!stderr(&o).contains(common::KEY_HEX));
 }
 
 const OTHER_KEY_HEX: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
@@ -181,7 +178,7 @@ fn index_present(xdg: &Path) -> bool {
 
 #[test]
 fn a_key_that_does_not_open_the_store_deletes_nothing_and_exits_2() {
-    let xdg = scratch("wrongkey");
+    let xdg = common::scratch_dir("wrongkey");
     let a = put(&xdg, URL_A, "default");
     let b = put(&xdg, URL_B, "default");
     let wrong = other_key_file(&xdg);
@@ -230,7 +227,7 @@ fn a_key_that_does_not_open_the_store_deletes_nothing_and_exits_2() {
 
 #[test]
 fn logout_all_in_memory_names_a_file_store_left_on_disk() {
-    let xdg = scratch("memleft");
+    let xdg = common::scratch_dir("memleft");
     let a = put(&xdg, URL_A, "default");
     // auto, no D-Bus, no key: the memory store.
     let o = logout(&xdg, &["--all"], false);
@@ -275,7 +272,7 @@ fn put_client(xdg: &Path, issuer: &str, port: u16) -> String {
 /// sign-ins of other servers stay.
 #[test]
 fn logout_forget_client_without_a_stored_sign_in_deletes_the_registrations_of_its_redirect_uri() {
-    let xdg = scratch("forget-client");
+    let xdg = common::scratch_dir("forget-client");
     let c1 = put_client(&xdg, "https://as1.example", 41894);
     let c2 = put_client(&xdg, "https://as2.example", 41894);
     let other_port = put_client(&xdg, "https://as1.example", 41895);

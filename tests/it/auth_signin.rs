@@ -3,6 +3,7 @@
 //! `challenge` with each 401/403), with a browser script that follows the start URL. Every
 //! log line these tests produce is scanned for the secrets the fixture handed out.
 
+use crate::common;
 use crate::common::auth_fixture;
 
 use auth_fixture::{Behaviour, Fixture, call, default_behaviour, free_port, start};
@@ -19,8 +20,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::Duration;
-
-const KEY_HEX: &str = "8f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
 /// Every log line of this test binary.
 fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
@@ -93,7 +92,11 @@ fn memory_store(name: &str) -> TokenStore {
 }
 
 fn file_store(dir: &std::path::Path) -> TokenStore {
-    let f = FileStore::open(dir.join("tokens"), FileKey::from_hex(KEY_HEX).unwrap()).unwrap();
+    let f = FileStore::open(
+        dir.join("tokens"),
+        FileKey::from_hex(common::KEY_HEX).unwrap(),
+    )
+    .unwrap();
     TokenStore::new(vec![Arc::new(f) as Arc<dyn Backend>], dir.join("locks"))
 }
 

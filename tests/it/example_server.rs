@@ -2,65 +2,18 @@
 //! stdin, read its stdout line by line, and check every message against the official
 //! 2026-07-28 schema (`schema-2026-07-28.json`) as well as against the rule under test.
 
-use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::common::schema;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-example-server");
-const SCHEMA_URI: &str = "https://modelcontextprotocol.io/schema/2026-07-28.json";
 const WAIT: Duration = Duration::from_secs(10);
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-
-// ---- schema ---------------------------------------------------------------------------------
-
-/// The official schema: `$MCP_SCHEMA_2026`, the repository's copy, or `../shared/spec/`.
-fn schema() -> &'static Value {
-    static SCHEMA: OnceLock<Value> = OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let candidates = [
-            std::env::var_os("MCP_SCHEMA_2026").map(PathBuf::from),
-            Some(root.join("tests/schemas/schema-2026-07-28.json")),
-            Some(root.join("../shared/spec/schema-2026-07-28.json")),
-        ];
-        let path = candidates
-            .into_iter()
-            .flatten()
-            .find(|p| p.exists())
-            .expect("schema-2026-07-28.json not found (set MCP_SCHEMA_2026)");
-        let text = std::fs::read_to_string(&path).expect("read the schema");
-        serde_json::from_str(&text).expect("the schema is JSON")
-    })
-}
-
-/// Asserts that `instance` is a valid `$defs/<def>` of the 2026-07-28 schema.
-fn assert_valid(def: &str, instance: &Value) {
-    let registry = jsonschema::Registry::new()
-        .add(SCHEMA_URI, schema().clone())
-        .expect("add the schema")
-        .prepare()
-        .expect("prepare the registry");
-    let validator = jsonschema::draft202012::options()
-        .with_registry(&registry)
-        .should_validate_formats(true)
-        .offline()
-        .build(&json!({ "$ref": format!("{SCHEMA_URI}#/$defs/{def}") }))
-        .expect("build the validator");
-    let errors: Vec<String> = validator
-        .iter_errors(instance)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "not a valid {def}: {errors:?}\n{instance}"
-    );
-}
 
 /// Checks a result against the type its method and `resultType` call for.
 fn assert_valid_result(method: &str, result: &Value) {
@@ -78,7 +31,7 @@ fn assert_valid_result(method: &str, result: &Value) {
         ("subscriptions/listen", _) => "SubscriptionsListenResult",
         _ => panic!("no result type for {method}"),
     };
-    assert_valid(def, result);
+    schema::assert_valid_2026(def, result);
     if result["resultType"] == "input_required" {
         let has_requests = result.get("inputRequests").is_some();
         assert!(has_requests || result.get("requestState").is_some());
@@ -94,16 +47,16 @@ fn assert_valid_message(message: &Value) {
             message.get("id").is_none(),
             "the server sent a request: {message}"
         );
-        assert_valid("ServerNotification", message);
+        schema::assert_valid_2026("ServerNotification", message);
     } else if let Some(error) = message.get("error") {
         let def = match error["code"].as_i64() {
             Some(-32022) => "UnsupportedProtocolVersionError",
             Some(-32021) => "MissingRequiredClientCapabilityError",
             _ => "JSONRPCErrorResponse",
         };
-        assert_valid(def, message);
+        schema::assert_valid_2026(def, message);
     } else {
-        assert_valid("JSONRPCResultResponse", message);
+        schema::assert_valid_2026("JSONRPCResultResponse", message);
     }
 }
 
@@ -588,7 +541,7 @@ async fn ask_name_elicits_a_form_and_the_retry_with_the_state_gets_the_greeting(
     assert_eq!(first["resultType"], "input_required");
     let request = &first["inputRequests"]["name"];
     assert_eq!(request["method"], "elicitation/create");
-    assert_valid("ElicitRequest", request);
+    schema::assert_valid_2026("ElicitRequest", request);
     let state = first["requestState"].clone();
 
     let retry = json!({"name": "ask_name", "arguments": {}, "requestState": state,
@@ -655,7 +608,7 @@ async fn sampling_roots_and_load_shedding_round_trips_complete() {
                 json!({"name": tool, "arguments": arguments, "_meta": meta(caps.clone())}),
             )
             .await;
-        assert_valid("InputRequest", &first["inputRequests"][key]);
+        schema::assert_valid_2026("InputRequest", &first["inputRequests"][key]);
         let retry = json!({"name": tool, "arguments": arguments, "requestState": first["requestState"],
                            "inputResponses": {key: answer}, "_meta": meta(caps.clone())});
         assert_eq!(text(&up.result("tools/call", retry).await), expected);

@@ -5,26 +5,21 @@
 //! opens again after that sign-in.
 
 use crate::common::http_fixture;
+use crate::common::memory_editor::{DEADLINE, Editor};
 
 use futures_util::future::LocalBoxFuture;
 use http_fixture::{Canned, HttpFixture};
-use mcp_bridge::actors::supervisor::{self, Hooks};
 use mcp_bridge::config::{BridgeConfig, Timeouts};
-use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
+use mcp_bridge::protocol::framing::DEFAULT_MAX_LINE_BYTES;
 use mcp_bridge::protocol::notify::ListenTimings;
 use mcp_bridge::server::{Outcome, Server, ToolDef};
 use mcp_bridge::transport::http::{HttpSpec, TokenSource};
 use mcp_bridge::transport::open::UpstreamSpec;
 use mcp_bridge::transport::token::{AccessToken, Challenge, ChallengeOutcome, TokenProvider};
-use mcp_bridge::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
-use serde_json::{Value, json};
-use std::io::Write;
+use serde_json::json;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
-
-const DEADLINE: Duration = Duration::from_secs(20);
 
 /// A provider that declines its first challenge (a sign-in the user put off) and signs in at
 /// the second (then its token is `t1`); it records each challenge as `status rejected-token`.
@@ -59,46 +54,6 @@ impl TokenProvider for Provider {
             *s = true;
         }
         Box::pin(async { ChallengeOutcome::Retry })
-    }
-}
-
-struct Capture(mpsc::UnboundedSender<Vec<u8>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .send(buf.to_vec())
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-struct Editor {
-    input: mpsc::Sender<Frame>,
-    output: mpsc::UnboundedReceiver<Vec<u8>>,
-    buffered: Vec<u8>,
-}
-
-impl Editor {
-    async fn send(&self, message: Value) {
-        let line = serde_json::to_vec(&message).unwrap_or_default();
-        assert!(self.input.send(Frame::Line(line.into())).await.is_ok());
-    }
-
-    async fn recv(&mut self) -> Value {
-        loop {
-            if let Some(n) = self.buffered.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = self.buffered.drain(..=n).collect();
-                return serde_json::from_slice(&line[..n]).unwrap_or(Value::Null);
-            }
-            match tokio::time::timeout(DEADLINE, self.output.recv()).await {
-                Ok(Some(c)) => self.buffered.extend_from_slice(&c),
-                _ => panic!("nothing written toward the editor within {DEADLINE:?}"),
-            }
-        }
     }
 }
 
@@ -143,21 +98,7 @@ async fn a_401_goes_to_the_token_provider_and_the_refused_listen_opens_after_the
         sign_in_phase: None,
         sign_in: None,
     };
-    let (input, rx) = mpsc::channel::<Frame>(64);
-    let frames =
-        futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|f| (f, rx)) });
-    let (out_tx, output) = mpsc::unbounded_channel();
-    let writer = Writer::for_blocking(
-        Capture(out_tx),
-        EDITOR_QUEUE,
-        QueueStats::new("editor_queue"),
-    );
-    supervisor::start_on(config, frames, writer, Hooks::Embedded);
-    let mut editor = Editor {
-        input,
-        output,
-        buffered: Vec::new(),
-    };
+    let mut editor = Editor::start(config);
     editor
         .send(
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -165,7 +106,7 @@ async fn a_401_goes_to_the_token_provider_and_the_refused_listen_opens_after_the
             "clientInfo": {"name": "t", "version": "1"}}}),
         )
         .await;
-    let init = editor.recv().await;
+    let init = editor.next().await;
     assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true);
     editor
         .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -184,7 +125,7 @@ async fn a_401_goes_to_the_token_provider_and_the_refused_listen_opens_after_the
         .await;
     // The call's 401 signs in: the call goes again with the token, and the listen stream
     // opens again; its acknowledgment brings one list change (a gap). In either order.
-    let mut got = vec![editor.recv().await, editor.recv().await];
+    let mut got = vec![editor.next().await, editor.next().await];
     got.sort_by_key(|v| v.get("id").is_some());
     assert_eq!(
         got,

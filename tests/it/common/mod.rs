@@ -12,6 +12,8 @@ pub mod http_fixture;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod legacy_http_fixture;
 #[cfg(all(feature = "http", feature = "auth"))]
+pub mod memory_editor;
+#[cfg(all(feature = "http", feature = "auth"))]
 pub mod recording;
 pub mod schema;
 
@@ -92,6 +94,9 @@ pub fn embedded_example_bin() -> PathBuf {
         })
         .clone()
 }
+
+/// A key of the file token store (`MCP_BRIDGE_TOKEN_KEY`, 64 hex digits) for tests.
+pub const KEY_HEX: &str = "8f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 

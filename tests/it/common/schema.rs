@@ -192,3 +192,27 @@ pub fn validate_to_client_2026(v: &Value, methods: &HashMap<String, String>) {
         check(&s[def], def, &v["result"], what);
     }
 }
+
+/// Asserts that `value` is a valid `$defs/<def>` of the 2026-07-28 schema, its `format`s
+/// (`uri`, `date-time`, ...) checked too: what a server writes, checked by its type.
+pub fn assert_valid_2026(def: &str, value: &Value) {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    let schema = SCHEMA.get_or_init(|| {
+        load(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/schemas/schema-2026-07-28.json"
+        ))
+    });
+    let registry = jsonschema::Registry::new()
+        .add(URI_2026, schema.clone())
+        .expect("add the schema")
+        .prepare()
+        .expect("prepare the registry");
+    let validator = jsonschema::draft202012::options()
+        .with_registry(&registry)
+        .should_validate_formats(true)
+        .offline()
+        .build(&json!({ "$ref": format!("{URI_2026}#/$defs/{def}") }))
+        .unwrap_or_else(|e| panic!("compile {def}: {e}"));
+    check(&validator, def, value, "a message of the server");
+}
