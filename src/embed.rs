@@ -34,7 +34,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::FramedRead;
 
-use crate::actors::supervisor::{self, Hooks};
+use crate::actors::supervisor;
 use crate::config::{BridgeConfig, Timeouts};
 use crate::protocol::errors::Cause;
 use crate::protocol::framing::{Frame, FrameCodec, READ_CHUNK_BYTES};
@@ -157,7 +157,7 @@ where
                 );
                 let output =
                     Writer::for_blocking(output, EDITOR_QUEUE, QueueStats::new("editor_queue"));
-                supervisor::start_on(config, frames, output, Hooks::Embedded);
+                supervisor::start_on(config, frames, output);
             });
             match system.run_with_code()? {
                 0 => Ok(()),

@@ -70,7 +70,7 @@ fn main() {
     }
     let system = actix::System::new();
     system.block_on(async move {
-        mcp_bridge::actors::start(config);
+        mcp_bridge::app::process::start(config);
     });
     let code = match system.run_with_code() {
         Ok(code) => code,

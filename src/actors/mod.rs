@@ -24,5 +24,3 @@ pub mod signin;
 pub mod slots;
 pub mod supervisor;
 pub mod upstream;
-
-pub use supervisor::start;

@@ -20,7 +20,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use self::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener, UpstreamGone};
@@ -36,16 +35,14 @@ use super::upstream::{Close, Upstream, UpstreamLinks, UpstreamOut};
 #[cfg(feature = "auth")]
 use crate::auth::signin::SignIn;
 use crate::config::BridgeConfig;
-use crate::protocol::framing::{Frame, FrameCodec};
-use crate::transport::child::{CHILD_PGID, signal_group};
+use crate::protocol::framing::Frame;
 #[cfg(feature = "auth")]
 use crate::transport::http::TokenSource;
 #[cfg(feature = "auth")]
 use crate::transport::open::UpstreamSpec;
-use crate::transport::stdio;
 #[cfg(feature = "auth")]
 use crate::transport::token::TokenProvider;
-use crate::transport::writer::{Drain, EDITOR_QUEUE, QueueStats, Writer};
+use crate::transport::writer::{Drain, QueueStats, Writer};
 
 /// How long the watchdog gives the shutdown beyond its two long waits: the longest drain of
 /// the output ([`CLOSE_DRAIN_MAX`]) and the upstream's close (twice `--shutdown-grace`).
@@ -60,10 +57,6 @@ pub fn watchdog_after(grace: Duration) -> Duration {
         .saturating_add(grace.saturating_mul(2))
         .saturating_add(WATCHDOG_MARGIN)
 }
-/// Frames queued between the stdin thread and the Frontend.
-pub const STDIN_QUEUE_FRAMES: usize = 64;
-/// Size of one read from stdin, in bytes.
-pub const STDIN_CHUNK_BYTES: usize = 64 * 1024;
 /// How long the shutdown waits for the queued frames to reach a stdout whose reader took
 /// no byte meanwhile: an editor that stopped reading costs this much, not more.
 pub const CLOSE_DRAIN_IDLE: Duration = Duration::from_secs(2);
@@ -91,30 +84,16 @@ pub trait Host {
     fn exit(&self, code: i32);
 }
 
-/// What the cascade may do to the process around the actors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hooks {
-    /// The bridge owns the process: the end of input starts the watchdog thread, which ends
-    /// the process after [`watchdog_after`] the grace.
-    Process,
-    /// The actors share the process (actor tests, an embedded bridge): no watchdog.
-    Embedded,
-}
+/// The host of actors that share their process (the embedded bridge, actor tests): a debug
+/// line per shutdown step and the exit code to the actix `System`; no watchdog, which only a
+/// process of its own may have (the application's host starts one).
+pub struct InProcessHost;
 
-/// The host of the actors in a process: a debug line per shutdown step, the watchdog thread
-/// when the bridge owns the process ([`Hooks::Process`]), and the exit code to the actix
-/// `System`.
-struct SystemHost(Hooks);
-
-impl Host for SystemHost {
+impl Host for InProcessHost {
     fn step(&self, step: &'static str) {
         tracing::debug!(target: "supervisor", "shutdown step: {step}");
     }
-    fn start_watchdog(&self, after: Duration) {
-        if self.0 == Hooks::Process {
-            start_watchdog(after);
-        }
-    }
+    fn start_watchdog(&self, _after: Duration) {}
     fn exit(&self, code: i32) {
         System::current().stop_with_code(code);
     }
@@ -174,40 +153,12 @@ impl Actor for Supervisor {
 
 crate::counted_handlers!(Supervisor: Shutdown, UpstreamGone, StartListener, ActorEnded);
 
-/// Starts the whole bridge inside the current actix `System` on the process's stdin and
-/// stdout: the writer toward the editor, the reader of stdin, the actors, the signal handlers
-/// and the reaper of orphaned descendants.
-pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
-    let output = editor_writer(QueueStats::new("editor_queue"));
-    let max_line_bytes = config.max_line_bytes;
-    let input: LocalBoxStream<'static, Frame> = match stdio::nonblocking_stdin() {
-        // The editor's input is paced by its output: a request read while the queue toward
-        // the editor is full would only add a response to it.
-        Some(fd) => Box::pin(crate::transport::lines::frames(
-            stdio::PipeReader(fd),
-            FrameCodec::new(max_line_bytes),
-            Some(output.clone()),
-        )),
-        None => Box::pin(stdin_frames(max_line_bytes)),
-    };
-    actix::spawn(reap_orphans());
-    let supervisor = start_with(
-        config,
-        input,
-        output,
-        Hooks::Process,
-        Box::pin(termination_signal()),
-    );
-    let to_stop = supervisor.clone();
-    stdio::on_stdout_gone(move || to_stop.do_send(Shutdown(ShutdownCause::OutputClosed)));
-    supervisor
-}
-
 /// Starts the actors inside the current actix `System` on the editor frames of `input` (its
 /// end is the end of input) and the writer `output` toward the editor (its queue counted as
 /// `editor_queue`), with the real [`Upstream`] (its transport from `config.upstream`). The
-/// cascade ends by stopping the System with the exit code. No signal handlers.
-pub fn start_on<S>(config: BridgeConfig, input: S, output: Writer, hooks: Hooks) -> Addr<Supervisor>
+/// cascade ends by stopping the System with the exit code. No signal handlers, no watchdog
+/// ([`InProcessHost`]).
+pub fn start_on<S>(config: BridgeConfig, input: S, output: Writer) -> Addr<Supervisor>
 where
     S: futures_util::Stream<Item = Frame> + 'static,
 {
@@ -215,17 +166,19 @@ where
         config,
         Box::pin(input),
         output,
-        hooks,
         Box::pin(std::future::pending()),
+        Rc::new(InProcessHost),
     )
 }
 
-fn start_with(
+/// Starts the actors with the real [`Upstream`] on `input` and `output`, stopped by `signal`
+/// (the name of the signal that ends the bridge), with `host` around them.
+pub fn start_with(
     config: BridgeConfig,
     input: LocalBoxStream<'static, Frame>,
     output: Writer,
-    hooks: Hooks,
     signal: Pin<Box<dyn Future<Output = &'static str>>>,
+    host: Rc<dyn Host>,
 ) -> Addr<Supervisor> {
     let editor_queue = output.stats().clone();
     let upstream_queue = QueueStats::new("upstream_queue");
@@ -247,7 +200,7 @@ fn start_with(
             queues: vec![editor_queue, upstream_queue],
             upstream,
             signal,
-            host: Rc::new(SystemHost(hooks)),
+            host,
         },
     )
 }
@@ -529,114 +482,6 @@ fn start_sign_in(
         Rc::new(client.clone()) as Rc<dyn TokenProvider>
     }));
     Some(links)
-}
-
-/// The writer toward the editor: non-blocking writes on the actor thread when stdout is a pipe
-/// or a socket, else a writer thread (a terminal, a file). Call inside the actor system.
-fn editor_writer(stats: Arc<QueueStats>) -> Writer {
-    match stdio::nonblocking_stdout() {
-        Some(fd) => Writer::for_pipe(fd, EDITOR_QUEUE, stats),
-        None => Writer::for_blocking(std::io::stdout(), EDITOR_QUEUE, stats),
-    }
-}
-
-/// Reads a stdin that is not a pipe (a terminal, a file) on a plain OS thread (a blocking
-/// read that cannot be cancelled must not live on the runtime) with the same codec as a pipe,
-/// and hands whole frames to the Frontend.
-fn stdin_frames(max_line_bytes: usize) -> impl futures_util::Stream<Item = Frame> {
-    let (tx, rx) = tokio::sync::mpsc::channel::<Frame>(STDIN_QUEUE_FRAMES);
-    let spawned = std::thread::Builder::new()
-        .name("mcp-bridge-stdin".into())
-        .spawn(move || {
-            crate::transport::lines::read_blocking(
-                std::io::stdin().lock(),
-                FrameCodec::new(max_line_bytes),
-                |frame| tx.blocking_send(frame).is_ok(),
-            );
-        });
-    if spawned.is_err() {
-        tracing::error!(target: "supervisor", "could not start the stdin thread");
-    }
-    futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|f| (f, rx)) })
-}
-
-/// Waits for SIGTERM, SIGINT or SIGHUP and names it. Each one stops the bridge with the
-/// shutdown steps of the end of input, so the child's group never outlives the bridge. From
-/// then on a second one of them stops the bridge at once ([`stop_at_once`]), the usual
-/// convention of a server that is asked twice.
-async fn termination_signal() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        tracing::warn!(target: "supervisor", "could not install the signal handlers");
-        return std::future::pending().await;
-    };
-    let first = tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-        _ = hup.recv() => "SIGHUP",
-    };
-    actix::spawn(async move {
-        let (name, number) = tokio::select! {
-            _ = term.recv() => ("SIGTERM", libc::SIGTERM),
-            _ = int.recv() => ("SIGINT", libc::SIGINT),
-            _ = hup.recv() => ("SIGHUP", libc::SIGHUP),
-        };
-        stop_at_once(name, number);
-    });
-    first
-}
-
-/// A second signal during the shutdown: SIGKILL to the child's group, the sweep of the other
-/// descendants, one warn line, and exit with `128 + number` (the status of a process that the
-/// signal ended: the shutdown did not finish). What is queued toward the editor is not
-/// written.
-fn stop_at_once(name: &str, number: i32) {
-    signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
-    crate::transport::isolation::stop_descendants();
-    crate::log::raw_line(
-        "supervisor",
-        "warn",
-        &format!("received {name} again: stopped at once, without the rest of the shutdown steps"),
-    );
-    std::process::exit(128 + number);
-}
-
-/// On every SIGCHLD, reaps the descendants of the upstream that were handed to the bridge (a
-/// child subreaper) and have exited, so that they do not stay zombies while the bridge runs.
-/// The upstream child itself is left to tokio, which collects its status.
-async fn reap_orphans() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut sigchld) = signal(SignalKind::child()) else {
-        return;
-    };
-    while sigchld.recv().await.is_some() {
-        crate::transport::isolation::reap_orphan_zombies(CHILD_PGID.load(Ordering::SeqCst));
-    }
-}
-
-/// Starts the watchdog: a plain thread that kills the child's group and exits 0 after
-/// `after` ([`watchdog_after`]), even when every task is stuck.
-fn start_watchdog(after: Duration) {
-    let _ = std::thread::Builder::new()
-        .name("mcp-bridge-watchdog".into())
-        .spawn(move || {
-            std::thread::sleep(after);
-            signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
-            crate::transport::isolation::stop_descendants();
-            crate::log::raw_line(
-                "supervisor",
-                "warn",
-                &format!(
-                    "the watchdog ended the bridge {} s after the end of the input",
-                    after.as_secs()
-                ),
-            );
-            std::process::exit(0);
-        });
 }
 
 impl Handler<Shutdown> for Supervisor {

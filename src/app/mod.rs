@@ -1,7 +1,9 @@
-//! The application's start-up wiring of the executable: what the command line asks for, put
-//! into the configuration before the actor system runs.
+//! The application around the actors: the start-up wiring of the executable (what the command
+//! line asks for, put into the configuration before the actor system runs) and the process
+//! the actors run in.
 
 #[cfg(feature = "auth")]
 pub mod logout;
+pub mod process;
 #[cfg(feature = "auth")]
 pub mod sign_in;

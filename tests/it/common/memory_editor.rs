@@ -2,7 +2,7 @@
 //! `supervisor::start_on` over a channel, and the lines the bridge writes toward it come back
 //! over another (no pipe and no process).
 
-use mcp_bridge::actors::supervisor::{self, Hooks};
+use mcp_bridge::actors::supervisor;
 use mcp_bridge::config::{BridgeConfig, Timeouts};
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::notify::ListenTimings;
@@ -72,7 +72,7 @@ impl Editor {
             EDITOR_QUEUE,
             QueueStats::new("editor_queue"),
         );
-        supervisor::start_on(config, frames, writer, Hooks::Embedded);
+        supervisor::start_on(config, frames, writer);
         Editor {
             input: Some(input),
             output,

@@ -1,0 +1,176 @@
+//! The bridge's own process around the actors: the editor's stdin and stdout (non-blocking
+//! when they are pipes, else a thread), the termination signals (a second one stops at once),
+//! the reaper of orphaned descendants, the end of stdout, and the watchdog that ends the
+//! process when a shutdown hangs.
+
+use actix::prelude::*;
+use futures_util::stream::LocalBoxStream;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use crate::actors::supervisor::messages::{Shutdown, ShutdownCause};
+use crate::actors::supervisor::{Host, Supervisor, start_with};
+use crate::config::BridgeConfig;
+use crate::log;
+use crate::protocol::framing::{Frame, FrameCodec};
+use crate::transport::child::{CHILD_PGID, signal_group};
+use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
+use crate::transport::{isolation, lines, stdio};
+
+/// Frames queued between the stdin thread and the Frontend.
+pub const STDIN_QUEUE_FRAMES: usize = 64;
+
+/// The host of the bridge's own process: a debug line per shutdown step, the watchdog thread
+/// at the end of the input, and the exit code to the actix `System`.
+struct ProcessHost;
+
+impl Host for ProcessHost {
+    fn step(&self, step: &'static str) {
+        tracing::debug!(target: "supervisor", "shutdown step: {step}");
+    }
+    fn start_watchdog(&self, after: Duration) {
+        start_watchdog(after);
+    }
+    fn exit(&self, code: i32) {
+        System::current().stop_with_code(code);
+    }
+}
+
+/// Starts the whole bridge inside the current actix `System` on the process's stdin and
+/// stdout: the writer toward the editor, the reader of stdin, the actors, the signal handlers
+/// and the reaper of orphaned descendants.
+pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
+    let output = editor_writer(QueueStats::new("editor_queue"));
+    let max_line_bytes = config.max_line_bytes;
+    let input: LocalBoxStream<'static, Frame> = match stdio::nonblocking_stdin() {
+        // The editor's input is paced by its output: a request read while the queue toward
+        // the editor is full would only add a response to it.
+        Some(fd) => Box::pin(lines::frames(
+            stdio::PipeReader(fd),
+            FrameCodec::new(max_line_bytes),
+            Some(output.clone()),
+        )),
+        None => Box::pin(stdin_frames(max_line_bytes)),
+    };
+    actix::spawn(reap_orphans());
+    let supervisor = start_with(
+        config,
+        input,
+        output,
+        Box::pin(termination_signal()),
+        Rc::new(ProcessHost),
+    );
+    let to_stop = supervisor.clone();
+    stdio::on_stdout_gone(move || to_stop.do_send(Shutdown(ShutdownCause::OutputClosed)));
+    supervisor
+}
+
+/// The writer toward the editor: non-blocking writes on the actor thread when stdout is a pipe
+/// or a socket, else a writer thread (a terminal, a file). Call inside the actor system.
+fn editor_writer(stats: Arc<QueueStats>) -> Writer {
+    match stdio::nonblocking_stdout() {
+        Some(fd) => Writer::for_pipe(fd, EDITOR_QUEUE, stats),
+        None => Writer::for_blocking(std::io::stdout(), EDITOR_QUEUE, stats),
+    }
+}
+
+/// Reads a stdin that is not a pipe (a terminal, a file) on a plain OS thread (a blocking
+/// read that cannot be cancelled must not live on the runtime) with the same codec as a pipe,
+/// and hands whole frames to the Frontend.
+fn stdin_frames(max_line_bytes: usize) -> impl futures_util::Stream<Item = Frame> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Frame>(STDIN_QUEUE_FRAMES);
+    let spawned = std::thread::Builder::new()
+        .name("mcp-bridge-stdin".into())
+        .spawn(move || {
+            lines::read_blocking(
+                std::io::stdin().lock(),
+                FrameCodec::new(max_line_bytes),
+                |frame| tx.blocking_send(frame).is_ok(),
+            );
+        });
+    if spawned.is_err() {
+        tracing::error!(target: "supervisor", "could not start the stdin thread");
+    }
+    futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|f| (f, rx)) })
+}
+
+/// Waits for SIGTERM, SIGINT or SIGHUP and names it. Each one stops the bridge with the
+/// shutdown steps of the end of input, so the child's group never outlives the bridge. From
+/// then on a second one of them stops the bridge at once ([`stop_at_once`]), the usual
+/// convention of a server that is asked twice.
+async fn termination_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::warn!(target: "supervisor", "could not install the signal handlers");
+        return std::future::pending().await;
+    };
+    let first = tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+        _ = hup.recv() => "SIGHUP",
+    };
+    actix::spawn(async move {
+        let (name, number) = tokio::select! {
+            _ = term.recv() => ("SIGTERM", libc::SIGTERM),
+            _ = int.recv() => ("SIGINT", libc::SIGINT),
+            _ = hup.recv() => ("SIGHUP", libc::SIGHUP),
+        };
+        stop_at_once(name, number);
+    });
+    first
+}
+
+/// A second signal during the shutdown: SIGKILL to the child's group, the sweep of the other
+/// descendants, one warn line, and exit with `128 + number` (the status of a process that the
+/// signal ended: the shutdown did not finish). What is queued toward the editor is not
+/// written.
+fn stop_at_once(name: &str, number: i32) {
+    signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
+    isolation::stop_descendants();
+    log::raw_line(
+        "supervisor",
+        "warn",
+        &format!("received {name} again: stopped at once, without the rest of the shutdown steps"),
+    );
+    std::process::exit(128 + number);
+}
+
+/// On every SIGCHLD, reaps the descendants of the upstream that were handed to the bridge (a
+/// child subreaper) and have exited, so that they do not stay zombies while the bridge runs.
+/// The upstream child itself is left to tokio, which collects its status.
+async fn reap_orphans() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut sigchld) = signal(SignalKind::child()) else {
+        return;
+    };
+    while sigchld.recv().await.is_some() {
+        isolation::reap_orphan_zombies(CHILD_PGID.load(Ordering::SeqCst));
+    }
+}
+
+/// Starts the watchdog: a plain thread that kills the child's group and exits 0 after
+/// `after` ([`watchdog_after`]), even when every task is stuck.
+fn start_watchdog(after: Duration) {
+    let _ = std::thread::Builder::new()
+        .name("mcp-bridge-watchdog".into())
+        .spawn(move || {
+            std::thread::sleep(after);
+            signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
+            isolation::stop_descendants();
+            log::raw_line(
+                "supervisor",
+                "warn",
+                &format!(
+                    "the watchdog ended the bridge {} s after the end of the input",
+                    after.as_secs()
+                ),
+            );
+            std::process::exit(0);
+        });
+}
