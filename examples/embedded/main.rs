@@ -2,7 +2,7 @@
 //! 2025-11-25 clients (`initialize` first) through the in-process bridge. Tools `echo`,
 //! `ask_name` (an input request) and `add_tool` (a list change), the prompt `greet` and the
 //! resource `example://readme`.
-use mcp_bridge::server::{Event, ResourceDef, Server};
+use mcp_bridge::server::{ListenEvent, ResourceDef, Server};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Echo {
@@ -13,7 +13,7 @@ fn main() -> std::io::Result<()> {
     let server = Server::builder("embedded-example", "1.0.0")
         .typed_tool("echo", |Echo { text }, _| text)
         .tool("ask_name", |_, c| c.ask_text("name", "Your name?", |n| format!("Hi, {n}!")))
-        .tool("add_tool", |_, c| c.publish(Event::ToolsListChanged, "The tool list changed."))
+        .tool("add_tool", |_, c| c.publish(ListenEvent::ToolsListChanged, "The tool list changed."))
         .prompt("greet", |_, _| "Say hi.")
         .resource(ResourceDef::new("example://readme", "readme"), |_, _| "Hi.")
         .build();

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use super::pending::{Abandon, PendingLinks, Register};
 use crate::auth::gate::{Consent, ConsentAnswer};
 use crate::profile::ELICITATION_ID_PREFIX;
-use crate::protocol::input::{self, Answer, Plan};
+use crate::protocol::input::{self, InputAnswer, Plan};
 use crate::transport::writer::{Delivery, Writer};
 
 /// The key of the sign-in question in the log (not an upstream input request).
@@ -74,7 +74,7 @@ impl Consent for EditorConsent {
                 &input::editor_request(&id, &elicitation_id, &q),
                 Delivery::Always,
             );
-            let answer = rx.await.unwrap_or(Answer::Invalid);
+            let answer = rx.await.unwrap_or(InputAnswer::Invalid);
             drop(guard.disarm());
             match input::check_answer(&q, &answer) {
                 Ok(resp) if resp["action"] == "accept" => {

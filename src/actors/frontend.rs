@@ -36,7 +36,7 @@ use super::slots::{
     LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
 };
 use super::supervisor::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener};
-use super::upstream::{self, Relay, Reply, UpstreamLinks};
+use super::upstream::{self, Relay, UpstreamLinks, UpstreamReply};
 #[cfg(feature = "auth")]
 use crate::auth::gate::Consent;
 use crate::config::BridgeConfig;
@@ -45,7 +45,7 @@ use crate::profile::REQUEST_ID_PREFIX;
 use crate::protocol::era::{self, Era, HttpAnswer, HttpBody, LegacySign, ProbeAnswer};
 use crate::protocol::errors::{self, Cause, ErrorObject};
 use crate::protocol::framing::Frame;
-use crate::protocol::input::Answer;
+use crate::protocol::input::InputAnswer;
 use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
 use crate::protocol::legacy::{
     self, EditorNotification, EditorRequest, Forwarded, LogLevel, RequestClass,
@@ -53,7 +53,7 @@ use crate::protocol::legacy::{
 use crate::protocol::methods;
 use crate::protocol::modern::{self, Discovered, RequestMeta, UpstreamNotification};
 use crate::protocol::notify::Declared;
-use crate::protocol::passthrough::{self, Kind};
+use crate::protocol::passthrough::{self, MessageKind};
 use crate::protocol::raw::{self, Object};
 use crate::protocol::relay;
 use crate::protocol::translate::{self, MetaKeys, ReplyMask};
@@ -268,7 +268,7 @@ impl Frontend {
                 if id.as_ref().is_some_and(is_bridge_request_id) {
                     // The editor's answer to a request of the bridge: it fails the round that
                     // waits for it, like any bad line with that id (no error to the editor).
-                    return self.resolve(id, Answer::Invalid);
+                    return self.resolve(id, InputAnswer::Invalid);
                 }
                 self.reply_error(
                     id.as_ref(),
@@ -303,11 +303,11 @@ impl Frontend {
                 EditorNotification::from_notification(method, params.as_ref()),
                 ctx,
             ),
-            Ok(Message::Response { id, result }) => self.resolve(id, Answer::Result(result)),
-            Ok(Message::ErrorResponse { id, error }) => self.resolve(id, Answer::Error(error)),
+            Ok(Message::Response { id, result }) => self.resolve(id, InputAnswer::Result(result)),
+            Ok(Message::ErrorResponse { id, error }) => self.resolve(id, InputAnswer::Error(error)),
             Err(e) if e.id().is_some_and(is_bridge_request_id) => {
                 // A bad line with the id of a request of the bridge answers that request.
-                self.resolve(e.id().cloned(), Answer::Invalid);
+                self.resolve(e.id().cloned(), InputAnswer::Invalid);
             }
             Err(e) => self.reply_bad_line(&e),
         }
@@ -324,7 +324,7 @@ impl Frontend {
     }
 
     /// Hands an answer of the editor to the PendingTable (which drops unknown ids).
-    fn resolve(&self, id: Option<Id>, answer: Answer) {
+    fn resolve(&self, id: Option<Id>, answer: InputAnswer) {
         self.pending.resolve.do_send(Resolve { id, answer });
     }
 
@@ -544,10 +544,10 @@ impl Handler<FromUpstream> for Frontend {
                 if self.relayed.remove(&id).is_some() {
                     self.end_initialize_wait(&id);
                     let (cause, detail) = match reply {
-                        Reply::Busy => (Cause::UpstreamBusy, None),
-                        Reply::Invalid => (Cause::InvalidResponse, None),
+                        UpstreamReply::Busy => (Cause::UpstreamBusy, None),
+                        UpstreamReply::Invalid => (Cause::InvalidResponse, None),
                         // HTTP: the request's POST failed alone.
-                        Reply::Failed(f) => (Cause::TransportFailed, Some(json!(f.detail))),
+                        UpstreamReply::Failed(f) => (Cause::TransportFailed, Some(json!(f.detail))),
                         _ => (Cause::UpstreamExited, None),
                     };
                     self.reply_error(Some(&id), cause, detail);

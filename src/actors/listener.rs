@@ -5,13 +5,13 @@
 //! of `resources/subscribe` and `resources/unsubscribe` (one change at a time), and a new
 //! stream after a loss, after a wait that doubles from 0.5 s to 30 s.
 //!
-//! What reaches the editor from a stream is decided by the Frontend's [`Gate`], which sees
+//! What reaches the editor from a stream is decided by the Frontend's [`ListenGate`], which sees
 //! the upstream notifications in upstream order: the Listener registers each stream there
 //! before its request goes out, and learns the stream's acknowledgment and end from it as a
 //! [`ListenFact`], in the same order. The Listener writes only the answers to changes that
 //! need no new stream, the errors of failed changes and the events after a gap.
 //!
-//! [`Gate`]: crate::protocol::notify::Gate
+//! [`ListenGate`]: crate::protocol::notify::ListenGate
 
 use actix::prelude::*;
 use serde_json::{Value, json};
@@ -57,7 +57,7 @@ pub struct ListenerLinks {
     pub change: Link<Change>,
     pub log_level: Link<SetLogLevel>,
     pub fact: Link<ListenFact>,
-    pub stop: Link<Stop>,
+    pub stop: Link<StopListener>,
 }
 
 impl ListenerLinks {
@@ -72,7 +72,7 @@ impl ListenerLinks {
     }
 }
 
-crate::counted_handlers!(Listener: ListenFact, Change, SetLogLevel, Stop);
+crate::counted_handlers!(Listener: ListenFact, Change, SetLogLevel, StopListener);
 
 /// A fact of the gate (acknowledgment or end of a stream), in upstream order.
 #[derive(Message, Debug)]
@@ -106,7 +106,7 @@ pub enum StopCause {
 /// Stop: no new stream, cancel the open ones, then the actor stops.
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
-pub struct Stop(pub StopCause);
+pub struct StopListener(pub StopCause);
 
 enum Purpose {
     /// The stream of the current URIs: the first one, or a new one after a loss.
@@ -431,9 +431,9 @@ impl Handler<SetLogLevel> for Listener {
     }
 }
 
-impl Handler<Stop> for Listener {
+impl Handler<StopListener> for Listener {
     type Result = ();
-    fn handle(&mut self, Stop(cause): Stop, ctx: &mut Context<Self>) {
+    fn handle(&mut self, StopListener(cause): StopListener, ctx: &mut Context<Self>) {
         if self.stopped {
             return;
         }

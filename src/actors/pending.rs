@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use super::link::{ActorStats, Link};
 use super::supervisor::messages::ActorEnded;
 use crate::profile::REQUEST_ID_PREFIX;
-use crate::protocol::input::Answer;
+use crate::protocol::input::InputAnswer;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::modern;
 use crate::transport::writer::{Delivery, Writer};
@@ -21,7 +21,7 @@ use std::sync::Arc;
 /// The PendingTable actor.
 pub struct PendingTable {
     next: u64,
-    entries: HashMap<String, oneshot::Sender<Answer>>,
+    entries: HashMap<String, oneshot::Sender<InputAnswer>>,
     output: Writer,
     ended: Link<ActorEnded>,
 }
@@ -65,16 +65,16 @@ impl PendingLinks {
     }
 }
 
-crate::counted_handlers!(PendingTable: Register, Resolve, Abandon, Stop);
+crate::counted_handlers!(PendingTable: Register, Resolve, Abandon, StopPending);
 
 /// Register `count` new requests to the editor; the reply is their ids and the receivers of
 /// their answers, in order.
 #[derive(Message)]
-#[rtype(result = "Vec<(String, oneshot::Receiver<Answer>)>")]
+#[rtype(result = "Vec<(String, oneshot::Receiver<InputAnswer>)>")]
 pub struct Register(pub usize);
 
 impl Handler<Register> for PendingTable {
-    type Result = Vec<(String, oneshot::Receiver<Answer>)>;
+    type Result = Vec<(String, oneshot::Receiver<InputAnswer>)>;
     fn handle(&mut self, Register(count): Register, _: &mut Context<Self>) -> Self::Result {
         (0..count)
             .map(|_| {
@@ -93,7 +93,7 @@ impl Handler<Register> for PendingTable {
 #[rtype(result = "()")]
 pub struct Resolve {
     pub id: Option<Id>,
-    pub answer: Answer,
+    pub answer: InputAnswer,
 }
 
 impl Handler<Resolve> for PendingTable {
@@ -147,11 +147,11 @@ impl Handler<Abandon> for PendingTable {
 /// before it in the mailbox): forget what is left without a word to the editor, and stop.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Stop;
+pub struct StopPending;
 
-impl Handler<Stop> for PendingTable {
+impl Handler<StopPending> for PendingTable {
     type Result = ();
-    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+    fn handle(&mut self, _: StopPending, ctx: &mut Context<Self>) {
         if !self.entries.is_empty() {
             tracing::debug!(target: "pending", "forgot {} requests to the client at shutdown", self.entries.len());
         }

@@ -11,16 +11,16 @@ use std::time::Duration;
 
 use super::link::Link;
 use super::pending::{Abandon, PendingLinks, Register};
-use super::upstream::{Call, Reply, UpstreamLinks};
+use super::upstream::{Call, UpstreamLinks, UpstreamReply};
 use crate::config::Timeouts;
 use crate::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_error};
-use crate::protocol::input::{self, Answer, AnswerFailure, Plan, Question};
+use crate::protocol::input::{self, AnswerFailure, InputAnswer, Plan, Question};
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::modern::ResultType;
 use crate::protocol::notify::LineLevel;
-use crate::protocol::raw::{Object, Parts};
+use crate::protocol::raw::{FrameParts, Object};
 use crate::protocol::shape::{self, ResultMembers};
 use crate::protocol::translate;
 use crate::transport::writer::{Delivery, UPSTREAM_QUEUE_MAX_BYTES, Writer};
@@ -28,7 +28,7 @@ use crate::transport::writer::{Delivery, UPSTREAM_QUEUE_MAX_BYTES, Writer};
 /// What the slot answers: a result or an error object.
 pub enum SlotOutcome {
     /// The result's JSON text: untouched members as the upstream's bytes.
-    Result(Parts),
+    Result(FrameParts),
     Error(ErrorObject),
 }
 
@@ -65,7 +65,7 @@ impl SlotEnv {
 }
 
 /// Sends one request upstream and waits at most `limit` for the answer. On a time-out or when
-/// the waiting future is dropped (a cancelled slot), the [`super::upstream::Answer`] it drops
+/// the waiting future is dropped (a cancelled slot), the [`super::upstream::CallAnswer`] it drops
 /// cancels the request: taken out of the queue unsent, or `notifications/cancelled` with its
 /// own id (and the editor's `reason` when the editor cancelled). Errors: [`TimedOut`].
 pub async fn call(
@@ -75,14 +75,14 @@ pub async fn call(
     client: Id,
     limit: Duration,
     reason: CancelReason,
-) -> Result<Reply, TimedOut> {
+) -> Result<UpstreamReply, TimedOut> {
     let (call, answer) = Call::new(method, params, client, upstream.clone(), reason);
     send_and_wait(upstream, call, answer, limit, AtLimit::Cancel).await
 }
 
 /// Sends the era probe (`server/discover` before the era is known, [`Call::probe`]: its id is
 /// `mcp-bridge-probe-N`) and waits at most `limit` (`--discover-timeout`). Unlike [`call`], the
-/// time limit does not cancel it: the request stays in flight ([`super::upstream::Answer::let_run`]),
+/// time limit does not cancel it: the request stays in flight ([`super::upstream::CallAnswer::let_run`]),
 /// so that a slow 2026-07-28 server still answers and the Upstream can say so on stderr; a
 /// legacy server's late answer is dropped there. Dropped before (the editor cancelled its
 /// `initialize`), the probe is cancelled as any call is. Errors: [`TimedOut`].
@@ -93,16 +93,16 @@ pub async fn probe(
     client: Id,
     limit: Duration,
     reason: CancelReason,
-) -> Result<Reply, TimedOut> {
+) -> Result<UpstreamReply, TimedOut> {
     let (call, answer) = Call::new(method, params, client, upstream.clone(), reason);
     send_and_wait(upstream, call.probe(), answer, limit, AtLimit::LetRun).await
 }
 
 /// What the time limit of [`send_and_wait`] does to the request.
 enum AtLimit {
-    /// The dropped [`super::upstream::Answer`] cancels it ([`call`]).
+    /// The dropped [`super::upstream::CallAnswer`] cancels it ([`call`]).
     Cancel,
-    /// It stays in flight ([`super::upstream::Answer::let_run`], the era [`probe`]).
+    /// It stays in flight ([`super::upstream::CallAnswer::let_run`], the era [`probe`]).
     LetRun,
 }
 
@@ -112,14 +112,14 @@ enum AtLimit {
 async fn send_and_wait(
     upstream: &Arc<UpstreamLinks>,
     call: Call,
-    mut answer: super::upstream::Answer,
+    mut answer: super::upstream::CallAnswer,
     limit: Duration,
     at_limit: AtLimit,
-) -> Result<Reply, TimedOut> {
+) -> Result<UpstreamReply, TimedOut> {
     upstream.call.do_send(call);
     match tokio::time::timeout(limit, &mut answer).await {
         Ok(Ok(reply)) => Ok(reply),
-        Ok(Err(_)) => Ok(Reply::Closed),
+        Ok(Err(_)) => Ok(UpstreamReply::Closed),
         Err(_) => {
             if let AtLimit::LetRun = at_limit {
                 answer.let_run();
@@ -225,10 +225,10 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: Id) -> Sl
             env.cancel_reason.clone(),
         )
         .await
-        .map(Reply::passed_through);
+        .map(UpstreamReply::passed_through);
         let result = match reply {
-            Ok(Reply::Result(v)) => v,
-            Ok(Reply::Error(e)) => {
+            Ok(UpstreamReply::Result(v)) => v,
+            Ok(UpstreamReply::Error(e)) => {
                 let error = relay_upstream_error(&e);
                 if rounds > 0
                     && error.code == ErrorCode::INVALID_PARAMS
@@ -238,18 +238,18 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: Id) -> Sl
                 }
                 return SlotOutcome::Error(translate::adapt_error(f, &original, error));
             }
-            Ok(Reply::Closed) => {
+            Ok(UpstreamReply::Closed) => {
                 return SlotOutcome::Error(Cause::UpstreamExited.error(None));
             }
-            Ok(Reply::Invalid) => {
+            Ok(UpstreamReply::Invalid) => {
                 return SlotOutcome::Error(Cause::InvalidResponse.error(None));
             }
-            Ok(Reply::Busy) => {
+            Ok(UpstreamReply::Busy) => {
                 return SlotOutcome::Error(
                     Cause::UpstreamBusy.error(Some(json!(UPSTREAM_QUEUE_MAX_BYTES))),
                 );
             }
-            Ok(Reply::Failed(f)) => {
+            Ok(UpstreamReply::Failed(f)) => {
                 return SlotOutcome::Error(Cause::TransportFailed.error(Some(json!(f.detail))));
             }
             Err(TimedOut { limit }) => {
@@ -323,7 +323,7 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: Id) -> Sl
 /// refused `requestState`): a tool result with `isError`, or an error with the same text.
 fn state_refused(f: Forwarded, e: ErrorObject) -> SlotOutcome {
     if f == Forwarded::ToolsCall {
-        return SlotOutcome::Result(Parts::of_value(&json!({
+        return SlotOutcome::Result(FrameParts::of_value(&json!({
             "content": [{"type": "text", "text": input::STATE_REFUSED_TEXT}],
             "isError": true
         })));
@@ -400,7 +400,7 @@ async fn ask_round(
     let mut receivers = Vec::with_capacity(slots.len());
     for ((id, rx), (_, q)) in slots.into_iter().zip(&questions) {
         env.write(&input::editor_request(&id, &elicitation_id(&id), q));
-        receivers.push(async move { (id, rx.await.unwrap_or(Answer::Invalid)) });
+        receivers.push(async move { (id, rx.await.unwrap_or(InputAnswer::Invalid)) });
     }
     let answers = match tokio::time::timeout(env.timeouts.input, join_all(receivers)).await {
         Ok(a) => a,

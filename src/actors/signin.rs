@@ -1,7 +1,7 @@
 //! The SignIn actor: the token provider of the HTTP transport of a URL upstream. The
 //! Supervisor starts it before the Upstream (the transport's [`TokenProvider`] is a
 //! [`SignInClient`], which sends it [`TokenFor`] and
-//! [`Answer`]) and ends it in the shutdown cascade ([`SignInLinks::abort`] first,
+//! [`AnswerChallenge`]) and ends it in the shutdown cascade ([`SignInLinks::abort`] first,
 //! [`SignInLinks::stop`] after the upstream's close).
 //!
 //! Its mailbox serializes the flows: each message is handled as an atomic response (the actor
@@ -39,13 +39,13 @@ pub struct TokenFor;
 /// that fails it.
 #[derive(Message, Debug)]
 #[rtype(result = "ChallengeOutcome")]
-pub struct Answer(pub Challenge);
+pub struct AnswerChallenge(pub Challenge);
 
 /// Stops the actor (the Supervisor's shutdown step `sign-in: stop`, after the upstream's
 /// close).
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
-pub struct Stop;
+pub struct StopSignIn;
 
 /// The SignIn actor: one [`SignIn`] provider and the abort token of its flows.
 pub struct SignInActor {
@@ -62,7 +62,7 @@ impl Actor for SignInActor {
     }
 }
 
-crate::counted_handlers!(SignInActor: TokenFor, Answer, Stop);
+crate::counted_handlers!(SignInActor: TokenFor, AnswerChallenge, StopSignIn);
 
 /// The cause of a flow that the shutdown ended, and of every message after it.
 fn cancelled() -> SignInError {
@@ -107,9 +107,13 @@ impl Handler<TokenFor> for SignInActor {
     }
 }
 
-impl Handler<Answer> for SignInActor {
+impl Handler<AnswerChallenge> for SignInActor {
     type Result = AtomicResponse<Self, ChallengeOutcome>;
-    fn handle(&mut self, Answer(challenge): Answer, _: &mut Context<Self>) -> Self::Result {
+    fn handle(
+        &mut self,
+        AnswerChallenge(challenge): AnswerChallenge,
+        _: &mut Context<Self>,
+    ) -> Self::Result {
         let flow = (!self.abort.is_cancelled()).then(|| self.provider.challenge(challenge));
         let abort = self.abort.clone();
         AtomicResponse::new(Box::pin(
@@ -130,9 +134,9 @@ impl Handler<Answer> for SignInActor {
     }
 }
 
-impl Handler<Stop> for SignInActor {
+impl Handler<StopSignIn> for SignInActor {
     type Result = ();
-    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+    fn handle(&mut self, _: StopSignIn, ctx: &mut Context<Self>) {
         self.abort.cancel();
         ctx.stop();
     }
@@ -143,7 +147,7 @@ impl Handler<Stop> for SignInActor {
 pub struct SignInLinks {
     /// The transport's side.
     pub client: SignInClient,
-    stop: Link<Stop>,
+    stop: Link<StopSignIn>,
     abort: CancellationToken,
 }
 
@@ -175,7 +179,7 @@ impl SignInLinks {
     /// Resolves when the actor handled the stop (or is gone).
     pub async fn stop(&self) {
         self.abort.cancel();
-        let _ = self.stop.send(Stop).await;
+        let _ = self.stop.send(StopSignIn).await;
     }
 }
 
@@ -185,7 +189,7 @@ impl SignInLinks {
 #[derive(Clone)]
 pub struct SignInClient {
     token: Link<TokenFor>,
-    answer: Link<Answer>,
+    answer: Link<AnswerChallenge>,
 }
 
 impl TokenProvider for SignInClient {
@@ -195,7 +199,7 @@ impl TokenProvider for SignInClient {
     }
 
     fn challenge(&self, challenge: Challenge) -> LocalBoxFuture<'static, ChallengeOutcome> {
-        let ask = self.answer.send(Answer(challenge));
+        let ask = self.answer.send(AnswerChallenge(challenge));
         Box::pin(async move {
             ask.await
                 .unwrap_or_else(|_| ChallengeOutcome::Fail(cancelled().outcome()))

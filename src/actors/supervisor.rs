@@ -104,7 +104,7 @@ impl Host for InProcessHost {
 pub type StartUpstream = Box<dyn FnOnce(UpstreamOut, &Arc<ActorStats>) -> UpstreamLinks>;
 
 /// What a bridge runs with besides its configuration.
-pub struct Parts {
+pub struct SupervisorParts {
     /// The editor's frames (stdin); its end is the end of the input.
     pub input: LocalBoxStream<'static, Frame>,
     /// The writer toward the editor (stdout).
@@ -137,7 +137,7 @@ pub struct Supervisor {
     listener_seat: Option<ListenerSeat>,
     /// The SignIn actor of a URL upstream with sign-in.
     sign_in: Option<SignInLinks>,
-    pending_stop: Link<pending::Stop>,
+    pending_stop: Link<pending::StopPending>,
     totals: Link<WriteTotals>,
     /// The actors that run, by name (each reports its end with [`ActorEnded`]).
     running: BTreeSet<&'static str>,
@@ -194,7 +194,7 @@ pub fn start_with(
     });
     Supervisor::run(
         config,
-        Parts {
+        SupervisorParts {
             input,
             output,
             queues: vec![editor_queue, upstream_queue],
@@ -208,7 +208,7 @@ pub fn start_with(
 impl Supervisor {
     /// Wires and runs every actor of one bridge (see the module doc); the Listener waits for
     /// [`StartListener`].
-    pub fn run(mut config: BridgeConfig, parts: Parts) -> Addr<Supervisor> {
+    pub fn run(mut config: BridgeConfig, parts: SupervisorParts) -> Addr<Supervisor> {
         let fe_stats = ActorStats::new("frontend");
         let up_stats = ActorStats::new("upstream");
         let li_stats = ActorStats::new("listener");
@@ -361,10 +361,10 @@ impl Supervisor {
                 let _ = frontend.quiesce.send(Quiesce { signal }).await;
                 if let Some(l) = listener {
                     host.step("listener: stop");
-                    let _ = l.send(listener::Stop(stop_cause)).await;
+                    let _ = l.send(listener::StopListener(stop_cause)).await;
                 }
                 host.step("pending: stop");
-                let _ = pending.send(pending::Stop).await;
+                let _ = pending.send(pending::StopPending).await;
                 host.step("frontend: finish");
                 // Unknown (the Frontend is gone): the totals are written, as they always were.
                 let ran = frontend.finish.send(Finish).await.unwrap_or(true);

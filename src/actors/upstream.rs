@@ -24,12 +24,14 @@ use crate::profile::PROBE_ID_PREFIX;
 use crate::protocol::errors::ErrorObject;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message};
-use crate::protocol::passthrough::{self, Kind};
+use crate::protocol::passthrough::{self, MessageKind};
 use crate::protocol::raw::{self, Object, RawResult};
 use crate::protocol::{era, methods, modern, notify};
 use crate::transport::open::{self as seam, UpstreamSpec};
 use crate::transport::program::SpawnError;
-use crate::transport::upstream::{Abandoned, EndCause, Event, Failure, OpenOptions, Transport};
+use crate::transport::upstream::{
+    Abandoned, EndCause, OpenOptions, RequestFailure, Transport, TransportEvent,
+};
 use crate::transport::writer::{Delivery, QueueStats, Sent, Writer};
 
 use actix::dev::ToEnvelope;
@@ -37,10 +39,10 @@ use actix::dev::ToEnvelope;
 pub use crate::transport::child_upstream::{EXIT_EOF_WAIT, EXIT_STATUS_WAIT};
 
 pub mod reply;
-pub use reply::{CancelReason, Reply};
+pub use reply::{CancelReason, UpstreamReply};
 
 struct Pending {
-    tx: oneshot::Sender<Reply>,
+    tx: oneshot::Sender<UpstreamReply>,
     method: &'static str,
     /// The editor's request id, for the debug lines.
     client: Id,
@@ -103,7 +105,7 @@ pub struct Upstream {
     out: UpstreamOut,
     conn: Option<Conn>,
     generation: u64,
-    /// The generation whose transport closed and whose [`Event::Ended`] is awaited.
+    /// The generation whose transport closed and whose [`TransportEvent::Ended`] is awaited.
     ending: Option<u64>,
     next_id: i64,
     pending: HashMap<Id, Pending>,
@@ -169,11 +171,11 @@ impl Upstream {
         for (id, p) in self.pending.drain() {
             tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=closed time_ms={:.3}",
                 p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3);
-            let _ = p.tx.send(Reply::Closed);
+            let _ = p.tx.send(UpstreamReply::Closed);
         }
     }
 
-    fn resolve(&mut self, id: &Id, reply: Reply) {
+    fn resolve(&mut self, id: &Id, reply: UpstreamReply) {
         if self.listens.remove(id) {
             return self.listen_ended(id, reply);
         }
@@ -189,7 +191,7 @@ impl Upstream {
 
     /// A listen request got its response: it goes to the Frontend like a notification, so
     /// that it keeps its place among the stream's notifications.
-    fn listen_ended(&mut self, id: &Id, reply: Reply) {
+    fn listen_ended(&mut self, id: &Id, reply: UpstreamReply) {
         tracing::debug!(target: "upstream", "id={id} method={} outcome={}",
             notify::LISTEN_METHOD, reply.outcome());
         self.out.frontend.do_send(FromUpstream::ListenEnded {
@@ -210,7 +212,7 @@ impl Upstream {
                 }
                 // As in the correlation mode: its request fails, with no second warning.
                 if let Some(id) = id.clone() {
-                    let reply = Reply::Invalid;
+                    let reply = UpstreamReply::Invalid;
                     self.out
                         .frontend
                         .do_send(FromUpstream::RelayFailed { id, reply });
@@ -219,7 +221,7 @@ impl Upstream {
             }
         };
         match read {
-            Ok((message, Kind::Response(Some(id)))) if self.unanswered.contains_key(&id) => {
+            Ok((message, MessageKind::Response(Some(id)))) if self.unanswered.contains_key(&id) => {
                 self.late_answer(&id, &message);
             }
             Ok((message, kind)) => self
@@ -230,7 +232,7 @@ impl Upstream {
                 for id in unusable_frame(&frame, e.id()) {
                     self.out.frontend.do_send(FromUpstream::RelayFailed {
                         id,
-                        reply: Reply::Invalid,
+                        reply: UpstreamReply::Invalid,
                     });
                 }
             }
@@ -256,7 +258,7 @@ impl Upstream {
 
     /// Enters pass-through: the bridge's own requests still pending (the probe left running at
     /// `--discover-timeout`; nothing else is sent before the era is known) are kept in
-    /// `unanswered`, and their callers, if still waiting, get [`Reply::Closed`].
+    /// `unanswered`, and their callers, if still waiting, get [`UpstreamReply::Closed`].
     fn enter_passthrough(&mut self) {
         if let Some(conn) = &self.conn {
             conn.transport.pass_through();
@@ -265,7 +267,7 @@ impl Upstream {
         for (id, p) in self.pending.drain() {
             tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=unanswered at pass-through",
                 p.client, p.method);
-            let _ = p.tx.send(Reply::Closed);
+            let _ = p.tx.send(UpstreamReply::Closed);
             self.unanswered.insert(
                 id,
                 Unanswered {
@@ -285,7 +287,7 @@ impl Upstream {
         if let Frame::Line(l) = &frame
             && let Some((id, result)) = raw::response(l.clone(), MAX_UPSTREAM_DEPTH)
         {
-            return self.resolve(&id, Reply::Result(result));
+            return self.resolve(&id, UpstreamReply::Result(result));
         }
         let parsed = match &frame {
             Frame::Line(l) => jsonrpc::parse(l, MAX_UPSTREAM_DEPTH),
@@ -296,7 +298,7 @@ impl Upstream {
                 // Its request (the id recovered from the whole line) fails with
                 // invalid_response; it is not also "not a JSON-RPC message".
                 if let Some(id) = id {
-                    self.resolve(id, Reply::Invalid);
+                    self.resolve(id, UpstreamReply::Invalid);
                 }
                 return;
             }
@@ -305,11 +307,11 @@ impl Upstream {
             Ok(Message::Response {
                 id: Some(id),
                 result,
-            }) => self.resolve(&id, Reply::Result(RawResult::from_value(&result))),
+            }) => self.resolve(&id, UpstreamReply::Result(RawResult::from_value(&result))),
             Ok(Message::ErrorResponse {
                 id: Some(id),
                 error,
-            }) => self.resolve(&id, Reply::Error(error)),
+            }) => self.resolve(&id, UpstreamReply::Error(error)),
             Ok(Message::Response { id: None, .. } | Message::ErrorResponse { id: None, .. }) => {
                 tracing::debug!(target: "upstream", "dropped a response without a usable id");
             }
@@ -322,7 +324,7 @@ impl Upstream {
             Ok(Message::Request { id, method, .. }) => self.answer_request(&id, &method),
             Err(e) => {
                 for id in unusable_frame(&frame, e.id()) {
-                    self.resolve(&id, Reply::Invalid);
+                    self.resolve(&id, UpstreamReply::Invalid);
                 }
             }
         }
@@ -362,7 +364,7 @@ impl Upstream {
     }
 
     /// The transport carries no more frames: every request still in flight gets
-    /// [`Reply::Closed`]; the Frontend hears of it with the cause ([`Event::Ended`]).
+    /// [`UpstreamReply::Closed`]; the Frontend hears of it with the cause ([`TransportEvent::Ended`]).
     ///
     /// The replies go after every task that is ready now has run: an answer read just before
     /// the end woke its slot, and that slot writes it before the slots of the requests the
@@ -391,12 +393,12 @@ impl Upstream {
         });
     }
 
-    /// One request failed in the transport alone (HTTP): it gets [`Reply::Failed`], the
+    /// One request failed in the transport alone (HTTP): it gets [`UpstreamReply::Failed`], the
     /// upstream goes on.
-    fn on_failed(&mut self, id: &Id, failure: Failure) {
+    fn on_failed(&mut self, id: &Id, failure: RequestFailure) {
         if self.passthrough {
             // A request of the editor (the bridge sends none of its own in pass-through).
-            let reply = Reply::Failed(failure);
+            let reply = UpstreamReply::Failed(failure);
             let id = id.clone();
             return self
                 .out
@@ -406,14 +408,14 @@ impl Upstream {
         if self.listens.remove(id) {
             tracing::debug!(target: "upstream", "id={id} method={} outcome=failed ({})",
                 notify::LISTEN_METHOD, failure.detail);
-            return self.listen_ended(id, Reply::Failed(failure));
+            return self.listen_ended(id, UpstreamReply::Failed(failure));
         }
         let Some(p) = self.pending.remove(id) else {
             return;
         };
         tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=failed time_ms={:.3} ({})",
             p.client, p.method, p.started.elapsed().as_secs_f64() * 1e3, failure.detail);
-        let _ = p.tx.send(Reply::Failed(failure));
+        let _ = p.tx.send(UpstreamReply::Failed(failure));
     }
 }
 
@@ -485,30 +487,28 @@ crate::counted_handlers!(Upstream: Connect, Call, Cancel, Listen, Relay, Disconn
 /// transport are ignored.
 #[derive(Message)]
 #[rtype(result = "()")]
-struct TransportEvent(u64, Event);
+struct TransportItem(u64, TransportEvent);
 
-impl StreamHandler<TransportEvent> for Upstream {
-    fn handle(
-        &mut self,
-        TransportEvent(generation, event): TransportEvent,
-        ctx: &mut Context<Self>,
-    ) {
+impl StreamHandler<TransportItem> for Upstream {
+    fn handle(&mut self, TransportItem(generation, event): TransportItem, ctx: &mut Context<Self>) {
         let _h = self.stats.stream_item();
-        if let Event::Ended(cause) = event {
+        if let TransportEvent::Ended(cause) = event {
             return self.on_ended(generation, cause);
         }
         if self.conn.as_ref().map(|c| c.generation) != Some(generation) {
             return;
         }
         match event {
-            Event::Frame(f) => self.on_frame(f),
+            TransportEvent::Frame(f) => self.on_frame(f),
             // Read by the transport as `on_frame` reads a success response (HTTP only, never
             // in pass-through).
-            Event::Response { id, result } => self.resolve(&id, Reply::Result(result)),
-            Event::Failed { id, failure } => self.on_failed(&id, failure),
-            Event::SignedIn => self.out.frontend.do_send(FromUpstream::SignedIn),
-            Event::Closed => self.on_closed(generation, ctx),
-            Event::Ended(_) => {}
+            TransportEvent::Response { id, result } => {
+                self.resolve(&id, UpstreamReply::Result(result))
+            }
+            TransportEvent::Failed { id, failure } => self.on_failed(&id, failure),
+            TransportEvent::SignedIn => self.out.frontend.do_send(FromUpstream::SignedIn),
+            TransportEvent::Closed => self.on_closed(generation, ctx),
+            TransportEvent::Ended(_) => {}
         }
     }
 
@@ -544,7 +544,7 @@ impl Handler<Connect> for Upstream {
         self.passthrough = false;
         self.unanswered.clear();
         let generation = self.generation;
-        ctx.add_stream(opened.events.map(move |e| TransportEvent(generation, e)));
+        ctx.add_stream(opened.events.map(move |e| TransportItem(generation, e)));
         self.conn = Some(Conn {
             generation,
             transport: opened.transport,
@@ -555,10 +555,10 @@ impl Handler<Connect> for Upstream {
 
 /// Send a request upstream (one message, whose answer comes on its own channel,
 /// so the caller is woken once, by the reply). Made with [`Call::new`], which gives the
-/// [`Answer`] the caller waits on: [`Reply::Closed`] at once when there is no upstream,
-/// [`Reply::Busy`] at once when the queue toward the upstream is full
+/// [`CallAnswer`] the caller waits on: [`UpstreamReply::Closed`] at once when there is no upstream,
+/// [`UpstreamReply::Busy`] at once when the queue toward the upstream is full
 /// ([`UPSTREAM_QUEUE`](crate::transport::writer::UPSTREAM_QUEUE); the request is not sent),
-/// else the upstream's answer. A `Call` whose [`Answer`] is gone before the actor handles it
+/// else the upstream's answer. A `Call` whose [`CallAnswer`] is gone before the actor handles it
 /// (the slot was cancelled meanwhile) is not sent at all.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -572,8 +572,8 @@ pub struct Call {
     /// is made per call).
     pub client: Id,
     /// Where the reply goes.
-    reply: oneshot::Sender<Reply>,
-    /// The upstream id, once the request is sent (read by the [`Answer`] when dropped).
+    reply: oneshot::Sender<UpstreamReply>,
+    /// The upstream id, once the request is sent (read by the [`CallAnswer`] when dropped).
     sent: SentId,
     /// The era probe ([`Call::probe`]): its id is `mcp-bridge-probe-N`, not `N`.
     probe: bool,
@@ -581,7 +581,7 @@ pub struct Call {
 
 impl Call {
     /// A request of `method` with `params` for the editor's request `client`, and the
-    /// [`Answer`] that waits for its reply; dropped unanswered, the answer sends [`Cancel`] on
+    /// [`CallAnswer`] that waits for its reply; dropped unanswered, the answer sends [`Cancel`] on
     /// `links` with the editor's reason in `reason` then.
     pub fn new(
         method: &'static str,
@@ -589,7 +589,7 @@ impl Call {
         client: Id,
         links: Arc<UpstreamLinks>,
         reason: CancelReason,
-    ) -> (Call, Answer) {
+    ) -> (Call, CallAnswer) {
         let (tx, rx) = oneshot::channel();
         let sent = SentId::default();
         let call = Call {
@@ -600,7 +600,7 @@ impl Call {
             sent: sent.clone(),
             probe: false,
         };
-        let answer = Answer {
+        let answer = CallAnswer {
             rx,
             sent,
             answered: false,
@@ -623,27 +623,27 @@ impl Call {
     }
 
     /// Answers at once (no upstream, a full queue; a fake upstream in a test).
-    pub fn answer(self, reply: Reply) {
+    pub fn answer(self, reply: UpstreamReply) {
         let _ = self.reply.send(reply);
     }
 
     /// The request went out as `id`: the reply is sent on the returned channel.
-    pub fn sent_as(self, id: Id) -> oneshot::Sender<Reply> {
+    pub fn sent_as(self, id: Id) -> oneshot::Sender<UpstreamReply> {
         let _ = self.sent.0.set(id);
         self.reply
     }
 
-    /// The caller no longer waits (its [`Answer`] is gone).
+    /// The caller no longer waits (its [`CallAnswer`] is gone).
     pub fn is_abandoned(&self) -> bool {
         self.reply.is_closed()
     }
 }
 
-/// The upstream id of a [`Call`] once it is sent, shared by the call and its [`Answer`].
+/// The upstream id of a [`Call`] once it is sent, shared by the call and its [`CallAnswer`].
 #[derive(Clone, Debug, Default)]
 struct SentId(Arc<OnceLock<Id>>);
 
-/// The answer to one [`Call`]: a future of its [`Reply`] that owns the cancel of the request.
+/// The answer to one [`Call`]: a future of its [`UpstreamReply`] that owns the cancel of the request.
 /// Dropped before the reply came (the slot was cancelled, its time limit passed, the input
 /// ended) after the request was sent, it sends [`Cancel`] with the upstream id and the
 /// editor's reason: the request is taken out of the queue unsent or followed by
@@ -651,8 +651,8 @@ struct SentId(Arc<OnceLock<Id>>);
 /// holds no memory (2025-11-25 basic/utilities/cancellation); dropped before the actor handled
 /// the `Call`, the request is never sent. Resolves as a `oneshot::Receiver` does: an error when
 /// the Upstream forgot the request without a reply (or stopped).
-pub struct Answer {
-    rx: oneshot::Receiver<Reply>,
+pub struct CallAnswer {
+    rx: oneshot::Receiver<UpstreamReply>,
     sent: SentId,
     /// The reply came, or the Upstream forgot the request: nothing is left to cancel.
     answered: bool,
@@ -661,7 +661,7 @@ pub struct Answer {
     reason: CancelReason,
 }
 
-impl Answer {
+impl CallAnswer {
     /// The upstream id of the request, once it is sent.
     pub fn sent_id(&self) -> Option<Id> {
         self.sent.0.get().cloned()
@@ -676,7 +676,7 @@ impl Answer {
     }
 }
 
-impl std::fmt::Debug for Answer {
+impl std::fmt::Debug for CallAnswer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -687,8 +687,8 @@ impl std::fmt::Debug for Answer {
     }
 }
 
-impl Future for Answer {
-    type Output = Result<Reply, oneshot::error::RecvError>;
+impl Future for CallAnswer {
+    type Output = Result<UpstreamReply, oneshot::error::RecvError>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let out = ready!(Pin::new(&mut self.rx).poll(cx));
         self.answered = true;
@@ -696,7 +696,7 @@ impl Future for Answer {
     }
 }
 
-impl Drop for Answer {
+impl Drop for CallAnswer {
     fn drop(&mut self) {
         if self.answered {
             return;
@@ -714,7 +714,7 @@ impl Handler<Call> for Upstream {
     type Result = ();
     fn handle(&mut self, mut m: Call, _: &mut Context<Self>) {
         if self.conn.is_none() {
-            return m.answer(Reply::Closed);
+            return m.answer(UpstreamReply::Closed);
         }
         if m.is_abandoned() {
             tracing::debug!(target: "upstream", "client={} method={} outcome=cancelled before it was sent",
@@ -749,9 +749,9 @@ impl Handler<Call> for Upstream {
             Sent::Refused => {
                 tracing::debug!(target: "upstream", "id={id} client={} method={} outcome=busy time_ms=0.000",
                     m.client, m.method);
-                return m.answer(Reply::Busy);
+                return m.answer(UpstreamReply::Busy);
             }
-            Sent::Dropped | Sent::Closed => return m.answer(Reply::Closed),
+            Sent::Dropped | Sent::Closed => return m.answer(UpstreamReply::Closed),
         }
         let method = m.method;
         let client = std::mem::replace(&mut m.client, Id::Int(0));
@@ -843,7 +843,7 @@ impl Handler<Listen> for Upstream {
 ///
 /// `delivery` is [`Delivery::Request`] for a request of the editor (refused when the queue
 /// toward the upstream is full: the Frontend gets [`FromUpstream::RelayFailed`] with
-/// [`Reply::Busy`]; no transport: [`Reply::Closed`]), [`Delivery::Always`] for the rest.
+/// [`UpstreamReply::Busy`]; no transport: [`UpstreamReply::Closed`]), [`Delivery::Always`] for the rest.
 /// `cancels` names the request an editor's `notifications/cancelled` is about: when none of
 /// that request's bytes was written it is taken out of the queue and the notification is not
 /// sent either (the upstream never saw the request); when the transport carried the cancel
@@ -892,8 +892,8 @@ impl Handler<Relay> for Upstream {
         }
         let reply = match self.write(&m.message, m.delivery) {
             Sent::Queued => return,
-            Sent::Refused => Reply::Busy,
-            Sent::Dropped | Sent::Closed => Reply::Closed,
+            Sent::Refused => UpstreamReply::Busy,
+            Sent::Dropped | Sent::Closed => UpstreamReply::Closed,
         };
         if let Some(id) = request {
             self.out

@@ -107,7 +107,7 @@ impl SignInPhase {
 }
 
 /// Where the sign-in URL goes.
-pub struct Gate {
+pub struct SignInGate {
     no_browser: bool,
     sandbox: bool,
     cooldown: Duration,
@@ -117,7 +117,7 @@ pub struct Gate {
 
 /// How the URL reached the user.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Delivery {
+pub enum UrlDelivery {
     /// The browser got the start URL.
     Browser,
     /// Only the sign-in line (`--no-browser`), or the browser failed to start (the reason).
@@ -126,7 +126,7 @@ pub enum Delivery {
     Editor,
 }
 
-impl Gate {
+impl SignInGate {
     /// A gate: `no_browser` from `--no-browser`, `sandbox` from `SANDBOX_RUNTIME=1`,
     /// `cooldown` the wait after a decline ([`CONSENT_COOLDOWN`]), `phase` the shared state,
     /// `browser` what opens the start URL.
@@ -137,7 +137,7 @@ impl Gate {
         phase: Arc<SignInPhase>,
         browser: BrowserOpener,
     ) -> Self {
-        Gate {
+        SignInGate {
             no_browser,
             sandbox,
             cooldown,
@@ -168,7 +168,7 @@ impl Gate {
         Ok(())
     }
 
-    /// The sign-in of `authorization_url`, delivered to the editor ([`Delivery::Editor`]),
+    /// The sign-in of `authorization_url`, delivered to the editor ([`UrlDelivery::Editor`]),
     /// ended: the editor is told (`notifications/elicitation/complete`).
     pub fn completed(&self, authorization_url: &str) {
         if let Some(consent) = self.phase.consent() {
@@ -184,12 +184,12 @@ impl Gate {
         &self,
         authorization_url: &str,
         start_url: &str,
-    ) -> Result<Delivery, SignInError> {
+    ) -> Result<UrlDelivery, SignInError> {
         self.admit()?;
         sign_in_line(authorization_url);
         if !self.phase.is_initialized() {
             if self.no_browser {
-                return Ok(Delivery::LineOnly(None));
+                return Ok(UrlDelivery::LineOnly(None));
             }
             // A $BROWSER that is not installed: the crate would try other openers, and the
             // sign-in would only end at its time limit.
@@ -197,11 +197,11 @@ impl Gate {
                 return Err(e);
             }
             return Ok(match self.browser.open(start_url.to_string()).await {
-                Ok(()) => Delivery::Browser,
+                Ok(()) => UrlDelivery::Browser,
                 Err(mut e) => {
                     tracing::warn!(target: "sign-in", "{e}");
                     e.logged = true;
-                    Delivery::LineOnly(Some(e))
+                    UrlDelivery::LineOnly(Some(e))
                 }
             });
         }
@@ -214,7 +214,7 @@ impl Gate {
             .ask_url(message, authorization_url.to_string())
             .await
         {
-            ConsentAnswer::Accept => Ok(Delivery::Editor),
+            ConsentAnswer::Accept => Ok(UrlDelivery::Editor),
             ConsentAnswer::Decline | ConsentAnswer::Failed => {
                 self.phase.declined_now();
                 Err(SignInError::new(
@@ -261,7 +261,7 @@ mod tests {
 
     #[test]
     fn the_sandbox_fails_at_once() {
-        let g = Gate::new(
+        let g = SignInGate::new(
             false,
             true,
             CONSENT_COOLDOWN,
@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn no_browser_only_writes_the_line_before_initialized() {
-        let g = Gate::new(
+        let g = SignInGate::new(
             true,
             false,
             CONSENT_COOLDOWN,
@@ -282,7 +282,7 @@ mod tests {
         );
         assert_eq!(
             run(g.deliver("https://a/x", "http://127.0.0.1:1/start/t")),
-            Ok(Delivery::LineOnly(None))
+            Ok(UrlDelivery::LineOnly(None))
         );
     }
 
@@ -290,7 +290,7 @@ mod tests {
     fn after_initialized_the_editor_is_asked_and_a_decline_starts_the_cooldown() {
         let asked = Arc::new(AtomicUsize::new(0));
         let phase = Arc::new(SignInPhase::default());
-        let g = Gate::new(
+        let g = SignInGate::new(
             false,
             false,
             Duration::from_millis(200),
@@ -310,14 +310,14 @@ mod tests {
         );
         std::thread::sleep(Duration::from_millis(250));
         phase.initialized(Some(Arc::new(Answer(ConsentAnswer::Accept, asked.clone()))));
-        assert_eq!(run(g.deliver("https://a/x", "s")), Ok(Delivery::Editor));
+        assert_eq!(run(g.deliver("https://a/x", "s")), Ok(UrlDelivery::Editor));
         assert_eq!(asked.load(Ordering::SeqCst), 2);
     }
 
     #[test]
     fn after_initialized_without_url_elicitation_reauthorization_is_required() {
         let phase = Arc::new(SignInPhase::default());
-        let g = Gate::new(
+        let g = SignInGate::new(
             false,
             false,
             CONSENT_COOLDOWN,

@@ -23,7 +23,7 @@ use url::Url;
 use super::callback;
 use super::challenge::{BearerChallenge, parse_bearer};
 use super::errors::{SignInCause, SignInError, failed};
-use super::gate::{CONSENT_COOLDOWN, Delivery, Gate, SignInPhase};
+use super::gate::{CONSENT_COOLDOWN, SignInGate, SignInPhase, UrlDelivery};
 use super::http::{self, AuthHttpError};
 use super::metadata::{
     self, ResourceMetadata, ServerMetadata, canonical_resource, select_scopes, split_scopes,
@@ -129,7 +129,7 @@ struct Inner {
     /// sign-in does not need.
     http: OnceCell<reqwest::Client>,
     store: TokenStore,
-    gate: Gate,
+    gate: SignInGate,
     record: RefCell<Option<TokenRecord>>,
     loaded: Cell<Loaded>,
     flow: tokio::sync::Mutex<()>,
@@ -145,7 +145,7 @@ impl SignIn {
         let key = sign_in_key(cfg.server_url.as_str(), &cfg.account, &redirect_uri);
         let extra_roots =
             http::extra_roots(cfg.extra_ca_pem.as_deref()).map_err(|e| failed(e.to_string()))?;
-        let gate = Gate::new(
+        let gate = SignInGate::new(
             cfg.no_browser,
             cfg.sandbox,
             cfg.consent_cooldown,
@@ -671,8 +671,8 @@ impl Inner {
         let asked_editor = Cell::new(false);
         let waited = tokio::time::timeout(limit, async {
             match self.gate.deliver(auth_url.as_str(), &start_url).await? {
-                Delivery::LineOnly(Some(e)) => *browser_failed.borrow_mut() = Some(e),
-                Delivery::Editor => asked_editor.set(true),
+                UrlDelivery::LineOnly(Some(e)) => *browser_failed.borrow_mut() = Some(e),
+                UrlDelivery::Editor => asked_editor.set(true),
                 _ => {}
             }
             rx.wait().await

@@ -12,7 +12,7 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use futures_util::future::BoxFuture;
 use mcp_bridge::server::{
-    CacheScope, Event, ListenEnd, LogLevel, Outcome, PromptDef, RequestContext, ResourceDef,
+    CacheScope, ListenEnd, ListenEvent, LogLevel, Outcome, PromptDef, RequestContext, ResourceDef,
     ResourceTemplateDef, RpcError, Server, ServerBuilder, ToolDef,
 };
 use serde_json::{Map, Value, json};
@@ -1262,7 +1262,7 @@ async fn chatter(a: Value, ctx: RequestContext) -> ToolResult {
                 .write_raw_line_even_after_the_end(log.to_string())
                 .await;
         }
-        after.server().notify(Event::ToolsListChanged);
+        after.server().notify(ListenEvent::ToolsListChanged);
     });
     for n in 1u64.. {
         let text = format!("tick {n}");
@@ -1287,10 +1287,10 @@ async fn log_flood(a: Value, ctx: RequestContext) -> ToolResult {
 
 async fn notify(a: Value, ctx: RequestContext) -> ToolResult {
     let event = match string(&a, "event")?.as_str() {
-        "tools_list_changed" => Event::ToolsListChanged,
-        "prompts_list_changed" => Event::PromptsListChanged,
-        "resources_list_changed" => Event::ResourcesListChanged,
-        "resource_updated" => Event::ResourceUpdated {
+        "tools_list_changed" => ListenEvent::ToolsListChanged,
+        "prompts_list_changed" => ListenEvent::PromptsListChanged,
+        "resources_list_changed" => ListenEvent::ResourcesListChanged,
+        "resource_updated" => ListenEvent::ResourceUpdated {
             uri: string(&a, "uri")?,
         },
         other => return Err(Failure::Arguments(format!("unknown event: {other}"))),

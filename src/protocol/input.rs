@@ -18,16 +18,16 @@ pub const CONTINUE_CHOICE: &str = "Continue";
 
 /// A failed check: the cause and, for a check of one input request, its key.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
+pub struct InputFailure {
     /// The cause of the error the editor gets.
     pub cause: Cause,
     /// `data.detail`: the key of the input request, or another short fact.
     pub detail: Option<String>,
 }
 
-impl Failure {
+impl InputFailure {
     fn new(cause: Cause, detail: impl Into<String>) -> Self {
-        Failure {
+        InputFailure {
             cause,
             detail: Some(detail.into()),
         }
@@ -52,12 +52,12 @@ pub struct InputRequired {
 ///
 /// Errors: `invalid_input_request` for a malformed result, `too_many_input_requests` past
 /// the limit (the limit in `data.detail`).
-pub fn read_input_required(result: &Value) -> Result<InputRequired, Failure> {
+pub fn read_input_required(result: &Value) -> Result<InputRequired, InputFailure> {
     let input_requests = match result.get("inputRequests") {
         None => Vec::new(),
         Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         Some(_) => {
-            return Err(Failure::new(
+            return Err(InputFailure::new(
                 Cause::InvalidInputRequest,
                 "inputRequests is not an object",
             ));
@@ -67,20 +67,20 @@ pub fn read_input_required(result: &Value) -> Result<InputRequired, Failure> {
         None => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => {
-            return Err(Failure::new(
+            return Err(InputFailure::new(
                 Cause::InvalidInputRequest,
                 "requestState is not a string",
             ));
         }
     };
     if input_requests.is_empty() && request_state.is_none() {
-        return Err(Failure::new(
+        return Err(InputFailure::new(
             Cause::InvalidInputRequest,
             "neither inputRequests nor requestState",
         ));
     }
     if input_requests.len() > MAX_INPUT_REQUESTS_PER_ROUND {
-        return Err(Failure::new(
+        return Err(InputFailure::new(
             Cause::TooManyInputRequests,
             format!(
                 "{} input requests; the limit is {MAX_INPUT_REQUESTS_PER_ROUND}",
@@ -96,7 +96,7 @@ pub fn read_input_required(result: &Value) -> Result<InputRequired, Failure> {
 
 /// The kind of an input request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum InputKind {
     /// `elicitation/create` in form mode.
     Form,
     /// `elicitation/create` in URL mode.
@@ -110,7 +110,7 @@ pub enum Kind {
 /// A question for the editor, prepared from one input request.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Question {
-    pub kind: Kind,
+    pub kind: InputKind,
     /// The 2025-11-25 method.
     pub method: &'static str,
     /// The params of the request to the editor (`None`: no params). A URL elicitation still
@@ -152,9 +152,9 @@ fn declared<'a>(caps: &'a Value, path: &[&str]) -> Option<&'a Value> {
 /// Errors (each with the key in `data.detail`): `invalid_input_request` for an unknown method
 /// or malformed params, `undeclared_input_request` for a kind the editor did not declare
 /// (or `sampling.tools` when tools are asked).
-pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Failure> {
-    let bad = || Failure::new(Cause::InvalidInputRequest, key);
-    let undeclared = || Failure::new(Cause::UndeclaredInputRequest, key);
+pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, InputFailure> {
+    let bad = || InputFailure::new(Cause::InvalidInputRequest, key);
+    let undeclared = || InputFailure::new(Cause::UndeclaredInputRequest, key);
     let method = request
         .get("method")
         .and_then(Value::as_str)
@@ -180,7 +180,7 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
                         Err(why) => return Ok(Plan::Decline(why)),
                     };
                     Ok(Plan::Ask(Question {
-                        kind: Kind::Url,
+                        kind: InputKind::Url,
                         method: methods::ELICITATION_CREATE,
                         params: Some(json!({"mode": "url", "message": message, "url": url})),
                         schema: None,
@@ -207,7 +207,7 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
                         return Ok(Plan::Ask(continue_question(message)));
                     }
                     Ok(Plan::Ask(Question {
-                        kind: Kind::Form,
+                        kind: InputKind::Form,
                         method: methods::ELICITATION_CREATE,
                         // Built member by member: `json!` would serialize the schema again,
                         // and that writes its numbers in serde_json's form.
@@ -238,7 +238,7 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
                 return Err(undeclared());
             }
             Ok(Plan::Ask(Question {
-                kind: Kind::Sampling,
+                kind: InputKind::Sampling,
                 method: methods::SAMPLING_CREATE_MESSAGE,
                 params: Some(p.clone()),
                 schema: None,
@@ -249,7 +249,7 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
         methods::ROOTS_LIST => {
             declared(editor_caps, &["roots"]).ok_or_else(undeclared)?;
             Ok(Plan::Ask(Question {
-                kind: Kind::Roots,
+                kind: InputKind::Roots,
                 method: methods::ROOTS_LIST,
                 params: None,
                 schema: None,
@@ -265,7 +265,7 @@ pub fn plan(key: &str, request: &Value, editor_caps: &Value) -> Result<Plan, Fai
 /// accepted and the upstream asks for again: the message and one choice, Continue.
 pub fn continue_question(message: &str) -> Question {
     Question {
-        kind: Kind::Form,
+        kind: InputKind::Form,
         method: methods::ELICITATION_CREATE,
         params: Some(
             json!({"mode": "form", "message": message, "requestedSchema": {
@@ -286,7 +286,7 @@ pub fn continue_question(message: &str) -> Question {
 /// (2025-11-25 needs one; 2026-07-28 has none; the caller mints it, unique per connection).
 pub fn editor_request(request_id: &str, elicitation_id: &str, q: &Question) -> Value {
     let mut params = q.params.clone();
-    if q.kind == Kind::Url
+    if q.kind == InputKind::Url
         && !q.continue_form
         && let Some(Value::Object(p)) = params.as_mut()
     {
@@ -308,7 +308,7 @@ pub fn editor_request(request_id: &str, elicitation_id: &str, q: &Question) -> V
 /// `notifications/elicitation/complete` for each accepted URL once the upstream stops asking.
 pub fn accepted_url<'q>(q: &'q Question, response: &Value) -> Option<&'q str> {
     let accepted = response.get("action").and_then(Value::as_str) == Some("accept");
-    (q.kind == Kind::Url && !q.continue_form && accepted)
+    (q.kind == InputKind::Url && !q.continue_form && accepted)
         .then_some(q.url.as_deref())
         .flatten()
 }
@@ -405,7 +405,7 @@ pub fn shown_url(raw: &str) -> Result<String, UrlRefusal> {
 
 /// The editor's answer to one question.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Answer {
+pub enum InputAnswer {
     /// A JSON-RPC result.
     Result(Value),
     /// A JSON-RPC error object.
@@ -429,19 +429,21 @@ pub enum AnswerFailure {
 /// Elicitation: an editor error becomes `cancel`; accepted form content must validate
 /// against the requested schema; decline, cancel and URL answers carry no content. Sampling:
 /// `role`, `content` and `model` are required. Roots: only `file://` roots pass.
-pub fn check_answer(q: &Question, answer: &Answer) -> Result<Value, AnswerFailure> {
+pub fn check_answer(q: &Question, answer: &InputAnswer) -> Result<Value, AnswerFailure> {
     let result = match answer {
-        Answer::Invalid => return Err(AnswerFailure::Invalid),
-        Answer::Error(e) => {
+        InputAnswer::Invalid => return Err(AnswerFailure::Invalid),
+        InputAnswer::Error(e) => {
             return match q.kind {
-                Kind::Form | Kind::Url => Ok(json!({"action": "cancel"})),
-                Kind::Sampling | Kind::Roots => Err(AnswerFailure::EditorError(e.clone())),
+                InputKind::Form | InputKind::Url => Ok(json!({"action": "cancel"})),
+                InputKind::Sampling | InputKind::Roots => {
+                    Err(AnswerFailure::EditorError(e.clone()))
+                }
             };
         }
-        Answer::Result(r) => r,
+        InputAnswer::Result(r) => r,
     };
     match q.kind {
-        Kind::Form | Kind::Url => {
+        InputKind::Form | InputKind::Url => {
             let action = result
                 .get("action")
                 .and_then(Value::as_str)
@@ -450,7 +452,7 @@ pub fn check_answer(q: &Question, answer: &Answer) -> Result<Value, AnswerFailur
                 "decline" | "cancel" => Ok(json!({"action": action})),
                 // A URL answer has no content; the Continue form of a form without properties
                 // gives empty content (and stands in for a URL asked again: no content).
-                "accept" if q.kind == Kind::Url || q.url.is_some() => {
+                "accept" if q.kind == InputKind::Url || q.url.is_some() => {
                     Ok(json!({"action": "accept"}))
                 }
                 "accept" if q.continue_form => Ok(json!({"action": "accept", "content": {}})),
@@ -473,7 +475,7 @@ pub fn check_answer(q: &Question, answer: &Answer) -> Result<Value, AnswerFailur
                 _ => Err(AnswerFailure::Invalid),
             }
         }
-        Kind::Sampling => {
+        InputKind::Sampling => {
             let role = result.get("role").filter(|v| v.is_string());
             let content = result.get("content").filter(|v| sampling_content_ok(v));
             let model = result.get("model").filter(|v| v.is_string());
@@ -489,7 +491,7 @@ pub fn check_answer(q: &Question, answer: &Answer) -> Result<Value, AnswerFailur
             }
             Ok(Value::Object(out))
         }
-        Kind::Roots => {
+        InputKind::Roots => {
             let roots = result
                 .get("roots")
                 .and_then(Value::as_array)
@@ -682,7 +684,7 @@ mod tests {
         let form = json!({"method": "elicitation/create", "params": {"message": "m", "requestedSchema": {"type": "object", "properties": {"a": {"type": "string"}}}}});
         assert_eq!(
             plan("k1", &form, &json!({})),
-            Err(Failure::new(Cause::UndeclaredInputRequest, "k1"))
+            Err(InputFailure::new(Cause::UndeclaredInputRequest, "k1"))
         );
         assert!(matches!(
             plan("k1", &form, &json!({"elicitation": {}})),
@@ -690,17 +692,17 @@ mod tests {
         ));
         assert_eq!(
             plan("k1", &form, &json!({"elicitation": {"url": {}}})),
-            Err(Failure::new(Cause::UndeclaredInputRequest, "k1"))
+            Err(InputFailure::new(Cause::UndeclaredInputRequest, "k1"))
         );
         let url = json!({"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "https://a.example/x"}});
         assert_eq!(
             plan("u", &url, &json!({"elicitation": {}})),
-            Err(Failure::new(Cause::UndeclaredInputRequest, "u"))
+            Err(InputFailure::new(Cause::UndeclaredInputRequest, "u"))
         );
         let sampling_tools = json!({"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5, "tools": []}});
         assert_eq!(
             plan("s", &sampling_tools, &caps()),
-            Err(Failure::new(Cause::UndeclaredInputRequest, "s"))
+            Err(InputFailure::new(Cause::UndeclaredInputRequest, "s"))
         );
         assert!(matches!(
             plan("s", &sampling_tools, &json!({"sampling": {"tools": {}}})),
@@ -708,11 +710,11 @@ mod tests {
         ));
         assert_eq!(
             plan("r", &json!({"method": "roots/list"}), &json!({})),
-            Err(Failure::new(Cause::UndeclaredInputRequest, "r"))
+            Err(InputFailure::new(Cause::UndeclaredInputRequest, "r"))
         );
         assert_eq!(
             plan("x", &json!({"method": "ping"}), &caps()),
-            Err(Failure::new(Cause::InvalidInputRequest, "x"))
+            Err(InputFailure::new(Cause::InvalidInputRequest, "x"))
         );
     }
 
@@ -790,7 +792,7 @@ mod tests {
             let req = json!({"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": raw}});
             let expected = match shown {
                 Ok(url) => Plan::Ask(Question {
-                    kind: Kind::Url,
+                    kind: InputKind::Url,
                     method: methods::ELICITATION_CREATE,
                     params: Some(json!({"mode": "url", "message": "m", "url": url})),
                     schema: None,
@@ -830,7 +832,7 @@ mod tests {
         );
         let accepted = check_answer(
             &q,
-            &Answer::Result(json!({"action": "accept", "content": {"choice": "Continue"}})),
+            &InputAnswer::Result(json!({"action": "accept", "content": {"choice": "Continue"}})),
         );
         assert_eq!(accepted, Ok(json!({"action": "accept", "content": {}})));
     }
@@ -844,7 +846,10 @@ mod tests {
             panic!()
         };
         let wrong = json!({"action": "accept", "content": {"age": "x"}});
-        assert_eq!(check_answer(&q, &Answer::Result(wrong.clone())), Ok(wrong));
+        assert_eq!(
+            check_answer(&q, &InputAnswer::Result(wrong.clone())),
+            Ok(wrong)
+        );
     }
 
     /// The accepted content against the requestedSchema (feature `schema-check`).
@@ -859,41 +864,44 @@ mod tests {
         assert_eq!(
             check_answer(
                 &q,
-                &Answer::Result(json!({"action": "accept", "content": {"age": 3}}))
+                &InputAnswer::Result(json!({"action": "accept", "content": {"age": 3}}))
             ),
             Ok(json!({"action": "accept", "content": {"age": 3}}))
         );
         assert_eq!(
             check_answer(
                 &q,
-                &Answer::Result(json!({"action": "accept", "content": {"age": "x"}}))
+                &InputAnswer::Result(json!({"action": "accept", "content": {"age": "x"}}))
             ),
             Err(AnswerFailure::Invalid)
         );
         assert_eq!(
             check_answer(
                 &q,
-                &Answer::Result(json!({"action": "accept", "content": {}}))
+                &InputAnswer::Result(json!({"action": "accept", "content": {}}))
             ),
             Err(AnswerFailure::Invalid)
         );
         assert_eq!(
             check_answer(
                 &q,
-                &Answer::Result(json!({"action": "decline", "content": {"age": 1}}))
+                &InputAnswer::Result(json!({"action": "decline", "content": {"age": 1}}))
             ),
             Ok(json!({"action": "decline"}))
         );
         assert_eq!(
-            check_answer(&q, &Answer::Result(json!({"action": "maybe"}))),
+            check_answer(&q, &InputAnswer::Result(json!({"action": "maybe"}))),
             Err(AnswerFailure::Invalid)
         );
         assert_eq!(
-            check_answer(&q, &Answer::Error(json!({"code": -1, "message": "no"}))),
+            check_answer(
+                &q,
+                &InputAnswer::Error(json!({"code": -1, "message": "no"}))
+            ),
             Ok(json!({"action": "cancel"}))
         );
         assert_eq!(
-            check_answer(&q, &Answer::Invalid),
+            check_answer(&q, &InputAnswer::Invalid),
             Err(AnswerFailure::Invalid)
         );
 
@@ -903,7 +911,7 @@ mod tests {
         assert_eq!(
             check_answer(
                 &roots,
-                &Answer::Result(
+                &InputAnswer::Result(
                     json!({"roots": [{"uri": "file:///a", "name": "a"}, {"uri": "https://b"}]})
                 )
             ),
@@ -911,7 +919,7 @@ mod tests {
         );
         let err = json!({"code": -32000, "message": "refused"});
         assert_eq!(
-            check_answer(&roots, &Answer::Error(err.clone())),
+            check_answer(&roots, &InputAnswer::Error(err.clone())),
             Err(AnswerFailure::EditorError(err))
         );
 
@@ -923,7 +931,7 @@ mod tests {
         assert_eq!(
             check_answer(
                 &sq,
-                &Answer::Result(
+                &InputAnswer::Result(
                     json!({"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m", "_meta": {}})
                 )
             ),
@@ -932,16 +940,16 @@ mod tests {
             )
         );
         assert_eq!(
-            check_answer(&sq, &Answer::Result(json!({"role": "assistant"}))),
+            check_answer(&sq, &InputAnswer::Result(json!({"role": "assistant"}))),
             Err(AnswerFailure::Invalid)
         );
         let no_text = json!({"role": "assistant", "content": {"type": "text"}, "model": "m"});
         assert_eq!(
-            check_answer(&sq, &Answer::Result(no_text)),
+            check_answer(&sq, &InputAnswer::Result(no_text)),
             Err(AnswerFailure::Invalid)
         );
         let image = json!({"role": "assistant", "content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}], "model": "m"});
-        assert!(check_answer(&sq, &Answer::Result(image)).is_ok());
+        assert!(check_answer(&sq, &InputAnswer::Result(image)).is_ok());
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! The listen stream, without I/O: what the bridge asks for on `subscriptions/listen`
 //! (2026-07-28 basic/patterns/subscriptions), how a listen event becomes a 2025-11-25
 //! notification for the editor (never with the subscription id), the synthetic events after a
-//! gap, the wait before a new stream, and the [`Gate`]: the state of the step that writes
+//! gap, the wait before a new stream, and the [`ListenGate`]: the state of the step that writes
 //! listen traffic to the editor, which decides which stream is active by its generation.
 //!
-//! The Listener actor owns the streams and their lifecycle; the Frontend runs the [`Gate`] on
+//! The Listener actor owns the streams and their lifecycle; the Frontend runs the [`ListenGate`] on
 //! every upstream notification in upstream order, so a list change written before a result
 //! reaches the editor before that result.
 
@@ -107,32 +107,32 @@ impl Declared {
 
     /// Whether an event may reach the editor: a list change of a declared list, or an update
     /// of a URI that is (a sub-resource of) one of `uris`, with `resources.subscribe` declared.
-    pub fn allows(self, event: &Event, uris: &BTreeSet<String>) -> bool {
+    pub fn allows(self, event: &ListenEvent, uris: &BTreeSet<String>) -> bool {
         match event {
-            Event::ToolsListChanged => self.tools,
-            Event::PromptsListChanged => self.prompts,
-            Event::ResourcesListChanged => self.resources,
-            Event::ResourceUpdated { uri } => self.subscribe && covers(uris, uri),
+            ListenEvent::ToolsListChanged => self.tools,
+            ListenEvent::PromptsListChanged => self.prompts,
+            ListenEvent::ResourcesListChanged => self.resources,
+            ListenEvent::ResourceUpdated { uri } => self.subscribe && covers(uris, uri),
         }
     }
 
     /// The events after a gap: one list change per declared list, one update per subscribed
     /// URI. The server does not send again what happened while no stream was open.
-    pub fn gap_events(self, uris: &BTreeSet<String>) -> Vec<Event> {
+    pub fn gap_events(self, uris: &BTreeSet<String>) -> Vec<ListenEvent> {
         let mut out = Vec::new();
         if self.tools {
-            out.push(Event::ToolsListChanged);
+            out.push(ListenEvent::ToolsListChanged);
         }
         if self.prompts {
-            out.push(Event::PromptsListChanged);
+            out.push(ListenEvent::PromptsListChanged);
         }
         if self.resources {
-            out.push(Event::ResourcesListChanged);
+            out.push(ListenEvent::ResourcesListChanged);
         }
         if self.subscribe {
             out.extend(
                 uris.iter()
-                    .map(|uri| Event::ResourceUpdated { uri: uri.clone() }),
+                    .map(|uri| ListenEvent::ResourceUpdated { uri: uri.clone() }),
             );
         }
         out
@@ -149,7 +149,7 @@ pub fn covers(uris: &BTreeSet<String>, uri: &str) -> bool {
 }
 
 /// The id of the listen request of a generation. The Listener chooses it, so that the
-/// [`Gate`] knows the stream before the request goes out; upstream ids of other requests are
+/// [`ListenGate`] knows the stream before the request goes out; upstream ids of other requests are
 /// integers and never equal it.
 pub fn listen_id(generation: u64) -> Id {
     Id::Str(format!("listen-{generation}"))
@@ -211,7 +211,7 @@ pub fn changed(uris: &BTreeSet<String>, subscribe: bool, uri: &str) -> Option<BT
 
 /// One event of a listen stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Event {
+pub enum ListenEvent {
     /// `notifications/tools/list_changed`.
     ToolsListChanged,
     /// `notifications/prompts/list_changed`.
@@ -225,15 +225,15 @@ pub enum Event {
     },
 }
 
-impl Event {
+impl ListenEvent {
     /// Reads an event notification of a listen stream; `None` for any other notification,
     /// and for an update without a string `uri`.
-    pub fn from_notification(n: &UpstreamNotification) -> Option<Event> {
+    pub fn from_notification(n: &UpstreamNotification) -> Option<ListenEvent> {
         Some(match n {
-            UpstreamNotification::ToolsListChanged(_) => Event::ToolsListChanged,
-            UpstreamNotification::PromptsListChanged(_) => Event::PromptsListChanged,
-            UpstreamNotification::ResourcesListChanged(_) => Event::ResourcesListChanged,
-            UpstreamNotification::ResourcesUpdated(params) => Event::ResourceUpdated {
+            UpstreamNotification::ToolsListChanged(_) => ListenEvent::ToolsListChanged,
+            UpstreamNotification::PromptsListChanged(_) => ListenEvent::PromptsListChanged,
+            UpstreamNotification::ResourcesListChanged(_) => ListenEvent::ResourcesListChanged,
+            UpstreamNotification::ResourcesUpdated(params) => ListenEvent::ResourceUpdated {
                 uri: params.get("uri")?.as_str()?.to_string(),
             },
             _ => return None,
@@ -244,10 +244,10 @@ impl Event {
     /// with only `uri`. Nothing of the upstream `_meta` (and so no subscription id) goes along.
     pub fn to_editor(&self) -> Value {
         match self {
-            Event::ToolsListChanged => bare(methods::TOOLS_LIST_CHANGED),
-            Event::PromptsListChanged => bare(methods::PROMPTS_LIST_CHANGED),
-            Event::ResourcesListChanged => bare(methods::RESOURCES_LIST_CHANGED),
-            Event::ResourceUpdated { uri } => {
+            ListenEvent::ToolsListChanged => bare(methods::TOOLS_LIST_CHANGED),
+            ListenEvent::PromptsListChanged => bare(methods::PROMPTS_LIST_CHANGED),
+            ListenEvent::ResourcesListChanged => bare(methods::RESOURCES_LIST_CHANGED),
+            ListenEvent::ResourceUpdated { uri } => {
                 jsonrpc::notification(methods::RESOURCES_UPDATED, json!({"uri": uri}))
             }
         }
@@ -488,7 +488,7 @@ impl Backoff {
     }
 }
 
-/// What the [`Gate`] tells the Listener, in the order of the upstream.
+/// What the [`ListenGate`] tells the Listener, in the order of the upstream.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fact {
     /// The first acknowledgment of a stream.
@@ -541,16 +541,16 @@ struct GateStream {
 /// acknowledgment when its generation is above the active one, so an older stream never
 /// becomes active again; only the events of the active stream reach the editor.
 #[derive(Clone, Debug, Default)]
-pub struct Gate {
+pub struct ListenGate {
     declared: Declared,
     streams: HashMap<Id, GateStream>,
     active: u64,
 }
 
-impl Gate {
+impl ListenGate {
     /// A gate for what the editor was told.
-    pub fn new(declared: Declared) -> Gate {
-        Gate {
+    pub fn new(declared: Declared) -> ListenGate {
+        ListenGate {
             declared,
             streams: HashMap::new(),
             active: 0,
@@ -646,7 +646,7 @@ impl Gate {
                 fact: Some(Fact::Acked { id, missing }),
             };
         }
-        match Event::from_notification(n) {
+        match ListenEvent::from_notification(n) {
             Some(event)
                 if s.acked
                     && s.generation == self.active
@@ -801,15 +801,15 @@ mod tests {
             ),
         ];
         for (method, params, want) in table {
-            let e = Event::from_notification(&note(method, &params));
+            let e = ListenEvent::from_notification(&note(method, &params));
             assert_eq!(e.map(|e| e.to_editor()), Some(want), "{method}");
         }
         assert_eq!(
-            Event::from_notification(&note("notifications/resources/updated", &sub("x"))),
+            ListenEvent::from_notification(&note("notifications/resources/updated", &sub("x"))),
             None
         );
         assert_eq!(
-            Event::from_notification(&note("notifications/progress", &sub("x"))),
+            ListenEvent::from_notification(&note("notifications/progress", &sub("x"))),
             None
         );
     }
@@ -826,18 +826,18 @@ mod tests {
             ("other://z", false),
         ];
         for (uri, want) in table {
-            let e = Event::ResourceUpdated { uri: uri.into() };
+            let e = ListenEvent::ResourceUpdated { uri: uri.into() };
             assert_eq!(ALL.allows(&e, &uris), want, "{uri}");
         }
         let no_subscribe = Declared {
             subscribe: false,
             ..ALL
         };
-        let e = Event::ResourceUpdated {
+        let e = ListenEvent::ResourceUpdated {
             uri: "file:///a".into(),
         };
         assert!(!no_subscribe.allows(&e, &uris));
-        assert!(!Declared::default().allows(&Event::ToolsListChanged, &uris));
+        assert!(!Declared::default().allows(&ListenEvent::ToolsListChanged, &uris));
     }
 
     #[test]
@@ -846,13 +846,13 @@ mod tests {
         assert_eq!(
             events,
             vec![
-                Event::ToolsListChanged,
-                Event::PromptsListChanged,
-                Event::ResourcesListChanged,
-                Event::ResourceUpdated {
+                ListenEvent::ToolsListChanged,
+                ListenEvent::PromptsListChanged,
+                ListenEvent::ResourcesListChanged,
+                ListenEvent::ResourceUpdated {
                     uri: "a://1".into()
                 },
-                Event::ResourceUpdated {
+                ListenEvent::ResourceUpdated {
                     uri: "b://2".into()
                 },
             ]
@@ -863,7 +863,7 @@ mod tests {
         };
         assert_eq!(
             only_prompts.gap_events(&set(&["a://1"])),
-            vec![Event::PromptsListChanged]
+            vec![ListenEvent::PromptsListChanged]
         );
     }
 
@@ -1063,7 +1063,7 @@ mod tests {
 
     #[test]
     fn only_the_active_stream_reaches_the_editor_and_an_older_one_never_again() {
-        let mut g = Gate::new(ALL);
+        let mut g = ListenGate::new(ALL);
         let (l1, l2) = (listen_id(1), listen_id(2));
         g.register(l1.clone(), 1, set(&[]), None);
         // Nothing before the acknowledgment.
@@ -1089,7 +1089,7 @@ mod tests {
         assert_eq!(g.active_generation(), 1);
         let (frames, _) =
             handled(g.on_notification(&note("notifications/tools/list_changed", &sub("listen-1"))));
-        assert_eq!(frames, vec![Event::ToolsListChanged.to_editor()]);
+        assert_eq!(frames, vec![ListenEvent::ToolsListChanged.to_editor()]);
         // A second acknowledgment is no new fact.
         assert_eq!(
             handled(g.on_notification(&note(ACKNOWLEDGED, &sub("listen-1")))),
@@ -1156,7 +1156,7 @@ mod tests {
 
     #[test]
     fn ends_are_reported_once_and_a_late_time_limit_does_not_end_an_acknowledged_stream() {
-        let mut g = Gate::new(ALL);
+        let mut g = ListenGate::new(ALL);
         let l1 = listen_id(1);
         g.register(l1.clone(), 1, set(&[]), Some(Id::Int(1)));
         let limit = Duration::from_secs(10);

@@ -18,7 +18,7 @@ pub fn droppable(method: &str) -> bool {
 
 /// What one message is, read without taking it apart (the rules of [`jsonrpc::classify`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum MessageKind {
     /// A request, with its id.
     Request(Id),
     /// A notification, with its method.
@@ -31,7 +31,7 @@ pub enum Kind {
 /// an unpaired surrogate escape is repaired as [`jsonrpc::parse`] does), and what it is.
 ///
 /// Errors: the [`ParseError`] of [`jsonrpc::parse`] for the same line.
-pub fn read(line: &[u8], max_depth: usize) -> Result<(Value, Kind), ParseError> {
+pub fn read(line: &[u8], max_depth: usize) -> Result<(Value, MessageKind), ParseError> {
     let value = jsonrpc::parse_value_bounded(line, max_depth)?;
     let kind = kind(&value)?;
     Ok((value, kind))
@@ -39,7 +39,7 @@ pub fn read(line: &[u8], max_depth: usize) -> Result<(Value, Kind), ParseError> 
 
 /// What a JSON value is as a JSON-RPC 2.0 message ([`jsonrpc::classify`]'s rules, by
 /// reference). Errors: [`ParseError::Shape`] with the id when it is not one.
-pub fn kind(value: &Value) -> Result<Kind, ParseError> {
+pub fn kind(value: &Value) -> Result<MessageKind, ParseError> {
     let Value::Object(obj) = value else {
         return Err(ParseError::Shape { id: None });
     };
@@ -59,8 +59,8 @@ pub fn kind(value: &Value) -> Result<Kind, ParseError> {
                 return shape();
             }
             match (raw_id, &id) {
-                (None, _) => Ok(Kind::Notification(method.clone())),
-                (Some(_), Some(id)) => Ok(Kind::Request(id.clone())),
+                (None, _) => Ok(MessageKind::Notification(method.clone())),
+                (Some(_), Some(id)) => Ok(MessageKind::Request(id.clone())),
                 (Some(_), None) => Err(ParseError::Shape { id: None }),
             }
         }
@@ -70,8 +70,8 @@ pub fn kind(value: &Value) -> Result<Kind, ParseError> {
                 return shape();
             }
             match (obj.get("result"), obj.get("error")) {
-                (Some(_), None) => Ok(Kind::Response(id)),
-                (None, Some(e)) if e.is_object() => Ok(Kind::Response(id)),
+                (Some(_), None) => Ok(MessageKind::Response(id)),
+                (None, Some(e)) if e.is_object() => Ok(MessageKind::Response(id)),
                 _ => shape(),
             }
         }
@@ -106,10 +106,10 @@ mod tests {
         ];
         for line in lines {
             let want = jsonrpc::parse(line.as_bytes(), MAX_CLIENT_DEPTH).map(|m| match m {
-                Message::Request { id, .. } => Kind::Request(id),
-                Message::Notification { method, .. } => Kind::Notification(method),
+                Message::Request { id, .. } => MessageKind::Request(id),
+                Message::Notification { method, .. } => MessageKind::Notification(method),
                 Message::Response { id, .. } | Message::ErrorResponse { id, .. } => {
-                    Kind::Response(id)
+                    MessageKind::Response(id)
                 }
             });
             let got = read(line.as_bytes(), MAX_CLIENT_DEPTH).map(|(_, k)| k);

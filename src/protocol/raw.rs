@@ -8,7 +8,7 @@
 //!   building a value tree; [`response`] and [`request`] read a JSON-RPC message's envelope
 //!   and, in the same pass, the members of its `result` or `params` (one validating pass
 //!   per line).
-//! - [`Parts`] builds a frame from pieces: small ones are copied into the frame's own buffer,
+//! - [`FrameParts`] builds a frame from pieces: small ones are copied into the frame's own buffer,
 //!   long raw slices ([`SHARE_MIN_BYTES`]) are kept as slices of the read buffer, so a large
 //!   member is never copied on its way to the writer.
 
@@ -140,7 +140,7 @@ impl RawJson {
     }
 
     /// The text of `parts` (one copy unless it is one piece).
-    pub fn from_parts(parts: Parts) -> RawJson {
+    pub fn from_parts(parts: FrameParts) -> RawJson {
         if parts.done.is_empty() {
             return RawJson(Bytes::from(parts.cur));
         }
@@ -544,10 +544,10 @@ impl RawResult {
 
     /// The text of the result (an object is written from its members: its original text
     /// without whitespace between the members, a repeated key once).
-    pub fn to_parts(&self) -> Parts {
+    pub fn to_parts(&self) -> FrameParts {
         match self {
             RawResult::Object(m) => raw_object(m),
-            RawResult::Other(text) => Parts::of_raw(text),
+            RawResult::Other(text) => FrameParts::of_raw(text),
         }
     }
 
@@ -596,7 +596,7 @@ impl Object {
     }
 
     /// The object's text.
-    pub fn to_parts(&self) -> Parts {
+    pub fn to_parts(&self) -> FrameParts {
         raw_object(&self.0)
     }
 
@@ -609,21 +609,21 @@ impl Object {
 /// One frame (or one JSON text of it) built from pieces: bytes copied into its own buffer and
 /// long raw slices shared with their read buffer ([`SHARE_MIN_BYTES`]).
 #[derive(Clone, Debug, Default)]
-pub struct Parts {
+pub struct FrameParts {
     done: Vec<Bytes>,
     cur: Vec<u8>,
     len: usize,
 }
 
-impl Parts {
+impl FrameParts {
     /// Empty.
     pub fn new() -> Self {
-        Parts::default()
+        FrameParts::default()
     }
 
     /// Empty, with room for `bytes` copied bytes before its buffer grows.
     pub fn with_capacity(bytes: usize) -> Self {
-        Parts {
+        FrameParts {
             done: Vec::new(),
             cur: Vec::with_capacity(bytes),
             len: 0,
@@ -632,14 +632,14 @@ impl Parts {
 
     /// The text of `v`.
     pub fn of_value(v: &Value) -> Self {
-        let mut p = Parts::new();
+        let mut p = FrameParts::new();
         p.push_value(v);
         p
     }
 
     /// The raw text `r`.
     pub fn of_raw(r: &RawJson) -> Self {
-        let mut p = Parts::new();
+        let mut p = FrameParts::new();
         p.push_raw(r);
         p
     }
@@ -725,7 +725,7 @@ impl Parts {
     }
 
     /// Appends `other`.
-    pub fn append(&mut self, other: Parts) {
+    pub fn append(&mut self, other: FrameParts) {
         if other.done.is_empty() && self.done.is_empty() && self.cur.is_empty() {
             // Nothing before it: take its buffer as it is.
             self.cur = other.cur;
@@ -785,10 +785,10 @@ fn object_overhead<'a>(keys: impl Iterator<Item = &'a str>) -> usize {
 }
 
 /// Writes an object from its members: `{"k":v,...}`.
-pub fn object(members: Vec<(String, Parts)>) -> Parts {
+pub fn object(members: Vec<(String, FrameParts)>) -> FrameParts {
     let cap = object_overhead(members.iter().map(|(k, _)| k.as_str()))
         + members.iter().map(|(_, v)| v.cur.len()).sum::<usize>();
-    let mut p = Parts::with_capacity(cap);
+    let mut p = FrameParts::with_capacity(cap);
     p.push(b"{");
     for (i, (k, v)) in members.into_iter().enumerate() {
         p.push_key(i == 0, &k);
@@ -800,14 +800,14 @@ pub fn object(members: Vec<(String, Parts)>) -> Parts {
 
 /// Writes an object from raw members: `{"k":v,...}`, each value its text (into one buffer,
 /// long values shared: [`SHARE_MIN_BYTES`]).
-pub fn raw_object(members: &[(String, RawJson)]) -> Parts {
+pub fn raw_object(members: &[(String, RawJson)]) -> FrameParts {
     let cap = object_overhead(members.iter().map(|(k, _)| k.as_str()))
         + members
             .iter()
             .map(|(_, v)| v.as_bytes().len())
             .filter(|n| *n < SHARE_MIN_BYTES)
             .sum::<usize>();
-    let mut p = Parts::with_capacity(cap);
+    let mut p = FrameParts::with_capacity(cap);
     p.push(b"{");
     for (i, (k, v)) in members.iter().enumerate() {
         p.push_key(i == 0, k);
@@ -818,8 +818,8 @@ pub fn raw_object(members: &[(String, RawJson)]) -> Parts {
 }
 
 /// A JSON-RPC 2.0 success response frame: `{"jsonrpc":"2.0","id":..,"result":..}` and `\n`.
-pub fn response_frame(id: &Id, result: Parts) -> Parts {
-    let mut p = Parts::with_capacity(FRAME_HEAD_BYTES + result.cur.len());
+pub fn response_frame(id: &Id, result: FrameParts) -> FrameParts {
+    let mut p = FrameParts::with_capacity(FRAME_HEAD_BYTES + result.cur.len());
     p.push(b"{\"jsonrpc\":\"2.0\",\"id\":");
     p.push_id(id);
     p.push(b",\"result\":");
@@ -829,8 +829,8 @@ pub fn response_frame(id: &Id, result: Parts) -> Parts {
 }
 
 /// A JSON-RPC 2.0 request frame: `{"jsonrpc":"2.0","id":..,"method":..,"params":..}` and `\n`.
-pub fn request_frame(id: &Id, method: &str, params: Parts) -> Parts {
-    let mut p = Parts::with_capacity(FRAME_HEAD_BYTES + params.cur.len());
+pub fn request_frame(id: &Id, method: &str, params: FrameParts) -> FrameParts {
+    let mut p = FrameParts::with_capacity(FRAME_HEAD_BYTES + params.cur.len());
     p.push(b"{\"jsonrpc\":\"2.0\",\"id\":");
     p.push_id(id);
     p.push(b",\"method\":");
@@ -1120,7 +1120,7 @@ mod tests {
             .map(String::from),
         );
         for s in rows {
-            let mut p = Parts::new();
+            let mut p = FrameParts::new();
             p.push_str(&s);
             let want = serde_json::to_vec(&s).unwrap_or_default();
             assert_eq!(p.to_vec(), want, "{s:?}");
@@ -1154,14 +1154,14 @@ mod tests {
             let through_value = r.to_value().and_then(|v| Id::from_value(&v));
             assert_eq!(r.to_id(), through_value, "{text}");
             if let Some(id) = through_value {
-                let mut p = Parts::new();
+                let mut p = FrameParts::new();
                 p.push_id(&id);
                 let want = serde_json::to_vec(&id.to_value()).unwrap_or_default();
                 assert_eq!(p.to_vec(), want, "{text}");
             }
         }
         for s in ["", "a\"b\\c", "\u{1}\n\t", "é😀", "</script>"] {
-            let mut p = Parts::new();
+            let mut p = FrameParts::new();
             p.push_str(s);
             let want = serde_json::to_vec(&Value::String(s.to_string())).unwrap_or_default();
             assert_eq!((p.to_vec(), p.len()), (want.clone(), want.len()), "{s}");
@@ -1171,7 +1171,7 @@ mod tests {
     #[test]
     fn parts_share_long_slices_and_copy_short_ones() {
         let long = raw(&format!("\"{}\"", "x".repeat(SHARE_MIN_BYTES)));
-        let mut p = Parts::new();
+        let mut p = FrameParts::new();
         p.push(b"[");
         p.push_raw(&raw("1E5"));
         p.push(b",");
@@ -1188,7 +1188,7 @@ mod tests {
         assert!(text.ends_with("\"]}}\n"));
         assert_eq!(frame.len(), text.len());
         assert_eq!(
-            request_frame(&Id::Int(1), "m", Parts::of_value(&json!({}))).to_vec(),
+            request_frame(&Id::Int(1), "m", FrameParts::of_value(&json!({}))).to_vec(),
             b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{}}\n"
         );
     }

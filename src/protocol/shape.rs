@@ -15,14 +15,14 @@ use super::legacy::Forwarded;
 use super::list_items::{self, ItemKind};
 use super::modern::{self, ResultType};
 use super::note::{Note, debug};
-use super::raw::{self, Parts, RawJson, RawResult};
+use super::raw::{self, FrameParts, RawJson, RawResult};
 use super::tool_schema;
 
 /// One member of a result being shaped: its original text, or rebuilt.
 #[derive(Debug)]
 enum Member {
     Raw(RawJson),
-    Built(Parts),
+    Built(FrameParts),
 }
 
 impl Member {
@@ -79,14 +79,14 @@ fn position(members: &[(String, Member)], key: &str) -> Option<usize> {
 pub struct Unusable(pub String);
 
 /// Shapes a complete upstream result for the editor: the rules of
-/// [`translate::shape_result`](super::translate::shape_result), on raw members. Gives the result's JSON text as [`Parts`].
+/// [`translate::shape_result`](super::translate::shape_result), on raw members. Gives the result's JSON text as [`FrameParts`].
 ///
 /// Errors: [`Unusable`] when a rule would have to drop what the upstream sent.
 pub fn shape_result(
     method: Forwarded,
     result: ResultMembers,
     notes: &mut Vec<Note>,
-) -> Result<Parts, Unusable> {
+) -> Result<FrameParts, Unusable> {
     let mut m: Vec<(String, Member)> = result
         .0
         .into_iter()
@@ -117,7 +117,7 @@ pub fn shape_result(
 
 /// The object's text: raw members copied (or shared when long) into one buffer, rebuilt ones
 /// appended.
-fn write_object(m: Vec<(String, Member)>) -> Parts {
+fn write_object(m: Vec<(String, Member)>) -> FrameParts {
     let cap = 2 + m
         .iter()
         .map(|(k, v)| {
@@ -132,7 +132,7 @@ fn write_object(m: Vec<(String, Member)>) -> Parts {
                 }
         })
         .sum::<usize>();
-    let mut out = Parts::with_capacity(cap);
+    let mut out = FrameParts::with_capacity(cap);
     out.push(b"{");
     for (i, (k, v)) in m.into_iter().enumerate() {
         out.push_key(i == 0, &k);
@@ -156,10 +156,10 @@ fn shape_meta(m: &mut Vec<(String, Member)>) {
     if !meta.iter().any(|(k, _)| k == modern::META_SERVER_INFO) && !meta.is_empty() {
         return;
     }
-    let kept: Vec<(String, Parts)> = meta
+    let kept: Vec<(String, FrameParts)> = meta
         .into_iter()
         .filter(|(k, _)| k != modern::META_SERVER_INFO)
-        .map(|(k, v)| (k, Parts::of_raw(&v)))
+        .map(|(k, v)| (k, FrameParts::of_raw(&v)))
         .collect();
     if kept.is_empty() {
         m.remove(i);
@@ -177,7 +177,7 @@ fn shape_list(kind: ItemKind, m: &mut [(String, Member)], notes: &mut Vec<Note>)
     let Some(items) = m[i].1.raw().and_then(raw::items) else {
         return;
     };
-    let mut out = Parts::new();
+    let mut out = FrameParts::new();
     out.push(b"[");
     let mut first = true;
     for (index, item) in items.into_iter().enumerate() {
@@ -220,7 +220,7 @@ fn has_text_block(content: &[RawJson]) -> bool {
 /// gets a text block of the serialized `structuredContent` (its original text) when it has
 /// none; a non-object `structuredContent` is dropped after that.
 fn shape_call_result(m: &mut Vec<(String, Member)>, notes: &mut Vec<Note>) -> Result<(), Unusable> {
-    let empty = || Member::Built(Parts::of_value(&serde_json::json!([])));
+    let empty = || Member::Built(FrameParts::of_value(&serde_json::json!([])));
     match position(m, "content").map(|i| (i, m[i].1.raw())) {
         Some((_, Some(c))) if c.is_array() => {}
         Some((i, Some(c))) if c.is_null() => {
@@ -245,7 +245,7 @@ fn shape_call_result(m: &mut Vec<(String, Member)>, notes: &mut Vec<Note>) -> Re
     };
     let blocks = m[ci].1.raw().and_then(raw::items).unwrap_or_default();
     if !has_text_block(&blocks) {
-        let mut content = Parts::new();
+        let mut content = FrameParts::new();
         match m[ci].1.raw() {
             Some(c) => {
                 let text = c.as_bytes();

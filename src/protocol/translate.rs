@@ -7,7 +7,7 @@ use super::errors::{Cause, ErrorCode, ErrorObject};
 use super::legacy::{self, Forwarded};
 use super::modern::{self, Discovered, RequestMeta};
 pub use super::note::Note;
-use super::raw::{self, Object, Params, Parts, RawJson, RawResult};
+use super::raw::{self, FrameParts, Object, Params, RawJson, RawResult};
 use super::shape;
 pub use super::tool_schema::adapt_tool;
 use serde_json::{Map, Value, json};
@@ -152,7 +152,7 @@ impl MetaKeys {
     pub fn of(meta: &RequestMeta) -> MetaKeys {
         let mut required = Map::new();
         meta.write_into(&mut required);
-        let mut text = Parts::new();
+        let mut text = FrameParts::new();
         for (i, (k, v)) in required.iter().enumerate() {
             text.push_key(i == 0, k);
             text.push_raw(&RawJson::from_value(v));
@@ -197,7 +197,7 @@ pub fn forward_params(
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
     // `_meta` written into one buffer: the editor's keys that pass, the required keys (their
     // text made once), the bridge's progress token.
-    let mut out = Parts::with_capacity(META_BYTES + meta.text.len());
+    let mut out = FrameParts::with_capacity(META_BYTES + meta.text.len());
     out.push(b"{");
     let mut first = true;
     for (k, v) in editor_meta.iter().filter(|(k, _)| is_passed_meta_key(k)) {

@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
-use super::dispatch::{self, Link};
+use super::dispatch::{self, ConnectionLink};
 use super::error::{ErrorCode, RpcError};
 use super::output::{spawn_forwarder, spawn_writer};
 use super::{Limits, Server};
@@ -215,7 +215,7 @@ pub(crate) async fn answer_alone(
     method: &str,
     params: Option<Value>,
 ) -> Option<Value> {
-    let link = Link {
+    let link = ConnectionLink {
         out: super::output::Outbox::detached(),
         close: CancellationToken::new(),
     };
@@ -238,7 +238,7 @@ async fn serve_frames<R: AsyncRead + Unpin>(
     limits: &Limits,
     at_end: AtEnd,
 ) -> std::io::Result<()> {
-    let link = Link {
+    let link = ConnectionLink {
         out,
         close: CancellationToken::new(),
     };
@@ -319,7 +319,7 @@ type RequestTask = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send
 /// task for the caller to spawn.
 async fn accept(
     server: &Server,
-    link: &Link,
+    link: &ConnectionLink,
     in_flight: &InFlight,
     limits: &Limits,
     line: &[u8],

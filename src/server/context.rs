@@ -156,13 +156,13 @@ impl RequestContext {
     /// reaches the client before this request's result (also through the embedded bridge).
     ///
     /// ```
-    /// use mcp_bridge::server::{Event, Server};
+    /// use mcp_bridge::server::{ListenEvent, Server};
     /// let server = Server::builder("changing", "1.0.0")
-    ///     .tool("add_tool", |_, ctx| ctx.publish(Event::ToolsListChanged, "Added."))
+    ///     .tool("add_tool", |_, ctx| ctx.publish(ListenEvent::ToolsListChanged, "Added."))
     ///     .build();
     /// # let _ = server;
     /// ```
-    pub fn publish<T: IntoReply>(&self, event: super::Event, answer: T) -> T {
+    pub fn publish<T: IntoReply>(&self, event: super::ListenEvent, answer: T) -> T {
         self.inner.server.notify(event);
         answer
     }

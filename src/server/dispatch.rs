@@ -25,7 +25,7 @@ const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 
 /// The connection a request came in on.
 #[derive(Clone)]
-pub(crate) struct Link {
+pub(crate) struct ConnectionLink {
     pub(crate) out: Outbox,
     pub(crate) close: CancellationToken,
 }
@@ -34,7 +34,7 @@ pub(crate) struct Link {
 /// server ended with `notifications/cancelled`).
 pub(crate) async fn handle(
     server: &Server,
-    link: &Link,
+    link: &ConnectionLink,
     id: &Id,
     method: &str,
     params: Option<Value>,
@@ -49,7 +49,7 @@ pub(crate) async fn handle(
 
 async fn serve_request(
     server: &Server,
-    link: &Link,
+    link: &ConnectionLink,
     id: &Id,
     name: &str,
     params: Option<Value>,

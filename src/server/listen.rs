@@ -22,7 +22,7 @@ pub use crate::protocol::modern::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID_KEY;
 /// list change goes to listens that asked for that list; `ResourceUpdated` to listens whose
 /// `resourceSubscriptions` holds its `uri`, or a URI that `uri` is a sub-resource of (`uri`
 /// starts with it followed by `/`). The same type the bridge reads from listen streams.
-pub use crate::protocol::notify::Event;
+pub use crate::protocol::notify::ListenEvent;
 
 /// How [`Server::end_listens`](super::Server::end_listens) ends open listens. The 2026-07-28
 /// pages basic/patterns/subscriptions and basic/patterns/cancellation disagree, so clients
@@ -60,7 +60,7 @@ struct OpenListen {
 
 impl Listens {
     /// Queues `event` on every open stream that wants it, without waiting.
-    pub(crate) fn publish(&self, event: &Event) {
+    pub(crate) fn publish(&self, event: &ListenEvent) {
         let Ok(open) = self.open.lock() else {
             return;
         };
@@ -191,12 +191,12 @@ impl Filter {
     }
 
     /// Whether a listen with this (honoured) filter delivers `event`.
-    pub(crate) fn wants(&self, event: &Event) -> bool {
+    pub(crate) fn wants(&self, event: &ListenEvent) -> bool {
         self.kinds.allows(event, &self.uris)
     }
 
     /// What to deliver after events were lost to a slow stream: one of every kind it wants.
-    fn catch_up_events(&self) -> Vec<Event> {
+    fn catch_up_events(&self) -> Vec<ListenEvent> {
         self.kinds.gap_events(&self.uris)
     }
 }
@@ -206,19 +206,19 @@ fn subscription_meta(subscription_id: &Value) -> Value {
 }
 
 /// The notification that delivers `event` on the listen `subscription_id`.
-pub(crate) fn event_notification(event: &Event, subscription_id: &Value) -> Value {
+pub(crate) fn event_notification(event: &ListenEvent, subscription_id: &Value) -> Value {
     let meta = subscription_meta(subscription_id);
     match event {
-        Event::ToolsListChanged => {
+        ListenEvent::ToolsListChanged => {
             jsonrpc::notification(methods::TOOLS_LIST_CHANGED, json!({ "_meta": meta }))
         }
-        Event::PromptsListChanged => {
+        ListenEvent::PromptsListChanged => {
             jsonrpc::notification(methods::PROMPTS_LIST_CHANGED, json!({ "_meta": meta }))
         }
-        Event::ResourcesListChanged => {
+        ListenEvent::ResourcesListChanged => {
             jsonrpc::notification(methods::RESOURCES_LIST_CHANGED, json!({ "_meta": meta }))
         }
-        Event::ResourceUpdated { uri } => jsonrpc::notification(
+        ListenEvent::ResourceUpdated { uri } => jsonrpc::notification(
             methods::RESOURCES_UPDATED,
             json!({ "uri": uri, "_meta": meta }),
         ),
@@ -316,20 +316,20 @@ mod tests {
         let filter = Filter::parse(Some(&json!({"resourceSubscriptions": ["file:///a"]})))
             .unwrap_or_default()
             .honoured(ALL);
-        let updated = |uri: &str| Event::ResourceUpdated { uri: uri.into() };
+        let updated = |uri: &str| ListenEvent::ResourceUpdated { uri: uri.into() };
         assert!(filter.wants(&updated("file:///a")));
         assert!(filter.wants(&updated("file:///a/b.txt")));
         assert!(!filter.wants(&updated("file:///ab")));
-        assert!(!filter.wants(&Event::ToolsListChanged));
+        assert!(!filter.wants(&ListenEvent::ToolsListChanged));
     }
 
     #[test]
     fn every_event_notification_carries_the_subscription_id() {
         for event in [
-            Event::ToolsListChanged,
-            Event::PromptsListChanged,
-            Event::ResourcesListChanged,
-            Event::ResourceUpdated {
+            ListenEvent::ToolsListChanged,
+            ListenEvent::PromptsListChanged,
+            ListenEvent::ResourcesListChanged,
+            ListenEvent::ResourceUpdated {
                 uri: "a://b".into(),
             },
         ] {

@@ -56,7 +56,7 @@ use tokio::sync::broadcast;
 pub use context::{LogLevel, RequestContext};
 pub use defs::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
 pub use error::{ErrorCode, ErrorObject, RpcError};
-pub use listen::{Event, ListenEnd, SUBSCRIPTION_ID_KEY};
+pub use listen::{ListenEnd, ListenEvent, SUBSCRIPTION_ID_KEY};
 
 /// The only protocol revision this server speaks.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
@@ -514,19 +514,19 @@ impl Server {
     /// event of every kind it wants once there is room (a catch-up) instead.
     ///
     /// ```
-    /// use mcp_bridge::server::{Event, Outcome, Server, ToolDef};
+    /// use mcp_bridge::server::{ListenEvent, Outcome, Server, ToolDef};
     /// let server = Server::builder("changing", "1.0.0")
     ///     .tool(ToolDef::no_input("touch"), |_, ctx| async move {
     ///         // Reaches every listen stream with `toolsListChanged` (and, through the embedded
     ///         // bridge, a 2025-11-25 editor) before this call's result.
-    ///         ctx.server().notify(Event::ToolsListChanged);
-    ///         ctx.server().notify(Event::ResourceUpdated { uri: "file:///notes.txt".into() });
+    ///         ctx.server().notify(ListenEvent::ToolsListChanged);
+    ///         ctx.server().notify(ListenEvent::ResourceUpdated { uri: "file:///notes.txt".into() });
     ///         Ok(Outcome::text("touched"))
     ///     })
     ///     .build();
     /// # let _ = server;
     /// ```
-    pub fn notify(&self, event: Event) {
+    pub fn notify(&self, event: ListenEvent) {
         self.inner.listens.publish(&event);
     }
 

@@ -20,7 +20,7 @@ use tokio::time::Sleep;
 
 use super::child::{self, ChildProcess};
 use super::program::{self, SpawnError};
-use super::upstream::{Abandoned, EndCause, Event, OpenOptions, Opened, Transport};
+use super::upstream::{Abandoned, EndCause, OpenOptions, Opened, Transport, TransportEvent};
 use super::writer::{Delivery, OutFrame, Sent, UPSTREAM_QUEUE, Writer};
 use super::{isolation, lines};
 use crate::protocol::framing::FrameCodec;
@@ -83,10 +83,10 @@ pub fn open(
         FrameCodec::new(options.max_line_bytes),
         Some(options.pace),
     )
-    .map(Event::Frame)
-    .chain(futures_util::stream::once(async { Event::Closed }))
+    .map(TransportEvent::Frame)
+    .chain(futures_util::stream::once(async { TransportEvent::Closed }))
     .chain(futures_util::stream::once(async move {
-        Event::Ended(EndCause::ChildExited(status_after_loss(take(&end)).await))
+        TransportEvent::Ended(EndCause::ChildExited(status_after_loss(take(&end)).await))
     }));
     Ok(Opened {
         transport: Box::new(Child { stdin, child }),

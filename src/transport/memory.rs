@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
-use super::upstream::{Abandoned, EndCause, Event, OpenOptions, Opened, Transport};
+use super::upstream::{Abandoned, EndCause, OpenOptions, Opened, Transport, TransportEvent};
 use super::writer::{Delivery, OutFrame, Sent, UPSTREAM_QUEUE, Writer};
 use crate::protocol::framing::{Frame, FrameCodec};
 use crate::protocol::jsonrpc::Id;
@@ -65,11 +65,11 @@ pub fn open(server: Server, options: OpenOptions) -> Opened {
     let end = done.clone();
     let frames = paced_frames(from_server, options.max_line_bytes, options.pace);
     let events = frames
-        .map(Event::Frame)
-        .chain(futures_util::stream::once(async { Event::Closed }))
+        .map(TransportEvent::Frame)
+        .chain(futures_util::stream::once(async { TransportEvent::Closed }))
         .chain(futures_util::stream::once(async move {
             let waited = take(&end);
-            Event::Ended(match waited {
+            TransportEvent::Ended(match waited {
                 Some(done) => ended(done).await,
                 None => EndCause::PeerDropped,
             })

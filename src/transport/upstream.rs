@@ -6,9 +6,9 @@
 //! under an id of the transport's own, and its response comes back with the id it was given
 //! (2026-07-28); a 2025-11-25 session that expired is opened again (`transport/http`).
 //!
-//! - **In:** a stream of [`Event`]s, in the upstream's order: frames, then [`Event::Closed`]
-//!   (no more frames) and [`Event::Ended`] (why). A transport that carries each request
-//!   apart (HTTP) reports a request that failed alone with [`Event::Failed`], and goes on.
+//! - **In:** a stream of [`TransportEvent`]s, in the upstream's order: frames, then [`TransportEvent::Closed`]
+//!   (no more frames) and [`TransportEvent::Ended`] (why). A transport that carries each request
+//!   apart (HTTP) reports a request that failed alone with [`TransportEvent::Failed`], and goes on.
 //! - **Out:** [`Transport::send`] of one message with its [`Delivery`], through a bounded
 //!   queue (the one [`crate::transport::writer::Writer`]).
 //! - **Cancel:** [`Transport::abandon`] decides how an abandoned request is carried: taken
@@ -73,11 +73,11 @@ impl fmt::Display for EndCause {
     }
 }
 
-/// Why one request failed in the transport alone ([`Event::Failed`]; HTTP). What the first
+/// Why one request failed in the transport alone ([`TransportEvent::Failed`]; HTTP). What the first
 /// `server/discover` got stays visible here (status and error body), for a fallback to an
 /// older protocol era to read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
+pub struct RequestFailure {
     /// The HTTP status of the response, when a response came and was not a success (`None`:
     /// no response at all, or the stream of a 2xx response broke or ended early).
     pub status: Option<u16>,
@@ -90,10 +90,10 @@ pub struct Failure {
     pub detail: String,
 }
 
-impl Failure {
+impl RequestFailure {
     /// A failure with a status and no error body.
     pub fn status(status: u16, detail: String) -> Self {
-        Failure {
+        RequestFailure {
             status: Some(status),
             error: None,
             detail,
@@ -102,7 +102,7 @@ impl Failure {
 
     /// A failure without a response (a connection error, a broken stream, a limit).
     pub fn no_response(detail: String) -> Self {
-        Failure {
+        RequestFailure {
             status: None,
             error: None,
             detail,
@@ -112,11 +112,11 @@ impl Failure {
 
 /// What a transport reports, in the upstream's order.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Event {
+pub enum TransportEvent {
     /// One frame of the upstream.
     Frame(Frame),
     /// A success response the transport read already (HTTP reads each response to know
-    /// that its request is answered): the same as a [`Event::Frame`] of it, which the
+    /// that its request is answered): the same as a [`TransportEvent::Frame`] of it, which the
     /// correlation layer would read with [`crate::protocol::raw::response`] into these, without a second read.
     Response {
         /// The response's id.
@@ -131,12 +131,12 @@ pub enum Event {
         /// The upstream id of the request.
         id: Id,
         /// Why: the HTTP status, the error body, a text for the editor and the log.
-        failure: Failure,
+        failure: RequestFailure,
     },
     /// A sign-in (or a token refresh) completed: the token provider answered a challenge
     /// with a new token (HTTP). A listen stream refused with 401/403 opens again now.
     SignedIn,
-    /// No more frames will come: every request in flight fails now. [`Event::Ended`] follows.
+    /// No more frames will come: every request in flight fails now. [`TransportEvent::Ended`] follows.
     Closed,
     /// The transport ended, and why. The last event.
     Ended(EndCause),
@@ -159,7 +159,7 @@ pub trait Transport {
     /// Sends one message as one frame through the bounded queue toward the upstream;
     /// [`Delivery::Request`] names the request, so the transport can refuse it when the queue
     /// is full ([`Sent::Refused`]), take it out again ([`Transport::abandon`]) or report it
-    /// alone ([`Event::Failed`]).
+    /// alone ([`TransportEvent::Failed`]).
     fn send(&self, msg: &Value, delivery: Delivery) -> Sent;
 
     /// Sends one whole frame (newline included) built from pieces ([`OutFrame`]: raw members
@@ -209,6 +209,6 @@ pub trait Transport {
 pub struct Opened {
     /// The handle: sends, cancels, shutdown.
     pub transport: Box<dyn Transport>,
-    /// The events, ending with [`Event::Ended`].
-    pub events: LocalBoxStream<'static, Event>,
+    /// The events, ending with [`TransportEvent::Ended`].
+    pub events: LocalBoxStream<'static, TransportEvent>,
 }

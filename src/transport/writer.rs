@@ -30,7 +30,7 @@ use tokio::sync::Notify;
 
 use crate::protocol::framing::encode_message;
 use crate::protocol::jsonrpc::Id;
-use crate::protocol::raw::Parts;
+use crate::protocol::raw::FrameParts;
 use bytes::Bytes;
 
 /// Bytes queued toward the editor before request-scoped notifications are dropped and the
@@ -136,7 +136,7 @@ pub enum Sent {
 }
 
 /// One frame as pieces written in order: slices shared with a read buffer (a large member
-/// passed through raw is never copied; [`crate::protocol::raw::Parts`]), then the frame's own
+/// passed through raw is never copied; [`crate::protocol::raw::FrameParts`]), then the frame's own
 /// bytes that end it (a small frame is only those: one buffer, no other allocation).
 #[derive(Clone, Debug, Default)]
 pub struct OutFrame {
@@ -194,8 +194,8 @@ impl From<Vec<u8>> for OutFrame {
     }
 }
 
-impl From<Parts> for OutFrame {
-    fn from(parts: Parts) -> Self {
+impl From<FrameParts> for OutFrame {
+    fn from(parts: FrameParts) -> Self {
         let len = parts.len();
         let (pieces, tail) = parts.into_shared_and_tail();
         OutFrame { pieces, tail, len }
@@ -997,7 +997,7 @@ mod tests {
     #[test]
     fn a_frame_of_shared_pieces_is_written_whole_across_partial_writes() {
         let big = Bytes::from(vec![b'x'; crate::protocol::raw::SHARE_MIN_BYTES]);
-        let mut parts = Parts::new();
+        let mut parts = FrameParts::new();
         parts.push(b"{\"a\":\"");
         parts.push_shared(big.clone());
         parts.push(b"\"}\n");

@@ -5,7 +5,7 @@
 use actix::prelude::*;
 use mcp_bridge::actors::link::ActorStats;
 use mcp_bridge::actors::upstream::{
-    Answer, Call, Cancel, CancelReason, Close, Connect, Reply, Upstream, UpstreamLinks,
+    Call, CallAnswer, Cancel, CancelReason, Close, Connect, Upstream, UpstreamLinks, UpstreamReply,
 };
 use mcp_bridge::protocol::framing::DEFAULT_MAX_LINE_BYTES;
 use mcp_bridge::protocol::jsonrpc::Id;
@@ -220,7 +220,7 @@ fn start_upstream() -> (Addr<Upstream>, mpsc::UnboundedReceiver<String>) {
 }
 
 /// A `tools/call` of `tool` and its answer (not yet sent).
-fn new_call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Call, Answer) {
+fn new_call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Call, CallAnswer) {
     let links = Arc::new(UpstreamLinks::new(upstream, &ActorStats::new("upstream")));
     Call::new(
         "tools/call",
@@ -232,7 +232,7 @@ fn new_call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Call, A
 }
 
 /// Sends a call and waits until the Upstream handled it: its upstream id and its answer.
-async fn sent_call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Id, Answer) {
+async fn sent_call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Id, CallAnswer) {
     let (call, answer) = new_call(upstream, tool, arguments);
     assert!(upstream.send(call).await.is_ok(), "the Upstream stopped");
     match answer.sent_id() {
@@ -241,7 +241,7 @@ async fn sent_call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (
     }
 }
 
-async fn call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Id, Reply) {
+async fn call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Id, UpstreamReply) {
     let (id, rx) = sent_call(upstream, tool, arguments).await;
     let reply = tokio::time::timeout(DEADLINE, rx).await;
     match reply {
@@ -250,9 +250,9 @@ async fn call(upstream: &Addr<Upstream>, tool: &str, arguments: Value) -> (Id, R
     }
 }
 
-fn result_text(reply: &Reply) -> Option<String> {
+fn result_text(reply: &UpstreamReply) -> Option<String> {
     match reply {
-        Reply::Result(v) => v.to_value()?["content"][0]["text"]
+        UpstreamReply::Result(v) => v.to_value()?["content"][0]["text"]
             .as_str()
             .map(str::to_string),
         _ => None,

@@ -103,7 +103,7 @@ fn server(cancelled: Arc<AtomicUsize>) -> Server {
             ToolDef::new("notify", json!({"type": "object"})),
             |_, ctx| async move {
                 ctx.server()
-                    .notify(mcp_bridge::server::Event::ToolsListChanged);
+                    .notify(mcp_bridge::server::ListenEvent::ToolsListChanged);
                 Ok(Outcome::text("notified"))
             },
         )

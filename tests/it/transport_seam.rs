@@ -7,14 +7,17 @@ use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
 use mcp_bridge::actors::link::ActorStats;
 use mcp_bridge::actors::upstream::{
-    Answer, Call, Cancel, CancelReason, Close, Connect, Relay, Reply, Upstream, UpstreamLinks,
+    Call, CallAnswer, Cancel, CancelReason, Close, Connect, Relay, Upstream, UpstreamLinks,
+    UpstreamReply,
 };
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::jsonrpc::Id;
 use mcp_bridge::protocol::raw::Object;
 use mcp_bridge::transport::open::{Opener, UpstreamSpec};
 use mcp_bridge::transport::program::SpawnError;
-use mcp_bridge::transport::upstream::{Abandoned, EndCause, Event, Failure, Opened, Transport};
+use mcp_bridge::transport::upstream::{
+    Abandoned, EndCause, Opened, RequestFailure, Transport, TransportEvent,
+};
 use mcp_bridge::transport::writer::{Delivery, EDITOR_QUEUE, QueueStats, Sent, Writer};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -62,13 +65,13 @@ impl Transport for Scripted {
 
 struct Rig {
     upstream: Addr<Upstream>,
-    events: mpsc::UnboundedSender<Event>,
+    events: mpsc::UnboundedSender<TransportEvent>,
     done: mpsc::UnboundedReceiver<Done>,
     told: mpsc::UnboundedReceiver<String>,
 }
 
 async fn rig() -> Rig {
-    let (events_tx, events_rx) = mpsc::unbounded_channel::<Event>();
+    let (events_tx, events_rx) = mpsc::unbounded_channel::<TransportEvent>();
     let (done_tx, done) = mpsc::unbounded_channel();
     let slot = Arc::new(Mutex::new(Some((events_rx, done_tx))));
     let opener =
@@ -105,7 +108,7 @@ async fn rig() -> Rig {
 }
 
 /// A call of `method` and its answer (not yet sent).
-fn new_call(upstream: &Addr<Upstream>, method: &'static str) -> (Call, Answer) {
+fn new_call(upstream: &Addr<Upstream>, method: &'static str) -> (Call, CallAnswer) {
     let links = Arc::new(UpstreamLinks::new(upstream, &ActorStats::new("upstream")));
     Call::new(
         method,
@@ -117,7 +120,7 @@ fn new_call(upstream: &Addr<Upstream>, method: &'static str) -> (Call, Answer) {
 }
 
 /// Sends a call and waits until the Upstream handled it: its upstream id and its answer.
-async fn call(upstream: &Addr<Upstream>, method: &'static str) -> (Id, Answer) {
+async fn call(upstream: &Addr<Upstream>, method: &'static str) -> (Id, CallAnswer) {
     let (call, answer) = new_call(upstream, method);
     assert!(upstream.send(call).await.is_ok(), "the Upstream stopped");
     match answer.sent_id() {
@@ -126,7 +129,7 @@ async fn call(upstream: &Addr<Upstream>, method: &'static str) -> (Id, Answer) {
     }
 }
 
-async fn reply(rx: Answer) -> String {
+async fn reply(rx: CallAnswer) -> String {
     match tokio::time::timeout(DEADLINE, rx).await {
         Ok(Ok(r)) => format!("{r:?}"),
         other => panic!("no reply within {DEADLINE:?}: {other:?}"),
@@ -140,8 +143,8 @@ async fn next<T>(rx: &mut mpsc::UnboundedReceiver<T>) -> Option<T> {
         .flatten()
 }
 
-fn line(v: Value) -> Event {
-    Event::Frame(Frame::Line(
+fn line(v: Value) -> TransportEvent {
+    TransportEvent::Frame(Frame::Line(
         serde_json::to_vec(&v).unwrap_or_default().into(),
     ))
 }
@@ -165,15 +168,15 @@ async fn a_request_that_fails_alone_leaves_the_upstream_serving_the_others() {
     ));
     assert!(
         r.events
-            .send(Event::Failed {
+            .send(TransportEvent::Failed {
                 id: a,
-                failure: Failure::status(502, "HTTP 502".into())
+                failure: RequestFailure::status(502, "HTTP 502".into())
             })
             .is_ok()
     );
     assert_eq!(
         reply(a_rx).await,
-        "Failed(Failure { status: Some(502), error: None, detail: \"HTTP 502\" })"
+        "Failed(RequestFailure { status: Some(502), error: None, detail: \"HTTP 502\" })"
     );
     assert!(
         r.events
@@ -274,11 +277,13 @@ async fn the_end_event_fails_what_is_pending_and_reaches_the_frontend_with_its_c
             ))
             .is_ok()
     );
-    assert!(r.events.send(Event::Closed).is_ok());
+    assert!(r.events.send(TransportEvent::Closed).is_ok());
     assert_eq!(reply(a_rx).await, "Closed");
     assert!(
         r.events
-            .send(Event::Ended(EndCause::ChildExited("exit code 3".into())))
+            .send(TransportEvent::Ended(EndCause::ChildExited(
+                "exit code 3".into()
+            )))
             .is_ok()
     );
     assert_eq!(
@@ -295,7 +300,7 @@ async fn the_end_event_fails_what_is_pending_and_reaches_the_frontend_with_its_c
     assert_eq!(after_answer.sent_id(), None);
     assert!(matches!(
         futures_util::FutureExt::now_or_never(after_answer),
-        Some(Ok(Reply::Closed))
+        Some(Ok(UpstreamReply::Closed))
     ));
     let closed = r
         .upstream
@@ -328,7 +333,11 @@ async fn close_runs_the_transports_own_steps_with_the_grace() {
     let (ping, _ping_answer) = new_call(&r.upstream, "ping");
     let ping = r.upstream.send(ping).await;
     assert!(matches!(ping, Err(MailboxError::Closed)), "{ping:?}");
-    assert!(r.events.send(Event::Ended(EndCause::PeerDropped)).is_err());
+    assert!(
+        r.events
+            .send(TransportEvent::Ended(EndCause::PeerDropped))
+            .is_err()
+    );
     assert!(r.told.try_recv().is_err());
 }
 
@@ -389,7 +398,7 @@ async fn pass_through_relays_both_ways_over_an_http_shaped_transport() {
     // A bad line naming a request in flight is reported for that request.
     assert!(
         r.events
-            .send(Event::Frame(Frame::Line(
+            .send(TransportEvent::Frame(Frame::Line(
                 b"{\"jsonrpc\":\"2.0\",\"id\":\"i2\",\"result\":"
                     .to_vec()
                     .into()
@@ -405,6 +414,6 @@ async fn pass_through_relays_both_ways_over_an_http_shaped_transport() {
 #[actix::test]
 async fn a_sign_in_of_the_transport_reaches_the_frontend() {
     let mut r = rig().await;
-    assert!(r.events.send(Event::SignedIn).is_ok());
+    assert!(r.events.send(TransportEvent::SignedIn).is_ok());
     assert_eq!(next(&mut r.told).await.as_deref(), Some("SignedIn"));
 }

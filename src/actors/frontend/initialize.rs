@@ -50,7 +50,7 @@ pub(super) async fn discover(
     limit: std::time::Duration,
     reason: CancelReason,
     phase: Option<&crate::config::SignInPhaseRef>,
-) -> Result<Reply, TimedOut> {
+) -> Result<UpstreamReply, TimedOut> {
     let method = methods::SERVER_DISCOVER;
     #[cfg(feature = "auth")]
     if let Some(phase) = phase {
@@ -140,7 +140,7 @@ impl Frontend {
             )
             .await;
             let result = match &reply {
-                Ok(Reply::Result(v)) => v.to_value(),
+                Ok(UpstreamReply::Result(v)) => v.to_value(),
                 _ => None,
             };
             // HTTP: a request that failed in the transport keeps its status and error body
@@ -148,15 +148,15 @@ impl Frontend {
             // failure (no response, a broken stream, 401/403 without a token, 5xx) fails the
             // initialize with its detail.
             let answer = match &reply {
-                Ok(Reply::Result(_)) => match &result {
+                Ok(UpstreamReply::Result(_)) => match &result {
                     Some(v) => ProbeAnswer::Result(v),
                     None => ProbeAnswer::Invalid,
                 },
-                Ok(Reply::Error(e)) => ProbeAnswer::Error(e),
-                Ok(Reply::Closed) => ProbeAnswer::Closed,
-                Ok(Reply::Busy) => ProbeAnswer::Busy,
-                Ok(Reply::Invalid) => ProbeAnswer::Invalid,
-                Ok(Reply::Failed(f)) => match f.status {
+                Ok(UpstreamReply::Error(e)) => ProbeAnswer::Error(e),
+                Ok(UpstreamReply::Closed) => ProbeAnswer::Closed,
+                Ok(UpstreamReply::Busy) => ProbeAnswer::Busy,
+                Ok(UpstreamReply::Invalid) => ProbeAnswer::Invalid,
+                Ok(UpstreamReply::Failed(f)) => match f.status {
                     Some(status @ (400 | 404 | 405)) => ProbeAnswer::Http(HttpAnswer {
                         status,
                         body: f.error.as_ref().map_or(HttpBody::Empty, HttpBody::RpcError),

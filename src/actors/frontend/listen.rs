@@ -1,5 +1,5 @@
 //! The Frontend's side of the listen stream: it asks the Supervisor to run the Listener, passes the editor's
-//! subscription changes and log level to it, and runs the [`Gate`] on every upstream
+//! subscription changes and log level to it, and runs the [`ListenGate`] on every upstream
 //! notification and listen response. The Frontend handles the upstream's messages in upstream
 //! order and writes a result only after the notifications before it, so a list change the
 //! upstream writes before a result reaches the editor before that result.
@@ -11,16 +11,16 @@ use super::messages::{ChangeAnswer, GateUpdate};
 use super::{Frontend, Lifecycle};
 use crate::actors::listener::{Change, ListenFact, SetLogLevel};
 use crate::actors::supervisor::messages::StartListener;
-use crate::actors::upstream::Reply;
+use crate::actors::upstream::UpstreamReply;
 use crate::protocol::errors::Cause;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::legacy::RequestClass;
 use crate::protocol::modern::UpstreamNotification;
-use crate::protocol::notify::{self, Fact, Gate, Step, StreamEnd};
+use crate::protocol::notify::{self, Fact, ListenGate, Step, StreamEnd};
 
 /// The gate of the write step, once the Listener was asked for.
 pub(super) struct ListenSide {
-    gate: Gate,
+    gate: ListenGate,
 }
 
 impl Frontend {
@@ -36,7 +36,7 @@ impl Frontend {
             meta: self.current_meta(),
         });
         self.listen = Some(ListenSide {
-            gate: Gate::new(self.declared),
+            gate: ListenGate::new(self.declared),
         });
     }
 
@@ -113,13 +113,13 @@ impl Frontend {
     }
 
     /// The response to a listen request ended that stream.
-    pub(super) fn on_listen_ended(&mut self, id: Id, reply: Reply) {
+    pub(super) fn on_listen_ended(&mut self, id: Id, reply: UpstreamReply) {
         let end = match reply {
-            Reply::Result(_) => StreamEnd::ServerResult,
-            Reply::Error(error) => StreamEnd::Refused { error },
-            Reply::Closed | Reply::Busy => StreamEnd::Closed,
-            Reply::Invalid => StreamEnd::Invalid,
-            Reply::Failed(f) => StreamEnd::Failed {
+            UpstreamReply::Result(_) => StreamEnd::ServerResult,
+            UpstreamReply::Error(error) => StreamEnd::Refused { error },
+            UpstreamReply::Closed | UpstreamReply::Busy => StreamEnd::Closed,
+            UpstreamReply::Invalid => StreamEnd::Invalid,
+            UpstreamReply::Failed(f) => StreamEnd::Failed {
                 status: f.status,
                 detail: f.detail,
             },

@@ -1,14 +1,14 @@
 //! The messages the Frontend handles. The Upstream and the Listener send them, and the
 //! Frontend sends to both, so they live in this file, which imports no actor (only the
-//! Upstream's [`Reply`] vocabulary, a leaf).
+//! Upstream's [`UpstreamReply`] vocabulary, a leaf).
 
 use actix::prelude::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-use crate::actors::upstream::reply::Reply;
+use crate::actors::upstream::reply::UpstreamReply;
 use crate::protocol::jsonrpc::Id;
-use crate::protocol::passthrough::Kind;
+use crate::protocol::passthrough::MessageKind;
 
 /// What the Upstream actor tells the Frontend, in upstream order.
 #[derive(Message, Debug)]
@@ -18,15 +18,15 @@ pub enum FromUpstream {
     Notification { method: String, params: Value },
     /// The response to a listen request (see `upstream::Listen`), in upstream order with the
     /// notifications.
-    ListenEnded { id: Id, reply: Reply },
+    ListenEnded { id: Id, reply: UpstreamReply },
     /// Pass-through (a legacy upstream): one message of the upstream as it came (a response,
     /// a request to the editor, a notification), and what it is.
-    Relayed { message: Value, kind: Kind },
+    Relayed { message: Value, kind: MessageKind },
     /// Pass-through: the editor's request `id` did not reach the upstream, or the upstream
     /// answered it with a frame the bridge cannot read: the bridge answers it itself
-    /// ([`Reply::Busy`]: `upstream_busy`, [`Reply::Closed`]: `upstream_exited`,
-    /// [`Reply::Invalid`]: `invalid_response`).
-    RelayFailed { id: Id, reply: Reply },
+    /// ([`UpstreamReply::Busy`]: `upstream_busy`, [`UpstreamReply::Closed`]: `upstream_exited`,
+    /// [`UpstreamReply::Invalid`]: `invalid_response`).
+    RelayFailed { id: Id, reply: UpstreamReply },
     /// Pass-through: the editor's request `id` has the id of a request of the bridge's own
     /// still unanswered upstream (the era probe's reserved `mcp-bridge-probe-N`): it was not
     /// sent, since its answer could not be told from the probe's; it gets `duplicate_id`.

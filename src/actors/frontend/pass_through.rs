@@ -12,7 +12,7 @@ impl Frontend {
             Err(e) => return self.reply_bad_line(&e),
         };
         let (delivery, cancels) = match kind {
-            Kind::Request(id) => {
+            MessageKind::Request(id) => {
                 if self.relayed.contains_key(&id) {
                     return self.reply_error(Some(&id), Cause::DuplicateId, None);
                 }
@@ -26,7 +26,7 @@ impl Frontend {
                 self.relayed.insert(id.clone(), Instant::now());
                 (Delivery::Request(id), None)
             }
-            Kind::Notification(method) => {
+            MessageKind::Notification(method) => {
                 let cancels =
                     match EditorNotification::from_notification(method, message.get("params")) {
                         EditorNotification::Cancelled {
@@ -40,7 +40,7 @@ impl Frontend {
                 }
                 (Delivery::Always, cancels)
             }
-            Kind::Response(_) => (Delivery::Always, None),
+            MessageKind::Response(_) => (Delivery::Always, None),
         };
         self.upstream.relay.do_send(Relay {
             message,
@@ -53,9 +53,9 @@ impl Frontend {
     /// out only while its request is in flight (never after the editor cancelled it, never
     /// twice); progress and log messages are dropped and counted when the queue toward the
     /// editor is over its notification bound; everything else is never dropped.
-    pub(super) fn relay_to_editor(&mut self, message: Value, kind: Kind) {
+    pub(super) fn relay_to_editor(&mut self, message: Value, kind: MessageKind) {
         match kind {
-            Kind::Response(Some(id)) => match self.relayed.remove(&id) {
+            MessageKind::Response(Some(id)) => match self.relayed.remove(&id) {
                 Some(started) => {
                     self.end_initialize_wait(&id);
                     tracing::debug!(target: "frontend", "id={id} answered in pass-through time_ms={:.3}",
@@ -66,14 +66,14 @@ impl Frontend {
                     tracing::debug!(target: "frontend", "dropped a response of the upstream for id {id}, not in flight");
                 }
             },
-            Kind::Response(None) => {
+            MessageKind::Response(None) => {
                 tracing::debug!(target: "frontend", "dropped a response of the upstream without a usable id");
             }
-            Kind::Request(_) => self.write(&message),
-            Kind::Notification(method) if passthrough::droppable(&method) => {
+            MessageKind::Request(_) => self.write(&message),
+            MessageKind::Notification(method) if passthrough::droppable(&method) => {
                 self.write_notification(&message)
             }
-            Kind::Notification(_) => self.write(&message),
+            MessageKind::Notification(_) => self.write(&message),
         }
     }
 }

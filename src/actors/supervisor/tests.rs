@@ -4,7 +4,7 @@
 //! the actors' end reports before the exit, the exit code and what the editor got.
 
 use super::*;
-use crate::actors::upstream::{Call, Cancel, Connect, Disconnect, Listen, Relay, Reply};
+use crate::actors::upstream::{Call, Cancel, Connect, Disconnect, Listen, Relay, UpstreamReply};
 use crate::config::{MAX_IN_FLIGHT_REQUESTS, Timeouts};
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::notify::ListenTimings;
@@ -78,7 +78,7 @@ struct FakeUpstream {
     journal: Journal,
     capabilities: Value,
     next: i64,
-    open: Vec<oneshot::Sender<Reply>>,
+    open: Vec<oneshot::Sender<UpstreamReply>>,
 }
 
 impl Actor for FakeUpstream {
@@ -107,7 +107,7 @@ impl Handler<Call> for FakeUpstream {
         }
         let tx = m.sent_as(Id::Int(self.next));
         if discover {
-            let _ = tx.send(Reply::Result(RawResult::from_value(&json!({
+            let _ = tx.send(UpstreamReply::Result(RawResult::from_value(&json!({
                 "resultType": "complete",
                 "supportedVersions": ["2026-07-28"],
                 "capabilities": self.capabilities
@@ -164,7 +164,7 @@ impl Handler<Lose> for FakeUpstream {
     type Result = ();
     fn handle(&mut self, _: Lose, _: &mut Context<Self>) {
         for tx in self.open.drain(..) {
-            let _ = tx.send(Reply::Closed);
+            let _ = tx.send(UpstreamReply::Closed);
         }
         self.out.gone.do_send(UpstreamGone {
             status: "exit status 3".into(),
@@ -255,7 +255,7 @@ impl Rig {
         });
         Supervisor::run(
             config,
-            Parts {
+            SupervisorParts {
                 input: Box::pin(input),
                 output: writer,
                 queues: Vec::new(),

@@ -7,11 +7,11 @@ use crate::protocol::raw::RawResult;
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 
-pub use crate::transport::upstream::Failure;
+pub use crate::transport::upstream::RequestFailure;
 
 /// The answer to one upstream request.
 #[derive(Debug)]
-pub enum Reply {
+pub enum UpstreamReply {
     /// A JSON-RPC result: an object's members as raw slices of the upstream's line (see
     /// [`crate::protocol::raw`]), or the text of any other value.
     Result(RawResult),
@@ -25,18 +25,18 @@ pub enum Reply {
     Busy,
     /// The request failed in the transport alone (HTTP: an error status, a broken stream, a
     /// limit); the upstream goes on.
-    Failed(Failure),
+    Failed(RequestFailure),
 }
 
-impl Reply {
+impl UpstreamReply {
     /// A transport failure whose response body was a JSON-RPC error is that error (HTTP 404 +
     /// -32601, 400 + -32020 pass through to the editor as the upstream's error); the rest
     /// unchanged.
-    pub fn passed_through(self) -> Reply {
+    pub fn passed_through(self) -> UpstreamReply {
         match self {
-            Reply::Failed(Failure {
+            UpstreamReply::Failed(RequestFailure {
                 error: Some(error), ..
-            }) => Reply::Error(error),
+            }) => UpstreamReply::Error(error),
             other => other,
         }
     }
@@ -44,12 +44,12 @@ impl Reply {
     /// The outcome word of the exchange log line.
     pub(crate) fn outcome(&self) -> &'static str {
         match self {
-            Reply::Result(_) => "result",
-            Reply::Error(_) => "error",
-            Reply::Closed => "closed",
-            Reply::Invalid => "invalid",
-            Reply::Busy => "busy",
-            Reply::Failed(_) => "failed",
+            UpstreamReply::Result(_) => "result",
+            UpstreamReply::Error(_) => "error",
+            UpstreamReply::Closed => "closed",
+            UpstreamReply::Invalid => "invalid",
+            UpstreamReply::Busy => "busy",
+            UpstreamReply::Failed(_) => "failed",
         }
     }
 }

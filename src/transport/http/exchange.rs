@@ -1,7 +1,7 @@
 //! One message over HTTP: its POST (with the token of the provider, and once more after each
 //! challenge it answers with a retry), then its response: `202` for a notification, a JSON
 //! body, or an SSE stream of the request's notifications and its response; an error status
-//! becomes a [`Failure`] with the status and, when the body is a JSON-RPC error, that error.
+//! becomes a [`RequestFailure`] with the status and, when the body is a JSON-RPC error, that error.
 //!
 //! A response that was accepted (a 2xx) and whose body then broke or ended before the
 //! response of its request is a broken response stream ([`Lost::Broken`]). 2026-07-28
@@ -35,7 +35,7 @@ use crate::protocol::jsonrpc::{Id, MAX_UPSTREAM_DEPTH};
 use crate::protocol::notify;
 use crate::protocol::raw;
 use crate::protocol::remote::HeaderParam;
-use crate::transport::upstream::{Event, Failure};
+use crate::transport::upstream::{RequestFailure, TransportEvent};
 
 /// The most times one request is sent again after its response stream broke.
 pub const MAX_REISSUES: u32 = 3;
@@ -49,20 +49,20 @@ pub const REISSUE_ID_PREFIX: &str = "mcp-bridge-reissue-";
 pub(super) enum Lost {
     /// It failed (no response, an error status, a limit, content that is no answer): it is
     /// not sent again.
-    Failed(Failure),
+    Failed(RequestFailure),
     /// A broken response stream: the request was accepted (a 2xx came) and its body broke or
     /// ended before the response.
-    Broken(Failure),
+    Broken(RequestFailure),
 }
 
-impl From<Failure> for Lost {
-    fn from(f: Failure) -> Lost {
+impl From<RequestFailure> for Lost {
+    fn from(f: RequestFailure) -> Lost {
         Lost::Failed(f)
     }
 }
 
-impl From<Lost> for Failure {
-    fn from(l: Lost) -> Failure {
+impl From<Lost> for RequestFailure {
+    fn from(l: Lost) -> RequestFailure {
         match l {
             Lost::Failed(f) | Lost::Broken(f) => f,
         }
@@ -131,7 +131,7 @@ fn headers_again(sh: &Shared, body: &[u8], tool_params: Option<&[HeaderParam]>) 
         .unwrap_or_default()
 }
 
-/// Sends the message and reports its response; a request that fails gets [`Event::Failed`].
+/// Sends the message and reports its response; a request that fails gets [`TransportEvent::Failed`].
 pub(super) async fn run(sh: Rc<Shared>, post: Post) {
     let id = post.id.clone();
     let outcome = exchange(&sh, post).await;
@@ -140,7 +140,7 @@ pub(super) async fn run(sh: Rc<Shared>, post: Post) {
     }
     match (outcome, id) {
         (Err(failure), Some(id)) => {
-            let _ = sh.events.send(Event::Failed { id, failure });
+            let _ = sh.events.send(TransportEvent::Failed { id, failure });
         }
         (Err(failure), None) => {
             tracing::debug!(target: "http", "a notification to the upstream failed: {}", failure.detail);
@@ -149,7 +149,7 @@ pub(super) async fn run(sh: Rc<Shared>, post: Post) {
     }
 }
 
-async fn exchange(sh: &Rc<Shared>, p: Post) -> Result<(), Failure> {
+async fn exchange(sh: &Rc<Shared>, p: Post) -> Result<(), RequestFailure> {
     let Post {
         body,
         id,
@@ -284,7 +284,7 @@ pub(super) async fn response_body(
         return Ok(ResponseBody::Events(resp));
     }
     if !content_type.starts_with("application/json") {
-        return Err(Failure::no_response(format!(
+        return Err(RequestFailure::no_response(format!(
             "the upstream answered HTTP {} with neither JSON nor an event stream",
             status.as_u16()
         ))
@@ -292,19 +292,21 @@ pub(super) async fn response_body(
     }
     match limit::read_body(resp, max_bytes).await {
         Ok(body) => Ok(ResponseBody::Json(body)),
-        Err(e @ BodyError::Broken) => Err(Lost::Broken(Failure::no_response(e.to_string()))),
-        Err(e @ BodyError::Over(_)) => Err(Lost::Failed(Failure::no_response(e.to_string()))),
+        Err(e @ BodyError::Broken) => Err(Lost::Broken(RequestFailure::no_response(e.to_string()))),
+        Err(e @ BodyError::Over(_)) => {
+            Err(Lost::Failed(RequestFailure::no_response(e.to_string())))
+        }
     }
 }
 
 /// The failure of a JSON response that holds no response to its request.
-pub(super) fn unanswered() -> Failure {
-    Failure::no_response("the upstream's JSON response did not answer the request".into())
+pub(super) fn unanswered() -> RequestFailure {
+    RequestFailure::no_response("the upstream's JSON response did not answer the request".into())
 }
 
 /// An error status: its JSON-RPC error body passes through; an empty or non-JSON body (or
 /// one over the limit) leaves only the status.
-pub(super) async fn error_status(resp: reqwest::Response, max_bytes: usize) -> Failure {
+pub(super) async fn error_status(resp: reqwest::Response, max_bytes: usize) -> RequestFailure {
     let status = resp.status().as_u16();
     let error = match limit::read_body(resp, max_bytes)
         .await
@@ -313,7 +315,7 @@ pub(super) async fn error_status(resp: reqwest::Response, max_bytes: usize) -> F
         Ok(ReadBody::Json { value, error: true }) => Some(value),
         _ => None,
     };
-    Failure {
+    RequestFailure {
         status: Some(status),
         error,
         detail: format!("HTTP {status}"),
@@ -406,12 +408,12 @@ where
                 }
             }
             Err(_) if over.get() => {
-                return Err(Lost::Failed(Failure::no_response(
+                return Err(Lost::Failed(RequestFailure::no_response(
                     BodyError::Over(max_bytes).to_string(),
                 )));
             }
             Err(_) => {
-                return Err(Lost::Broken(Failure::no_response(
+                return Err(Lost::Broken(RequestFailure::no_response(
                     BodyError::Broken.to_string(),
                 )));
             }
@@ -421,8 +423,8 @@ where
 }
 
 /// The failure of a response stream that ended before the response of its request.
-pub(super) fn ended_before_the_response() -> Failure {
-    Failure::no_response("the response stream ended before the response".into())
+pub(super) fn ended_before_the_response() -> RequestFailure {
+    RequestFailure::no_response("the response stream ended before the response".into())
 }
 
 /// Methods whose results a remote server's rules change (icons, `x-mcp-header`).
@@ -440,7 +442,7 @@ const REWRITTEN: &[&str] = &[
 ///
 /// The response of a request whose result no rule rewrites is read here once, as the
 /// correlation layer reads a success frame ([`raw::response`]), and handed on read
-/// ([`Event::Response`]); any other message goes on as its frame.
+/// ([`TransportEvent::Response`]); any other message goes on as its frame.
 async fn deliver(sh: &Rc<Shared>, ids: Ids<'_>, method: &str, body: Bytes) -> bool {
     if body.trim_ascii().is_empty() {
         // Nothing to hand over (a frame is never empty); the request fails if nothing else
@@ -455,14 +457,14 @@ async fn deliver(sh: &Rc<Shared>, ids: Ids<'_>, method: &str, body: Bytes) -> bo
         if let Some((rid, result)) = raw::response(body.clone(), MAX_UPSTREAM_DEPTH)
             && rid == *id
         {
-            hand_on(sh, Event::Response { id: rid, result }).await;
+            hand_on(sh, TransportEvent::Response { id: rid, result }).await;
             return true;
         }
         // Not the success response of `id`: the frame goes on as it came; does it answer?
         let answers = probe::members(&body, &["id", "result", "error"]).is_some_and(|[i, r, e]| {
             probe::id(i).as_ref() == Some(id) && (r.is_some() || e.is_some())
         });
-        hand_on(sh, Event::Frame(Frame::Line(body))).await;
+        hand_on(sh, TransportEvent::Frame(Frame::Line(body))).await;
         return answers;
     }
     let parsed = serde_json::from_slice::<Value>(&body).ok();
@@ -487,12 +489,12 @@ async fn deliver(sh: &Rc<Shared>, ids: Ids<'_>, method: &str, body: Bytes) -> bo
             frame = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
         }
     }
-    hand_on(sh, Event::Frame(Frame::Line(frame))).await;
+    hand_on(sh, TransportEvent::Frame(Frame::Line(frame))).await;
     answers
 }
 
 /// Sends `event` once the editor's queue has room (back-pressure).
-async fn hand_on(sh: &Shared, event: Event) {
+async fn hand_on(sh: &Shared, event: TransportEvent) {
     if sh.pace.is_full() {
         sh.pace.room().await;
     }

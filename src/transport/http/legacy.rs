@@ -57,7 +57,7 @@ use super::signed::{send_detail, send_signed};
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::Id;
 use crate::transport::token::AccessToken;
-use crate::transport::upstream::{EndCause, Event, Failure};
+use crate::transport::upstream::{EndCause, RequestFailure, TransportEvent};
 
 /// The session header of 2025-11-25 Streamable HTTP.
 pub const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -124,7 +124,7 @@ fn signed(h: &HeaderMap, token: Option<&AccessToken>) -> HeaderMap {
     h
 }
 
-/// POSTs `msg` and reports what came back; a request that fails gets [`Event::Failed`].
+/// POSTs `msg` and reports what came back; a request that fails gets [`TransportEvent::Failed`].
 pub(super) async fn run(sh: Rc<Shared>, msg: Value) {
     let id = msg.get("id").and_then(Id::from_value);
     let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
@@ -141,7 +141,7 @@ pub(super) async fn run(sh: Rc<Shared>, msg: Value) {
     }
     match (outcome, id) {
         (Err(failure), Some(id)) if is_request => {
-            let _ = sh.events.send(Event::Failed { id, failure });
+            let _ = sh.events.send(TransportEvent::Failed { id, failure });
         }
         (Err(failure), _) => {
             tracing::debug!(target: "http", "a message to the upstream failed: {}", failure.detail);
@@ -171,7 +171,10 @@ fn remember(sh: &Shared, method: &str, msg: &Value) {
 
 /// POSTs `body` once with the headers of the session now (after the new session under way,
 /// if any). The number of the session it carried, if it carried one.
-async fn send(sh: &Rc<Shared>, body: &Bytes) -> Result<(reqwest::Response, Option<u64>), Failure> {
+async fn send(
+    sh: &Rc<Shared>,
+    body: &Bytes,
+) -> Result<(reqwest::Response, Option<u64>), RequestFailure> {
     let renewal = sh.legacy.renewal.borrow().as_ref().map(|(_, r)| r.clone());
     if let Some(r) = renewal {
         r.await;
@@ -194,13 +197,16 @@ async fn send(sh: &Rc<Shared>, body: &Bytes) -> Result<(reqwest::Response, Optio
 }
 
 /// The failure of a message that got 404 for its session and ended it.
-fn session_lost() -> Failure {
-    Failure::status(404, "the server ended the HTTP session".into())
+fn session_lost() -> RequestFailure {
+    RequestFailure::status(404, "the server ended the HTTP session".into())
 }
 
 /// POSTs `body`; a 404 to the session starts a new one ([`renewal`]) and `body` goes once
 /// more. A 404 again ends the session.
-async fn send_in_session(sh: &Rc<Shared>, body: &Bytes) -> Result<reqwest::Response, Failure> {
+async fn send_in_session(
+    sh: &Rc<Shared>,
+    body: &Bytes,
+) -> Result<reqwest::Response, RequestFailure> {
     let (resp, carried) = send(sh, body).await?;
     let Some(carried) = carried.filter(|_| resp.status().as_u16() == 404) else {
         if carried.is_some() && resp.status().is_success() {
@@ -223,7 +229,12 @@ async fn send_in_session(sh: &Rc<Shared>, body: &Bytes) -> Result<reqwest::Respo
     Ok(resp)
 }
 
-async fn post(sh: &Rc<Shared>, msg: &Value, method: &str, id: Option<&Id>) -> Result<(), Failure> {
+async fn post(
+    sh: &Rc<Shared>,
+    msg: &Value,
+    method: &str,
+    id: Option<&Id>,
+) -> Result<(), RequestFailure> {
     let body = Bytes::from(serde_json::to_vec(msg).unwrap_or_default());
     let resp = send_in_session(sh, &body).await?;
     if sh.legacy.stream_awaits_sign_in.get() && resp.status().is_success() {
@@ -289,7 +300,7 @@ async fn resumable(
     sh: &Rc<Shared>,
     resp: reqwest::Response,
     answers: Option<(&Id, &str)>,
-) -> Result<(), Failure> {
+) -> Result<(), RequestFailure> {
     let mut state = SseState::default();
     let mut passed = PassedOn::default();
     let mut fruitless = 0;
@@ -309,7 +320,9 @@ async fn resumable(
         .await;
         let mut lost = match read {
             Ok(true) => return Ok(()),
-            Ok(false) if answers.is_none() => Failure::no_response("the stream ended".into()),
+            Ok(false) if answers.is_none() => {
+                RequestFailure::no_response("the stream ended".into())
+            }
             Ok(false) => ended_before_the_response(),
             Err(Lost::Broken(f)) => f,
             Err(Lost::Failed(f)) => return Err(f),
@@ -344,11 +357,12 @@ async fn resumable(
 /// The GET that resumes a stream after its event `last` (2025-11-25: resumption is always by
 /// GET): its SSE response. Errors: no response, a status that is not a success, a body that is
 /// not an event stream.
-async fn resume(sh: &Shared, last: &str) -> Result<reqwest::Response, Failure> {
+async fn resume(sh: &Shared, last: &str) -> Result<reqwest::Response, RequestFailure> {
     let mut h = base(sh, "text/event-stream");
     h.remove(CONTENT_TYPE);
-    let mut v = HeaderValue::from_str(last)
-        .map_err(|_| Failure::no_response("the stream's event id is not header text".into()))?;
+    let mut v = HeaderValue::from_str(last).map_err(|_| {
+        RequestFailure::no_response("the stream's event id is not header text".into())
+    })?;
     v.set_sensitive(true);
     h.insert(LAST_EVENT_ID_HEADER, v);
     let resp = send_signed(sh, |token, url| {
@@ -365,7 +379,7 @@ async fn resume(sh: &Shared, last: &str) -> Result<reqwest::Response, Failure> {
     }
     match response_body(resp, sh.max_response_bytes).await? {
         ResponseBody::Events(resp) => Ok(resp),
-        ResponseBody::Json(_) => Err(Failure::no_response(
+        ResponseBody::Json(_) => Err(RequestFailure::no_response(
             "resuming the response stream: the server answered with JSON, not an event stream"
                 .into(),
         )),
@@ -406,7 +420,7 @@ async fn deliver(sh: &Shared, body: Bytes, answers: Option<(&Id, &str)>) -> bool
         frame = Bytes::from(serde_json::to_vec(v).unwrap_or_default());
     }
     sh.pace.room().await;
-    let _ = sh.events.send(Event::Frame(Frame::Line(frame)));
+    let _ = sh.events.send(TransportEvent::Frame(Frame::Line(frame)));
     answered
 }
 
@@ -542,7 +556,7 @@ async fn own_request(sh: &Shared, msg: &Value) -> Result<(HeaderMap, Value), Str
     };
     match response_body(resp, sh.max_response_bytes)
         .await
-        .map_err(|l| format!("{method}: {}", Failure::from(l).detail))?
+        .map_err(|l| format!("{method}: {}", RequestFailure::from(l).detail))?
     {
         ResponseBody::Json(body) => *found.borrow_mut() = read(&body),
         ResponseBody::Events(resp) => {
@@ -638,8 +652,10 @@ fn session_ended(sh: &Shared) {
     if let Some(h) = sh.legacy.stream.borrow_mut().take() {
         h.abort();
     }
-    let _ = sh.events.send(Event::Closed);
-    let _ = sh.events.send(Event::Ended(EndCause::SessionEnded));
+    let _ = sh.events.send(TransportEvent::Closed);
+    let _ = sh
+        .events
+        .send(TransportEvent::Ended(EndCause::SessionEnded));
 }
 
 /// Ends the session at close: a DELETE carrying it, waiting at most `grace` (`405`: the

@@ -2,7 +2,7 @@
 //! basic/transports/http), behind the transport seam. Every message is its own POST
 //! (`exchange.rs`); its response (JSON, or an SSE stream of the request's notifications and
 //! its response) comes back as frames, in order per request. A request fails alone
-//! ([`Event::Failed`]), a cancel closes the request's stream ([`Abandoned::Carried`]), and the
+//! ([`TransportEvent::Failed`]), a cancel closes the request's stream ([`Abandoned::Carried`]), and the
 //! transport never ends by itself: a URL upstream never stops the bridge.
 //!
 //! The HTTP client (TLS roots, proxy) is made in [`client`]; the headers of a POST in
@@ -35,7 +35,7 @@ use url::Url;
 
 use super::program::SpawnError;
 use super::token::{NoToken, TokenProvider};
-use super::upstream::{Abandoned, EndCause, Event, OpenOptions, Opened, Transport};
+use super::upstream::{Abandoned, EndCause, OpenOptions, Opened, Transport, TransportEvent};
 use super::writer::{Delivery, OutFrame, Sent, Writer};
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::remote::HeaderParam;
@@ -126,7 +126,7 @@ pub(crate) struct Shared {
     headers: Vec<(HeaderName, HeaderValue)>,
     max_response_bytes: usize,
     tokens: Rc<dyn TokenProvider>,
-    events: mpsc::UnboundedSender<Event>,
+    events: mpsc::UnboundedSender<TransportEvent>,
     /// The requests whose POST or response is under way, by upstream id: aborting one
     /// closes its stream.
     in_flight: RefCell<HashMap<Id, tokio::task::AbortHandle>>,

@@ -20,7 +20,7 @@ use super::rewrite::rewrite;
 use super::signed::post;
 use crate::protocol::remote::HeaderParam;
 use crate::protocol::tools_refetch::{self, Found};
-use crate::transport::upstream::Failure;
+use crate::transport::upstream::RequestFailure;
 
 /// The id of the re-fetch's `tools/list` requests (answered on their own POST, never seen by
 /// the correlation layer).
@@ -35,7 +35,7 @@ pub(super) async fn fresh_params(
     sh: &Shared,
     call: &Value,
     sent: &[HeaderParam],
-    failure: &Failure,
+    failure: &RequestFailure,
 ) -> Option<Vec<HeaderParam>> {
     if !failure
         .error

@@ -14,7 +14,7 @@ use crate::protocol::redirect::{self, Redirect};
 use crate::transport::token::{
     AccessToken, Challenge, ChallengeOutcome, MAX_CHALLENGES_PER_REQUEST,
 };
-use crate::transport::upstream::{Event, Failure};
+use crate::transport::upstream::{RequestFailure, TransportEvent};
 
 /// POSTs `body` with the headers `first` and the provider's token ([`send_signed`]); a POST
 /// sent again after a challenge or a redirect gets the headers of `again`.
@@ -23,7 +23,7 @@ pub(super) async fn post(
     first: HeaderMap,
     body: &Bytes,
     again: impl Fn() -> HeaderMap,
-) -> Result<reqwest::Response, Failure> {
+) -> Result<reqwest::Response, RequestFailure> {
     let mut first = Some(first);
     send_signed(sh, |token, url| {
         let mut h = first.take().unwrap_or_else(&again);
@@ -46,14 +46,14 @@ pub(super) async fn post(
 /// at most [`redirect::MAX_REDIRECTS`]; the client follows none
 /// itself), and once more after each 401/403 challenge the provider answers with
 /// [`ChallengeOutcome::Retry`] (at most [`MAX_CHALLENGES_PER_REQUEST`]; each retry reports
-/// [`Event::SignedIn`]). Errors: no response (the connection's cause), a redirect that is not
+/// [`TransportEvent::SignedIn`]). Errors: no response (the connection's cause), a redirect that is not
 /// followed (its status and why), or the status with the provider's cause
 /// (`sign_in_unavailable: ...`, `sign_in_declined: ...`). Any other response is returned,
 /// a 401/403 too once the challenges are spent.
 pub(super) async fn send_signed(
     sh: &Shared,
     mut request: impl FnMut(Option<&AccessToken>, &Url) -> reqwest::Result<reqwest::Request>,
-) -> Result<reqwest::Response, Failure> {
+) -> Result<reqwest::Response, RequestFailure> {
     let mut challenges = 0;
     let mut redirects = 0;
     let mut url = sh.url.clone();
@@ -66,7 +66,7 @@ pub(super) async fn send_signed(
             }
             Err(e) => (Err(e), Method::POST),
         };
-        let resp = sent.map_err(|e| Failure::no_response(send_detail(&e)))?;
+        let resp = sent.map_err(|e| RequestFailure::no_response(send_detail(&e)))?;
         let status = resp.status().as_u16();
         let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok());
         match redirect::of_request(verb.as_str(), &url, status, location, redirects) {
@@ -77,7 +77,7 @@ pub(super) async fn send_signed(
                 url = to;
                 continue;
             }
-            Redirect::Refuse(detail) => return Err(Failure::status(status, detail)),
+            Redirect::Refuse(detail) => return Err(RequestFailure::status(status, detail)),
         }
         if !(matches!(status, 401 | 403) && challenges < MAX_CHALLENGES_PER_REQUEST) {
             return Ok(resp);
@@ -100,9 +100,9 @@ pub(super) async fn send_signed(
             .await;
         match outcome {
             ChallengeOutcome::Retry => {
-                let _ = sh.events.send(Event::SignedIn);
+                let _ = sh.events.send(TransportEvent::SignedIn);
             }
-            ChallengeOutcome::Fail(cause) => return Err(Failure::status(status, cause)),
+            ChallengeOutcome::Fail(cause) => return Err(RequestFailure::status(status, cause)),
         }
     }
 }
