@@ -2,8 +2,10 @@
 //! limits of the forwarded methods: plain values that every layer may read, so no actor file
 //! has to import another for them.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::actors::editor_phase::EditorPhase;
 pub use crate::protocol::defaults::{DISCOVER_TIMEOUT, MAX_IN_FLIGHT_REQUESTS, SHUTDOWN_GRACE};
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::notify::ListenTimings;
@@ -90,22 +92,14 @@ pub struct BridgeConfig {
     pub shutdown_grace: Duration,
     /// The waits and time limits of the listen stream.
     pub listen: ListenTimings,
-    /// The sign-in state the Frontend sets at `notifications/initialized` (the URL form with
-    /// sign-in; `None` otherwise).
-    pub sign_in_phase: Option<SignInPhaseRef>,
+    /// The editor's side of the sign-in: the Frontend tells it `notifications/initialized`
+    /// and asks it for the waits that leave out sign-in time (the URL form with sign-in;
+    /// `None` otherwise).
+    pub sign_in_phase: Option<Arc<dyn EditorPhase>>,
     /// The sign-in of a URL upstream: the Supervisor starts the SignIn actor from it and makes
     /// it the HTTP transport's token provider (`None`: no sign-in).
     pub sign_in: Option<SignInSetupRef>,
 }
-
-/// The shared sign-in state of [`BridgeConfig::sign_in_phase`]
-/// (`Arc<crate::auth::gate::SignInPhase>` with the feature `auth`).
-#[cfg(feature = "auth")]
-pub type SignInPhaseRef = std::sync::Arc<crate::auth::gate::SignInPhase>;
-/// The shared sign-in state of [`BridgeConfig::sign_in_phase`]: without the feature `auth`
-/// there is none, so the field is always `None`.
-#[cfg(not(feature = "auth"))]
-pub type SignInPhaseRef = std::convert::Infallible;
 
 /// The sign-in settings of [`BridgeConfig::sign_in`] (`crate::auth::setup::SignInSetup` with the
 /// feature `auth`).

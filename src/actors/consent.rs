@@ -8,8 +8,9 @@ use futures_util::future::LocalBoxFuture;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
+use super::editor_phase::{EditorLinks, EditorPhase};
 use super::pending::{Abandon, PendingLinks, Register};
-use crate::auth::gate::{Consent, ConsentAnswer};
+use crate::auth::gate::{Consent, ConsentAnswer, SignInPhase};
 use crate::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::input::{self, InputAnswer, Plan};
 use crate::transport::writer::{Delivery, Writer};
@@ -128,5 +129,29 @@ impl Drop for AbandonOnDrop {
                 reason: "the sign-in ended",
             });
         }
+    }
+}
+
+/// The sign-in's state is the editor's phase of the Frontend: at `initialized` it gets the
+/// editor's consent (none when the editor declared no URL elicitation), and its clock gives
+/// the waits that leave out sign-in time.
+impl EditorPhase for SignInPhase {
+    fn editor_initialized(&self, editor: EditorLinks) {
+        let consent = EditorConsent::for_editor(editor.capabilities, editor.pending, editor.output)
+            .map(|c| Arc::new(c) as Arc<dyn Consent + Send + Sync>);
+        self.initialized(consent);
+    }
+
+    fn allowance(&self) -> std::time::Duration {
+        self.clock().allowance()
+    }
+
+    fn outside_sign_in(&self, limit: std::time::Duration) -> LocalBoxFuture<'_, ()> {
+        Box::pin(async move {
+            let _ = self
+                .clock()
+                .within(limit, std::future::pending::<()>())
+                .await;
+        })
     }
 }

@@ -25,8 +25,7 @@ pub use self::held::{MAX_HELD_BYTES, MAX_HELD_FRAMES};
 pub use self::initialize::INITIALIZE_EXIT_STATUS_WAIT;
 use self::initialize::InitializeWait;
 use self::messages::{ChangeAnswer, Finish, FromUpstream, GateUpdate, Quiesce, UpstreamLost};
-#[cfg(feature = "auth")]
-use super::consent::EditorConsent;
+use super::editor_phase::EditorLinks;
 use super::link::{ActorStats, Link};
 use super::listener::ListenerLinks;
 use super::metrics::{METRICS_INTERVAL, MethodBatch, MethodTimes};
@@ -37,8 +36,6 @@ use super::slots::{
 };
 use super::supervisor::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener};
 use super::upstream::{self, Relay, UpstreamLinks, UpstreamReply};
-#[cfg(feature = "auth")]
-use crate::auth::gate::Consent;
 use crate::config::BridgeConfig;
 use crate::log::limits;
 use crate::profile::REQUEST_ID_PREFIX;
@@ -419,16 +416,13 @@ impl Frontend {
             EditorNotification::Initialized => {
                 if self.state == Lifecycle::Ready {
                     self.initialized = true;
-                    #[cfg(feature = "auth")]
                     if let Some(phase) = &self.config.sign_in_phase {
                         // From now on a sign-in asks the editor and never opens a browser.
-                        let consent = EditorConsent::for_editor(
-                            self.editor_capabilities.clone(),
-                            self.pending.clone(),
-                            self.output.clone(),
-                        )
-                        .map(|c| Arc::new(c) as Arc<dyn Consent + Send + Sync>);
-                        phase.initialized(consent);
+                        phase.editor_initialized(EditorLinks {
+                            capabilities: self.editor_capabilities.clone(),
+                            pending: self.pending.clone(),
+                            output: self.output.clone(),
+                        });
                     }
                     self.start_listener();
                 }

@@ -13,6 +13,7 @@
 
 #[cfg(feature = "auth")]
 pub mod consent;
+pub mod editor_phase;
 pub mod frontend;
 pub mod link;
 pub mod listener;

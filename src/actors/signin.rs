@@ -206,3 +206,15 @@ impl TokenProvider for SignInClient {
         })
     }
 }
+
+/// The cascade's handle on the actor (`actors::supervisor`): abort, then stop.
+impl crate::actors::supervisor::SignInHandle for SignInLinks {
+    fn abort_sign_in(&self) {
+        self.abort();
+    }
+
+    fn stop_actor(&self) -> futures_util::future::LocalBoxFuture<'static, ()> {
+        let links = self.clone();
+        Box::pin(async move { links.stop().await })
+    }
+}

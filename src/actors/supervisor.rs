@@ -14,6 +14,7 @@ pub mod messages;
 mod tests;
 
 use actix::prelude::*;
+use futures_util::future::LocalBoxFuture;
 use futures_util::stream::LocalBoxStream;
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -29,19 +30,9 @@ use super::link::{ActorStats, Link};
 use super::listener::{self, Listener, ListenerLinks, ListenerOut, StopCause};
 use super::metrics::{Metrics, WriteTotals};
 use super::pending::{self, PendingLinks, PendingTable};
-#[cfg(feature = "auth")]
-use super::signin::{SignInActor, SignInLinks};
 use super::upstream::{Close, Upstream, UpstreamLinks, UpstreamOut};
-#[cfg(feature = "auth")]
-use crate::auth::signin::SignIn;
 use crate::config::BridgeConfig;
 use crate::protocol::framing::Frame;
-#[cfg(feature = "auth")]
-use crate::transport::http::TokenSource;
-#[cfg(feature = "auth")]
-use crate::transport::open::UpstreamSpec;
-#[cfg(feature = "auth")]
-use crate::transport::token::TokenProvider;
 use crate::transport::writer::{Drain, QueueStats, Writer};
 
 /// How long the watchdog gives the shutdown beyond its two long waits: the longest drain of
@@ -103,6 +94,27 @@ impl Host for InProcessHost {
 /// and returns the links to it. The real one starts an [`Upstream`]; a test, a fake.
 pub type StartUpstream = Box<dyn FnOnce(UpstreamOut, &Arc<ActorStats>) -> UpstreamLinks>;
 
+/// The SignIn actor of a URL upstream with sign-in as the cascade drives it: the application
+/// starts it ([`StartSignIn`]; feature `auth`), so the Supervisor needs no feature of the build.
+pub trait SignInHandle {
+    /// Ends a sign-in that waits for its redirect (the first shutdown step): its request fails
+    /// with `sign_in_cancelled`, its receiver's port is released, and no new sign-in starts.
+    fn abort_sign_in(&self);
+    /// Stops the actor (after the upstream's close); resolves when it handled the stop.
+    fn stop_actor(&self) -> LocalBoxFuture<'static, ()>;
+}
+
+/// Starts the SignIn actor before the Upstream, when the configuration has a sign-in (its
+/// transport asks the actor for every token, so the configuration changes): given the link on
+/// which the actor reports its end and its counters. `None`: no sign-in.
+pub type StartSignIn = Box<
+    dyn FnOnce(
+        &mut BridgeConfig,
+        &Link<ActorEnded>,
+        &Arc<ActorStats>,
+    ) -> Option<Rc<dyn SignInHandle>>,
+>;
+
 /// What a bridge runs with besides its configuration.
 pub struct SupervisorParts {
     /// The editor's frames (stdin); its end is the end of the input.
@@ -117,6 +129,9 @@ pub struct SupervisorParts {
     pub signal: Pin<Box<dyn Future<Output = &'static str>>>,
     /// The process.
     pub host: Rc<dyn Host>,
+    /// Starts the SignIn actor (the application's, with the feature `auth`; `None`: no
+    /// sign-in ever).
+    pub sign_in: Option<StartSignIn>,
 }
 
 /// The Listener before it runs: its context (its address is already in the Frontend's links)
@@ -136,7 +151,7 @@ pub struct Supervisor {
     listener: ListenerLinks,
     listener_seat: Option<ListenerSeat>,
     /// The SignIn actor of a URL upstream with sign-in.
-    sign_in: Option<SignInLinks>,
+    sign_in: Option<Rc<dyn SignInHandle>>,
     pending_stop: Link<pending::StopPending>,
     totals: Link<WriteTotals>,
     /// The actors that run, by name (each reports its end with [`ActorEnded`]).
@@ -168,17 +183,20 @@ where
         output,
         Box::pin(std::future::pending()),
         Rc::new(InProcessHost),
+        None,
     )
 }
 
 /// Starts the actors with the real [`Upstream`] on `input` and `output`, stopped by `signal`
-/// (the name of the signal that ends the bridge), with `host` around them.
+/// (the name of the signal that ends the bridge), with `host` around them and the SignIn actor
+/// that `sign_in` starts.
 pub fn start_with(
     config: BridgeConfig,
     input: LocalBoxStream<'static, Frame>,
     output: Writer,
     signal: Pin<Box<dyn Future<Output = &'static str>>>,
     host: Rc<dyn Host>,
+    sign_in: Option<StartSignIn>,
 ) -> Addr<Supervisor> {
     let editor_queue = output.stats().clone();
     let upstream_queue = QueueStats::new("upstream_queue");
@@ -201,6 +219,7 @@ pub fn start_with(
             upstream,
             signal,
             host,
+            sign_in,
         },
     )
 }
@@ -226,7 +245,9 @@ impl Supervisor {
         let ended: Link<ActorEnded> = Link::new(&me, &su_stats);
         // Before the Upstream: its transport asks the SignIn actor for every token.
         let si_stats = ActorStats::new("sign-in");
-        let sign_in = start_sign_in(&mut config, &ended, &si_stats);
+        let sign_in = parts
+            .sign_in
+            .and_then(|start| start(&mut config, &ended, &si_stats));
         let config = Arc::new(config);
         let frontend = FrontendLinks::new(&fe_ctx.address(), &fe_stats);
         let listener = ListenerLinks::new(&li_ctx.address(), &li_stats);
@@ -355,7 +376,7 @@ impl Supervisor {
                 // still serves the upstream's close.
                 if let Some(s) = &sign_in {
                     host.step("sign-in: abort");
-                    s.abort();
+                    s.abort_sign_in();
                 }
                 host.step("frontend: quiesce");
                 let _ = frontend.quiesce.send(Quiesce { signal }).await;
@@ -389,7 +410,7 @@ impl Supervisor {
                 }
                 if let Some(s) = &sign_in {
                     host.step("sign-in: stop");
-                    s.stop().await;
+                    s.stop_actor().await;
                 }
                 // The summaries of the rate-limited warnings come before the totals.
                 crate::log::limits::flush_all();
@@ -421,67 +442,6 @@ impl Supervisor {
         self.exited = true;
         self.host.exit(self.exit_code.unwrap_or(1));
     }
-}
-
-/// Without the feature `auth` there is no SignIn actor: its links are never made.
-#[cfg(not(feature = "auth"))]
-#[derive(Clone)]
-enum SignInLinks {}
-
-#[cfg(not(feature = "auth"))]
-impl SignInLinks {
-    fn abort(&self) {
-        match *self {}
-    }
-
-    async fn stop(&self) {
-        match *self {}
-    }
-}
-
-/// Without the feature `auth` a configuration has no sign-in (`config.sign_in` is always
-/// `None`), so no SignIn actor starts.
-#[cfg(not(feature = "auth"))]
-fn start_sign_in(
-    config: &mut BridgeConfig,
-    _ended: &Link<ActorEnded>,
-    _stats: &Arc<ActorStats>,
-) -> Option<SignInLinks> {
-    config.sign_in.take().map(|never| match never {})
-}
-
-/// Starts the SignIn actor of a URL upstream with sign-in (`config.sign_in`) and makes it the
-/// token provider of the HTTP transport (`spec.tokens`); `None` without sign-in. A provider
-/// that cannot be made (`--ca-file` holds no certificate) leaves the transport without
-/// sign-in (one error line: every challenge then fails with `sign_in_unavailable`). The
-/// provider makes its HTTP client at its first request, not here.
-#[cfg(feature = "auth")]
-fn start_sign_in(
-    config: &mut BridgeConfig,
-    ended: &Link<ActorEnded>,
-    stats: &Arc<ActorStats>,
-) -> Option<SignInLinks> {
-    let setup = config.sign_in.take()?;
-    let UpstreamSpec::Http(spec) = &mut config.upstream else {
-        return None;
-    };
-    let provider = match SignIn::new(setup.config, setup.store) {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::error!(target: "sign-in", "{e}");
-            return None;
-        }
-    };
-    let links = SignInLinks::run(
-        SignInActor::new(provider, ended.clone()),
-        Context::new(),
-        stats,
-    );
-    let client = links.client.clone();
-    spec.tokens = TokenSource(Arc::new(move || {
-        Rc::new(client.clone()) as Rc<dyn TokenProvider>
-    }));
-    Some(links)
 }
 
 impl Handler<Shutdown> for Supervisor {

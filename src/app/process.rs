@@ -19,6 +19,16 @@ use crate::transport::child::{CHILD_PGID, signal_group};
 use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
 use crate::transport::{isolation, lines, stdio};
 
+/// The SignIn actor's starter: the sign-in's with the feature `auth`, none without it.
+#[cfg(feature = "auth")]
+fn sign_in_actor() -> Option<crate::actors::supervisor::StartSignIn> {
+    Some(super::sign_in::sign_in_actor())
+}
+#[cfg(not(feature = "auth"))]
+fn sign_in_actor() -> Option<crate::actors::supervisor::StartSignIn> {
+    None
+}
+
 /// Frames queued between the stdin thread and the Frontend.
 pub const STDIN_QUEUE_FRAMES: usize = 64;
 
@@ -61,6 +71,7 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
         output,
         Box::pin(termination_signal()),
         Rc::new(ProcessHost),
+        sign_in_actor(),
     );
     let to_stop = supervisor.clone();
     stdio::on_stdout_gone(move || to_stop.do_send(Shutdown(ShutdownCause::OutputClosed)));

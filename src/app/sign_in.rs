@@ -6,15 +6,25 @@
 //! [`SignInPhase`] goes to the Frontend through the configuration. A static `Authorization`
 //! header (`--header`, `--header-env`) means no sign-in.
 
+use actix::prelude::*;
+use std::rc::Rc;
 use std::sync::Arc;
 
+use crate::actors::editor_phase::EditorPhase;
+use crate::actors::link::{ActorStats, Link};
+use crate::actors::signin::{SignInActor, SignInLinks};
+use crate::actors::supervisor::messages::ActorEnded;
+use crate::actors::supervisor::{SignInHandle, StartSignIn};
 use crate::auth::gate::SignInPhase;
 use crate::auth::opener::EnvSecrets;
 use crate::auth::setup::SignInSetup;
+use crate::auth::signin::SignIn;
 use crate::auth::store;
 use crate::cli::sign_in::SignInArgs;
 use crate::config::BridgeConfig;
+use crate::transport::http::TokenSource;
 use crate::transport::open::UpstreamSpec;
+use crate::transport::token::TokenProvider;
 
 /// Sets up the sign-in of `config` (a URL upstream without a static `Authorization` header):
 /// the [`SignInSetup`] of the SignIn actor, and the shared phase, whose clock lets the wait
@@ -48,6 +58,44 @@ pub fn sign_in(
     cfg.phase = phase.clone();
     cfg.extra_ca_pem = spec.ca_pem.clone();
     config.sign_in = Some(SignInSetup { config: cfg, store });
-    config.sign_in_phase = Some(phase);
+    config.sign_in_phase = Some(phase as Arc<dyn EditorPhase>);
     Ok(())
+}
+
+/// The starter of the SignIn actor that the Supervisor calls before it starts the Upstream.
+pub fn sign_in_actor() -> StartSignIn {
+    Box::new(start_sign_in)
+}
+
+/// Starts the SignIn actor of a URL upstream with sign-in (`config.sign_in`) and makes it the
+/// token provider of the HTTP transport (`spec.tokens`); `None` without sign-in. A provider
+/// that cannot be made (`--ca-file` holds no certificate) leaves the transport without
+/// sign-in (one error line: every challenge then fails with `sign_in_unavailable`). The
+/// provider makes its HTTP client at its first request, not here.
+pub fn start_sign_in(
+    config: &mut BridgeConfig,
+    ended: &Link<ActorEnded>,
+    stats: &Arc<ActorStats>,
+) -> Option<Rc<dyn SignInHandle>> {
+    let setup = config.sign_in.take()?;
+    let UpstreamSpec::Http(spec) = &mut config.upstream else {
+        return None;
+    };
+    let provider = match SignIn::new(setup.config, setup.store) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!(target: "sign-in", "{e}");
+            return None;
+        }
+    };
+    let links = SignInLinks::run(
+        SignInActor::new(provider, ended.clone()),
+        Context::new(),
+        stats,
+    );
+    let client = links.client.clone();
+    spec.tokens = TokenSource(Arc::new(move || {
+        Rc::new(client.clone()) as Rc<dyn TokenProvider>
+    }));
+    Some(Rc::new(links))
 }

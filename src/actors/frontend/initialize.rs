@@ -3,6 +3,7 @@
 //! server under a time limit of its own, and the time limit that leaves out sign-in time.
 
 use super::*;
+use crate::actors::editor_phase::EditorPhase;
 
 /// How long a failed `initialize` waits, after the upstream closed its output, for the exit
 /// status of the upstream process, which its error then names (`data.detail`: `exit code 3`,
@@ -49,22 +50,20 @@ pub(super) async fn discover(
     client: Id,
     limit: std::time::Duration,
     reason: CancelReason,
-    phase: Option<&crate::config::SignInPhaseRef>,
+    phase: Option<&Arc<dyn EditorPhase>>,
 ) -> Result<UpstreamReply, TimedOut> {
     let method = methods::SERVER_DISCOVER;
-    #[cfg(feature = "auth")]
     if let Some(phase) = phase {
-        let clock = phase.clock();
         // The most the wait can last is the call's own limit.
-        let most = limit.saturating_add(clock.allowance());
+        let most = limit.saturating_add(phase.allowance());
         let probe = probe(upstream, method, params, client, most, reason);
-        return clock
-            .within(limit, probe)
-            .await
-            .unwrap_or(Err(TimedOut { limit }));
+        // An answer that is there wins over the end of the wait.
+        return tokio::select! {
+            biased;
+            reply = probe => reply,
+            () = phase.outside_sign_in(limit) => Err(TimedOut { limit }),
+        };
     }
-    #[cfg(not(feature = "auth"))]
-    let _: Option<&std::convert::Infallible> = phase;
     probe(upstream, method, params, client, limit, reason).await
 }
 
@@ -73,19 +72,12 @@ pub(super) async fn discover(
 /// without sign-in.
 pub(super) async fn outside_sign_in(
     limit: std::time::Duration,
-    phase: Option<&crate::config::SignInPhaseRef>,
+    phase: Option<&Arc<dyn EditorPhase>>,
 ) {
-    #[cfg(feature = "auth")]
-    if let Some(phase) = phase {
-        let _ = phase
-            .clock()
-            .within(limit, std::future::pending::<()>())
-            .await;
-        return;
+    match phase {
+        Some(phase) => phase.outside_sign_in(limit).await,
+        None => tokio::time::sleep(limit).await,
     }
-    #[cfg(not(feature = "auth"))]
-    let _: Option<&std::convert::Infallible> = phase;
-    tokio::time::sleep(limit).await;
 }
 
 impl Frontend {

@@ -262,6 +262,7 @@ impl Rig {
                 upstream: start_upstream,
                 signal: Box::pin(signal),
                 host: host.clone(),
+                sign_in: sign_in_starter(),
             },
         );
         Rig {
@@ -530,4 +531,14 @@ async fn loss_of_the_upstream_before_initialize_keeps_the_bridge_serving() {
         "{:?}",
         rig.journal()
     );
+}
+
+/// The application's starter of the SignIn actor (with the feature `auth`).
+#[cfg(feature = "auth")]
+fn sign_in_starter() -> Option<StartSignIn> {
+    Some(crate::app::sign_in::sign_in_actor())
+}
+#[cfg(not(feature = "auth"))]
+fn sign_in_starter() -> Option<StartSignIn> {
+    None
 }
