@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::actors::editor_phase::EditorPhase;
 pub use crate::protocol::defaults::{DISCOVER_TIMEOUT, MAX_IN_FLIGHT_REQUESTS, SHUTDOWN_GRACE};
 use crate::protocol::legacy::Forwarded;
-use crate::protocol::notify::ListenTimings;
+use crate::protocol::listen::ListenTimings;
 use crate::transport::open::UpstreamSpec;
 
 /// Time limits of forwarded requests.

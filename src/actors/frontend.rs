@@ -47,9 +47,9 @@ use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
 use crate::protocol::legacy::{
     self, EditorNotification, EditorRequest, Forwarded, LogLevel, RequestClass,
 };
+use crate::protocol::listen::Declared;
 use crate::protocol::methods;
 use crate::protocol::modern::{self, Discovered, RequestMeta, UpstreamNotification};
-use crate::protocol::notify::Declared;
 use crate::protocol::passthrough::{self, MessageKind};
 use crate::protocol::raw::{self, Object};
 use crate::protocol::relay;

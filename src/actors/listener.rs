@@ -11,7 +11,7 @@
 //! [`ListenFact`], in the same order. The Listener writes only the answers to changes that
 //! need no new stream, the errors of failed changes and the events after a gap.
 //!
-//! [`ListenGate`]: crate::protocol::notify::ListenGate
+//! [`ListenGate`]: crate::protocol::listen::ListenGate
 
 use actix::prelude::*;
 use serde_json::{Value, json};
@@ -26,8 +26,8 @@ use super::upstream;
 use crate::protocol::errors::Cause;
 use crate::protocol::jsonrpc::{self, Id};
 use crate::protocol::legacy::LogLevel;
+use crate::protocol::listen::{self, Backoff, Declared, Fact, LineLevel, ListenTimings, StreamEnd};
 use crate::protocol::modern::RequestMeta;
-use crate::protocol::notify::{self, Backoff, Declared, Fact, LineLevel, ListenTimings, StreamEnd};
 use crate::transport::writer::{Delivery, Writer};
 
 /// Subscription changes that wait behind the one in flight; the next gets
@@ -206,12 +206,12 @@ impl Listener {
     fn open(&mut self, purpose: Purpose, ctx: &mut Context<Self>) {
         self.generation += 1;
         let generation = self.generation;
-        let id = notify::listen_id(generation);
+        let id = listen::listen_id(generation);
         let (uris, respond) = match &purpose {
             Purpose::Base => (self.uris.clone(), None),
             Purpose::Change { editor, uris } => (uris.clone(), Some(editor.clone())),
         };
-        let params = notify::listen_params(&self.meta, self.declared.filter(&uris));
+        let params = listen::listen_params(&self.meta, self.declared.filter(&uris));
         tracing::debug!(target: "listener", "opens the listen stream {id} ({} subscribed URIs)", uris.len());
         self.links.gate.do_send(GateUpdate::Register {
             id: id.clone(),
@@ -260,7 +260,7 @@ impl Listener {
             return;
         }
         while let Some(c) = self.changes.pop_front() {
-            match notify::changed(&self.uris, c.subscribe, &c.uri) {
+            match listen::changed(&self.uris, c.subscribe, &c.uri) {
                 None => self.answer(jsonrpc::response(&c.id, json!({}))),
                 Some(uris) => {
                     return self.open(Purpose::Change { editor: c.id, uris }, ctx);
@@ -285,7 +285,7 @@ impl Listener {
         let wait = end
             .retries()
             .then(|| self.backoff.after_loss(lived, self.timings.stable));
-        let (level, line) = notify::loss_line(end, wait);
+        let (level, line) = listen::loss_line(end, wait);
         // A loss that a new stream follows can come with every stream: limited per kind.
         if wait.is_none() || crate::log::limits::LISTEN_LOST.allow() {
             log(level, &line);
@@ -342,7 +342,7 @@ impl Listener {
             match op.purpose {
                 Purpose::Change { editor, .. } => {
                     if crate::log::limits::CHANGE_FAILED.allow() {
-                        tracing::warn!(target: "listener", "{}", notify::change_failed_line(&end));
+                        tracing::warn!(target: "listener", "{}", listen::change_failed_line(&end));
                     }
                     self.answer(jsonrpc::error_response(Some(&editor), end.change_error()));
                     // Without an active stream the change was also the attempt after a loss

@@ -18,8 +18,8 @@ use crate::protocol::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_erro
 use crate::protocol::input::{self, AnswerFailure, InputAnswer, Plan, Question};
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::legacy::Forwarded;
+use crate::protocol::listen::LineLevel;
 use crate::protocol::modern::ResultType;
-use crate::protocol::notify::LineLevel;
 use crate::protocol::raw::{FrameParts, Object};
 use crate::protocol::shape::{self, ResultMembers};
 use crate::protocol::translate;

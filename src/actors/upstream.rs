@@ -26,7 +26,7 @@ use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message};
 use crate::protocol::passthrough::{self, MessageKind};
 use crate::protocol::raw::{self, Object, RawResult};
-use crate::protocol::{era, methods, modern, notify};
+use crate::protocol::{era, listen, methods, modern};
 use crate::transport::open::{self as seam, UpstreamSpec};
 use crate::transport::program::SpawnError;
 use crate::transport::upstream::{
@@ -193,7 +193,7 @@ impl Upstream {
     /// that it keeps its place among the stream's notifications.
     fn listen_ended(&mut self, id: &Id, reply: UpstreamReply) {
         tracing::debug!(target: "upstream", "id={id} method={} outcome={}",
-            notify::LISTEN_METHOD, reply.outcome());
+            listen::LISTEN_METHOD, reply.outcome());
         self.out.frontend.do_send(FromUpstream::ListenEnded {
             id: id.clone(),
             reply,
@@ -407,7 +407,7 @@ impl Upstream {
         }
         if self.listens.remove(id) {
             tracing::debug!(target: "upstream", "id={id} method={} outcome=failed ({})",
-                notify::LISTEN_METHOD, failure.detail);
+                listen::LISTEN_METHOD, failure.detail);
             return self.listen_ended(id, UpstreamReply::Failed(failure));
         }
         let Some(p) = self.pending.remove(id) else {
@@ -823,13 +823,13 @@ pub struct Listen {
 impl Handler<Listen> for Upstream {
     type Result = bool;
     fn handle(&mut self, m: Listen, _: &mut Context<Self>) -> bool {
-        let frame = notify::listen_request(&m.id, m.params);
+        let frame = listen::listen_request(&m.id, m.params);
         // A listen is never refused for a full queue: there is at most one change at a time,
         // and losing the stream would lose list changes.
         if self.conn.is_none() || self.write(&frame, Delivery::Always) != Sent::Queued {
             return false;
         }
-        tracing::debug!(target: "upstream", "id={} method={} outcome=sent", m.id, notify::LISTEN_METHOD);
+        tracing::debug!(target: "upstream", "id={} method={} outcome=sent", m.id, listen::LISTEN_METHOD);
         self.listens.insert(m.id);
         true
     }

@@ -12,7 +12,7 @@ pub mod sign_in;
 
 use crate::config::{BridgeConfig, Timeouts};
 use crate::protocol::framing::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
-use crate::protocol::notify::{
+use crate::protocol::listen::{
     LISTEN_ACK_TIMEOUT_SECS, LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS,
     LISTEN_STABLE_SECS, ListenTimings,
 };

@@ -131,7 +131,7 @@ pub enum EditorRequest {
     SetLevel(Option<LogLevel>),
     /// `server/discover`: a 2026-07-28 method the bridge does not serve (-32601).
     Discover,
-    /// `resources/subscribe` with its params (read by [`super::notify::resource_uri`]).
+    /// `resources/subscribe` with its params (read by [`super::listen::resource_uri`]).
     Subscribe(Option<Value>),
     /// `resources/unsubscribe` with its params.
     Unsubscribe(Option<Value>),

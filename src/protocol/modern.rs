@@ -161,7 +161,7 @@ pub fn cancelled_notification(request_id: Value, reason: Option<&str>) -> Value 
 
 /// A notification of the upstream, read once from its method; every variant keeps the params
 /// as they came (a listen-stream notification is told apart by its `_meta`, see
-/// [`super::notify::ListenGate`]). An absent `params` is `{}`.
+/// [`super::listen::ListenGate`]). An absent `params` is `{}`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum UpstreamNotification {
     /// `notifications/progress` (reshaped by [`super::relay::progress_for_editor`]).

@@ -2,8 +2,8 @@
 //! server honours, the acknowledgement, forwarding of published events, and the two ways the
 //! server ends a listen. The stream's state lives in its own request task, not in the connection.
 
+use crate::protocol::listen::Declared;
 use crate::protocol::methods;
-use crate::protocol::notify::Declared;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,7 +22,7 @@ pub use crate::protocol::modern::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID_KEY;
 /// list change goes to listens that asked for that list; `ResourceUpdated` to listens whose
 /// `resourceSubscriptions` holds its `uri`, or a URI that `uri` is a sub-resource of (`uri`
 /// starts with it followed by `/`). The same type the bridge reads from listen streams.
-pub use crate::protocol::notify::ListenEvent;
+pub use crate::protocol::listen::ListenEvent;
 
 /// How [`Server::end_listens`](super::Server::end_listens) ends open listens. The 2026-07-28
 /// pages basic/patterns/subscriptions and basic/patterns/cancellation disagree, so clients

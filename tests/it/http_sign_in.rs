@@ -11,7 +11,7 @@ use futures_util::future::LocalBoxFuture;
 use http_fixture::{Canned, HttpFixture};
 use mcp_bridge::config::{BridgeConfig, Timeouts};
 use mcp_bridge::protocol::framing::DEFAULT_MAX_LINE_BYTES;
-use mcp_bridge::protocol::notify::ListenTimings;
+use mcp_bridge::protocol::listen::ListenTimings;
 use mcp_bridge::server::{Outcome, Server, ToolDef};
 use mcp_bridge::transport::http::{HttpSpec, TokenSource};
 use mcp_bridge::transport::open::UpstreamSpec;

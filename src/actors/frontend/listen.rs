@@ -15,8 +15,8 @@ use crate::actors::upstream::UpstreamReply;
 use crate::protocol::errors::Cause;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::legacy::RequestClass;
+use crate::protocol::listen::{self, Fact, ListenGate, Step, StreamEnd};
 use crate::protocol::modern::UpstreamNotification;
-use crate::protocol::notify::{self, Fact, ListenGate, Step, StreamEnd};
 
 /// The gate of the write step, once the Listener was asked for.
 pub(super) struct ListenSide {
@@ -53,7 +53,7 @@ impl Frontend {
             let method = json!(class.method());
             return self.reply_error(Some(&id), Cause::MethodNotFound, Some(method));
         }
-        let Some(uri) = notify::resource_uri(params) else {
+        let Some(uri) = listen::resource_uri(params) else {
             return self.reply_error(
                 Some(&id),
                 Cause::InvalidParams,

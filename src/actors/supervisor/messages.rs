@@ -3,8 +3,8 @@
 
 use actix::prelude::*;
 
+use crate::protocol::listen::Declared;
 use crate::protocol::modern::RequestMeta;
-use crate::protocol::notify::Declared;
 
 /// Why the bridge stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

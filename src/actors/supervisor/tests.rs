@@ -7,7 +7,7 @@ use super::*;
 use crate::actors::upstream::{Call, Cancel, Connect, Disconnect, Listen, Relay, UpstreamReply};
 use crate::config::{MAX_IN_FLIGHT_REQUESTS, Timeouts};
 use crate::protocol::jsonrpc::Id;
-use crate::protocol::notify::ListenTimings;
+use crate::protocol::listen::ListenTimings;
 use crate::protocol::raw::RawResult;
 use crate::transport::open::UpstreamSpec;
 use crate::transport::program::SpawnError;

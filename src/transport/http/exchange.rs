@@ -32,7 +32,7 @@ use super::signed::post;
 use crate::protocol::era::ReadBody;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{Id, MAX_UPSTREAM_DEPTH};
-use crate::protocol::notify;
+use crate::protocol::listen;
 use crate::protocol::raw;
 use crate::protocol::remote::HeaderParam;
 use crate::transport::upstream::{RequestFailure, TransportEvent};
@@ -173,7 +173,7 @@ async fn exchange(sh: &Rc<Shared>, p: Post) -> Result<(), RequestFailure> {
             Err(Lost::Failed(f)) => return Err(f),
             // A listen stream that breaks is opened again by the Listener, with its own
             // waits and a new listen id.
-            Err(Lost::Broken(f)) if &*method == notify::LISTEN_METHOD => return Err(f),
+            Err(Lost::Broken(f)) if &*method == listen::LISTEN_METHOD => return Err(f),
             Err(Lost::Broken(f)) => f,
         };
         let wire = Id::Str(format!("{REISSUE_ID_PREFIX}{}", sh.reissued.get() + 1));

@@ -5,7 +5,7 @@
 use mcp_bridge::actors::supervisor;
 use mcp_bridge::config::{BridgeConfig, Timeouts};
 use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
-use mcp_bridge::protocol::notify::ListenTimings;
+use mcp_bridge::protocol::listen::ListenTimings;
 use mcp_bridge::server::Server;
 use mcp_bridge::transport::open::UpstreamSpec;
 use mcp_bridge::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
