@@ -13,6 +13,7 @@ pub mod lines;
 pub mod memory;
 pub mod open;
 pub mod program;
+pub mod queue;
 pub mod stdio;
 pub mod token;
 pub mod upstream;
