@@ -15,9 +15,10 @@ use crate::protocol::jsonrpc;
 
 pub use crate::protocol::legacy::LogLevel;
 
-/// The per-request keys of `params._meta` (2026-07-28 basic/index, `RequestMetaObject`).
+/// The per-request keys of `params._meta` as the server read them (2026-07-28 basic/index,
+/// `RequestMetaObject`; the bridge writes its own with `protocol::modern::RequestMeta`).
 #[derive(Debug, Clone)]
-pub(crate) struct RequestMeta {
+pub(crate) struct ReceivedMeta {
     pub(crate) protocol_version: String,
     pub(crate) client_capabilities: Value,
     pub(crate) client_info: Option<Value>,
@@ -33,7 +34,7 @@ pub struct RequestContext {
 
 struct Inner {
     request_id: Value,
-    meta: RequestMeta,
+    meta: ReceivedMeta,
     input_responses: Option<Map<String, Value>>,
     request_state: Option<String>,
     cancel: CancellationToken,
@@ -47,7 +48,7 @@ struct Inner {
 /// What the dispatcher hands over to build a context.
 pub(crate) struct ContextParts {
     pub(crate) request_id: Value,
-    pub(crate) meta: RequestMeta,
+    pub(crate) meta: ReceivedMeta,
     pub(crate) input_responses: Option<Map<String, Value>>,
     pub(crate) request_state: Option<String>,
     pub(crate) cancel: CancellationToken,

@@ -10,7 +10,7 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::context::{ContextParts, LogLevel, RequestContext, RequestMeta};
+use super::context::{ContextParts, LogLevel, ReceivedMeta, RequestContext};
 use super::listen::{self, Filter, Supported};
 use super::method::Method;
 use super::mrtr::parse_retry;
@@ -18,10 +18,11 @@ use super::output::Outbox;
 use super::results::finish;
 use super::{BoxedHandler, Outcome, PROTOCOL_VERSION, RpcError, Server};
 
-const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
-const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
-const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
-const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+// The keys of the bridge's own requests, read here: one spelling for both sides.
+use crate::protocol::modern::{
+    META_CLIENT_CAPABILITIES as CAPABILITIES_KEY, META_CLIENT_INFO as CLIENT_INFO_KEY,
+    META_LOG_LEVEL as LOG_LEVEL_KEY, META_PROGRESS_TOKEN, META_PROTOCOL_VERSION as VERSION_KEY,
+};
 
 /// The connection a request came in on.
 #[derive(Clone)]
@@ -100,7 +101,7 @@ async fn serve_request(
 }
 
 /// Reads the required per-request `_meta` keys (2026-07-28 basic/index, `RequestMetaObject`).
-fn parse_meta(meta: Option<Value>) -> Result<RequestMeta, RpcError> {
+fn parse_meta(meta: Option<Value>) -> Result<ReceivedMeta, RpcError> {
     let Some(Value::Object(mut meta)) = meta else {
         return Err(RpcError::invalid_params(
             "params._meta is required and must be an object",
@@ -141,7 +142,7 @@ fn parse_meta(meta: Option<Value>) -> Result<RequestMeta, RpcError> {
                 })?,
         ),
     };
-    let progress_token = match meta.remove("progressToken") {
+    let progress_token = match meta.remove(META_PROGRESS_TOKEN) {
         None => None,
         Some(token) if Id::from_value(&token).is_some() => Some(token),
         Some(_) => {
@@ -150,7 +151,7 @@ fn parse_meta(meta: Option<Value>) -> Result<RequestMeta, RpcError> {
             ));
         }
     };
-    Ok(RequestMeta {
+    Ok(ReceivedMeta {
         protocol_version,
         client_capabilities,
         client_info: meta.remove(CLIENT_INFO_KEY),

@@ -171,14 +171,14 @@ impl From<FrameParts> for OutFrame {
     }
 }
 
-pub(crate) struct Queued {
+pub(crate) struct QueuedFrame {
     pub(crate) frame: OutFrame,
     pub(crate) key: Option<Id>,
 }
 
 /// The queue of one writer, without I/O: bounds, order, removal, partial writes.
 pub struct FrameQueue {
-    pub(crate) frames: VecDeque<Queued>,
+    pub(crate) frames: VecDeque<QueuedFrame>,
     /// Bytes of the first frame already written (it can no longer be removed).
     pub(crate) head_written: usize,
     /// Bytes of the frames in `frames` (whole frames: memory is held until the last byte).
@@ -255,7 +255,7 @@ impl FrameQueue {
             Delivery::Request(id) => Some(id),
         };
         self.bytes += frame.len();
-        self.frames.push_back(Queued { frame, key });
+        self.frames.push_back(QueuedFrame { frame, key });
         Sent::Queued
     }
 
