@@ -124,7 +124,7 @@ pub fn listen_wait_seconds(s: &str) -> Result<f64, String> {
     version,
     about = "Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP 2026-07-28 server.",
     after_help = AFTER_HELP,
-    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge logout [--account <LABEL>] <URL> | --all"
+    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all"
 )]
 pub struct Cli {
     /// Server name shown to the editor when the upstream server gives none [default: the command's file name]
@@ -152,7 +152,7 @@ pub struct Cli {
     /// Time the editor has to answer one round of input requests of the upstream, in seconds
     #[arg(long, value_name = "SECONDS", default_value = "3600", value_parser = seconds, allow_negative_numbers = true)]
     pub input_timeout: f64,
-    /// Requests of the editor in flight at once; the next one gets an error at once
+    /// Requests of the editor in flight at once (1 to 65536); the next one gets an error at once
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65_536), allow_negative_numbers = true)]
     pub max_in_flight: u32,
     /// Wait for the upstream to exit at each step of the shutdown (after its stdin closes, then after SIGTERM; then SIGKILL), in seconds
@@ -221,7 +221,7 @@ fn looks_like_url(arg: &std::ffi::OsStr) -> bool {
 }
 
 /// The rule of the URL form, named by the errors about a URL that is not one.
-const URL_FORM_RULE: &str = "write it as https://HOST/PATH, or http://HOST/PATH to a loopback host (localhost, 127.0.0.1, [::1])";
+const URL_FORM_RULE: &str = "write it as https://HOST/PATH, or http://HOST/PATH to a loopback host (localhost, *.localhost, 127.0.0.0/8, [::1])";
 
 /// Whether the first positional argument is an attempt at an `http`/`https` URL that is not
 /// in the `scheme://` form ([`looks_like_url`] is false): `https:/x`, `https:x`, `http:\\x`
@@ -316,11 +316,13 @@ impl Cli {
             let (name, var) = h
                 .split_once('=')
                 .ok_or_else(|| "--header-env takes NAME=VAR".to_string())?;
-            let name = check_user_header(name.trim())?;
+            // The errors name the header as the user typed it (a HeaderName is lowercase).
+            let typed = name.trim();
+            let name = check_user_header(typed)?;
             let text = std::env::var(var)
-                .map_err(|_| format!("the variable {var} of --header-env {name} is not set"))?;
+                .map_err(|_| format!("the variable {var} of --header-env {typed} is not set"))?;
             let mut value = reqwest::header::HeaderValue::from_str(text.trim()).map_err(|_| {
-                format!("the variable {var} of --header-env {name} is not valid header text")
+                format!("the variable {var} of --header-env {typed} is not valid header text")
             })?;
             value.set_sensitive(true);
             spec.headers.push((name, value));
@@ -723,7 +725,7 @@ mod tests {
                     "Authorization=MCP_BRIDGE_CLI_TEST_UNSET",
                     "https://h/mcp",
                 ],
-                "the variable MCP_BRIDGE_CLI_TEST_UNSET of --header-env authorization is not set",
+                "the variable MCP_BRIDGE_CLI_TEST_UNSET of --header-env Authorization is not set",
             ),
             (
                 &["--header", "Host:x", "https://h/mcp"],

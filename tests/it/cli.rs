@@ -72,7 +72,7 @@ fn help_names_the_logout_subcommand() {
     let (code, out, _) = run(&["--help"]);
     assert_eq!(code, 0);
     for text in [
-        "       mcp-bridge logout [--account <LABEL>] <URL> | --all\n",
+        "       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all\n",
         "The logout subcommand deletes stored sign-ins of URL servers: `mcp-bridge logout <URL>` one\n(give the server entry's --account, --redirect-port, --token-store and key), `mcp-bridge\nlogout --all` every one; see `mcp-bridge logout --help`.\n",
     ] {
         assert!(out.contains(text), "{text:?} missing from --help:\n{out}");
@@ -149,7 +149,7 @@ fn the_url_form_refuses_bad_urls_headers_variables_and_ca_files_with_exit_2() {
                 "Authorization=MCP_BRIDGE_NO_SUCH_VAR",
                 "https://h/mcp",
             ],
-            "the variable MCP_BRIDGE_NO_SUCH_VAR of --header-env authorization is not set".into(),
+            "the variable MCP_BRIDGE_NO_SUCH_VAR of --header-env Authorization is not set".into(),
         ),
         (
             vec!["--ca-file", &not_pem, "https://h/mcp"],
@@ -605,7 +605,7 @@ fn a_mistyped_url_exits_2_naming_the_url_rules_and_starts_nothing() {
         assert_eq!(
             err.lines().next(),
             Some(
-                "mcp-bridge: cli: error: the upstream starts like an http(s) URL but is not one: write it as https://HOST/PATH, or http://HOST/PATH to a loopback host (localhost, 127.0.0.1, [::1])"
+                "mcp-bridge: cli: error: the upstream starts like an http(s) URL but is not one: write it as https://HOST/PATH, or http://HOST/PATH to a loopback host (localhost, *.localhost, 127.0.0.0/8, [::1])"
             ),
             "{arg}: {err}"
         );
