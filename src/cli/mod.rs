@@ -410,7 +410,11 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    match Cli::try_parse_from(&args) {
+        Ok(cli) if logout_after_options(&args, &cli.command) => {
+            Parsed::Usage(usage_line(LOGOUT_COMES_FIRST))
+        }
         Ok(mut cli) => match cli.read_url_form() {
             Ok(()) => Parsed::Run(Box::new(cli)),
             Err(cause) => Parsed::Usage(usage_line(&cause)),
@@ -422,6 +426,20 @@ where
             _ => Parsed::Usage(usage_error(&e)),
         },
     }
+}
+
+/// The cause of `mcp-bridge [OPTIONS] logout ...`: `logout` is read as the subcommand only as the
+/// first argument, so after options it would be the upstream command.
+const LOGOUT_COMES_FIRST: &str = "logout is the first argument when it is the subcommand: mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all (a program named logout behind the bridge: write -- logout)";
+
+/// `mcp-bridge` options, then `logout` as the upstream command (`command`, the rest of `args`)
+/// without `--` before it: a user who meant the subcommand (a program of that name comes after
+/// `--`).
+fn logout_after_options(args: &[OsString], command: &[OsString]) -> bool {
+    let start = args.len().saturating_sub(command.len());
+    command.first().is_some_and(|c| c == "logout")
+        && start > 1
+        && !args[1..start].iter().any(|a| a == "--")
 }
 
 fn usage_error(e: &clap::Error) -> String {
@@ -574,6 +592,43 @@ mod tests {
             Parsed::Usage(s) => s,
             other => panic!("expected a usage error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn logout_after_options_is_the_subcommand_in_the_wrong_place() {
+        for args in [
+            &[
+                "mcp-bridge",
+                "--log-level",
+                "debug",
+                "logout",
+                "https://h/mcp",
+            ][..],
+            &[
+                "mcp-bridge",
+                "--token-store",
+                "memory",
+                "logout",
+                "https://h/mcp",
+            ],
+            &["mcp-bridge", "--no-browser", "logout", "--all"],
+        ] {
+            let text = usage_of(args);
+            assert!(
+                text.starts_with(&format!("mcp-bridge: cli: error: {LOGOUT_COMES_FIRST}\n")),
+                "{args:?}: {text}"
+            );
+        }
+        // After `--`, or as the value of an option, `logout` is no subcommand.
+        let (c, n) = command_of(&["mcp-bridge", "--", "logout", "x"]);
+        assert_eq!((c, n), (vec!["logout".to_string(), "x".to_string()], None));
+        let (c, n) = command_of(&["mcp-bridge", "--name", "logout", "srv"]);
+        assert_eq!(
+            (c, n),
+            (vec!["srv".to_string()], Some("logout".to_string()))
+        );
+        let (c, _) = command_of(&["mcp-bridge", "srv", "logout"]);
+        assert_eq!(c, vec!["srv".to_string(), "logout".to_string()]);
     }
 
     #[test]
