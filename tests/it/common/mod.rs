@@ -600,12 +600,11 @@ impl Bridge {
     }
 
     /// The lines the upstream received (the fixture's trace), as written.
+    /// Only whole lines count: the fixture may be writing its last line right now.
     pub fn upstream_lines(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.trace)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect()
+        let text = std::fs::read_to_string(&self.trace).unwrap_or_default();
+        let whole = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
+        whole.lines().map(str::to_string).collect()
     }
 
     /// The response with this id; frames before it stay in the backlog (in order).
@@ -777,7 +776,10 @@ impl Bridge {
     /// 2026-07-28 schema.
     pub fn upstream_received(&self) -> Vec<Value> {
         let text = std::fs::read_to_string(&self.trace).unwrap_or_default();
-        text.lines()
+        // The fixture may be writing its last line right now: only whole lines count.
+        let whole = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
+        whole
+            .lines()
             .filter(|l| !l.trim().is_empty())
             .map(|l| {
                 let v: Value = serde_json::from_str(l)
