@@ -7,7 +7,6 @@ use mcp_bridge::actors::link::ActorStats;
 use mcp_bridge::actors::upstream::{
     Call, CallAnswer, Cancel, CancelReason, Close, Connect, Upstream, UpstreamLinks, UpstreamReply,
 };
-use mcp_bridge::protocol::framing::DEFAULT_MAX_LINE_BYTES;
 use mcp_bridge::protocol::jsonrpc::Id;
 use mcp_bridge::protocol::raw::Object;
 use mcp_bridge::server::{Outcome, RpcError, Server, ToolDef};
@@ -20,7 +19,6 @@ use tokio::sync::mpsc;
 
 use crate::common::collector;
 use crate::common::memory_editor::{Capture, DEADLINE, Editor, memory_config};
-use collector::collector;
 
 /// Sends a message when dropped: the server's handler future was dropped (cancelled).
 struct DropSignal(mpsc::UnboundedSender<&'static str>);
@@ -207,16 +205,7 @@ fn start_upstream() -> (Addr<Upstream>, mpsc::UnboundedReceiver<String>) {
         EDITOR_QUEUE,
         QueueStats::new("editor_queue"),
     );
-    let (tx, rx) = mpsc::unbounded_channel();
-    let upstream = Upstream::new(
-        DEFAULT_MAX_LINE_BYTES,
-        ActorStats::new("upstream"),
-        editor,
-        QueueStats::new("upstream_queue"),
-        collector(tx),
-    )
-    .start();
-    (upstream, rx)
+    collector::start_upstream(editor)
 }
 
 /// A `tools/call` of `tool` and its answer (not yet sent).

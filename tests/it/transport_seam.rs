@@ -10,7 +10,7 @@ use mcp_bridge::actors::upstream::{
     Call, CallAnswer, Cancel, CancelReason, Close, Connect, Relay, Upstream, UpstreamLinks,
     UpstreamReply,
 };
-use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
+use mcp_bridge::protocol::framing::Frame;
 use mcp_bridge::protocol::jsonrpc::Id;
 use mcp_bridge::protocol::raw::Object;
 use mcp_bridge::transport::open::{Opener, UpstreamSpec};
@@ -25,7 +25,6 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::common::collector;
-use collector::collector;
 
 /// How long a test waits for one event before it fails.
 const DEADLINE: Duration = Duration::from_secs(20);
@@ -88,15 +87,7 @@ async fn rig() -> Rig {
             })
         }));
     let editor = Writer::for_blocking(std::io::sink(), EDITOR_QUEUE, QueueStats::new("editor"));
-    let (tx, told) = mpsc::unbounded_channel();
-    let upstream = Upstream::new(
-        DEFAULT_MAX_LINE_BYTES,
-        ActorStats::new("upstream"),
-        editor,
-        QueueStats::new("upstream_queue"),
-        collector(tx),
-    )
-    .start();
+    let (upstream, told) = collector::start_upstream(editor);
     let connected = upstream.send(Connect(UpstreamSpec::Opener(opener))).await;
     assert!(matches!(connected, Ok(Ok(()))));
     Rig {

@@ -1,6 +1,6 @@
 //! An actor that stands where the Frontend would for an Upstream actor under test: it sends
 //! what the Upstream tells it (`FromUpstream`, `UpstreamGone`, as `Debug` text) to a channel.
-//! Shared by `tests/actors_memory.rs` and `tests/transport_seam.rs`.
+//! Shared by the `actors_memory` and `transport_seam` tests.
 
 use actix::prelude::*;
 use mcp_bridge::actors::frontend::messages::FromUpstream;
@@ -46,4 +46,25 @@ pub fn collector(tx: mpsc::UnboundedSender<String>) -> UpstreamOut {
         gone: Link::new(&collector, &stats),
         ended: Link::new(&collector, &stats),
     }
+}
+
+/// Starts an Upstream actor (default line limit) that writes toward the editor on `editor` and
+/// tells a Collector what it would tell the Frontend; the receiver of what the Collector got.
+pub fn start_upstream(
+    editor: mcp_bridge::transport::writer::Writer,
+) -> (
+    Addr<mcp_bridge::actors::upstream::Upstream>,
+    mpsc::UnboundedReceiver<String>,
+) {
+    use mcp_bridge::transport::writer::QueueStats;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let upstream = mcp_bridge::actors::upstream::Upstream::new(
+        mcp_bridge::protocol::framing::DEFAULT_MAX_LINE_BYTES,
+        ActorStats::new("upstream"),
+        editor,
+        QueueStats::new("upstream_queue"),
+        collector(tx),
+    )
+    .start();
+    (upstream, rx)
 }
