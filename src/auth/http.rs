@@ -44,6 +44,7 @@ pub fn extra_roots(
 /// it reads the system certificate store, so the sign-in makes it only when a request needs
 /// it.
 pub fn client(extra_roots: &[reqwest::Certificate]) -> Result<reqwest::Client, AuthHttpError> {
+    crate::transport::http::tls::install_provider();
     let mut b = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(AUTH_CONNECT_TIMEOUT)

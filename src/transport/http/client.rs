@@ -69,6 +69,7 @@ pub fn is_loopback(url: &Url) -> bool {
 
 /// Makes the client of `spec`. Errors: why, for `connect_failed` (never a URL or a secret).
 pub fn build(spec: &HttpSpec) -> Result<reqwest::Client, String> {
+    super::tls::install_provider();
     let mut b = reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())

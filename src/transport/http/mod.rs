@@ -18,6 +18,7 @@ pub mod probe;
 mod refetch;
 mod rewrite;
 mod signed;
+pub mod tls;
 
 use bytes::Bytes;
 use futures_util::StreamExt;

@@ -627,6 +627,7 @@ async fn mcp(
     let Some(upstream) = upstream else {
         return Json(json!({"ok": true})).into_response();
     };
+    mcp_bridge::transport::http::tls::install_provider();
     let mut req = reqwest::Client::new().request(method, upstream).body(body);
     for (k, v) in headers.iter() {
         if !matches!(k.as_str(), "host" | "authorization" | "content-length") {
@@ -655,6 +656,7 @@ fn base64_url(bytes: &[u8]) -> String {
 /// One request as the HTTP transport sends it: the token, then each challenge handed back,
 /// at most [`MAX_CHALLENGES_PER_REQUEST`] times.
 pub async fn call(p: &impl TokenProvider, fx: &Fixture) -> Result<(), String> {
+    mcp_bridge::transport::http::tls::install_provider();
     let http = reqwest::Client::new();
     let mut challenges = 0;
     loop {
