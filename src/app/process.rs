@@ -5,6 +5,7 @@
 
 use actix::prelude::*;
 use futures_util::stream::LocalBoxStream;
+use std::io::IsTerminal;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -28,6 +29,10 @@ fn sign_in_actor() -> Option<crate::actors::supervisor::StartSignIn> {
 fn sign_in_actor() -> Option<crate::actors::supervisor::StartSignIn> {
     None
 }
+
+/// The line the bridge writes when its stdin is a terminal (a bare start by hand).
+pub const TERMINAL_STDIN_HINT: &str =
+    "waiting for an MCP client on stdin (this is a stdio MCP server; see --help)";
 
 /// Frames queued between the stdin thread and the Frontend.
 pub const STDIN_QUEUE_FRAMES: usize = 64;
@@ -62,7 +67,14 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
             FrameCodec::new(max_line_bytes),
             Some(output.clone()),
         )),
-        None => Box::pin(stdin_frames(max_line_bytes)),
+        None => {
+            // Started by hand in a terminal, the bridge would otherwise wait in silence: a new
+            // user learns that a client is expected on stdin.
+            if std::io::stdin().is_terminal() {
+                tracing::info!(target: "bridge", "{TERMINAL_STDIN_HINT}");
+            }
+            Box::pin(stdin_frames(max_line_bytes))
+        }
     };
     actix::spawn(reap_orphans());
     let supervisor = start_with(

@@ -68,4 +68,6 @@ mod shutdown;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod stderr;
 #[cfg(all(feature = "http", feature = "auth"))]
+mod terminal;
+#[cfg(all(feature = "http", feature = "auth"))]
 mod transport_seam;
