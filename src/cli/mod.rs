@@ -36,6 +36,16 @@ pub const MIN_TIMEOUT_SECS: f64 = 0.1;
 /// changes), not thousands.
 pub const MIN_LISTEN_WAIT_SECS: f64 = 0.05;
 
+/// The first screen of `--help`: what the bridge does with both kinds of server.
+const LONG_ABOUT: &str = "\
+Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP server of either
+revision. The editor starts mcp-bridge as its stdio server; mcp-bridge starts the server's
+command (or reaches its URL) and asks it server/discover:
+  - a server that speaks MCP 2026-07-28 is translated for the 2025-11-25 editor;
+  - a server that speaks 2025-11-25 or earlier is passed through unchanged (the fallback).
+In an editor's config, write the full path of mcp-bridge and of the server's program: an
+editor starts servers with a short PATH. Every option and message: docs/usage.md.";
+
 const AFTER_HELP: &str = "\
 The command starts at the first argument that is not an option of mcp-bridge, like env or
 nohup: everything from there on goes to it verbatim, options included. A `--` before it is
@@ -122,7 +132,8 @@ pub fn listen_wait_seconds(s: &str) -> Result<f64, String> {
 #[command(
     name = "mcp-bridge",
     version,
-    about = "Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP 2026-07-28 server.",
+    about = "Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP server of either revision.",
+    long_about = LONG_ABOUT,
     after_help = AFTER_HELP,
     override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all"
 )]
@@ -134,53 +145,57 @@ pub struct Cli {
     #[arg(long, value_enum, value_name = "LEVEL", default_value = "info")]
     pub log_level: LogLevelArg,
     /// Time limit of server/discover when the editor initializes, and again of the initialize passed through to a 2025-11-25 server, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = seconds, allow_negative_numbers = true)]
+    #[arg(help_heading = "Time limits", long, value_name = "SECONDS", default_value = "60", value_parser = seconds, allow_negative_numbers = true)]
     pub discover_timeout: f64,
     /// Longest JSON-RPC line accepted from the editor or the upstream, in bytes (1 to 1073741824)
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE_BYTES as u64,
+    #[arg(help_heading = "Limits", long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE_BYTES as u64,
           value_parser = clap::value_parser!(u64).range(1..=MAX_MAX_LINE_BYTES as u64), allow_negative_numbers = true)]
     pub max_line_bytes: u64,
     /// Time limit of the list methods and completion/complete, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "120", value_parser = seconds, allow_negative_numbers = true)]
+    #[arg(help_heading = "Time limits", long, value_name = "SECONDS", default_value = "120", value_parser = seconds, allow_negative_numbers = true)]
     pub list_timeout: f64,
     /// Time limit of prompts/get and resources/read, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "120", value_parser = seconds, allow_negative_numbers = true)]
+    #[arg(help_heading = "Time limits", long, value_name = "SECONDS", default_value = "120", value_parser = seconds, allow_negative_numbers = true)]
     pub read_timeout: f64,
     /// Time limit of tools/call, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "3600", value_parser = seconds, allow_negative_numbers = true)]
+    #[arg(help_heading = "Time limits", long, value_name = "SECONDS", default_value = "3600", value_parser = seconds, allow_negative_numbers = true)]
     pub call_timeout: f64,
     /// Time the editor has to answer one round of input requests of the upstream, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "3600", value_parser = seconds, allow_negative_numbers = true)]
+    #[arg(help_heading = "Time limits", long, value_name = "SECONDS", default_value = "3600", value_parser = seconds, allow_negative_numbers = true)]
     pub input_timeout: f64,
     /// Requests of the editor in flight at once (1 to 65536); the next one gets an error at once
-    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65_536), allow_negative_numbers = true)]
+    #[arg(help_heading = "Limits", long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65_536), allow_negative_numbers = true)]
     pub max_in_flight: u32,
     /// Wait for the upstream to exit at each step of the shutdown (after its stdin closes, then after SIGTERM; then SIGKILL), in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "2", value_parser = seconds, allow_negative_numbers = true)]
+    #[arg(help_heading = "Time limits", long, value_name = "SECONDS", default_value = "2", value_parser = seconds, allow_negative_numbers = true)]
     pub shutdown_grace: f64,
     /// Wait before a new listen stream after a loss, in seconds; it doubles up to --listen-backoff-max
-    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_INITIAL_MS as f64 / 1000.0, value_parser = listen_wait_seconds, allow_negative_numbers = true)]
+    #[arg(help_heading = "Listen stream", long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_INITIAL_MS as f64 / 1000.0, value_parser = listen_wait_seconds, allow_negative_numbers = true)]
     pub listen_backoff_initial: f64,
     /// Longest wait before a new listen stream, in seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_MAX_SECS as f64, value_parser = listen_wait_seconds, allow_negative_numbers = true)]
+    #[arg(help_heading = "Listen stream", long, value_name = "SECONDS", default_value_t = LISTEN_BACKOFF_MAX_SECS as f64, value_parser = listen_wait_seconds, allow_negative_numbers = true)]
     pub listen_backoff_max: f64,
     /// A listen stream that lives this long after its acknowledgment makes the next wait the first one again, in seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_STABLE_SECS as f64, value_parser = listen_wait_seconds, allow_negative_numbers = true)]
+    #[arg(help_heading = "Listen stream", long, value_name = "SECONDS", default_value_t = LISTEN_STABLE_SECS as f64, value_parser = listen_wait_seconds, allow_negative_numbers = true)]
     pub listen_stable: f64,
     /// Time limit of the acknowledgment of a listen stream, in seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = LISTEN_ACK_TIMEOUT_SECS as f64, value_parser = seconds, allow_negative_numbers = true)]
+    #[arg(help_heading = "Listen stream", long, value_name = "SECONDS", default_value_t = LISTEN_ACK_TIMEOUT_SECS as f64, value_parser = seconds, allow_negative_numbers = true)]
     pub listen_ack_timeout: f64,
     /// URL form: send the header NAME with VALUE on every request (never a secret: use --header-env)
-    #[arg(long = "header", value_name = "NAME:VALUE")]
+    #[arg(help_heading = "URL form", long = "header", value_name = "NAME:VALUE")]
     pub header: Vec<String>,
     /// URL form: send the header NAME with the value of the environment variable VAR (a variable that is not set is an error)
-    #[arg(long = "header-env", value_name = "NAME=VAR")]
+    #[arg(
+        help_heading = "URL form",
+        long = "header-env",
+        value_name = "NAME=VAR"
+    )]
     pub header_env: Vec<String>,
     /// URL form: also trust the CA certificates of this PEM file (besides the system's)
-    #[arg(long, value_name = "PEM")]
+    #[arg(help_heading = "URL form", long, value_name = "PEM")]
     pub ca_file: Option<std::path::PathBuf>,
     /// URL form: longest JSON response, and longest event of a response stream, in bytes (1 to 1073741824)
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RESPONSE_BYTES as u64,
+    #[arg(help_heading = "URL form", long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RESPONSE_BYTES as u64,
           value_parser = clap::value_parser!(u64).range(1..=MAX_MAX_RESPONSE_BYTES as u64), allow_negative_numbers = true)]
     pub max_response_bytes: u64,
     /// The sign-in options of the URL form.
@@ -192,9 +207,9 @@ pub struct Cli {
     /// Warnings of the command line, for the log once it runs.
     #[arg(skip)]
     pub warnings: Vec<String>,
-    /// The upstream MCP 2026-07-28 server command and its arguments, verbatim: everything from
-    /// the first argument that is not an option of the bridge (or after `--`); or the URL of
-    /// the upstream server
+    /// The upstream MCP server command and its arguments, verbatim: everything from the first
+    /// argument that is not an option of the bridge (or after `--`); or the URL of the upstream
+    /// server
     #[arg(
         required = true,
         num_args = 1..,

@@ -17,36 +17,40 @@ use crate::auth::store::StoreChoice;
 /// keychain.
 pub const SANDBOX_ENV: &str = "SANDBOX_RUNTIME";
 
-/// The sign-in options.
+/// The heading of the sign-in options in `--help`.
+const SIGN_IN_HEADING: &str = "Sign-in (URL form)";
+
+/// The sign-in options (their own section of `--help`: a `next_help_heading` here would also
+/// head the parent's arguments that follow the flattened ones).
 #[derive(clap::Args, Clone, Debug)]
 pub struct SignInArgs {
     /// URL form: use this client ID, issued by the authorization server (its secret comes from MCP_BRIDGE_CLIENT_SECRET)
-    #[arg(long, value_name = "ID")]
+    #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "ID")]
     pub client_id: Option<String>,
     /// URL form: the issuer of --client-id; a client with a secret needs it
-    #[arg(long, value_name = "URL")]
+    #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "URL")]
     pub client_issuer: Option<String>,
     /// URL form: use the client ID metadata document at this https URL
-    #[arg(long, value_name = "URL")]
+    #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "URL")]
     pub client_metadata_url: Option<String>,
     /// URL form: the port of the redirect URI http://127.0.0.1:PORT/callback
-    #[arg(long, value_name = "PORT", default_value_t = DEFAULT_REDIRECT_PORT,
+    #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "PORT", default_value_t = DEFAULT_REDIRECT_PORT,
           value_parser = clap::value_parser!(u16).range(1..), allow_negative_numbers = true)]
     pub redirect_port: u16,
     /// URL form: the account of the stored sign-in
-    #[arg(long, value_name = "LABEL", default_value = "default")]
+    #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "LABEL", default_value = "default")]
     pub account: String,
     /// URL form: where the tokens are kept
-    #[arg(long, value_enum, value_name = "STORE", default_value = "auto")]
+    #[arg(help_heading = SIGN_IN_HEADING, long, value_enum, value_name = "STORE", default_value = "auto")]
     pub token_store: StoreChoice,
     /// URL form: the file with the 64-hex-digit key of the file store (private to your account)
-    #[arg(long, value_name = "PATH")]
+    #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "PATH")]
     pub token_key_file: Option<PathBuf>,
     /// URL form: never open a browser; only write the sign-in line to stderr
-    #[arg(long)]
+    #[arg(help_heading = SIGN_IN_HEADING, long)]
     pub no_browser: bool,
     /// URL form: time limit of one sign-in in the browser, in seconds
-    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = super::seconds, allow_negative_numbers = true)]
+    #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "SECONDS", default_value = "300", value_parser = super::seconds, allow_negative_numbers = true)]
     pub sign_in_timeout: f64,
 }
 

@@ -57,6 +57,51 @@ fn help_explains_the_form_and_every_option() {
     assert!(out.contains("[default: 67108864]") && out.contains("[default: info]"));
 }
 
+/// The first screen of `--help` (25 lines) says what the bridge does with both kinds of
+/// server and what the command is; the options come in sections after it.
+#[test]
+fn the_first_screen_of_help_says_what_the_bridge_does_with_both_kinds_of_server() {
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    let first: String = out.lines().take(25).map(|l| format!("{l}\n")).collect();
+    let about = "\
+Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP server of either
+revision. The editor starts mcp-bridge as its stdio server; mcp-bridge starts the server's
+command (or reaches its URL) and asks it server/discover:
+  - a server that speaks MCP 2026-07-28 is translated for the 2025-11-25 editor;
+  - a server that speaks 2025-11-25 or earlier is passed through unchanged (the fallback).
+In an editor's config, write the full path of mcp-bridge and of the server's program: an
+editor starts servers with a short PATH. Every option and message: docs/usage.md.
+
+Usage: mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...
+";
+    assert!(first.starts_with(about), "{first}");
+    assert!(
+        first.contains("\nArguments:\n  <COMMAND>...\n          The upstream MCP server command and its arguments, verbatim: "),
+        "{first}"
+    );
+    assert!(!out.contains("2026-07-28 server command"), "{out}");
+    for heading in [
+        "\nOptions:\n",
+        "\nTime limits:\n",
+        "\nLimits:\n",
+        "\nListen stream:\n",
+        "\nURL form:\n",
+        "\nSign-in (URL form):\n",
+    ] {
+        assert!(
+            out.contains(heading),
+            "{heading:?} missing from --help:\n{out}"
+        );
+    }
+    let (code, short, _) = run(&["-h"]);
+    assert_eq!(code, 0);
+    assert!(
+        short.starts_with("Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP server of either revision.\n\nUsage: "),
+        "{short}"
+    );
+}
+
 /// Every exit code the bridge has (src/main.rs, the Supervisor's shutdown and its second
 /// signal), in the paragraph of --help.
 #[test]
