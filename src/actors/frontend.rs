@@ -539,7 +539,9 @@ impl Handler<FromUpstream> for Frontend {
                     self.end_initialize_wait(&id);
                     let (cause, detail) = match reply {
                         UpstreamReply::Busy => (Cause::UpstreamBusy, None),
-                        UpstreamReply::Invalid => (Cause::InvalidResponse, None),
+                        UpstreamReply::Invalid(detail) => {
+                            (Cause::InvalidResponse, detail.map(|d| json!(d)))
+                        }
                         // HTTP: the request's POST failed alone.
                         UpstreamReply::Failed(f) => (Cause::TransportFailed, Some(json!(f.detail))),
                         _ => (Cause::UpstreamExited, None),

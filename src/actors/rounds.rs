@@ -241,8 +241,8 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: Id) -> Sl
             Ok(UpstreamReply::Closed) => {
                 return SlotOutcome::Error(Cause::UpstreamExited.error(None));
             }
-            Ok(UpstreamReply::Invalid) => {
-                return SlotOutcome::Error(Cause::InvalidResponse.error(None));
+            Ok(UpstreamReply::Invalid(detail)) => {
+                return SlotOutcome::Error(Cause::InvalidResponse.error(detail.map(|d| json!(d))));
             }
             Ok(UpstreamReply::Busy) => {
                 return SlotOutcome::Error(

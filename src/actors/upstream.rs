@@ -57,6 +57,14 @@ fn warn_not_jsonrpc(frame: &Frame) {
     }
 }
 
+/// The `data.detail` of a request whose answer was a line over `--max-line-bytes`: the limit
+/// and the option that raises it, so that the user of the editor can act on it.
+fn line_over_limit(limit_bytes: usize) -> String {
+    format!(
+        "the upstream's answer is a line over the limit of {limit_bytes} bytes (--max-line-bytes raises it)"
+    )
+}
+
 /// An upstream frame that is no usable JSON-RPC message (either mode): one warning, and the
 /// requests it names, which then fail with `invalid_response` at once: the id recovered from
 /// the line (`recovered`), or else, for a JSON-RPC batch (an array, which MCP does not
@@ -212,7 +220,7 @@ impl Upstream {
                 }
                 // As in the correlation mode: its request fails, with no second warning.
                 if let Some(id) = id.clone() {
-                    let reply = UpstreamReply::Invalid;
+                    let reply = UpstreamReply::Invalid(Some(line_over_limit(self.max_line_bytes)));
                     self.out
                         .frontend
                         .do_send(FromUpstream::RelayFailed { id, reply });
@@ -232,7 +240,7 @@ impl Upstream {
                 for id in unusable_frame(&frame, e.id()) {
                     self.out.frontend.do_send(FromUpstream::RelayFailed {
                         id,
-                        reply: UpstreamReply::Invalid,
+                        reply: UpstreamReply::Invalid(None),
                     });
                 }
             }
@@ -298,7 +306,8 @@ impl Upstream {
                 // Its request (the id recovered from the whole line) fails with
                 // invalid_response; it is not also "not a JSON-RPC message".
                 if let Some(id) = id {
-                    self.resolve(id, UpstreamReply::Invalid);
+                    let detail = line_over_limit(self.max_line_bytes);
+                    self.resolve(id, UpstreamReply::Invalid(Some(detail)));
                 }
                 return;
             }
@@ -324,7 +333,7 @@ impl Upstream {
             Ok(Message::Request { id, method, .. }) => self.answer_request(&id, &method),
             Err(e) => {
                 for id in unusable_frame(&frame, e.id()) {
-                    self.resolve(&id, UpstreamReply::Invalid);
+                    self.resolve(&id, UpstreamReply::Invalid(None));
                 }
             }
         }

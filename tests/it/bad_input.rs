@@ -213,8 +213,9 @@ fn blank_lines_are_skipped_and_a_last_line_without_newline_is_answered() {
 
 /// An upstream answer over `--max-line-bytes` fails its request with `invalid_response`
 /// (-32603: the upstream's fault; `line_too_long` is -32600, which would tell the editor that
-/// its own request was invalid), with one warning that names the length and the limit and no
-/// second "not a JSON-RPC message" warning; the bridge keeps serving.
+/// its own request was invalid) whose detail names the limit and the option that raises it,
+/// with one warning that names the length and the limit and no second "not a JSON-RPC
+/// message" warning; the bridge keeps serving.
 #[test]
 fn an_upstream_answer_over_the_limit_fails_its_request_with_invalid_response_and_one_warning() {
     let mut b = Bridge::start(&["--max-line-bytes", "4096"], &[]);
@@ -224,7 +225,8 @@ fn an_upstream_answer_over_the_limit_fails_its_request_with_invalid_response_and
         r,
         json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32603,
             "message": "The upstream server sent an invalid response",
-            "data": {"cause": "invalid_response"}}})
+            "data": {"cause": "invalid_response",
+                "detail": "the upstream's answer is a line over the limit of 4096 bytes (--max-line-bytes raises it)"}}})
     );
     still_serving(&mut b, 6);
     b.close_stdin();

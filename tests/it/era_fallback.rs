@@ -507,7 +507,8 @@ fn an_editor_request_with_the_id_of_the_unanswered_probe_gets_duplicate_id_and_i
 }
 
 /// In pass-through too, an answer of the server over `--max-line-bytes` fails its request with
-/// `invalid_response` and one warning, never a second "not a JSON-RPC message" warning.
+/// `invalid_response` (its detail names the limit and the option) and one warning, never a
+/// second "not a JSON-RPC message" warning.
 #[test]
 fn an_answer_over_the_line_limit_fails_its_request_with_invalid_response_and_one_warning() {
     let mut b = start(
@@ -525,7 +526,8 @@ fn an_answer_over_the_line_limit_fails_its_request_with_invalid_response_and_one
         r,
         json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32603,
             "message": "The upstream server sent an invalid response",
-            "data": {"cause": "invalid_response"}}})
+            "data": {"cause": "invalid_response",
+                "detail": "the upstream's answer is a line over the limit of 4096 bytes (--max-line-bytes raises it)"}}})
     );
     assert_eq!(
         b.tools_call(json!(6), "echo", json!({"text": "still"}))["result"]["content"][0]["text"],

@@ -842,7 +842,7 @@ fn error_bodies_pass_through_and_other_failures_name_the_status() {
 fn a_response_over_the_limit_fails_at_once_as_json_and_as_an_sse_event() {
     let (f, _, mut b) = initialized(&["--max-response-bytes", "4000"], false);
     let over = json!({"code": -32603, "message": "The request to the upstream server failed",
-        "data": {"cause": "transport_failed", "detail": "the response is over the limit of 4000 bytes"}});
+        "data": {"cause": "transport_failed", "detail": "the response is over the limit of 4000 bytes (--max-response-bytes raises it)"}});
     assert_eq!(
         b.tools_call(json!(1), "big", json!({"bytes": 5000}))["error"],
         over

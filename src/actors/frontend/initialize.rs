@@ -147,7 +147,7 @@ impl Frontend {
                 Ok(UpstreamReply::Error(e)) => ProbeAnswer::Error(e),
                 Ok(UpstreamReply::Closed) => ProbeAnswer::Closed,
                 Ok(UpstreamReply::Busy) => ProbeAnswer::Busy,
-                Ok(UpstreamReply::Invalid) => ProbeAnswer::Invalid,
+                Ok(UpstreamReply::Invalid(_)) => ProbeAnswer::Invalid,
                 Ok(UpstreamReply::Failed(f)) => match f.status {
                     Some(status @ (400 | 404 | 405)) => ProbeAnswer::Http(HttpAnswer {
                         status,

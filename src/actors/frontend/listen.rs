@@ -118,7 +118,7 @@ impl Frontend {
             UpstreamReply::Result(_) => StreamEnd::ServerResult,
             UpstreamReply::Error(error) => StreamEnd::Refused { error },
             UpstreamReply::Closed | UpstreamReply::Busy => StreamEnd::Closed,
-            UpstreamReply::Invalid => StreamEnd::Invalid,
+            UpstreamReply::Invalid(_) => StreamEnd::Invalid,
             UpstreamReply::Failed(f) => StreamEnd::Failed {
                 status: f.status,
                 detail: f.detail,

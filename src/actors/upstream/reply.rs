@@ -19,8 +19,9 @@ pub enum UpstreamReply {
     Error(Value),
     /// The upstream went away before answering.
     Closed,
-    /// The upstream answered with a frame the bridge cannot read.
-    Invalid,
+    /// The upstream answered with a frame the bridge cannot read; the detail for the editor,
+    /// when there is one to give (a line over `--max-line-bytes` names the limit).
+    Invalid(Option<String>),
     /// The queue toward the upstream was full: the request was not sent.
     Busy,
     /// The request failed in the transport alone (HTTP: an error status, a broken stream, a
@@ -47,7 +48,7 @@ impl UpstreamReply {
             UpstreamReply::Result(_) => "result",
             UpstreamReply::Error(_) => "error",
             UpstreamReply::Closed => "closed",
-            UpstreamReply::Invalid => "invalid",
+            UpstreamReply::Invalid(_) => "invalid",
             UpstreamReply::Busy => "busy",
             UpstreamReply::Failed(_) => "failed",
         }

@@ -16,7 +16,7 @@ use crate::protocol::idscan::UTF8_BOM;
 #[derive(Debug, thiserror::Error)]
 pub enum BodyError {
     /// Longer than the limit (in bytes).
-    #[error("the response is over the limit of {0} bytes")]
+    #[error("the response is over the limit of {0} bytes (--max-response-bytes raises it)")]
     Over(usize),
     /// The connection broke.
     #[error("the response stream broke")]
