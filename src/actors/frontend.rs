@@ -536,6 +536,9 @@ impl Handler<FromUpstream> for Frontend {
             FromUpstream::Relayed { message, kind } => self.relay_to_editor(message, kind),
             FromUpstream::RelayFailed { id, reply } => {
                 if self.relayed.remove(&id).is_some() {
+                    if let UpstreamReply::Failed(f) = &reply {
+                        self.warn_of_the_url_path(&id, f.status);
+                    }
                     self.end_initialize_wait(&id);
                     let (cause, detail) = match reply {
                         UpstreamReply::Busy => (Cause::UpstreamBusy, None),

@@ -623,3 +623,39 @@ fn an_internal_error_to_discover_never_falls_back_over_http() {
         b.stderr_text()
     );
 }
+
+/// A URL whose path is mistyped gets 404 at `server/discover` (read as a legacy server, as the
+/// era fallback says) and 404 again at the `initialize` passed through: one warning names the
+/// path as the likely cause, and never the query (it may hold a secret).
+#[test]
+fn a_404_to_discover_and_to_initialize_names_the_url_path_and_never_its_query() {
+    let f = LegacyFixture::start(Script::default());
+    let url = format!("http://{}/mcpp?key=sekret-value", f.addr);
+    let mut b = Bridge::start_url(&[], &url, &[]);
+    let r = b.request(json!(0), "initialize", initialize_params());
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32603,
+            "message": "The request to the upstream server failed",
+            "data": {"cause": "transport_failed", "detail": "HTTP 404"}}})
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+    assert!(f.seen().is_empty(), "nothing reached the fixture's /mcp");
+    let lines = b.stderr_lines_to_the_end(|l| {
+        l.starts_with("mcp-bridge: frontend: info: the upstream server speaks")
+            || l.starts_with("mcp-bridge: frontend: warn: ")
+    });
+    assert_eq!(
+        lines,
+        vec![
+            "mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it answered server/discover with HTTP 404, as a URL with a wrong path would): passing the 2025-11-25 protocol through unchanged",
+            "mcp-bridge: frontend: warn: the server answers 404 at /mcpp for both server/discover and initialize: check the URL path",
+        ]
+    );
+    assert!(
+        !b.stderr_text().contains("sekret-value"),
+        "{}",
+        b.stderr_text()
+    );
+}

@@ -4,6 +4,8 @@
 
 use super::*;
 use crate::actors::editor_phase::EditorPhase;
+#[cfg(feature = "http")]
+use crate::transport::open::UpstreamSpec;
 
 /// How long a failed `initialize` waits, after the upstream closed its output, for the exit
 /// status of the upstream process, which its error then names (`data.detail`: `exit code 3`,
@@ -32,6 +34,9 @@ pub(super) struct InitializeWait {
     pub(super) token: u64,
     /// The era was decided by silence: `server/discover` got no answer either.
     pub(super) silent_discover: bool,
+    /// The era was decided by an HTTP 404 to `server/discover`: a 404 to this `initialize`
+    /// too points at the URL's path rather than at the server's revision.
+    pub(super) discover_404: bool,
     /// [`Frontend::ran`] before this `initialize`, restored when it fails.
     pub(super) ran_before: bool,
 }
@@ -219,6 +224,7 @@ impl Frontend {
                     id: id.clone(),
                     token,
                     silent_discover: sign == LegacySign::NoReply,
+                    discover_404: sign == LegacySign::HttpStatus { status: 404 },
                     ran_before: self.ran,
                 });
                 // Counted as the wait for server/discover is: the time a sign-in runs (the
@@ -309,6 +315,26 @@ impl Frontend {
         for (id, _) in rest {
             self.reply_error(Some(&id), Cause::NotInitialized, None);
         }
+    }
+
+    /// Pass-through: the request `id` of the editor failed in the transport with HTTP
+    /// `status`. When it is the `initialize` and `server/discover` got 404 too, the URL's
+    /// path is the likely cause (a server answers 404 at a path where it has no endpoint,
+    /// RFC 9110 §15.5.5): one warning names the path. Never the query, which may hold a secret.
+    pub(super) fn warn_of_the_url_path(&self, id: &Id, status: Option<u16>) {
+        let again = status == Some(404)
+            && self
+                .initialize_wait
+                .as_ref()
+                .is_some_and(|w| &w.id == id && w.discover_404);
+        // Only a URL upstream answers with an HTTP status.
+        #[cfg(feature = "http")]
+        if again && let UpstreamSpec::Http(spec) = &self.config.upstream {
+            let path = spec.url.path();
+            tracing::warn!(target: "frontend", "the server answers 404 at {path} for both server/discover and initialize: check the URL path");
+        }
+        #[cfg(not(feature = "http"))]
+        let _ = again;
     }
 
     /// Pass-through: the request `id` of the editor is resolved (answered, or failed by the
