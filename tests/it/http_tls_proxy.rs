@@ -158,6 +158,25 @@ fn without_the_ca_file_the_self_signed_upstream_is_refused() {
     assert!(f.seen().is_empty());
 }
 
+/// An `https` URL to a port that serves plain HTTP: the error says that the server does not
+/// speak TLS there, not the TLS library's "corrupt message".
+#[test]
+fn an_https_url_to_a_plain_http_port_says_the_server_does_not_speak_tls_there() {
+    let f = HttpFixture::start(server(), vec![]);
+    let port = f.addr.port();
+    let url = format!("https://127.0.0.1:{port}/mcp");
+    let mut b = Bridge::start_url(&[], &url, &[]);
+    let (code, cause, detail) = initialize_error(&mut b);
+    assert_eq!((code, cause.as_str()), (-32603, "discover_failed"));
+    assert_eq!(
+        detail,
+        format!(
+            "the connection to the upstream failed: the server at 127.0.0.1:{port} does not speak TLS (https) on that port; is the URL http://?"
+        )
+    );
+    assert!(f.seen().is_empty());
+}
+
 #[test]
 fn no_proxy_and_loopback_hosts_go_direct() {
     let (f, ca) = tls_fixture();

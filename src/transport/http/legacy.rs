@@ -603,7 +603,7 @@ async fn get_stream(sh: Rc<Shared>) {
     let resp = match get.send().await {
         Ok(r) => r,
         Err(e) => {
-            tracing::debug!(target: "http", "the server's stream did not open: {}", send_detail(&e));
+            tracing::debug!(target: "http", "the server's stream did not open: {}", send_detail(&e, &sh.url));
             return;
         }
     };
@@ -677,7 +677,7 @@ pub(super) async fn end_session(sh: Rc<Shared>, grace: Duration) {
             tracing::debug!(target: "http", "the session was ended: HTTP {}", r.status().as_u16())
         }
         Ok(Err(e)) => {
-            tracing::debug!(target: "http", "the session's DELETE failed: {}", send_detail(&e))
+            tracing::debug!(target: "http", "the session's DELETE failed: {}", send_detail(&e, &sh.url))
         }
         Err(_) => tracing::debug!(target: "http", "the session's DELETE timed out"),
     }

@@ -66,7 +66,7 @@ pub(super) async fn send_signed(
             }
             Err(e) => (Err(e), Method::POST),
         };
-        let resp = sent.map_err(|e| RequestFailure::no_response(send_detail(&e)))?;
+        let resp = sent.map_err(|e| RequestFailure::no_response(send_detail(&e, &url)))?;
         let status = resp.status().as_u16();
         let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok());
         match redirect::of_request(verb.as_str(), &url, status, location, redirects) {
@@ -108,8 +108,9 @@ pub(super) async fn send_signed(
 }
 
 /// Why a request got no response, for `data.detail`: the kind of failure and the innermost
-/// cause (an OS error), never the URL.
-pub(super) fn send_detail(e: &reqwest::Error) -> String {
+/// cause (an OS error), never the URL's path or query. A TLS handshake that met plain HTTP
+/// (an `https` URL to a port that serves `http`) says so, naming the host and the port.
+pub(super) fn send_detail(e: &reqwest::Error, url: &Url) -> String {
     let kind = if e.is_timeout() {
         "the connection to the upstream timed out"
     } else if e.is_connect() {
@@ -124,7 +125,22 @@ pub(super) fn send_detail(e: &reqwest::Error) -> String {
         cause = c.source();
     }
     match last {
+        Some(c) if url.scheme() == "https" && is_plain_http_reply(&c) => {
+            let host = url.host_str().unwrap_or_default();
+            let port = url.port_or_known_default().unwrap_or(443);
+            format!(
+                "{kind}: the server at {host}:{port} does not speak TLS (https) on that port; is the URL http://?"
+            )
+        }
         Some(c) => format!("{kind}: {c}"),
         None => kind.to_string(),
     }
+}
+
+/// Whether a TLS error is the one a plain-HTTP answer to the ClientHello gives: its first
+/// byte (`H` of `HTTP/1.1 400`) is no TLS record content type (RFC 8446 §5.1), which rustls
+/// reports as `InvalidContentType`. rustls is reached through reqwest only, so its error is
+/// known here by its text.
+fn is_plain_http_reply(cause: &str) -> bool {
+    cause.contains("InvalidContentType")
 }
