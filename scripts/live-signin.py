@@ -73,7 +73,9 @@ def main():
     stderr_file = open(stderr_path, "w")
     env = dict(os.environ, BROWSER=browser, RUST_LOG="info")
     bridge = subprocess.Popen(
-        [os.path.join(TARGET, "debug", "mcp-bridge"), "--redirect-port", str(free_port()),
+        # debug: the metrics totals line (the SignIn actor's counters) is a debug line.
+        [os.path.join(TARGET, "debug", "mcp-bridge"), "--log-level", "debug",
+         "--redirect-port", str(free_port()),
          "--token-store", "memory", urls["mcp_url"]],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr_file, env=env,
         bufsize=0)

@@ -99,6 +99,9 @@ pub struct BridgeConfig {
     /// The sign-in of a URL upstream: the Supervisor starts the SignIn actor from it and makes
     /// it the HTTP transport's token provider (`None`: no sign-in).
     pub sign_in: Option<SignInSetupRef>,
+    /// `--metrics-interval`: the metrics line at info this often (`None`: only at debug,
+    /// while requests flow).
+    pub metrics_interval: Option<Duration>,
 }
 
 /// The sign-in settings of [`BridgeConfig::sign_in`] (`crate::auth::setup::SignInSetup` with the

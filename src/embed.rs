@@ -283,6 +283,7 @@ fn legacy_config(server: Server, options: &AutoOptions) -> BridgeConfig {
         listen: ListenTimings::default(),
         sign_in_phase: None,
         sign_in: None,
+        metrics_interval: None,
     }
 }
 

@@ -504,7 +504,12 @@ impl Actor for Frontend {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        ctx.run_interval(METRICS_INTERVAL, |act, _| act.send_method_batch());
+        // With `--metrics-interval`, the methods' counters are at most that old in its lines.
+        let every = self
+            .config
+            .metrics_interval
+            .map_or(METRICS_INTERVAL, |d| d.min(METRICS_INTERVAL));
+        ctx.run_interval(every, |act, _| act.send_method_batch());
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {

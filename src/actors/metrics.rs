@@ -2,13 +2,16 @@
 //! of the writers (size, peak, notifications dropped, requests refused or removed; see
 //! [`QueueStats::line`]) and of the forwarded methods (requests, errors, latency quantiles),
 //! written as log lines of scope `metrics`: a debug line every [`METRICS_INTERVAL`] while
-//! requests flow, one info line with the totals when a bridge that ran stops (see [`WriteTotals`]). A line is the parts
+//! requests flow (at info every `--metrics-interval` when it is given), and when a bridge that
+//! ran stops (see [`WriteTotals`]) the totals at debug and a short summary at info (requests,
+//! errors, the slowest method and its time, what was dropped). A line of counters is the parts
 //! `name: key=value ...` joined by `; `: actors first, then queues (the stderr queue last,
 //! [`crate::log::queue::StderrStats::line`]), then methods.
 
 use actix::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::link::{ActorStats, Link};
@@ -114,6 +117,49 @@ impl MethodTimes {
     fn lines(&self) -> Vec<String> {
         self.methods.iter().map(|(m, s)| s.line(m)).collect()
     }
+
+    /// The requests and errors of every method, and the method of the slowest request with
+    /// its time in microseconds (none without a request).
+    fn sums(&self) -> (u64, u64, Option<(&'static str, u32)>) {
+        let requests = self.methods.values().map(|s| s.requests).sum();
+        let errors = self.methods.values().map(|s| s.errors).sum();
+        let slowest = self
+            .methods
+            .iter()
+            .filter_map(|(m, s)| s.samples_us.iter().max().map(|us| (*m, *us)))
+            .max_by_key(|(_, us)| *us);
+        (requests, errors, slowest)
+    }
+}
+
+/// The summary line at the end: `N requests, N errors; slowest METHOD, N.N ms; nothing
+/// dropped` (or `dropped: N frames of QUEUE, N stderr lines`). `dropped` names each queue
+/// with notifications dropped (full, or over their rate limit) and the stderr lines dropped.
+fn summary(methods: &MethodTimes, dropped: &[(&str, u64)]) -> String {
+    let (requests, errors, slowest) = methods.sums();
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut text = format!(
+        "{}, {}",
+        plural(requests, "request", "requests"),
+        plural(errors, "error", "errors")
+    );
+    if let Some((method, us)) = slowest {
+        text.push_str(&format!(
+            "; slowest {method}, {:.1} ms",
+            f64::from(us) / 1000.0
+        ));
+    }
+    let dropped: Vec<String> = dropped
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(what, n)| format!("{n} {what}"))
+        .collect();
+    if dropped.is_empty() {
+        text.push_str("; nothing dropped");
+    } else {
+        text.push_str(&format!("; dropped: {}", dropped.join(", ")));
+    }
+    text
 }
 
 /// The Frontend's counters of the methods since its last batch.
@@ -127,40 +173,70 @@ pub struct Metrics {
     queues: Vec<Arc<QueueStats>>,
     methods: MethodTimes,
     ended: Link<ActorEnded>,
+    /// `--metrics-interval`: the counters at info this often (`None`: off).
+    interval: Option<Duration>,
 }
 
 impl Metrics {
     /// A Metrics actor that reports the given actors' and queues' counters and the methods'
-    /// counters of the [`MethodBatch`]es it gets.
+    /// counters of the [`MethodBatch`]es it gets; at info every `interval` when one is given.
     pub fn new(
         actors: Vec<Arc<ActorStats>>,
         queues: Vec<Arc<QueueStats>>,
         ended: Link<ActorEnded>,
+        interval: Option<Duration>,
     ) -> Self {
         Metrics {
             actors,
             queues,
             methods: MethodTimes::default(),
             ended,
+            interval,
         }
     }
 
-    fn write(&self, info: bool) {
+    /// Every counter, as one line's text.
+    fn counters(&self) -> String {
         let mut parts: Vec<String> = self.actors.iter().map(|a| a.line()).collect();
         parts.extend(self.queues.iter().map(|q| q.line()));
         parts.push(crate::log::stderr_queue().stats().line());
         parts.extend(self.methods.lines());
-        let text = parts.join("; ");
-        if info {
-            tracing::info!(target: "metrics", "totals: {text}");
-        } else {
-            tracing::debug!(target: "metrics", "{text}");
-        }
+        parts.join("; ")
+    }
+
+    /// The totals at debug, then the summary at info. The counters are read before either
+    /// line is queued: the stderr counts are those of the lines before them.
+    fn write_totals(&self) {
+        let text = self.counters();
+        let mut dropped: Vec<(String, u64)> = self
+            .queues
+            .iter()
+            .map(|q| {
+                let n = q.dropped() + q.rate_limited.load(Ordering::Relaxed);
+                (format!("frames of {}", q.name), n)
+            })
+            .collect();
+        dropped.push((
+            "stderr lines".to_string(),
+            crate::log::stderr_queue().stats().dropped_lines(),
+        ));
+        let dropped: Vec<(&str, u64)> = dropped.iter().map(|(w, n)| (w.as_str(), *n)).collect();
+        let summary = summary(&self.methods, &dropped);
+        tracing::debug!(target: "metrics", "totals: {text}");
+        tracing::info!(target: "metrics", "summary: {summary}");
     }
 }
 
 impl Actor for Metrics {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if let Some(every) = self.interval {
+            ctx.run_interval(every, |act, _| {
+                tracing::info!(target: "metrics", "{}", act.counters());
+            });
+        }
+    }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         self.ended.do_send(ActorEnded("metrics"));
@@ -174,11 +250,11 @@ impl Handler<MethodBatch> for Metrics {
     /// A batch comes every [`METRICS_INTERVAL`] while requests flow: the periodic line.
     fn handle(&mut self, MethodBatch(batch): MethodBatch, _: &mut Context<Self>) {
         self.methods.merge(batch);
-        self.write(false);
+        tracing::debug!(target: "metrics", "{}", self.counters());
     }
 }
 
-/// Shutdown step (Supervisor), the last one: write the totals line when the bridge `ran` (an
+/// Shutdown step (Supervisor), the last one: write the totals and the summary when the bridge `ran` (an
 /// `initialize` succeeded at least once: a bridge whose upstream never started, or whose
 /// editor never initialized, has only its error lines to show), then stop.
 #[derive(Message)]
@@ -192,7 +268,7 @@ impl Handler<WriteTotals> for Metrics {
     type Result = ();
     fn handle(&mut self, WriteTotals { ran }: WriteTotals, ctx: &mut Context<Self>) {
         if ran {
-            self.write(true);
+            self.write_totals();
         }
         ctx.stop();
     }
@@ -225,6 +301,35 @@ mod tests {
                 "tools/call: requests=1 errors=1 p50_us=3 p90_us=3 p99_us=3 max_us=3",
                 "tools/list: requests=1 errors=0 p50_us=7 p90_us=7 p99_us=7 max_us=7"
             ]
+        );
+    }
+
+    #[test]
+    fn the_summary_sums_the_methods_names_the_slowest_and_what_was_dropped() {
+        let mut t = MethodTimes::default();
+        assert_eq!(
+            summary(&t, &[("frames of editor_queue", 0), ("stderr lines", 0)]),
+            "0 requests, 0 errors; nothing dropped"
+        );
+        t.record("tools/list", true, Duration::from_micros(700));
+        t.record("tools/call", false, Duration::from_micros(12_345));
+        t.record("tools/call", true, Duration::from_micros(3));
+        assert_eq!(
+            summary(&t, &[("frames of editor_queue", 0), ("stderr lines", 0)]),
+            "3 requests, 1 error; slowest tools/call, 12.3 ms; nothing dropped"
+        );
+        let mut one = MethodTimes::default();
+        one.record("ping", true, Duration::from_micros(50));
+        assert_eq!(
+            summary(
+                &one,
+                &[
+                    ("frames of editor_queue", 4),
+                    ("frames of upstream_queue", 0),
+                    ("stderr lines", 1)
+                ]
+            ),
+            "1 request, 0 errors; slowest ping, 0.1 ms; dropped: 4 frames of editor_queue, 1 stderr lines"
         );
     }
 

@@ -280,7 +280,12 @@ impl Supervisor {
         if sign_in.is_some() {
             running.insert("sign-in");
         }
-        me_ctx.run(Metrics::new(counted, parts.queues, ended.clone()));
+        me_ctx.run(Metrics::new(
+            counted,
+            parts.queues,
+            ended.clone(),
+            config.metrics_interval,
+        ));
         fe_ctx.add_stream(parts.input);
         fe_ctx.run(Frontend::new(
             config.clone(),

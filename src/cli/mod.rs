@@ -144,6 +144,9 @@ pub struct Cli {
     /// Lowest level of the bridge's own stderr lines
     #[arg(long, value_enum, value_name = "LEVEL", default_value = "info")]
     pub log_level: LogLevelArg,
+    /// Write the metrics line (the counters of the actors, queues and methods) at info every SECONDS [default: off]
+    #[arg(long, value_name = "SECONDS", value_parser = seconds, allow_negative_numbers = true)]
+    pub metrics_interval: Option<f64>,
     /// Time limit of server/discover when the editor initializes, and again of the initialize passed through to a 2025-11-25 server, in seconds
     #[arg(help_heading = "Time limits", long, value_name = "SECONDS", default_value = "60", value_parser = seconds, allow_negative_numbers = true)]
     pub discover_timeout: f64,
@@ -404,6 +407,7 @@ impl Cli {
             },
             sign_in_phase: None,
             sign_in: None,
+            metrics_interval: self.metrics_interval.map(Duration::from_secs_f64),
         }
     }
 }

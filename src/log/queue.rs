@@ -55,6 +55,11 @@ impl StderrStats {
         )
     }
 
+    /// Lines dropped (the bridge's and the upstream's) because the queue was full.
+    pub fn dropped_lines(&self) -> u64 {
+        self.dropped_lines.load(Ordering::Relaxed)
+    }
+
     fn count(&self, source: Source, taken: bool) {
         let (all, upstream) = if taken {
             (&self.lines, &self.upstream_lines)

@@ -640,11 +640,12 @@ fn store_lines(err: &str) -> Vec<&str> {
     err.lines().filter(|l| l.contains("token store:")).collect()
 }
 
-const AUTO_LINE: &str = "mcp-bridge: sign-in: info: token store: auto (opened at first use)";
+/// The line of `auto` at start: at debug (only the store that opens has an info line).
+const AUTO_LINE: &str = "mcp-bridge: sign-in: debug: token store: auto (opened at first use)";
 
 /// `--token-store auto` (the default) in front of an upstream that never asks for a sign-in:
 /// the token store is never opened: no keychain probe (zbus's `async-io` and `blocking-N`
-/// threads), no store line but the one at start, nothing under the state directory.
+/// threads), no store line but the debug line at start, nothing under the state directory.
 #[test]
 fn a_url_bridge_whose_upstream_never_asks_for_a_sign_in_never_opens_the_token_store() {
     let up = upstream();
@@ -684,6 +685,7 @@ const THREADS_WITHOUT_STORE: [&str; 3] = ["mcp-bridge", "mcp-bridge-stde", "mcp-
 /// stores; a restart with the marker sends the stored token at once (no 401); a sign-in stored
 /// without a marker (an older bridge) is found after one 401 without a browser and gets its
 /// marker; `logout` removes the marker; a marker whose tokens are gone signs in as before.
+/// At info, the one store line is the store that opens.
 #[test]
 fn auto_opens_the_store_at_the_first_sign_in_and_its_marker_brings_the_sign_in_back_with_no_401() {
     let up = upstream();
@@ -715,11 +717,7 @@ fn auto_opens_the_store_at_the_first_sign_in_and_its_marker_brings_the_sign_in_b
     let (threads, err) = run();
     assert_eq!(count(&fx.counters.authorizes), 1);
     assert_eq!(count(&fx.counters.mcp_unauthorized), 1);
-    assert_eq!(
-        store_lines(&err),
-        [AUTO_LINE, opened_line.as_str()],
-        "{err}"
-    );
+    assert_eq!(store_lines(&err), [opened_line.as_str()], "{err}");
     assert!(err.contains("mcp-bridge: sign in at "), "{err}");
     assert!(marker.exists(), "{err}");
     // The control of the first test's observable: the opened store probed the keychain.
@@ -729,11 +727,7 @@ fn auto_opens_the_store_at_the_first_sign_in_and_its_marker_brings_the_sign_in_b
     let (_, err) = run();
     assert_eq!(count(&fx.counters.authorizes), 1);
     assert_eq!(count(&fx.counters.mcp_unauthorized), 1, "{err}");
-    assert_eq!(
-        store_lines(&err),
-        [AUTO_LINE, opened_line.as_str()],
-        "{err}"
-    );
+    assert_eq!(store_lines(&err), [opened_line.as_str()], "{err}");
     assert!(!err.contains("sign in at"), "{err}");
 
     // Stored by an older bridge (no marker): one 401, the stored sign-in, no browser; marked.
@@ -768,11 +762,7 @@ fn auto_opens_the_store_at_the_first_sign_in_and_its_marker_brings_the_sign_in_b
     assert_eq!(count(&fx.counters.authorizes), 2);
     assert_eq!(count(&fx.counters.code_grants), 2);
     assert_eq!(count(&fx.counters.mcp_unauthorized), 3, "{err}");
-    assert_eq!(
-        store_lines(&err),
-        [AUTO_LINE, opened_line.as_str()],
-        "{err}"
-    );
+    assert_eq!(store_lines(&err), [opened_line.as_str()], "{err}");
     assert!(err.contains("mcp-bridge: sign in at "), "{err}");
     assert!(marker.exists());
 }

@@ -92,7 +92,7 @@ fn a_slow_editor_gets_every_response_and_the_dropped_notifications_are_counted()
 #[test]
 fn log_messages_of_one_request_are_limited_per_second() {
     const COUNT: usize = 20_000;
-    let mut b = Bridge::start(&[], &[]);
+    let mut b = Bridge::start(&["--log-level", "debug"], &[]);
     b.initialize();
     b.request(json!(1), "logging/setLevel", json!({"level": "info"}));
     let started = Instant::now();

@@ -112,9 +112,59 @@ fn the_childs_stderr_passes_through_and_the_bridges_lines_have_the_fixed_form() 
     assert!(!err.contains("\"text\""), "no frame content in the log");
     assert!(
         ours.iter()
-            .any(|l| l.starts_with("mcp-bridge: metrics: info: totals: ")
+            .any(|l| l.starts_with("mcp-bridge: metrics: debug: totals: ")
                 && l.contains("tools/call: requests=1 errors=0"))
     );
+}
+
+/// At its end a bridge that ran writes one short summary at info: the requests, the errors,
+/// the slowest method and its time, and what was dropped; the full counters are at debug.
+#[test]
+fn the_end_writes_a_short_summary_at_info_and_the_counters_at_debug_only() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    assert_eq!(
+        text_of(&b.tools_call(json!(1), "echo", json!({"text": "x"}))),
+        "x"
+    );
+    b.tools_call(json!(2), "fail", json!({"code": -32000, "message": "no"}));
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(5)), Some(0));
+    let metrics = b.stderr_lines_to_the_end(|l| l.starts_with("mcp-bridge: metrics: "));
+    assert_eq!(metrics.len(), 1, "{metrics:?}");
+    let ms: f64 = metrics[0]
+        .strip_prefix(
+            "mcp-bridge: metrics: info: summary: 2 requests, 1 error; slowest tools/call, ",
+        )
+        .and_then(|rest| rest.strip_suffix(" ms; nothing dropped"))
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("not the summary: {}", metrics[0]));
+    assert!(ms > 0.0, "{ms}");
+}
+
+/// `--metrics-interval SECONDS` writes the metrics line at info while the bridge runs.
+#[test]
+fn metrics_interval_writes_the_counters_at_info() {
+    let mut b = Bridge::start(&["--metrics-interval", "0.2"], &[]);
+    b.initialize();
+    assert_eq!(
+        text_of(&b.tools_call(json!(1), "echo", json!({"text": "x"}))),
+        "x"
+    );
+    b.wait_stderr("tools/call: requests=1 errors=0 ");
+    let line = b
+        .stderr_text()
+        .lines()
+        .find(|l| l.contains("tools/call: requests=1 errors=0 "))
+        .map(str::to_string)
+        .unwrap_or_default();
+    assert!(
+        line.starts_with("mcp-bridge: metrics: info: frontend: handled="),
+        "{line}"
+    );
+    assert!(line.contains("; editor_queue: frames="), "{line}");
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(5)), Some(0));
 }
 
 #[test]

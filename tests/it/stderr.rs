@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{Bridge, RECV_TIMEOUT, text_of};
+use common::{Bridge, RECV_TIMEOUT, TOTALS_PREFIX, text_of};
 use mcp_bridge::log::EXCERPT_BYTES;
 use mcp_bridge::log::limit::{WARN_BURST, WARN_SUMMARY_INTERVAL};
 use mcp_bridge::protocol::framing::TOO_LONG_HEAD_BYTES;
@@ -83,7 +83,7 @@ fn end_lines_until_one_arrives(b: &mut Bridge, first_id: i64) -> u64 {
 
 #[test]
 fn a_stderr_nobody_reads_blocks_neither_ping_nor_a_tool_call() {
-    let mut b = Bridge::start_stderr_unread(&[], &[]);
+    let mut b = Bridge::start_stderr_unread(&["--log-level", "debug"], &[]);
     let started = Instant::now();
     b.initialize();
     // 100,000 lines that are not JSON-RPC on the upstream's stdout and 100,000 lines (2 MB)
@@ -104,7 +104,7 @@ fn a_stderr_nobody_reads_blocks_neither_ping_nor_a_tool_call() {
     let lines: Vec<&str> = stderr.lines().collect();
     let totals_at = lines
         .iter()
-        .position(|l| l.starts_with("mcp-bridge: metrics: info: totals: "))
+        .position(|l| l.starts_with(TOTALS_PREFIX))
         .expect("the totals line");
     // Every line taken into the queue before the totals line is written before it.
     assert_eq!(totals["lines"], totals_at as u64, "{totals:?}");
@@ -153,7 +153,7 @@ fn a_stderr_nobody_reads_blocks_neither_ping_nor_a_tool_call() {
 
 #[test]
 fn the_upstreams_bad_frames_give_the_burst_then_summaries_with_exact_counts() {
-    let mut b = Bridge::start(&[], &[]);
+    let mut b = Bridge::start(&["--log-level", "debug"], &[]);
     let started = Instant::now();
     b.initialize();
     flood(&mut b, 1, FLOOD, 0, "");

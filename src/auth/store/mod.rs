@@ -361,7 +361,9 @@ pub fn open_at_first_use(
     let tokens = dir.clone();
     let store = TokenStore::lazy(move || auto_chain(&tokens, key), dir.join("locks"))
         .with_markers(dir.join(marker::MARKER_DIR_NAME));
-    tracing::info!(target: "sign-in", "token store: {NOT_OPENED}");
+    // At debug: every URL start writes it, and the line that matters is the one of the
+    // store that opens (at info).
+    tracing::debug!(target: "sign-in", "token store: {NOT_OPENED}");
     Ok(store)
 }
 

@@ -32,6 +32,7 @@ pub fn memory_config(server: Server) -> BridgeConfig {
         listen: ListenTimings::default(),
         sign_in_phase: None,
         sign_in: None,
+        metrics_interval: None,
     }
 }
 

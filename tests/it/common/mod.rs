@@ -27,6 +27,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// The start of the metrics totals line that a bridge that ran writes at its end (at debug).
+pub const TOTALS_PREFIX: &str = "mcp-bridge: metrics: debug: totals: ";
+
 /// How long a test waits for one frame (or another event: a stderr line, an exit, a process
 /// gone) before it fails. Generous: tests must hold while both cores are busy.
 pub const RECV_TIMEOUT: Duration = Duration::from_secs(15);
@@ -416,19 +419,19 @@ impl Bridge {
     }
 
     /// The numbers of the `name: key=value ...` part of the metrics totals line, once the
-    /// bridge has written it (at its end).
+    /// bridge has written it (at its end, at debug: start the bridge with `--log-level debug`).
     pub fn metrics_totals(&self, part: &str) -> HashMap<String, u64> {
-        self.wait_stderr("mcp-bridge: metrics: info: totals: ");
+        self.wait_stderr(TOTALS_PREFIX);
         let text = self.stderr_text();
         let line = text
             .lines()
-            .find(|l| l.starts_with("mcp-bridge: metrics: info: totals: "))
+            .find(|l| l.starts_with(TOTALS_PREFIX))
             .unwrap_or_default()
             .to_string();
         let prefix = format!("{part}: ");
         let body = line
             .split("; ")
-            .map(|p| p.trim_start_matches("mcp-bridge: metrics: info: totals: "))
+            .map(|p| p.trim_start_matches(TOTALS_PREFIX))
             .find_map(|p| p.strip_prefix(&prefix))
             .unwrap_or_else(|| panic!("no part {part} in the metrics line: {line}"));
         body.split(' ')
