@@ -268,7 +268,10 @@ async fn delete(store: &TokenStore, keys: Vec<String>, all: bool, clients_too: b
         tracing::error!(target: "logout", "the index of sign-ins was not updated: {e}");
         code = EXIT_FAILED;
     }
-    if all || clients_too {
+    if store.is_memory() {
+        // The memory store lives as long as one bridge: a logout's own store is always empty.
+        tracing::info!(target: "logout", "nothing to delete: the memory store holds no sign-in between runs (each bridge that uses it signs in anew)");
+    } else if all || clients_too {
         tracing::info!(target: "logout", "deleted {sign_ins} stored sign-in(s) and {clients} client registration(s) from {}", store.describe());
     } else {
         tracing::info!(target: "logout", "deleted {sign_ins} stored sign-in(s) from {}", store.describe());

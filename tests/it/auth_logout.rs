@@ -245,6 +245,33 @@ fn logout_all_in_memory_names_a_file_store_left_on_disk() {
     assert!(present(&xdg, &a) && index_present(&xdg));
 }
 
+/// `logout` with the memory store (`--token-store memory`, or `auto` without a keychain and
+/// without a key) says that the memory store holds nothing between runs, not "deleted 0".
+#[test]
+fn logout_from_the_memory_store_says_that_it_holds_nothing_between_runs() {
+    let xdg = common::scratch_dir("memory");
+    for args in [
+        &["--token-store", "memory", URL_A][..],
+        &[URL_A][..],
+        &["--all"][..],
+    ] {
+        let o = logout(&xdg, args, false);
+        let s = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {s}");
+        let lines: Vec<&str> = s
+            .lines()
+            .filter(|l| l.starts_with("mcp-bridge: logout: "))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "mcp-bridge: logout: info: nothing to delete: the memory store holds no sign-in between runs (each bridge that uses it signs in anew)"
+            ],
+            "{args:?}: {s}"
+        );
+    }
+}
+
 /// Stores a client registration of `issuer` for the redirect port `port` and lists it in the
 /// index (as a dynamic registration does).
 fn put_client(xdg: &Path, issuer: &str, port: u16) -> String {
