@@ -116,6 +116,10 @@ pub struct Frontend {
     /// While `initialize` runs: where the exit status of a lost upstream goes (the probe
     /// waits for it, [`INITIALIZE_EXIT_STATUS_WAIT`]).
     exit_status: Option<tokio::sync::oneshot::Sender<String>>,
+    /// The exit status of an upstream lost while `initialize` runs: its warning waits for the
+    /// decision, since a server that exits at `server/discover` is the expected sign of a
+    /// legacy server (rmcp's servers end at any first message but `initialize`).
+    lost_while_initializing: Option<String>,
 }
 
 /// The links of the Frontend to the Supervisor.
@@ -187,6 +191,7 @@ impl Frontend {
             slots: HashMap::default(),
             progress_routes: HashMap::default(),
             exit_status: None,
+            lost_while_initializing: None,
             next_progress_token: 0,
             log_level: None,
             editor_capabilities: Arc::new(json!({})),
@@ -592,7 +597,11 @@ impl Handler<UpstreamLost> for Frontend {
             if let Some(tx) = self.exit_status.take() {
                 let _ = tx.send(status.clone());
             }
-            tracing::warn!(target: "upstream", "the upstream server exited ({status})");
+            if self.state == Lifecycle::Initializing {
+                self.lost_while_initializing = Some(status);
+            } else {
+                tracing::warn!(target: "upstream", "the upstream server exited ({status})");
+            }
             return false;
         }
         tracing::error!(target: "upstream", "the upstream server exited ({status})");

@@ -583,6 +583,20 @@ fn an_upstream_that_exits_during_initialize_is_named_with_its_exit_status() {
             "{script}"
         );
         b.wait_stderr(&format!("mcp-bridge: frontend: warn: initialize failed: The upstream server exited (upstream_exited, -32603): {status}\n"));
+        // The first exit, at server/discover, made the bridge start the server again (the
+        // expected exit of a legacy server): only the second one is warned of.
+        b.close_stdin();
+        let warnings = b.stderr_lines_to_the_end(|l| l.contains(": warn: "));
+        assert_eq!(
+            warnings,
+            vec![
+                format!("mcp-bridge: upstream: warn: the upstream server exited ({status})"),
+                format!(
+                    "mcp-bridge: frontend: warn: initialize failed: The upstream server exited (upstream_exited, -32603): {status}"
+                ),
+            ],
+            "{script}"
+        );
     }
 }
 
@@ -601,7 +615,7 @@ fn a_result_that_is_not_a_discover_result_falls_back_and_the_line_says_why() {
 /// `mcp-legacy-server --discover-answer <mode>`: the editor's `initialize` gets the server's
 /// own result, a call passes through, the one info line gives `sign`, and the server's second
 /// line is the editor's `initialize` as written.
-fn falls_back_and_says_why(mode: &str, sign: &str) {
+fn falls_back_and_says_why(mode: &str, sign: &str) -> Bridge {
     let mut b = start(&[], &["--discover-answer", mode]);
     let init = initialize_request(0);
     b.send(&init);
@@ -628,6 +642,7 @@ fn falls_back_and_says_why(mode: &str, sign: &str) {
     assert_eq!(got[1], line(&init));
     b.close_stdin();
     assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
+    b
 }
 
 /// A 2026-07-28 server whose `server/discover` fails with -32603 (an internal error: its
@@ -732,13 +747,16 @@ fn a_legacy_server_that_never_answers_initialize_gets_the_editor_an_error() {
 /// A stdio server of the rmcp SDK (0.x, 1.x) ends its session, and exits, when its first
 /// message is not `initialize`: `server/discover` makes it exit without an answer. That is a
 /// legacy server: the bridge starts it again and passes the editor's `initialize` to the new
-/// one, whose first message it is, and the info line says so.
+/// one, whose first message it is, and the info line says so. That exit is the expected one:
+/// no warning.
 #[test]
 fn a_server_that_exits_at_discover_is_started_again_for_the_editors_initialize() {
     // The first server read the probe and exited; the second reads the editor's messages
     // from the start.
-    falls_back_and_says_why(
+    let b = falls_back_and_says_why(
         "exit",
         "it exited at server/discover without an answer, as servers of the rmcp SDK do, and was started again",
     );
+    let warnings = b.stderr_lines_to_the_end(|l| l.contains(": warn: "));
+    assert_eq!(warnings, Vec::<String>::new());
 }

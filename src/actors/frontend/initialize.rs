@@ -212,6 +212,13 @@ impl Frontend {
         ctx: &mut Context<Self>,
     ) {
         self.exit_status = None;
+        // An exit at server/discover that made the bridge start the server again is the
+        // expected one (its info line below says so); any other is warned of.
+        if let Some(status) = self.lost_while_initializing.take()
+            && !matches!(res, Ok(Probed::Legacy(LegacySign::ExitedAtDiscover, _)))
+        {
+            tracing::warn!(target: "upstream", "the upstream server exited ({status})");
+        }
         if self.finish_slot(&id, res.is_ok()).is_none() {
             return;
         }
