@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The keychain store against a real Secret Service: installs gnome-keyring, dbus and
-# libsecret-tools with apt when missing, starts a D-Bus session with gnome-keyring-daemon
+# libsecret-tools with apt when missing (elsewhere than in CI, a machine where apt-get cannot
+# install them skips this step with one line: scripts/install-or-skip.sh), starts a D-Bus session with gnome-keyring-daemon
 # unlocked by a test password (its keyrings in a scratch XDG_DATA_HOME), and runs the ignored
 # test of tests/it/auth_keychain.rs there; secret-tool checks the entry.
 set -euo pipefail
@@ -10,9 +11,8 @@ command -v gnome-keyring-daemon >/dev/null || need+=(gnome-keyring)
 command -v dbus-run-session >/dev/null || need+=(dbus)
 command -v secret-tool >/dev/null || need+=(libsecret-tools)
 if [ ${#need[@]} -gt 0 ]; then
-  echo "== apt-get install ${need[*]}"
-  sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_="sudo"
-  $sudo_ apt-get install -y -q "${need[@]}" >/dev/null || { $sudo_ apt-get update -q >/dev/null; $sudo_ apt-get install -y -q "${need[@]}" >/dev/null; }
+  . scripts/install-or-skip.sh
+  install_or_skip "the keychain test" "${need[@]}"
 fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
