@@ -53,7 +53,8 @@ class Bridge:
     """The bridge over pipes; a reader thread collects responses by id and counts the rest."""
 
     def __init__(self, server_args):
-        argv = [BRIDGE, "--", SERVER, "--test-tools", *server_args]
+        # The full counters are a debug line (info has the short summary).
+        argv = [BRIDGE, "--log-level", "debug", "--", SERVER, "--test-tools", *server_args]
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, bufsize=0)
         self.responses = {}
@@ -132,7 +133,7 @@ class Bridge:
         self.p.stdin.close()
         self.p.wait(timeout=20)
         text = self.stderr.decode(errors="replace")
-        totals = [l for l in text.splitlines() if "metrics: info: totals:" in l]
+        totals = [l for l in text.splitlines() if "metrics: debug: totals:" in l]
         return totals[-1] if totals else ""
 
 
