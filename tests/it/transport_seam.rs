@@ -15,10 +15,11 @@ use mcp_bridge::protocol::jsonrpc::Id;
 use mcp_bridge::protocol::raw::Object;
 use mcp_bridge::transport::open::{Opener, UpstreamSpec};
 use mcp_bridge::transport::program::SpawnError;
+use mcp_bridge::transport::queue::{Delivery, EDITOR_QUEUE, QueueStats, Sent};
 use mcp_bridge::transport::upstream::{
     Abandoned, EndCause, Opened, RequestFailure, Transport, TransportEvent,
 };
-use mcp_bridge::transport::writer::{Delivery, EDITOR_QUEUE, QueueStats, Sent, Writer};
+use mcp_bridge::transport::writer::Writer;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -398,7 +399,7 @@ async fn pass_through_relays_both_ways_over_an_http_shaped_transport() {
     );
     assert_eq!(
         next(&mut r.told).await.as_deref(),
-        Some("RelayFailed { id: Str(\"i2\"), reply: Invalid }")
+        Some("RelayFailed { id: Str(\"i2\"), reply: Invalid(None) }")
     );
 }
 
