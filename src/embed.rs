@@ -44,8 +44,8 @@ use crate::protocol::methods;
 use crate::server::connection::{self, AtEnd, Input};
 use crate::server::{Limits, Server};
 use crate::transport::open::UpstreamSpec;
-use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
-
+use crate::transport::queue::{EDITOR_QUEUE, QueueStats};
+use crate::transport::writer::Writer;
 /// The time limit of every request to the in-process server on the legacy path (and of its
 /// `server/discover`): 30 days, in effect none: the in-process server is the embedding
 /// program's own code, which decides how long its handlers take.

@@ -13,8 +13,8 @@ use super::pending::{Abandon, PendingLinks, Register};
 use crate::auth::gate::{Consent, ConsentAnswer, SignInPhase};
 use crate::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::input::{self, InputAnswer, Plan};
-use crate::transport::writer::{Delivery, Writer};
-
+use crate::transport::queue::Delivery;
+use crate::transport::writer::Writer;
 /// The key of the sign-in question in the log (not an upstream input request).
 const SIGN_IN_KEY: &str = "sign-in";
 

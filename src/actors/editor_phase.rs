@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use super::pending::PendingLinks;
 use crate::transport::writer::Writer;
-
 /// What a sign-in after `notifications/initialized` asks the editor with.
 pub struct EditorLinks {
     /// The editor's 2025-11-25 capabilities (`elicitation.url` or not).

@@ -55,8 +55,8 @@ use crate::protocol::raw::{self, Object};
 use crate::protocol::relay;
 use crate::protocol::translate::{self, MetaKeys, ReplyMask};
 use crate::transport::program::SpawnError;
-use crate::transport::writer::{Delivery, Writer};
-
+use crate::transport::queue::Delivery;
+use crate::transport::writer::Writer;
 /// The lifecycle of the connection (2025-11-25 basic/lifecycle).
 /// `PassThrough` replaces `Ready` when the upstream is a legacy server (`protocol::era`):
 /// the 2025-11-25 protocol passes through unchanged.

@@ -28,8 +28,8 @@ use crate::protocol::jsonrpc::{self, Id};
 use crate::protocol::legacy::LogLevel;
 use crate::protocol::listen::{self, Backoff, Declared, Fact, LineLevel, ListenTimings, StreamEnd};
 use crate::protocol::modern::RequestMeta;
-use crate::transport::writer::{Delivery, Writer};
-
+use crate::transport::queue::Delivery;
+use crate::transport::writer::Writer;
 /// Subscription changes that wait behind the one in flight; the next gets
 /// `too_many_requests` at once.
 pub const MAX_QUEUED_CHANGES: usize = 256;

@@ -16,8 +16,7 @@ use std::time::Duration;
 
 use super::link::{ActorStats, Link};
 use super::supervisor::messages::ActorEnded;
-use crate::transport::writer::QueueStats;
-
+use crate::transport::queue::QueueStats;
 /// Interval of the periodic metrics line while requests flow.
 pub const METRICS_INTERVAL: Duration = Duration::from_secs(30);
 /// Latency samples kept per method for the quantiles (the newest ones).

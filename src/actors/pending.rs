@@ -15,7 +15,8 @@ use crate::profile::REQUEST_ID_PREFIX;
 use crate::protocol::input::InputAnswer;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::modern;
-use crate::transport::writer::{Delivery, Writer};
+use crate::transport::queue::Delivery;
+use crate::transport::writer::Writer;
 use std::sync::Arc;
 
 /// The PendingTable actor.

@@ -23,8 +23,8 @@ use crate::protocol::modern::ResultType;
 use crate::protocol::raw::{FrameParts, Object};
 use crate::protocol::shape::{self, ResultMembers};
 use crate::protocol::translate;
-use crate::transport::writer::{Delivery, UPSTREAM_QUEUE_MAX_BYTES, Writer};
-
+use crate::transport::queue::{Delivery, UPSTREAM_QUEUE_MAX_BYTES};
+use crate::transport::writer::Writer;
 /// What the slot answers: a result or an error object.
 pub enum SlotOutcome {
     /// The result's JSON text: untouched members as the upstream's bytes.

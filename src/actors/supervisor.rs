@@ -33,8 +33,8 @@ use super::pending::{self, PendingLinks, PendingTable};
 use super::upstream::{Close, Upstream, UpstreamLinks, UpstreamOut};
 use crate::config::BridgeConfig;
 use crate::protocol::framing::Frame;
-use crate::transport::writer::{Drain, QueueStats, Writer};
-
+use crate::transport::queue::QueueStats;
+use crate::transport::writer::{Drain, Writer};
 /// How long the watchdog gives the shutdown beyond its two long waits: the longest drain of
 /// the output ([`CLOSE_DRAIN_MAX`]) and the upstream's close (twice `--shutdown-grace`).
 pub const WATCHDOG_MARGIN: Duration = Duration::from_secs(8);

@@ -29,11 +29,11 @@ use crate::protocol::raw::{self, Object, RawResult};
 use crate::protocol::{era, listen, methods, modern};
 use crate::transport::open::{self as seam, UpstreamSpec};
 use crate::transport::program::SpawnError;
+use crate::transport::queue::{Delivery, QueueStats, Sent};
 use crate::transport::upstream::{
     Abandoned, EndCause, OpenOptions, RequestFailure, Transport, TransportEvent,
 };
-use crate::transport::writer::{Delivery, QueueStats, Sent, Writer};
-
+use crate::transport::writer::Writer;
 use actix::dev::ToEnvelope;
 
 pub use crate::transport::child_upstream::{EXIT_EOF_WAIT, EXIT_STATUS_WAIT};
@@ -566,7 +566,7 @@ impl Handler<Connect> for Upstream {
 /// so the caller is woken once, by the reply). Made with [`Call::new`], which gives the
 /// [`CallAnswer`] the caller waits on: [`UpstreamReply::Closed`] at once when there is no upstream,
 /// [`UpstreamReply::Busy`] at once when the queue toward the upstream is full
-/// ([`UPSTREAM_QUEUE`](crate::transport::writer::UPSTREAM_QUEUE); the request is not sent),
+/// ([`UPSTREAM_QUEUE`](crate::transport::queue::UPSTREAM_QUEUE); the request is not sent),
 /// else the upstream's answer. A `Call` whose [`CallAnswer`] is gone before the actor handles it
 /// (the slot was cancelled meanwhile) is not sent at all.
 #[derive(Message)]

@@ -17,7 +17,8 @@ use crate::config::BridgeConfig;
 use crate::log;
 use crate::protocol::framing::{Frame, FrameCodec};
 use crate::transport::child::{CHILD_PGID, signal_group};
-use crate::transport::writer::{EDITOR_QUEUE, QueueStats, Writer};
+use crate::transport::queue::{EDITOR_QUEUE, QueueStats};
+use crate::transport::writer::Writer;
 use crate::transport::{isolation, lines, stdio};
 
 /// The SignIn actor's starter: the sign-in's with the feature `auth`, none without it.

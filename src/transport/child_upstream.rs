@@ -20,8 +20,9 @@ use tokio::time::Sleep;
 
 use super::child::{self, ChildProcess};
 use super::program::{self, SpawnError};
+use super::queue::{Delivery, OutFrame, Sent, UPSTREAM_QUEUE};
 use super::upstream::{Abandoned, EndCause, OpenOptions, Opened, Transport, TransportEvent};
-use super::writer::{Delivery, OutFrame, Sent, UPSTREAM_QUEUE, Writer};
+use super::writer::Writer;
 use super::{isolation, lines};
 use crate::protocol::framing::FrameCodec;
 use crate::protocol::jsonrpc::Id;

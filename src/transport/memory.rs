@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
+use super::queue::{Delivery, OutFrame, Sent, UPSTREAM_QUEUE};
 use super::upstream::{Abandoned, EndCause, OpenOptions, Opened, Transport, TransportEvent};
-use super::writer::{Delivery, OutFrame, Sent, UPSTREAM_QUEUE, Writer};
+use super::writer::Writer;
 use crate::protocol::framing::{Frame, FrameCodec};
 use crate::protocol::jsonrpc::Id;
 use crate::server::Server;

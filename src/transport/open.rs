@@ -108,15 +108,15 @@ pub fn open_in_process(spec: &UpstreamSpec, options: OpenOptions) -> Result<Open
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::writer::{QueueStats, Writer};
-
+    use crate::transport::queue::QueueStats;
+    use crate::transport::writer::Writer;
     #[test]
     fn the_in_process_opener_starts_no_child() {
         let options = OpenOptions {
             max_line_bytes: 1024,
             pace: Writer::for_blocking(
                 std::io::sink(),
-                crate::transport::writer::EDITOR_QUEUE,
+                crate::transport::queue::EDITOR_QUEUE,
                 QueueStats::new("editor"),
             ),
             queue_stats: QueueStats::new("upstream_queue"),

@@ -109,9 +109,9 @@ pub enum Sent {
 /// bytes that end it (a small frame is only those: one buffer, no other allocation).
 #[derive(Clone, Debug, Default)]
 pub struct OutFrame {
-    pub(crate) pieces: Vec<Bytes>,
-    pub(crate) tail: Vec<u8>,
-    pub(crate) len: usize,
+    pieces: Vec<Bytes>,
+    tail: Vec<u8>,
+    len: usize,
 }
 
 impl OutFrame {
@@ -171,25 +171,25 @@ impl From<FrameParts> for OutFrame {
     }
 }
 
-pub(crate) struct QueuedFrame {
-    pub(crate) frame: OutFrame,
-    pub(crate) key: Option<Id>,
+struct QueuedFrame {
+    frame: OutFrame,
+    key: Option<Id>,
 }
 
 /// The queue of one writer, without I/O: bounds, order, removal, partial writes.
 pub struct FrameQueue {
-    pub(crate) frames: VecDeque<QueuedFrame>,
+    frames: VecDeque<QueuedFrame>,
     /// Bytes of the first frame already written (it can no longer be removed).
-    pub(crate) head_written: usize,
+    head_written: usize,
     /// Bytes of the frames in `frames` (whole frames: memory is held until the last byte).
-    pub(crate) bytes: usize,
+    bytes: usize,
     /// Frames and bytes handed to a writer thread and not yet written.
-    pub(crate) taken_frames: usize,
-    pub(crate) taken_bytes: usize,
+    taken_frames: usize,
+    taken_bytes: usize,
     /// Bytes written to the sink since the queue was made (a partly written frame counts
     /// its written part): what shows that the reader still reads.
-    pub(crate) written_bytes: u64,
-    pub(crate) bounds: Bounds,
+    written_bytes: u64,
+    bounds: Bounds,
 }
 
 impl FrameQueue {
@@ -219,6 +219,11 @@ impl FrameQueue {
     /// No frame is queued or being written.
     pub fn is_empty(&self) -> bool {
         self.frames() == 0
+    }
+
+    /// No frame waits to be taken or written (frames taken by [`Self::take_all`] not counted).
+    pub(crate) fn nothing_queued(&self) -> bool {
+        self.frames.is_empty()
     }
 
     /// The queue is at or over one of its bounds (the producers pause).
@@ -324,7 +329,7 @@ impl FrameQueue {
 
     /// `n` bytes from the front were written: whole frames leave, a partly written first
     /// frame stays (and can no longer be removed).
-    pub(crate) fn advance(&mut self, mut n: usize) {
+    fn advance(&mut self, mut n: usize) {
         self.written_bytes += n as u64;
         while n > 0 {
             let Some(head) = self.frames.front() else {
@@ -380,10 +385,10 @@ impl FrameQueue {
 pub struct QueueStats {
     /// The queue's name in the metrics line (`editor_queue`, `upstream_queue`).
     pub name: &'static str,
-    pub(crate) frames: AtomicU64,
-    pub(crate) bytes: AtomicU64,
-    pub(crate) peak_frames: AtomicU64,
-    pub(crate) peak_bytes: AtomicU64,
+    frames: AtomicU64,
+    bytes: AtomicU64,
+    peak_frames: AtomicU64,
+    peak_bytes: AtomicU64,
     pub(crate) dropped: AtomicU64,
     pub(crate) rate_limited: AtomicU64,
     pub(crate) refused: AtomicU64,

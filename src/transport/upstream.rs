@@ -24,7 +24,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::writer::{Delivery, OutFrame, QueueStats, Sent, Writer};
+use super::queue::{Delivery, OutFrame, QueueStats, Sent};
+
+use super::writer::Writer;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::raw::RawResult;

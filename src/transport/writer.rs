@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 use tokio::sync::Notify;
 
-pub use super::queue::*;
+use super::queue::{Bounds, Delivery, FrameQueue, OutFrame, QueueStats, Sent};
 use crate::protocol::framing::encode_message;
 use crate::protocol::jsonrpc::Id;
 
@@ -370,7 +370,7 @@ fn thread_loop<W: Write>(shared: Arc<Shared>, mut sink: W) {
                 if st.broken {
                     return;
                 }
-                if st.queue.frames.is_empty() {
+                if st.queue.nothing_queued() {
                     if st.closed {
                         drop(st);
                         shared.room.notify_waiters();
@@ -412,6 +412,7 @@ fn thread_loop<W: Write>(shared: Arc<Shared>, mut sink: W) {
 mod tests {
     use super::*;
     use crate::protocol::raw::FrameParts;
+    use crate::transport::queue::{EDITOR_QUEUE, WRITE_BATCH_MAX_FRAMES};
     use bytes::Bytes;
     use std::io::IoSlice;
 

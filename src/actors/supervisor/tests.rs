@@ -11,7 +11,7 @@ use crate::protocol::listen::ListenTimings;
 use crate::protocol::raw::RawResult;
 use crate::transport::open::UpstreamSpec;
 use crate::transport::program::SpawnError;
-use crate::transport::writer::EDITOR_QUEUE;
+use crate::transport::queue::EDITOR_QUEUE;
 use serde_json::{Value, json};
 use std::cell::{Cell, RefCell};
 use std::sync::Mutex;

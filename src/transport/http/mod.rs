@@ -35,9 +35,10 @@ use tokio::sync::mpsc;
 use url::Url;
 
 use super::program::SpawnError;
+use super::queue::{Delivery, OutFrame, Sent};
 use super::token::{NoToken, TokenProvider};
 use super::upstream::{Abandoned, EndCause, OpenOptions, Opened, Transport, TransportEvent};
-use super::writer::{Delivery, OutFrame, Sent, Writer};
+use super::writer::Writer;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::remote::HeaderParam;
 

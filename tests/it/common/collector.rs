@@ -56,7 +56,7 @@ pub fn start_upstream(
     Addr<mcp_bridge::actors::upstream::Upstream>,
     mpsc::UnboundedReceiver<String>,
 ) {
-    use mcp_bridge::transport::writer::QueueStats;
+    use mcp_bridge::transport::queue::QueueStats;
     let (tx, rx) = mpsc::unbounded_channel();
     let upstream = mcp_bridge::actors::upstream::Upstream::new(
         mcp_bridge::protocol::framing::DEFAULT_MAX_LINE_BYTES,
