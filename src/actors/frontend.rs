@@ -653,13 +653,18 @@ impl Handler<Quiesce> for Frontend {
         // A client that closed its input gets no answer to what was still in flight (the
         // requests are cancelled upstream): one line says how many, so that an output that
         // stops short (`head -1 requests.jsonl | mcp-bridge ...` prints nothing) is explained.
-        match (signal, cancelled) {
-            (Some(_), _) | (None, 0) => {}
-            (None, 1) => {
-                tracing::info!(target: "frontend", "the end of the input cancelled 1 request in flight: it gets no response");
+        // After a signal the requests of `answer` get `closed` below; the others none.
+        let (what, unanswered) = match signal {
+            Some(name) => (format!("the stop at {name}"), cancelled - answer.len()),
+            None => ("the end of the input".to_string(), cancelled),
+        };
+        match unanswered {
+            0 => {}
+            1 => {
+                tracing::info!(target: "frontend", "{what} cancelled 1 request in flight: it gets no response");
             }
-            (None, n) => {
-                tracing::info!(target: "frontend", "the end of the input cancelled {n} requests in flight: they get no response");
+            n => {
+                tracing::info!(target: "frontend", "{what} cancelled {n} requests in flight: they get no response");
             }
         }
         // The editor that sent the signal still reads: the start of its connection gets an

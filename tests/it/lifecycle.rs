@@ -258,6 +258,27 @@ fn a_signal_while_initializing_answers_initialize_with_closed() {
     assert_eq!(exit.code(), Some(0));
 }
 
+/// A signal with a call in flight: the call is cancelled upstream and gets no response (the
+/// rule of the end of the input), and one line says so, as at the end of the input.
+#[test]
+fn a_signal_counts_the_requests_it_cancels_without_a_response() {
+    let mut b = Bridge::start(&[], &[]);
+    b.initialize();
+    b.send_tools_call(json!(7), "sleep", json!({"ms": 60000}));
+    b.wait_upstream(|v| v["method"] == "tools/call");
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &b.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    assert_eq!(b.recv_to_the_end(), Vec::<Value>::new());
+    let exit = b.wait_exit(common::RECV_TIMEOUT).expect("the bridge exits");
+    assert_eq!(exit.code(), Some(0));
+    b.wait_stderr(
+        "mcp-bridge: frontend: info: the stop at SIGTERM cancelled 1 request in flight: it gets no response\n",
+    );
+}
+
 #[test]
 fn the_initialize_result_comes_from_discover() {
     let mut b = Bridge::start(&[], &["--instructions", "Use the echo tool."]);
