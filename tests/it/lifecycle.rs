@@ -242,11 +242,7 @@ fn a_signal_while_initializing_answers_initialize_with_closed() {
     b.send_request(json!(0), "initialize", init_params());
     b.send_request(json!(1), "tools/list", json!({}));
     b.wait_upstream(|v| v["method"] == "server/discover");
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &b.child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    b.signal("-TERM");
     let closed = |id: i64| {
         json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603,
             "message": "The bridge is closing", "data": {"cause": "closed", "detail": "SIGTERM"}}})
@@ -266,11 +262,7 @@ fn a_signal_counts_the_requests_it_cancels_without_a_response() {
     b.initialize();
     b.send_tools_call(json!(7), "sleep", json!({"ms": 60000}));
     b.wait_upstream(|v| v["method"] == "tools/call");
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &b.child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    b.signal("-TERM");
     assert_eq!(b.recv_to_the_end(), Vec::<Value>::new());
     let exit = b.wait_exit(common::RECV_TIMEOUT).expect("the bridge exits");
     assert_eq!(exit.code(), Some(0));

@@ -183,11 +183,7 @@ fn sigterm_stops_the_bridge_like_the_end_of_input_and_the_group_goes_with_it() {
         let mut b = Bridge::start(&[], &[]);
         b.initialize();
         let pid = spawn_grandchild(&mut b);
-        let status = std::process::Command::new("kill")
-            .args([signal, &b.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success());
+        b.signal(signal);
         let exit = b
             .wait_exit(Duration::from_secs(8))
             .expect("the bridge exits");
@@ -319,18 +315,11 @@ fn a_second_signal_stops_the_bridge_at_once() {
         let mut b = Bridge::start(&["--shutdown-grace", "60"], &["--keep-running-after-eof"]);
         b.initialize();
         let pid = spawn_grandchild(&mut b);
-        let kill = |b: &Bridge| {
-            let status = std::process::Command::new("kill")
-                .args([signal, &b.child.id().to_string()])
-                .status()
-                .expect("kill");
-            assert!(status.success());
-        };
-        kill(&b);
+        b.signal(signal);
         b.wait_stderr(&format!(
             "received {name}: stopping as at the end of the input"
         ));
-        kill(&b);
+        b.signal(signal);
         let exit = b.wait_exit(common::RECV_TIMEOUT).expect("the bridge exits");
         assert_eq!(exit.code(), Some(code), "{name}");
         assert!(

@@ -729,6 +729,15 @@ impl Bridge {
         self.initialize_with(json!({}))
     }
 
+    /// Sends the bridge `signal` with kill(1) (`"-TERM"`, `"-INT"`, ...).
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill {signal}: {status}");
+    }
+
     /// Waits for the process to exit, at most `limit`.
     pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
         let end = Instant::now() + limit;
