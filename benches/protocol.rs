@@ -35,8 +35,8 @@ fn meta() -> RequestMeta {
     RequestMeta {
         protocol_version: "2026-07-28".into(),
         client_capabilities: json!({"elicitation": {"form": {}}, "roots": {}}),
-        client_info: json!({"name": "mcp-bridge", "version": "0.1.0"}),
-        log_level: Some("info"),
+        client_info: Some(json!({"name": "mcp-bridge", "version": "0.1.0"})),
+        log_level: Some(mcp_bridge::protocol::log_level::LogLevel::Info),
     }
 }
 

@@ -44,10 +44,9 @@ use crate::protocol::errors::{self, Cause, ErrorObject};
 use crate::protocol::framing::Frame;
 use crate::protocol::input::InputAnswer;
 use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
-use crate::protocol::legacy::{
-    self, EditorNotification, EditorRequest, Forwarded, LogLevel, RequestClass,
-};
+use crate::protocol::legacy::{self, EditorNotification, EditorRequest, Forwarded, RequestClass};
 use crate::protocol::listen::Declared;
+use crate::protocol::log_level::LogLevel;
 use crate::protocol::methods;
 use crate::protocol::modern::{self, Discovered, RequestMeta, UpstreamNotification};
 use crate::protocol::passthrough::{self, MessageKind};
@@ -250,10 +249,10 @@ impl Frontend {
         let mut m = self.meta.clone().unwrap_or_else(|| RequestMeta {
             protocol_version: modern::PROTOCOL_VERSION.into(),
             client_capabilities: translate::upstream_client_capabilities(&self.editor_capabilities),
-            client_info: Self::bridge_client_info(),
+            client_info: Some(Self::bridge_client_info()),
             log_level: None,
         });
-        m.log_level = self.log_level.map(LogLevel::as_str);
+        m.log_level = self.log_level;
         m
     }
 

@@ -25,8 +25,8 @@ use super::supervisor::messages::ActorEnded;
 use super::upstream;
 use crate::protocol::errors::Cause;
 use crate::protocol::jsonrpc::{self, Id};
-use crate::protocol::legacy::LogLevel;
 use crate::protocol::listen::{self, Backoff, Declared, Fact, LineLevel, ListenTimings, StreamEnd};
+use crate::protocol::log_level::LogLevel;
 use crate::protocol::modern::RequestMeta;
 use crate::transport::queue::Delivery;
 use crate::transport::writer::Writer;
@@ -427,7 +427,7 @@ impl Handler<Change> for Listener {
 impl Handler<SetLogLevel> for Listener {
     type Result = ();
     fn handle(&mut self, SetLogLevel(level): SetLogLevel, _: &mut Context<Self>) {
-        self.meta.log_level = level.map(LogLevel::as_str);
+        self.meta.log_level = level;
     }
 }
 

@@ -389,18 +389,27 @@ impl Encoder<&Value> for FrameCodec {
 
     /// Appends `msg` as one line ([`encode_message`]).
     fn encode(&mut self, msg: &Value, dst: &mut BytesMut) -> Result<(), std::io::Error> {
-        serde_json::to_writer(dst.writer(), msg)?;
+        dst.extend_from_slice(message_text(msg).as_bytes());
         dst.put_u8(b'\n');
         Ok(())
     }
 }
 
-/// One message as one line: its JSON text (which never holds a newline: serde_json escapes
-/// control characters in strings and writes no whitespace) and `\n`.
+/// One message's JSON text, the one encoding of every frame the crate writes (the bridge's
+/// writer, the codec, and the server API's output): compact, and never holding a newline
+/// (serde_json escapes control characters in strings and writes no whitespace), so that it
+/// is one line of the stdio transport (2025-11-25 basic/transports, "Messages MUST NOT
+/// contain embedded newlines").
+pub fn message_text(msg: &Value) -> String {
+    msg.to_string()
+}
+
+/// One message as one line: its [`message_text`] and `\n`.
 ///
-/// Errors: serde_json's, which a `Value` never gives.
+/// Errors: none today (a `Value` always serializes); the `Result` keeps the writer's
+/// contract if the encoding ever can fail.
 pub fn encode_message(msg: &Value) -> serde_json::Result<Vec<u8>> {
-    let mut line = serde_json::to_vec(msg)?;
+    let mut line = message_text(msg).into_bytes();
     line.push(b'\n');
     Ok(line)
 }

@@ -13,6 +13,7 @@ pub mod jsonrpc;
 pub mod legacy;
 pub mod list_items;
 pub mod listen;
+pub mod log_level;
 pub mod methods;
 pub mod modern;
 pub mod note;

@@ -4,6 +4,7 @@
 //! upstream's notifications as typed values ([`UpstreamNotification`]).
 
 use super::jsonrpc;
+use super::log_level::LogLevel;
 use super::methods;
 use serde_json::{Map, Value};
 
@@ -24,20 +25,87 @@ pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 /// `_meta` key of a progress token (no prefix).
 pub const META_PROGRESS_TOKEN: &str = "progressToken";
 
-/// What every upstream request carries in `_meta` besides its own keys.
+/// What every 2026-07-28 request carries in `_meta` besides its own keys (basic/index,
+/// `RequestMetaObject`): the bridge writes it on its upstream requests, the server API reads it
+/// from the requests it serves.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RequestMeta {
-    /// The version chosen from `supportedVersions`.
+    /// The protocol version of the request (the bridge's: the one chosen from
+    /// `supportedVersions`).
     pub protocol_version: String,
-    /// 2026-07-28 `ClientCapabilities` derived from the editor's.
+    /// The client's 2026-07-28 `ClientCapabilities` (the bridge's: derived from the editor's).
     pub client_capabilities: Value,
-    /// The bridge's `Implementation` (name, version).
-    pub client_info: Value,
-    /// The level of the last `logging/setLevel`, if any.
-    pub log_level: Option<&'static str>,
+    /// The client's `Implementation` (name, version); a request should carry it, and the
+    /// bridge's always do.
+    pub client_info: Option<Value>,
+    /// The lowest level of log notifications the client wants for this request (the bridge's:
+    /// the level of the editor's last `logging/setLevel`, if any).
+    pub log_level: Option<LogLevel>,
+}
+
+/// Why a request's `_meta` is not a `RequestMetaObject`; each text names the key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MetaError {
+    /// `params._meta` is absent or not an object.
+    #[error("params._meta is required and must be an object")]
+    NotAnObject,
+    /// The protocol version key is absent or not a string.
+    #[error("params._meta[\"{META_PROTOCOL_VERSION}\"] is required and must be a string")]
+    NoVersion,
+    /// The capabilities key is absent or not an object.
+    #[error("params._meta[\"{META_CLIENT_CAPABILITIES}\"] is required and must be an object")]
+    NoCapabilities,
+    /// The version is not the one the reader serves (carries the requested one).
+    #[error("protocol version {0} is not supported")]
+    UnsupportedVersion(String),
+    /// The log level key is not a `LoggingLevel`.
+    #[error("params._meta[\"{META_LOG_LEVEL}\"] is not a LoggingLevel")]
+    BadLogLevel,
 }
 
 impl RequestMeta {
+    /// Reads the required and identity keys of a request's `_meta`, checking them in this
+    /// order: an object, the version (a string, then `supported`), the capabilities (an
+    /// object), the log level (a `LoggingLevel` when present). Returns the keys it did not
+    /// read (`progressToken` and the request's own).
+    pub fn read(
+        meta: Option<Value>,
+        supported: &str,
+    ) -> Result<(RequestMeta, Map<String, Value>), MetaError> {
+        let Some(Value::Object(mut meta)) = meta else {
+            return Err(MetaError::NotAnObject);
+        };
+        let Some(Value::String(protocol_version)) = meta.remove(META_PROTOCOL_VERSION) else {
+            return Err(MetaError::NoVersion);
+        };
+        let client_capabilities = match meta.remove(META_CLIENT_CAPABILITIES) {
+            Some(capabilities @ Value::Object(_)) => capabilities,
+            _ => return Err(MetaError::NoCapabilities),
+        };
+        if protocol_version != supported {
+            return Err(MetaError::UnsupportedVersion(protocol_version));
+        }
+        let log_level = match meta.remove(META_LOG_LEVEL) {
+            None => None,
+            Some(level) => Some(
+                level
+                    .as_str()
+                    .and_then(LogLevel::parse)
+                    .ok_or(MetaError::BadLogLevel)?,
+            ),
+        };
+        let client_info = meta.remove(META_CLIENT_INFO);
+        Ok((
+            RequestMeta {
+                protocol_version,
+                client_capabilities,
+                client_info,
+                log_level,
+            },
+            meta,
+        ))
+    }
+
     /// Writes the required and identity keys into a `_meta` map (existing keys of these names
     /// are replaced).
     pub fn write_into(&self, meta: &mut Map<String, Value>) {
@@ -49,9 +117,11 @@ impl RequestMeta {
             META_CLIENT_CAPABILITIES.into(),
             self.client_capabilities.clone(),
         );
-        meta.insert(META_CLIENT_INFO.into(), self.client_info.clone());
+        if let Some(info) = &self.client_info {
+            meta.insert(META_CLIENT_INFO.into(), info.clone());
+        }
         if let Some(level) = self.log_level {
-            meta.insert(META_LOG_LEVEL.into(), Value::String(level.into()));
+            meta.insert(META_LOG_LEVEL.into(), Value::String(level.as_str().into()));
         }
     }
 
@@ -324,8 +394,8 @@ mod tests {
         RequestMeta {
             protocol_version: PROTOCOL_VERSION.into(),
             client_capabilities: json!({}),
-            client_info: json!({"name": "mcp-bridge", "version": "0.1.0"}),
-            log_level: Some("info"),
+            client_info: Some(json!({"name": "mcp-bridge", "version": "0.1.0"})),
+            log_level: Some(LogLevel::Info),
         }
     }
 
@@ -339,6 +409,54 @@ mod tests {
                 "io.modelcontextprotocol/clientInfo": {"name": "mcp-bridge", "version": "0.1.0"},
                 "io.modelcontextprotocol/logLevel": "info"
             }})
+        );
+    }
+
+    #[test]
+    fn the_meta_the_bridge_writes_reads_back_with_the_other_keys_left() {
+        let mut written = Map::new();
+        meta().write_into(&mut written);
+        written.insert(META_PROGRESS_TOKEN.into(), json!(7));
+        let (read, rest) = RequestMeta::read(Some(Value::Object(written)), PROTOCOL_VERSION)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(read, meta());
+        assert_eq!(Value::Object(rest), json!({"progressToken": 7}));
+    }
+
+    #[test]
+    fn a_meta_is_checked_in_order_object_version_capabilities_level() {
+        let v = META_PROTOCOL_VERSION;
+        let c = META_CLIENT_CAPABILITIES;
+        let l = META_LOG_LEVEL;
+        let table = [
+            (None, MetaError::NotAnObject),
+            (Some(json!([1])), MetaError::NotAnObject),
+            (Some(json!({ c: {} })), MetaError::NoVersion),
+            (Some(json!({ v: 1, c: {} })), MetaError::NoVersion),
+            (Some(json!({ v: "2025-11-25" })), MetaError::NoCapabilities),
+            (
+                Some(json!({ v: "2025-11-25", c: {}, l: "loud" })),
+                MetaError::UnsupportedVersion("2025-11-25".into()),
+            ),
+            (
+                Some(json!({ v: PROTOCOL_VERSION, c: {}, l: "loud" })),
+                MetaError::BadLogLevel,
+            ),
+            (
+                Some(json!({ v: PROTOCOL_VERSION, c: {}, l: 3 })),
+                MetaError::BadLogLevel,
+            ),
+        ];
+        for (meta, error) in table {
+            assert_eq!(
+                RequestMeta::read(meta.clone(), PROTOCOL_VERSION).map(|_| ()),
+                Err(error),
+                "{meta:?}"
+            );
+        }
+        assert_eq!(
+            MetaError::NoCapabilities.to_string(),
+            "params._meta[\"io.modelcontextprotocol/clientCapabilities\"] is required and must be an object"
         );
     }
 

@@ -4,7 +4,7 @@
 //! and the rate limits.
 
 use super::jsonrpc;
-use super::legacy::LogLevel;
+use super::log_level::LogLevel;
 use super::methods;
 use serde_json::{Map, Value};
 

@@ -289,7 +289,7 @@ mod tests {
         RequestMeta {
             protocol_version: "2026-07-28".into(),
             client_capabilities: json!({"elicitation": {}}),
-            client_info: json!({"name": "b", "version": "1"}),
+            client_info: Some(json!({"name": "b", "version": "1"})),
             log_level: None,
         }
     }

@@ -12,17 +12,17 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use super::output::Outbox;
 use super::{IntoReply, Outcome, Reply, Server, elicit_form};
 use crate::protocol::jsonrpc;
+use crate::protocol::modern::RequestMeta;
 
-pub use crate::protocol::legacy::LogLevel;
+pub use crate::protocol::log_level::LogLevel;
 
 /// The per-request keys of `params._meta` as the server read them (2026-07-28 basic/index,
-/// `RequestMetaObject`; the bridge writes its own with `protocol::modern::RequestMeta`).
+/// `RequestMetaObject`, the type the bridge writes its own requests with) and the request's
+/// progress token.
 #[derive(Debug, Clone)]
 pub(crate) struct ReceivedMeta {
-    pub(crate) protocol_version: String,
-    pub(crate) client_capabilities: Value,
-    pub(crate) client_info: Option<Value>,
-    pub(crate) log_level: Option<LogLevel>,
+    /// The keys every request carries.
+    pub(crate) meta: RequestMeta,
     pub(crate) progress_token: Option<Value>,
 }
 
@@ -82,18 +82,18 @@ impl RequestContext {
 
     /// `_meta["io.modelcontextprotocol/protocolVersion"]` of this request.
     pub fn protocol_version(&self) -> &str {
-        &self.inner.meta.protocol_version
+        &self.inner.meta.meta.protocol_version
     }
 
     /// `_meta["io.modelcontextprotocol/clientCapabilities"]` of this request (an object). Only
     /// these apply: a server must not infer capabilities from earlier requests.
     pub fn client_capabilities(&self) -> &Value {
-        &self.inner.meta.client_capabilities
+        &self.inner.meta.meta.client_capabilities
     }
 
     /// `_meta["io.modelcontextprotocol/clientInfo"]`, if sent. For display and logging only.
     pub fn client_info(&self) -> Option<&Value> {
-        self.inner.meta.client_info.as_ref()
+        self.inner.meta.meta.client_info.as_ref()
     }
 
     /// `params.inputResponses` of an MRTR retry (2026-07-28 basic/patterns/mrtr).
@@ -261,7 +261,7 @@ impl RequestContext {
     /// # let _ = server;
     /// ```
     pub async fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool {
-        let Some(threshold) = self.inner.meta.log_level else {
+        let Some(threshold) = self.inner.meta.meta.log_level else {
             return false;
         };
         if level < threshold || !self.may_send() {

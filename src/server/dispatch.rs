@@ -10,7 +10,7 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::context::{ContextParts, LogLevel, ReceivedMeta, RequestContext};
+use super::context::{ContextParts, ReceivedMeta, RequestContext};
 use super::listen::{self, Filter, Supported};
 use super::method::Method;
 use super::mrtr::parse_retry;
@@ -18,11 +18,8 @@ use super::output::Outbox;
 use super::results::finish;
 use super::{BoxedHandler, Outcome, PROTOCOL_VERSION, RpcError, Server};
 
-// The keys of the bridge's own requests, read here: one spelling for both sides.
-use crate::protocol::modern::{
-    META_CLIENT_CAPABILITIES as CAPABILITIES_KEY, META_CLIENT_INFO as CLIENT_INFO_KEY,
-    META_LOG_LEVEL as LOG_LEVEL_KEY, META_PROGRESS_TOKEN, META_PROTOCOL_VERSION as VERSION_KEY,
-};
+// The bridge's own requests are written with the same type: one reading for both sides.
+use crate::protocol::modern::{META_PROGRESS_TOKEN, MetaError, RequestMeta};
 
 /// The connection a request came in on.
 #[derive(Clone)]
@@ -100,49 +97,16 @@ async fn serve_request(
     result
 }
 
-/// Reads the required per-request `_meta` keys (2026-07-28 basic/index, `RequestMetaObject`).
+/// Reads the required per-request `_meta` keys (2026-07-28 basic/index, `RequestMetaObject`)
+/// and the progress token.
 fn parse_meta(meta: Option<Value>) -> Result<ReceivedMeta, RpcError> {
-    let Some(Value::Object(mut meta)) = meta else {
-        return Err(RpcError::invalid_params(
-            "params._meta is required and must be an object",
-        ));
-    };
-    let protocol_version = match meta.remove(VERSION_KEY) {
-        Some(Value::String(version)) => version,
-        _ => {
-            return Err(RpcError::invalid_params(format!(
-                "params._meta[\"{VERSION_KEY}\"] is required and must be a string"
-            )));
+    let (meta, mut rest) = RequestMeta::read(meta, PROTOCOL_VERSION).map_err(|e| match e {
+        MetaError::UnsupportedVersion(requested) => {
+            RpcError::unsupported_version(&[PROTOCOL_VERSION], &requested)
         }
-    };
-    let client_capabilities = match meta.remove(CAPABILITIES_KEY) {
-        Some(capabilities @ Value::Object(_)) => capabilities,
-        _ => {
-            return Err(RpcError::invalid_params(format!(
-                "params._meta[\"{CAPABILITIES_KEY}\"] is required and must be an object"
-            )));
-        }
-    };
-    if protocol_version != PROTOCOL_VERSION {
-        return Err(RpcError::unsupported_version(
-            &[PROTOCOL_VERSION],
-            &protocol_version,
-        ));
-    }
-    let log_level = match meta.remove(LOG_LEVEL_KEY) {
-        None => None,
-        Some(level) => Some(
-            level
-                .as_str()
-                .and_then(|level| level.parse::<LogLevel>().ok())
-                .ok_or_else(|| {
-                    RpcError::invalid_params(format!(
-                        "params._meta[\"{LOG_LEVEL_KEY}\"] is not a LoggingLevel"
-                    ))
-                })?,
-        ),
-    };
-    let progress_token = match meta.remove(META_PROGRESS_TOKEN) {
+        other => RpcError::invalid_params(other.to_string()),
+    })?;
+    let progress_token = match rest.remove(META_PROGRESS_TOKEN) {
         None => None,
         Some(token) if Id::from_value(&token).is_some() => Some(token),
         Some(_) => {
@@ -152,10 +116,7 @@ fn parse_meta(meta: Option<Value>) -> Result<ReceivedMeta, RpcError> {
         }
     };
     Ok(ReceivedMeta {
-        protocol_version,
-        client_capabilities,
-        client_info: meta.remove(CLIENT_INFO_KEY),
-        log_level,
+        meta,
         progress_token,
     })
 }
@@ -373,6 +334,10 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::modern::{
+        META_CLIENT_CAPABILITIES as CAPABILITIES_KEY, META_LOG_LEVEL as LOG_LEVEL_KEY,
+        META_PROTOCOL_VERSION as VERSION_KEY,
+    };
 
     #[test]
     fn meta_without_protocol_version_or_capabilities_is_invalid_params() {

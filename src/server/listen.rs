@@ -2,6 +2,7 @@
 //! server honours, the acknowledgement, forwarding of published events, and the two ways the
 //! server ends a listen. The stream's state lives in its own request task, not in the connection.
 
+use crate::protocol::framing::message_text;
 use crate::protocol::listen::Declared;
 use crate::protocol::methods;
 use serde_json::{Map, Value, json};
@@ -68,7 +69,7 @@ impl Listens {
             if !listen.filter.wants(event) || listen.ctx.is_cancelled() {
                 continue;
             }
-            let line = event_notification(event, listen.ctx.request_id()).to_string();
+            let line = message_text(&event_notification(event, listen.ctx.request_id()));
             if listen.out.try_send_raw(line) == Queued::Full {
                 listen.lagged.notify_one();
             }

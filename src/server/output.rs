@@ -2,6 +2,7 @@
 //! task, which writes each line with its newline in one `write_all` and flushes when the queue is
 //! empty. Never parses or reorders what it is given.
 
+use crate::protocol::framing::message_text;
 use serde_json::Value;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -19,7 +20,7 @@ pub(crate) struct Outbox {
 impl Outbox {
     /// Queues one JSON-RPC message. Returns `false` if the writer has stopped.
     pub(crate) async fn send(&self, message: &Value) -> bool {
-        self.send_raw(message.to_string()).await
+        self.send_raw(message_text(message)).await
     }
 
     /// An outbox whose writer has already stopped: every send returns `false`.

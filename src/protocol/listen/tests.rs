@@ -98,8 +98,8 @@ fn listen_params_carry_the_meta_and_the_filter() {
     let meta = RequestMeta {
         protocol_version: "2026-07-28".into(),
         client_capabilities: json!({}),
-        client_info: json!({"name": "mcp-bridge", "version": "0"}),
-        log_level: Some("warning"),
+        client_info: Some(json!({"name": "mcp-bridge", "version": "0"})),
+        log_level: Some(crate::protocol::log_level::LogLevel::Warning),
     };
     let p = listen_params(&meta, json!({"toolsListChanged": true}));
     assert_eq!(p["notifications"], json!({"toolsListChanged": true}));
