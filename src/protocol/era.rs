@@ -189,6 +189,29 @@ pub fn is_modern_error(error: &Value) -> bool {
     }
 }
 
+/// How many times the probe is sent again after an `UnsupportedProtocolVersion` that offers
+/// the bridge's revision ([`offers_version`]): once, so that a server that refuses every
+/// request ends the `initialize` instead of a loop.
+pub const DISCOVER_VERSION_RETRIES: u32 = 1;
+
+/// Whether an error is `-32022` UnsupportedProtocolVersion whose `data.supported` lists the
+/// bridge's revision: the client "SHOULD retry with a version from `data.supported`"
+/// (2026-07-28 basic/versioning), and the one it can retry with is its own, so the request
+/// goes once more as it was.
+pub fn offers_version(error: &Value) -> bool {
+    let refused = error.get("code").and_then(Value::as_i64)
+        == Some(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0);
+    refused
+        && error
+            .pointer("/data/supported")
+            .and_then(Value::as_array)
+            .is_some_and(|versions| {
+                versions
+                    .iter()
+                    .any(|v| v.as_str() == Some(modern::PROTOCOL_VERSION))
+            })
+}
+
 /// The code of JSON-RPC 2.0's internal error: the server failed while it handled the request.
 /// A legacy server answers a method it does not know before it handles anything, so this is
 /// never its answer to `server/discover`; a 2026-07-28 server gives it when its discover
@@ -330,6 +353,22 @@ pub fn late_probe_warning(message: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unsupported_version_that_offers_the_bridges_is_retried_and_no_other() {
+        let offer = |supported: Value| {
+            json!({"code": -32022, "message": "Unsupported protocol version",
+                "data": {"supported": supported, "requested": "2026-07-28"}})
+        };
+        assert!(offers_version(&offer(json!(["2025-11-25", "2026-07-28"]))));
+        assert!(!offers_version(&offer(json!(["2027-01-01"]))));
+        assert!(!offers_version(&offer(json!("2026-07-28"))));
+        assert!(!offers_version(
+            &json!({"code": -32022, "message": "no data"})
+        ));
+        assert!(!offers_version(&json!({"code": -32602, "message": "x",
+            "data": {"supported": ["2026-07-28"]}})));
+    }
 
     fn discover_result() -> Value {
         json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],

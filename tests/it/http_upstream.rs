@@ -1059,6 +1059,64 @@ fn the_first_server_discover_over_http_fails_initialize_by_its_status_and_body()
     assert_eq!(init["result"]["serverInfo"]["name"], "fixture-http");
 }
 
+/// The body of an HTTP 400 that refuses the request's version and offers `supported`.
+fn refused_version(supported: &str) -> Canned {
+    Canned::new(
+        400,
+        Some("application/json"),
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":-32022,"message":"Unsupported protocol version","data":{{"supported":{supported},"requested":"2026-07-28"}}}}}}"#
+        ),
+    )
+}
+
+/// A refusal of the version that offers 2026-07-28 (2026-07-28 basic/versioning: the client
+/// SHOULD retry with a version from `data.supported`) gets `server/discover` once more, with
+/// a new id, and its answer decides the `initialize`.
+#[test]
+fn a_discover_refused_with_an_offer_of_2026_07_28_is_sent_once_more() {
+    let (f, _) = fixture();
+    f.script("server/discover", refused_version(r#"["2026-07-28"]"#));
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "fixture-http");
+    let discover = f.seen_of("server/discover");
+    assert_eq!(
+        discover.iter().map(|s| s.status).collect::<Vec<_>>(),
+        vec![400, 200]
+    );
+    assert_ne!(discover[0].body["id"], discover[1].body["id"]);
+    assert_eq!(discover[0].body["params"], discover[1].body["params"]);
+}
+
+/// A server that refuses every `server/discover` with that offer gets it twice, not more:
+/// the second refusal fails the `initialize` as any modern error does.
+#[test]
+fn a_discover_refused_twice_with_the_offer_fails_initialize_after_two() {
+    let (f, _) = fixture();
+    f.script("server/discover", refused_version(r#"["2026-07-28"]"#));
+    f.script("server/discover", refused_version(r#"["2026-07-28"]"#));
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    let r = b.request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(
+        r["error"],
+        json!({"code": -32022, "message": "The upstream server did not complete server/discover",
+               "data": {"cause": "discover_failed", "detail": "Unsupported protocol version"}})
+    );
+    assert_eq!(
+        f.seen_of("server/discover")
+            .iter()
+            .map(|s| s.status)
+            .collect::<Vec<_>>(),
+        vec![400, 400]
+    );
+}
+
 /// A URL upstream that answers `server/discover` with an SSE stream of keep-alive comments
 /// and then nothing is no legacy server (over HTTP a legacy server answers with a status,
 /// 2026-07-28 transports/http): `initialize` gets `discover_failed` naming the time limit once

@@ -72,6 +72,19 @@ pub(super) async fn discover(
     probe(upstream, method, params, client, limit, reason).await
 }
 
+/// Whether the probe's answer is an `UnsupportedProtocolVersion` that offers the bridge's
+/// revision ([`era::offers_version`]): as a JSON-RPC error, or as the error body of an HTTP 400
+/// (2026-07-28 transports/http answers a refused version with 400).
+fn refused_with_offer(reply: &Result<UpstreamReply, TimedOut>) -> bool {
+    match reply {
+        Ok(UpstreamReply::Error(e)) => era::offers_version(e),
+        Ok(UpstreamReply::Failed(f)) => {
+            f.status == Some(400) && f.error.as_ref().is_some_and(era::offers_version)
+        }
+        _ => false,
+    }
+}
+
 /// Resolves after `limit` of time in which no sign-in runs, plus the time sign-ins run
 /// meanwhile up to `--sign-in-timeout` (as [`discover`] counts its wait); plain `limit`
 /// without sign-in.
@@ -127,15 +140,34 @@ impl Frontend {
                 Ok(Err(e)) => return Err(Cause::SpawnFailed.error(Some(json!(e.to_string())))),
                 Err(_) => return Err(Cause::SpawnFailed.error(None)),
             }
-            let reply = discover(
+            let params = Object::from_value(&meta.bare_params()).unwrap_or_default();
+            let mut reply = discover(
                 &upstream,
-                Object::from_value(&meta.bare_params()).unwrap_or_default(),
-                client,
+                params.clone(),
+                client.clone(),
                 limit,
-                reason,
+                reason.clone(),
                 config.sign_in_phase.as_ref(),
             )
             .await;
+            // A refusal of the version that offers the bridge's own (2026-07-28
+            // basic/versioning: the client SHOULD retry with a version from
+            // `data.supported`): the probe goes once more, and its answer decides.
+            for _ in 0..era::DISCOVER_VERSION_RETRIES {
+                if !refused_with_offer(&reply) {
+                    break;
+                }
+                tracing::debug!(target: "frontend", "server/discover: the server refused the version and offers 2026-07-28: sending it once more");
+                reply = discover(
+                    &upstream,
+                    params.clone(),
+                    client.clone(),
+                    limit,
+                    reason.clone(),
+                    config.sign_in_phase.as_ref(),
+                )
+                .await;
+            }
             let result = match &reply {
                 Ok(UpstreamReply::Result(v)) => v.to_value(),
                 _ => None,
