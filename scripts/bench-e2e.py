@@ -13,7 +13,7 @@ that whatever else the machine does weighs on all of them alike:
 
 Drivers (each path reads with buffered reads, so no path pays one read(2) per byte):
   raw (default)  this script writes JSON-RPC lines itself; the server is the crate's
-                 mcp-example-server (direct and socat speak 2026-07-28 with _meta, the bridge
+                 mcp-fixture-server (direct and socat speak 2026-07-28 with _meta, the bridge
                  path 2025-11-25); `tools/call echo {"text": "hello"}`.
   --node         the real TS SDK 1.x client (as in VS Code, 2025-11-25) against the real TS SDK
                  v2 server (scripts/bench/ts2-server.mjs), which serves direct and socat on its
@@ -24,7 +24,7 @@ Drivers (each path reads with buffered reads, so no path pays one read(2) per by
                  the **same-arm floor** is socat + that cost. Installs scripts/bench's pinned
                  npm packages on first use (`npm ci`).
   --large-result-mib M
-                 the issue's case: a small request (`large_text {"bytes": ...}` of the example
+                 the issue's case: a small request (`large_text {"bytes": ...}` of the fixture
                  server with --test-tools) and a result of M MiB of text (M <= 16), a few
                  calls per run; reports the added time as a share of the direct time and the
                  bridge's peak RSS as a multiple of the payload (the result).
@@ -219,7 +219,7 @@ def main():
     ap.add_argument("--profile", default="release", help="target/<profile> holding the binaries")
     a = ap.parse_args()
     bindir = os.path.join(ROOT, "target", a.profile)
-    server = os.path.join(bindir, "mcp-example-server")
+    server = os.path.join(bindir, "mcp-fixture-server")
     bridge = os.path.join(bindir, "mcp-bridge")
     for b in (server, bridge):
         if not os.access(b, os.X_OK):
@@ -234,7 +234,7 @@ def main():
     if a.large_result_mib > 0:
         payload = int(a.large_result_mib * 1024 * 1024)
         if payload > 16 * 1024 * 1024:
-            sys.exit("bench-e2e: --large-result-mib is at most 16 (the example server's limit)")
+            sys.exit("bench-e2e: --large-result-mib is at most 16 (the fixture server's limit)")
         call = large_text(payload)
         server_argv = [server, "--test-tools"]
         what = (f"{a.calls} sequential tools/call large_text (a small request, a result of "
@@ -252,7 +252,7 @@ def main():
                 f"{a.warmup} warm-up calls each")
     else:
         what = (f"{a.requests} sequential tools/call echo per path per run, raw driver -> "
-                f"mcp-example-server, interleaved in batches of {BATCH}, after {a.warmup} "
+                f"mcp-fixture-server, interleaved in batches of {BATCH}, after {a.warmup} "
                 f"warm-up calls each")
     print(what)
     unit = "ms" if large else "us"

@@ -4,7 +4,7 @@
   cargo build --release && python3 scripts/bench-memory.py [--seconds 20] [--requests 1500]
 
 Case A, a flooding upstream and a slow editor: after `logging/setLevel info`, one
-`tools/call log_flood` makes the example server write `notifications/message` as fast as the
+`tools/call log_flood` makes the fixture server write `notifications/message` as fast as the
 bridge reads them, while this script reads the bridge's stdout slowly (4 KiB every 100 ms)
 for --seconds. Then it reads at full speed again and times a `ping`.
 
@@ -37,7 +37,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BRIDGE = os.path.join(ROOT, "target", "release", "mcp-bridge")
-SERVER = os.path.join(ROOT, "target", "release", "mcp-example-server")
+SERVER = os.path.join(ROOT, "target", "release", "mcp-fixture-server")
 MIB = 1024 * 1024
 
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The bridge's own CPU per large call: starts
-`BRIDGE -- SERVER --test-tools`, initializes, makes one untimed call, then N calls, and prints
-the CPU milliseconds per call (user + system of every thread of the bridge, from /proc), a
-figure the machine's load disturbs far less than the latency, and the bridge's minor page
-faults per call (field 10 of /proc/PID/stat: every thread, exited ones included), which it
+"""The bridge's own CPU per large call: starts `BRIDGE -- SERVER --test-tools` (SERVER is
+mcp-fixture-server), initializes, makes one untimed call, then N calls, and prints the CPU
+milliseconds per call (user + system of every thread of the bridge, from /proc), a figure
+the machine's load disturbs far less than the latency, and the bridge's minor page faults
+per call (field 10 of /proc/PID/stat: every thread, exited ones included), which it
 does not disturb at all.
 
   python3 scripts/bench/cpu-per-call.py BRIDGE SERVER result|each BYTES N

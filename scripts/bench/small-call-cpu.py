@@ -10,7 +10,7 @@ call is a figure the load of the machine disturbs far less than the latency (the
 per call is printed as well, for reference only).
 
   python3 scripts/bench/small-call-cpu.py [--runs 5] [--calls 20000] [--warmup 300]
-      [--server target/release/mcp-example-server | --url URL] BRIDGE [BRIDGE ...]
+      [--server target/release/mcp-fixture-server | --url URL] BRIDGE [BRIDGE ...]
 
 With --url (the URL form) each run starts `BRIDGE URL` instead, and the calls
 are `tools/call echo {"message": "hello"}` (the echo tool of ../shared/peers' upstreams).
@@ -99,7 +99,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--warmup", type=int, default=300)
-    ap.add_argument("--server", default="target/release/mcp-example-server")
+    ap.add_argument("--server", default="target/release/mcp-fixture-server")
     ap.add_argument("--url", help="a 2026-07-28 HTTP upstream: measure the URL form")
     ap.add_argument("bridges", nargs="+")
     a = ap.parse_args()

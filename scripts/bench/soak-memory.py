@@ -3,9 +3,9 @@
 
   cargo build --release
   python3 scripts/bench/soak-memory.py [--requests 200000] [--in-flight 64] [--cancel-percent 7]
-      [--bridge target/release/mcp-bridge] [--server target/release/mcp-example-server]
+      [--bridge target/release/mcp-bridge] [--server target/release/mcp-fixture-server]
 
---requests `tools/call` requests go to the bridge in front of the example server, with
+--requests `tools/call` requests go to the bridge in front of the fixture server, with
 --in-flight of them unanswered at any time. About --cancel-percent of them are `sleep`
 calls of 60 s that the editor cancels at once (`notifications/cancelled`): they must get no
 response. The rest are `echo` calls, each of which must get exactly its own text back.
@@ -47,7 +47,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bridge", default=os.path.join(ROOT, "target", "release", "mcp-bridge"))
     ap.add_argument("--server",
-                    default=os.path.join(ROOT, "target", "release", "mcp-example-server"))
+                    default=os.path.join(ROOT, "target", "release", "mcp-fixture-server"))
     ap.add_argument("--json", action="store_true", help="one JSON line instead of text")
     args = ap.parse_args()
     rng = random.Random(args.seed)

@@ -417,7 +417,7 @@ fn a_late_legacy_server_answers_the_editors_initialize_never_the_probes() {
     );
 }
 
-/// A bridge with `--discover-timeout 0.5` in front of the example server that answers
+/// A bridge with `--discover-timeout 0.5` in front of the fixture server that answers
 /// `server/discover` only once the returned gate file exists; the editor's `initialize` (id 1)
 /// has been sent and answered (the answer is returned): the bridge is in pass-through.
 fn slow_modern_server_initialized() -> (Bridge, std::path::PathBuf, Value) {
@@ -436,7 +436,7 @@ fn slow_modern_server_initialized() -> (Bridge, std::path::PathBuf, Value) {
 }
 
 /// The risk of the no-answer rule (2026-07-28 basic/versioning): a 2026-07-28 server too slow
-/// for `--discover-timeout` is taken for a legacy one. The example server (`--discover-gate`:
+/// for `--discover-timeout` is taken for a legacy one. The fixture server (`--discover-gate`:
 /// it answers discover when the test says) refuses the passed-through `initialize` with -32022
 /// naming its versions (2026-07-28 basic/versioning), not with "Request id already in flight"
 /// (the probe's id is not the editor's 1); its late `DiscoverResult` is dropped with one

@@ -1,4 +1,5 @@
-//! Black-box tests of `mcp-example-server`: spawn the binary, write raw JSON-RPC lines to its
+//! Black-box tests of `mcp-example-server` (the demo, as a user starts it) and of the server API
+//! under the flags of `mcp-fixture-server`: spawn the binary, write raw JSON-RPC lines to its
 //! stdin, read its stdout line by line, and check every message against the official
 //! 2026-07-28 schema (`schema-2026-07-28.json`) as well as against the rule under test.
 
@@ -10,7 +11,10 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+/// The demo server of the README.
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-example-server");
+/// The fixture server: the demo's tools with the flags and test tools that misbehave.
+const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
 const WAIT: Duration = Duration::from_secs(10);
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -86,12 +90,23 @@ fn with_meta(mut params: Value) -> Value {
 }
 
 impl Upstream {
+    /// `mcp-example-server`, without arguments.
+    fn demo() -> Self {
+        Self::spawn(BIN, &[], &[])
+    }
+
+    /// `mcp-fixture-server <args>`.
     fn start(args: &[&str]) -> Self {
         Self::start_with(args, &[])
     }
 
+    /// `mcp-fixture-server <args>` with `env` added.
     fn start_with(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut command = Command::new(BIN);
+        Self::spawn(FIXTURE, args, env)
+    }
+
+    fn spawn(program: &str, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(program);
         command
             .args(args)
             .env_remove("MCP_FIXTURE_TRACE")
@@ -102,7 +117,7 @@ impl Upstream {
         for (key, value) in env {
             command.env(key, value);
         }
-        let mut child = command.spawn().expect("spawn mcp-example-server");
+        let mut child = command.spawn().expect("spawn the server");
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
         Self {
@@ -305,7 +320,7 @@ async fn lists_are_paged_with_an_opaque_cursor_and_a_bad_cursor_is_invalid_param
 
 #[tokio::test]
 async fn a_request_without_version_or_capabilities_in_meta_gets_invalid_params() {
-    let mut up = Upstream::start(&[]);
+    let mut up = Upstream::demo();
     let only_version = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
     let only_caps = json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}});
     for params in [json!({}), only_version, only_caps] {
@@ -327,7 +342,7 @@ async fn a_request_without_version_or_capabilities_in_meta_gets_invalid_params()
 
 #[tokio::test]
 async fn an_unsupported_version_gets_32022_naming_the_supported_ones() {
-    let mut up = Upstream::start(&[]);
+    let mut up = Upstream::demo();
     let mut old = meta(json!({}));
     old["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
     let error = up.error("tools/list", json!({"_meta": old})).await;
@@ -350,7 +365,7 @@ async fn an_unsupported_version_gets_32022_naming_the_supported_ones() {
 
 #[tokio::test]
 async fn unknown_methods_garbage_and_bad_envelopes_get_the_json_rpc_errors() {
-    let mut up = Upstream::start(&[]);
+    let mut up = Upstream::demo();
     let error = up.error("ping", with_meta(json!({}))).await;
     assert_eq!(error["code"], -32601);
     up.send_line("this is not json").await;
@@ -380,7 +395,7 @@ async fn unknown_methods_garbage_and_bad_envelopes_get_the_json_rpc_errors() {
 
 #[tokio::test]
 async fn an_unknown_tool_prompt_or_resource_is_invalid_params() {
-    let mut up = Upstream::start(&[]);
+    let mut up = Upstream::demo();
     let error = up
         .error("tools/call", with_meta(json!({"name": "nope"})))
         .await;
@@ -406,7 +421,7 @@ async fn an_unknown_tool_prompt_or_resource_is_invalid_params() {
 
 #[tokio::test]
 async fn the_demo_tools_answer_as_documented() {
-    let mut up = Upstream::start(&[]);
+    let mut up = Upstream::demo();
     assert_eq!(text(&up.tool("echo", json!({"text": "hi"})).await), "hi");
     let sum = up.tool("add", json!({"a": 2, "b": 3})).await;
     assert_eq!(sum["structuredContent"], json!({"sum": 5}));
@@ -429,7 +444,7 @@ async fn the_demo_tools_answer_as_documented() {
 
 #[tokio::test]
 async fn prompts_resources_and_completion_answer_as_documented() {
-    let mut up = Upstream::start(&[]);
+    let mut up = Upstream::demo();
     let prompt = up
         .result(
             "prompts/get",
@@ -478,7 +493,7 @@ async fn prompts_resources_and_completion_answer_as_documented() {
 
 #[tokio::test]
 async fn progress_and_log_notifications_come_before_the_response_and_only_when_asked() {
-    let mut up = Upstream::start(&[]);
+    let mut up = Upstream::demo();
     let mut asked = meta(json!({}));
     asked["progressToken"] = json!("tok");
     asked["io.modelcontextprotocol/logLevel"] = json!("warning");
@@ -530,7 +545,7 @@ async fn progress_and_log_notifications_come_before_the_response_and_only_when_a
 
 #[tokio::test]
 async fn ask_name_elicits_a_form_and_the_retry_with_the_state_gets_the_greeting() {
-    let mut up = Upstream::start(&[]);
+    let mut up = Upstream::demo();
     let caps = json!({"elicitation": {}});
     let first = up
         .result(
@@ -962,7 +977,7 @@ async fn the_trace_file_gets_every_received_line_verbatim() {
 
 #[tokio::test]
 async fn stderr_line_is_written_and_help_documents_the_flags() {
-    let output = std::process::Command::new(BIN)
+    let output = std::process::Command::new(FIXTURE)
         .args(["--stderr-line", "hello stderr"])
         .stdin(Stdio::null())
         .output()
@@ -971,7 +986,7 @@ async fn stderr_line_is_written_and_help_documents_the_flags() {
     assert_eq!(String::from_utf8_lossy(&output.stderr), "hello stderr\n");
     assert!(output.stdout.is_empty());
 
-    let help = std::process::Command::new(BIN)
+    let help = std::process::Command::new(FIXTURE)
         .arg("--help")
         .output()
         .expect("run --help");

@@ -30,7 +30,7 @@ struct Editor {
 }
 
 impl Editor {
-    /// `mcp-bridge mcp-example-server <server_args>`; with `extra_fds`, the bridge also holds
+    /// `mcp-bridge mcp-fixture-server <server_args>`; with `extra_fds`, the bridge also holds
     /// copies of its stdin and stdout at fds 9 and 10 without close-on-exec.
     fn start(server_args: &[String], extra_fds: bool) -> Editor {
         let dir = scratch_dir("isolation");

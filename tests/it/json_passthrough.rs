@@ -42,7 +42,7 @@ fn integers_beyond_64_bits_and_1e400_in_tool_arguments_reach_the_upstream_with_t
         call.contains(r#""arguments":{"amount":123456789012345678901234567890,"negative":-98765432109876543210987654321,"huge":1e400,"tiny":-1E-400,"money":0.10,"zero":-0.0}"#),
         "{call}"
     );
-    // And back: the mirror tool returns them as structuredContent (the example server parses
+    // And back: the mirror tool returns them as structuredContent (the fixture server parses
     // them into serde_json values, which write an exponent `e+N`; the bridge passes its bytes).
     let sc = &r["result"]["structuredContent"];
     assert_eq!(number_text(&sc["amount"]), "123456789012345678901234567890");

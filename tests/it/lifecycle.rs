@@ -314,9 +314,10 @@ fn the_initialize_result_comes_from_discover() {
 fn without_server_info_the_fallback_name_is_the_name_option_or_the_command() {
     let mut b = Bridge::start(&[], &["--no-server-info"]);
     let r = b.initialize();
+    // The file name of the command, `common::server_bin()`.
     assert_eq!(
         r["result"]["serverInfo"],
-        json!({"name": "mcp-example-server", "version": env!("CARGO_PKG_VERSION")})
+        json!({"name": "mcp-fixture-server", "version": env!("CARGO_PKG_VERSION")})
     );
     let mut b = Bridge::start(&["--name", "my-files"], &["--no-server-info"]);
     assert_eq!(b.initialize()["result"]["serverInfo"]["name"], "my-files");

@@ -1,5 +1,5 @@
 //! One bad item does not cost the editor the whole list (every frame the editor gets is
-//! valid 2025-11-25): over real pipes against `mcp-example-server --bad-list-items`,
+//! valid 2025-11-25): over real pipes against `mcp-fixture-server --bad-list-items`,
 //! the editor gets exactly the valid and the repaired items, in the upstream's order, and the
 //! bridge's stderr has one warning per dropped item. The harness validates every frame
 //! against the official 2025-11-25 schema.

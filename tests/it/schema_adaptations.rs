@@ -21,7 +21,7 @@ fn tools(b: &mut Bridge, id: i64) -> Vec<Value> {
     r["result"]["tools"].as_array().cloned().expect("tools")
 }
 
-/// The `tools/list` result of `mcp-example-server --test-tools` asked directly (no bridge).
+/// The `tools/list` result of `mcp-fixture-server --test-tools` asked directly (no bridge).
 fn upstream_tools() -> Vec<Value> {
     let mut child = Command::new(common::server_bin())
         .arg("--test-tools")
@@ -29,7 +29,7 @@ fn upstream_tools() -> Vec<Value> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .expect("spawn mcp-example-server");
+        .expect("spawn mcp-fixture-server");
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},

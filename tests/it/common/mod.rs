@@ -1,5 +1,5 @@
 //! Black-box harness: starts the real `mcp-bridge` binary over real pipes in front of the
-//! crate's example server (`mcp-example-server --test-tools`), and validates every frame the
+//! crate's fixture server (`mcp-fixture-server --test-tools`), and validates every frame the
 //! bridge writes against the official 2025-11-25 schema and every frame the upstream
 //! receives against the 2026-07-28 schema.
 
@@ -63,8 +63,10 @@ pub fn bridge_bin() -> &'static str {
     panic!("no mcp-bridge binary: build with the features http and auth")
 }
 
+/// The fixture upstream (`mcp-fixture-server`): the example server's tools and the modes that
+/// misbehave on purpose.
 pub fn server_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_mcp-example-server")
+    env!("CARGO_BIN_EXE_mcp-fixture-server")
 }
 
 /// The example of the embedded bridge (`examples/embedded/main.rs`), brought up to date once per
@@ -181,7 +183,7 @@ pub enum Revision {
 }
 
 impl Bridge {
-    /// Starts `mcp-bridge <bridge_args> -- mcp-example-server --test-tools <server_args>`.
+    /// Starts `mcp-bridge <bridge_args> -- mcp-fixture-server --test-tools <server_args>`.
     pub fn start(bridge_args: &[&str], server_args: &[&str]) -> Bridge {
         let mut upstream = vec![server_bin().to_string(), "--test-tools".to_string()];
         upstream.extend(server_args.iter().map(|s| s.to_string()));
