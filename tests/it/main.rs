@@ -34,6 +34,8 @@ mod era_fallback;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod example_server;
 #[cfg(all(feature = "http", feature = "auth"))]
+mod fixture_server;
+#[cfg(all(feature = "http", feature = "auth"))]
 mod forwarding;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod http_legacy;

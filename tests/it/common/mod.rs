@@ -16,6 +16,8 @@ pub mod memory_editor;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod recording;
 pub mod schema;
+#[cfg(all(feature = "http", feature = "auth"))]
+pub mod stdio_server;
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -61,6 +63,12 @@ pub fn bridge_bin() -> &'static str {
 #[cfg(not(all(feature = "http", feature = "auth")))]
 pub fn bridge_bin() -> &'static str {
     panic!("no mcp-bridge binary: build with the features http and auth")
+}
+
+/// The README's example server (`mcp-example-server`), for the tests that run it as a user
+/// does.
+pub fn example_server_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mcp-example-server")
 }
 
 /// The fixture upstream (`mcp-fixture-server`): the example server's tools and the modes that
