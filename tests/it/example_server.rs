@@ -1,10 +1,11 @@
 //! Black-box tests of `mcp-example-server`, the README's demo, started as a user starts it
 //! (over `common::stdio_server`, every message checked against the official 2026-07-28
-//! schema): its tools, prompt, resources and completion, and the envelope rules of the server
-//! API it is written on.
+//! schema; through the bridge with `common::Bridge`): its typed tools, prompt, resources and
+//! completion, the envelope rules of the server API it is written on, and the README's first
+//! run.
 
-use crate::common::schema;
 use crate::common::stdio_server::{StdioServer, meta, text, with_meta};
+use crate::common::{self, Bridge, schema};
 use serde_json::{Value, json};
 
 // ---- envelope rules -------------------------------------------------------------------------
@@ -111,14 +112,102 @@ async fn an_unknown_tool_prompt_or_resource_is_invalid_params() {
 // ---- tools, prompts, resources, completion ---------------------------------------------------
 
 #[tokio::test]
+async fn the_demo_lists_its_six_typed_tools_with_input_schemas_from_their_argument_types() {
+    let mut up = StdioServer::demo();
+    let discover = up.result("server/discover", json!({})).await;
+    assert_eq!(
+        discover["_meta"]["io.modelcontextprotocol/serverInfo"],
+        json!({"name": "mcp-example-server", "version": env!("CARGO_PKG_VERSION")})
+    );
+    // Each list declares listChanged: the bridge's first run relies on it (README).
+    assert_eq!(
+        discover["capabilities"],
+        json!({"tools": {"listChanged": true}, "prompts": {"listChanged": true},
+               "resources": {"subscribe": true, "listChanged": true},
+               "completions": {}, "logging": {}})
+    );
+    let tools = up.result("tools/list", json!({})).await["tools"].clone();
+    let names: Vec<&str> = tools
+        .as_array()
+        .map(|tools| tools.iter().filter_map(|t| t["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["echo", "add", "slow", "log", "fail", "ask_name"]);
+    let schema_2020 = "https://json-schema.org/draft/2020-12/schema";
+    assert_eq!(
+        tools[0]["inputSchema"],
+        json!({"$schema": schema_2020, "type": "object", "required": ["text"],
+               "properties": {"text": {"type": "string", "description": "Returned as it is."}}})
+    );
+    let slow = &tools[2]["inputSchema"]["properties"];
+    assert_eq!(
+        (
+            slow["steps"]["maximum"].clone(),
+            slow["delay_ms"]["maximum"].clone()
+        ),
+        (json!(10_000), json!(600_000))
+    );
+    assert_eq!(
+        tools[3]["inputSchema"]["properties"]["level"]["enum"],
+        json!([
+            "debug",
+            "info",
+            "notice",
+            "warning",
+            "error",
+            "critical",
+            "alert",
+            "emergency"
+        ])
+    );
+    assert_eq!(tools[5]["inputSchema"], json!({"type": "object"}));
+    up.finish().await;
+}
+
+#[tokio::test]
+async fn arguments_that_do_not_fit_a_typed_tool_get_invalid_params_naming_the_problem() {
+    let mut up = StdioServer::demo();
+    for (tool, arguments, message) in [
+        (
+            "add",
+            json!({"a": "two", "b": 3}),
+            "Invalid arguments: invalid type: string \"two\", expected a JSON number",
+        ),
+        ("echo", json!({}), "Invalid arguments: missing field `text`"),
+        (
+            "log",
+            json!({"level": "loud", "message": "m"}),
+            "Invalid arguments: unknown variant `loud`, expected one of `debug`, `info`, \
+             `notice`, `warning`, `error`, `critical`, `alert`, `emergency`",
+        ),
+    ] {
+        let error = up
+            .error(
+                "tools/call",
+                with_meta(json!({"name": tool, "arguments": arguments})),
+            )
+            .await;
+        assert_eq!(error, json!({"code": -32602, "message": message}), "{tool}");
+    }
+    // Within the type but beyond the schema's maximum: a tool error the model sees.
+    let beyond = up
+        .tool("slow", json!({"steps": 10_001, "delay_ms": 1}))
+        .await;
+    assert_eq!(
+        (beyond["isError"].clone(), text(&beyond)),
+        (json!(true), "at most 10000 steps of at most 600000 ms")
+    );
+    let sum = up.tool("add", json!({"a": 2.5, "b": 1})).await;
+    assert_eq!(sum["structuredContent"], json!({"sum": 3.5}));
+    up.finish().await;
+}
+
+#[tokio::test]
 async fn the_demo_tools_answer_as_documented() {
     let mut up = StdioServer::demo();
     assert_eq!(text(&up.tool("echo", json!({"text": "hi"})).await), "hi");
     let sum = up.tool("add", json!({"a": 2, "b": 3})).await;
     assert_eq!(sum["structuredContent"], json!({"sum": 5}));
     assert_eq!(text(&sum), r#"{"sum":5}"#);
-    let bad = up.tool("add", json!({"a": "two", "b": 3})).await;
-    assert_eq!(bad["isError"], true);
     let error = up
         .error(
             "tools/call",
@@ -261,4 +350,84 @@ async fn ask_name_elicits_a_form_and_the_retry_with_the_state_gets_the_greeting(
                         "_meta": meta(caps)});
     assert_eq!(up.error("tools/call", forged).await["code"], -32602);
     up.finish().await;
+}
+
+// ---- as a user runs it ----------------------------------------------------------------------
+
+#[test]
+fn the_demo_takes_no_options_and_its_help_lists_its_tools() {
+    let help = std::process::Command::new(common::example_server_bin())
+        .arg("--help")
+        .output()
+        .expect("run --help");
+    assert!(help.status.success());
+    let help = String::from_utf8_lossy(&help.stdout);
+    for tool in [
+        "echo {text}",
+        "add {a, b}",
+        "slow {steps, delay_ms}",
+        "ask_name {}",
+    ] {
+        assert!(help.contains(tool), "--help lacks {tool}: {help}");
+    }
+    assert!(!help.contains("--test-tools"), "{help}");
+    let version = std::process::Command::new(common::example_server_bin())
+        .arg("--version")
+        .output()
+        .expect("run --version");
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout),
+        format!("mcp-example-server {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    let bogus = std::process::Command::new(common::example_server_bin())
+        .arg("--test-tools")
+        .output()
+        .expect("run with an option");
+    assert_eq!(bogus.status.code(), Some(2));
+}
+
+/// The README's "First run": the three lines, one at a time, through `mcp-bridge
+/// mcp-example-server`; the answers byte for byte as the README shows them.
+#[test]
+fn the_readme_first_run_through_the_bridge_answers_as_the_readme_shows() {
+    let mut b = Bridge::start_cmd(&[], &[common::example_server_bin().to_string()]);
+    let initialize = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"me","version":"1"}}}"#;
+    b.send_raw_request(&json!(1), "initialize", initialize);
+    b.recv_response(&json!(1));
+    let first = b.response_line(&json!(1));
+    assert!(
+        first.starts_with(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","#),
+        "{first}"
+    );
+    let server_info = format!(
+        "\"serverInfo\":{{\"name\":\"mcp-example-server\",\"version\":\"{}\"}}}}}}\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(first.ends_with(&server_info), "{first}");
+    b.send_raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    let changes: Vec<Value> = (0..3).map(|_| b.recv()).collect();
+    assert_eq!(
+        changes,
+        ["tools", "prompts", "resources"].map(
+            |list| json!({"jsonrpc": "2.0", "method": format!("notifications/{list}/list_changed")})
+        )
+    );
+    let echo = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
+    b.send_raw_request(&json!(2), "tools/call", echo);
+    b.recv_response(&json!(2));
+    assert_eq!(
+        b.response_line(&json!(2)),
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n"
+    );
+    b.close_stdin();
+    assert_eq!(b.recv_to_the_end(), Vec::<Value>::new());
+    assert_eq!(b.exit_code(common::RECV_TIMEOUT), Some(0));
+    let stderr = b.stderr_to_the_end();
+    for line in [
+        "mcp-bridge: frontend: info: the upstream server is ready (protocol 2026-07-28)\n",
+        "mcp-bridge: supervisor: info: the upstream server stopped (exit code 0)\n",
+        "mcp-bridge: metrics: info: summary: 1 request, 0 errors; slowest tools/call, ",
+    ] {
+        assert!(stderr.contains(line), "stderr lacks {line:?}:\n{stderr}");
+    }
 }

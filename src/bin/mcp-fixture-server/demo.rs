@@ -1,6 +1,7 @@
-//! The default tools, prompt, resources and completion: the example server's as they were
-//! written before it moved to typed tools, kept here byte for byte (`Value` arguments, their
-//! schemas and their tool errors), because the bridge's tests assert these exact frames.
+//! The default tools, prompt, resources and completion: those of `mcp-example-server`, here as
+//! `Value` handlers with hand-written schemas, whose frames (the schemas, a tool error for a
+//! bad argument) the bridge's tests assert byte for byte. The example server writes the same
+//! tools as typed tools; their generated schemas and -32602 answers differ.
 
 use std::time::Duration;
 
