@@ -9,6 +9,7 @@ pub mod framing;
 pub mod id;
 pub mod idscan;
 pub mod input;
+pub mod item_filter;
 pub mod jsonrpc;
 pub mod legacy;
 pub mod list_items;
