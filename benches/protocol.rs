@@ -80,7 +80,7 @@ fn benches(c: &mut Criterion) {
             if let Some((_, result)) = raw::response(black_box(line.clone()), MAX_UPSTREAM_DEPTH)
                 && let Ok(members) = shape::ResultMembers::read(result)
                 && let Ok(shaped) =
-                    shape::shape_result(Forwarded::ToolsCall, members, &mut Vec::new())
+                    shape::shape_result(Forwarded::ToolsCall, members, None, &mut Vec::new())
             {
                 let out = raw::response_frame(&jsonrpc::Id::Int(42), shaped);
                 black_box(out.len());

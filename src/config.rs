@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::actors::editor_phase::EditorPhase;
 pub use crate::protocol::defaults::{DISCOVER_TIMEOUT, MAX_IN_FLIGHT_REQUESTS, SHUTDOWN_GRACE};
+use crate::protocol::item_filter::ItemFilter;
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::listen::ListenTimings;
 use crate::transport::open::UpstreamSpec;
@@ -102,6 +103,9 @@ pub struct BridgeConfig {
     /// `--metrics-interval`: the metrics line at info this often (`None`: only at debug,
     /// while requests flow).
     pub metrics_interval: Option<Duration>,
+    /// `--allow-tool`, `--deny-tool` and the same for prompts and resources: the items the
+    /// editor does not see (`None`: no such option, and no work for it on any frame).
+    pub item_filter: Option<Arc<ItemFilter>>,
 }
 
 /// The sign-in settings of [`BridgeConfig::sign_in`] (`crate::auth::setup::SignInSetup` with the

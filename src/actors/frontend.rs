@@ -45,6 +45,7 @@ use crate::protocol::framing::Frame;
 use crate::protocol::input::InputAnswer;
 use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
 use crate::protocol::legacy::{self, EditorNotification, EditorRequest, Forwarded, RequestClass};
+use crate::protocol::list_items::ItemKind;
 use crate::protocol::listen::Declared;
 use crate::protocol::log_level::LogLevel;
 use crate::protocol::methods;
@@ -105,6 +106,9 @@ pub struct Frontend {
     open_changes: HashSet<Id>,
     /// Pass-through: the editor's requests sent upstream and not answered yet.
     relayed: HashMap<Id, Instant>,
+    /// Pass-through with the item filter: the list requests among `relayed` whose results
+    /// lose the hidden items, with their kind.
+    listing: HashMap<Id, ItemKind>,
     /// Pass-through: the editor's `initialize` not answered yet by the legacy server.
     initialize_wait: Option<InitializeWait>,
     /// The token of the last [`InitializeWait`].
@@ -202,6 +206,7 @@ impl Frontend {
             listen: None,
             open_changes: HashSet::default(),
             relayed: HashMap::default(),
+            listing: HashMap::default(),
             initialize_wait: None,
             last_wait_token: 0,
             held: VecDeque::new(),

@@ -16,6 +16,7 @@ use crate::config::Timeouts;
 use crate::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_error};
 use crate::protocol::input::{self, AnswerFailure, InputAnswer, Plan, Question};
+use crate::protocol::item_filter::ItemFilter;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::legacy::Forwarded;
 use crate::protocol::listen::LineLevel;
@@ -55,6 +56,8 @@ pub struct SlotEnv {
     pub timeouts: Timeouts,
     /// The editor's reason when it cancels the slot.
     pub cancel_reason: CancelReason,
+    /// The item filter (`--allow-tool`, ...): the items it hides are left out of a list.
+    pub filter: Option<Arc<ItemFilter>>,
 }
 
 impl SlotEnv {
@@ -265,7 +268,7 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: Id) -> Sl
         match members.result_type() {
             ResultType::Complete => {
                 let mut notes = Vec::new();
-                let shaped = shape::shape_result(f, members, &mut notes);
+                let shaped = shape::shape_result(f, members, env.filter.as_deref(), &mut notes);
                 log_notes(notes);
                 return match shaped {
                     Ok(shaped) => SlotOutcome::Result(shaped),

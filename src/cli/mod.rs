@@ -8,10 +8,12 @@ use clap::{CommandFactory, Parser, ValueEnum};
 use std::ffi::OsString;
 use std::time::Duration;
 
+pub mod filter;
 pub mod sign_in;
 
 use crate::config::{BridgeConfig, Timeouts};
 use crate::protocol::framing::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
+use crate::protocol::item_filter::ItemFilter;
 use crate::protocol::listen::{
     LISTEN_ACK_TIMEOUT_SECS, LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS,
     LISTEN_STABLE_SECS, ListenTimings,
@@ -65,6 +67,16 @@ Examples:
   mcp-bridge --log-level debug -- python3 server.py
   mcp-bridge https://mcp.example.com/mcp
   mcp-bridge --header-env Authorization=API_AUTH https://mcp.example.com/mcp
+  mcp-bridge --allow-tool 'read_*' --allow-tool 'list_*' -- python3 server.py
+  mcp-bridge --deny-tool 'delete_*' https://mcp.example.com/mcp
+
+The filters show the editor only some of the server's tools, prompts and resources: above,
+the read-only tools read_* and list_*, or every tool but delete_*. GLOB: * any text, ? one character, [abc], [!abc], {a,b}, \\ before a
+character for itself; the whole name (or URI) must match. A --deny-* glob wins over an
+--allow-* glob; without --allow-*, everything not denied is shown. A hidden item is absent
+from its list (the other items in their order, each page with its cursor), and a request
+that names it gets the error of an unknown one without reaching the server. They hold in
+pass-through too.
 
 The logout subcommand deletes stored sign-ins of URL servers: `mcp-bridge logout <URL>` one
 (give the server entry's --account, --redirect-port, --token-store and key), `mcp-bridge
@@ -204,6 +216,12 @@ pub struct Cli {
     /// The sign-in options of the URL form.
     #[command(flatten)]
     pub sign_in: sign_in::SignInArgs,
+    /// The filter options (tools, prompts, resources).
+    #[command(flatten)]
+    pub filter: filter::FilterArgs,
+    /// The item filter of the filter options, made by [`parse`] (`None`: none given).
+    #[arg(skip)]
+    pub item_filter: Option<std::sync::Arc<ItemFilter>>,
     /// The URL form, checked and read by [`parse`] (headers, CA file, proxy environment).
     #[arg(skip)]
     pub http: Option<HttpSpec>,
@@ -408,6 +426,7 @@ impl Cli {
             sign_in_phase: None,
             sign_in: None,
             metrics_interval: self.metrics_interval.map(Duration::from_secs_f64),
+            item_filter: self.item_filter.clone(),
         }
     }
 }
@@ -435,7 +454,13 @@ where
             Parsed::Usage(usage_line(LOGOUT_COMES_FIRST))
         }
         Ok(mut cli) => match cli.read_url_form() {
-            Ok(()) => Parsed::Run(Box::new(cli)),
+            Ok(()) => match cli.filter.filter() {
+                Ok(filter) => {
+                    cli.item_filter = filter.map(std::sync::Arc::new);
+                    Parsed::Run(Box::new(cli))
+                }
+                Err(e) => Parsed::Usage(usage_line(&e.to_string())),
+            },
             Err(cause) => Parsed::Usage(usage_line(&cause)),
         },
         Err(e) => match e.kind() {

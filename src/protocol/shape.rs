@@ -11,6 +11,7 @@
 //! stay raw).
 
 use super::errors::Cause;
+use super::item_filter::ItemFilter;
 use super::legacy::Forwarded;
 use super::list_items::{self, ItemKind};
 use super::modern::{self, ResultType};
@@ -79,12 +80,15 @@ fn position(members: &[(String, Member)], key: &str) -> Option<usize> {
 pub struct Unusable(pub String);
 
 /// Shapes a complete upstream result for the editor: the rules of
-/// [`translate::shape_result`](super::translate::shape_result), on raw members. Gives the result's JSON text as [`FrameParts`].
+/// [`translate::shape_result`](super::translate::shape_result), on raw members, and the items
+/// that `filter` hides (`--allow-tool`, ...) left out of a list. Gives the result's JSON text
+/// as [`FrameParts`].
 ///
 /// Errors: [`Unusable`] when a rule would have to drop what the upstream sent.
 pub fn shape_result(
     method: Forwarded,
     result: ResultMembers,
+    filter: Option<&ItemFilter>,
     notes: &mut Vec<Note>,
 ) -> Result<FrameParts, Unusable> {
     let mut m: Vec<(String, Member)> = result
@@ -108,7 +112,7 @@ pub fn shape_result(
         );
     }
     match ItemKind::of(method) {
-        Some(kind) => shape_list(kind, &mut m, notes),
+        Some(kind) => shape_list(method, kind, &mut m, filter, notes),
         None if method == Forwarded::ToolsCall => shape_call_result(&mut m, notes)?,
         None => {}
     }
@@ -169,8 +173,15 @@ fn shape_meta(m: &mut Vec<(String, Member)>) {
 }
 
 /// The items of a list result ([`list_items::shape_item`]); an item that comes out unchanged
-/// keeps its original text.
-fn shape_list(kind: ItemKind, m: &mut [(String, Member)], notes: &mut Vec<Note>) {
+/// keeps its original text. An item that `filter` hides is left out first, by the key the
+/// upstream sent (before any repair), the others keeping their order.
+fn shape_list(
+    method: Forwarded,
+    kind: ItemKind,
+    m: &mut [(String, Member)],
+    filter: Option<&ItemFilter>,
+    notes: &mut Vec<Note>,
+) {
     let Some(i) = position(m, kind.member()) else {
         return;
     };
@@ -180,10 +191,15 @@ fn shape_list(kind: ItemKind, m: &mut [(String, Member)], notes: &mut Vec<Note>)
     let mut out = FrameParts::new();
     out.push(b"[");
     let mut first = true;
+    let mut hidden = 0usize;
     for (index, item) in items.into_iter().enumerate() {
         let Some(value) = item.to_value() else {
             continue;
         };
+        if filter.is_some_and(|f| !f.admits_item(kind, &value)) {
+            hidden += 1;
+            continue;
+        }
         let shaped = if kind == ItemKind::Tool {
             list_items::shape_item(kind, value.clone(), index, tool_schema::adapt_tool, notes)
         } else {
@@ -204,6 +220,12 @@ fn shape_list(kind: ItemKind, m: &mut [(String, Member)], notes: &mut Vec<Note>)
     }
     out.push(b"]");
     m[i].1 = Member::Built(out);
+    if hidden > 0 {
+        debug(
+            notes,
+            format!("{}: {hidden} hidden by the filter options", method.method()),
+        );
+    }
 }
 
 /// Whether a `content` array has a text block.
@@ -293,7 +315,7 @@ mod tests {
             return (String::new(), Vec::new());
         };
         let mut notes = Vec::new();
-        let out = match shape_result(method, members, &mut notes) {
+        let out = match shape_result(method, members, None, &mut notes) {
             Ok(out) => out.to_vec(),
             Err(Unusable(why)) => format!("unusable: {why}").into_bytes(),
         };
@@ -378,6 +400,36 @@ mod tests {
             r#"{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1E5}}}},{"name":"b","inputSchema":{"type":"object","properties":{},"x":1E5}}]}"#
         );
         assert_eq!(notes.len(), 2, "{notes:?}");
+    }
+
+    #[test]
+    fn a_hidden_list_item_is_left_out_and_the_others_keep_their_text_and_order() {
+        let deny = ["b*".to_string()];
+        let tools =
+            super::super::item_filter::Globs::new(("--allow-tool", &[]), ("--deny-tool", &deny))
+                .unwrap_or_else(|e| panic!("{e}"));
+        let filter = ItemFilter::new(tools, None, None);
+        let text = r#"{"tools":[{"name":"a","inputSchema":{"type":"object","x":1E5}},{"name":"b1","inputSchema":{"type":"object"}},{"name":"c","inputSchema":{"type":"object","properties":null}},{"name":"b2","inputSchema":{"type":"object"}}],"nextCursor":"p2"}"#;
+        let r = raw::response(
+            Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":1,"result":{text}}}"#)),
+            200,
+        )
+        .map(|(_, r)| r);
+        let Some(members) = r.and_then(|r| ResultMembers::read(r).ok()) else {
+            panic!("no result");
+        };
+        let mut notes = Vec::new();
+        let out = shape_result(Forwarded::ToolsList, members, filter.as_ref(), &mut notes)
+            .map(|p| String::from_utf8(p.to_vec()).unwrap_or_default());
+        assert_eq!(
+            out,
+            Ok(r#"{"tools":[{"name":"a","inputSchema":{"type":"object","x":1E5}},{"name":"c","inputSchema":{"type":"object","properties":{}}}],"nextCursor":"p2"}"#.to_string())
+        );
+        let texts: Vec<&str> = notes.iter().map(|n| n.text.as_str()).collect();
+        assert!(
+            texts.contains(&"tools/list: 2 hidden by the filter options"),
+            "{texts:?}"
+        );
     }
 
     #[test]

@@ -247,7 +247,7 @@ pub fn shape_result(
     notes: &mut Vec<Note>,
 ) -> Result<Value, Cause> {
     let members = shape::ResultMembers::read(RawResult::from_value(&result))?;
-    shape::shape_result(method, members, notes)
+    shape::shape_result(method, members, None, notes)
         .map_err(|_| Cause::InvalidResponse)?
         .to_value()
         .ok_or(Cause::InvalidResponse)

@@ -85,6 +85,13 @@ impl Frontend {
         params: Option<raw::Params>,
         ctx: &mut Context<Self>,
     ) {
+        // A request that names an item the filter hides gets what a server without it
+        // answers, and is never sent upstream.
+        if let Some(filter) = &self.config.item_filter
+            && let Some(error) = filter.refusal_raw(f, params.as_ref())
+        {
+            return self.write(&jsonrpc::error_response(Some(&id), error));
+        }
         self.next_progress_token += 1;
         let n = self.next_progress_token;
         if self.meta_keys.is_none() {
@@ -117,6 +124,7 @@ impl Frontend {
             editor_capabilities: self.editor_capabilities.clone(),
             timeouts: self.config.timeouts.clone(),
             cancel_reason: self.cancel_reason_of(&id),
+            filter: self.config.item_filter.clone(),
         };
         let fut = rounds::run(env, f, fwd.params, id.clone());
         let slot_id = id.clone();

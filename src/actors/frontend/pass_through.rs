@@ -2,6 +2,7 @@
 //! came, and the upstream's come back with only the bridge's own ids mapped.
 
 use super::*;
+use crate::protocol::item_filter::ItemFilter;
 
 impl Frontend {
     /// Pass-through: one line of the editor to the upstream as it came. The bridge still
@@ -22,6 +23,11 @@ impl Frontend {
                         Cause::TooManyRequests,
                         Some(json!(self.config.max_in_flight)),
                     );
+                }
+                if let Some(filter) = self.config.item_filter.clone()
+                    && let Some(error) = self.filter_request(&filter, &id, &message)
+                {
+                    return self.write(&jsonrpc::error_response(Some(&id), error));
                 }
                 self.relayed.insert(id.clone(), Instant::now());
                 (Delivery::Request(id), None)
@@ -53,11 +59,17 @@ impl Frontend {
     /// out only while its request is in flight (never after the editor cancelled it, never
     /// twice); progress and log messages are dropped and counted when the queue toward the
     /// editor is over its notification bound; everything else is never dropped.
-    pub(super) fn relay_to_editor(&mut self, message: Value, kind: MessageKind) {
+    pub(super) fn relay_to_editor(&mut self, mut message: Value, kind: MessageKind) {
         match kind {
             MessageKind::Response(Some(id)) => match self.relayed.remove(&id) {
                 Some(started) => {
                     self.end_initialize_wait(&id);
+                    if let Some(filter) = &self.config.item_filter
+                        && let Some(kind) = self.listing.remove(&id)
+                        && let Some(result) = message.get_mut("result")
+                    {
+                        filter.filter_result(kind, result);
+                    }
                     tracing::debug!(target: "frontend", "id={id} answered in pass-through time_ms={:.3}",
                         started.elapsed().as_secs_f64() * 1e3);
                     self.write(&message);
@@ -74,6 +86,39 @@ impl Frontend {
                 self.write_notification(&message)
             }
             MessageKind::Notification(_) => self.write(&message),
+        }
+    }
+
+    /// Pass-through with the item filter: the answer to a request of the editor that names a
+    /// hidden item (it is not sent); a list request of a filtered kind is kept in `listing`,
+    /// so that its result loses the hidden items. The legacy server's frames pass unchanged
+    /// otherwise: only the results of the list requests the bridge saw are read.
+    fn filter_request(
+        &mut self,
+        filter: &ItemFilter,
+        id: &Id,
+        message: &Value,
+    ) -> Option<ErrorObject> {
+        let method = message.get("method").and_then(Value::as_str)?;
+        let list = match legacy::classify_request(method) {
+            RequestClass::Forward(f) => filter.list_kind(f),
+            _ => None,
+        };
+        // An id the editor uses again after a cancel, for another method, is no list.
+        self.listing.remove(id);
+        match list {
+            Some(kind) => {
+                // The entries of list requests that ended without a response (cancelled,
+                // failed) go once they outnumber the requests in flight: at most
+                // `--max-in-flight` + 1 entries.
+                if self.listing.len() > self.relayed.len() {
+                    let relayed = &self.relayed;
+                    self.listing.retain(|id, _| relayed.contains_key(id));
+                }
+                self.listing.insert(id.clone(), kind);
+                None
+            }
+            None => filter.refusal_value(method, message.get("params")),
         }
     }
 }

@@ -197,6 +197,7 @@ fn config() -> BridgeConfig {
         sign_in_phase: None,
         sign_in: None,
         metrics_interval: None,
+        item_filter: None,
     }
 }
 
