@@ -72,4 +72,6 @@ mod stderr;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod terminal;
 #[cfg(all(feature = "http", feature = "auth"))]
+mod tool_filter;
+#[cfg(all(feature = "http", feature = "auth"))]
 mod transport_seam;
