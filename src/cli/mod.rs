@@ -71,12 +71,12 @@ Examples:
   mcp-bridge --deny-tool 'delete_*' https://mcp.example.com/mcp
 
 The filters show the editor only some of the server's tools, prompts and resources: above,
-the read-only tools read_* and list_*, or every tool but delete_*. GLOB: * any text, ? one character, [abc], [!abc], {a,b}, \\ before a
-character for itself; the whole name (or URI) must match. A --deny-* glob wins over an
---allow-* glob; without --allow-*, everything not denied is shown. A hidden item is absent
-from its list (the other items in their order, each page with its cursor), and a request
-that names it gets the error of an unknown one without reaching the server. They hold in
-pass-through too.
+the read-only tools read_* and list_*, or every tool but delete_*. GLOB: * any text, ? one
+character, [abc], [!abc], {a,b}, \\ before a character for itself; the whole name (or URI)
+must match. A --deny-* glob wins over an --allow-* glob; without --allow-*, everything not
+denied is shown. A hidden item is absent from its list (the other items in their order, each
+page with its cursor), and a request that names it gets the error of an unknown one without
+reaching the server. They hold in pass-through too.
 
 The logout subcommand deletes stored sign-ins of URL servers: `mcp-bridge logout <URL>` one
 (give the server entry's --account, --redirect-port, --token-store and key), `mcp-bridge

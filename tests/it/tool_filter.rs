@@ -375,7 +375,7 @@ fn help_shows_the_filters_with_a_read_only_example() {
         "      --deny-prompt <GLOB>\n",
         "      --allow-resource <GLOB>\n",
         "      --deny-resource <GLOB>\n",
-        "A --deny-* glob wins over an\n--allow-* glob; without --allow-*, everything not denied is shown.",
+        "A --deny-* glob wins over an --allow-* glob; without --allow-*, everything not\ndenied is shown.",
     ] {
         assert!(help.contains(text), "{text:?} missing from --help:\n{help}");
     }
