@@ -205,14 +205,26 @@ pub fn param_headers(params: &[HeaderParam], arguments: &Value) -> Vec<(String, 
     out
 }
 
+/// What [`check_tools_list`] found in one `tools/list` result.
+#[derive(Debug, Default)]
+pub struct ToolsChecked {
+    /// The annotations of the tools kept, by tool name (tools without any are absent).
+    pub params: HashMap<String, Vec<HeaderParam>>,
+    /// The names of the tools kept.
+    pub kept: Vec<String>,
+    /// The names of the tools dropped, each with its warning line.
+    pub dropped: Vec<(String, String)>,
+}
+
 /// Drops from a `tools/list` result every tool whose annotations break a rule, and returns
 /// the annotations of the others by tool name, and one warning line per dropped tool
 /// (2026-07-28: an HTTP client MUST drop such a tool, and SHOULD log a warning).
-pub fn check_tools_list(result: &mut Value) -> (HashMap<String, Vec<HeaderParam>>, Vec<String>) {
+pub fn check_tools_list(result: &mut Value) -> ToolsChecked {
     let mut params = HashMap::new();
-    let mut warnings = Vec::new();
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
     let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) else {
-        return (params, warnings);
+        return ToolsChecked::default();
     };
     tools.retain(|tool| {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
@@ -221,17 +233,23 @@ pub fn check_tools_list(result: &mut Value) -> (HashMap<String, Vec<HeaderParam>
                 if !found.is_empty() {
                     params.insert(name.to_owned(), found);
                 }
+                kept.push(name.to_owned());
                 true
             }
             Err(why) => {
-                warnings.push(format!(
+                let warning = format!(
                     "dropped the tool {name:?} from tools/list: {why} (2026-07-28 x-mcp-header rules)"
-                ));
+                );
+                dropped.push((name.to_owned(), warning));
                 false
             }
         }
     });
-    (params, warnings)
+    ToolsChecked {
+        params,
+        kept,
+        dropped,
+    }
 }
 
 /// Keeps only the `data:` icons of one item (a tool, a prompt, a resource, a template, the
@@ -457,7 +475,12 @@ mod tests {
             {"name": "bad", "inputSchema": schema(json!({"r": {"type": "number", "x-mcp-header": "R"}}))},
             {"name": "plain", "inputSchema": {"type": "object"}}
         ], "resultType": "complete"});
-        let (params, warnings) = check_tools_list(&mut result);
+        let ToolsChecked {
+            params,
+            kept,
+            dropped,
+        } = check_tools_list(&mut result);
+        assert_eq!(kept, vec!["ok".to_string(), "plain".to_string()]);
         let names: Vec<_> = result["tools"]
             .as_array()
             .map(|t| t.iter().map(|t| t["name"].clone()).collect())
@@ -466,11 +489,12 @@ mod tests {
         assert_eq!(params.len(), 1);
         assert_eq!(params["ok"][0].name, "R");
         assert_eq!(
-            warnings,
-            vec![
+            dropped,
+            vec![(
+                "bad".to_string(),
                 "dropped the tool \"bad\" from tools/list: the header \"R\" is on a property that is not a string, integer or boolean (2026-07-28 x-mcp-header rules)"
                     .to_string()
-            ]
+            )]
         );
     }
 

@@ -671,6 +671,22 @@ fn x_mcp_header_arguments_become_headers_and_broken_annotations_drop_the_tool() 
         ),
         (Some("=?base64?ZXUgd2VzdCA=?="), Some("3"))
     );
+    // A call of the dropped tool (an editor with an older list, or one that calls a name it
+    // was never shown) gets what a server without it answers, and is never posted.
+    let calls_before = f.seen_of("tools/call").len();
+    assert_eq!(
+        b.tools_call(json!(4), "broken", json!({"n": 1})),
+        json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32602,
+               "message": "Unknown tool: broken", "data": {"name": "broken"}}})
+    );
+    let r = b.tools_call(json!(5), "echo", json!({"text": "after"}));
+    assert_eq!(text_of(&r), "after");
+    let calls = f.seen_of("tools/call");
+    assert_eq!(calls.len(), calls_before + 1);
+    assert_eq!(
+        calls.last().map(|s| s.body["params"]["name"].clone()),
+        Some(json!("echo"))
+    );
 }
 
 #[test]

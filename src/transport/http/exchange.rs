@@ -31,7 +31,9 @@ use super::rewrite::rewrite;
 use super::signed::post;
 use crate::protocol::era::ReadBody;
 use crate::protocol::framing::Frame;
+use crate::protocol::item_filter;
 use crate::protocol::jsonrpc::{Id, MAX_UPSTREAM_DEPTH};
+use crate::protocol::list_items::ItemKind;
 use crate::protocol::listen;
 use crate::protocol::raw;
 use crate::protocol::remote::HeaderParam;
@@ -90,6 +92,9 @@ pub(super) struct Post {
     /// The `x-mcp-header` annotations of its tool, when it is a `tools/call` of a tool that
     /// has some (the `Mcp-Param-*` headers it carries).
     tool_params: Option<Vec<HeaderParam>>,
+    /// A `tools/call` of a tool dropped from `tools/list` ([`remote::check_tools_list`]): the
+    /// error it gets instead of a POST.
+    refused: Option<Value>,
 }
 
 impl Post {
@@ -98,6 +103,7 @@ impl Post {
     pub(super) fn read(sh: &Shared, body: Bytes) -> Option<Post> {
         let msg = Outgoing::read(&body)?;
         let tool_params = tool_params(sh, &msg);
+        let refused = refusal(sh, &msg);
         let headers = headers::for_message(&msg, tool_params.as_deref(), &sh.headers);
         let (id, method) = (msg.id.clone(), msg.method.as_ref().into());
         Some(Post {
@@ -105,9 +111,27 @@ impl Post {
             method,
             headers,
             tool_params,
+            refused,
             body,
         })
     }
+}
+
+/// The error of a `tools/call` of a tool the bridge dropped from `tools/list` for its
+/// annotations: what a server without the tool answers (`item_filter::unknown`), so that an
+/// editor with an older list, or one that calls a name it was never shown, cannot reach a
+/// tool the 2026-07-28 rules say a client MUST drop (transports/http, `x-mcp-header`).
+fn refusal(sh: &Shared, msg: &Outgoing<'_>) -> Option<Value> {
+    if msg.method != "tools/call" {
+        return None;
+    }
+    let gone = sh.dropped_tools.borrow();
+    if gone.is_empty() {
+        return None;
+    }
+    let name = msg.name.as_deref()?;
+    gone.contains(name)
+        .then(|| item_filter::unknown(ItemKind::Tool, name).to_value())
 }
 
 /// The known `x-mcp-header` annotations of the tool a `tools/call` names.
@@ -132,9 +156,16 @@ fn headers_again(sh: &Shared, body: &[u8], tool_params: Option<&[HeaderParam]>) 
 }
 
 /// Sends the message and reports its response; a request that fails gets [`TransportEvent::Failed`].
-pub(super) async fn run(sh: Rc<Shared>, post: Post) {
+pub(super) async fn run(sh: Rc<Shared>, mut post: Post) {
     let id = post.id.clone();
-    let outcome = exchange(&sh, post).await;
+    let outcome = match post.refused.take() {
+        Some(error) => Err(RequestFailure {
+            status: None,
+            error: Some(error),
+            detail: "the tool was dropped from tools/list (2026-07-28 x-mcp-header rules)".into(),
+        }),
+        None => exchange(&sh, post).await,
+    };
     if let Some(id) = &id {
         sh.in_flight.borrow_mut().remove(id);
     }
@@ -156,6 +187,7 @@ async fn exchange(sh: &Rc<Shared>, p: Post) -> Result<(), RequestFailure> {
         method,
         headers,
         tool_params,
+        refused: _,
     } = p;
     let tp = tool_params.as_deref();
     let Some(given) = id else {

@@ -26,7 +26,7 @@ use futures_util::future::LocalBoxFuture;
 use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -134,6 +134,9 @@ pub(crate) struct Shared {
     in_flight: RefCell<HashMap<Id, tokio::task::AbortHandle>>,
     /// The `x-mcp-header` annotations of the tools of the last `tools/list`, by tool name.
     tool_params: RefCell<HashMap<String, Vec<HeaderParam>>>,
+    /// The tools dropped from a `tools/list` for their annotations (until a later list shows
+    /// them valid): a call of one is answered as an unknown tool and never posted.
+    dropped_tools: RefCell<HashSet<String>>,
     /// The writer toward the editor: frames wait for its room (back-pressure).
     pace: Writer,
     closed: Cell<bool>,
@@ -189,6 +192,7 @@ pub fn open(spec: &HttpSpec, options: OpenOptions) -> Result<Opened, SpawnError>
         events: tx,
         in_flight: RefCell::new(HashMap::new()),
         tool_params: RefCell::new(HashMap::new()),
+        dropped_tools: RefCell::new(HashSet::new()),
         pace: options.pace,
         closed: Cell::new(false),
         legacy: Legacy::default(),

@@ -10,17 +10,19 @@ use crate::protocol::remote;
 /// dropped (and the others' annotations kept for their calls), only `data:` icons.
 pub(super) fn rewrite(sh: &Shared, method: &str, result: &mut Value) {
     if method == "tools/list" {
-        let (params, warnings) = remote::check_tools_list(result);
-        for w in warnings {
-            tracing::warn!(target: "http", "{w}");
-        }
+        let checked = remote::check_tools_list(result);
         let mut known = sh.tool_params.borrow_mut();
-        if let Some(tools) = result.get("tools").and_then(Value::as_array) {
-            for name in tools.iter().filter_map(|t| t.get("name")?.as_str()) {
-                known.remove(name);
-            }
+        let mut gone = sh.dropped_tools.borrow_mut();
+        for name in &checked.kept {
+            known.remove(name);
+            gone.remove(name);
         }
-        known.extend(params);
+        known.extend(checked.params);
+        for (name, warning) in checked.dropped {
+            tracing::warn!(target: "http", "{warning}");
+            known.remove(&name);
+            gone.insert(name);
+        }
     }
     let n = remote::filter_icons(method, result);
     if n > 0 {
