@@ -120,6 +120,8 @@ pub struct SignIn {
 struct Inner {
     cfg: SignInConfig,
     redirect_uri: String,
+    /// The canonical URI of the server URL: the key a stored record must match (the resource
+    /// indicator itself is the resource metadata's `resource`, kept in the record).
     resource: String,
     key: String,
     /// The certificates of `--ca-file`, for [`Inner::http`].
@@ -429,7 +431,7 @@ impl Inner {
         let refresh_token = RefreshToken::new(refresh);
         let resp = match client
             .exchange_refresh_token(&refresh_token)
-            .add_extra_param("resource", self.resource.clone())
+            .add_extra_param("resource", rec.indicator().to_string())
             .request_async(&move |r| http::oauth_request(http.clone(), r))
             .await
         {
@@ -546,6 +548,10 @@ impl Inner {
             Some(w) => w,
             None => select_scopes(bearer.scope.as_deref(), &prm, &server),
         };
+        // The resource identifier exactly as the resource metadata publishes it (RFC 9728
+        // §3.3, RFC 8707 §2; it covers the server URL: `check_resource`), which may be the
+        // origin when the metadata sits at the root.
+        let indicator = prm.resource.clone();
         let mut renewals = renewals;
         loop {
             // The code exchange comes at most `--sign-in-timeout` after the registration.
@@ -559,7 +565,7 @@ impl Inner {
             )
             .await?;
             tracing::debug!(target: "sign-in", "client registration: {}", client.path);
-            let resp = match self.authorize(&server, &client, &scopes).await {
+            let resp = match self.authorize(&server, &client, &scopes, &indicator).await {
                 Ok(resp) => resp,
                 Err(TokenFailure::InvalidClient(e)) => {
                     if client.kind == ClientKind::PreRegistered {
@@ -590,6 +596,7 @@ impl Inner {
                 client_id: client.client_id,
                 token_endpoint: server.token_endpoint.clone(),
                 resource: self.resource.clone(),
+                resource_indicator: Some(indicator.clone()),
                 access_token: resp.access_token().secret().clone(),
                 refresh_token: resp.refresh_token().map(|t| t.secret().clone()),
                 expires_at_unix_secs: resp
@@ -623,12 +630,14 @@ impl Inner {
     }
 
     /// One authorization round with `client`: the authorization URL, the receiver, the Gate,
-    /// the redirect, and the code exchange with the client's authentication.
+    /// the redirect, and the code exchange with the client's authentication. Both requests
+    /// carry `resource` as the resource indicator (RFC 8707).
     async fn authorize(
         &self,
         server: &ServerMetadata,
         client: &Client,
         scopes: &[String],
+        resource: &str,
     ) -> Result<BasicTokenResponse, TokenFailure> {
         let bad_endpoint = || failed("the authorization server metadata has a bad endpoint URL");
         let oauth = BasicClient::new(ClientId::new(client.client_id.clone()))
@@ -652,7 +661,7 @@ impl Inner {
             .authorize_url(CsrfToken::new_random)
             .add_scopes(scopes.iter().cloned().map(Scope::new))
             .set_pkce_challenge(pkce)
-            .add_extra_param("resource", self.resource.clone())
+            .add_extra_param("resource", resource.to_string())
             .url();
         let auth_url = validate_authorization_url(auth_url.as_str(), &self.redirect_uri)?;
         let issuer = server.issuer.clone();
@@ -704,7 +713,7 @@ impl Inner {
         oauth
             .exchange_code(AuthorizationCode::new(code))
             .set_pkce_verifier(verifier)
-            .add_extra_param("resource", self.resource.clone())
+            .add_extra_param("resource", resource.to_string())
             .request_async(&move |r| http::oauth_request(http.clone(), r))
             .await
             .map_err(TokenFailure::from_request)

@@ -14,8 +14,13 @@ pub struct TokenRecord {
     pub client_id: String,
     /// The token endpoint, for refreshes.
     pub token_endpoint: String,
-    /// The canonical resource (RFC 8707) the tokens are for.
+    /// The canonical URI of the server URL: the key a stored record must match.
     pub resource: String,
+    /// The resource indicator (RFC 8707) the tokens were asked for: the protected resource
+    /// metadata's `resource`, verbatim (RFC 9728 §3.3), sent again at each refresh. A record
+    /// stored by an older bridge has none; its refresh sends `resource`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_indicator: Option<String>,
     pub access_token: String,
     #[serde(default)]
     pub refresh_token: Option<String>,
@@ -47,6 +52,11 @@ impl std::fmt::Debug for TokenRecord {
 }
 
 impl TokenRecord {
+    /// The `resource` parameter of this sign-in's token requests.
+    pub fn indicator(&self) -> &str {
+        self.resource_indicator.as_deref().unwrap_or(&self.resource)
+    }
+
     /// True when the access token needs a refresh before use at `now_unix_secs`: it expires
     /// within `margin_secs`, or within half its lifetime when that is shorter (so a token of
     /// 60 s is used for 30 s, not refreshed before every request).
@@ -198,6 +208,7 @@ mod tests {
             client_id: "c".into(),
             token_endpoint: "t".into(),
             resource: "r".into(),
+            resource_indicator: None,
             access_token: "AT-SECRET".into(),
             refresh_token: Some("RT-SECRET".into()),
             expires_at_unix_secs: Some(1000),
@@ -262,6 +273,26 @@ mod auth_tests {
         .unwrap();
         assert_eq!(old.auth, ClientAuth::default());
         assert_eq!(old.auth.secret(), None);
+    }
+
+    #[test]
+    fn a_sign_in_keeps_its_resource_indicator_and_an_old_one_refreshes_with_the_canonical_uri() {
+        let old: TokenRecord = serde_json::from_str(
+            r#"{"issuer": "https://as", "client_id": "c1", "token_endpoint": "https://as/token",
+                "resource": "https://r.example/mcp", "access_token": "a"}"#,
+        )
+        .unwrap();
+        assert_eq!(old.resource_indicator, None);
+        assert_eq!(old.indicator(), "https://r.example/mcp");
+        let new = TokenRecord {
+            resource_indicator: Some("https://r.example".into()),
+            ..old
+        };
+        assert_eq!(new.indicator(), "https://r.example");
+        let v = serde_json::to_value(&new).unwrap();
+        assert_eq!(v["resource_indicator"], "https://r.example");
+        assert_eq!(v["resource"], "https://r.example/mcp");
+        assert_eq!(serde_json::from_value::<TokenRecord>(v).unwrap(), new);
     }
 
     #[test]

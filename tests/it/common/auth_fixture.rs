@@ -58,6 +58,9 @@ pub struct Behaviour {
     /// Every code grant first forgets every client (an authorization server restarted
     /// between the redirect and the code exchange, each time).
     pub forget_clients_at_each_code_grant: bool,
+    /// The resource metadata names the origin as its `resource` (metadata at the root, as
+    /// RFC 9728 §3.3 allows), and `/authorize` and `/token` want exactly that indicator.
+    pub resource_is_origin: bool,
 }
 
 #[derive(Default)]
@@ -138,6 +141,14 @@ impl Fixture {
     }
     pub fn mcp_url(&self) -> String {
         format!("{}/mcp", self.base)
+    }
+    /// The `resource` of the resource metadata, the only indicator the fixture accepts.
+    pub fn resource(&self) -> String {
+        if self.behaviour.lock().unwrap().resource_is_origin {
+            self.base.clone()
+        } else {
+            self.mcp_url()
+        }
     }
     fn mint(&self, prefix: &str) -> String {
         let mut g = self.grants.lock().unwrap();
@@ -264,6 +275,7 @@ pub fn default_behaviour() -> Behaviour {
         secret_expires_in_secs: None,
         issue_refresh_tokens: true,
         forget_clients_at_each_code_grant: false,
+        resource_is_origin: false,
     }
 }
 
@@ -273,7 +285,7 @@ async fn stats(State(fx): State<Arc<Fixture>>) -> Json<Value> {
 
 async fn prm(State(fx): State<Arc<Fixture>>) -> Json<Value> {
     Json(json!({
-        "resource": fx.mcp_url(),
+        "resource": fx.resource(),
         "authorization_servers": [fx.issuer()],
         "scopes_supported": ["read"],
     }))
@@ -319,7 +331,7 @@ async fn authorize(
         || !known
         || q.get("response_type").map(String::as_str) != Some("code")
         || q.get("code_challenge_method").map(String::as_str) != Some("S256")
-        || q.get("resource").map(String::as_str) != Some(fx.mcp_url().as_str())
+        || q.get("resource").map(String::as_str) != Some(fx.resource().as_str())
     {
         return (StatusCode::BAD_REQUEST, "refused").into_response();
     }
@@ -487,7 +499,7 @@ async fn token(
         .lock()
         .unwrap()
         .push(f.get("resource").cloned().unwrap_or_default());
-    if f.get("resource").map(String::as_str) != Some(fx.mcp_url().as_str()) {
+    if f.get("resource").map(String::as_str) != Some(fx.resource().as_str()) {
         return token_error("invalid_target");
     }
     match f.get("grant_type").map(String::as_str) {
