@@ -1,6 +1,8 @@
 //! The documents of discovery and their checks, pure: RFC 9728 protected resource metadata,
 //! RFC 8414 authorization server metadata (the exact `issuer` check, PKCE S256), the
-//! well-known URLs to try in order, and the scope rules of 2026-07-28 authorization.
+//! well-known URLs to try in order, the scope rules of 2026-07-28 authorization, and the
+//! discovery of 2025-03-26 authorization for a server without resource metadata (the
+//! authorization server at the server's origin, its default endpoints).
 
 use serde::Deserialize;
 use url::Url;
@@ -76,6 +78,48 @@ pub fn server_metadata_urls(issuer: &Url) -> Vec<String> {
             format!("{origin}/.well-known/openid-configuration{path}"),
             format!("{origin}{path}/.well-known/openid-configuration"),
         ]
+    }
+}
+
+/// The issuer of a 2025-03-26 server, which has no resource metadata: the origin of the
+/// server URL (2025-03-26 authorization §2.3.2: the authorization base URL is the server URL
+/// without its path), as `https://host[:port]`.
+pub fn legacy_issuer(server: &Url) -> String {
+    server.origin().ascii_serialization()
+}
+
+/// The resource metadata a 2025-03-26 server implies: the canonical server URL as the
+/// resource, its origin ([`legacy_issuer`]) as the one authorization server.
+pub fn legacy_resource_metadata(server: &Url) -> ResourceMetadata {
+    ResourceMetadata {
+        resource: canonical_resource(server),
+        authorization_servers: vec![legacy_issuer(server)],
+        scopes_supported: None,
+    }
+}
+
+/// The one authorization server metadata URL of 2025-03-26 authorization (§2.3.2):
+/// `<origin>/.well-known/oauth-authorization-server`.
+pub fn legacy_server_metadata_url(server: &Url) -> String {
+    format!(
+        "{}/.well-known/oauth-authorization-server",
+        legacy_issuer(server)
+    )
+}
+
+/// The metadata of a 2025-03-26 authorization server that publishes none: the default
+/// endpoints `<issuer>/authorize`, `/token` and `/register` (2025-03-26 authorization
+/// §2.3.3), and PKCE S256, which 2025-03-26 requires of every client (§2.1.1, OAuth 2.1).
+pub fn default_endpoints(issuer: &str) -> ServerMetadata {
+    ServerMetadata {
+        issuer: issuer.to_string(),
+        authorization_endpoint: format!("{issuer}/authorize"),
+        token_endpoint: format!("{issuer}/token"),
+        registration_endpoint: Some(format!("{issuer}/register")),
+        code_challenge_methods_supported: Some(vec!["S256".into()]),
+        authorization_response_iss_parameter_supported: None,
+        client_id_metadata_document_supported: None,
+        scopes_supported: None,
     }
 }
 
@@ -285,6 +329,38 @@ mod tests {
             union_scopes(&split_scopes("a b"), &split_scopes("b c")),
             vec!["a", "b", "c"]
         );
+    }
+
+    #[test]
+    fn a_2025_03_26_server_has_its_authorization_server_at_its_origin() {
+        let s = u("https://R.example:8443/v1/mcp?x=1");
+        assert_eq!(legacy_issuer(&s), "https://r.example:8443");
+        assert_eq!(
+            legacy_server_metadata_url(&s),
+            "https://r.example:8443/.well-known/oauth-authorization-server"
+        );
+        assert_eq!(
+            legacy_resource_metadata(&u("https://r.example/mcp")),
+            ResourceMetadata {
+                resource: "https://r.example/mcp".into(),
+                authorization_servers: vec!["https://r.example".into()],
+                scopes_supported: None,
+            }
+        );
+        let d = default_endpoints("https://r.example");
+        assert_eq!(
+            (
+                d.authorization_endpoint.as_str(),
+                d.token_endpoint.as_str(),
+                d.registration_endpoint.as_deref()
+            ),
+            (
+                "https://r.example/authorize",
+                "https://r.example/token",
+                Some("https://r.example/register")
+            )
+        );
+        assert_eq!(check_server(&d, "https://r.example"), Ok(()));
     }
 
     #[test]

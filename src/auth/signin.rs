@@ -727,6 +727,7 @@ impl Inner {
     ) -> Result<(ResourceMetadata, ServerMetadata), SignInError> {
         let mut prm = None;
         let mut last = String::new();
+        let mut every_404 = true;
         for u in metadata::resource_metadata_urls(
             &self.cfg.server_url,
             bearer.resource_metadata.as_deref(),
@@ -736,10 +737,20 @@ impl Inner {
                     prm = Some(doc);
                     break;
                 }
-                Err(e) => last = e.to_string(),
+                Err(e) => {
+                    every_404 &= matches!(e, AuthHttpError::Status(404));
+                    last = e.to_string();
+                }
             }
         }
-        let prm = prm.ok_or_else(|| failed(format!("no protected resource metadata ({last})")))?;
+        let Some(prm) = prm else {
+            // Only "not found" everywhere means a server older than resource metadata; a
+            // server error or no connection is a failure, not a 2025-03-26 server.
+            if every_404 {
+                return self.discover_2025_03_26().await;
+            }
+            return Err(failed(format!("no protected resource metadata ({last})")));
+        };
         metadata::check_resource(&prm, &self.cfg.server_url)?;
         let issuer = prm.authorization_servers[0].clone();
         let issuer_url = Url::parse(&issuer).map_err(|_| {
@@ -756,6 +767,30 @@ impl Inner {
             }
         }
         Err(failed(format!("no authorization server metadata ({last})")))
+    }
+
+    /// The discovery of 2025-03-26 authorization (§2.3), for a server that has no protected
+    /// resource metadata (the TS SDK client signs in so, too): the authorization server is
+    /// the server URL's origin; its metadata is at `<origin>/.well-known/oauth-authorization-server`
+    /// (checked as any other), and when that is not found either, its default endpoints
+    /// serve (§2.3.3). One info line says which. Errors: the metadata fails its checks, or
+    /// its URL fails otherwise than with 404 (`sign_in_failed`).
+    async fn discover_2025_03_26(&self) -> Result<(ResourceMetadata, ServerMetadata), SignInError> {
+        let prm = metadata::legacy_resource_metadata(&self.cfg.server_url);
+        let issuer = metadata::legacy_issuer(&self.cfg.server_url);
+        let url = metadata::legacy_server_metadata_url(&self.cfg.server_url);
+        match http::get_json::<ServerMetadata>(self.http()?, &url).await {
+            Ok(doc) => {
+                metadata::check_server(&doc, &issuer)?;
+                tracing::info!(target: "sign-in", "the server has no protected resource metadata (HTTP 404): signing in as 2025-03-26 authorization says, with the authorization server metadata of its origin, {url}");
+                Ok((prm, doc))
+            }
+            Err(AuthHttpError::Status(404)) => {
+                tracing::info!(target: "sign-in", "the server has no protected resource metadata and no authorization server metadata (HTTP 404): signing in at the default endpoints of 2025-03-26 authorization, {issuer}/authorize, {issuer}/token and {issuer}/register");
+                Ok((prm, metadata::default_endpoints(&issuer)))
+            }
+            Err(e) => Err(failed(format!("no authorization server metadata ({e})"))),
+        }
     }
 }
 

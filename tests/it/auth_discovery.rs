@@ -1,10 +1,13 @@
 //! Discovery through the real binary (the URL form, the memory token store), against the
 //! fixture authorization server: the resource indicator is the resource metadata's
 //! `resource`, verbatim, at the authorization request, the code exchange and the refresh
-//! (RFC 9728 §3.3, RFC 8707 §2).
+//! (RFC 9728 §3.3, RFC 8707 §2); a server without resource metadata (a 2025-03-26 one,
+//! behind the pass-through) signs in at the authorization server metadata of its origin, or
+//! at the default endpoints (2025-03-26 authorization §2.3.2, §2.3.3).
 
 use crate::common::auth_fixture::{Behaviour, Fixture, default_behaviour, free_port, start};
 use crate::common::http_fixture::HttpFixture;
+use crate::common::legacy_http_fixture::{LegacyFixture, Script};
 use crate::common::{Bridge, scratch_dir};
 use mcp_bridge::server::{Outcome, Server, ToolDef};
 use serde_json::json;
@@ -78,4 +81,78 @@ fn echo(b: &mut Bridge, id: i64, text: &str) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("no text in {r}; stderr:\n{}", b.stderr_text()))
         .to_string()
+}
+
+/// A 2025-03-26 server: no resource metadata (404 at every URL, none named by the
+/// challenge), behind the pass-through (a 2025-11-25 upstream); `asm_status` is the answer
+/// of the authorization server metadata at its origin (`None`: the document).
+fn legacy_signs_in(tag: &str, asm_status: Option<u16>) -> (Arc<Fixture>, String) {
+    let legacy = LegacyFixture::start(Script::default());
+    let fx = fixture_with(|b| {
+        b.prm_status = Some(404);
+        b.challenge_names_prm = false;
+        b.asm_status = asm_status;
+    });
+    *fx.upstream.lock().unwrap() = Some(legacy.url());
+    let mut b = bridge(&fx, tag, &["--sign-in-timeout", "10"]);
+    let init = b.initialize_only(json!({}));
+    assert_eq!(init["result"]["serverInfo"]["name"], "legacy-http-fixture");
+    assert_eq!(echo(&mut b, 1, "hi"), "hi");
+    // Dynamic registration, one authorization with PKCE S256 (the fixture refuses any other),
+    // one code exchange, both with the canonical server URL as the resource.
+    assert_eq!(fx.counters.registrations.load(Ordering::SeqCst), 1);
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
+    assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 1);
+    assert_eq!(*fx.resources.lock().unwrap(), vec![fx.mcp_url(); 2]);
+    b.close_stdin();
+    let lines = b.stderr_lines_to_the_end(|l| {
+        l.starts_with("mcp-bridge: sign-in: info: the server has no protected resource metadata")
+    });
+    (fx, lines.join("\n"))
+}
+
+#[test]
+fn without_resource_metadata_the_authorization_server_metadata_of_the_origin_serves() {
+    let (fx, line) = legacy_signs_in("legacy-metadata", None);
+    assert_eq!(
+        line,
+        format!(
+            "mcp-bridge: sign-in: info: the server has no protected resource metadata (HTTP 404): signing in as 2025-03-26 authorization says, with the authorization server metadata of its origin, {}/.well-known/oauth-authorization-server",
+            fx.base
+        )
+    );
+}
+
+#[test]
+fn without_any_metadata_the_default_endpoints_of_the_origin_serve() {
+    let (fx, line) = legacy_signs_in("legacy-endpoints", Some(404));
+    let o = &fx.base;
+    assert_eq!(
+        line,
+        format!(
+            "mcp-bridge: sign-in: info: the server has no protected resource metadata and no authorization server metadata (HTTP 404): signing in at the default endpoints of 2025-03-26 authorization, {o}/authorize, {o}/token and {o}/register"
+        )
+    );
+}
+
+/// Only a 404 at every resource metadata URL means a 2025-03-26 server: another failure
+/// (here HTTP 500 at the URL the challenge names) fails the sign-in as before.
+#[test]
+fn a_resource_metadata_url_that_fails_otherwise_is_not_taken_for_a_2025_03_26_server() {
+    let up = protected_server();
+    let fx = fixture_with(|b| b.prm_status = Some(500));
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let mut b = bridge(&fx, "prm-500", &["--sign-in-timeout", "10"]);
+    let init = b.initialize_request(json!(0), json!({}));
+    assert_eq!(
+        init,
+        json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32603,
+            "message": "The upstream server did not complete server/discover",
+            "data": {"cause": "discover_failed",
+                "detail": "sign_in_failed: the sign-in failed (no protected resource metadata (HTTP 500))"}}})
+    );
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 0);
+    b.close_stdin();
+    let err = b.stderr_to_the_end();
+    assert!(!err.contains("2025-03-26"), "{err}");
 }

@@ -6,8 +6,9 @@
 //! of `Behaviour::required_scopes`. The token endpoint authenticates every client as its
 //! registration named (RFC 6749 §2.3.1: `none`, `client_secret_basic`, `client_secret_post`)
 //! and answers `invalid_client` (401, RFC 6749 §5.2) to an unknown client, a wrong method or
-//! an expired secret. Knobs in [`Behaviour`] make it misbehave; [`Fixture::forget_clients`]
-//! is a restart of a server that keeps its clients in memory.
+//! an expired secret. Knobs in [`Behaviour`] make it misbehave (or play a 2025-03-26 server
+//! without resource metadata, or without any metadata); [`Fixture::forget_clients`] is a
+//! restart of a server that keeps its clients in memory.
 
 use axum::extract::{Form, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -61,6 +62,14 @@ pub struct Behaviour {
     /// The resource metadata names the origin as its `resource` (metadata at the root, as
     /// RFC 9728 §3.3 allows), and `/authorize` and `/token` want exactly that indicator.
     pub resource_is_origin: bool,
+    /// The resource metadata route answers this status and no document (`None`: the
+    /// document); a 2025-03-26 server has none (404).
+    pub prm_status: Option<u16>,
+    /// The 401 challenge names the resource metadata (`resource_metadata`).
+    pub challenge_names_prm: bool,
+    /// The authorization server metadata answers this status and no document (`None`: the
+    /// document); a 2025-03-26 server without it uses the default endpoints.
+    pub asm_status: Option<u16>,
 }
 
 #[derive(Default)]
@@ -276,6 +285,9 @@ pub fn default_behaviour() -> Behaviour {
         issue_refresh_tokens: true,
         forget_clients_at_each_code_grant: false,
         resource_is_origin: false,
+        prm_status: None,
+        challenge_names_prm: true,
+        asm_status: None,
     }
 }
 
@@ -283,16 +295,30 @@ async fn stats(State(fx): State<Arc<Fixture>>) -> Json<Value> {
     Json(fx.stats())
 }
 
-async fn prm(State(fx): State<Arc<Fixture>>) -> Json<Value> {
+/// The status of a document route told to answer `status` instead.
+fn no_document(status: u16) -> Response {
+    StatusCode::from_u16(status)
+        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+        .into_response()
+}
+
+async fn prm(State(fx): State<Arc<Fixture>>) -> Response {
+    if let Some(status) = fx.behaviour.lock().unwrap().prm_status {
+        return no_document(status);
+    }
     Json(json!({
         "resource": fx.resource(),
         "authorization_servers": [fx.issuer()],
         "scopes_supported": ["read"],
     }))
+    .into_response()
 }
 
-async fn asm(State(fx): State<Arc<Fixture>>) -> Json<Value> {
+async fn asm(State(fx): State<Arc<Fixture>>) -> Response {
     let b = fx.behaviour.lock().unwrap().clone();
+    if let Some(status) = b.asm_status {
+        return no_document(status);
+    }
     let mut m = json!({
         "issuer": fx.issuer(),
         "authorization_endpoint": format!("{}/authorize{}", fx.base, b.authorize_query.as_deref().unwrap_or("")),
@@ -307,7 +333,7 @@ async fn asm(State(fx): State<Arc<Fixture>>) -> Json<Value> {
     if b.registration {
         m["registration_endpoint"] = json!(format!("{}/register", fx.base));
     }
-    Json(m)
+    Json(m).into_response()
 }
 
 async fn authorize(
@@ -614,12 +640,17 @@ async fn mcp(
     let grant = token.and_then(|t| fx.grants.lock().unwrap().access.get(&t).cloned());
     let Some((scopes, _)) = grant.filter(|(_, exp)| *exp > now()) else {
         fx.counters.mcp_unauthorized.fetch_add(1, Ordering::SeqCst);
+        let names_prm = if b.challenge_names_prm {
+            format!("resource_metadata=\"{prm_url}\", ")
+        } else {
+            String::new()
+        };
         return (
             StatusCode::UNAUTHORIZED,
             [(
                 header::WWW_AUTHENTICATE,
                 format!(
-                    "Bearer resource_metadata=\"{prm_url}\", scope=\"{}\"",
+                    "Bearer {names_prm}scope=\"{}\"",
                     b.required_scopes.join(" ")
                 ),
             )],
