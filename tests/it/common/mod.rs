@@ -17,6 +17,7 @@ pub mod memory_editor;
 pub mod recording;
 pub mod schema;
 #[cfg(all(feature = "http", feature = "auth"))]
+pub mod signed_bridge;
 pub mod stdio_server;
 
 use serde_json::{Value, json};
