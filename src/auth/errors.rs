@@ -55,6 +55,10 @@ pub enum SignInCause {
     /// The bridge stopped (the end of the input, a signal) while the sign-in ran; no new
     /// sign-in starts.
     SignInCancelled,
+    /// The token endpoint answered the client credentials grant with `invalid_client` (RFC
+    /// 6749 §5.2): the client ID or its secret is wrong, or the client is not allowed that
+    /// grant.
+    ClientCredentialsRefused,
 }
 
 impl SignInCause {
@@ -77,6 +81,7 @@ impl SignInCause {
             SignInCause::ReauthorizationRequired => "reauthorization_required",
             SignInCause::Sandbox => "sandbox",
             SignInCause::SignInCancelled => "sign_in_cancelled",
+            SignInCause::ClientCredentialsRefused => "client_credentials_refused",
         }
     }
 
@@ -126,6 +131,9 @@ impl SignInCause {
             }
             SignInCause::SignInCancelled => {
                 "the bridge is stopping; the sign-in ended unfinished and runs again at the next start"
+            }
+            SignInCause::ClientCredentialsRefused => {
+                "the authorization server refused the client credentials; check --client-id, --client-issuer and MCP_BRIDGE_CLIENT_SECRET"
             }
         }
     }

@@ -26,7 +26,10 @@ pub struct ResourceMetadata {
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 pub struct ServerMetadata {
     pub issuer: String,
-    pub authorization_endpoint: String,
+    /// Absent at a server that offers no grant through it (RFC 8414 §2), such as one for the
+    /// client credentials grant alone.
+    #[serde(default)]
+    pub authorization_endpoint: Option<String>,
     pub token_endpoint: String,
     #[serde(default)]
     pub registration_endpoint: Option<String>,
@@ -38,6 +41,10 @@ pub struct ServerMetadata {
     pub client_id_metadata_document_supported: Option<bool>,
     #[serde(default)]
     pub scopes_supported: Option<Vec<String>>,
+    /// The client authentication methods of the token endpoint (absent:
+    /// `client_secret_basic`, RFC 8414 §2).
+    #[serde(default)]
+    pub token_endpoint_auth_methods_supported: Option<Vec<String>>,
 }
 
 /// The protected resource metadata URLs to try, in order (2026-07-28 authorization server
@@ -113,13 +120,14 @@ pub fn legacy_server_metadata_url(server: &Url) -> String {
 pub fn default_endpoints(issuer: &str) -> ServerMetadata {
     ServerMetadata {
         issuer: issuer.to_string(),
-        authorization_endpoint: format!("{issuer}/authorize"),
+        authorization_endpoint: Some(format!("{issuer}/authorize")),
         token_endpoint: format!("{issuer}/token"),
         registration_endpoint: Some(format!("{issuer}/register")),
         code_challenge_methods_supported: Some(vec!["S256".into()]),
         authorization_response_iss_parameter_supported: None,
         client_id_metadata_document_supported: None,
         scopes_supported: None,
+        token_endpoint_auth_methods_supported: None,
     }
 }
 
@@ -232,7 +240,7 @@ mod tests {
     fn server(methods: Option<Vec<&str>>) -> ServerMetadata {
         ServerMetadata {
             issuer: "https://as.example/t1".into(),
-            authorization_endpoint: "https://as.example/authorize".into(),
+            authorization_endpoint: Some("https://as.example/authorize".into()),
             token_endpoint: "https://as.example/token".into(),
             registration_endpoint: None,
             code_challenge_methods_supported: methods
@@ -240,6 +248,7 @@ mod tests {
             authorization_response_iss_parameter_supported: None,
             client_id_metadata_document_supported: None,
             scopes_supported: Some(vec!["a".into(), "offline_access".into()]),
+            token_endpoint_auth_methods_supported: None,
         }
     }
 
@@ -350,12 +359,12 @@ mod tests {
         let d = default_endpoints("https://r.example");
         assert_eq!(
             (
-                d.authorization_endpoint.as_str(),
+                d.authorization_endpoint.as_deref(),
                 d.token_endpoint.as_str(),
                 d.registration_endpoint.as_deref()
             ),
             (
-                "https://r.example/authorize",
+                Some("https://r.example/authorize"),
                 "https://r.example/token",
                 Some("https://r.example/register")
             )

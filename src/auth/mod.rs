@@ -5,6 +5,7 @@
 
 pub mod callback;
 pub mod challenge;
+pub mod client_credentials;
 pub mod clock;
 pub mod errors;
 pub mod gate;

@@ -1,12 +1,14 @@
-//! The sign-in provider of the HTTP transport: it gives
-//! each request the stored access token (refreshed shortly before it expires) and answers
-//! every 401/403 challenge: a refresh, a full OAuth 2.1 sign-in (discovery, registration,
-//! PKCE S256, state, `resource`, the loopback receiver, the Gate, the `iss` check, the code
-//! exchange), or one step-up with the union of scopes. The token endpoint gets the client
+//! The sign-in provider of the HTTP transport: it gives each request the stored access token
+//! (refreshed shortly before it expires) and answers every 401/403 challenge: a refresh, a
+//! full OAuth 2.1 sign-in (discovery, registration, PKCE S256, state, `resource`, the loopback
+//! receiver, the Gate, the `iss` check, the code exchange), or one step-up with the union of
+//! scopes; with `--grant client-credentials` the client credentials grant takes the place of
+//! the browser and of the refresh (RFC 6749 §4.4). The token endpoint gets the client
 //! authentication the registration named, for the code exchange and every refresh; an
-//! `invalid_client` answer replaces the registration once per challenge. One flow at a time in the process (the
-//! flow lock) and across processes (the entry lock, and a re-read of the stored record before
-//! a refresh or a sign-in), so a rotating refresh token is never spent twice.
+//! `invalid_client` answer replaces the registration once per challenge. One flow at a time
+//! in the process (the flow lock) and across processes (the entry lock, and a re-read of the
+//! stored record before a refresh or a sign-in), so a rotating refresh token is never spent
+//! twice.
 
 use futures_util::future::LocalBoxFuture;
 use oauth2::basic::{BasicClient, BasicErrorResponse, BasicErrorResponseType, BasicTokenResponse};
@@ -22,6 +24,7 @@ use url::Url;
 
 use super::callback;
 use super::challenge::{BearerChallenge, parse_bearer};
+use super::client_credentials::{self, Grant};
 use super::errors::{SignInCause, SignInError, failed};
 use super::gate::{CONSENT_COOLDOWN, SignInGate, SignInPhase, UrlDelivery};
 use super::http::{self, AuthHttpError};
@@ -62,6 +65,9 @@ pub struct SignInConfig {
     pub redirect_port: u16,
     /// `--client-id`, `--client-issuer`, `--client-metadata-url`, the secret.
     pub registration: RegistrationOptions,
+    /// `--grant`: the authorization code grant (a sign-in in the browser), or the client
+    /// credentials grant (`--client-id` and its secret, no browser).
+    pub grant: Grant,
     /// `--sign-in-timeout`.
     pub sign_in_timeout: Duration,
     /// `--no-browser`.
@@ -88,6 +94,7 @@ impl SignInConfig {
             account: "default".into(),
             redirect_port: receiver::DEFAULT_REDIRECT_PORT,
             registration: RegistrationOptions::default(),
+            grant: Grant::default(),
             sign_in_timeout: DEFAULT_SIGN_IN_TIMEOUT,
             no_browser: false,
             sandbox: false,
@@ -197,11 +204,21 @@ impl TokenProvider for SignIn {
             let _flow = me.flow.lock().await;
             me.load().await;
             let rec = me.record.borrow().clone()?;
-            if rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)
-                && rec.refresh_token.is_some()
-                && let Err(r) = me.refresh(Some(&rec.access_token)).await
-            {
-                tracing::info!(target: "sign-in", "the refresh before expiry failed: {}", r.error);
+            if rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS) {
+                match me.cfg.grant {
+                    Grant::AuthorizationCode if rec.refresh_token.is_some() => {
+                        if let Err(r) = me.refresh(Some(&rec.access_token)).await {
+                            tracing::info!(target: "sign-in", "the refresh before expiry failed: {}", r.error);
+                        }
+                    }
+                    Grant::AuthorizationCode => {}
+                    // No refresh token (RFC 6749 §4.4.3): the same grant once more.
+                    Grant::ClientCredentials => {
+                        if let Err(e) = me.renew_client_credentials(Some(&rec.access_token)).await {
+                            tracing::info!(target: "sign-in", "the new token before expiry failed: {e}");
+                        }
+                    }
+                }
             }
             me.record
                 .borrow()
@@ -347,6 +364,10 @@ impl Inner {
             && rejected.as_deref() != Some(cur.as_str())
         {
             return Ok(());
+        }
+        if self.cfg.grant == Grant::ClientCredentials {
+            // Nothing to refresh (RFC 6749 §4.4.3): the grant once more, after discovery.
+            return self.sign_in(&bearer, None, rejected.as_deref(), 0).await;
         }
         let has_refresh = self
             .record
@@ -522,7 +543,11 @@ impl Inner {
         rejected: Option<&str>,
         renewals: u8,
     ) -> Result<(), SignInError> {
-        self.gate.admit()?;
+        // The client credentials grant involves no user: no browser, no consent of the
+        // editor, no loopback port.
+        if self.cfg.grant == Grant::AuthorizationCode {
+            self.gate.admit()?;
+        }
         // From here the sign-in runs: a wait for `server/discover` does not count this time.
         let _running = self.cfg.phase.clock().running();
         let _lock = lock::lock(
@@ -552,6 +577,9 @@ impl Inner {
         // §3.3, RFC 8707 §2; it covers the server URL: `check_resource`), which may be the
         // origin when the metadata sits at the root.
         let indicator = prm.resource.clone();
+        if self.cfg.grant == Grant::ClientCredentials {
+            return self.client_credentials(&server, &scopes, indicator).await;
+        }
         let mut renewals = renewals;
         loop {
             // The code exchange comes at most `--sign-in-timeout` after the registration.
@@ -617,6 +645,144 @@ impl Inner {
         }
     }
 
+    /// The client credentials grant at `server` (RFC 6749 §4.4, the MCP extension
+    /// `io.modelcontextprotocol/oauth-client-credentials`): `--client-id` and
+    /// `MCP_BRIDGE_CLIENT_SECRET` with the client authentication the metadata offers, the
+    /// `scopes` and the resource `indicator`; no browser, no redirect. The record keeps the
+    /// method (never the secret) for the next grant before expiry. Errors:
+    /// `issuer_not_registered`, `client_credentials_refused`, `sign_in_failed`.
+    async fn client_credentials(
+        &self,
+        server: &ServerMetadata,
+        scopes: &[String],
+        indicator: String,
+    ) -> Result<(), SignInError> {
+        let reg = &self.cfg.registration;
+        // The secret only goes to the issuer it was named for.
+        if reg
+            .client_issuer
+            .as_deref()
+            .is_some_and(|i| i != server.issuer)
+        {
+            return Err(SignInError::new(SignInCause::IssuerNotRegistered, ""));
+        }
+        let method = client_credentials::auth_method(server)?;
+        let resp = self
+            .client_credentials_token(&server.token_endpoint, method, scopes, &indicator)
+            .await?;
+        let rec = TokenRecord {
+            issuer: server.issuer.clone(),
+            client_id: reg.client_id.clone().unwrap_or_default(),
+            token_endpoint: server.token_endpoint.clone(),
+            resource: self.resource.clone(),
+            resource_indicator: Some(indicator),
+            access_token: String::new(),
+            refresh_token: None,
+            expires_at_unix_secs: None,
+            scopes: scopes.to_vec(),
+            lifetime_secs: None,
+            auth: ClientAuth {
+                token_endpoint_auth_method: method,
+                client_secret: None,
+                client_secret_expires_at: 0,
+            },
+        };
+        self.keep_granted(rec, &resp).await;
+        tracing::info!(target: "sign-in", "got an access token at {} with the client credentials grant", host_of(&server.issuer));
+        Ok(())
+    }
+
+    /// A new token of the client credentials grant before the current one expires: the
+    /// token endpoint, scopes, resource indicator and client authentication of the stored
+    /// record, under the entry lock (a record another process renewed meanwhile is adopted).
+    /// Errors: the stored sign-in is not this client's grant, or the grant failed (the
+    /// token then serves until its 401, which starts the grant after discovery).
+    async fn renew_client_credentials(&self, rejected: Option<&str>) -> Result<(), SignInError> {
+        let _lock = lock::lock(&self.store.lock_dir, &self.key, REFRESH_LOCK_TIMEOUT)
+            .await
+            .map_err(|e| failed(format!("entry lock: {}", crate::files::io_error_text(&e))))?;
+        let stored = self
+            .read_stored()
+            .await
+            .or_else(|| self.record.borrow().clone());
+        let Some(rec) = stored else {
+            return Err(failed("no stored sign-in"));
+        };
+        if rejected != Some(rec.access_token.as_str())
+            && !rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)
+        {
+            tracing::debug!(target: "sign-in", "another process got a new token; using it");
+            *self.record.borrow_mut() = Some(rec);
+            return Ok(());
+        }
+        let method = rec.auth.token_endpoint_auth_method;
+        if self.cfg.registration.client_id.as_deref() != Some(rec.client_id.as_str())
+            || method == TokenAuthMethod::None
+        {
+            return Err(failed(
+                "the stored sign-in is not a client credentials grant of --client-id",
+            ));
+        }
+        let resp = self
+            .client_credentials_token(&rec.token_endpoint, method, &rec.scopes, rec.indicator())
+            .await?;
+        self.keep_granted(rec, &resp).await;
+        tracing::info!(target: "sign-in", "got a new access token with the client credentials grant");
+        Ok(())
+    }
+
+    /// One token request of the client credentials grant with `--client-id` and
+    /// `MCP_BRIDGE_CLIENT_SECRET`. Errors: `invalid_client` is `client_credentials_refused`
+    /// (RFC 6749 §5.2), any other failure `sign_in_failed`.
+    async fn client_credentials_token(
+        &self,
+        token_endpoint: &str,
+        method: TokenAuthMethod,
+        scopes: &[String],
+        indicator: &str,
+    ) -> Result<BasicTokenResponse, SignInError> {
+        let reg = &self.cfg.registration;
+        // The command line requires both with this grant (exit 2 otherwise).
+        let (Some(id), Some(secret)) = (&reg.client_id, &reg.client_secret) else {
+            return Err(failed(
+                "--grant client-credentials needs --client-id and MCP_BRIDGE_CLIENT_SECRET",
+            ));
+        };
+        client_credentials::request(
+            self.http()?,
+            token_endpoint,
+            id,
+            secret,
+            auth_type(method),
+            scopes,
+            indicator,
+        )
+        .await
+        .map_err(|e| match TokenFailure::from_request(e) {
+            TokenFailure::InvalidClient(e) => {
+                SignInError::new(SignInCause::ClientCredentialsRefused, e.detail)
+            }
+            TokenFailure::Other(e) => e,
+        })
+    }
+
+    /// Keeps the token of `resp` in `rec` (no refresh token: the grant is asked again), and
+    /// stores it.
+    async fn keep_granted(&self, mut rec: TokenRecord, resp: &BasicTokenResponse) {
+        rec.access_token = resp.access_token().secret().clone();
+        rec.refresh_token = None;
+        rec.expires_at_unix_secs = resp
+            .expires_in()
+            .map(|d| now_unix_secs().saturating_add(d.as_secs()));
+        rec.lifetime_secs = resp.expires_in().map(|d| d.as_secs());
+        if let Some(granted) = resp.scopes() {
+            let granted: Vec<String> = granted.iter().map(|x| x.to_string()).collect();
+            rec.scopes = union_scopes(&rec.scopes, &granted);
+        }
+        self.save(&rec).await;
+        *self.record.borrow_mut() = Some(rec);
+    }
+
     /// Drops the stored registration of `client` at `issuer` (a dynamic one; a client ID
     /// metadata document is fetched again by the authorization server, and a pre-registered
     /// client has nothing to drop).
@@ -640,10 +806,13 @@ impl Inner {
         resource: &str,
     ) -> Result<BasicTokenResponse, TokenFailure> {
         let bad_endpoint = || failed("the authorization server metadata has a bad endpoint URL");
+        let Some(authorization_endpoint) = server.authorization_endpoint.clone() else {
+            return Err(
+                failed("the authorization server metadata has no authorization_endpoint").into(),
+            );
+        };
         let oauth = BasicClient::new(ClientId::new(client.client_id.clone()))
-            .set_auth_uri(
-                AuthUrl::new(server.authorization_endpoint.clone()).map_err(|_| bad_endpoint())?,
-            )
+            .set_auth_uri(AuthUrl::new(authorization_endpoint).map_err(|_| bad_endpoint())?)
             .set_token_uri(
                 TokenUrl::new(server.token_endpoint.clone()).map_err(|_| bad_endpoint())?,
             )

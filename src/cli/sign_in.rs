@@ -1,5 +1,5 @@
 //! The sign-in options of the URL form (`--client-id`, `--client-issuer`,
-//! `--client-metadata-url`, `--redirect-port`, `--account`, `--token-store`,
+//! `--client-metadata-url`, `--grant`, `--redirect-port`, `--account`, `--token-store`,
 //! `--token-key-file`, `--no-browser`, `--sign-in-timeout`), flattened into the command line,
 //! and the settings they make.
 
@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use url::Url;
 
+use crate::auth::client_credentials::Grant;
 use crate::auth::opener::EnvSecrets;
 use crate::auth::receiver::DEFAULT_REDIRECT_PORT;
 use crate::auth::registration::{RegistrationOptions, check_metadata_url};
@@ -33,6 +34,9 @@ pub struct SignInArgs {
     /// URL form: use the client ID metadata document at this https URL
     #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "URL")]
     pub client_metadata_url: Option<String>,
+    /// URL form: how the bridge gets its tokens
+    #[arg(help_heading = SIGN_IN_HEADING, long, value_enum, value_name = "GRANT", default_value = "authorization-code")]
+    pub grant: Grant,
     /// URL form: the port of the redirect URI http://127.0.0.1:PORT/callback
     #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "PORT", default_value_t = DEFAULT_REDIRECT_PORT,
           value_parser = clap::value_parser!(u16).range(1..), allow_negative_numbers = true)]
@@ -60,6 +64,7 @@ impl SignInArgs {
         self.client_id.is_some()
             || self.client_issuer.is_some()
             || self.client_metadata_url.is_some()
+            || self.grant != Grant::AuthorizationCode
             || self.redirect_port != DEFAULT_REDIRECT_PORT
             || self.account != "default"
             || self.token_store != StoreChoice::Auto
@@ -68,10 +73,27 @@ impl SignInArgs {
             || self.sign_in_timeout != 300.0
     }
 
-    /// Checks the combinations: a client secret needs `--client-id` and `--client-issuer`;
-    /// `--client-issuer` needs `--client-id`; `--client-metadata-url` is an https URL with a
-    /// path. Errors: the usage message.
+    /// Checks the combinations: `--grant client-credentials` needs `--client-id` and its
+    /// secret, and takes no `--client-metadata-url`; a client secret needs `--client-id` and
+    /// `--client-issuer`; `--client-issuer` needs `--client-id`; `--client-metadata-url` is an
+    /// https URL with a path. Errors: the usage message.
     pub fn check(&self, secrets: &EnvSecrets) -> Result<(), String> {
+        if self.grant == Grant::ClientCredentials {
+            if self.client_id.is_none() {
+                return Err("--grant client-credentials needs --client-id (and its secret in MCP_BRIDGE_CLIENT_SECRET)".into());
+            }
+            if secrets.client_secret.is_none() {
+                return Err(
+                    "--grant client-credentials needs the client's secret in MCP_BRIDGE_CLIENT_SECRET"
+                        .into(),
+                );
+            }
+            if self.client_metadata_url.is_some() {
+                return Err(
+                    "--client-metadata-url does not apply to --grant client-credentials".into(),
+                );
+            }
+        }
         if secrets.client_secret.is_some()
             && (self.client_id.is_none() || self.client_issuer.is_none())
         {
@@ -105,6 +127,7 @@ impl SignInArgs {
             client_secret: secrets.client_secret.clone(),
             client_metadata_url: self.client_metadata_url.clone(),
         };
+        c.grant = self.grant;
         c.sign_in_timeout = Duration::from_secs_f64(self.sign_in_timeout);
         c.no_browser = self.no_browser;
         c.sandbox = std::env::var(SANDBOX_ENV).is_ok_and(|v| v == "1");

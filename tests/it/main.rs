@@ -14,6 +14,8 @@ mod auth_actor;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod auth_chromium;
 #[cfg(all(feature = "http", feature = "auth"))]
+mod auth_client_credentials;
+#[cfg(all(feature = "http", feature = "auth"))]
 mod auth_discovery;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod auth_e2e;

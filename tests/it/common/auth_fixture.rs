@@ -1,9 +1,9 @@
 //! A fixture authorization server and protected resource on loopback (axum), for the sign-in
 //! tests: RFC 9728 resource metadata, RFC 8414 metadata, `/authorize` (PKCE S256 and
-//! `resource` required, redirects with `code`, `state` and `iss`), `/token` (code and
-//! refresh grants; refresh tokens rotate and are counted), `/register` (RFC 7591, requires
-//! `application_type: native`), and `/mcp`, which wants a valid bearer token and the scopes
-//! of `Behaviour::required_scopes`. The token endpoint authenticates every client as its
+//! `resource` required, redirects with `code`, `state` and `iss`), `/token` (code, refresh and
+//! client credentials grants; refresh tokens rotate and are counted), `/register` (RFC 7591,
+//! requires `application_type: native`), and `/mcp`, which wants a valid bearer token and the
+//! scopes of `Behaviour::required_scopes`. The token endpoint authenticates every client as its
 //! registration named (RFC 6749 §2.3.1: `none`, `client_secret_basic`, `client_secret_post`)
 //! and answers `invalid_client` (401, RFC 6749 §5.2) to an unknown client, a wrong method or
 //! an expired secret. Knobs in [`Behaviour`] make it misbehave (or play a 2025-03-26 server
@@ -70,6 +70,8 @@ pub struct Behaviour {
     /// The authorization server metadata answers this status and no document (`None`: the
     /// document); a 2025-03-26 server without it uses the default endpoints.
     pub asm_status: Option<u16>,
+    /// The metadata's `token_endpoint_auth_methods_supported` (`None`: absent).
+    pub token_auth_methods: Option<Vec<String>>,
 }
 
 #[derive(Default)]
@@ -90,6 +92,8 @@ pub struct Counters {
     pub expired_secret_uses: AtomicUsize,
     /// The code grants still to come that forget every client first.
     pub forget_at_code_grants: AtomicUsize,
+    /// Token requests with `grant_type=client_credentials` that got a token.
+    pub client_credentials_grants: AtomicUsize,
 }
 
 /// A registered client (RFC 7591 §3.2.1).
@@ -131,6 +135,8 @@ pub struct Fixture {
     pub authorize_clients: Mutex<Vec<String>>,
     /// The `resource` of each `/authorize` and token request.
     pub resources: Mutex<Vec<String>>,
+    /// The authenticated client of each client credentials grant.
+    pub grant_clients: Mutex<Vec<String>>,
     /// The MCP server behind `/mcp`: an authorized request is passed on to it (its verb, the
     /// body and the headers except `Authorization`), its answer streamed back (the status,
     /// `Content-Type` and `Mcp-Session-Id`).
@@ -224,6 +230,7 @@ impl Fixture {
             "mcp_authorized": c.mcp_authorized.load(Ordering::SeqCst),
             "invalid_clients": c.invalid_clients.load(Ordering::SeqCst),
             "expired_secret_uses": c.expired_secret_uses.load(Ordering::SeqCst),
+            "client_credentials_grants": c.client_credentials_grants.load(Ordering::SeqCst),
         })
     }
 }
@@ -242,6 +249,7 @@ pub fn start(b: Behaviour) -> Arc<Fixture> {
         registered_types: Mutex::new(Vec::new()),
         authorize_clients: Mutex::new(Vec::new()),
         resources: Mutex::new(Vec::new()),
+        grant_clients: Mutex::new(Vec::new()),
         upstream: Mutex::new(None),
     });
     let app = Router::new()
@@ -288,6 +296,7 @@ pub fn default_behaviour() -> Behaviour {
         prm_status: None,
         challenge_names_prm: true,
         asm_status: None,
+        token_auth_methods: None,
     }
 }
 
@@ -329,6 +338,9 @@ async fn asm(State(fx): State<Arc<Fixture>>) -> Response {
     });
     if let Some(p) = b.pkce_methods {
         m["code_challenge_methods_supported"] = json!(p);
+    }
+    if let Some(t) = b.token_auth_methods {
+        m["token_endpoint_auth_methods_supported"] = json!(t);
     }
     if b.registration {
         m["registration_endpoint"] = json!(format!("{}/register", fx.base));
@@ -395,15 +407,21 @@ async fn authorize(
     (StatusCode::FOUND, [(header::LOCATION, u.to_string())]).into_response()
 }
 
-fn issue(fx: &Fixture, scopes: &str, client_id: &str) -> Value {
-    let b = fx.behaviour.lock().unwrap().clone();
+/// A token response with an access token for `scopes` and no refresh token.
+fn issue_access(fx: &Fixture, scopes: &str) -> Value {
+    let expires_in = fx.behaviour.lock().unwrap().expires_in_secs;
     let at = fx.mint("access");
-    let mut g = fx.grants.lock().unwrap();
-    g.access
-        .insert(at.clone(), (scopes.to_string(), now() + b.expires_in_secs));
-    let mut v = json!({"access_token": at, "token_type": "Bearer", "expires_in": b.expires_in_secs, "scope": scopes});
-    if b.issue_refresh_tokens {
-        drop(g);
+    fx.grants
+        .lock()
+        .unwrap()
+        .access
+        .insert(at.clone(), (scopes.to_string(), now() + expires_in));
+    json!({"access_token": at, "token_type": "Bearer", "expires_in": expires_in, "scope": scopes})
+}
+
+fn issue(fx: &Fixture, scopes: &str, client_id: &str) -> Value {
+    let mut v = issue_access(fx, scopes);
+    if fx.behaviour.lock().unwrap().issue_refresh_tokens {
         let rt = fx.mint("refresh");
         fx.grants
             .lock()
@@ -573,6 +591,19 @@ async fn token(
             };
             fx.counters.refresh_grants.fetch_add(1, Ordering::SeqCst);
             Json(issue(&fx, &scopes, &client_id)).into_response()
+        }
+        Some("client_credentials") => {
+            let client_id = match authenticate(&fx, &headers, &f) {
+                Ok(id) => id,
+                Err(r) => return *r,
+            };
+            fx.counters
+                .client_credentials_grants
+                .fetch_add(1, Ordering::SeqCst);
+            fx.grant_clients.lock().unwrap().push(client_id);
+            // No refresh token (RFC 6749 §4.4.3): the client asks again with its credentials.
+            let scopes = f.get("scope").cloned().unwrap_or_default();
+            Json(issue_access(&fx, &scopes)).into_response()
         }
         _ => token_error("unsupported_grant_type"),
     }
