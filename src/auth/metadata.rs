@@ -168,14 +168,19 @@ pub fn check_resource(doc: &ResourceMetadata, server: &Url) -> Result<(), SignIn
 }
 
 /// Checks authorization server metadata fetched for `issuer`: its `issuer` is identical to the
-/// issuer the URL was built from (no normalization), and `code_challenge_methods_supported`
-/// is present and holds `S256` (2026-07-28 security: a client MUST refuse without it).
+/// issuer the URL was built from (no normalization), and, when the grant goes through the
+/// authorization endpoint (`pkce`: the authorization code grant, not the client credentials
+/// grant, which has no code to protect), `code_challenge_methods_supported` is present and
+/// holds `S256` (2026-07-28 security: a client MUST refuse without it).
 /// Errors: `sign_in_failed` naming the failed rule.
-pub fn check_server(doc: &ServerMetadata, issuer: &str) -> Result<(), SignInError> {
+pub fn check_server(doc: &ServerMetadata, issuer: &str, pkce: bool) -> Result<(), SignInError> {
     if doc.issuer != issuer {
         return Err(failed(
             "the issuer of the authorization server metadata differs from the issuer it was fetched for",
         ));
+    }
+    if !pkce {
+        return Ok(());
     }
     match &doc.code_challenge_methods_supported {
         None => Err(failed(
@@ -294,12 +299,19 @@ mod tests {
     #[test]
     fn the_issuer_must_be_identical_and_pkce_s256_listed() {
         let doc = server(Some(vec!["plain", "S256"]));
-        assert_eq!(check_server(&doc, "https://as.example/t1"), Ok(()));
-        assert!(check_server(&doc, "https://as.example/t1/").is_err());
-        assert!(check_server(&doc, "https://AS.example/t1").is_err());
-        let e = check_server(&server(None), "https://as.example/t1").unwrap_err();
+        assert_eq!(check_server(&doc, "https://as.example/t1", true), Ok(()));
+        assert!(check_server(&doc, "https://as.example/t1/", true).is_err());
+        assert!(check_server(&doc, "https://AS.example/t1", true).is_err());
+        let e = check_server(&server(None), "https://as.example/t1", true).unwrap_err();
         assert!(e.detail.contains("code_challenge_methods_supported"));
-        assert!(check_server(&server(Some(vec!["plain"])), "https://as.example/t1").is_err());
+        assert!(check_server(&server(Some(vec!["plain"])), "https://as.example/t1", true).is_err());
+        // The client credentials grant has no authorization request: PKCE does not matter,
+        // the issuer still does.
+        assert_eq!(
+            check_server(&server(None), "https://as.example/t1", false),
+            Ok(())
+        );
+        assert!(check_server(&server(None), "https://as.example/t2", false).is_err());
     }
 
     #[test]
@@ -369,7 +381,7 @@ mod tests {
                 Some("https://r.example/register")
             )
         );
-        assert_eq!(check_server(&d, "https://r.example"), Ok(()));
+        assert_eq!(check_server(&d, "https://r.example", true), Ok(()));
     }
 
     #[test]

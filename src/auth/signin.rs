@@ -888,6 +888,12 @@ impl Inner {
             .map_err(TokenFailure::from_request)
     }
 
+    /// Whether the grant goes through the authorization endpoint, whose code PKCE protects
+    /// (the client credentials grant has none).
+    fn uses_pkce(&self) -> bool {
+        self.cfg.grant == Grant::AuthorizationCode
+    }
+
     /// RFC 9728 then RFC 8414: the resource metadata (from the challenge, else the two
     /// well-known URLs), its first authorization server, and that server's checked metadata.
     async fn discover(
@@ -929,7 +935,7 @@ impl Inner {
         for u in metadata::server_metadata_urls(&issuer_url) {
             match http::get_json::<ServerMetadata>(self.http()?, &u).await {
                 Ok(doc) => {
-                    metadata::check_server(&doc, &issuer)?;
+                    metadata::check_server(&doc, &issuer, self.uses_pkce())?;
                     return Ok((prm, doc));
                 }
                 Err(e) => last = e.to_string(),
@@ -940,17 +946,18 @@ impl Inner {
 
     /// The discovery of 2025-03-26 authorization (§2.3), for a server that has no protected
     /// resource metadata (the TS SDK client signs in so, too): the authorization server is
-    /// the server URL's origin; its metadata is at `<origin>/.well-known/oauth-authorization-server`
-    /// (checked as any other), and when that is not found either, its default endpoints
-    /// serve (§2.3.3). One info line says which. Errors: the metadata fails its checks, or
-    /// its URL fails otherwise than with 404 (`sign_in_failed`).
+    /// the server URL's origin; its metadata is at
+    /// `<origin>/.well-known/oauth-authorization-server` (checked as any other), and when
+    /// that is not found either, its default endpoints serve (§2.3.3). One info line says
+    /// which. Errors: the metadata fails its checks, or its URL fails otherwise than with 404
+    /// (`sign_in_failed`).
     async fn discover_2025_03_26(&self) -> Result<(ResourceMetadata, ServerMetadata), SignInError> {
         let prm = metadata::legacy_resource_metadata(&self.cfg.server_url);
         let issuer = metadata::legacy_issuer(&self.cfg.server_url);
         let url = metadata::legacy_server_metadata_url(&self.cfg.server_url);
         match http::get_json::<ServerMetadata>(self.http()?, &url).await {
             Ok(doc) => {
-                metadata::check_server(&doc, &issuer)?;
+                metadata::check_server(&doc, &issuer, self.uses_pkce())?;
                 tracing::info!(target: "sign-in", "the server has no protected resource metadata (HTTP 404): signing in as 2025-03-26 authorization says, with the authorization server metadata of its origin, {url}");
                 Ok((prm, doc))
             }

@@ -28,6 +28,8 @@ fn client_credentials_get_tokens_without_a_browser_and_a_new_one_before_expiry_a
     let fx = fixture_with(|b| {
         b.known_client = Some((CLIENT.into(), Some(SECRET.into())));
         b.token_auth_methods = Some(vec!["client_secret_basic".into()]);
+        // A server for this grant alone need not list PKCE methods: no code to protect.
+        b.pkce_methods = None;
         // Renewed in its last half: from 2 s after it was issued.
         b.expires_in_secs = 4;
     });
