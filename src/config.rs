@@ -2,10 +2,8 @@
 //! limits of the forwarded methods: plain values that every layer may read, so no actor file
 //! has to import another for them.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use crate::actors::editor_phase::EditorPhase;
 pub use crate::protocol::defaults::{DISCOVER_TIMEOUT, MAX_IN_FLIGHT_REQUESTS, SHUTDOWN_GRACE};
 use crate::protocol::item_filter::ItemFilter;
 use crate::protocol::legacy::Forwarded;
@@ -93,10 +91,6 @@ pub struct BridgeConfig {
     pub shutdown_grace: Duration,
     /// The waits and time limits of the listen stream.
     pub listen: ListenTimings,
-    /// The editor's side of the sign-in: the Frontend tells it `notifications/initialized`
-    /// and asks it for the waits that leave out sign-in time (the URL form with sign-in;
-    /// `None` otherwise).
-    pub sign_in_phase: Option<Arc<dyn EditorPhase>>,
     /// The sign-in of a URL upstream: the Supervisor starts the SignIn actor from it and makes
     /// it the HTTP transport's token provider (`None`: no sign-in).
     pub sign_in: Option<SignInSetupRef>,

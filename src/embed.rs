@@ -281,7 +281,6 @@ fn legacy_config(server: Server, options: &AutoOptions) -> BridgeConfig {
         max_in_flight: options.limits.max_in_flight,
         shutdown_grace: options.limits.shutdown_grace,
         listen: ListenTimings::default(),
-        sign_in_phase: None,
         sign_in: None,
         metrics_interval: None,
         item_filter: None,

@@ -6,14 +6,13 @@
 //! [`server`] is a small 2026-07-28 server API used by the example server and the tests;
 //! [`embed`] serves such a server to clients of both revisions on one stdio connection.
 //!
-//! Features: `http` (the URL form, `transport::http`) and `auth` (its OAuth sign-in, `auth`,
-//! and the executable's `cli`) are default features, required by the `mcp-bridge` binary; an
-//! embedded server uses `default-features = false` and carries neither. `schema-check`
+//! Features: `http` (the URL form, `transport::http`) and `auth` (its OAuth sign-in, `auth`
+//! but its clock, and the executable's `cli`) are default features, required by the
+//! `mcp-bridge` binary; an embedded server uses `default-features = false` and carries neither. `schema-check`
 //! (default) checks list items and accepted form content against the 2025-11-25 schema.
 
 pub mod actors;
 pub mod app;
-#[cfg(feature = "auth")]
 pub mod auth;
 #[cfg(feature = "auth")]
 pub mod cli;

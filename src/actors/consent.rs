@@ -6,11 +6,13 @@
 
 use futures_util::future::LocalBoxFuture;
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
 
-use super::editor_phase::{EditorLinks, EditorPhase};
 use super::pending::{Abandon, PendingLinks, Register};
-use crate::auth::gate::{Consent, ConsentAnswer, SignInPhase};
+use super::sign_in_side::EditorLinks;
+use crate::auth::gate::{Consent, ConsentAnswer};
 use crate::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::input::{self, InputAnswer, Plan};
 use crate::transport::queue::Delivery;
@@ -18,23 +20,26 @@ use crate::transport::writer::Writer;
 /// The key of the sign-in question in the log (not an upstream input request).
 const SIGN_IN_KEY: &str = "sign-in";
 
-/// Asks the editor through the PendingTable and the Writer.
+/// Asks the editor through the PendingTable and the Writer. The SignIn actor's own: made
+/// from [`EditorLinks`] when `notifications/initialized` arrives, used by its flows on its
+/// thread.
 pub struct EditorConsent {
     pending: Arc<PendingLinks>,
     output: Writer,
     capabilities: Arc<Value>,
     /// The accepted sign-in URLs and their `elicitationId`s, until their sign-in ends.
-    accepted: Arc<Mutex<Vec<(String, String)>>>,
+    accepted: Rc<RefCell<Vec<(String, String)>>>,
 }
 
 impl EditorConsent {
-    /// The consent of an editor whose 2025-11-25 capabilities are `capabilities`; `None` when
-    /// it declared no URL elicitation (a sign-in then fails with `reauthorization_required`).
-    pub fn for_editor(
-        capabilities: Arc<Value>,
-        pending: Arc<PendingLinks>,
-        output: Writer,
-    ) -> Option<Self> {
+    /// The consent of the editor of `editor`; `None` when its 2025-11-25 capabilities declare
+    /// no URL elicitation (a sign-in then fails with `reauthorization_required`).
+    pub fn for_editor(editor: EditorLinks) -> Option<Self> {
+        let EditorLinks {
+            capabilities,
+            pending,
+            output,
+        } = editor;
         capabilities
             .pointer("/elicitation/url")
             .is_some()
@@ -42,7 +47,7 @@ impl EditorConsent {
                 pending,
                 output,
                 capabilities,
-                accepted: Arc::default(),
+                accepted: Rc::default(),
             })
     }
 }
@@ -79,8 +84,8 @@ impl Consent for EditorConsent {
             drop(guard.disarm());
             match input::check_answer(&q, &answer) {
                 Ok(resp) if resp["action"] == "accept" => {
-                    if let (Some(url), Ok(mut open)) = (q.url.clone(), accepted.lock()) {
-                        open.push((url, elicitation_id));
+                    if let Some(url) = q.url.clone() {
+                        accepted.borrow_mut().push((url, elicitation_id));
                     }
                     ConsentAnswer::Accept
                 }
@@ -92,15 +97,13 @@ impl Consent for EditorConsent {
 
     /// Sends `notifications/elicitation/complete` for each accepted elicitation of `url`.
     fn completed(&self, url: &str) {
-        let done: Vec<String> = match self.accepted.lock() {
-            Ok(mut open) => {
-                let (done, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut *open)
-                    .into_iter()
-                    .partition(|(u, _)| u == url);
-                *open = keep;
-                done.into_iter().map(|(_, id)| id).collect()
-            }
-            Err(_) => Vec::new(),
+        let done: Vec<String> = {
+            let mut open = self.accepted.borrow_mut();
+            let (done, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut *open)
+                .into_iter()
+                .partition(|(u, _)| u == url);
+            *open = keep;
+            done.into_iter().map(|(_, id)| id).collect()
         };
         for id in done {
             self.output
@@ -129,29 +132,5 @@ impl Drop for AbandonOnDrop {
                 reason: "the sign-in ended",
             });
         }
-    }
-}
-
-/// The sign-in's state is the editor's phase of the Frontend: at `initialized` it gets the
-/// editor's consent (none when the editor declared no URL elicitation), and its clock gives
-/// the waits that leave out sign-in time.
-impl EditorPhase for SignInPhase {
-    fn editor_initialized(&self, editor: EditorLinks) {
-        let consent = EditorConsent::for_editor(editor.capabilities, editor.pending, editor.output)
-            .map(|c| Arc::new(c) as Arc<dyn Consent + Send + Sync>);
-        self.initialized(consent);
-    }
-
-    fn allowance(&self) -> std::time::Duration {
-        self.clock().allowance()
-    }
-
-    fn outside_sign_in(&self, limit: std::time::Duration) -> LocalBoxFuture<'_, ()> {
-        Box::pin(async move {
-            let _ = self
-                .clock()
-                .within(limit, std::future::pending::<()>())
-                .await;
-        })
     }
 }

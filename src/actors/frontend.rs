@@ -25,12 +25,12 @@ pub use self::held::{MAX_HELD_BYTES, MAX_HELD_FRAMES};
 pub use self::initialize::INITIALIZE_EXIT_STATUS_WAIT;
 use self::initialize::InitializeWait;
 use self::messages::{ChangeAnswer, Finish, FromUpstream, GateUpdate, Quiesce, UpstreamLost};
-use super::editor_phase::EditorLinks;
 use super::link::{ActorStats, Link};
 use super::listener::ListenerLinks;
 use super::metrics::{METRICS_INTERVAL, MethodBatch, MethodTimes};
 use super::pending::{PendingLinks, Resolve};
 use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome, TimedOut, probe};
+use super::sign_in_side::{EditorInitialized, EditorLinks, SignInSide};
 use super::slots::{
     LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
 };
@@ -88,6 +88,8 @@ pub struct Frontend {
     /// The methods' counters since the last [`MethodBatch`].
     methods: MethodTimes,
     metrics: Link<MethodBatch>,
+    /// The SignIn actor of a URL upstream with sign-in.
+    sign_in: Option<SignInSide>,
     state: Lifecycle,
     slots: HashMap<Id, Slot>,
     progress_routes: HashMap<String, Id>,
@@ -147,6 +149,8 @@ pub struct FrontendOut {
     pub supervisor: SupervisorLinks,
     /// The Metrics actor, which gets the methods' counters in batches.
     pub metrics: Link<MethodBatch>,
+    /// The SignIn actor of a URL upstream with sign-in (`None`: no sign-in).
+    pub sign_in: Option<SignInSide>,
 }
 
 /// The links to the Frontend: one per message it handles, counted in its stats.
@@ -190,6 +194,7 @@ impl Frontend {
             supervisor: out.supervisor,
             methods: MethodTimes::default(),
             metrics: out.metrics,
+            sign_in: out.sign_in,
             state: Lifecycle::AwaitingInitialize,
             slots: HashMap::default(),
             progress_routes: HashMap::default(),
@@ -425,13 +430,13 @@ impl Frontend {
             EditorNotification::Initialized => {
                 if self.state == Lifecycle::Ready {
                     self.initialized = true;
-                    if let Some(phase) = &self.config.sign_in_phase {
+                    if let Some(sign_in) = &self.sign_in {
                         // From now on a sign-in asks the editor and never opens a browser.
-                        phase.editor_initialized(EditorLinks {
+                        sign_in.initialized.do_send(EditorInitialized(EditorLinks {
                             capabilities: self.editor_capabilities.clone(),
                             pending: self.pending.clone(),
                             output: self.output.clone(),
-                        });
+                        }));
                     }
                     self.start_listener();
                 }

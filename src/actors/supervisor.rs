@@ -30,6 +30,7 @@ use super::link::{ActorStats, Link};
 use super::listener::{self, Listener, ListenerLinks, ListenerOut, StopCause};
 use super::metrics::{Metrics, WriteTotals};
 use super::pending::{self, PendingLinks, PendingTable};
+use super::sign_in_side::SignInSide;
 use super::upstream::{Close, Upstream, UpstreamLinks, UpstreamOut};
 use crate::config::BridgeConfig;
 use crate::protocol::framing::Frame;
@@ -94,14 +95,18 @@ impl Host for InProcessHost {
 /// and returns the links to it. The real one starts an [`Upstream`]; a test, a fake.
 pub type StartUpstream = Box<dyn FnOnce(UpstreamOut, &Arc<ActorStats>) -> UpstreamLinks>;
 
-/// The SignIn actor of a URL upstream with sign-in as the cascade drives it: the application
-/// starts it ([`StartSignIn`]; feature `auth`), so the Supervisor needs no feature of the build.
+/// The SignIn actor of a URL upstream with sign-in as the cascade drives it, and the
+/// Frontend's side of it: the application starts it ([`StartSignIn`]; feature `auth`), so the
+/// Supervisor needs no feature of the build.
 pub trait SignInHandle {
     /// Ends a sign-in that waits for its redirect (the first shutdown step): its request fails
     /// with `sign_in_cancelled`, its receiver's port is released, and no new sign-in starts.
     fn abort_sign_in(&self);
     /// Stops the actor (after the upstream's close); resolves when it handled the stop.
     fn stop_actor(&self) -> LocalBoxFuture<'static, ()>;
+    /// What the Frontend sends the actor (`notifications/initialized`) and reads of it (when
+    /// sign-ins run).
+    fn editor_side(&self) -> SignInSide;
 }
 
 /// Starts the SignIn actor before the Upstream, when the configuration has a sign-in (its
@@ -301,6 +306,7 @@ impl Supervisor {
                     ended: ended.clone(),
                 },
                 metrics: Link::new(&me_addr, &me_stats),
+                sign_in: sign_in.as_ref().map(|s| s.editor_side()),
             },
         ));
         let seat = ListenerSeat {

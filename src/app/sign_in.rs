@@ -2,20 +2,19 @@
 //! sign-in options, makes the token store (`auto` opens at its first use, off the actor
 //! thread; an explicit choice opens now: blocking, the keychain probe), and puts the
 //! [`SignInSetup`] into the configuration; the Supervisor starts the SignIn actor from it
-//! (`actors::signin`) and makes that actor the HTTP transport's token provider. The shared
-//! [`SignInPhase`] goes to the Frontend through the configuration. A static `Authorization`
-//! header (`--header`, `--header-env`) means no sign-in.
+//! (`actors::signin`) and makes that actor the HTTP transport's token provider; the Frontend
+//! gets the actor's side for the editor (`notifications/initialized`, the sign-in's clock)
+//! from the Supervisor. A static `Authorization` header (`--header`, `--header-env`) means no
+//! sign-in.
 
 use actix::prelude::*;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::actors::editor_phase::EditorPhase;
 use crate::actors::link::{ActorStats, Link};
 use crate::actors::signin::{SignInActor, SignInLinks};
 use crate::actors::supervisor::messages::ActorEnded;
 use crate::actors::supervisor::{SignInHandle, StartSignIn};
-use crate::auth::gate::SignInPhase;
 use crate::auth::opener::EnvSecrets;
 use crate::auth::setup::SignInSetup;
 use crate::auth::signin::SignIn;
@@ -27,10 +26,8 @@ use crate::transport::open::UpstreamSpec;
 use crate::transport::token::TokenProvider;
 
 /// Sets up the sign-in of `config` (a URL upstream without a static `Authorization` header):
-/// the [`SignInSetup`] of the SignIn actor, and the shared phase, whose clock lets the wait
-/// for `server/discover` leave out up to `--sign-in-timeout` of the time a sign-in runs (a
-/// sign-in can run during `initialize`; `auth::clock`). Errors: the usage
-/// message (exit 2): invalid sign-in options, a token store that does not open.
+/// the [`SignInSetup`] of the SignIn actor. Errors: the usage message (exit 2): invalid
+/// sign-in options, a token store that does not open.
 pub fn sign_in(
     config: &mut BridgeConfig,
     args: &SignInArgs,
@@ -54,11 +51,8 @@ pub fn sign_in(
     )
     .map_err(|e| e.to_string())?;
     let mut cfg = args.config(spec.url.clone(), secrets);
-    let phase = Arc::new(SignInPhase::new(cfg.sign_in_timeout));
-    cfg.phase = phase.clone();
     cfg.extra_ca_pem = spec.ca_pem.clone();
     config.sign_in = Some(SignInSetup { config: cfg, store });
-    config.sign_in_phase = Some(phase as Arc<dyn EditorPhase>);
     Ok(())
 }
 

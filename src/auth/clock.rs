@@ -4,31 +4,44 @@
 //! in which no sign-in runs, up to `--discover-timeout`, and lets the sign-ins run besides, up
 //! to `--sign-in-timeout` of their time: at most `--discover-timeout` plus `--sign-in-timeout`
 //! in all, and `--discover-timeout` when no sign-in runs.
+//!
+//! The sign-in owns the [`SignInClock`] and publishes every start and end of a sign-in on a
+//! `tokio::sync::watch` channel; the Frontend holds only its receiving end ([`SignInTimes`]),
+//! so the two share no state. This file needs no feature of the build: the Frontend names
+//! [`SignInTimes`] in every build, and has one only when a SignIn actor runs.
 
 use std::future::Future;
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
-/// When sign-ins run: the Frontend's wait for `server/discover` reads it, the sign-in sets it
-/// (one [`SignInClock::running`] guard per sign-in).
-#[derive(Debug, Default)]
+/// When sign-ins run, as the sign-in publishes it: one [`SignInClock::running`] guard per
+/// sign-in, read by the waits of [`SignInTimes`].
+#[derive(Debug)]
 pub struct SignInClock {
-    state: Mutex<State>,
-    /// Told when a sign-in starts or ends.
-    changed: Notify,
+    tx: watch::Sender<SignInTime>,
     /// The sign-in time a wait does not count, at most (`--sign-in-timeout`).
     allowance: Duration,
 }
 
-#[derive(Debug, Default)]
-struct State {
+/// The time sign-ins ran, the value the clock's channel carries.
+#[derive(Clone, Copy, Debug, Default)]
+struct SignInTime {
     /// Sign-ins running now.
     running: usize,
     /// Since when one runs (while `running > 0`).
     since: Option<Instant>,
     /// The time sign-ins ran before `since`.
     spent: Duration,
+}
+
+impl SignInTime {
+    /// The time sign-ins ran up to `now`, and whether one runs.
+    fn at(&self, now: Instant) -> (Duration, bool) {
+        let current = self
+            .since
+            .map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
+        (self.spent + current, self.running > 0)
+    }
 }
 
 /// A sign-in that runs, from [`SignInClock::running`] until it is dropped.
@@ -38,15 +51,14 @@ pub struct Running<'a>(&'a SignInClock);
 impl Drop for Running<'_> {
     fn drop(&mut self) {
         let now = Instant::now();
-        let mut st = self.0.lock();
-        st.running = st.running.saturating_sub(1);
-        if st.running == 0
-            && let Some(since) = st.since.take()
-        {
-            st.spent += now.saturating_duration_since(since);
-        }
-        drop(st);
-        self.0.changed.notify_waiters();
+        self.0.tx.send_modify(|t| {
+            t.running = t.running.saturating_sub(1);
+            if t.running == 0
+                && let Some(since) = t.since.take()
+            {
+                t.spent += now.saturating_duration_since(since);
+            }
+        });
     }
 }
 
@@ -55,62 +67,68 @@ impl SignInClock {
     /// (`--sign-in-timeout`).
     pub fn new(allowance: Duration) -> Self {
         SignInClock {
+            tx: watch::Sender::new(SignInTime::default()),
             allowance,
-            ..SignInClock::default()
         }
-    }
-
-    /// The sign-in time a wait does not count, at most (`--sign-in-timeout`).
-    pub fn allowance(&self) -> Duration {
-        self.allowance
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A sign-in starts now; it runs until the guard is dropped.
     pub fn running(&self) -> Running<'_> {
-        let mut st = self.lock();
-        st.running += 1;
-        if st.since.is_none() {
-            st.since = Some(Instant::now());
-        }
-        drop(st);
-        self.changed.notify_waiters();
+        let now = Instant::now();
+        self.tx.send_modify(|t| {
+            t.running += 1;
+            if t.since.is_none() {
+                t.since = Some(now);
+            }
+        });
         Running(self)
     }
 
-    /// The time sign-ins ran up to `now`, and whether one runs.
-    fn signing_in(&self, now: Instant) -> (Duration, bool) {
-        let st = self.lock();
-        let current = st
-            .since
-            .map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
-        (st.spent + current, st.running > 0)
+    /// The receiving end, for the waits that leave out sign-in time.
+    pub fn times(&self) -> SignInTimes {
+        SignInTimes {
+            rx: self.tx.subscribe(),
+            allowance: self.allowance,
+        }
+    }
+}
+
+/// The receiving end of a [`SignInClock`]: what the Frontend's waits read. When the clock is
+/// gone (its sign-in ended with the actor), no sign-in runs any more and the waits count
+/// every moment.
+#[derive(Clone, Debug)]
+pub struct SignInTimes {
+    rx: watch::Receiver<SignInTime>,
+    allowance: Duration,
+}
+
+impl SignInTimes {
+    /// The sign-in time a wait does not count, at most (`--sign-in-timeout`).
+    pub fn allowance(&self) -> Duration {
+        self.allowance
     }
 
     /// Waits for `fut` at most `limit` of time in which no sign-in runs, plus the time
     /// sign-ins run meanwhile, up to the clock's allowance of it (see the module doc).
     /// `None` when that time is up first (`fut` is then dropped).
     pub async fn within<F: Future>(&self, limit: Duration, fut: F) -> Option<F::Output> {
+        let mut rx = self.rx.clone();
         let start = Instant::now();
-        let (before, _) = self.signing_in(start);
+        let (before, _) = rx.borrow_and_update().at(start);
         let mut fut = std::pin::pin!(fut);
+        // False once the clock is gone: its last value stays, and no change can come.
+        let mut open = true;
         loop {
-            // Registered before the state is read, so a change after the read wakes the wait.
-            let changed = self.changed.notified();
-            let mut changed = std::pin::pin!(changed);
-            changed.as_mut().enable();
+            // Marked as seen when read, so a change after the read wakes the wait.
             let now = Instant::now();
-            let (total, running) = self.signing_in(now);
+            let (total, running) = rx.borrow_and_update().at(now);
             let signed_in = total.saturating_sub(before);
             let elapsed = now.saturating_duration_since(start);
             let wait = time_left(limit, self.allowance, elapsed, signed_in, running)?;
             tokio::select! {
                 out = &mut fut => return Some(out),
                 () = tokio::time::sleep(wait) => {}
-                () = &mut changed => {}
+                changed = rx.changed(), if open => open = changed.is_ok(),
             }
         }
     }
@@ -180,8 +198,9 @@ mod tests {
     fn a_wait_ends_at_the_limit_without_a_sign_in_and_later_with_one() {
         const MS: fn(u64) -> Duration = Duration::from_millis;
         let clock = SignInClock::new(S(300));
+        let times = clock.times();
         let started = Instant::now();
-        let out = run(clock.within(MS(50), std::future::pending::<()>()));
+        let out = run(times.within(MS(50), std::future::pending::<()>()));
         assert_eq!(out, None);
         assert!(started.elapsed() >= MS(50), "{:?}", started.elapsed());
         // A sign-in of 100 ms that starts 10 ms into a wait of 50 ms: the wait is up 150 ms
@@ -192,11 +211,19 @@ mod tests {
             let _running = clock.running();
             tokio::time::sleep(MS(100)).await;
         };
-        let wait = clock.within(MS(50), std::future::pending::<()>());
+        let wait = times.within(MS(50), std::future::pending::<()>());
         let (out, ()) = run(async { tokio::join!(wait, sign_in) });
         assert_eq!(out, None);
         assert!(started.elapsed() >= MS(150), "{:?}", started.elapsed());
         // What the wait waits for ends it.
-        assert_eq!(run(clock.within(MS(50), async { 7 })), Some(7));
+        assert_eq!(run(times.within(MS(50), async { 7 })), Some(7));
+        // The clock gone, a wait counts every moment.
+        drop(clock);
+        let started = Instant::now();
+        assert_eq!(
+            run(times.within(MS(50), std::future::pending::<()>())),
+            None
+        );
+        assert!(started.elapsed() >= MS(50), "{:?}", started.elapsed());
     }
 }

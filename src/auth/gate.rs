@@ -5,11 +5,10 @@
 //! `SANDBOX_RUNTIME=1` fails every sign-in at once.
 
 use futures_util::future::LocalBoxFuture;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use super::clock::SignInClock;
 use super::errors::{SignInCause, SignInError};
 use super::opener::BrowserOpener;
 
@@ -28,7 +27,7 @@ pub enum ConsentAnswer {
 }
 
 /// How a sign-in after `notifications/initialized` asks the editor: a 2025-11-25
-/// `elicitation/create` with `mode: "url"` (the Frontend implements it).
+/// `elicitation/create` with `mode: "url"` (`actors/consent.rs` implements it).
 pub trait Consent {
     /// Asks the editor to open `url` with `message`; resolves with its answer.
     fn ask_url(&self, message: String, url: String) -> LocalBoxFuture<'static, ConsentAnswer>;
@@ -41,78 +40,21 @@ pub trait Consent {
     }
 }
 
-/// The editor-side state every sign-in of the process shares (the Frontend sets it at
-/// `notifications/initialized`; every provider the transport makes reads it): whether
-/// `initialized` arrived, how to ask the editor, when the user last declined, and when
-/// sign-ins run (the Frontend's wait for `server/discover` does not count that time).
-#[derive(Default)]
-pub struct SignInPhase {
-    initialized: AtomicBool,
-    consent: Mutex<Option<Arc<dyn Consent + Send + Sync>>>,
-    declined_at: Mutex<Option<Instant>>,
-    clock: SignInClock,
-}
-
-impl std::fmt::Debug for SignInPhase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SignInPhase")
-            .field("initialized", &self.is_initialized())
-            .finish_non_exhaustive()
-    }
-}
-
-impl SignInPhase {
-    /// The state of a process whose sign-ins take at most `sign_in_timeout` each
-    /// (`--sign-in-timeout`): a wait for `server/discover` does not count up to that much of
-    /// the time they run ([`SignInClock`]).
-    pub fn new(sign_in_timeout: Duration) -> Self {
-        SignInPhase {
-            clock: SignInClock::new(sign_in_timeout),
-            ..SignInPhase::default()
-        }
-    }
-
-    /// When sign-ins run.
-    pub fn clock(&self) -> &SignInClock {
-        &self.clock
-    }
-
-    /// `notifications/initialized` arrived: from now on the editor is asked through `consent`
-    /// (`None`: the editor declared no URL elicitation, and a sign-in fails with
-    /// `reauthorization_required`); the bridge never opens a browser again.
-    pub fn initialized(&self, consent: Option<Arc<dyn Consent + Send + Sync>>) {
-        if let Ok(mut c) = self.consent.lock() {
-            *c = consent;
-        }
-        self.initialized.store(true, Ordering::SeqCst);
-    }
-
-    fn is_initialized(&self) -> bool {
-        self.initialized.load(Ordering::SeqCst)
-    }
-
-    fn consent(&self) -> Option<Arc<dyn Consent + Send + Sync>> {
-        self.consent.lock().ok().and_then(|c| c.clone())
-    }
-
-    fn declined_at(&self) -> Option<Instant> {
-        self.declined_at.lock().ok().and_then(|d| *d)
-    }
-
-    fn declined_now(&self) {
-        if let Ok(mut d) = self.declined_at.lock() {
-            *d = Some(Instant::now());
-        }
-    }
-}
-
-/// Where the sign-in URL goes.
+/// Where the sign-in URL goes. It lives with its provider on the SignIn actor's thread: the
+/// editor's side of it changes only by [`SignInGate::initialized`], which the SignIn actor
+/// calls when the Frontend's message says so, and a flow reads it when it starts and when it
+/// delivers its URL.
 pub struct SignInGate {
     no_browser: bool,
     sandbox: bool,
     cooldown: Duration,
-    phase: Arc<SignInPhase>,
     browser: BrowserOpener,
+    /// `notifications/initialized` arrived.
+    initialized: Cell<bool>,
+    /// How to ask the editor after `initialized` (`None`: it declared no URL elicitation).
+    consent: RefCell<Option<Rc<dyn Consent>>>,
+    /// When the user last declined.
+    declined_at: Cell<Option<Instant>>,
 }
 
 /// How the URL reached the user.
@@ -128,22 +70,36 @@ pub enum UrlDelivery {
 
 impl SignInGate {
     /// A gate: `no_browser` from `--no-browser`, `sandbox` from `SANDBOX_RUNTIME=1`,
-    /// `cooldown` the wait after a decline ([`CONSENT_COOLDOWN`]), `phase` the shared state,
-    /// `browser` what opens the start URL.
+    /// `cooldown` the wait after a decline ([`CONSENT_COOLDOWN`]), `browser` what opens the
+    /// start URL. Before [`SignInGate::initialized`] it opens the browser.
     pub fn new(
         no_browser: bool,
         sandbox: bool,
         cooldown: Duration,
-        phase: Arc<SignInPhase>,
         browser: BrowserOpener,
     ) -> Self {
         SignInGate {
             no_browser,
             sandbox,
             cooldown,
-            phase,
             browser,
+            initialized: Cell::new(false),
+            consent: RefCell::new(None),
+            declined_at: Cell::new(None),
         }
+    }
+
+    /// `notifications/initialized` arrived: from now on the editor is asked through `consent`
+    /// (`None`: the editor declared no URL elicitation, and a sign-in fails with
+    /// `reauthorization_required`); the bridge never opens a browser again. A flow that runs
+    /// already and has not delivered its URL yet asks the editor too.
+    pub fn initialized(&self, consent: Option<Rc<dyn Consent>>) {
+        *self.consent.borrow_mut() = consent;
+        self.initialized.set(true);
+    }
+
+    fn consent(&self) -> Option<Rc<dyn Consent>> {
+        self.consent.borrow().clone()
     }
 
     /// The check before a sign-in starts anything: the sandbox, and a running cooldown.
@@ -151,7 +107,7 @@ impl SignInGate {
         if self.sandbox {
             return Err(SignInError::new(SignInCause::Sandbox, ""));
         }
-        if let Some(t) = self.phase.declined_at()
+        if let Some(t) = self.declined_at.get()
             && t.elapsed() < self.cooldown
         {
             return Err(SignInError::new(
@@ -159,7 +115,7 @@ impl SignInGate {
                 "declined less than the cooldown ago",
             ));
         }
-        if self.phase.is_initialized() && self.phase.consent().is_none() {
+        if self.initialized.get() && self.consent().is_none() {
             return Err(SignInError::new(
                 SignInCause::ReauthorizationRequired,
                 "the editor declared no URL elicitation",
@@ -171,7 +127,7 @@ impl SignInGate {
     /// The sign-in of `authorization_url`, delivered to the editor ([`UrlDelivery::Editor`]),
     /// ended: the editor is told (`notifications/elicitation/complete`).
     pub fn completed(&self, authorization_url: &str) {
-        if let Some(consent) = self.phase.consent() {
+        if let Some(consent) = self.consent() {
             consent.completed(authorization_url);
         }
     }
@@ -187,7 +143,7 @@ impl SignInGate {
     ) -> Result<UrlDelivery, SignInError> {
         self.admit()?;
         sign_in_line(authorization_url);
-        if !self.phase.is_initialized() {
+        if !self.initialized.get() {
             if self.no_browser {
                 return Ok(UrlDelivery::LineOnly(None));
             }
@@ -205,7 +161,7 @@ impl SignInGate {
                 }
             });
         }
-        let Some(consent) = self.phase.consent() else {
+        let Some(consent) = self.consent() else {
             return Err(SignInError::new(SignInCause::ReauthorizationRequired, ""));
         };
         let message = "The MCP server needs a sign-in. Open the link to sign in with your browser."
@@ -216,7 +172,7 @@ impl SignInGate {
         {
             ConsentAnswer::Accept => Ok(UrlDelivery::Editor),
             ConsentAnswer::Decline | ConsentAnswer::Failed => {
-                self.phase.declined_now();
+                self.declined_at.set(Some(Instant::now()));
                 Err(SignInError::new(
                     SignInCause::SignInDenied,
                     "declined in the editor",
@@ -240,7 +196,8 @@ pub fn sign_in_line(url: &str) {
 mod tests {
     use super::*;
 
-    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     struct Answer(ConsentAnswer, Arc<AtomicUsize>);
     impl Consent for Answer {
@@ -261,25 +218,13 @@ mod tests {
 
     #[test]
     fn the_sandbox_fails_at_once() {
-        let g = SignInGate::new(
-            false,
-            true,
-            CONSENT_COOLDOWN,
-            Arc::default(),
-            BrowserOpener::from_env(),
-        );
+        let g = SignInGate::new(false, true, CONSENT_COOLDOWN, BrowserOpener::from_env());
         assert_eq!(g.admit().unwrap_err().cause, SignInCause::Sandbox);
     }
 
     #[test]
     fn no_browser_only_writes_the_line_before_initialized() {
-        let g = SignInGate::new(
-            true,
-            false,
-            CONSENT_COOLDOWN,
-            Arc::default(),
-            BrowserOpener::from_env(),
-        );
+        let g = SignInGate::new(true, false, CONSENT_COOLDOWN, BrowserOpener::from_env());
         assert_eq!(
             run(g.deliver("https://a/x", "http://127.0.0.1:1/start/t")),
             Ok(UrlDelivery::LineOnly(None))
@@ -289,18 +234,13 @@ mod tests {
     #[test]
     fn after_initialized_the_editor_is_asked_and_a_decline_starts_the_cooldown() {
         let asked = Arc::new(AtomicUsize::new(0));
-        let phase = Arc::new(SignInPhase::default());
         let g = SignInGate::new(
             false,
             false,
             Duration::from_millis(200),
-            phase.clone(),
             BrowserOpener::from_env(),
         );
-        phase.initialized(Some(Arc::new(Answer(
-            ConsentAnswer::Decline,
-            asked.clone(),
-        ))));
+        g.initialized(Some(Rc::new(Answer(ConsentAnswer::Decline, asked.clone()))));
         let e = run(g.deliver("https://a/x", "s")).unwrap_err();
         assert_eq!(e.cause, SignInCause::SignInDenied);
         let e = run(g.deliver("https://a/x", "s")).unwrap_err();
@@ -309,22 +249,15 @@ mod tests {
             (SignInCause::SignInDenied, 1)
         );
         std::thread::sleep(Duration::from_millis(250));
-        phase.initialized(Some(Arc::new(Answer(ConsentAnswer::Accept, asked.clone()))));
+        g.initialized(Some(Rc::new(Answer(ConsentAnswer::Accept, asked.clone()))));
         assert_eq!(run(g.deliver("https://a/x", "s")), Ok(UrlDelivery::Editor));
         assert_eq!(asked.load(Ordering::SeqCst), 2);
     }
 
     #[test]
     fn after_initialized_without_url_elicitation_reauthorization_is_required() {
-        let phase = Arc::new(SignInPhase::default());
-        let g = SignInGate::new(
-            false,
-            false,
-            CONSENT_COOLDOWN,
-            phase.clone(),
-            BrowserOpener::from_env(),
-        );
-        phase.initialized(None);
+        let g = SignInGate::new(false, false, CONSENT_COOLDOWN, BrowserOpener::from_env());
+        g.initialized(None);
         assert_eq!(
             run(g.deliver("https://a/x", "s")).unwrap_err().cause,
             SignInCause::ReauthorizationRequired

@@ -18,15 +18,15 @@ use oauth2::{
 };
 use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::Rc;
-use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
 use super::callback;
 use super::challenge::{BearerChallenge, parse_bearer};
 use super::client_credentials::{self, Grant};
+use super::clock::{SignInClock, SignInTimes};
 use super::errors::{SignInCause, SignInError, failed};
-use super::gate::{CONSENT_COOLDOWN, SignInGate, SignInPhase, UrlDelivery};
+use super::gate::{CONSENT_COOLDOWN, Consent, SignInGate, UrlDelivery};
 use super::http::{self, AuthHttpError};
 use super::metadata::{
     self, ResourceMetadata, ServerMetadata, canonical_resource, select_scopes, split_scopes,
@@ -76,9 +76,6 @@ pub struct SignInConfig {
     pub sandbox: bool,
     /// The wait after a declined sign-in ([`CONSENT_COOLDOWN`]).
     pub consent_cooldown: Duration,
-    /// The editor-side state shared with the Frontend (`notifications/initialized`, the
-    /// editor's URL elicitation, the last decline).
-    pub phase: Arc<SignInPhase>,
     /// The PEM of `--ca-file`, trusted for the sign-in's requests besides the system's roots.
     pub extra_ca_pem: Option<Vec<u8>>,
     /// What opens the start URL (the system's browser, `$BROWSER` read when the settings are
@@ -99,7 +96,6 @@ impl SignInConfig {
             no_browser: false,
             sandbox: false,
             consent_cooldown: CONSENT_COOLDOWN,
-            phase: Arc::default(),
             extra_ca_pem: None,
             browser: BrowserOpener::from_env(),
         }
@@ -139,6 +135,8 @@ struct Inner {
     http: OnceCell<reqwest::Client>,
     store: TokenStore,
     gate: SignInGate,
+    /// When this provider's sign-ins run (`--sign-in-timeout` is its allowance).
+    clock: SignInClock,
     record: RefCell<Option<TokenRecord>>,
     loaded: Cell<Loaded>,
     flow: tokio::sync::Mutex<()>,
@@ -158,9 +156,9 @@ impl SignIn {
             cfg.no_browser,
             cfg.sandbox,
             cfg.consent_cooldown,
-            cfg.phase.clone(),
             cfg.browser.clone(),
         );
+        let clock = SignInClock::new(cfg.sign_in_timeout);
         Ok(SignIn {
             inner: Rc::new(Inner {
                 cfg,
@@ -171,6 +169,7 @@ impl SignIn {
                 http: OnceCell::new(),
                 store,
                 gate,
+                clock,
                 record: RefCell::new(None),
                 loaded: Cell::new(Loaded::No),
                 flow: tokio::sync::Mutex::new(()),
@@ -181,6 +180,19 @@ impl SignIn {
     /// The redirect URI of this provider.
     pub fn redirect_uri(&self) -> &str {
         &self.inner.redirect_uri
+    }
+
+    /// `notifications/initialized` arrived: from now on a sign-in asks the editor through
+    /// `consent` (`None`: the editor declared no URL elicitation, and a sign-in fails with
+    /// `reauthorization_required`) and never opens a browser; a flow that runs and has not
+    /// delivered its URL yet asks the editor too.
+    pub fn editor_initialized(&self, consent: Option<Rc<dyn Consent>>) {
+        self.inner.gate.initialized(consent);
+    }
+
+    /// When this provider's sign-ins run, for the waits that leave that time out.
+    pub fn times(&self) -> SignInTimes {
+        self.inner.clock.times()
     }
 }
 
@@ -549,7 +561,7 @@ impl Inner {
             self.gate.admit()?;
         }
         // From here the sign-in runs: a wait for `server/discover` does not count this time.
-        let _running = self.cfg.phase.clock().running();
+        let _running = self.clock.running();
         let _lock = lock::lock(
             &self.store.lock_dir,
             &self.key,

@@ -423,7 +423,6 @@ impl Cli {
                 stable: Duration::from_secs_f64(self.listen_stable),
                 ack_timeout: Duration::from_secs_f64(self.listen_ack_timeout),
             },
-            sign_in_phase: None,
             sign_in: None,
             metrics_interval: self.metrics_interval.map(Duration::from_secs_f64),
             item_filter: self.item_filter.clone(),

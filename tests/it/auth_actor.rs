@@ -1,7 +1,7 @@
 //! The SignIn actor at the actor level (`#[actix::test]`, no bridge process): the transport's
 //! side ([`SignInClient`]) against the fixture authorization server and protected resource.
-//! Its mailbox serializes the flows (three requests that all meet a 401 at once lead to one
-//! sign-in); the abort of the shutdown cascade ends a sign-in that waits for its redirect with
+//! Its queue of turns serializes the flows (three requests that all meet a 401 at once lead to
+//! one sign-in); the abort of the shutdown cascade ends a sign-in that waits for its redirect with
 //! `sign_in_cancelled` and releases the receiver's port, after it no flow starts but the
 //! current token still serves; the stop ends the actor, which reports its end.
 
@@ -143,7 +143,7 @@ async fn the_abort_ends_a_waiting_sign_in_with_sign_in_cancelled_and_releases_th
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    // A token asked meanwhile waits in the mailbox behind the sign-in.
+    // A token asked meanwhile waits for its turn behind the sign-in.
     let queued = actix::spawn({
         let client = client.clone();
         async move { client.access_token().await }

@@ -304,6 +304,92 @@ fn a_sign_in_after_initialized_asks_the_editor_with_a_url_elicitation() {
     assert_eq!(err.matches("sign in at").count(), 2, "{err}");
 }
 
+/// Whether the process `pid` has `path` open.
+fn has_open(pid: u32, path: &Path) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.filter_map(Result::ok)
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|p| p == path))
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_sign_in_that_runs_when_initialized_arrives_asks_the_editor_if_it_has_not_shown_its_url() {
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = common::scratch_dir("initialized-mid-flow");
+    let port = free_port();
+    let mut b = Bridge::start_with_browser(
+        &fx,
+        &dir,
+        port,
+        &browser_script(&dir),
+        &["--log-level", "debug"],
+    );
+    // `initialize` without `initialized` yet: the first sign-in runs in the browser.
+    b.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"url": {}}},
+        "clientInfo": {"name": "test", "version": "1"}}}),
+    );
+    let init = b.response(1);
+    assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 1);
+    // The next call needs a new sign-in, which starts before `initialized` and then waits at
+    // the entry lock that "another bridge" (this test) holds: it has not shown its URL yet.
+    fx.expire_all();
+    fx.revoke_refresh_tokens();
+    let locks = dir.join("mcp-bridge/locks");
+    let key = sign_in_key(&fx.mcp_url(), "default", &redirect_uri(port));
+    let held = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(mcp_bridge::auth::store::lock::lock(&locks, &key, DEADLINE))
+        .unwrap();
+    b.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "again"}}}));
+    let lock_file = locks.join(format!("{key}.lock"));
+    let deadline = std::time::Instant::now() + DEADLINE;
+    while !has_open(b.child.id(), &lock_file) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sign-in never reached the entry lock"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // `initialized` arrives while it runs; the SignIn actor takes it at once.
+    b.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let taken = "mcp-bridge: sign-in: debug: the editor is initialized: a sign-in not yet shown to the user asks the editor with a URL elicitation";
+    while !b.stderr.lock().unwrap().contains(taken) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            b.stderr.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(held);
+    // So the running sign-in asks the editor, and the bridge opens no browser.
+    let q = b.request();
+    assert_eq!(q["method"], "elicitation/create", "{q}");
+    assert_eq!(q["params"]["mode"], "url");
+    let url = q["params"]["url"].as_str().unwrap().to_string();
+    assert!(url.starts_with(&format!("{}/authorize?", fx.base)), "{url}");
+    b.send(json!({"jsonrpc": "2.0", "id": q["id"], "result": {"action": "accept"}}));
+    let status = Command::new("curl")
+        .args(["-s", "-L", "-o", "/dev/null", &url])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let r = b.response(2);
+    assert_eq!(r["result"]["content"][0]["text"], "again", "{r}");
+    assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 2);
+    let err = b.stop();
+    assert_eq!(err.matches("sign in at").count(), 2, "{err}");
+}
+
 #[test]
 fn a_declined_url_elicitation_fails_the_request_with_sign_in_denied() {
     let up = upstream();

@@ -13,7 +13,6 @@ use mcp_bridge::auth::signin::{SignIn, SignInConfig};
 use mcp_bridge::auth::store::{self, StoreChoice, sign_in_key};
 use mcp_bridge::transport::token::{Challenge, ChallengeOutcome, TokenProvider};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The editor accepts the URL elicitation and a browser (curl) follows it.
@@ -68,8 +67,8 @@ fn the_keychain_holds_the_sign_in_and_logout_removes_it() {
         .build()
         .unwrap()
         .block_on(async {
-            cfg.phase.initialized(Some(Arc::new(Follow)));
             let p = SignIn::new(cfg, store.clone()).unwrap();
+            p.editor_initialized(Some(std::rc::Rc::new(Follow)));
             let out = p
                 .challenge(Challenge {
                     status: 401,

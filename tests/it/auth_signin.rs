@@ -17,6 +17,7 @@ use mcp_bridge::auth::store::memory::MemoryStore;
 use mcp_bridge::auth::store::{Backend, TokenStore};
 use mcp_bridge::transport::token::{Challenge, ChallengeOutcome, TokenProvider};
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::Duration;
@@ -280,9 +281,8 @@ fn after_initialized_the_editor_is_asked_and_a_decline_has_a_cooldown() {
         let urls = Arc::new(Mutex::new(Vec::new()));
         let mut cfg = config(&fx);
         cfg.consent_cooldown = Duration::from_secs(2);
-        let phase = cfg.phase.clone();
         let p = SignIn::new(cfg, memory_store("consent")).unwrap();
-        phase.initialized(Some(Arc::new(TestConsent {
+        p.editor_initialized(Some(Rc::new(TestConsent {
             answer: ConsentAnswer::Decline,
             asked: asked.clone(),
             urls: urls.clone(),
@@ -297,7 +297,7 @@ fn after_initialized_the_editor_is_asked_and_a_decline_has_a_cooldown() {
             "no question during the cooldown"
         );
         tokio::time::sleep(Duration::from_millis(2100)).await;
-        phase.initialized(Some(Arc::new(TestConsent {
+        p.editor_initialized(Some(Rc::new(TestConsent {
             answer: ConsentAnswer::Accept,
             asked: asked.clone(),
             urls: urls.clone(),
@@ -317,8 +317,8 @@ fn after_initialized_without_url_elicitation_reauthorization_is_required() {
     let fx = start(default_behaviour());
     rt().block_on(async {
         let cfg = config(&fx);
-        cfg.phase.initialized(None);
         let p = SignIn::new(cfg, memory_store("noelicit")).unwrap();
+        p.editor_initialized(None);
         let e = call(&p, &fx).await.unwrap_err();
         assert_eq!(cause_of(&e), "reauthorization_required");
     });

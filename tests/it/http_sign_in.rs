@@ -95,7 +95,6 @@ async fn a_401_goes_to_the_token_provider_and_the_refused_listen_opens_after_the
             backoff_initial: Duration::from_millis(50),
             ..ListenTimings::default()
         },
-        sign_in_phase: None,
         sign_in: None,
         metrics_interval: None,
         item_filter: None,

@@ -3,7 +3,7 @@
 //! server under a time limit of its own, and the time limit that leaves out sign-in time.
 
 use super::*;
-use crate::actors::editor_phase::EditorPhase;
+use crate::actors::sign_in_side::SignInTimes;
 #[cfg(feature = "http")]
 use crate::transport::open::UpstreamSpec;
 
@@ -43,7 +43,7 @@ pub(super) struct InitializeWait {
 
 /// Sends `server/discover` as the era probe ([`probe`]: its own id space, and not cancelled
 /// at the time limit) and waits at most `limit` (`--discover-timeout`) for its answer;
-/// with sign-in (`phase`), the time a sign-in runs meanwhile is not counted, up to
+/// with sign-in (`times`), the time a sign-in runs meanwhile is not counted, up to
 /// `--sign-in-timeout` of it (`auth::clock`): a URL upstream that never answers fails at
 /// `limit` when no sign-in ran. On that path the clock's time limit drops the probe, which
 /// cancels it (its stream is closed): over HTTP no answer in time fails the `initialize`
@@ -55,18 +55,18 @@ pub(super) async fn discover(
     client: Id,
     limit: std::time::Duration,
     reason: CancelReason,
-    phase: Option<&Arc<dyn EditorPhase>>,
+    times: Option<&SignInTimes>,
 ) -> Result<UpstreamReply, TimedOut> {
     let method = methods::SERVER_DISCOVER;
-    if let Some(phase) = phase {
+    if let Some(times) = times {
         // The most the wait can last is the call's own limit.
-        let most = limit.saturating_add(phase.allowance());
+        let most = limit.saturating_add(times.allowance());
         let probe = probe(upstream, method, params, client, most, reason);
         // An answer that is there wins over the end of the wait.
         return tokio::select! {
             biased;
             reply = probe => reply,
-            () = phase.outside_sign_in(limit) => Err(TimedOut { limit }),
+            () = outside_sign_in(limit, Some(times)) => Err(TimedOut { limit }),
         };
     }
     probe(upstream, method, params, client, limit, reason).await
@@ -88,12 +88,11 @@ fn refused_with_offer(reply: &Result<UpstreamReply, TimedOut>) -> bool {
 /// Resolves after `limit` of time in which no sign-in runs, plus the time sign-ins run
 /// meanwhile up to `--sign-in-timeout` (as [`discover`] counts its wait); plain `limit`
 /// without sign-in.
-pub(super) async fn outside_sign_in(
-    limit: std::time::Duration,
-    phase: Option<&Arc<dyn EditorPhase>>,
-) {
-    match phase {
-        Some(phase) => phase.outside_sign_in(limit).await,
+pub(super) async fn outside_sign_in(limit: std::time::Duration, times: Option<&SignInTimes>) {
+    match times {
+        Some(times) => {
+            let _ = times.within(limit, std::future::pending::<()>()).await;
+        }
         None => tokio::time::sleep(limit).await,
     }
 }
@@ -128,7 +127,7 @@ impl Frontend {
         let http = spec.is_http();
         let client = id.clone();
         let reason = self.cancel_reason_of(&id);
-        let config = self.config.clone();
+        let times = self.sign_in.as_ref().map(|s| s.times.clone());
         let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
         self.exit_status = Some(exit_tx);
         let fut = async move {
@@ -147,7 +146,7 @@ impl Frontend {
                 client.clone(),
                 limit,
                 reason.clone(),
-                config.sign_in_phase.as_ref(),
+                times.as_ref(),
             )
             .await;
             // A refusal of the version that offers the bridge's own (2026-07-28
@@ -164,7 +163,7 @@ impl Frontend {
                     client.clone(),
                     limit,
                     reason.clone(),
-                    config.sign_in_phase.as_ref(),
+                    times.as_ref(),
                 )
                 .await;
             }
@@ -269,9 +268,10 @@ impl Frontend {
                 // Counted as the wait for server/discover is: the time a sign-in runs (the
                 // passed-through initialize of a URL upstream can get a 401) is the user's in
                 // the browser, not the server's silence.
-                let config = self.config.clone();
+                let limit = self.config.discover_timeout;
+                let times = self.sign_in.as_ref().map(|s| s.times.clone());
                 let wait = async move {
-                    outside_sign_in(config.discover_timeout, config.sign_in_phase.as_ref()).await;
+                    outside_sign_in(limit, times.as_ref()).await;
                 };
                 ctx.spawn(
                     wait.into_actor(self)

@@ -194,7 +194,6 @@ fn config() -> BridgeConfig {
             stable: Duration::from_secs(10),
             ack_timeout: Duration::from_secs(10),
         },
-        sign_in_phase: None,
         sign_in: None,
         metrics_interval: None,
         item_filter: None,

@@ -31,7 +31,6 @@ pub fn memory_config(server: Server) -> BridgeConfig {
         max_in_flight: 256,
         shutdown_grace: Duration::from_secs(2),
         listen: ListenTimings::default(),
-        sign_in_phase: None,
         sign_in: None,
         metrics_interval: None,
         item_filter: None,
