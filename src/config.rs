@@ -2,6 +2,7 @@
 //! limits of the forwarded methods: plain values that every layer may read, so no actor file
 //! has to import another for them.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use crate::protocol::defaults::{DISCOVER_TIMEOUT, MAX_IN_FLIGHT_REQUESTS, SHUTDOWN_GRACE};
