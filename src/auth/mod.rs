@@ -10,6 +10,7 @@
 pub mod callback;
 #[cfg(feature = "auth")]
 pub mod challenge;
+#[cfg(feature = "auth")]
 pub mod client_credentials;
 pub mod clock;
 #[cfg(feature = "auth")]
