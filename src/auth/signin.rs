@@ -40,6 +40,9 @@ use super::store::{TokenStore, index, lock, marker, sign_in_key};
 use super::url_check::validate_authorization_url;
 use crate::transport::token::{AccessToken, Challenge, ChallengeOutcome, TokenProvider};
 
+mod client_grant;
+mod discovery;
+
 /// An access token that expires within this margin (or within half its lifetime, when that is
 /// shorter) is refreshed before it is used, so that no token expires on its way to the server.
 pub const REFRESH_MARGIN_SECS: u64 = 60;
@@ -72,6 +75,8 @@ pub struct SignInConfig {
     pub sign_in_timeout: Duration,
     /// `--no-browser`.
     pub no_browser: bool,
+    /// `--authorize-param`: more parameters of the authorization request, in order.
+    pub authorize_params: Vec<(String, String)>,
     /// `SANDBOX_RUNTIME=1`.
     pub sandbox: bool,
     /// The wait after a declined sign-in ([`CONSENT_COOLDOWN`]).
@@ -94,6 +99,7 @@ impl SignInConfig {
             grant: Grant::default(),
             sign_in_timeout: DEFAULT_SIGN_IN_TIMEOUT,
             no_browser: false,
+            authorize_params: Vec::new(),
             sandbox: false,
             consent_cooldown: CONSENT_COOLDOWN,
             extra_ca_pem: None,
@@ -657,144 +663,6 @@ impl Inner {
         }
     }
 
-    /// The client credentials grant at `server` (RFC 6749 §4.4, the MCP extension
-    /// `io.modelcontextprotocol/oauth-client-credentials`): `--client-id` and
-    /// `MCP_BRIDGE_CLIENT_SECRET` with the client authentication the metadata offers, the
-    /// `scopes` and the resource `indicator`; no browser, no redirect. The record keeps the
-    /// method (never the secret) for the next grant before expiry. Errors:
-    /// `issuer_not_registered`, `client_credentials_refused`, `sign_in_failed`.
-    async fn client_credentials(
-        &self,
-        server: &ServerMetadata,
-        scopes: &[String],
-        indicator: String,
-    ) -> Result<(), SignInError> {
-        let reg = &self.cfg.registration;
-        // The secret only goes to the issuer it was named for.
-        if reg
-            .client_issuer
-            .as_deref()
-            .is_some_and(|i| i != server.issuer)
-        {
-            return Err(SignInError::new(SignInCause::IssuerNotRegistered, ""));
-        }
-        let method = client_credentials::auth_method(server)?;
-        let resp = self
-            .client_credentials_token(&server.token_endpoint, method, scopes, &indicator)
-            .await?;
-        let rec = TokenRecord {
-            issuer: server.issuer.clone(),
-            client_id: reg.client_id.clone().unwrap_or_default(),
-            token_endpoint: server.token_endpoint.clone(),
-            resource: self.resource.clone(),
-            resource_indicator: Some(indicator),
-            access_token: String::new(),
-            refresh_token: None,
-            expires_at_unix_secs: None,
-            scopes: scopes.to_vec(),
-            lifetime_secs: None,
-            auth: ClientAuth {
-                token_endpoint_auth_method: method,
-                client_secret: None,
-                client_secret_expires_at: 0,
-            },
-        };
-        self.keep_granted(rec, &resp).await;
-        tracing::info!(target: "sign-in", "got an access token at {} with the client credentials grant", host_of(&server.issuer));
-        Ok(())
-    }
-
-    /// A new token of the client credentials grant before the current one expires: the
-    /// token endpoint, scopes, resource indicator and client authentication of the stored
-    /// record, under the entry lock (a record another process renewed meanwhile is adopted).
-    /// Errors: the stored sign-in is not this client's grant, or the grant failed (the
-    /// token then serves until its 401, which starts the grant after discovery).
-    async fn renew_client_credentials(&self, rejected: Option<&str>) -> Result<(), SignInError> {
-        let _lock = lock::lock(&self.store.lock_dir, &self.key, REFRESH_LOCK_TIMEOUT)
-            .await
-            .map_err(|e| failed(format!("entry lock: {}", crate::files::io_error_text(&e))))?;
-        let stored = self
-            .read_stored()
-            .await
-            .or_else(|| self.record.borrow().clone());
-        let Some(rec) = stored else {
-            return Err(failed("no stored sign-in"));
-        };
-        if rejected != Some(rec.access_token.as_str())
-            && !rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)
-        {
-            tracing::debug!(target: "sign-in", "another process got a new token; using it");
-            *self.record.borrow_mut() = Some(rec);
-            return Ok(());
-        }
-        let method = rec.auth.token_endpoint_auth_method;
-        if self.cfg.registration.client_id.as_deref() != Some(rec.client_id.as_str())
-            || method == TokenAuthMethod::None
-        {
-            return Err(failed(
-                "the stored sign-in is not a client credentials grant of --client-id",
-            ));
-        }
-        let resp = self
-            .client_credentials_token(&rec.token_endpoint, method, &rec.scopes, rec.indicator())
-            .await?;
-        self.keep_granted(rec, &resp).await;
-        tracing::info!(target: "sign-in", "got a new access token with the client credentials grant");
-        Ok(())
-    }
-
-    /// One token request of the client credentials grant with `--client-id` and
-    /// `MCP_BRIDGE_CLIENT_SECRET`. Errors: `invalid_client` is `client_credentials_refused`
-    /// (RFC 6749 §5.2), any other failure `sign_in_failed`.
-    async fn client_credentials_token(
-        &self,
-        token_endpoint: &str,
-        method: TokenAuthMethod,
-        scopes: &[String],
-        indicator: &str,
-    ) -> Result<BasicTokenResponse, SignInError> {
-        let reg = &self.cfg.registration;
-        // The command line requires both with this grant (exit 2 otherwise).
-        let (Some(id), Some(secret)) = (&reg.client_id, &reg.client_secret) else {
-            return Err(failed(
-                "--grant client-credentials needs --client-id and MCP_BRIDGE_CLIENT_SECRET",
-            ));
-        };
-        client_credentials::request(
-            self.http()?,
-            token_endpoint,
-            id,
-            secret,
-            auth_type(method),
-            scopes,
-            indicator,
-        )
-        .await
-        .map_err(|e| match TokenFailure::from_request(e) {
-            TokenFailure::InvalidClient(e) => {
-                SignInError::new(SignInCause::ClientCredentialsRefused, e.detail)
-            }
-            TokenFailure::Other(e) => e,
-        })
-    }
-
-    /// Keeps the token of `resp` in `rec` (no refresh token: the grant is asked again), and
-    /// stores it.
-    async fn keep_granted(&self, mut rec: TokenRecord, resp: &BasicTokenResponse) {
-        rec.access_token = resp.access_token().secret().clone();
-        rec.refresh_token = None;
-        rec.expires_at_unix_secs = resp
-            .expires_in()
-            .map(|d| now_unix_secs().saturating_add(d.as_secs()));
-        rec.lifetime_secs = resp.expires_in().map(|d| d.as_secs());
-        if let Some(granted) = resp.scopes() {
-            let granted: Vec<String> = granted.iter().map(|x| x.to_string()).collect();
-            rec.scopes = union_scopes(&rec.scopes, &granted);
-        }
-        self.save(&rec).await;
-        *self.record.borrow_mut() = Some(rec);
-    }
-
     /// Drops the stored registration of `client` at `issuer` (a dynamic one; a client ID
     /// metadata document is fetched again by the authorization server, and a pre-registered
     /// client has nothing to drop).
@@ -838,12 +706,15 @@ impl Inner {
             None => oauth,
         };
         let (pkce, verifier) = PkceCodeChallenge::new_random_sha256();
-        let (auth_url, state) = oauth
+        let mut request = oauth
             .authorize_url(CsrfToken::new_random)
             .add_scopes(scopes.iter().cloned().map(Scope::new))
             .set_pkce_challenge(pkce)
-            .add_extra_param("resource", resource.to_string())
-            .url();
+            .add_extra_param("resource", resource.to_string());
+        for (name, value) in &self.cfg.authorize_params {
+            request = request.add_extra_param(name.as_str(), value.as_str());
+        }
+        let (auth_url, state) = request.url();
         let auth_url = validate_authorization_url(auth_url.as_str(), &self.redirect_uri)?;
         let issuer = server.issuer.clone();
         let iss_supported = server.authorization_response_iss_parameter_supported == Some(true);
@@ -898,87 +769,6 @@ impl Inner {
             .request_async(&move |r| http::oauth_request(http.clone(), r))
             .await
             .map_err(TokenFailure::from_request)
-    }
-
-    /// Whether the grant goes through the authorization endpoint, whose code PKCE protects
-    /// (the client credentials grant has none).
-    fn uses_pkce(&self) -> bool {
-        self.cfg.grant == Grant::AuthorizationCode
-    }
-
-    /// RFC 9728 then RFC 8414: the resource metadata (from the challenge, else the two
-    /// well-known URLs), its first authorization server, and that server's checked metadata.
-    async fn discover(
-        &self,
-        bearer: &BearerChallenge,
-    ) -> Result<(ResourceMetadata, ServerMetadata), SignInError> {
-        let mut prm = None;
-        let mut last = String::new();
-        let mut every_404 = true;
-        for u in metadata::resource_metadata_urls(
-            &self.cfg.server_url,
-            bearer.resource_metadata.as_deref(),
-        ) {
-            match http::get_json::<ResourceMetadata>(self.http()?, &u).await {
-                Ok(doc) => {
-                    prm = Some(doc);
-                    break;
-                }
-                Err(e) => {
-                    every_404 &= matches!(e, AuthHttpError::Status(404));
-                    last = e.to_string();
-                }
-            }
-        }
-        let Some(prm) = prm else {
-            // Only "not found" everywhere means a server older than resource metadata; a
-            // server error or no connection is a failure, not a 2025-03-26 server.
-            if every_404 {
-                return self.discover_2025_03_26().await;
-            }
-            return Err(failed(format!("no protected resource metadata ({last})")));
-        };
-        metadata::check_resource(&prm, &self.cfg.server_url)?;
-        let issuer = prm.authorization_servers[0].clone();
-        let issuer_url = Url::parse(&issuer).map_err(|_| {
-            failed("the authorization server of the resource metadata is not a URL")
-        })?;
-        let mut last = String::new();
-        for u in metadata::server_metadata_urls(&issuer_url) {
-            match http::get_json::<ServerMetadata>(self.http()?, &u).await {
-                Ok(doc) => {
-                    metadata::check_server(&doc, &issuer, self.uses_pkce())?;
-                    return Ok((prm, doc));
-                }
-                Err(e) => last = e.to_string(),
-            }
-        }
-        Err(failed(format!("no authorization server metadata ({last})")))
-    }
-
-    /// The discovery of 2025-03-26 authorization (§2.3), for a server that has no protected
-    /// resource metadata (the TS SDK client signs in so, too): the authorization server is
-    /// the server URL's origin; its metadata is at
-    /// `<origin>/.well-known/oauth-authorization-server` (checked as any other), and when
-    /// that is not found either, its default endpoints serve (§2.3.3). One info line says
-    /// which. Errors: the metadata fails its checks, or its URL fails otherwise than with 404
-    /// (`sign_in_failed`).
-    async fn discover_2025_03_26(&self) -> Result<(ResourceMetadata, ServerMetadata), SignInError> {
-        let prm = metadata::legacy_resource_metadata(&self.cfg.server_url);
-        let issuer = metadata::legacy_issuer(&self.cfg.server_url);
-        let url = metadata::legacy_server_metadata_url(&self.cfg.server_url);
-        match http::get_json::<ServerMetadata>(self.http()?, &url).await {
-            Ok(doc) => {
-                metadata::check_server(&doc, &issuer, self.uses_pkce())?;
-                tracing::info!(target: "sign-in", "the server has no protected resource metadata (HTTP 404): signing in as 2025-03-26 authorization says, with the authorization server metadata of its origin, {url}");
-                Ok((prm, doc))
-            }
-            Err(AuthHttpError::Status(404)) => {
-                tracing::info!(target: "sign-in", "the server has no protected resource metadata and no authorization server metadata (HTTP 404): signing in at the default endpoints of 2025-03-26 authorization, {issuer}/authorize, {issuer}/token and {issuer}/register");
-                Ok((prm, metadata::default_endpoints(&issuer)))
-            }
-            Err(e) => Err(failed(format!("no authorization server metadata ({e})"))),
-        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! The sign-in options of the URL form (`--client-id`, `--client-issuer`,
 //! `--client-metadata-url`, `--grant`, `--redirect-port`, `--account`, `--token-store`,
-//! `--token-key-file`, `--no-browser`, `--sign-in-timeout`), flattened into the command line,
-//! and the settings they make.
+//! `--token-key-file`, `--no-browser`, `--sign-in-timeout`, `--authorize-param`), flattened
+//! into the command line, and the settings they make.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,6 +56,40 @@ pub struct SignInArgs {
     /// URL form: time limit of one sign-in in the browser, in seconds
     #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "SECONDS", default_value = "300", value_parser = super::seconds, allow_negative_numbers = true)]
     pub sign_in_timeout: f64,
+    /// URL form: add NAME=VALUE to the authorization request, for an authorization server that needs it (e.g. audience=https://api.example.com); repeatable
+    #[arg(help_heading = SIGN_IN_HEADING, long = "authorize-param", value_name = "NAME=VALUE", value_parser = authorize_param)]
+    pub authorize_params: Vec<(String, String)>,
+}
+
+/// The parameters of the authorization request that the bridge sets itself (RFC 6749 §4.1.1,
+/// RFC 7636 §4.3, RFC 8707 §2): `--authorize-param` cannot replace them, since the sign-in's
+/// security (the redirect, the state, PKCE) and the token's audience rest on them.
+const OWN_AUTHORIZE_PARAMS: [&str; 8] = [
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+    "resource",
+];
+
+/// Reads `--authorize-param NAME=VALUE` (split at the first `=`; the value may be empty).
+/// Errors: no `=`, an empty name, or a parameter the bridge sets itself.
+fn authorize_param(arg: &str) -> Result<(String, String), String> {
+    let Some((name, value)) = arg.split_once('=') else {
+        return Err("expected NAME=VALUE".into());
+    };
+    if name.is_empty() {
+        return Err("the parameter name is empty".into());
+    }
+    if OWN_AUTHORIZE_PARAMS.contains(&name) {
+        return Err(format!(
+            "{name} is a parameter the bridge sets itself; it cannot be replaced"
+        ));
+    }
+    Ok((name.to_string(), value.to_string()))
 }
 
 impl SignInArgs {
@@ -71,6 +105,7 @@ impl SignInArgs {
             || self.token_key_file.is_some()
             || self.no_browser
             || self.sign_in_timeout != 300.0
+            || !self.authorize_params.is_empty()
     }
 
     /// Checks the combinations: `--grant client-credentials` needs `--client-id` and its
@@ -130,7 +165,37 @@ impl SignInArgs {
         c.grant = self.grant;
         c.sign_in_timeout = Duration::from_secs_f64(self.sign_in_timeout);
         c.no_browser = self.no_browser;
+        c.authorize_params = self.authorize_params.clone();
         c.sandbox = std::env::var(SANDBOX_ENV).is_ok_and(|v| v == "1");
         c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_authorize_param_is_name_equals_value_and_not_one_the_bridge_sets() {
+        assert_eq!(
+            authorize_param("audience=https://api.example.com/a=b"),
+            Ok(("audience".into(), "https://api.example.com/a=b".into()))
+        );
+        assert_eq!(
+            authorize_param("prompt="),
+            Ok(("prompt".into(), String::new()))
+        );
+        assert_eq!(
+            authorize_param("audience"),
+            Err("expected NAME=VALUE".into())
+        );
+        assert_eq!(
+            authorize_param("=x"),
+            Err("the parameter name is empty".into())
+        );
+        assert_eq!(
+            authorize_param("state=1"),
+            Err("state is a parameter the bridge sets itself; it cannot be replaced".into())
+        );
     }
 }

@@ -104,3 +104,40 @@ fn a_resource_metadata_url_that_fails_otherwise_is_not_taken_for_a_2025_03_26_se
     let err = b.stderr_to_the_end();
     assert!(!err.contains("2025-03-26"), "{err}");
 }
+
+/// `--authorize-param NAME=VALUE` adds its parameters to the authorization request (an
+/// authorization server that needs `audience`, for example), beside the bridge's own, which
+/// it cannot replace (a usage error, exit 2).
+#[test]
+fn authorize_params_are_added_to_the_authorization_request() {
+    let up = protected_server();
+    let fx = fixture_with(|_| {});
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let (mut b, _) = bridge(
+        &fx,
+        "authorize-param",
+        &[
+            "--sign-in-timeout",
+            "10",
+            "--authorize-param",
+            "audience=https://api.example.com",
+            "--authorize-param",
+            "prompt=consent",
+        ],
+        &[],
+    );
+    b.initialize();
+    assert_eq!(echo(&mut b, 1, "hi"), "hi");
+    let queries = fx.authorize_queries.lock().unwrap().clone();
+    assert_eq!(queries.len(), 1);
+    let q = &queries[0];
+    assert_eq!(
+        (
+            q.get("audience").map(String::as_str),
+            q.get("prompt").map(String::as_str)
+        ),
+        (Some("https://api.example.com"), Some("consent"))
+    );
+    assert_eq!(q.get("response_type").map(String::as_str), Some("code"));
+    assert_eq!(q.get("resource"), Some(&fx.resource()));
+}

@@ -661,3 +661,19 @@ fn a_mistyped_url_exits_2_naming_the_url_rules_and_starts_nothing() {
         );
     }
 }
+
+/// `--authorize-param` cannot replace a parameter the bridge sets itself (the redirect, the
+/// state, PKCE, the resource): a usage error, exit 2.
+#[test]
+fn an_authorize_param_the_bridge_sets_itself_is_a_usage_error() {
+    let (code, _, stderr) = run(&[
+        "--authorize-param",
+        "redirect_uri=https://evil.example",
+        "https://mcp.example.com/mcp",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("invalid value 'redirect_uri=https://evil.example' for '--authorize-param <NAME=VALUE>': redirect_uri is a parameter the bridge sets itself; it cannot be replaced"),
+        "{stderr}"
+    );
+}

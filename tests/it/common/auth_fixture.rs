@@ -133,6 +133,8 @@ pub struct Fixture {
     pub registered_types: Mutex<Vec<String>>,
     /// The `client_id` of each `/authorize`.
     pub authorize_clients: Mutex<Vec<String>>,
+    /// The whole query of each `/authorize`.
+    pub authorize_queries: Mutex<Vec<HashMap<String, String>>>,
     /// The `resource` of each `/authorize` and token request.
     pub resources: Mutex<Vec<String>>,
     /// The authenticated client of each client credentials grant.
@@ -248,6 +250,7 @@ pub fn start(b: Behaviour) -> Arc<Fixture> {
         secrets: Mutex::new(Vec::new()),
         registered_types: Mutex::new(Vec::new()),
         authorize_clients: Mutex::new(Vec::new()),
+        authorize_queries: Mutex::new(Vec::new()),
         resources: Mutex::new(Vec::new()),
         grant_clients: Mutex::new(Vec::new()),
         upstream: Mutex::new(None),
@@ -356,6 +359,7 @@ async fn authorize(
     let b = fx.behaviour.lock().unwrap().clone();
     let client_id = q.get("client_id").cloned().unwrap_or_default();
     fx.authorize_clients.lock().unwrap().push(client_id.clone());
+    fx.authorize_queries.lock().unwrap().push(q.clone());
     fx.resources
         .lock()
         .unwrap()
