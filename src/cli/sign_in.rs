@@ -56,7 +56,7 @@ pub struct SignInArgs {
     /// URL form: time limit of one sign-in in the browser, in seconds
     #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "SECONDS", default_value = "300", value_parser = super::seconds, allow_negative_numbers = true)]
     pub sign_in_timeout: f64,
-    /// URL form: add NAME=VALUE to the authorization request, for an authorization server that needs it (e.g. audience=https://api.example.com); repeatable
+    /// URL form: add NAME=VALUE to the authorization request, for an authorization server that needs it (an audience, for example); repeatable
     #[arg(help_heading = SIGN_IN_HEADING, long = "authorize-param", value_name = "NAME=VALUE", value_parser = authorize_param)]
     pub authorize_params: Vec<(String, String)>,
 }
