@@ -46,6 +46,8 @@ mod http_legacy;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod http_sign_in;
 #[cfg(all(feature = "http", feature = "auth"))]
+mod http_sleep;
+#[cfg(all(feature = "http", feature = "auth"))]
 mod http_tls_proxy;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod http_upstream;

@@ -5,6 +5,9 @@
 //! ever reaches another origin.
 
 use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use url::{Host, Url};
 
 use super::HttpSpec;
@@ -67,10 +70,75 @@ pub fn is_loopback(url: &Url) -> bool {
     }
 }
 
-/// Makes the client of `spec`. Errors: why, for `connect_failed` (never a URL or a secret).
-pub fn build(spec: &HttpSpec) -> Result<reqwest::Client, String> {
+/// Idle time of a connection before TCP keep-alive probes start. A connection that died
+/// without a sign while the machine slept (its peer or a NAT forgot it) is found by the
+/// probes, or by [`TCP_USER_TIMEOUT`] once data waits on it, so that a listen stream on it
+/// ends and comes back after its backoff instead of waiting forever.
+pub const TCP_KEEPALIVE_IDLE: std::time::Duration = std::time::Duration::from_secs(15);
+/// Time between two TCP keep-alive probes.
+pub const TCP_KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(15);
+/// Unanswered TCP keep-alive probes that end a connection.
+pub const TCP_KEEPALIVE_PROBES: u32 = 3;
+/// Longest time sent data may stay unacknowledged before the connection is ended (Linux
+/// `TCP_USER_TIMEOUT`, RFC 5482).
+pub const TCP_USER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The count of the connections a client opened (each call of its connector, a connection to
+/// the upstream or its proxy), shared by the clients of one transport.
+#[derive(Clone, Default)]
+pub struct Opened(Arc<AtomicU64>);
+
+impl Opened {
+    /// The connections opened so far.
+    pub fn count(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl<S> tower_layer::Layer<S> for Opened {
+    type Service = Counted<S>;
+
+    fn layer(&self, inner: S) -> Counted<S> {
+        Counted {
+            inner,
+            opened: self.clone(),
+        }
+    }
+}
+
+/// A connector that counts its connections in [`Opened`].
+#[derive(Clone)]
+pub struct Counted<S> {
+    inner: S,
+    opened: Opened,
+}
+
+impl<S: tower_service::Service<R>, R> tower_service::Service<R> for Counted<S> {
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: R) -> S::Future {
+        // The pool calls the connector only for a connection it does not have idle
+        // (hyper-util's legacy client starts its lazy connect only when no idle one is ready).
+        self.opened.0.fetch_add(1, Ordering::Relaxed);
+        self.inner.call(req)
+    }
+}
+
+/// Makes the client of `spec`, whose connections are counted in `opened`. Errors: why, for
+/// `connect_failed` (never a URL or a secret).
+pub fn build(spec: &HttpSpec, opened: &Opened) -> Result<reqwest::Client, String> {
     super::tls::install_provider();
     let mut b = reqwest::Client::builder()
+        .connector_layer(opened.clone())
+        .tcp_keepalive(TCP_KEEPALIVE_IDLE)
+        .tcp_keepalive_interval(TCP_KEEPALIVE_INTERVAL)
+        .tcp_keepalive_retries(TCP_KEEPALIVE_PROBES)
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(CONNECT_TIMEOUT)
@@ -80,6 +148,10 @@ pub fn build(spec: &HttpSpec) -> Result<reqwest::Client, String> {
             .map_err(|e| format!("the CA file cannot be used: {}", e.without_url()))?,
         None => Vec::new(),
     };
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    {
+        b = b.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
     b = if spec.url.scheme() == "https" {
         b.tls_certs_merge(certs)
     } else {

@@ -186,7 +186,7 @@ async fn send(
     // The sign-in of the modern path: the token, and a retry after each challenge the
     // provider answers (a refresh, a sign-in, a step-up).
     let resp = send_signed(sh, |token, url| {
-        sh.client
+        sh.client()
             .post(url.clone())
             .headers(signed(&h, token))
             .body(body.clone())
@@ -366,7 +366,7 @@ async fn resume(sh: &Shared, last: &str) -> Result<reqwest::Response, RequestFai
     v.set_sensitive(true);
     h.insert(LAST_EVENT_ID_HEADER, v);
     let resp = send_signed(sh, |token, url| {
-        sh.client
+        sh.client()
             .get(url.clone())
             .headers(signed(&h, token))
             .build()
@@ -527,7 +527,7 @@ async fn own_post(sh: &Shared, msg: &Value) -> Result<reqwest::Response, String>
     let h = base(sh, headers::ACCEPT_BOTH);
     let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
     let resp = send_signed(sh, |token, url| {
-        sh.client
+        sh.client()
             .post(url.clone())
             .headers(signed(&h, token))
             .body(body.clone())
@@ -597,7 +597,7 @@ async fn get_stream(sh: Rc<Shared>) {
         .then(|| sh.legacy.generation.get());
     let token = sh.tokens.access_token().await;
     let get = sh
-        .client
+        .client()
         .get(sh.url.clone())
         .headers(signed(&h, token.as_ref()));
     let resp = match get.send().await {
@@ -668,7 +668,7 @@ pub(super) async fn end_session(sh: Rc<Shared>, grace: Duration) {
     h.remove(CONTENT_TYPE);
     let token = sh.tokens.access_token().await;
     let delete = sh
-        .client
+        .client()
         .delete(sh.url.clone())
         .headers(signed(&h, token.as_ref()))
         .send();

@@ -123,7 +123,13 @@ impl HttpSpec {
 
 /// What the exchanges of one transport share (all on the actor thread).
 pub(crate) struct Shared {
-    client: reqwest::Client,
+    /// The client: its pool of connections. Replaced by a new one (a new pool) when a request
+    /// failed on a reused connection ([`Shared::renew_client`]).
+    client: RefCell<reqwest::Client>,
+    /// The connections the transport's clients opened.
+    opened: client::Opened,
+    /// What a new client is made of.
+    spec: HttpSpec,
     url: Url,
     headers: Vec<(HeaderName, HeaderValue)>,
     max_response_bytes: usize,
@@ -145,6 +151,31 @@ pub(crate) struct Shared {
     /// Requests re-issued so far after a broken response stream (the number of the next
     /// re-issue id, [`exchange::REISSUE_ID_PREFIX`]).
     reissued: Cell<u64>,
+}
+
+impl Shared {
+    /// The client of the next request (a handle: its pool is shared).
+    fn client(&self) -> reqwest::Client {
+        self.client.borrow().clone()
+    }
+
+    /// Replaces the client with a new one, whose pool holds no connection yet: after a
+    /// request failed on a reused connection, the other idle ones are suspect too (a laptop
+    /// that slept, a NAT that forgot them), and the pool would hand out the next of them.
+    /// Requests under way keep their connections. `false` when no client can be made (the
+    /// old one stays).
+    fn renew_client(&self) -> bool {
+        match client::build(&self.spec, &self.opened) {
+            Ok(c) => {
+                *self.client.borrow_mut() = c;
+                true
+            }
+            Err(e) => {
+                tracing::debug!(target: "http", "no new HTTP client: {e}");
+                false
+            }
+        }
+    }
 }
 
 /// The 2025-11-25 session of the pass-through.
@@ -181,10 +212,13 @@ pub struct Http {
 /// Opens the HTTP transport: makes the client (errors: [`SpawnError::Connect`], the
 /// `connect_failed` detail); no request is sent until the first message.
 pub fn open(spec: &HttpSpec, options: OpenOptions) -> Result<Opened, SpawnError> {
-    let client = client::build(spec).map_err(SpawnError::Connect)?;
+    let opened = client::Opened::default();
+    let client = client::build(spec, &opened).map_err(SpawnError::Connect)?;
     let (tx, rx) = mpsc::unbounded_channel();
     let shared = Rc::new(Shared {
-        client,
+        client: RefCell::new(client),
+        opened,
+        spec: spec.clone(),
         url: spec.url.clone(),
         headers: spec.headers.clone(),
         max_response_bytes: spec.max_response_bytes,

@@ -46,7 +46,8 @@ pub(super) async fn post(
 /// at most [`redirect::MAX_REDIRECTS`]; the client follows none
 /// itself), and once more after each 401/403 challenge the provider answers with
 /// [`ChallengeOutcome::Retry`] (at most [`MAX_CHALLENGES_PER_REQUEST`]; each retry reports
-/// [`TransportEvent::SignedIn`]). Errors: no response (the connection's cause), a redirect that is not
+/// [`TransportEvent::SignedIn`]). A request lost on a reused connection before any byte of its
+/// response is sent once more on a new client ([`lost_on_reused`]; once per call). Errors: no response (the connection's cause), a redirect that is not
 /// followed (its status and why), or the status with the provider's cause
 /// (`sign_in_unavailable: ...`, `sign_in_declined: ...`). Any other response is returned,
 /// a 401/403 too once the challenges are spent.
@@ -57,12 +58,29 @@ pub(super) async fn send_signed(
     let mut challenges = 0;
     let mut redirects = 0;
     let mut url = sh.url.clone();
+    let mut resent = false;
     loop {
         let token = sh.tokens.access_token().await;
         let (sent, verb) = match request(token.as_ref(), &url) {
             Ok(req) => {
                 let verb = req.method().clone();
-                (sh.client.execute(req).await, verb)
+                let before = sh.opened.count();
+                let mut sent = sh.client().execute(req).await;
+                if !resent
+                    && matches!(&sent, Err(e) if lost_on_reused(e, before, sh.opened.count()))
+                    && sh.renew_client()
+                {
+                    resent = true;
+                    if let Err(e) = &sent {
+                        tracing::info!(target: "http", "a {verb} failed on a reused connection before any byte of its response ({}): sent once more on a new connection",
+                            send_detail(e, &url));
+                    }
+                    sent = match request(token.as_ref(), &url) {
+                        Ok(req) => sh.client().execute(req).await,
+                        Err(e) => Err(e),
+                    };
+                }
+                (sent, verb)
             }
             Err(e) => (Err(e), Method::POST),
         };
@@ -105,6 +123,18 @@ pub(super) async fn send_signed(
             ChallengeOutcome::Fail(cause) => return Err(RequestFailure::status(status, cause)),
         }
     }
+}
+
+/// Whether a request that got `e` was lost on a connection the pool had kept (reused), before
+/// any byte of its response: no status, no failure to connect or time limit, and no
+/// connection opened while it was sent (`before`, `after`: [`super::client::Opened`]).
+/// Such a connection died while idle (a laptop that slept, a NAT or a load balancer that
+/// forgot it, a server restarted without closing it), and the request is sent once more on
+/// a new one; one that failed on a connection opened for it is not, since the server may
+/// have taken it. A request that another one's new connection overlaps counts as fresh: it
+/// is not sent again.
+fn lost_on_reused(e: &reqwest::Error, before: u64, after: u64) -> bool {
+    before == after && e.is_request() && !e.is_connect() && !e.is_timeout() && e.status().is_none()
 }
 
 /// Why a request got no response, for `data.detail`: the kind of failure and the innermost

@@ -15,6 +15,8 @@ pub mod legacy_http_fixture;
 pub mod memory_editor;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod recording;
+#[cfg(all(feature = "http", feature = "auth"))]
+pub mod relay;
 pub mod schema;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod signed_bridge;
