@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 /// The directories searched when `PATH` is not set (glibc's `execvp` default).
 pub const DEFAULT_PATH: &str = "/bin:/usr/bin";
+/// The most bytes of a program read for its `#!` line (Linux reads 256, `BINPRM_BUF_SIZE`).
+pub const SHEBANG_MAX_BYTES: usize = 256;
 
 /// Why the command cannot start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +24,9 @@ pub enum Unstartable {
     /// A file that exists but cannot be executed (no execute permission, a directory); for a
     /// name without `/`, the first such file found in `PATH`.
     NotExecutable { path: PathBuf },
+    /// A script whose `#!` line names an interpreter where there is no file: `execve` fails
+    /// with "No such file or directory" for a file that exists.
+    NoInterpreter { path: PathBuf, interpreter: PathBuf },
 }
 
 /// A command that cannot start: its program (the first word of the command, never its
@@ -52,6 +57,11 @@ impl StartError {
                 None => format!("no such file: {}", path.display()),
             },
             Unstartable::NotExecutable { path } => format!("not executable: {}", path.display()),
+            Unstartable::NoInterpreter { path, interpreter } => format!(
+                "the interpreter of its #! line is not installed: {} (in {})",
+                interpreter.display(),
+                path.display()
+            ),
         };
         format!("cannot start '{}': {where_}", self.program)
     }
@@ -63,6 +73,7 @@ impl StartError {
             Unstartable::NotInPath { .. } => "not found in PATH",
             Unstartable::NoSuchFile { .. } => "no such file",
             Unstartable::NotExecutable { .. } => "not executable",
+            Unstartable::NoInterpreter { .. } => "the interpreter of its #! line is not installed",
         };
         format!("cannot start '{}': {why}", self.program)
     }
@@ -80,7 +91,7 @@ pub fn resolve(program: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf, Sta
     if program.as_bytes().contains(&b'/') {
         let path = PathBuf::from(program);
         return match executable(&path) {
-            Some(true) => Ok(path),
+            Some(true) => runnable(path).map_err(fail),
             Some(false) => Err(fail(Unstartable::NotExecutable { path })),
             None => Err(fail(Unstartable::NoSuchFile { path })),
         };
@@ -99,7 +110,7 @@ pub fn resolve(program: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf, Sta
             };
             let candidate = dir.join(program);
             match executable(&candidate) {
-                Some(true) => return Ok(candidate),
+                Some(true) => return runnable(candidate).map_err(fail),
                 Some(false) => {
                     not_executable.get_or_insert(candidate);
                 }
@@ -114,6 +125,38 @@ pub fn resolve(program: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf, Sta
             unset,
         },
     }))
+}
+
+/// An executable file, unless it is a script whose `#!` interpreter (an absolute path, as
+/// the kernel takes it) is not there.
+fn runnable(path: PathBuf) -> Result<PathBuf, Unstartable> {
+    match missing_interpreter(&path) {
+        Some(interpreter) => Err(Unstartable::NoInterpreter { path, interpreter }),
+        None => Ok(path),
+    }
+}
+
+/// The interpreter of the `#!` line of the file at `path` when it is an absolute path with
+/// no file there; `None` for a file that is no script, or one whose interpreter is there or
+/// cannot be judged (a relative one, a file that cannot be read).
+fn missing_interpreter(path: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; SHEBANG_MAX_BYTES];
+    let mut f = std::fs::File::open(path).ok()?;
+    let n = f.read(&mut head).ok()?;
+    let interpreter = shebang_interpreter(&head[..n])?;
+    (interpreter.is_absolute() && std::fs::metadata(&interpreter).is_err()).then_some(interpreter)
+}
+
+/// The interpreter a `#!` line names: the first word after `#!` (spaces and tabs around it),
+/// up to the end of the line.
+fn shebang_interpreter(head: &[u8]) -> Option<PathBuf> {
+    let line = head.strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next()?;
+    let word = line
+        .split(|&b| b == b' ' || b == b'\t' || b == b'\r')
+        .find(|w| !w.is_empty())?;
+    Some(PathBuf::from(OsStr::from_bytes(word)))
 }
 
 /// `None`: nothing there; `Some(true)`: a file this process may execute; `Some(false)`: a
@@ -228,6 +271,57 @@ mod tests {
         );
         assert_eq!(err.editor_detail(), "cannot start './x/srv': no such file");
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_script_whose_interpreter_is_not_installed_cannot_start() {
+        let d = scratch("shebang");
+        let script = d.join("srv.py");
+        std::fs::write(&script, "#!/no/such/python3 -u\nprint()\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = resolve(script.as_os_str(), None).unwrap_err();
+        assert_eq!(
+            err.log_message(None),
+            format!(
+                "cannot start '{0}': the interpreter of its #! line is not installed: /no/such/python3 (in {0})",
+                script.display()
+            )
+        );
+        assert_eq!(
+            err.editor_detail(),
+            format!(
+                "cannot start '{}': the interpreter of its #! line is not installed",
+                script.display()
+            )
+        );
+        let path = d.display().to_string();
+        let err = resolve(OsStr::new("srv.py"), Some(OsStr::new(&path))).unwrap_err();
+        assert_eq!(
+            err.editor_detail(),
+            "cannot start 'srv.py': the interpreter of its #! line is not installed"
+        );
+        // Its interpreter there, a relative one (not judged), or no script at all: it starts.
+        for (name, text) in [
+            ("sh", "#! /bin/sh\n"),
+            ("rel", "#!python3\n"),
+            ("bin", "\x7fELF"),
+        ] {
+            let p = d.join(name);
+            std::fs::write(&p, text).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            assert_eq!(resolve(p.as_os_str(), None), Ok(p.clone()), "{name}");
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn the_interpreter_of_a_shebang_line_is_its_first_word() {
+        let of = |b: &[u8]| shebang_interpreter(b).map(|p| p.display().to_string());
+        assert_eq!(of(b"#!/usr/bin/env node\n"), Some("/usr/bin/env".into()));
+        assert_eq!(of(b"#! \t/bin/bash -e\r\n"), Some("/bin/bash".into()));
+        assert_eq!(of(b"#!\n"), None);
+        assert_eq!(of(b"# comment"), None);
+        assert_eq!(of(b""), None);
     }
 
     #[test]

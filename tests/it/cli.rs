@@ -587,6 +587,27 @@ fn a_file_that_is_not_executable_is_reported_at_start_and_initialize_gets_spawn_
 }
 
 #[test]
+fn a_script_whose_interpreter_is_not_installed_is_reported_at_start_and_initialize_gets_spawn_failed()
+ {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("no-interpreter");
+    let file = d.join("srv");
+    std::fs::write(&file, "#!/opt/no-such-python/bin/python3 -u\nprint()\n").expect("write");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = d.display().to_string();
+    unstartable(
+        &["srv", "sekret"],
+        Some(&path),
+        None,
+        &format!(
+            "mcp-bridge: bridge: error: cannot start 'srv': the interpreter of its #! line is not installed: /opt/no-such-python/bin/python3 (in {path}/srv)"
+        ),
+        "cannot start 'srv': the interpreter of its #! line is not installed",
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn a_file_option_that_cannot_be_read_is_told_in_the_os_words() {
     let url = "https://127.0.0.1:1/mcp";
     for (args, line) in [

@@ -559,6 +559,46 @@ fn a_failed_initialize_says_why_to_the_editor_and_on_stderr() {
     b.wait_stderr("mcp-bridge: frontend: warn: initialize failed: The upstream server did not complete server/discover (discover_failed, -32022): too new\n");
 }
 
+/// A command whose shell or `env` exits 127 or 126 at `server/discover` (the program it was to
+/// run not found, or not executable) never ran: it is not started again for `initialize` as a
+/// server that ended its session is, and the detail says what the code means.
+#[test]
+fn a_launcher_that_exits_127_or_126_is_not_started_again_and_the_detail_says_why() {
+    for (code, why) in [
+        (
+            127,
+            "a program it runs was not found (the code of a shell or env: a #! interpreter, a command of a script, an npx or uvx package)",
+        ),
+        (
+            126,
+            "a program it runs cannot be executed (the code of a shell or env: no permission, or not a program)",
+        ),
+    ] {
+        let d = common::scratch_dir(&format!("exit-{code}"));
+        let starts = d.join("starts");
+        let script = format!("echo started >> '{}'; exit {code}", starts.display());
+        let mut b = Bridge::start_cmd(&[], &["sh".into(), "-c".into(), script]);
+        let r = b.initialize_request(json!(1), json!({}));
+        let detail = format!("exit code {code}: {why}");
+        assert_eq!(
+            r,
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603,
+                "message": "The upstream server exited",
+                "data": {"cause": "upstream_exited", "detail": detail}}})
+        );
+        b.wait_stderr(&format!("mcp-bridge: frontend: warn: initialize failed: The upstream server exited (upstream_exited, -32603): {detail}\n"));
+        assert_eq!(
+            std::fs::read_to_string(&starts)
+                .expect("starts")
+                .lines()
+                .count(),
+            1,
+            "started once"
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
 /// An upstream that exits during `initialize`: the editor's `upstream_exited` names the exit
 /// status (a code or a signal), and so does the stderr line of the failed `initialize`; one
 /// that closes its stdout and keeps running is killed by the bridge after `EXIT_STATUS_WAIT`

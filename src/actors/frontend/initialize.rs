@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::actors::sign_in_side::SignInTimes;
+use crate::transport::child;
 #[cfg(feature = "http")]
 use crate::transport::open::UpstreamSpec;
 
@@ -206,6 +207,9 @@ impl Frontend {
                 else {
                     return Err(Cause::UpstreamExited.error(None));
                 };
+                if let Some(detail) = child::cannot_run(&status) {
+                    return Err(Cause::UpstreamExited.error(Some(json!(detail))));
+                }
                 tracing::debug!(target: "frontend", "the upstream exited at server/discover ({status}): starting it again");
                 return match upstream.connect.send(upstream::Connect(spec_again)).await {
                     Ok(Ok(())) => Ok(Probed::Legacy(LegacySign::ExitedAtDiscover, request)),
