@@ -84,25 +84,9 @@ struct Slow {
     delay_ms: u32,
 }
 
-/// An MCP logging level (RFC 5424 severities).
-// In the order of `LogLevel::ALL`, least severe first.
-#[derive(Deserialize, schemars::JsonSchema, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-#[schemars(inline)]
-enum Level {
-    Debug,
-    Info,
-    Notice,
-    Warning,
-    Error,
-    Critical,
-    Alert,
-    Emergency,
-}
-
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Log {
-    level: Level,
+    level: LogLevel,
     message: String,
 }
 
@@ -197,8 +181,6 @@ fn fail(args: Fail, _: RequestContext) -> Result<Outcome, RpcError> {
 }
 
 async fn log(Log { level, message }: Log, ctx: RequestContext) -> &'static str {
-    // `Level` lists the levels in the order of `LogLevel::ALL`.
-    let level = LogLevel::ALL[level as usize];
     ctx.log(level, Some("mcp-example-server"), Value::String(message))
         .await;
     "logged"

@@ -4,7 +4,23 @@
 
 /// RFC 5424 severities of MCP logging (`LoggingLevel`, the same in both revisions), from the
 /// least severe, so `Ord` is severity order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+///
+/// It reads from its name on the wire (`serde`), and a tool argument of this type has the
+/// schema of `LoggingLevel` (`schemars`: the eight names).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline, description = "An MCP logging level (RFC 5424 severities).")]
 pub enum LogLevel {
     Debug,
     Info,

@@ -82,8 +82,11 @@ impl ServerBuilder {
 
     /// Adds a tool whose arguments are a Rust type: its `inputSchema` is generated from `A`
     /// ([`ToolDef::typed`]), and the handler gets `params.arguments` deserialized into `A`.
-    /// Arguments that do not fit `A` are answered with -32602 (Invalid params) naming the
-    /// problem, and the handler is not called.
+    /// Arguments that do not fit `A` get a tool execution error (`isError: true`, the text
+    /// `Invalid arguments: ...` naming the problem), and the handler is not called: MCP
+    /// 2025-11-25 server/tools counts input validation errors as tool execution errors, so
+    /// that the model sees them and can correct its call (SEP-1303). A definition with a
+    /// description or an `outputSchema`: [`Self::typed_tool_def`].
     ///
     /// ```
     /// use mcp_bridge::server::{Outcome, Server};
@@ -106,14 +109,50 @@ impl ServerBuilder {
         F: Fn(A, RequestContext) -> R + Send + Sync + 'static,
         R: HandlerReturn<M>,
     {
+        self.typed_tool_def(ToolDef::typed::<A>(name), handler)
+    }
+
+    /// [`Self::typed_tool`] with a definition of its own, made with [`ToolDef::typed`] (its
+    /// `inputSchema` is `A`'s) and any other field: a title, a description, an `outputSchema`,
+    /// annotations.
+    ///
+    /// ```
+    /// use mcp_bridge::server::{Outcome, Server, ToolDef};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Add {
+    ///     a: i64,
+    ///     b: i64,
+    /// }
+    ///
+    /// let add = ToolDef::typed::<Add>("add")
+    ///     .description("Adds two integers")
+    ///     .output_schema(json!({"type": "object", "properties": {"sum": {"type": "integer"}}}));
+    /// let server = Server::builder("calc", "1.0.0")
+    ///     .typed_tool_def(add, |Add { a, b }, _| async move {
+    ///         let sum = a + b;
+    ///         Ok(Outcome::Complete(json!({"content": [{"type": "text", "text": sum.to_string()}],
+    ///             "structuredContent": {"sum": sum}})))
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn typed_tool_def<A, F, R, M>(self, def: ToolDef, handler: F) -> Self
+    where
+        A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(A, RequestContext) -> R + Send + Sync + 'static,
+        R: HandlerReturn<M>,
+    {
         let handler = Arc::new(handler);
-        self.tool(ToolDef::typed::<A>(name), move |arguments, ctx| {
+        self.tool(def, move |arguments, ctx| {
             let handler = handler.clone();
             async move {
                 match serde_json::from_value::<A>(arguments) {
                     Ok(arguments) => handler(arguments, ctx).into_future().await,
                     Err(e) => {
-                        Reply::Error(RpcError::invalid_params(format!("Invalid arguments: {e}")))
+                        Reply::Outcome(Outcome::tool_error(format!("Invalid arguments: {e}")))
                     }
                 }
             }

@@ -163,8 +163,10 @@ async fn the_demo_lists_its_six_typed_tools_with_input_schemas_from_their_argume
     up.finish().await;
 }
 
+/// MCP 2025-11-25 server/tools (SEP-1303): input validation errors are tool execution errors,
+/// so that the model sees them and can correct its call.
 #[tokio::test]
-async fn arguments_that_do_not_fit_a_typed_tool_get_invalid_params_naming_the_problem() {
+async fn arguments_that_do_not_fit_a_typed_tool_get_a_tool_error_naming_the_problem() {
     let mut up = StdioServer::demo();
     for (tool, arguments, message) in [
         (
@@ -180,13 +182,12 @@ async fn arguments_that_do_not_fit_a_typed_tool_get_invalid_params_naming_the_pr
              `notice`, `warning`, `error`, `critical`, `alert`, `emergency`",
         ),
     ] {
-        let error = up
-            .error(
-                "tools/call",
-                with_meta(json!({"name": tool, "arguments": arguments})),
-            )
-            .await;
-        assert_eq!(error, json!({"code": -32602, "message": message}), "{tool}");
+        let result = up.tool(tool, arguments).await;
+        assert_eq!(
+            (result["content"].clone(), result["isError"].clone()),
+            (json!([{"type": "text", "text": message}]), json!(true)),
+            "{tool}"
+        );
     }
     // Within the type but beyond the schema's maximum: a tool error the model sees.
     let beyond = up

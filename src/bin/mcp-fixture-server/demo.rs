@@ -1,7 +1,7 @@
 //! The default tools, prompt, resources and completion: those of `mcp-example-server`, here as
 //! `Value` handlers with hand-written schemas, whose frames (the schemas, a tool error for a
 //! bad argument) the bridge's tests assert byte for byte. The example server writes the same
-//! tools as typed tools; their generated schemas and -32602 answers differ.
+//! tools as typed tools; their generated schemas and the texts of their argument errors differ.
 
 use std::time::Duration;
 
