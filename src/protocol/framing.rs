@@ -387,29 +387,41 @@ impl Decoder for FrameCodec {
 impl Encoder<&Value> for FrameCodec {
     type Error = std::io::Error;
 
-    /// Appends `msg` as one line ([`encode_message`]).
+    /// Appends `msg` as one line ([`write_message`] and `\n`).
     fn encode(&mut self, msg: &Value, dst: &mut BytesMut) -> Result<(), std::io::Error> {
-        dst.extend_from_slice(message_text(msg).as_bytes());
+        write_message(msg, &mut dst.writer())?;
         dst.put_u8(b'\n');
         Ok(())
     }
 }
 
-/// One message's JSON text, the one encoding of every frame the crate writes (the bridge's
-/// writer, the codec, and the server API's output): compact, and never holding a newline
-/// (serde_json escapes control characters in strings and writes no whitespace), so that it
-/// is one line of the stdio transport (2025-11-25 basic/transports, "Messages MUST NOT
-/// contain embedded newlines").
-pub fn message_text(msg: &Value) -> String {
-    msg.to_string()
+/// Writes one message's JSON text, the one encoding of every frame the crate writes (the
+/// bridge's writer, the codec, and the server API's output): compact, and never holding a
+/// newline (serde_json escapes control characters in strings and writes no whitespace), so
+/// that it is one line of the stdio transport (2025-11-25 basic/transports, "Messages MUST
+/// NOT contain embedded newlines"). It writes through `io::Write` (straight into the buffer)
+/// rather than `Display`, which goes through a `fmt::Formatter` for every piece.
+///
+/// Errors: those of `out`; a `Value` itself always serializes (its keys are strings).
+pub fn write_message(msg: &Value, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer(out, msg).map_err(std::io::Error::from)
 }
 
-/// One message as one line: its [`message_text`] and `\n`.
+/// One message's JSON text ([`write_message`]).
+pub fn message_text(msg: &Value) -> String {
+    let mut text = Vec::new();
+    // Writing into a Vec cannot fail, and serde_json writes UTF-8 only.
+    let _ = write_message(msg, &mut text);
+    String::from_utf8(text).unwrap_or_default()
+}
+
+/// One message as one line: its [`write_message`] text and `\n`.
 ///
-/// Errors: none today (a `Value` always serializes); the `Result` keeps the writer's
-/// contract if the encoding ever can fail.
+/// Errors: none today (a `Value` always serializes into a Vec); the `Result` keeps the
+/// writer's contract if the encoding ever can fail.
 pub fn encode_message(msg: &Value) -> serde_json::Result<Vec<u8>> {
-    let mut line = message_text(msg).into_bytes();
+    let mut line = Vec::new();
+    write_message(msg, &mut line).map_err(serde_json::Error::io)?;
     line.push(b'\n');
     Ok(line)
 }
