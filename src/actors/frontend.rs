@@ -558,7 +558,6 @@ impl Handler<FromUpstream> for Frontend {
                     if let UpstreamReply::Failed(f) = &reply {
                         self.warn_of_the_url_path(&id, f.status);
                     }
-                    self.end_initialize_wait(&id);
                     let (cause, detail) = match reply {
                         UpstreamReply::Busy => (Cause::UpstreamBusy, None),
                         UpstreamReply::Invalid(detail) => {
@@ -568,6 +567,19 @@ impl Handler<FromUpstream> for Frontend {
                         UpstreamReply::Failed(f) => (Cause::TransportFailed, Some(json!(f.detail))),
                         _ => (Cause::UpstreamExited, None),
                     };
+                    // The `initialize` passed to a legacy server failed (an HTTP error, a
+                    // broken answer): as an `initialize` that fails during the probe, the
+                    // bridge returns to awaiting `initialize`, so that the requests after it
+                    // get `not_initialized` instead of reaching a server that never started
+                    // a session; the next `initialize` connects again.
+                    if self.state == Lifecycle::PassThrough
+                        && let Some(wait) = self.initialize_wait.take_if(|w| w.id == id)
+                    {
+                        self.fail_passed_initialize(&wait, cause.error(detail));
+                        self.upstream.disconnect.do_send(upstream::Disconnect);
+                        return;
+                    }
+                    self.end_initialize_wait(&id);
                     self.reply_error(Some(&id), cause, detail);
                 }
             }

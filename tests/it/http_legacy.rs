@@ -639,6 +639,13 @@ fn a_404_to_discover_and_to_initialize_names_the_url_path_and_never_its_query() 
             "message": "The request to the upstream server failed",
             "data": {"cause": "transport_failed", "detail": "HTTP 404"}}})
     );
+    // The failed initialize leaves the bridge awaiting one: a request now is not forwarded.
+    assert_eq!(
+        b.request(json!(1), "tools/list", json!({})),
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600,
+            "message": "Invalid request: the server is not initialized",
+            "data": {"cause": "not_initialized"}}})
+    );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
     assert!(f.seen().is_empty(), "nothing reached the fixture's /mcp");
@@ -651,6 +658,7 @@ fn a_404_to_discover_and_to_initialize_names_the_url_path_and_never_its_query() 
         vec![
             "mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it answered server/discover with HTTP 404, as a URL with a wrong path would): passing the 2025-11-25 protocol through unchanged",
             "mcp-bridge: frontend: warn: the server answers 404 at /mcpp for both server/discover and initialize: check the URL path",
+            "mcp-bridge: frontend: warn: initialize failed: The request to the upstream server failed (transport_failed, -32603): HTTP 404",
         ]
     );
     assert!(
