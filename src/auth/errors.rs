@@ -59,6 +59,15 @@ pub enum SignInCause {
     /// 6749 §5.2): the client ID or its secret is wrong, or the client is not allowed that
     /// grant.
     ClientCredentialsRefused,
+    /// The device code of a device sign-in (RFC 8628) expired before the user approved it:
+    /// the token endpoint answered `expired_token` (§3.5), or its `expires_in` passed.
+    DeviceCodeExpired,
+    /// The user denied the device sign-in at the authorization server: the token endpoint
+    /// answered `access_denied` (RFC 8628 §3.5).
+    DeviceAccessDenied,
+    /// `--sign-in device`, and the authorization server's metadata has no
+    /// `device_authorization_endpoint` (RFC 8628 §4).
+    DeviceAuthorizationUnavailable,
 }
 
 impl SignInCause {
@@ -82,6 +91,9 @@ impl SignInCause {
             SignInCause::Sandbox => "sandbox",
             SignInCause::SignInCancelled => "sign_in_cancelled",
             SignInCause::ClientCredentialsRefused => "client_credentials_refused",
+            SignInCause::DeviceCodeExpired => "device_code_expired",
+            SignInCause::DeviceAccessDenied => "device_access_denied",
+            SignInCause::DeviceAuthorizationUnavailable => "device_authorization_unavailable",
         }
     }
 
@@ -134,6 +146,15 @@ impl SignInCause {
             }
             SignInCause::ClientCredentialsRefused => {
                 "the authorization server refused the client credentials; check --client-id, --client-issuer and MCP_BRIDGE_CLIENT_SECRET"
+            }
+            SignInCause::DeviceCodeExpired => {
+                "the code of the device sign-in expired before the sign-in was approved; the next sign-in (the next request, or a restart of the server) shows a new code: enter it at the address of the sign-in line before it expires"
+            }
+            SignInCause::DeviceAccessDenied => {
+                "the device sign-in was denied at the authorization server; the next sign-in (the next request, or a restart of the server) shows a new code: approve that one, with the account that may use this server"
+            }
+            SignInCause::DeviceAuthorizationUnavailable => {
+                "the authorization server offers no device sign-in (its metadata has no device_authorization_endpoint); sign in in the browser: leave out --sign-in device"
             }
         }
     }

@@ -2,7 +2,8 @@
 //! writes the sign-in line and opens the browser (unless `--no-browser`); after it, the bridge
 //! never opens a browser and asks the editor with a URL elicitation ([`Consent`]). A declined
 //! question starts a cooldown (60 s) during which every sign-in fails at once.
-//! `SANDBOX_RUNTIME=1` fails every sign-in at once.
+//! `SANDBOX_RUNTIME=1` fails every sign-in at once. A device sign-in (RFC 8628) writes its
+//! line at once and asks the editor as soon as `initialized` has come, also while it polls.
 
 use futures_util::future::LocalBoxFuture;
 use std::cell::{Cell, RefCell};
@@ -51,6 +52,8 @@ pub struct SignInGate {
     browser: BrowserOpener,
     /// `notifications/initialized` arrived.
     initialized: Cell<bool>,
+    /// The same, for a device sign-in that waits for it ([`SignInGate::show_device`]).
+    ready: tokio::sync::watch::Sender<bool>,
     /// How to ask the editor after `initialized` (`None`: it declared no URL elicitation).
     consent: RefCell<Option<Rc<dyn Consent>>>,
     /// When the user last declined.
@@ -66,6 +69,9 @@ pub enum UrlDelivery {
     LineOnly(Option<SignInError>),
     /// The editor accepted the URL elicitation.
     Editor,
+    /// The browser did not start (the reason), and the caller has another way to sign in
+    /// (the device authorization grant): no sign-in line was written.
+    NoBrowser(SignInError),
 }
 
 impl SignInGate {
@@ -84,6 +90,7 @@ impl SignInGate {
             cooldown,
             browser,
             initialized: Cell::new(false),
+            ready: tokio::sync::watch::Sender::new(false),
             consent: RefCell::new(None),
             declined_at: Cell::new(None),
         }
@@ -96,6 +103,7 @@ impl SignInGate {
     pub fn initialized(&self, consent: Option<Rc<dyn Consent>>) {
         *self.consent.borrow_mut() = consent;
         self.initialized.set(true);
+        self.ready.send_replace(true);
     }
 
     fn consent(&self) -> Option<Rc<dyn Consent>> {
@@ -135,13 +143,28 @@ impl SignInGate {
     /// Brings the sign-in to the user: writes the sign-in line
     /// `mcp-bridge: sign in at <authorization_url>`, then opens `start_url` in the browser
     /// (before `initialized`, without `--no-browser`) or asks the editor (after it). A decline
-    /// starts the cooldown. Errors: `sign_in_denied`, `reauthorization_required`.
+    /// starts the cooldown. With `fallback` (a device sign-in can take over) the browser is
+    /// tried first, and when it does not start no line is written
+    /// ([`UrlDelivery::NoBrowser`]): the device sign-in's line is the one to follow. Errors:
+    /// `sign_in_denied`, `reauthorization_required`.
     pub async fn deliver(
         &self,
         authorization_url: &str,
         start_url: &str,
+        fallback: bool,
     ) -> Result<UrlDelivery, SignInError> {
         self.admit()?;
+        if fallback && !self.initialized.get() && !self.no_browser {
+            let failed = match self.browser.check() {
+                Some(e) => Some(e),
+                None => self.browser.open(start_url.to_string()).await.err(),
+            };
+            if let Some(e) = failed {
+                return Ok(UrlDelivery::NoBrowser(e));
+            }
+            sign_in_line(authorization_url);
+            return Ok(UrlDelivery::Browser);
+        }
         sign_in_line(authorization_url);
         if !self.initialized.get() {
             if self.no_browser {
@@ -180,6 +203,50 @@ impl SignInGate {
             }
         }
     }
+}
+
+impl SignInGate {
+    /// Shows a running device sign-in to the editor (RFC 8628 §3.3.1: `url` is
+    /// `verification_uri_complete`, else `verification_uri`): waits for
+    /// `notifications/initialized` (it may come while the code is polled), then asks the
+    /// editor with a URL elicitation whose message names `user_code`. Resolves when the
+    /// editor accepted, or at once when it declared no URL elicitation (the sign-in line on
+    /// stderr is then the only way, as with a browser that did not start). Errors: the editor
+    /// declined (`sign_in_denied`, and the cooldown starts).
+    pub async fn show_device(&self, url: &str, user_code: &str) -> Result<(), SignInError> {
+        let mut ready = self.ready.subscribe();
+        // The sender lives as long as the gate, which outlives this future.
+        let _ = ready.wait_for(|r| *r).await;
+        let Some(consent) = self.consent() else {
+            return Ok(());
+        };
+        let message = format!(
+            "The MCP server needs a sign-in. Open the link and confirm the code {} to sign in.",
+            crate::log::sanitize(user_code)
+        );
+        match consent.ask_url(message, url.to_string()).await {
+            ConsentAnswer::Accept => Ok(()),
+            ConsentAnswer::Decline | ConsentAnswer::Failed => {
+                self.declined_at.set(Some(Instant::now()));
+                Err(SignInError::new(
+                    SignInCause::SignInDenied,
+                    "declined in the editor",
+                ))
+            }
+        }
+    }
+}
+
+/// Writes the sign-in line of a device sign-in (RFC 8628 §3.3),
+/// `mcp-bridge: sign in at <verification_uri> with the code <user_code>`, to stderr.
+pub fn device_sign_in_line(verification_uri: &str, user_code: &str) {
+    let line = format!(
+        "{}: sign in at {} with the code {}\n",
+        crate::log::TAG,
+        crate::log::sanitize(verification_uri),
+        crate::log::sanitize(user_code)
+    );
+    crate::log::stderr_queue().push(line.into_bytes(), crate::log::queue::Source::Bridge);
 }
 
 /// Writes `mcp-bridge: sign in at <url>` to stderr.
@@ -226,7 +293,7 @@ mod tests {
     fn no_browser_only_writes_the_line_before_initialized() {
         let g = SignInGate::new(true, false, CONSENT_COOLDOWN, BrowserOpener::from_env());
         assert_eq!(
-            run(g.deliver("https://a/x", "http://127.0.0.1:1/start/t")),
+            run(g.deliver("https://a/x", "http://127.0.0.1:1/start/t", false)),
             Ok(UrlDelivery::LineOnly(None))
         );
     }
@@ -241,16 +308,19 @@ mod tests {
             BrowserOpener::from_env(),
         );
         g.initialized(Some(Rc::new(Answer(ConsentAnswer::Decline, asked.clone()))));
-        let e = run(g.deliver("https://a/x", "s")).unwrap_err();
+        let e = run(g.deliver("https://a/x", "s", false)).unwrap_err();
         assert_eq!(e.cause, SignInCause::SignInDenied);
-        let e = run(g.deliver("https://a/x", "s")).unwrap_err();
+        let e = run(g.deliver("https://a/x", "s", false)).unwrap_err();
         assert_eq!(
             (e.cause, asked.load(Ordering::SeqCst)),
             (SignInCause::SignInDenied, 1)
         );
         std::thread::sleep(Duration::from_millis(250));
         g.initialized(Some(Rc::new(Answer(ConsentAnswer::Accept, asked.clone()))));
-        assert_eq!(run(g.deliver("https://a/x", "s")), Ok(UrlDelivery::Editor));
+        assert_eq!(
+            run(g.deliver("https://a/x", "s", false)),
+            Ok(UrlDelivery::Editor)
+        );
         assert_eq!(asked.load(Ordering::SeqCst), 2);
     }
 
@@ -259,7 +329,7 @@ mod tests {
         let g = SignInGate::new(false, false, CONSENT_COOLDOWN, BrowserOpener::from_env());
         g.initialized(None);
         assert_eq!(
-            run(g.deliver("https://a/x", "s")).unwrap_err().cause,
+            run(g.deliver("https://a/x", "s", false)).unwrap_err().cause,
             SignInCause::ReauthorizationRequired
         );
     }

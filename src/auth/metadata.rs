@@ -45,6 +45,10 @@ pub struct ServerMetadata {
     /// `client_secret_basic`, RFC 8414 §2).
     #[serde(default)]
     pub token_endpoint_auth_methods_supported: Option<Vec<String>>,
+    /// The device authorization endpoint (RFC 8628 §4): the server offers the device
+    /// authorization grant, a sign-in without a browser on the bridge's host.
+    #[serde(default)]
+    pub device_authorization_endpoint: Option<String>,
 }
 
 /// The protected resource metadata URLs to try, in order (2026-07-28 authorization server
@@ -128,6 +132,7 @@ pub fn default_endpoints(issuer: &str) -> ServerMetadata {
         client_id_metadata_document_supported: None,
         scopes_supported: None,
         token_endpoint_auth_methods_supported: None,
+        device_authorization_endpoint: None,
     }
 }
 
@@ -254,6 +259,7 @@ mod tests {
             client_id_metadata_document_supported: None,
             scopes_supported: Some(vec!["a".into(), "offline_access".into()]),
             token_endpoint_auth_methods_supported: None,
+            device_authorization_endpoint: None,
         }
     }
 

@@ -14,6 +14,8 @@ pub mod challenge;
 pub mod client_credentials;
 pub mod clock;
 #[cfg(feature = "auth")]
+pub mod device;
+#[cfg(feature = "auth")]
 pub mod errors;
 #[cfg(feature = "auth")]
 pub mod gate;

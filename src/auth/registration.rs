@@ -2,7 +2,9 @@
 //! (`--client-id`, its `--client-issuer`, the secret only from `MCP_BRIDGE_CLIENT_SECRET`),
 //! then a client ID metadata document (`--client-metadata-url`, when the authorization server
 //! supports them), then dynamic client registration (RFC 7591, `application_type: native`,
-//! deprecated but still used), kept per issuer and redirect URI in the token store.
+//! deprecated but still used), kept per issuer and redirect URI in the token store. At an
+//! authorization server that offers the device authorization grant (RFC 8628), a dynamic
+//! registration asks for that grant type too.
 //!
 //! A dynamic registration is kept whole (RFC 7591 §3.2.1): `client_id`, `client_secret`,
 //! `token_endpoint_auth_method` and `client_secret_expires_at`, in the token store with the
@@ -28,6 +30,8 @@ use super::url_check::is_loopback;
 
 /// The client name the authorization server shows on its consent page.
 pub const CLIENT_NAME: &str = "mcp-bridge";
+/// The grant type of the device authorization grant (RFC 8628 §3.4).
+pub const DEVICE_CODE_GRANT_TYPE: &str = "urn:ietf:params:oauth:grant-type:device_code";
 
 /// The registration options of the command line.
 #[derive(Clone, Default)]
@@ -241,10 +245,16 @@ pub async fn client_for(
         }
         tracing::info!(target: "sign-in", "the client secret of the stored registration expires before the sign-in can use it: registering again");
     }
+    // A server that offers the device authorization grant (RFC 8628) gets a client that may
+    // use it too: the sign-in without a browser, and the one after a browser that did not start.
+    let mut grant_types = vec!["authorization_code", "refresh_token"];
+    if server.device_authorization_endpoint.is_some() {
+        grant_types.push(DEVICE_CODE_GRANT_TYPE);
+    }
     let body = json!({
         "client_name": CLIENT_NAME,
         "redirect_uris": [redirect_uri],
-        "grant_types": ["authorization_code", "refresh_token"],
+        "grant_types": grant_types,
         "response_types": ["code"],
         "token_endpoint_auth_method": "none",
         "application_type": "native",

@@ -3,7 +3,9 @@
 //! full OAuth 2.1 sign-in (discovery, registration, PKCE S256, state, `resource`, the loopback
 //! receiver, the Gate, the `iss` check, the code exchange), or one step-up with the union of
 //! scopes; with `--grant client-credentials` the client credentials grant takes the place of
-//! the browser and of the refresh (RFC 6749 §4.4). The token endpoint gets the client
+//! the browser and of the refresh (RFC 6749 §4.4), and with `--sign-in device` (or when no
+//! browser starts) the device authorization grant takes the place of the browser (RFC 8628).
+//! The token endpoint gets the client
 //! authentication the registration named, for the code exchange and every refresh; an
 //! `invalid_client` answer replaces the registration once per challenge. One flow at a time
 //! in the process (the flow lock) and across processes (the entry lock, and a re-read of the
@@ -25,6 +27,7 @@ use super::callback;
 use super::challenge::{BearerChallenge, parse_bearer};
 use super::client_credentials::{self, Grant};
 use super::clock::{SignInClock, SignInTimes};
+use super::device::SignInMode;
 use super::errors::{SignInCause, SignInError, failed};
 use super::gate::{CONSENT_COOLDOWN, Consent, SignInGate, UrlDelivery};
 use super::http::{self, AuthHttpError};
@@ -41,7 +44,12 @@ use super::url_check::validate_authorization_url;
 use crate::transport::token::{AccessToken, Challenge, ChallengeOutcome, TokenProvider};
 
 mod client_grant;
+mod device_grant;
 mod discovery;
+mod failure;
+mod user_grant;
+
+use failure::{TokenFailure, error_code, token_error};
 
 /// An access token that expires within this margin (or within half its lifetime, when that is
 /// shorter) is refreshed before it is used, so that no token expires on its way to the server.
@@ -71,6 +79,9 @@ pub struct SignInConfig {
     /// `--grant`: the authorization code grant (a sign-in in the browser), or the client
     /// credentials grant (`--client-id` and its secret, no browser).
     pub grant: Grant,
+    /// `--sign-in`: how a user signs in with the authorization code grant's flows (in the
+    /// browser, or with a device code).
+    pub sign_in: SignInMode,
     /// `--sign-in-timeout`.
     pub sign_in_timeout: Duration,
     /// `--no-browser`.
@@ -97,6 +108,7 @@ impl SignInConfig {
             redirect_port: receiver::DEFAULT_REDIRECT_PORT,
             registration: RegistrationOptions::default(),
             grant: Grant::default(),
+            sign_in: SignInMode::default(),
             sign_in_timeout: DEFAULT_SIGN_IN_TIMEOUT,
             no_browser: false,
             authorize_params: Vec::new(),
@@ -499,7 +511,7 @@ impl Inner {
                             client_dropped,
                         }
                     }
-                    TokenFailure::Other(error) => error.into(),
+                    TokenFailure::Other(error) | TokenFailure::NoBrowser(error) => error.into(),
                 });
             }
         };
@@ -598,6 +610,7 @@ impl Inner {
         if self.cfg.grant == Grant::ClientCredentials {
             return self.client_credentials(&server, &scopes, indicator).await;
         }
+        let device = self.device_endpoint(&server)?;
         let mut renewals = renewals;
         loop {
             // The code exchange comes at most `--sign-in-timeout` after the registration.
@@ -611,7 +624,10 @@ impl Inner {
             )
             .await?;
             tracing::debug!(target: "sign-in", "client registration: {}", client.path);
-            let resp = match self.authorize(&server, &client, &scopes, &indicator).await {
+            let got = self
+                .user_grant(&server, &client, &scopes, &indicator, device.as_deref())
+                .await;
+            let resp = match got {
                 Ok(resp) => resp,
                 Err(TokenFailure::InvalidClient(e)) => {
                     if client.kind == ClientKind::PreRegistered {
@@ -632,33 +648,10 @@ impl Inner {
                     tracing::info!(target: "sign-in", "the authorization server does not know the client (invalid_client): signing in once more");
                     continue;
                 }
-                Err(TokenFailure::Other(e)) => return Err(e),
+                Err(TokenFailure::Other(e) | TokenFailure::NoBrowser(e)) => return Err(e),
             };
-            let granted = resp
-                .scopes()
-                .map(|s| s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
-            let rec = TokenRecord {
-                issuer: server.issuer.clone(),
-                client_id: client.client_id,
-                token_endpoint: server.token_endpoint.clone(),
-                resource: self.resource.clone(),
-                resource_indicator: Some(indicator.clone()),
-                access_token: resp.access_token().secret().clone(),
-                refresh_token: resp.refresh_token().map(|t| t.secret().clone()),
-                expires_at_unix_secs: resp
-                    .expires_in()
-                    .map(|d| now_unix_secs().saturating_add(d.as_secs())),
-                scopes: union_scopes(&scopes, &granted.unwrap_or_default()),
-                lifetime_secs: resp.expires_in().map(|d| d.as_secs()),
-                // A pre-registered secret is never stored: it comes from the environment.
-                auth: match client.kind {
-                    ClientKind::PreRegistered => ClientAuth::default(),
-                    _ => client.auth,
-                },
-            };
-            self.save(&rec).await;
-            *self.record.borrow_mut() = Some(rec);
-            tracing::info!(target: "sign-in", "signed in at {}", host_of(&server.issuer));
+            self.keep_signed_in(&server, client, &scopes, &indicator, &resp)
+                .await;
             return Ok(());
         }
     }
@@ -677,13 +670,16 @@ impl Inner {
 
     /// One authorization round with `client`: the authorization URL, the receiver, the Gate,
     /// the redirect, and the code exchange with the client's authentication. Both requests
-    /// carry `resource` as the resource indicator (RFC 8707).
+    /// carry `resource` as the resource indicator (RFC 8707). With `fallback` (the server
+    /// offers a device sign-in) a browser that does not start ends it at once
+    /// ([`TokenFailure::NoBrowser`]).
     async fn authorize(
         &self,
         server: &ServerMetadata,
         client: &Client,
         scopes: &[String],
         resource: &str,
+        fallback: bool,
     ) -> Result<BasicTokenResponse, TokenFailure> {
         let bad_endpoint = || failed("the authorization server metadata has a bad endpoint URL");
         let Some(authorization_endpoint) = server.authorization_endpoint.clone() else {
@@ -731,12 +727,17 @@ impl Inner {
         let browser_failed: RefCell<Option<SignInError>> = RefCell::new(None);
         let asked_editor = Cell::new(false);
         let waited = tokio::time::timeout(limit, async {
-            match self.gate.deliver(auth_url.as_str(), &start_url).await? {
+            match self
+                .gate
+                .deliver(auth_url.as_str(), &start_url, fallback)
+                .await?
+            {
                 UrlDelivery::LineOnly(Some(e)) => *browser_failed.borrow_mut() = Some(e),
                 UrlDelivery::Editor => asked_editor.set(true),
+                UrlDelivery::NoBrowser(e) => return Err(TokenFailure::NoBrowser(e)),
                 _ => {}
             }
-            rx.wait().await
+            Ok(rx.wait().await?)
         })
         .await;
         if asked_editor.get() {
@@ -746,7 +747,7 @@ impl Inner {
         drop(state);
         let code = match waited {
             Ok(Ok(code)) => code,
-            Ok(Err(e)) => return Err(e.into()),
+            Ok(Err(e)) => return Err(e),
             // The browser never started: that is the cause the user can act on.
             Err(_) => {
                 return Err(browser_failed
@@ -822,54 +823,5 @@ impl From<SignInError> for Refused {
             error,
             client_dropped: false,
         }
-    }
-}
-
-/// A failed token request, `invalid_client` (RFC 6749 §5.2: the client is unknown or its
-/// authentication failed) told apart from the rest.
-enum TokenFailure {
-    InvalidClient(SignInError),
-    Other(SignInError),
-}
-
-impl From<SignInError> for TokenFailure {
-    fn from(e: SignInError) -> Self {
-        TokenFailure::Other(e)
-    }
-}
-
-impl TokenFailure {
-    fn from_request(e: RequestTokenError<AuthHttpError, BasicErrorResponse>) -> Self {
-        let invalid_client = matches!(&e, RequestTokenError::ServerResponse(r)
-            if *r.error() == BasicErrorResponseType::InvalidClient);
-        let error = token_error(e);
-        if invalid_client {
-            TokenFailure::InvalidClient(error)
-        } else {
-            TokenFailure::Other(error)
-        }
-    }
-}
-
-/// A failed token request, without the response body (it may hold tokens).
-fn token_error<T: oauth2::ErrorResponse + 'static>(
-    e: RequestTokenError<AuthHttpError, T>,
-) -> SignInError {
-    match e {
-        RequestTokenError::ServerResponse(r) => {
-            let code = serde_json::to_value(&r)
-                .ok()
-                .and_then(|v| v["error"].as_str().map(str::to_string))
-                .unwrap_or_default();
-            let shown: String = code
-                .chars()
-                .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .take(64)
-                .collect();
-            failed(format!("the token endpoint refused the request ({shown})"))
-        }
-        RequestTokenError::Request(e) => failed(format!("token request: {e}")),
-        RequestTokenError::Parse(..) => failed("the token response is not valid"),
-        RequestTokenError::Other(_) => failed("the token request failed"),
     }
 }

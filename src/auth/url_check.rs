@@ -23,11 +23,40 @@ pub fn is_loopback(url: &Url) -> bool {
 }
 
 /// Checks the authorization URL before it is written to stderr, put in an elicitation or
-/// behind the start URL: at most [`MAX_AUTHORIZATION_URL_BYTES`]; only the bytes 0x21 to 0x7E
-/// without `"<>\^`{|}`; `https` (or `http` with a loopback host, for a loopback authorization
-/// server); a host; no user information; no fragment; `redirect_uri` equal to ours; a
+/// behind the start URL: the rules of [`validate_shown_url`], `redirect_uri` equal to ours, a
 /// non-empty `state`. Errors: `sign_in_invalid_url` naming the rule (never the URL).
 pub fn validate_authorization_url(raw: &str, redirect_uri: &str) -> Result<Url, SignInError> {
+    let bad = |why: &str| SignInError::new(SignInCause::SignInInvalidUrl, why);
+    let url = validate_shown_url(raw)?;
+    let mut redirects = Vec::new();
+    let mut state = None;
+    for (k, v) in url.query_pairs() {
+        match k.as_ref() {
+            "redirect_uri" => redirects.push(v.into_owned()),
+            "state" => state = Some(v.into_owned()),
+            _ => {}
+        }
+    }
+    // An authorization endpoint that already carries a `redirect_uri` gives the URL two: the
+    // server may take the other one, so any second one is refused.
+    if redirects.len() > 1 {
+        return Err(bad("more than one redirect URI"));
+    }
+    if redirects.first().map(String::as_str) != Some(redirect_uri) {
+        return Err(bad("not the redirect URI of the bridge"));
+    }
+    if state.is_none_or(|s| s.is_empty()) {
+        return Err(bad("no state"));
+    }
+    Ok(url)
+}
+
+/// Checks a URL of the authorization server before the bridge writes it to stderr or puts it
+/// in an elicitation (an authorization URL, a device sign-in's verification URI): at most
+/// [`MAX_AUTHORIZATION_URL_BYTES`]; only the bytes 0x21 to 0x7E without `"<>\^`{|}`; `https`
+/// (or `http` with a loopback host, for a loopback authorization server); a host; no user
+/// information; no fragment. Errors: `sign_in_invalid_url` naming the rule (never the URL).
+pub fn validate_shown_url(raw: &str) -> Result<Url, SignInError> {
     let bad = |why: &str| SignInError::new(SignInCause::SignInInvalidUrl, why);
     if raw.len() > MAX_AUTHORIZATION_URL_BYTES {
         return Err(bad("longer than 8 KiB"));
@@ -52,26 +81,6 @@ pub fn validate_authorization_url(raw: &str, redirect_uri: &str) -> Result<Url, 
     }
     if url.fragment().is_some() || raw.contains('#') {
         return Err(bad("a fragment"));
-    }
-    let mut redirects = Vec::new();
-    let mut state = None;
-    for (k, v) in url.query_pairs() {
-        match k.as_ref() {
-            "redirect_uri" => redirects.push(v.into_owned()),
-            "state" => state = Some(v.into_owned()),
-            _ => {}
-        }
-    }
-    // An authorization endpoint that already carries a `redirect_uri` gives the URL two: the
-    // server may take the other one, so any second one is refused.
-    if redirects.len() > 1 {
-        return Err(bad("more than one redirect URI"));
-    }
-    if redirects.first().map(String::as_str) != Some(redirect_uri) {
-        return Err(bad("not the redirect URI of the bridge"));
-    }
-    if state.is_none_or(|s| s.is_empty()) {
-        return Err(bad("no state"));
     }
     Ok(url)
 }

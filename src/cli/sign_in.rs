@@ -1,5 +1,5 @@
 //! The sign-in options of the URL form (`--client-id`, `--client-issuer`,
-//! `--client-metadata-url`, `--grant`, `--redirect-port`, `--account`, `--token-store`,
+//! `--client-metadata-url`, `--grant`, `--sign-in`, `--redirect-port`, `--account`, `--token-store`,
 //! `--token-key-file`, `--no-browser`, `--sign-in-timeout`, `--authorize-param`), flattened
 //! into the command line, and the settings they make.
 
@@ -8,6 +8,7 @@ use std::time::Duration;
 use url::Url;
 
 use crate::auth::client_credentials::Grant;
+use crate::auth::device::SignInMode;
 use crate::auth::opener::EnvSecrets;
 use crate::auth::receiver::DEFAULT_REDIRECT_PORT;
 use crate::auth::registration::{RegistrationOptions, check_metadata_url};
@@ -37,6 +38,9 @@ pub struct SignInArgs {
     /// URL form: how the bridge gets its tokens
     #[arg(help_heading = SIGN_IN_HEADING, long, value_enum, value_name = "GRANT", default_value = "authorization-code")]
     pub grant: Grant,
+    /// URL form: how a user signs in (with --grant authorization-code)
+    #[arg(help_heading = SIGN_IN_HEADING, long = "sign-in", value_enum, value_name = "HOW", default_value = "browser")]
+    pub sign_in: SignInMode,
     /// URL form: the port of the redirect URI http://127.0.0.1:PORT/callback
     #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "PORT", default_value_t = DEFAULT_REDIRECT_PORT,
           value_parser = clap::value_parser!(u16).range(1..), allow_negative_numbers = true)]
@@ -99,6 +103,7 @@ impl SignInArgs {
             || self.client_issuer.is_some()
             || self.client_metadata_url.is_some()
             || self.grant != Grant::AuthorizationCode
+            || self.sign_in != SignInMode::Browser
             || self.redirect_port != DEFAULT_REDIRECT_PORT
             || self.account != "default"
             || self.token_store != StoreChoice::Auto
@@ -109,7 +114,8 @@ impl SignInArgs {
     }
 
     /// Checks the combinations: `--grant client-credentials` needs `--client-id` and its
-    /// secret, and takes no `--client-metadata-url`; a client secret needs `--client-id` and
+    /// secret, and takes no `--client-metadata-url` and no `--sign-in device` (no user signs
+    /// in); a client secret needs `--client-id` and
     /// `--client-issuer`; `--client-issuer` needs `--client-id`; `--client-metadata-url` is an
     /// https URL with a path. Errors: the usage message.
     pub fn check(&self, secrets: &EnvSecrets) -> Result<(), String> {
@@ -126,6 +132,12 @@ impl SignInArgs {
             if self.client_metadata_url.is_some() {
                 return Err(
                     "--client-metadata-url does not apply to --grant client-credentials".into(),
+                );
+            }
+            if self.sign_in == SignInMode::Device {
+                return Err(
+                    "--sign-in device does not apply to --grant client-credentials (no user signs in)"
+                        .into(),
                 );
             }
         }
@@ -163,6 +175,7 @@ impl SignInArgs {
             client_metadata_url: self.client_metadata_url.clone(),
         };
         c.grant = self.grant;
+        c.sign_in = self.sign_in;
         c.sign_in_timeout = Duration::from_secs_f64(self.sign_in_timeout);
         c.no_browser = self.no_browser;
         c.authorize_params = self.authorize_params.clone();

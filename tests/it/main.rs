@@ -16,6 +16,8 @@ mod auth_chromium;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod auth_client_credentials;
 #[cfg(all(feature = "http", feature = "auth"))]
+mod auth_device;
+#[cfg(all(feature = "http", feature = "auth"))]
 mod auth_discovery;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod auth_e2e;

@@ -125,7 +125,7 @@ impl Inner {
             TokenFailure::InvalidClient(e) => {
                 SignInError::new(SignInCause::ClientCredentialsRefused, e.detail)
             }
-            TokenFailure::Other(e) => e,
+            TokenFailure::Other(e) | TokenFailure::NoBrowser(e) => e,
         })
     }
 

@@ -6,9 +6,9 @@ use super::*;
 
 impl Inner {
     /// Whether the grant goes through the authorization endpoint, whose code PKCE protects
-    /// (the client credentials grant has none).
+    /// (the client credentials grant and the device sign-in have none).
     pub(super) fn uses_pkce(&self) -> bool {
-        self.cfg.grant == Grant::AuthorizationCode
+        self.cfg.grant == Grant::AuthorizationCode && self.cfg.sign_in == SignInMode::Browser
     }
 
     /// RFC 9728 then RFC 8414: the resource metadata (from the challenge, else the two

@@ -1,7 +1,9 @@
 //! A fixture authorization server and protected resource on loopback (axum), for the sign-in
 //! tests: RFC 9728 resource metadata, RFC 8414 metadata, `/authorize` (PKCE S256 and
-//! `resource` required, redirects with `code`, `state` and `iss`), `/token` (code, refresh and
-//! client credentials grants; refresh tokens rotate and are counted), `/register` (RFC 7591,
+//! `resource` required, redirects with `code`, `state` and `iss`), `/token` (code, refresh,
+//! client credentials and device code grants; refresh tokens rotate and are counted), the
+//! device authorization endpoint `/device_authorization` and its verification page `/device`
+//! (RFC 8628: a visit approves or denies the code, each poll's time is recorded), `/register` (RFC 7591,
 //! requires `application_type: native`), and `/mcp`, which wants a valid bearer token and the
 //! scopes of `Behaviour::required_scopes`. The token endpoint authenticates every client as its
 //! registration named (RFC 6749 §2.3.1: `none`, `client_secret_basic`, `client_secret_post`)
@@ -72,6 +74,24 @@ pub struct Behaviour {
     pub asm_status: Option<u16>,
     /// The metadata's `token_endpoint_auth_methods_supported` (`None`: absent).
     pub token_auth_methods: Option<Vec<String>>,
+    /// The metadata names `device_authorization_endpoint` (RFC 8628 §4).
+    pub device_authorization: bool,
+    /// The `interval` of the device authorization response (`None`: absent, 5 s).
+    pub device_interval_secs: Option<u64>,
+    /// The `expires_in` of the device authorization response.
+    pub device_expires_in_secs: u64,
+    /// How long the server really keeps a device code pending (it may end it sooner than
+    /// it said): then its polls get `expired_token`.
+    pub device_lifetime_secs: u64,
+    /// The response carries `verification_uri_complete`.
+    pub device_complete_uri: bool,
+    /// The polls (counted from 1 over the fixture's life) answered `slow_down`.
+    pub device_slow_down_polls: Vec<usize>,
+    /// The user acts on every pending code at this poll (counted from 1), before it is
+    /// answered: approves it, or denies it with [`Behaviour::device_user_denies`].
+    pub device_user_acts_at_poll: Option<usize>,
+    /// A user's action (at `/device`, or at [`Behaviour::device_user_acts_at_poll`]) denies.
+    pub device_user_denies: bool,
 }
 
 #[derive(Default)]
@@ -94,6 +114,12 @@ pub struct Counters {
     pub forget_at_code_grants: AtomicUsize,
     /// Token requests with `grant_type=client_credentials` that got a token.
     pub client_credentials_grants: AtomicUsize,
+    /// Device authorization requests that got a code.
+    pub device_authorizations: AtomicUsize,
+    /// Device code polls answered `authorization_pending`, `slow_down`, and with a token.
+    pub device_pending: AtomicUsize,
+    pub device_slow_downs: AtomicUsize,
+    pub device_grants: AtomicUsize,
 }
 
 /// A registered client (RFC 7591 §3.2.1).
@@ -111,6 +137,23 @@ struct Code {
     scopes: String,
 }
 
+/// A device code's state (RFC 8628 §3.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DeviceState {
+    Pending,
+    Approved,
+    Denied,
+}
+
+struct DeviceGrant {
+    user_code: String,
+    client_id: String,
+    scopes: String,
+    state: DeviceState,
+    /// The end of its real lifetime ([`Behaviour::device_lifetime_secs`]).
+    ends: std::time::Instant,
+}
+
 #[derive(Default)]
 struct Grants {
     codes: HashMap<String, Code>,
@@ -119,6 +162,10 @@ struct Grants {
     /// refresh token -> (scopes, client_id)
     refresh: HashMap<String, (String, String)>,
     clients: HashMap<String, Registered>,
+    /// The clients registered with the device code grant type.
+    device_clients: std::collections::HashSet<String>,
+    /// device code -> its grant
+    devices: HashMap<String, DeviceGrant>,
     next: u64,
 }
 
@@ -139,6 +186,13 @@ pub struct Fixture {
     pub resources: Mutex<Vec<String>>,
     /// The authenticated client of each client credentials grant.
     pub grant_clients: Mutex<Vec<String>>,
+    /// The `grant_types` of each registration.
+    pub registered_grant_types: Mutex<Vec<Value>>,
+    /// The form of each device authorization request.
+    pub device_requests: Mutex<Vec<HashMap<String, String>>>,
+    /// When each device authorization request, and each poll of a device code, arrived.
+    pub device_authorized_at: Mutex<Vec<std::time::Instant>>,
+    pub device_polls: Mutex<Vec<std::time::Instant>>,
     /// The MCP server behind `/mcp`: an authorized request is passed on to it (its verb, the
     /// body and the headers except `Authorization`), its answer streamed back (the status,
     /// `Content-Type` and `Mcp-Session-Id`).
@@ -253,6 +307,10 @@ pub fn start(b: Behaviour) -> Arc<Fixture> {
         authorize_queries: Mutex::new(Vec::new()),
         resources: Mutex::new(Vec::new()),
         grant_clients: Mutex::new(Vec::new()),
+        registered_grant_types: Mutex::new(Vec::new()),
+        device_requests: Mutex::new(Vec::new()),
+        device_authorized_at: Mutex::new(Vec::new()),
+        device_polls: Mutex::new(Vec::new()),
         upstream: Mutex::new(None),
     });
     let app = Router::new()
@@ -261,6 +319,8 @@ pub fn start(b: Behaviour) -> Arc<Fixture> {
         .route("/authorize", get(authorize))
         .route("/token", post(token))
         .route("/register", post(register))
+        .route("/device_authorization", post(device_authorization))
+        .route("/device", get(device_page))
         .route("/mcp", axum::routing::any(mcp))
         .route("/fixture/stats", get(stats))
         .with_state(fx.clone());
@@ -300,6 +360,14 @@ pub fn default_behaviour() -> Behaviour {
         challenge_names_prm: true,
         asm_status: None,
         token_auth_methods: None,
+        device_authorization: false,
+        device_interval_secs: Some(1),
+        device_expires_in_secs: 600,
+        device_lifetime_secs: 600,
+        device_complete_uri: true,
+        device_slow_down_polls: Vec::new(),
+        device_user_acts_at_poll: None,
+        device_user_denies: false,
     }
 }
 
@@ -347,6 +415,9 @@ async fn asm(State(fx): State<Arc<Fixture>>) -> Response {
     }
     if b.registration {
         m["registration_endpoint"] = json!(format!("{}/register", fx.base));
+    }
+    if b.device_authorization {
+        m["device_authorization_endpoint"] = json!(format!("{}/device_authorization", fx.base));
     }
     Json(m).into_response()
 }
@@ -609,7 +680,147 @@ async fn token(
             let scopes = f.get("scope").cloned().unwrap_or_default();
             Json(issue_access(&fx, &scopes)).into_response()
         }
+        Some("urn:ietf:params:oauth:grant-type:device_code") => {
+            let client_id = match authenticate(&fx, &headers, &f) {
+                Ok(id) => id,
+                Err(r) => return *r,
+            };
+            device_poll(&fx, &client_id, f.get("device_code").map(String::as_str))
+        }
         _ => token_error("unsupported_grant_type"),
+    }
+}
+
+/// RFC 8628 §3.1: a device code and a user code for an authenticated client (a dynamic one
+/// registered with the device code grant type), the scopes and the resource indicator.
+async fn device_authorization(
+    State(fx): State<Arc<Fixture>>,
+    headers: HeaderMap,
+    Form(f): Form<HashMap<String, String>>,
+) -> Response {
+    fx.device_requests.lock().unwrap().push(f.clone());
+    if f.get("resource").map(String::as_str) != Some(fx.resource().as_str()) {
+        return token_error("invalid_target");
+    }
+    let client_id = match authenticate(&fx, &headers, &f) {
+        Ok(id) => id,
+        Err(r) => return *r,
+    };
+    let b = fx.behaviour.lock().unwrap().clone();
+    {
+        let g = fx.grants.lock().unwrap();
+        if g.clients.contains_key(&client_id) && !g.device_clients.contains(&client_id) {
+            return token_error("unauthorized_client");
+        }
+    }
+    let n = fx
+        .counters
+        .device_authorizations
+        .fetch_add(1, Ordering::SeqCst)
+        + 1;
+    let device_code = fx.mint("device");
+    let user_code = format!("WDJB-{n:04}");
+    fx.grants.lock().unwrap().devices.insert(
+        device_code.clone(),
+        DeviceGrant {
+            user_code: user_code.clone(),
+            client_id,
+            scopes: f.get("scope").cloned().unwrap_or_default(),
+            state: DeviceState::Pending,
+            ends: std::time::Instant::now()
+                + std::time::Duration::from_secs(b.device_lifetime_secs),
+        },
+    );
+    fx.device_authorized_at
+        .lock()
+        .unwrap()
+        .push(std::time::Instant::now());
+    let mut v = json!({
+        "device_code": device_code,
+        "user_code": user_code,
+        "verification_uri": format!("{}/device", fx.base),
+        "expires_in": b.device_expires_in_secs,
+    });
+    if b.device_complete_uri {
+        v["verification_uri_complete"] = json!(format!("{}/device?user_code={user_code}", fx.base));
+    }
+    if let Some(i) = b.device_interval_secs {
+        v["interval"] = json!(i);
+    }
+    Json(v).into_response()
+}
+
+/// The verification page: the user's visit with `user_code` approves that pending code (or
+/// denies it, [`Behaviour::device_user_denies`]).
+async fn device_page(
+    State(fx): State<Arc<Fixture>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    let code = q.get("user_code").cloned().unwrap_or_default();
+    let denies = fx.behaviour.lock().unwrap().device_user_denies;
+    let mut g = fx.grants.lock().unwrap();
+    let Some(d) = g
+        .devices
+        .values_mut()
+        .find(|d| d.user_code == code && d.state == DeviceState::Pending)
+    else {
+        return (StatusCode::NOT_FOUND, "no such code").into_response();
+    };
+    d.state = if denies {
+        DeviceState::Denied
+    } else {
+        DeviceState::Approved
+    };
+    (StatusCode::OK, if denies { "denied" } else { "approved" }).into_response()
+}
+
+/// One poll of a device code (RFC 8628 §3.5).
+fn device_poll(fx: &Fixture, client_id: &str, device_code: Option<&str>) -> Response {
+    let n = {
+        let mut polls = fx.device_polls.lock().unwrap();
+        polls.push(std::time::Instant::now());
+        polls.len()
+    };
+    let b = fx.behaviour.lock().unwrap().clone();
+    let mut g = fx.grants.lock().unwrap();
+    if b.device_user_acts_at_poll == Some(n) {
+        for d in g.devices.values_mut() {
+            if d.state == DeviceState::Pending {
+                d.state = if b.device_user_denies {
+                    DeviceState::Denied
+                } else {
+                    DeviceState::Approved
+                };
+            }
+        }
+    }
+    let Some(d) = device_code.and_then(|c| g.devices.get(c)) else {
+        return token_error("invalid_grant");
+    };
+    if d.client_id != client_id {
+        return token_error("invalid_grant");
+    }
+    if std::time::Instant::now() >= d.ends {
+        return token_error("expired_token");
+    }
+    if b.device_slow_down_polls.contains(&n) {
+        fx.counters.device_slow_downs.fetch_add(1, Ordering::SeqCst);
+        return token_error("slow_down");
+    }
+    match d.state {
+        DeviceState::Pending => {
+            fx.counters.device_pending.fetch_add(1, Ordering::SeqCst);
+            token_error("authorization_pending")
+        }
+        DeviceState::Denied => token_error("access_denied"),
+        DeviceState::Approved => {
+            let scopes = d.scopes.clone();
+            // A device code gives one token (RFC 8628 §3.5: it is spent).
+            g.devices.remove(device_code.unwrap_or_default());
+            drop(g);
+            fx.counters.device_grants.fetch_add(1, Ordering::SeqCst);
+            Json(issue(fx, &scopes, client_id)).into_response()
+        }
     }
 }
 
@@ -626,6 +837,16 @@ async fn register(State(fx): State<Arc<Fixture>>, Json(body): Json<Value>) -> Re
     }
     let id = fx.mint("client");
     let b = fx.behaviour.lock().unwrap().clone();
+    fx.registered_grant_types
+        .lock()
+        .unwrap()
+        .push(body["grant_types"].clone());
+    if body["grant_types"].as_array().is_some_and(|t| {
+        t.iter()
+            .any(|g| g == "urn:ietf:params:oauth:grant-type:device_code")
+    }) {
+        fx.grants.lock().unwrap().device_clients.insert(id.clone());
+    }
     let mut answer = json!({"client_id": id, "redirect_uris": body["redirect_uris"]});
     let registered = match &b.registered_auth {
         Some(method) => {
