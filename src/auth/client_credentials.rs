@@ -15,7 +15,7 @@ use super::store::records::TokenAuthMethod;
 /// `--grant`: how the bridge gets its tokens (the variants' lines are those of `--help`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Grant {
-    /// A sign-in in the browser (authorization code with PKCE), then refreshes
+    /// A user signs in (in the browser: authorization code with PKCE; or with a device code: --sign-in), then refreshes
     #[default]
     AuthorizationCode,
     /// Machine to machine: --client-id with MCP_BRIDGE_CLIENT_SECRET, no browser; a new token before expiry

@@ -325,6 +325,32 @@ mod tests {
     }
 
     #[test]
+    fn a_device_sign_in_asks_the_editor_once_it_is_initialized() {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let g = SignInGate::new(true, false, CONSENT_COOLDOWN, BrowserOpener::from_env());
+        run(async {
+            let shown = g.show_device("https://a/device?user_code=C", "C");
+            tokio::pin!(shown);
+            // Before `initialized` it waits (the sign-in line is all the user has).
+            assert!(
+                tokio::time::timeout(Duration::from_millis(50), &mut shown)
+                    .await
+                    .is_err()
+            );
+            g.initialized(Some(Rc::new(Answer(ConsentAnswer::Accept, asked.clone()))));
+            assert_eq!(shown.await, Ok(()));
+        });
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        g.initialized(Some(Rc::new(Answer(ConsentAnswer::Decline, asked.clone()))));
+        let e = run(g.show_device("https://a/device", "C")).unwrap_err();
+        assert_eq!(e.cause, SignInCause::SignInDenied);
+        // An editor without URL elicitation: nothing to ask, the polls go on.
+        let g = SignInGate::new(true, false, CONSENT_COOLDOWN, BrowserOpener::from_env());
+        g.initialized(None);
+        assert_eq!(run(g.show_device("https://a/device", "C")), Ok(()));
+    }
+
+    #[test]
     fn after_initialized_without_url_elicitation_reauthorization_is_required() {
         let g = SignInGate::new(false, false, CONSENT_COOLDOWN, BrowserOpener::from_env());
         g.initialized(None);

@@ -57,7 +57,7 @@ pub struct SignInArgs {
     /// URL form: never open a browser; only write the sign-in line to stderr
     #[arg(help_heading = SIGN_IN_HEADING, long)]
     pub no_browser: bool,
-    /// URL form: time limit of one sign-in in the browser, in seconds
+    /// URL form: time limit of one sign-in (in the browser, or with a device code), in seconds
     #[arg(help_heading = SIGN_IN_HEADING, long, value_name = "SECONDS", default_value = "300", value_parser = super::seconds, allow_negative_numbers = true)]
     pub sign_in_timeout: f64,
     /// URL form: add NAME=VALUE to the authorization request, for an authorization server that needs it (an audience, for example); repeatable

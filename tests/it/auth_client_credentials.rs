@@ -210,7 +210,7 @@ fn help_names_the_grants() {
           URL form: how the bridge gets its tokens
 
           Possible values:
-          - authorization-code: A sign-in in the browser (authorization code with PKCE), then refreshes
+          - authorization-code: A user signs in (in the browser: authorization code with PKCE; or with a device code: --sign-in), then refreshes
           - client-credentials: Machine to machine: --client-id with MCP_BRIDGE_CLIENT_SECRET, no browser; a new token before expiry
           \n          [default: authorization-code]
 ";

@@ -698,3 +698,58 @@ fn an_authorize_param_the_bridge_sets_itself_is_a_usage_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn help_names_the_ways_a_user_signs_in() {
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    let sign_in = "      --sign-in <HOW>
+          URL form: how a user signs in (with --grant authorization-code)
+
+          Possible values:
+          - browser: In the browser; with a device code when no browser starts and the server offers it
+          - device:  With a code entered on any device (RFC 8628 device authorization), no browser on this host
+          \n          [default: browser]
+";
+    assert!(out.contains(sign_in), "{out}");
+}
+
+/// `--sign-in device` needs a user's grant and a URL upstream; an unknown way is refused by
+/// name: usage errors, exit 2.
+#[test]
+fn sign_in_device_with_the_client_credentials_grant_or_a_command_is_a_usage_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+        .args([
+            "--sign-in",
+            "device",
+            "--grant",
+            "client-credentials",
+            "--client-id",
+            "machine",
+            "--client-issuer",
+            "https://as.example.com",
+            "https://mcp.example.com/mcp",
+        ])
+        .env("MCP_BRIDGE_CLIENT_SECRET", "s")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "mcp-bridge: cli: error: --sign-in device does not apply to --grant client-credentials (no user signs in)\n"
+    );
+    let (code, _, stderr) = run(&["--sign-in", "device", "cat"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("the sign-in options apply only to a URL upstream"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&["--sign-in", "phone", "https://mcp.example.com/mcp"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("invalid value 'phone' for '--sign-in <HOW>'")
+            && stderr.contains("[possible values: browser, device]"),
+        "{stderr}"
+    );
+}
