@@ -645,7 +645,7 @@ impl Inner {
                     }
                     renewals -= 1;
                     self.forget_client(&server.issuer, &client).await;
-                    tracing::info!(target: "sign-in", "the authorization server does not know the client (invalid_client): signing in once more");
+                    tracing::info!(target: "sign-in", "the authorization server does not accept the client (invalid_client, or unauthorized_client to a device sign-in): signing in once more");
                     continue;
                 }
                 Err(TokenFailure::Other(e) | TokenFailure::NoBrowser(e)) => return Err(e),

@@ -293,3 +293,63 @@ fn a_browser_that_does_not_start_hands_over_to_the_device_sign_in() {
     assert_eq!(fx.counters.authorizes.load(Ordering::SeqCst), 0);
     assert_eq!(fx.counters.device_grants.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn a_stored_registration_without_the_device_grant_is_replaced_once() {
+    // A sign-in in the browser at a server that does not offer the device grant yet: its
+    // dynamic registration (kept in the file store) has no device code grant type.
+    let (_up, fx) = device_fixture(|b| b.device_authorization = false);
+    let dir = crate::common::scratch_dir("device-old-client");
+    let port = crate::common::auth_fixture::free_port().to_string();
+    let browser = crate::common::signed_bridge::browser(&dir);
+    let state = dir.to_string_lossy().into_owned();
+    let env = [
+        ("BROWSER", browser.as_str()),
+        ("XDG_STATE_HOME", state.as_str()),
+        ("MCP_BRIDGE_TOKEN_KEY", crate::common::KEY_HEX),
+    ];
+    let args = ["--token-store", "file", "--redirect-port", port.as_str()];
+    let mut b = Bridge::start_url(&args, &fx.mcp_url(), &env);
+    b.initialize();
+    assert_eq!(echo(&mut b, 1, "hi"), "hi");
+    b.close_stdin();
+    b.stderr_to_the_end();
+    // The server now offers it, and forgets the sign-in; the next start signs in with a
+    // device code: the stored client is refused (unauthorized_client), registered anew once.
+    {
+        let mut behaviour = fx.behaviour.lock().unwrap();
+        behaviour.device_authorization = true;
+        behaviour.device_user_acts_at_poll = Some(1);
+    }
+    fx.expire_all();
+    fx.revoke_refresh_tokens();
+    let mut args = args.to_vec();
+    args.extend(["--sign-in", "device"]);
+    let mut b = Bridge::start_url(&args, &fx.mcp_url(), &env);
+    b.initialize();
+    assert_eq!(echo(&mut b, 2, "again"), "again");
+    assert_eq!(
+        *fx.registered_grant_types.lock().unwrap(),
+        vec![
+            json!(["authorization_code", "refresh_token"]),
+            json!(["authorization_code", "refresh_token", DEVICE_CODE_GRANT])
+        ]
+    );
+    let clients: Vec<String> = fx
+        .device_requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.get("client_id").cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(clients.len(), 2, "{clients:?}");
+    assert_ne!(clients[0], clients[1]);
+    assert_eq!(fx.counters.device_authorizations.load(Ordering::SeqCst), 1);
+    assert_eq!(fx.counters.device_grants.load(Ordering::SeqCst), 1);
+    b.close_stdin();
+    let err = b.stderr_to_the_end();
+    assert!(
+        err.contains("mcp-bridge: sign-in: info: the authorization server does not accept the client (invalid_client, or unauthorized_client to a device sign-in): signing in once more\n"),
+        "{err}"
+    );
+}
