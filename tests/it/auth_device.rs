@@ -353,3 +353,24 @@ fn a_stored_registration_without_the_device_grant_is_replaced_once() {
         "{err}"
     );
 }
+
+#[test]
+fn a_device_sign_in_ends_at_the_sign_in_timeout() {
+    let (_up, fx) = device_fixture(|_| {});
+    let (mut b, _) = bridge(
+        &fx,
+        "device-timeout",
+        &["--sign-in", "device", "--sign-in-timeout", "2"],
+        &[],
+    );
+    send_initialize(&mut b, json!({}));
+    assert_eq!(
+        b.recv_response_within(&json!(0), SIGN_IN_WAIT),
+        discover_failed(
+            "sign_in_timeout: the sign-in did not complete in time; sign in sooner or raise --sign-in-timeout (if the authorization page refused the client, the authorization server forgot it: run mcp-bridge logout --forget-client <url> with this server's --redirect-port and --token-store) (2 s)"
+        )
+    );
+    // It polled while it waited (pending each time), and got no token.
+    assert!(fx.counters.device_pending.load(Ordering::SeqCst) >= 1);
+    assert_eq!(fx.counters.device_grants.load(Ordering::SeqCst), 0);
+}

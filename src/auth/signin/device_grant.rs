@@ -17,6 +17,10 @@ use crate::auth::gate::device_sign_in_line;
 /// How far the `oauth2` crate's end of the polls may lie before the bridge's own reckoning of
 /// `expires_in`: the crate measures it with the wall clock, the bridge with a monotonic one.
 const EXPIRY_CLOCK_SLACK: Duration = Duration::from_secs(1);
+/// The longest wait between two polls after transport errors: the `oauth2` crate doubles the
+/// wait at each one (RFC 8628 §3.5 asks for an exponential backoff on connection timeouts),
+/// up to this.
+const MAX_POLL_BACKOFF: Duration = Duration::from_secs(60);
 
 impl Inner {
     /// The device authorization endpoint of `server`, when the sign-in may use it: always
@@ -85,11 +89,22 @@ impl Inner {
             // RFC 8628 §3.5: the interval passes before each request, the first one too (the
             // user has not entered the code yet).
             tokio::time::sleep(interval).await;
+            let poll_send = |r: oauth2::HttpRequest| {
+                let sent = send(r);
+                async move {
+                    let answer = sent.await;
+                    if let Err(e) = &answer {
+                        tracing::debug!(target: "sign-in", "a poll of the device code failed ({e}); polling on, slower");
+                    }
+                    answer
+                }
+            };
             oauth
                 .exchange_device_access_token(&details)
                 .add_extra_param("resource", resource.to_string())
+                .set_max_backoff_interval(MAX_POLL_BACKOFF.max(interval))
                 .request_async(
-                    &send,
+                    &poll_send,
                     |d: Duration| tokio::time::sleep(d.max(MIN_POLL_INTERVAL)),
                     Some(lifetime.saturating_sub(received.elapsed())),
                 )
