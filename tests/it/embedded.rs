@@ -433,9 +433,17 @@ fn modern_bad_lines_get_the_error_table_and_the_path_stays_modern() {
     let r = b.request(json!(1), "tools/list", modern(json!({}), json!({})));
     assert_eq!(r["result"], cacheable(json!({"tools": tools()})));
     let call = json!({"name": "echo", "arguments": {"wrong": "x"}});
+    // A typed tool's bad arguments are a tool execution error the model sees (MCP 2025-11-25
+    // server/tools), not a JSON-RPC error.
     let r = b.request(json!(2), "tools/call", modern(call, json!({})));
     assert_eq!(
-        r["error"],
-        json!({"code": -32602, "message": "Invalid arguments: missing field `text`"})
+        (
+            r["result"]["content"].clone(),
+            r["result"]["isError"].clone()
+        ),
+        (
+            json!([{"type": "text", "text": "Invalid arguments: missing field `text`"}]),
+            json!(true)
+        )
     );
 }
