@@ -101,6 +101,9 @@ pub struct BridgeConfig {
     /// `--allow-tool`, `--deny-tool` and the same for prompts and resources: the items the
     /// editor does not see (`None`: no such option, and no work for it on any frame).
     pub item_filter: Option<Arc<ItemFilter>>,
+    /// Who hears the era decision and the adaptations of results (`mcp-bridge doctor`;
+    /// `None`: the bridge, which only logs them).
+    pub observer: Option<crate::transport::observe::Observer>,
 }
 
 /// The sign-in settings of [`BridgeConfig::sign_in`] (`crate::auth::setup::SignInSetup` with the

@@ -284,6 +284,7 @@ fn legacy_config(server: Server, options: &AutoOptions) -> BridgeConfig {
         sign_in: None,
         metrics_interval: None,
         item_filter: None,
+        observer: None,
     }
 }
 

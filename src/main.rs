@@ -14,6 +14,10 @@ fn main() {
     // SAFETY: the first statement of main, before any other thread exists. The secrets of the
     // sign-in leave the environment, so no program the bridge starts inherits them.
     let secrets = unsafe { mcp_bridge::auth::opener::scrub_secret_env() };
+    if std::env::args_os().nth(1).is_some_and(|a| a == "doctor") {
+        let code = mcp_bridge::app::doctor::run(std::env::args_os(), &secrets);
+        std::process::exit(code);
+    }
     if std::env::args_os().nth(1).is_some_and(|a| a == "logout") {
         let code = mcp_bridge::app::logout::run(std::env::args_os(), secrets.token_key.as_deref());
         std::process::exit(code);

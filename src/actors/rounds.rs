@@ -58,6 +58,8 @@ pub struct SlotEnv {
     pub cancel_reason: CancelReason,
     /// The item filter (`--allow-tool`, ...): the items it hides are left out of a list.
     pub filter: Option<Arc<ItemFilter>>,
+    /// Who hears the adaptations of the results besides the log (`mcp-bridge doctor`).
+    pub observer: Option<crate::transport::observe::Observer>,
 }
 
 impl SlotEnv {
@@ -269,6 +271,9 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: Id) -> Sl
             ResultType::Complete => {
                 let mut notes = Vec::new();
                 let shaped = shape::shape_result(f, members, env.filter.as_deref(), &mut notes);
+                if let Some(observer) = &env.observer {
+                    observer.notes(f.method(), &notes);
+                }
                 log_notes(notes);
                 return match shaped {
                     Ok(shaped) => SlotOutcome::Result(shaped),

@@ -3,6 +3,8 @@
 //! the actors run in.
 
 #[cfg(feature = "auth")]
+pub mod doctor;
+#[cfg(feature = "auth")]
 pub mod logout;
 pub mod process;
 #[cfg(feature = "auth")]

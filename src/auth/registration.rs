@@ -110,6 +110,34 @@ pub fn kind_of(opts: &RegistrationOptions, client_id: &str) -> ClientKind {
     }
 }
 
+/// Which registration a sign-in with `opts` uses at the authorization server of `server`,
+/// the choice of [`client`] without its I/O (the order of 2026-07-28 client registration):
+/// pre-registered with `--client-id` (its `--client-issuer`, when given, must be the issuer),
+/// a client ID metadata document with `--client-metadata-url` when the server supports them,
+/// else dynamic registration when the server has a registration endpoint. A stored dynamic
+/// registration is still a dynamic one. Errors: `issuer_not_registered`,
+/// `registration_unavailable`.
+pub fn kind_for(
+    opts: &RegistrationOptions,
+    server: &ServerMetadata,
+) -> Result<ClientKind, SignInCause> {
+    if opts.client_id.is_some() {
+        return match &opts.client_issuer {
+            Some(iss) if iss != &server.issuer => Err(SignInCause::IssuerNotRegistered),
+            _ => Ok(ClientKind::PreRegistered),
+        };
+    }
+    if opts.client_metadata_url.is_some()
+        && server.client_id_metadata_document_supported == Some(true)
+    {
+        return Ok(ClientKind::MetadataDocument);
+    }
+    if server.registration_endpoint.is_some() {
+        return Ok(ClientKind::Dynamic);
+    }
+    Err(SignInCause::RegistrationUnavailable)
+}
+
 /// Checks `--client-metadata-url`: an https URL (or http on a loopback host) with a path.
 /// Errors: `invalid_client_metadata_url`.
 pub fn check_metadata_url(raw: &str) -> Result<(), SignInError> {
@@ -193,24 +221,35 @@ pub async fn client_for(
     http: &reqwest::Client,
     valid_for_secs: u64,
 ) -> Result<Client, SignInError> {
-    if let Some(id) = &opts.client_id {
-        match &opts.client_issuer {
-            Some(iss) if iss != &server.issuer => {
-                return Err(SignInError::new(SignInCause::IssuerNotRegistered, ""));
-            }
-            _ => {}
-        }
-        // The secret only goes to the issuer it was named for.
-        return Ok(Client {
-            client_id: id.clone(),
-            auth: pre_registered_auth(opts, &server.issuer),
-            kind: ClientKind::PreRegistered,
-            path: "pre-registered",
-        });
-    }
-    if let Some(url) = &opts.client_metadata_url {
+    if opts.client_id.is_none()
+        && let Some(url) = &opts.client_metadata_url
+    {
         check_metadata_url(url)?;
-        if server.client_id_metadata_document_supported == Some(true) {
+    }
+    match (
+        kind_for(opts, server),
+        &opts.client_id,
+        &opts.client_metadata_url,
+    ) {
+        (Err(SignInCause::IssuerNotRegistered), _, _) => {
+            return Err(SignInError::new(SignInCause::IssuerNotRegistered, ""));
+        }
+        (Err(cause), _, _) => {
+            return Err(SignInError::new(
+                cause,
+                format!("redirect URI {redirect_uri}"),
+            ));
+        }
+        (Ok(ClientKind::PreRegistered), Some(id), _) => {
+            // The secret only goes to the issuer it was named for.
+            return Ok(Client {
+                client_id: id.clone(),
+                auth: pre_registered_auth(opts, &server.issuer),
+                kind: ClientKind::PreRegistered,
+                path: "pre-registered",
+            });
+        }
+        (Ok(ClientKind::MetadataDocument), _, Some(url)) => {
             return Ok(Client {
                 client_id: url.clone(),
                 auth: ClientAuth::default(),
@@ -218,6 +257,7 @@ pub async fn client_for(
                 path: "client ID metadata document",
             });
         }
+        _ => {}
     }
     let Some(endpoint) = &server.registration_endpoint else {
         return Err(SignInError::new(
@@ -339,6 +379,70 @@ pub async fn forget(store: &TokenStore, issuer: &str, redirect_uri: &str, client
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_registration_a_sign_in_uses_follows_the_order_of_client_registration() {
+        let server = |endpoint: bool, cimd: Option<bool>| {
+            let mut m = super::super::metadata::default_endpoints("https://as.example");
+            m.registration_endpoint = endpoint.then(|| "https://as.example/register".into());
+            m.client_id_metadata_document_supported = cimd;
+            m
+        };
+        let opts =
+            |id: Option<&str>, issuer: Option<&str>, doc: Option<&str>| RegistrationOptions {
+                client_id: id.map(Into::into),
+                client_issuer: issuer.map(Into::into),
+                client_secret: None,
+                client_metadata_url: doc.map(Into::into),
+            };
+        let doc = Some("https://app.example/client.json");
+        use ClientKind::*;
+        let table = [
+            (
+                opts(Some("c"), None, doc),
+                server(true, Some(true)),
+                Ok(PreRegistered),
+            ),
+            (
+                opts(Some("c"), Some("https://as.example"), None),
+                server(false, None),
+                Ok(PreRegistered),
+            ),
+            (
+                opts(Some("c"), Some("https://other"), None),
+                server(true, None),
+                Err(SignInCause::IssuerNotRegistered),
+            ),
+            (
+                opts(None, None, doc),
+                server(true, Some(true)),
+                Ok(MetadataDocument),
+            ),
+            (
+                opts(None, None, doc),
+                server(true, Some(false)),
+                Ok(Dynamic),
+            ),
+            (
+                opts(None, None, None),
+                server(true, Some(true)),
+                Ok(Dynamic),
+            ),
+            (
+                opts(None, None, doc),
+                server(false, None),
+                Err(SignInCause::RegistrationUnavailable),
+            ),
+            (
+                opts(None, None, None),
+                server(false, Some(true)),
+                Err(SignInCause::RegistrationUnavailable),
+            ),
+        ];
+        for (i, (o, m, want)) in table.into_iter().enumerate() {
+            assert_eq!(kind_for(&o, &m), want, "row {i}");
+        }
+    }
 
     fn registered(v: serde_json::Value) -> Result<ClientAuth, SignInCause> {
         serde_json::from_value::<Registered>(v)

@@ -78,6 +78,11 @@ denied is shown. A hidden item is absent from its list (the other items in their
 page with its cursor), and a request that names it gets the error of an unknown one without
 reaching the server. They hold in pass-through too.
 
+The doctor subcommand checks a server through the bridge and says what an editor will see:
+`mcp-bridge doctor [OPTIONS] <COMMAND>...` or `<URL>` (the revision and why, the server's
+name and capabilities, the lists and the items the bridge repairs or drops, the sign-in a URL
+asks for, timings, the editors' configuration); see `mcp-bridge doctor --help`.
+
 The logout subcommand deletes stored sign-ins of URL servers: `mcp-bridge logout <URL>` one
 (give the server entry's --account, --redirect-port, --token-store and key), `mcp-bridge
 logout --all` every one; see `mcp-bridge logout --help`.
@@ -147,7 +152,7 @@ pub fn listen_wait_seconds(s: &str) -> Result<f64, String> {
     about = "Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP server of either revision.",
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP,
-    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all"
+    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge doctor [--json] [--sign-in] [OPTIONS] <COMMAND [ARGS]... | URL>\n       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all"
 )]
 pub struct Cli {
     /// Server name shown to the editor when the upstream server gives none [default: the command's file name]
@@ -426,6 +431,7 @@ impl Cli {
             sign_in: None,
             metrics_interval: self.metrics_interval.map(Duration::from_secs_f64),
             item_filter: self.item_filter.clone(),
+            observer: None,
         }
     }
 }

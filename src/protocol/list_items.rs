@@ -320,11 +320,26 @@ pub fn shape_item(
                 LineLevel::Warn,
                 kind,
                 &label,
-                &format!("dropped, the 2025-11-25 schema refuses it: {reason}"),
+                &format!("{DROPPED}: {reason}"),
             );
             None
         }
     }
+}
+
+/// What the note of a dropped item says after the item's name ([`shape_item`]).
+pub const DROPPED: &str = "dropped, the 2025-11-25 schema refuses it";
+
+/// The item a note names when it is the note of a dropped item ([`shape_item`]'s warning):
+/// `tools/list: tool "x"`, the prefix every note of that item starts with (its repairs too);
+/// `None` for any other note.
+pub fn dropped_item(note: &Note) -> Option<&str> {
+    if note.level != LineLevel::Warn {
+        return None;
+    }
+    note.text
+        .split_once(&format!(": {DROPPED}: "))
+        .map(|(item, _)| item)
 }
 
 fn note(notes: &mut Vec<Note>, level: LineLevel, kind: ItemKind, label: &str, what: &str) {
@@ -343,6 +358,33 @@ fn note(notes: &mut Vec<Note>, level: LineLevel, kind: ItemKind, label: &str, wh
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_note_of_a_dropped_item_names_the_item_of_its_repairs() {
+        let mut notes = Vec::new();
+        let kept = shape_item(
+            ItemKind::Tool,
+            json!({"name": "t", "title": null, "inputSchema": {"type": "array"}}),
+            0,
+            |_, _| {},
+            &mut notes,
+        );
+        #[cfg(feature = "schema-check")]
+        {
+            assert_eq!(kept, None);
+            assert_eq!(notes.len(), 2, "{notes:?}");
+            assert_eq!(dropped_item(&notes[1]), Some("tools/list: tool \"t\""));
+            assert!(notes[0].text.starts_with("tools/list: tool \"t\": "));
+        }
+        #[cfg(not(feature = "schema-check"))]
+        assert!(kept.is_some());
+        assert_eq!(dropped_item(&notes[0]), None);
+        let other = Note {
+            level: LineLevel::Warn,
+            text: "dropped the tool \"x\" from tools/list: why".into(),
+        };
+        assert_eq!(dropped_item(&other), None);
+    }
 
     /// Shapes a list of this kind and returns the kept items and the notes as (level, text).
     fn shaped(kind: ItemKind, items: Value) -> (Value, Vec<(LineLevel, String)>) {

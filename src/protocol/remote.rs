@@ -278,35 +278,55 @@ fn keep_data_icons(item: &mut Value) -> bool {
 /// or `https:` icon of what it takes for a local server, and a `file:` icon would give a
 /// remote server the trust of a local process. Applies to the result of `server/discover`
 /// (`serverInfo` and the server info `_meta`) and of the four list methods. Returns how many
-/// items lost an icon.
+/// items lost an icon ([`filter_icons_report`] names them).
 pub fn filter_icons(method: &str, result: &mut Value) -> usize {
+    filter_icons_report(method, result).len()
+}
+
+/// The rule of [`filter_icons`], naming each item that lost an icon: its `name` quoted (a
+/// resource without one: its `uri`, a template: its `uriTemplate`), else `#index`;
+/// `serverInfo` for the server's info.
+pub fn filter_icons_report(method: &str, result: &mut Value) -> Vec<String> {
     let list = match method {
         "tools/list" => "tools",
         "prompts/list" => "prompts",
         "resources/list" => "resources",
         "resources/templates/list" => "resourceTemplates",
         "server/discover" => {
-            let mut n = 0;
-            if let Some(info) = result.get_mut("serverInfo") {
-                n += usize::from(keep_data_icons(info));
+            let mut named = Vec::new();
+            if let Some(info) = result.get_mut("serverInfo")
+                && keep_data_icons(info)
+            {
+                named.push("serverInfo".to_owned());
             }
             if let Some(info) = result
                 .get_mut("_meta")
                 .and_then(|m| m.get_mut(super::modern::META_SERVER_INFO))
+                && keep_data_icons(info)
             {
-                n += usize::from(keep_data_icons(info));
+                named.push("serverInfo".to_owned());
             }
-            return n;
+            return named;
         }
-        _ => return 0,
+        _ => return Vec::new(),
     };
-    let mut n = 0;
+    let mut named = Vec::new();
     if let Some(items) = result.get_mut(list).and_then(Value::as_array_mut) {
-        for item in items {
-            n += usize::from(keep_data_icons(item));
+        for (index, item) in items.iter_mut().enumerate() {
+            if keep_data_icons(item) {
+                named.push(icon_item_label(item, index));
+            }
         }
     }
-    n
+    named
+}
+
+/// How [`filter_icons_report`] names a list item.
+fn icon_item_label(item: &Value, index: usize) -> String {
+    ["name", "uri", "uriTemplate"]
+        .iter()
+        .find_map(|k| item.get(*k).and_then(Value::as_str))
+        .map_or_else(|| format!("#{index}"), |n| format!("{n:?}"))
 }
 
 #[cfg(test)]
@@ -496,6 +516,38 @@ mod tests {
                     .to_string()
             )]
         );
+    }
+
+    #[test]
+    fn the_report_of_the_icon_rule_names_each_item_that_lost_an_icon() {
+        let mut result = json!({"tools": [
+            {"name": "a", "icons": [{"src": "https://x/a.png"}]},
+            {"name": "b", "icons": [{"src": "data:image/png;base64,AA=="}]},
+            {"icons": [{"src": "file:///c.png"}, {"src": "data:,x"}]}
+        ]});
+        assert_eq!(
+            filter_icons_report("tools/list", &mut result),
+            vec!["\"a\"".to_string(), "#2".to_string()]
+        );
+        assert_eq!(
+            result,
+            json!({"tools": [
+                {"name": "a"},
+                {"name": "b", "icons": [{"src": "data:image/png;base64,AA=="}]},
+                {"icons": [{"src": "data:,x"}]}
+            ]})
+        );
+        let mut res = json!({"resources": [{"uri": "file:///r", "icons": [{"src": "http://x"}]}]});
+        assert_eq!(
+            filter_icons_report("resources/list", &mut res),
+            vec!["\"file:///r\"".to_string()]
+        );
+        let mut discover = json!({"serverInfo": {"name": "s", "icons": [{"src": "https://x"}]}});
+        assert_eq!(
+            filter_icons_report("server/discover", &mut discover),
+            vec!["serverInfo".to_string()]
+        );
+        assert!(filter_icons_report("tools/call", &mut json!({})).is_empty());
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod http;
 pub mod isolation;
 pub mod lines;
 pub mod memory;
+pub mod observe;
 pub mod open;
 pub mod program;
 pub mod queue;

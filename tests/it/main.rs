@@ -34,6 +34,8 @@ mod cli;
 mod common;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod concurrency;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod doctor;
 mod embedded;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod era_fallback;

@@ -125,6 +125,7 @@ impl Frontend {
             timeouts: self.config.timeouts.clone(),
             cancel_reason: self.cancel_reason_of(&id),
             filter: self.config.item_filter.clone(),
+            observer: self.config.observer.clone(),
         };
         let fut = rounds::run(env, f, fwd.params, id.clone());
         let slot_id = id.clone();

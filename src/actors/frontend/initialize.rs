@@ -5,6 +5,7 @@
 use super::*;
 use crate::actors::sign_in_side::SignInTimes;
 use crate::transport::child;
+use crate::transport::observe::{Decided, Observed};
 #[cfg(feature = "http")]
 use crate::transport::open::UpstreamSpec;
 
@@ -131,6 +132,9 @@ impl Frontend {
         let times = self.sign_in.as_ref().map(|s| s.times.clone());
         let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
         self.exit_status = Some(exit_tx);
+        // When the probe began (after the transport opened): its time for an observer.
+        let probe_start = std::rc::Rc::new(std::cell::Cell::new(None::<Instant>));
+        let probe_started = probe_start.clone();
         let fut = async move {
             match upstream.connect.send(upstream::Connect(spec)).await {
                 Ok(Ok(())) => {}
@@ -141,6 +145,7 @@ impl Frontend {
                 Err(_) => return Err(Cause::SpawnFailed.error(None)),
             }
             let params = Object::from_value(&meta.bare_params()).unwrap_or_default();
+            probe_started.set(Some(Instant::now()));
             let mut reply = discover(
                 &upstream,
                 params.clone(),
@@ -232,11 +237,45 @@ impl Frontend {
         };
         let slot_id = id.clone();
         let h = ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
+            let elapsed = probe_start.get().map(|t| t.elapsed()).unwrap_or_default();
+            act.observe_era(&res, elapsed);
             act.initialize_done(slot_id, res, ctx);
             act.replay_held(ctx);
         }));
         if let Some(s) = self.slots.get_mut(&id) {
             s.handle = Some(h);
+        }
+    }
+
+    /// Tells the observer (`mcp-bridge doctor`), when there is one, how the probe ended and
+    /// how long it took; the words of the legacy sign are those of the info line below.
+    fn observe_era(&self, res: &Result<Probed, ErrorObject>, elapsed: std::time::Duration) {
+        let Some(observer) = &self.config.observer else {
+            return;
+        };
+        let decided = match res {
+            Ok(Probed::Modern(m)) => Decided::Modern {
+                protocol_version: m.0.protocol_version.clone(),
+                capabilities: m.0.capabilities.clone(),
+            },
+            Ok(Probed::Legacy(sign, _)) => Decided::Legacy {
+                why: self.legacy_sign_text(sign),
+            },
+            Err(e) => Decided::Failed {
+                error: e.log_text(),
+            },
+        };
+        observer.send(Observed::Era { decided, elapsed });
+    }
+
+    /// Why the upstream is taken for a legacy server, as the info line says it.
+    fn legacy_sign_text(&self, sign: &LegacySign) -> String {
+        match sign {
+            LegacySign::NoReply => format!(
+                "it did not answer server/discover within --discover-timeout, {} s",
+                self.config.discover_timeout.as_secs_f64()
+            ),
+            other => other.to_string(),
         }
     }
 
@@ -282,13 +321,7 @@ impl Frontend {
                         .map(move |(), act, _| act.initialize_timed_out(token)),
                 );
                 self.ran = true;
-                let sign = match sign {
-                    LegacySign::NoReply => format!(
-                        "it did not answer server/discover within --discover-timeout, {} s",
-                        self.config.discover_timeout.as_secs_f64()
-                    ),
-                    other => other.to_string(),
-                };
+                let sign = self.legacy_sign_text(&sign);
                 tracing::info!(target: "frontend", "the upstream server speaks 2025-11-25 or earlier ({sign}): passing the 2025-11-25 protocol through unchanged");
                 self.relayed.insert(id.clone(), Instant::now());
                 self.upstream.relay.do_send(Relay {

@@ -197,6 +197,7 @@ fn config() -> BridgeConfig {
         sign_in: None,
         metrics_interval: None,
         item_filter: None,
+        observer: None,
     }
 }
 

@@ -88,3 +88,21 @@ impl Inner {
         }
     }
 }
+
+impl SignIn {
+    /// The discovery of a sign-in alone, as a sign-in does it for the `WWW-Authenticate`
+    /// values of a 401/403 (its `Bearer` challenge's `resource_metadata`, else the well-known
+    /// URLs of RFC 9728; then RFC 8414; or 2025-03-26 authorization): the metadata a sign-in
+    /// would use, with no registration, no token request and no browser. `mcp-bridge doctor`
+    /// reports it.
+    ///
+    /// Errors: what the sign-in's discovery fails with (`sign_in_failed`: no resource or
+    /// authorization server metadata, or metadata that fails its checks).
+    pub async fn discover_metadata(
+        &self,
+        www_authenticate: &[String],
+    ) -> Result<(ResourceMetadata, ServerMetadata), SignInError> {
+        let bearer = parse_bearer(www_authenticate).unwrap_or_default();
+        self.inner.discover(&bearer).await
+    }
+}

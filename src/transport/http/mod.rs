@@ -85,6 +85,9 @@ pub struct HttpSpec {
     pub proxy: ProxyEnv,
     /// The token of each request and the answer to a 401/403 (default: no sign-in).
     pub tokens: TokenSource,
+    /// Who hears what the remote rules changed in a result besides the log (`mcp-bridge
+    /// doctor`; default: nobody).
+    pub observer: Option<crate::transport::observe::Observer>,
 }
 
 impl fmt::Debug for HttpSpec {
@@ -117,6 +120,7 @@ impl HttpSpec {
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             proxy: ProxyEnv::default(),
             tokens: TokenSource::default(),
+            observer: None,
         }
     }
 }
@@ -145,6 +149,8 @@ pub(crate) struct Shared {
     dropped_tools: RefCell<HashSet<String>>,
     /// The writer toward the editor: frames wait for its room (back-pressure).
     pace: Writer,
+    /// Who hears the remote rules' changes ([`HttpSpec::observer`]).
+    observer: Option<crate::transport::observe::Observer>,
     closed: Cell<bool>,
     /// Pass-through (2025-11-25 Streamable HTTP, [`legacy`]), once the era fallback chose it.
     legacy: Legacy,
@@ -228,6 +234,7 @@ pub fn open(spec: &HttpSpec, options: OpenOptions) -> Result<Opened, SpawnError>
         tool_params: RefCell::new(HashMap::new()),
         dropped_tools: RefCell::new(HashSet::new()),
         pace: options.pace,
+        observer: spec.observer.clone(),
         closed: Cell::new(false),
         legacy: Legacy::default(),
         reissued: Cell::new(0),

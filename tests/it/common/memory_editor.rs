@@ -34,6 +34,7 @@ pub fn memory_config(server: Server) -> BridgeConfig {
         sign_in: None,
         metrics_interval: None,
         item_filter: None,
+        observer: None,
     }
 }
 

@@ -1,0 +1,489 @@
+//! `mcp-bridge doctor`: the real binary against the fixture servers (a 2026-07-28 one with
+//! items a 2025-11-25 editor refuses, a 2025-11-25-only one, broken commands, the HTTP fixture
+//! and a URL that asks for a sign-in). The JSON report's fields are compared exactly; the text
+//! report by its key lines; timings only for being there and not negative.
+
+use serde_json::{Value, json};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+
+use crate::common::auth_fixture::{self, Behaviour};
+use crate::common::http_fixture::HttpFixture;
+use crate::common::{bridge_bin, server_bin};
+use mcp_bridge::server::{Outcome, PromptDef, ResourceDef, Server, ToolDef};
+
+fn legacy_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mcp-legacy-server")
+}
+
+/// Runs `mcp-bridge doctor <args>`, stdin closed; its output.
+fn doctor(args: &[&str]) -> Output {
+    Command::new(bridge_bin())
+        .arg("doctor")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("mcp-bridge doctor runs")
+}
+
+/// `doctor --json <args>`: the exit code and the report.
+fn doctor_json(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let out = doctor(&all);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let report: Value = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "not one JSON object ({e}): {text}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), report)
+}
+
+/// The timings are there and not negative (their values depend on the machine).
+fn assert_timings(report: &Value, list: Option<&str>) {
+    let t = &report["timings_ms"];
+    for key in ["discover", "initialize"] {
+        assert!(t[key].as_f64().is_some_and(|v| v >= 0.0), "{key}: {t}");
+    }
+    match list {
+        Some(method) => {
+            assert!(t["list"].as_f64().is_some_and(|v| v >= 0.0), "{t}");
+            assert_eq!(t["list_method"], json!(method));
+        }
+        None => assert_eq!(
+            (&t["list"], &t["list_method"]),
+            (&Value::Null, &Value::Null)
+        ),
+    }
+}
+
+fn counts(report: &Value) -> Vec<(String, u64)> {
+    report["lists"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v["count"].as_u64().unwrap_or(u64::MAX)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn changes(report: &Value, action: &str) -> Vec<String> {
+    report["changes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|c| c["action"] == json!(action))
+                .map(|c| c["text"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn pairs(items: &[(&str, u64)]) -> Vec<(String, u64)> {
+    items.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+#[test]
+fn a_2026_server_is_translated_and_each_item_the_bridge_repairs_or_drops_is_named() {
+    let (code, r) = doctor_json(&["--", server_bin(), "--bad-list-items", "--page-size", "3"]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["target"], json!("command"));
+    assert_eq!(r["revision"], json!("2026-07-28"));
+    assert_eq!(r["mode"], json!("translate"));
+    assert_eq!(r["transport"], json!("stdio"));
+    assert_eq!(
+        r["why"],
+        json!("it answered server/discover with a DiscoverResult that supports 2026-07-28")
+    );
+    assert_eq!(r["protocol_version"], json!("2025-11-25"));
+    assert_eq!(
+        r["server"],
+        json!({"name": "mcp-example-server", "version": env!("CARGO_PKG_VERSION")})
+    );
+    assert_eq!(
+        counts(&r),
+        pairs(&[
+            ("tools", 9),
+            ("prompts", 2),
+            ("resources", 1),
+            ("resourceTemplates", 1)
+        ])
+    );
+    // Every page is read: 14 tools upstream in pages of 3. An item is named as the bridge's log
+    // names it (an unnamed one by its place in its page); the repairs of an item that is then
+    // dropped are not listed.
+    assert_eq!(r["lists"]["tools"]["pages"], json!(5));
+    let refused = "dropped, the 2025-11-25 schema refuses it";
+    assert_eq!(
+        changes(&r, "dropped"),
+        [
+            format!(
+                "tools/list: tool \"bad_array_root\": {refused}: /inputSchema/type: \"object\" was expected"
+            ),
+            format!(
+                "tools/list: tool \"bad_nullable_root\": {refused}: /inputSchema/type: value is not of type \"string\""
+            ),
+            format!(
+                "tools/list: tool \"bad_any_of\": {refused}: /inputSchema: \"type\" is a required property"
+            ),
+            format!("tools/list: tool #2: {refused}: /: \"name\" is a required property"),
+            format!(
+                "tools/list: tool \"bad_title\": {refused}: /title: value is not of type \"string\""
+            ),
+            format!(
+                "prompts/list: prompt \"bad_prompt_arguments\": {refused}: /arguments/0: \"name\" is a required property"
+            ),
+            format!(
+                "resources/list: resource \"bad_resource_uri\": {refused}: /uri: value is not of type \"string\""
+            ),
+        ]
+    );
+    assert_eq!(
+        changes(&r, "repaired"),
+        [
+            "tools/list: tool \"bad_input_true\": an inputSchema true became {\"type\": \"object\"}",
+            "tools/list: tool \"bad_input_null\": a null inputSchema became {\"type\": \"object\"}",
+            "tools/list: tool \"bad_null_members\": dropped a null \"annotations\"",
+            "tools/list: tool \"bad_null_members\": dropped a null \"title\"",
+            "tools/list: tool \"bad_null_members\": dropped a null \"_meta\"",
+            "prompts/list: prompt \"bad_prompt_null_title\": dropped a null \"title\"",
+        ]
+    );
+    assert_eq!(r["sign_in"], Value::Null);
+    assert_eq!(r["usable"], json!(true));
+    assert_eq!(
+        r["reason"],
+        json!("the server works through the bridge (7 items dropped)")
+    );
+    assert_timings(&r, Some("tools/list"));
+    // The editors' configuration runs this bridge with the options given (none here).
+    let entry = json!({"command": bridge_bin(), "args": [
+        "--", server_bin(), "--bad-list-items", "--page-size", "3"]});
+    let mut vscode = entry.clone();
+    vscode["type"] = json!("stdio");
+    assert_eq!(
+        r["config"],
+        json!({
+            "vscode": {"file": ".vscode/mcp.json",
+                "json": {"servers": {"mcp-example-server": vscode}}},
+            "claude_desktop": {"file": "claude_desktop_config.json",
+                "json": {"mcpServers": {"mcp-example-server": entry}}},
+            "cursor": {"file": ".cursor/mcp.json",
+                "json": {"mcpServers": {"mcp-example-server": entry}}},
+        })
+    );
+}
+
+#[test]
+fn the_text_report_has_one_line_per_finding_and_the_verdict_last() {
+    let out = doctor(&["--name", "fx", "--", server_bin()]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    for want in [
+        format!("server: mcp-example-server {}", env!("CARGO_PKG_VERSION")),
+        "revision: 2026-07-28 (translated for the 2025-11-25 editor)".to_string(),
+        "why: it answered server/discover with a DiscoverResult that supports 2026-07-28".into(),
+        "transport: stdio".into(),
+        "tools: 6".into(),
+        "prompts: 1".into(),
+        "resources: 1".into(),
+        "resource templates: 1".into(),
+        "VS Code (.vscode/mcp.json):".into(),
+        "Claude Desktop (claude_desktop_config.json):".into(),
+        "Cursor (.cursor/mcp.json):".into(),
+    ] {
+        assert!(lines.contains(&want.as_str()), "{want:?} in:\n{text}");
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("time: server/discover ") && l.contains(", tools/list ")),
+        "{text}"
+    );
+    // --name names the server entry, and goes into its arguments.
+    assert!(text.contains("\"fx\": {"), "{text}");
+    assert!(text.contains("\"--name\",\n        \"fx\","), "{text}");
+    assert_eq!(
+        lines.last(),
+        Some(&"usable: the server works through the bridge")
+    );
+}
+
+#[test]
+fn a_2025_11_25_server_is_passed_through_and_the_reason_is_its_answer_to_discover() {
+    let (code, r) = doctor_json(&["--", legacy_bin()]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["revision"], json!("2025-11-25"));
+    assert_eq!(r["mode"], json!("pass-through"));
+    assert_eq!(r["transport"], json!("stdio"));
+    assert_eq!(
+        r["why"],
+        json!("it answered server/discover with -32601 \"Method not found\"")
+    );
+    assert_eq!(
+        r["server"],
+        json!({"name": "mcp-legacy-server", "version": env!("CARGO_PKG_VERSION")})
+    );
+    assert_eq!(r["upstream_capabilities"], Value::Null);
+    assert_eq!(counts(&r)[0].0, "tools");
+    assert_eq!(r["lists"]["tools"]["refused"], json!([]));
+    assert_eq!(r["changes"], json!([]));
+    assert_eq!(r["usable"], json!(true));
+    assert_eq!(r["reason"], json!("the server works through the bridge"));
+    assert_timings(&r, Some("tools/list"));
+}
+
+#[test]
+fn a_command_that_exits_at_once_is_not_usable_and_the_reason_says_why() {
+    let (code, r) = doctor_json(&["--", "sh", "-c", "exit 3"]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["usable"], json!(false));
+    assert_eq!(r["revision"], Value::Null);
+    assert_eq!(r["lists"], json!({}));
+    let reason = r["reason"].as_str().unwrap_or_default();
+    assert_eq!(
+        reason,
+        format!(
+            "initialize failed: {}",
+            r["initialize_error"].as_str().unwrap_or("?")
+        )
+    );
+    assert!(reason.contains("exit code 3"), "{reason}");
+    // The text form ends with the same reason.
+    let out = doctor(&["--", "sh", "-c", "exit 3"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        text.lines().last(),
+        Some(format!("not usable: {reason}").as_str())
+    );
+}
+
+#[test]
+fn a_command_that_writes_junk_is_not_usable() {
+    let (code, r) = doctor_json(&[
+        "--discover-timeout",
+        "0.5",
+        "--",
+        "sh",
+        "-c",
+        "echo 'this is no JSON-RPC'; exec sleep 30",
+    ]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["usable"], json!(false));
+    assert_eq!(
+        r["why"],
+        json!("it did not answer server/discover within --discover-timeout, 0.5 s")
+    );
+    let reason = r["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("initialize failed: "), "{reason}");
+    assert!(reason.contains("(timeout)"), "{reason}");
+}
+
+/// A 2026-07-28 server for the HTTP fixture: a tool with an `http:` icon (the bridge keeps only
+/// `data:` icons of a URL upstream), a tool whose `x-mcp-header` annotations break a rule (the
+/// bridge drops it), a prompt and a resource.
+fn http_server() -> Server {
+    Server::builder("http-fixture", "1.2.3")
+        .tool(
+            ToolDef::new("weather", json!({"type": "object"}))
+                .field("icons", json!([{"src": "https://example.com/w.png"}])),
+            |_, _| async move { Ok(Outcome::text("sunny")) },
+        )
+        .tool(
+            ToolDef::new(
+                "twice",
+                json!({"type": "object", "properties": {
+                    "a": {"type": "string", "x-mcp-header": "Zone"},
+                    "b": {"type": "string", "x-mcp-header": "zone"}}}),
+            ),
+            |_, _| async move { Ok(Outcome::text("x")) },
+        )
+        .prompt(PromptDef::new("greet"), |_, _| async move {
+            Ok(Outcome::Complete(json!({"messages": []})))
+        })
+        .resource(ResourceDef::new("file:///a.txt", "a"), |_, _| async move {
+            Ok(Outcome::Complete(json!({"contents": []})))
+        })
+        .build()
+}
+
+#[test]
+fn a_url_is_reached_over_streamable_http_and_the_remote_rules_are_named() {
+    let f = HttpFixture::start(http_server(), Vec::new());
+    let (code, r) = doctor_json(&[&f.url()]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["target"], json!("url"));
+    assert_eq!(r["revision"], json!("2026-07-28"));
+    assert_eq!(r["mode"], json!("translate"));
+    assert_eq!(r["transport"], json!("streamable-http"));
+    assert_eq!(
+        r["server"],
+        json!({"name": "http-fixture", "version": "1.2.3"})
+    );
+    assert_eq!(
+        counts(&r),
+        pairs(&[
+            ("tools", 1),
+            ("prompts", 1),
+            ("resources", 1),
+            ("resourceTemplates", 0)
+        ])
+    );
+    assert_eq!(
+        changes(&r, "dropped"),
+        [
+            "dropped the tool \"twice\" from tools/list: the header name \"zone\" is used twice (2026-07-28 x-mcp-header rules)"
+        ]
+    );
+    assert_eq!(
+        changes(&r, "repaired"),
+        ["tools/list: \"weather\": removed its icons that are not data: URLs (a URL upstream)"]
+    );
+    assert_eq!(r["sign_in"], Value::Null);
+    assert_eq!(
+        r["reason"],
+        json!("the server works through the bridge (1 items dropped)")
+    );
+    assert_timings(&r, Some("tools/list"));
+    let entry = json!({"command": bridge_bin(), "args": [f.url()]});
+    assert_eq!(
+        r["config"]["cursor"]["json"],
+        json!({"mcpServers": {"http-fixture": entry}})
+    );
+    // The text form says that no sign-in was asked for.
+    let out = doctor(&[&f.url()]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.lines().any(|l| l == "sign-in: none asked for"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l == "transport: streamable-http"),
+        "{text}"
+    );
+}
+
+/// The sign-in fixture with `change` made to its default behaviour.
+fn auth(change: impl FnOnce(&mut Behaviour)) -> Arc<auth_fixture::Fixture> {
+    let mut b = auth_fixture::default_behaviour();
+    change(&mut b);
+    auth_fixture::start(b)
+}
+
+#[test]
+fn a_url_that_asks_for_a_sign_in_gets_its_metadata_and_no_sign_in() {
+    let fx = auth(|_| {});
+    let (code, r) = doctor_json(&[&fx.mcp_url()]);
+    // Usable: the bridge signs in there at its first request (dynamic registration).
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(
+        r["sign_in"],
+        json!({
+            "required": true,
+            "status": 401,
+            "resource_metadata": {
+                "resource": fx.resource(),
+                "authorization_servers": [fx.issuer()],
+                "scopes_supported": ["read"],
+            },
+            "authorization_server": {
+                "issuer": fx.issuer(),
+                "authorization_endpoint": format!("{}/authorize", fx.issuer()),
+                "token_endpoint": format!("{}/token", fx.issuer()),
+                "registration_endpoint": format!("{}/register", fx.issuer()),
+                "client_id_metadata_document_supported": false,
+                "code_challenge_methods_supported": ["S256"],
+                "scopes_supported": ["read", "write", "offline_access"],
+            },
+            "registration_offered": ["pre-registration", "dynamic registration"],
+            "bridge_uses": "dynamic registration",
+            "registration_refused": null,
+            "error": null,
+            "signed_in": null,
+        })
+    );
+    assert_eq!(r["usable"], json!(true));
+    assert_eq!(
+        r["reason"],
+        json!(
+            "the server asks for a sign-in (HTTP 401), which the bridge does at its first request (dynamic registration); doctor --sign-in checks the server behind it"
+        )
+    );
+    // Nothing was signed in: no registration, no grant, no authorization request.
+    assert!(fx.clients().is_empty());
+    let stats = fx.stats();
+    assert_eq!(stats["code_grants"], json!(0), "{stats}");
+    assert_eq!(stats["refresh_grants"], json!(0), "{stats}");
+}
+
+#[test]
+fn a_url_whose_sign_in_offers_no_registration_the_bridge_uses_is_not_usable() {
+    let fx = auth(|b| b.registration = false);
+    let (code, r) = doctor_json(&[&fx.mcp_url()]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(
+        r["sign_in"]["registration_offered"],
+        json!(["pre-registration"])
+    );
+    assert_eq!(r["sign_in"]["bridge_uses"], Value::Null);
+    let refused = r["sign_in"]["registration_refused"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        refused.starts_with("registration_unavailable: "),
+        "{refused}"
+    );
+    assert_eq!(
+        r["reason"],
+        json!(format!(
+            "the server asks for a sign-in (HTTP 401) that the bridge cannot do: {refused}"
+        ))
+    );
+    // With --client-id the pre-registered client is the bridge's: usable again.
+    let (code, r) = doctor_json(&["--client-id", "my-app", &fx.mcp_url()]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["sign_in"]["bridge_uses"], json!("pre-registration"));
+    assert_eq!(
+        // Without an initialize result the entry is named by the URL's host.
+        r["config"]["vscode"]["json"]["servers"]["127.0.0.1"]["args"],
+        json!(["--client-id", "my-app", fx.mcp_url()])
+    );
+}
+
+#[test]
+fn doctor_has_its_own_help_and_usage_errors_exit_2() {
+    let out = doctor(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        help.contains(
+            "Usage: mcp-bridge doctor [--json] [--sign-in] [OPTIONS] [--] <COMMAND> [ARGS]..."
+        ),
+        "{help}"
+    );
+    let out = doctor(&["--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(err.contains("missing the upstream command"), "{err}");
+    let out = doctor(&["--discover-timeout", "0", "srv"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    // The bridge's own help names the subcommand.
+    let out = Command::new(bridge_bin())
+        .arg("--help")
+        .output()
+        .expect("runs");
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        help.contains("mcp-bridge doctor [--json] [--sign-in]"),
+        "{help}"
+    );
+}
