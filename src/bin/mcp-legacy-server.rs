@@ -27,6 +27,10 @@
 //! - `large {bytes}`: a text of `bytes` times `x` (an answer longer than its request);
 //! - `exit {code}`: the process exits with `code` at once, without an answer.
 //!
+//! `--bad-tool`: `tools/list` also lists `bad_schema`, whose `inputSchema` is `true`: a tool
+//! the 2025-11-25 schema refuses (a 2025-11-25 client then refuses the whole list), as
+//! servers in the wild list it.
+//!
 //! `--start-gate FILE`: the server reads nothing until FILE exists (checked every
 //! `GATE_POLL`), a server that starts late for as long as the test wants (the era probe's
 //! time limit passes, and the server then reads the probe and the editor's `initialize`).
@@ -69,6 +73,8 @@ struct Server {
     cancelled: Vec<Value>,
     /// The ids of `stubborn` calls, answered at their cancel.
     stubborn: Vec<Value>,
+    /// `--bad-tool`.
+    bad_tool: bool,
 }
 
 impl Server {
@@ -170,10 +176,13 @@ impl Server {
             "ping" | "logging/setLevel" => self.result(id, json!({})),
             "tools/list" => {
                 let tool = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
-                let tools: Vec<Value> = ["echo", "ask", "count", "flip", "slow", "stubborn", "cancelled", "exit"]
+                let mut tools: Vec<Value> = ["echo", "ask", "count", "flip", "slow", "stubborn", "cancelled", "exit"]
                     .into_iter()
                     .map(tool)
                     .collect();
+                if self.bad_tool {
+                    tools.push(json!({"name": "bad_schema", "inputSchema": true}));
+                }
                 self.result(id, json!({"tools": tools}))
             }
             "tools/call" => self.on_call(id, params),
@@ -237,7 +246,8 @@ impl Server {
 fn main() {
     let mut answer = DiscoverAnswer::MethodNotFound;
     let mut gate: Option<PathBuf> = None;
-    let mut args = std::env::args().skip(1);
+    let bad_tool = std::env::args().any(|a| a == "--bad-tool");
+    let mut args = std::env::args().skip(1).filter(|a| a != "--bad-tool");
     while let Some(a) = args.next() {
         match (a.as_str(), args.next().as_deref()) {
             ("--discover-answer", Some("method-not-found")) => {
@@ -250,7 +260,7 @@ fn main() {
             ("--start-gate", Some(file)) => gate = Some(PathBuf::from(file)),
             _ => {
                 eprintln!(
-                    "usage: mcp-legacy-server [--discover-answer method-not-found|invalid-params|empty-result|none|exit] [--start-gate FILE]"
+                    "usage: mcp-legacy-server [--discover-answer method-not-found|invalid-params|empty-result|none|exit] [--start-gate FILE] [--bad-tool]"
                 );
                 std::process::exit(2);
             }
@@ -272,6 +282,7 @@ fn main() {
         asking: HashMap::new(),
         cancelled: Vec::new(),
         stubborn: Vec::new(),
+        bad_tool,
     };
     if let Some(gate) = gate {
         while !gate.exists() {

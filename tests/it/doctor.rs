@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use crate::common::auth_fixture::{self, Behaviour};
 use crate::common::http_fixture::HttpFixture;
+use crate::common::legacy_http_fixture::{LegacyFixture, Script};
+use crate::common::signed_bridge;
 use crate::common::{bridge_bin, server_bin};
 use mcp_bridge::server::{Outcome, PromptDef, ResourceDef, Server, ToolDef};
 
@@ -487,3 +489,93 @@ fn doctor_has_its_own_help_and_usage_errors_exit_2() {
         "{help}"
     );
 }
+
+#[test]
+fn a_2025_11_25_url_is_passed_through_over_the_legacy_http_transport() {
+    let f = LegacyFixture::start(Script::default());
+    let (code, r) = doctor_json(&[&f.url()]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["revision"], json!("2025-11-25"));
+    assert_eq!(r["mode"], json!("pass-through"));
+    assert_eq!(r["transport"], json!("legacy-http"));
+    assert_eq!(r["why"], json!("it answered server/discover with HTTP 400"));
+    assert_eq!(counts(&r), pairs(&[("tools", 2)]));
+    assert_eq!(r["lists"]["tools"]["refused"], json!([]));
+    assert_eq!(r["sign_in"], Value::Null);
+    assert_eq!(r["reason"], json!("the server works through the bridge"));
+    assert_timings(&r, Some("tools/list"));
+}
+
+#[test]
+fn with_sign_in_doctor_signs_in_as_the_bridge_does_and_checks_the_server_behind_it() {
+    let up = signed_bridge::protected_server();
+    let fx = auth(|_| {});
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = crate::common::scratch_dir("doctor-sign-in");
+    let browser = signed_bridge::browser(&dir);
+    let port = auth_fixture::free_port().to_string();
+    let out = Command::new(bridge_bin())
+        .args(["doctor", "--json", "--sign-in", "--token-store", "memory"])
+        .args(["--redirect-port", &port, &fx.mcp_url()])
+        .env("BROWSER", &browser)
+        .env("XDG_STATE_HOME", &dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("doctor runs");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(out.status.code(), Some(0), "{r}");
+    assert_eq!(r["sign_in"]["signed_in"], json!(true));
+    assert_eq!(r["sign_in"]["bridge_uses"], json!("dynamic registration"));
+    assert_eq!(r["revision"], json!("2026-07-28"));
+    assert_eq!(
+        r["server"],
+        json!({"name": "protected", "version": "1.0.0"})
+    );
+    assert_eq!(counts(&r), pairs(&[("tools", 1)]));
+    assert_eq!(r["reason"], json!("the server works through the bridge"));
+    // The sign-in was the bridge's: one registration, one code grant, the browser followed.
+    assert_eq!(fx.clients().len(), 1);
+    assert_eq!(fx.stats()["code_grants"], json!(1));
+    assert!(dir.join("browser-ran").exists());
+    // The configuration keeps the sign-in options, not doctor's own.
+    assert_eq!(
+        r["config"]["claude_desktop"]["json"]["mcpServers"]["protected"]["args"],
+        json!([
+            "--token-store",
+            "memory",
+            "--redirect-port",
+            port,
+            fx.mcp_url()
+        ])
+    );
+}
+
+#[test]
+fn a_2025_11_25_list_that_the_editor_refuses_is_not_usable_and_each_refused_item_is_named() {
+    let (code, r) = doctor_json(&["--", legacy_bin(), "--bad-tool"]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["mode"], json!("pass-through"));
+    assert_eq!(counts(&r), pairs(&[("tools", 9)]));
+    assert_eq!(
+        r["lists"]["tools"]["refused"],
+        json!([format!("tool \"bad_schema\": {REFUSED_TRUE_SCHEMA}")])
+    );
+    // The bridge changes nothing of a 2025-11-25 server's list.
+    assert_eq!(r["changes"], json!([]));
+    assert_eq!(
+        r["reason"],
+        json!(
+            "a 2025-11-25 editor refuses the whole tools/list of this server: 1 of its items break the 2025-11-25 schema, and the bridge passes a 2025-11-25 server's lists unchanged"
+        )
+    );
+    let out = doctor(&["--", legacy_bin(), "--bad-tool"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.lines().any(|l| l
+            == format!("  refused: tools/list: tool \"bad_schema\": {REFUSED_TRUE_SCHEMA} (passed through unchanged)")),
+        "{text}"
+    );
+}
+
+/// What the 2025-11-25 schema says of an `inputSchema` that is `true`.
+const REFUSED_TRUE_SCHEMA: &str = "/inputSchema: value is not of type \"object\"";
