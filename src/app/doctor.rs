@@ -26,8 +26,8 @@ pub mod report;
 pub mod sign_in;
 pub mod snippets;
 
-use self::args::{DoctorArgs, Parsed};
-use self::editor::{Answer, Editor};
+use self::args::{DoctorArgs, DoctorParsed};
+use self::editor::{Editor, EditorAnswer};
 use self::report::{ListSeen, Report};
 use self::sign_in::Heard;
 use crate::actors::supervisor::{StartSignIn, watchdog_after};
@@ -76,12 +76,12 @@ const LISTS: [(ItemKind, &str, &str); 4] = [
 /// Call from `main` before any other thread exists.
 pub fn run(args: impl IntoIterator<Item = OsString>, secrets: &EnvSecrets) -> i32 {
     let d = match args::parse(args.into_iter().skip(2).collect()) {
-        Parsed::Run(d) => d,
-        Parsed::Print(text) => {
+        DoctorParsed::Run(d) => d,
+        DoctorParsed::Print(text) => {
             let _ = std::io::stdout().write_all(text.as_bytes());
             return 0;
         }
-        Parsed::Usage(text) => {
+        DoctorParsed::Usage(text) => {
             let _ = std::io::stderr().write_all(text.as_bytes());
             return EXIT_USAGE;
         }
@@ -214,7 +214,7 @@ async fn session(mut config: BridgeConfig, sign_in: Option<StartSignIn>) -> Repo
         take(&mut report, &mut notes, o);
     }
     match answer {
-        Some(Answer::Result(result)) => {
+        Some(EditorAnswer::Result(result)) => {
             editor.notify(methods::INITIALIZED, json!({})).await;
             let passthrough = matches!(report.decided, Some(Decided::Legacy { .. }));
             let caps = result.get("capabilities").cloned().unwrap_or(Value::Null);
@@ -232,7 +232,7 @@ async fn session(mut config: BridgeConfig, sign_in: Option<StartSignIn>) -> Repo
                 report.lists.push(seen.0);
             }
         }
-        Some(Answer::Error(e)) => report.initialize_error = Some(error_text(&e)),
+        Some(EditorAnswer::Error(e)) => report.initialize_error = Some(error_text(&e)),
         None => {
             report.initialize_error = Some(format!(
                 "no answer within {} s",
@@ -289,8 +289,8 @@ async fn read_list(
         first.get_or_insert(ms(started.elapsed()));
         seen.pages += 1;
         let result = match answer {
-            Some(Answer::Result(r)) => r,
-            Some(Answer::Error(e)) => {
+            Some(EditorAnswer::Result(r)) => r,
+            Some(EditorAnswer::Error(e)) => {
                 seen.error = Some(error_text(&e));
                 break;
             }

@@ -71,7 +71,7 @@ pub struct DoctorArgs {
 }
 
 /// What the command line asks for.
-pub enum Parsed {
+pub enum DoctorParsed {
     /// Examine the server.
     Run(DoctorArgs),
     /// Print this text to stdout, exit 0 (`--help`, `--version`).
@@ -88,7 +88,7 @@ fn is_own(a: &OsString) -> bool {
 /// Parses the arguments after `mcp-bridge doctor`. Doctor's flags count before the server
 /// only (and before a `--`): from the server's first argument on, everything is the
 /// server's, as for the bridge.
-pub fn parse(args: Vec<OsString>) -> Parsed {
+pub fn parse(args: Vec<OsString>) -> DoctorParsed {
     let separator = args.iter().position(|a| a == "--").unwrap_or(args.len());
     let mut keep: Vec<bool> = args
         .iter()
@@ -105,9 +105,9 @@ pub fn parse(args: Vec<OsString>) -> Parsed {
             cli::Parsed::Run(cli) => cli,
             cli::Parsed::Print(text) => {
                 let help = args[..separator].iter().any(|a| a == "--help" || a == "-h");
-                return Parsed::Print(if help { DOCTOR_HELP.to_string() } else { text });
+                return DoctorParsed::Print(if help { DOCTOR_HELP.to_string() } else { text });
             }
-            cli::Parsed::Usage(text) => return Parsed::Usage(text),
+            cli::Parsed::Usage(text) => return DoctorParsed::Usage(text),
         };
         let start = kept
             .get(kept.len().saturating_sub(cli.command.len()))
@@ -119,7 +119,7 @@ pub fn parse(args: Vec<OsString>) -> Parsed {
             let log_level_given = args[..start]
                 .iter()
                 .any(|a| a == "--log-level" || a.to_string_lossy().starts_with("--log-level="));
-            return Parsed::Run(DoctorArgs {
+            return DoctorParsed::Run(DoctorArgs {
                 json: own.iter().any(|a| *a == JSON_FLAG),
                 sign_in: own.iter().any(|a| *a == SIGN_IN_FLAG),
                 cli,
@@ -131,7 +131,7 @@ pub fn parse(args: Vec<OsString>) -> Parsed {
             keep[i] = true;
         }
     }
-    Parsed::Usage(DOCTOR_HELP.to_string())
+    DoctorParsed::Usage(DOCTOR_HELP.to_string())
 }
 
 #[cfg(test)]
@@ -140,8 +140,8 @@ mod tests {
 
     fn run(args: &[&str]) -> DoctorArgs {
         match parse(args.iter().map(OsString::from).collect()) {
-            Parsed::Run(d) => d,
-            Parsed::Print(t) | Parsed::Usage(t) => panic!("{args:?}: {t}"),
+            DoctorParsed::Run(d) => d,
+            DoctorParsed::Print(t) | DoctorParsed::Usage(t) => panic!("{args:?}: {t}"),
         }
     }
 
@@ -171,11 +171,11 @@ mod tests {
     fn help_is_doctors_and_a_missing_server_is_a_usage_error() {
         assert!(matches!(
             parse(vec!["--help".into()]),
-            Parsed::Print(t) if t == DOCTOR_HELP
+            DoctorParsed::Print(t) if t == DOCTOR_HELP
         ));
         assert!(matches!(
             parse(vec!["--json".into()]),
-            Parsed::Usage(t) if t.contains("missing the upstream command")
+            DoctorParsed::Usage(t) if t.contains("missing the upstream command")
         ));
     }
 }

@@ -54,7 +54,7 @@ impl Host for DoctorHost {
 
 /// An answer of the bridge to one of doctor's requests.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Answer {
+pub enum EditorAnswer {
     /// The `result`.
     Result(Value),
     /// The `error` object.
@@ -126,7 +126,7 @@ impl Editor {
         method: &str,
         params: Value,
         limit: Duration,
-    ) -> Option<Answer> {
+    ) -> Option<EditorAnswer> {
         self.next_id += 1;
         let id = Id::Int(self.next_id);
         self.send(&jsonrpc::request(&id, method, params)).await;
@@ -146,9 +146,9 @@ impl Editor {
                     continue;
                 }
                 if let Some(e) = message.get("error") {
-                    return Some(Answer::Error(e.clone()));
+                    return Some(EditorAnswer::Error(e.clone()));
                 }
-                return Some(Answer::Result(
+                return Some(EditorAnswer::Result(
                     message.get("result").cloned().unwrap_or(Value::Null),
                 ));
             }

@@ -30,7 +30,7 @@ pub struct ListSeen {
 
 /// An adaptation the bridge made to an item or a result.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Change {
+pub struct ItemChange {
     /// The method of the result.
     pub method: String,
     /// `repaired` (the item reaches the editor, changed) or `dropped` (it does not).
@@ -42,7 +42,7 @@ pub struct Change {
 /// The changes of a session's notes, in their order: a warning is an item dropped, the rest
 /// repairs; the repairs of an item that was dropped after them are left out (the editor gets
 /// no such item).
-pub fn changes(notes: &[(String, Note)]) -> Vec<Change> {
+pub fn changes(notes: &[(String, Note)]) -> Vec<ItemChange> {
     let dropped: Vec<&str> = notes
         .iter()
         .filter_map(|(_, n)| list_items::dropped_item(n))
@@ -57,14 +57,14 @@ pub fn changes(notes: &[(String, Note)]) -> Vec<Change> {
                         .is_some_and(|r| r.starts_with(": "))
                 })
         })
-        .map(|(m, n)| Change::of(m, n))
+        .map(|(m, n)| ItemChange::of(m, n))
         .collect()
 }
 
-impl Change {
+impl ItemChange {
     /// The change a rule's note reports: a warning is an item dropped, the rest repairs.
-    pub fn of(method: &str, note: &Note) -> Change {
-        Change {
+    pub fn of(method: &str, note: &Note) -> ItemChange {
+        ItemChange {
             method: method.to_owned(),
             action: if note.level == LineLevel::Warn {
                 "dropped"
@@ -92,7 +92,7 @@ pub struct Report {
     /// The lists read.
     pub lists: Vec<ListSeen>,
     /// The adaptations of the bridge's rules.
-    pub changes: Vec<Change>,
+    pub changes: Vec<ItemChange>,
     /// The sign-in found (`None`: the server asked for none, or it is no URL).
     pub sign_in: Option<SignInFound>,
     /// `server/discover`'s time (the probe, with its retry), ms.
@@ -461,7 +461,7 @@ mod tests {
             r.verdict(),
             (true, "the server works through the bridge".to_string())
         );
-        r.changes.push(Change::of(
+        r.changes.push(ItemChange::of(
             "tools/list",
             &Note {
                 level: LineLevel::Warn,
