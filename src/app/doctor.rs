@@ -158,7 +158,16 @@ async fn examine(d: &DoctorArgs, signed: Option<BridgeConfig>, secrets: &EnvSecr
             &heard,
         )
         .await;
-        if let Some(config) = signed {
+        // A static Authorization header turns the bridge's sign-in off (`app::sign_in`): the
+        // server refused it, and the bridge would not sign in.
+        if spec
+            .headers
+            .iter()
+            .any(|(n, _)| n == reqwest::header::AUTHORIZATION)
+        {
+            found.bridge_uses = Err(sign_in::STATIC_AUTHORIZATION.to_owned());
+        }
+        if let Some(config) = signed.filter(|_| found.possible()) {
             let mut second = session(config, Some(crate::app::sign_in::sign_in_actor())).await;
             found.signed_in = Some(second.initialize.is_some());
             second.sign_in = Some(found);

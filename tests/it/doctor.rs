@@ -418,6 +418,26 @@ fn a_url_that_asks_for_a_sign_in_gets_its_metadata_and_no_sign_in() {
             "the server asks for a sign-in (HTTP 401), which the bridge does at its first request (dynamic registration); doctor --sign-in checks the server behind it"
         )
     );
+    // The text form names the metadata and the registration.
+    let out = doctor(&[&fx.mcp_url()]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    for want in [
+        "sign-in: required (HTTP 401)".to_string(),
+        format!(
+            "  protected resource: {} (authorization servers: {})",
+            fx.resource(),
+            fx.issuer()
+        ),
+        format!("  authorization server: {}", fx.issuer()),
+        "  registration offered: pre-registration, dynamic registration".into(),
+        "  the bridge uses: dynamic registration".into(),
+    ] {
+        assert!(text.lines().any(|l| l == want), "{want:?} in:\n{text}");
+    }
+    assert_eq!(
+        text.lines().last(),
+        Some(format!("usable: {}", r["reason"].as_str().unwrap_or_default()).as_str())
+    );
     // Nothing was signed in: no registration, no grant, no authorization request.
     assert!(fx.clients().is_empty());
     let stats = fx.stats();
@@ -579,3 +599,36 @@ fn a_2025_11_25_list_that_the_editor_refuses_is_not_usable_and_each_refused_item
 
 /// What the 2025-11-25 schema says of an `inputSchema` that is `true`.
 const REFUSED_TRUE_SCHEMA: &str = "/inputSchema: value is not of type \"object\"";
+
+#[test]
+fn a_url_that_refuses_the_static_authorization_header_is_not_usable() {
+    let fx = auth(|_| {});
+    let out = Command::new(bridge_bin())
+        .args([
+            "doctor",
+            "--json",
+            "--header-env",
+            "Authorization=DOCTOR_TEST_AUTH",
+        ])
+        .arg(fx.mcp_url())
+        .env("DOCTOR_TEST_AUTH", "Bearer not-a-token")
+        .stdin(Stdio::null())
+        .output()
+        .expect("doctor runs");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(out.status.code(), Some(1), "{r}");
+    assert_eq!(r["sign_in"]["status"], json!(401));
+    assert_eq!(r["sign_in"]["bridge_uses"], Value::Null);
+    let why = "the server refuses the Authorization header given with --header or --header-env, and such a header turns the bridge's sign-in off";
+    assert_eq!(r["sign_in"]["registration_refused"], json!(why));
+    assert_eq!(
+        r["reason"],
+        json!(format!(
+            "the server asks for a sign-in (HTTP 401) that the bridge cannot do: {why}"
+        ))
+    );
+    // The configuration names the variable, never its value.
+    let text = r["config"].to_string();
+    assert!(!text.contains("not-a-token"), "{text}");
+    assert!(text.contains("Authorization=DOCTOR_TEST_AUTH"), "{text}");
+}

@@ -21,6 +21,9 @@ use crate::transport::http::TokenSource;
 use crate::transport::token::{AccessToken, Challenge, ChallengeOutcome, NoToken, TokenProvider};
 use futures_util::future::LocalBoxFuture;
 
+/// Why the bridge does not sign in where a static `Authorization` header is given.
+pub const STATIC_AUTHORIZATION: &str = "the server refuses the Authorization header given with --header or --header-env, and such a header turns the bridge's sign-in off";
+
 /// A 401 or 403 challenge of the server, as the transport handed it over.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Heard {
