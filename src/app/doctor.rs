@@ -147,9 +147,9 @@ async fn examine(d: &DoctorArgs, signed: Option<BridgeConfig>, secrets: &EnvSecr
     let mut report = session(config, None).await;
     let challenge: Option<Heard> = heard.and_then(|mut rx| rx.try_recv().ok());
     let plain = d.cli.config();
-    if let (Some(heard), UpstreamSpec::Http(spec)) = (challenge, &plain.upstream)
-        && report.initialize.is_none()
-    {
+    // A challenge to `server/discover` or to a later request (a server that lists its tools
+    // only to a signed-in client).
+    if let (Some(heard), UpstreamSpec::Http(spec)) = (challenge, &plain.upstream) {
         let mut found = sign_in::discover(
             &spec.url,
             &d.cli.sign_in,

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 
 use crate::common::auth_fixture::{self, Behaviour};
-use crate::common::http_fixture::HttpFixture;
+use crate::common::http_fixture::{Canned, HttpFixture};
 use crate::common::legacy_http_fixture::{LegacyFixture, Script};
 use crate::common::signed_bridge;
 use crate::common::{bridge_bin, server_bin};
@@ -383,7 +383,7 @@ fn auth(change: impl FnOnce(&mut Behaviour)) -> Arc<auth_fixture::Fixture> {
 fn a_url_that_asks_for_a_sign_in_gets_its_metadata_and_no_sign_in() {
     let fx = auth(|_| {});
     let (code, r) = doctor_json(&[&fx.mcp_url()]);
-    // Usable: the bridge signs in there at its first request (dynamic registration).
+    // Usable: the bridge signs in there when the server asks (dynamic registration).
     assert_eq!(code, 0, "{r}");
     assert_eq!(
         r["sign_in"],
@@ -415,7 +415,7 @@ fn a_url_that_asks_for_a_sign_in_gets_its_metadata_and_no_sign_in() {
     assert_eq!(
         r["reason"],
         json!(
-            "the server asks for a sign-in (HTTP 401), which the bridge does at its first request (dynamic registration); doctor --sign-in checks the server behind it"
+            "the server asks for a sign-in (HTTP 401), which the bridge does when the server asks (dynamic registration); doctor --sign-in checks the server behind it"
         )
     );
     // The text form names the metadata and the registration.
@@ -631,4 +631,39 @@ fn a_url_that_refuses_the_static_authorization_header_is_not_usable() {
     let text = r["config"].to_string();
     assert!(!text.contains("not-a-token"), "{text}");
     assert!(text.contains("Authorization=DOCTOR_TEST_AUTH"), "{text}");
+}
+
+#[test]
+fn a_challenge_to_a_list_call_is_a_sign_in_too() {
+    // The server answers server/discover, and tools/list only with a token: a 401 without a
+    // challenge and without resource metadata, so the sign-in is 2025-03-26 authorization's
+    // (the origin's metadata, here its default endpoints), as the bridge would do it.
+    let f = HttpFixture::start(http_server(), Vec::new());
+    f.script("tools/list", Canned::new(401, None, ""));
+    let (code, r) = doctor_json(&[&f.url()]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["revision"], json!("2026-07-28"));
+    let origin = format!("http://{}", f.addr);
+    assert_eq!(r["sign_in"]["status"], json!(401));
+    assert_eq!(
+        r["sign_in"]["resource_metadata"]["resource"],
+        json!(f.url())
+    );
+    assert_eq!(
+        r["sign_in"]["authorization_server"]["issuer"],
+        json!(origin)
+    );
+    assert_eq!(
+        r["sign_in"]["authorization_server"]["registration_endpoint"],
+        json!(format!("{origin}/register"))
+    );
+    assert_eq!(r["sign_in"]["bridge_uses"], json!("dynamic registration"));
+    let tools_error = r["lists"]["tools"]["error"].as_str().unwrap_or_default();
+    assert!(tools_error.contains("sign_in_unavailable"), "{tools_error}");
+    assert_eq!(
+        r["reason"],
+        json!(
+            "the server asks for a sign-in (HTTP 401), which the bridge does when the server asks (dynamic registration); doctor --sign-in checks the server behind it"
+        )
+    );
 }

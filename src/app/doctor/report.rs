@@ -151,40 +151,40 @@ fn why(report: &Report) -> Option<String> {
 impl Report {
     /// The verdict: usable through the bridge, and why (or why not).
     ///
-    /// Not usable: `initialize` failed (but for a sign-in the bridge can do), a list failed, or
-    /// a list of a legacy server holds items a 2025-11-25 editor refuses (the bridge passes it
-    /// unchanged, and such an editor refuses the whole list). Usable: everything else, also a
-    /// URL that asks for a sign-in whose metadata doctor found, with a registration the bridge
-    /// uses (the bridge signs in at its first request).
+    /// A URL that asked for a sign-in (and doctor did not sign in) is usable when doctor found
+    /// its metadata and a registration the bridge uses (the bridge signs in when the server
+    /// asks), and not usable otherwise. Else not usable: `initialize` failed, a list failed,
+    /// or a list of a legacy server holds items a 2025-11-25 editor refuses (the bridge passes
+    /// it unchanged, and such an editor refuses the whole list). Usable: everything else.
     pub fn verdict(&self) -> (bool, String) {
+        if let Some(s) = &self.sign_in
+            && s.signed_in.is_none()
+        {
+            return match (&s.error, &s.bridge_uses) {
+                (None, Ok(kind)) => (
+                    true,
+                    format!(
+                        "the server asks for a sign-in (HTTP {}), which the bridge does when the server asks ({kind}); doctor --sign-in checks the server behind it",
+                        s.status
+                    ),
+                ),
+                (Some(e), _) => (
+                    false,
+                    format!(
+                        "the server asks for a sign-in (HTTP {}) that the bridge cannot do: {e}",
+                        s.status
+                    ),
+                ),
+                (None, Err(why)) => (
+                    false,
+                    format!(
+                        "the server asks for a sign-in (HTTP {}) that the bridge cannot do: {why}",
+                        s.status
+                    ),
+                ),
+            };
+        }
         if self.initialize.is_none() {
-            if let Some(s) = &self.sign_in
-                && s.signed_in.is_none()
-            {
-                return match (&s.error, &s.bridge_uses) {
-                    (None, Ok(kind)) => (
-                        true,
-                        format!(
-                            "the server asks for a sign-in (HTTP {}), which the bridge does at its first request ({kind}); doctor --sign-in checks the server behind it",
-                            s.status
-                        ),
-                    ),
-                    (Some(e), _) => (
-                        false,
-                        format!(
-                            "the server asks for a sign-in (HTTP {}) that the bridge cannot do: {e}",
-                            s.status
-                        ),
-                    ),
-                    (None, Err(why)) => (
-                        false,
-                        format!(
-                            "the server asks for a sign-in (HTTP {}) that the bridge cannot do: {why}",
-                            s.status
-                        ),
-                    ),
-                };
-            }
             let e = self
                 .initialize_error
                 .clone()
