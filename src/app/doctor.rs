@@ -3,7 +3,7 @@
 //!
 //! Doctor runs the bridge itself, not a client of its own: the Supervisor, the Frontend, the
 //! Upstream and its transport (`supervisor::start_with`), with the bridge's options, in front
-//! of a 2025-11-25 editor in this process ([`editor`]). The era decision and the adaptations
+//! of a 2025-11-25 editor in this process (`editor.rs`). The era decision and the adaptations
 //! of the bridge's rules reach doctor over the bridge's observation channel
 //! ([`crate::transport::observe`]); what the editor gets is read from the editor's side. For a
 //! URL, the first bridge signs in nowhere: its token provider hears the server's challenge

@@ -111,7 +111,7 @@ pub fn kind_of(opts: &RegistrationOptions, client_id: &str) -> ClientKind {
 }
 
 /// Which registration a sign-in with `opts` uses at the authorization server of `server`,
-/// the choice of [`client`] without its I/O (the order of 2026-07-28 client registration):
+/// the choice of [`client_for`] without its I/O (the order of 2026-07-28 client registration):
 /// pre-registered with `--client-id` (its `--client-issuer`, when given, must be the issuer),
 /// a client ID metadata document with `--client-metadata-url` when the server supports them,
 /// else dynamic registration when the server has a registration endpoint. A stored dynamic
