@@ -95,7 +95,16 @@ struct Fail {
     /// The JSON-RPC error code.
     code: i64,
     message: String,
+    /// The error's data: any JSON value.
+    #[schemars(schema_with = "any_json")]
     data: Option<Value>,
+}
+
+/// Any JSON value as the empty schema `{}`: schemars writes `true` for a `Value`, a boolean
+/// schema that 2025-11-25 clients refuse where the spec asks for an object (the bridge repairs
+/// it, and `mcp-bridge doctor` names the repair).
+fn any_json(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({})
 }
 
 fn server() -> Server {

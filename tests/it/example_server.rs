@@ -132,6 +132,11 @@ async fn the_demo_lists_its_six_typed_tools_with_input_schemas_from_their_argume
         .map(|tools| tools.iter().filter_map(|t| t["name"].as_str()).collect())
         .unwrap_or_default();
     assert_eq!(names, ["echo", "add", "slow", "log", "fail", "ask_name"]);
+    // No boolean sub-schema (a `Value` argument): nothing for the bridge to repair.
+    assert_eq!(
+        tools[4]["inputSchema"]["properties"]["data"],
+        json!({"description": "The error's data: any JSON value."})
+    );
     let schema_2020 = "https://json-schema.org/draft/2020-12/schema";
     assert_eq!(
         tools[0]["inputSchema"],
