@@ -37,6 +37,7 @@ from collections import defaultdict
 # lib, main, the binaries.
 LAYERS = [
     ("protocol", {"protocol", "profile"}),  # the MCP wire as values: no I/O, clock or actor
+    ("dap", {"dap"}),  # the Debug Adapter Protocol as values: no I/O, clock or actor
     ("log", {"log", "files"}),  # the stderr sink; the option files' I/O and error text
     ("server", {"server"}),  # the embedded MCP server API
     ("transport", {"transport"}),  # above server: transport::memory serves a Server in process

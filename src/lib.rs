@@ -17,6 +17,7 @@ pub mod auth;
 #[cfg(feature = "auth")]
 pub mod cli;
 pub mod config;
+pub mod dap;
 pub mod embed;
 pub mod files;
 pub mod log;
