@@ -224,6 +224,27 @@ impl ServerBuilder {
         self
     }
 
+    /// Lists resources that come and go beside the fixed ones: `lister` runs at each
+    /// `resources/list`, and its items follow those of [`Self::resource`]. A resource template
+    /// serves their reads; the server announces a change of the list with
+    /// [`Server::notify`]`(ListenEvent::ResourcesListChanged)`.
+    ///
+    /// ```
+    /// use mcp_bridge::server::{ResourceDef, Server};
+    /// let server = Server::builder("sessions", "1.0.0")
+    ///     .resource_lister(|| vec![ResourceDef::new("s://1", "session 1")])
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn resource_lister(
+        mut self,
+        lister: impl Fn() -> Vec<ResourceDef> + Send + Sync + 'static,
+    ) -> Self {
+        self.0.resource_lister = Some(Arc::new(lister));
+        self
+    }
+
     /// Sets the `completion/complete` handler and advertises `completions`. It gets
     /// `{ref, argument, context?}` (already checked) and returns
     /// `{"completion": {"values": [...]}}`;

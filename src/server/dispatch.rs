@@ -144,10 +144,15 @@ async fn run(
             return server.list(&params, "prompts", prompts.collect()).map(Some);
         }
         Method::ResourcesList => {
-            let resources = inner.resources.iter().map(|(def, _)| def.to_json());
-            return server
-                .list(&params, "resources", resources.collect())
-                .map(Some);
+            let mut resources: Vec<Value> = inner
+                .resources
+                .iter()
+                .map(|(def, _)| def.to_json())
+                .collect();
+            if let Some(lister) = &inner.resource_lister {
+                resources.extend(lister().iter().map(super::ResourceDef::to_json));
+            }
+            return server.list(&params, "resources", resources).map(Some);
         }
         Method::ResourceTemplatesList => {
             let templates = inner.templates.iter().map(|(def, _)| def.to_json());
@@ -314,7 +319,9 @@ impl Server {
         Supported {
             tools: !self.inner.tools.is_empty(),
             prompts: !self.inner.prompts.is_empty(),
-            resources: !self.inner.resources.is_empty() || !self.inner.templates.is_empty(),
+            resources: !self.inner.resources.is_empty()
+                || !self.inner.templates.is_empty()
+                || self.inner.resource_lister.is_some(),
         }
     }
 

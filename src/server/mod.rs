@@ -74,6 +74,8 @@ const END_QUEUE: usize = 16;
 
 type DiscoverHook =
     Arc<dyn Fn(RequestContext) -> BoxFuture<'static, Result<(), RpcError>> + Send + Sync>;
+/// The resources a server lists beside its fixed ones, asked at each `resources/list`.
+type ResourceLister = Arc<dyn Fn() -> Vec<ResourceDef> + Send + Sync>;
 type ListenHook =
     Arc<dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<(), RpcError>> + Send + Sync>;
 
@@ -151,6 +153,7 @@ struct Registry {
     prompts: Vec<(PromptDef, BoxedHandler)>,
     resources: Vec<(ResourceDef, BoxedHandler)>,
     templates: Vec<(ResourceTemplateDef, BoxedHandler)>,
+    resource_lister: Option<ResourceLister>,
     completion: Option<BoxedHandler>,
     discover_hook: Option<DiscoverHook>,
     listen_hook: Option<ListenHook>,
@@ -186,6 +189,7 @@ impl Server {
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
+            resource_lister: None,
             completion: None,
             discover_hook: None,
             listen_hook: None,

@@ -216,8 +216,13 @@ impl Bridge {
 
     /// Starts `program` itself (no upstream process), its frames validated as `revision`.
     pub fn start_program(program: &str, revision: Revision) -> Bridge {
-        let mut cmd = Command::new(program);
-        let mut b = Self::spawn(&mut cmd, true);
+        Self::start_command(&mut Command::new(program), revision)
+    }
+
+    /// Starts `cmd` as it is set up (its environment, its arguments), its frames validated
+    /// as `revision`.
+    pub fn start_command(cmd: &mut Command, revision: Revision) -> Bridge {
+        let mut b = Self::spawn(cmd, true);
         b.revision = revision;
         b
     }
