@@ -87,16 +87,9 @@ if [[ ! -f "$npm_stamp" || "$(cat "$npm_stamp")" != "$npm_want" ]]; then
 fi
 
 # ---- .venv: recreated when absent or when requirements.txt / the interpreter changed
-venv_stamp="$VENV/.interop-stamp"
-venv_want="$(sha256sum <"$HERE/requirements.txt" | cut -d' ' -f1) $("$PY" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
-if [[ ! -f "$venv_stamp" || "$(cat "$venv_stamp")" != "$venv_want" || ! -x "$VENV/bin/python" ]]; then
-  echo "interop: installing Python packages into tests/interop/.venv" >&2
-  rm -rf "$VENV"
-  "$PY" -m venv "$VENV" || { echo "run.sh: '$PY -m venv' failed (on Debian: apt-get install python3-venv)" >&2; exit 2; }
-  "$VENV/bin/pip" install -q -r "$HERE/requirements.txt" >/dev/null \
-    || { echo "run.sh: pip install -r requirements.txt failed" >&2; exit 2; }
-  echo "$venv_want" >"$venv_stamp"
-fi
+# (tests/interop/venv.sh; scripts/test runs it before cargo test too: tests/it/dap.rs needs
+# its debugpy)
+PYTHON="$PY" bash "$HERE/venv.sh" || exit 2
 
 # ---- warm-up: the peers' modules are read once, outside any time limit, so that the first
 # scenario does not pay for a cold start (a fresh venv and node_modules on a busy machine: the

@@ -37,6 +37,9 @@ mod concurrency;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod doctor;
 mod embedded;
+// mcp-dap needs no feature of the URL form; it drives real debugpy (tests/interop/.venv).
+#[cfg(target_os = "linux")]
+mod dap;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod era_fallback;
 #[cfg(all(feature = "http", feature = "auth"))]

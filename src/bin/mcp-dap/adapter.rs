@@ -1,0 +1,287 @@
+//! The Adapter actor: owns one debug adapter process (in its own process group) and its DAP
+//! `seq` table. Each request in flight has a time limit; the loss of the adapter (its stdout
+//! ends, its framing breaks) answers every request in flight at once with the cause, and the
+//! Session hears of it (`AdapterGone`).
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+use tokio::sync::oneshot;
+use tokio_util::codec::{Encoder, FramedRead};
+
+use mcp_bridge::dap::framing::{DapCodec, Frame, FramingError};
+use mcp_bridge::dap::types::{self, Event, Incoming, Response};
+use mcp_bridge::transport::child::{self, ChildProcess};
+
+/// How long a DAP request may wait for its response. debugpy answers `launch` only after
+/// `configurationDone`, and a `stackTrace` of a deep stack takes a while; the longest a
+/// tool waits for its request.
+pub const REQUEST_TIME_LIMIT: Duration = Duration::from_secs(30);
+
+/// How long a stopped adapter gets after its stdin closes, and again after SIGTERM to its
+/// group, before SIGKILL to the group (the stop steps of `transport::child`).
+pub const STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// Why a DAP request got no result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DapError {
+    /// The adapter answered `success: false`; its words.
+    #[error("{0}")]
+    Refused(String),
+    /// No response within [`REQUEST_TIME_LIMIT`].
+    #[error("the adapter did not answer {0} within {1} s")]
+    Timeout(String, u64),
+    /// The adapter is gone; the cause.
+    #[error("the debug adapter is gone: {0}")]
+    Gone(String),
+}
+
+/// What the Adapter tells its Session.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub enum AdapterNews {
+    /// A DAP event.
+    Event(Event),
+    /// The adapter is gone; the cause.
+    Gone(String),
+}
+
+/// Sends one DAP request; the answer is its response's `body` (`null` when none).
+#[derive(Message)]
+#[rtype(result = "Result<Value, DapError>")]
+pub struct Request {
+    /// The command.
+    pub command: String,
+    /// Its arguments.
+    pub arguments: Option<Value>,
+}
+
+/// Sends a request whose answer is delivered on `reply` (a Session that must not wait in its
+/// mailbox for `launch`, which debugpy answers after `configurationDone`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RequestThen {
+    /// The request.
+    pub request: Request,
+    /// Where its answer goes.
+    pub reply: oneshot::Sender<Result<Value, DapError>>,
+}
+
+/// Stops the adapter: its stdin closes, then the stop steps of its process group.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Stop;
+
+/// A request in flight.
+struct InFlight {
+    command: String,
+    reply: oneshot::Sender<Result<Value, DapError>>,
+    timer: SpawnHandle,
+}
+
+/// The actor.
+pub struct Adapter {
+    process: Option<ChildProcess>,
+    writer: Option<ChildStdin>,
+    stdout: Option<tokio::process::ChildStdout>,
+    next_seq: i64,
+    in_flight: HashMap<i64, InFlight>,
+    session: Recipient<AdapterNews>,
+    gone: Option<String>,
+}
+
+impl Adapter {
+    /// Starts `command args` in its own process group. Call it on the DAP thread: the child
+    /// gets SIGKILL when the thread that forked it ends (`transport::isolation`).
+    ///
+    /// Errors: the text of a command that cannot be started, naming it and where it was
+    /// looked for.
+    pub fn spawn(
+        command: &OsString,
+        args: &[OsString],
+        session: Recipient<AdapterNews>,
+    ) -> Result<Self, String> {
+        let path_var = std::env::var_os("PATH");
+        let resolved = mcp_bridge::transport::program::resolve(command, path_var.as_deref())
+            .map_err(|e| e.log_message(None))?;
+        let (process, io) = child::spawn(&resolved.into_os_string(), args)
+            .map_err(|e| format!("{}: {e}", command.to_string_lossy()))?;
+        Ok(Self {
+            process: Some(process),
+            writer: Some(io.stdin),
+            stdout: Some(io.stdout),
+            next_seq: 1,
+            in_flight: HashMap::new(),
+            session,
+            gone: None,
+        })
+    }
+
+    fn send(
+        &mut self,
+        ctx: &mut Context<Self>,
+        request: Request,
+        reply: oneshot::Sender<Result<Value, DapError>>,
+    ) {
+        if let Some(cause) = &self.gone {
+            let _ = reply.send(Err(DapError::Gone(cause.clone())));
+            return;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let message = types::request(seq, &request.command, request.arguments);
+        self.write(ctx, message);
+        let timer = ctx.run_later(REQUEST_TIME_LIMIT, move |act, _| {
+            if let Some(flight) = act.in_flight.remove(&seq) {
+                let _ = flight.reply.send(Err(DapError::Timeout(
+                    flight.command,
+                    REQUEST_TIME_LIMIT.as_secs(),
+                )));
+            }
+        });
+        self.in_flight.insert(
+            seq,
+            InFlight {
+                command: request.command,
+                reply,
+                timer,
+            },
+        );
+    }
+
+    /// Writes one message; the writes keep their order because each waits for the one before
+    /// (the actor's `wait`).
+    fn write(&mut self, ctx: &mut Context<Self>, message: Value) {
+        let Some(mut writer) = self.writer.take() else {
+            return;
+        };
+        let mut bytes = bytes::BytesMut::new();
+        if let Err(e) = DapCodec::default().encode(&message, &mut bytes) {
+            self.writer = Some(writer);
+            tracing::debug!(target: "mcp-dap", "a request that cannot be written: {e}");
+            return;
+        }
+        let write = async move {
+            let result = writer.write_all(&bytes).await;
+            (writer, result)
+        };
+        ctx.wait(
+            write
+                .into_actor(self)
+                .map(|(writer, result), act, ctx| match result {
+                    Ok(()) => act.writer = Some(writer),
+                    Err(e) => act.lose(ctx, format!("cannot write to the adapter: {e}")),
+                }),
+        );
+    }
+
+    fn answer(&mut self, ctx: &mut Context<Self>, response: Response) {
+        let Some(flight) = self.in_flight.remove(&response.request_seq) else {
+            // A response to a request that timed out, or to none: nothing waits for it.
+            return;
+        };
+        ctx.cancel_future(flight.timer);
+        let result = if response.success {
+            Ok(response.body.unwrap_or(Value::Null))
+        } else {
+            Err(DapError::Refused(response.error_text()))
+        };
+        let _ = flight.reply.send(result);
+    }
+
+    /// The adapter is gone: every request in flight gets the cause at once, the Session hears
+    /// of it, and the process group is stopped.
+    fn lose(&mut self, ctx: &mut Context<Self>, cause: String) {
+        if self.gone.is_some() {
+            return;
+        }
+        for (_, flight) in self.in_flight.drain() {
+            ctx.cancel_future(flight.timer);
+            let _ = flight.reply.send(Err(DapError::Gone(cause.clone())));
+        }
+        self.session.do_send(AdapterNews::Gone(cause.clone()));
+        self.gone = Some(cause);
+        self.writer = None;
+        if let Some(process) = self.process.take() {
+            ctx.spawn(
+                async move {
+                    process.stop(STOP_GRACE).await;
+                }
+                .into_actor(self),
+            );
+        }
+    }
+}
+
+impl Actor for Adapter {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if let Some(stdout) = self.stdout.take() {
+            ctx.add_stream(FramedRead::new(stdout, DapCodec::default()));
+        }
+    }
+}
+
+impl StreamHandler<Result<Frame, FramingError>> for Adapter {
+    fn handle(&mut self, item: Result<Frame, FramingError>, ctx: &mut Context<Self>) {
+        match item {
+            Ok(Frame::Message(Incoming::Response(response))) => self.answer(ctx, response),
+            Ok(Frame::Message(Incoming::Event(event))) => {
+                self.session.do_send(AdapterNews::Event(event));
+            }
+            Ok(Frame::Message(Incoming::Request(request))) => {
+                // DAP "Reverse Requests": a client that does not support one answers it with
+                // `success: false` (runInTerminal is only sent to a client that declared
+                // `supportsRunInTerminalRequest`, which this one does not).
+                let seq = self.next_seq;
+                self.next_seq += 1;
+                self.write(ctx, types::refusal(seq, &request));
+            }
+            Ok(Frame::Message(Incoming::Unknown)) => {}
+            Ok(Frame::Unreadable(why)) => {
+                tracing::debug!(target: "mcp-dap", "an unreadable message of the adapter: {why}");
+            }
+            Err(e) => self.lose(ctx, format!("its output cannot be read: {e}")),
+        }
+    }
+
+    fn finished(&mut self, ctx: &mut Context<Self>) {
+        self.lose(ctx, "it closed its output (it exited or crashed)".into());
+    }
+}
+
+impl Handler<Request> for Adapter {
+    type Result = ResponseFuture<Result<Value, DapError>>;
+
+    fn handle(&mut self, request: Request, ctx: &mut Context<Self>) -> Self::Result {
+        let (reply, answer) = oneshot::channel();
+        self.send(ctx, request, reply);
+        Box::pin(async move {
+            answer
+                .await
+                .unwrap_or_else(|_| Err(DapError::Gone("the adapter's actor ended".into())))
+        })
+    }
+}
+
+impl Handler<RequestThen> for Adapter {
+    type Result = ();
+
+    fn handle(&mut self, message: RequestThen, ctx: &mut Context<Self>) {
+        self.send(ctx, message.request, message.reply);
+    }
+}
+
+impl Handler<Stop> for Adapter {
+    type Result = ();
+
+    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+        self.lose(ctx, "the session ended".into());
+    }
+}

@@ -1,0 +1,134 @@
+//! `mcp-dap`: an MCP server that drives Debug Adapter Protocol adapters (debugpy), written on
+//! the crate's server API and served to 2026-07-28 and 2025-11-25 clients alike
+//! (`embed::serve_stdio`). The DAP side runs on a thread of its own with its own actix System:
+//! the Sessions supervisor, and per session a Session and an Adapter actor. The adapters are
+//! forked on that thread, which lives until the end, because each adapter gets SIGKILL when
+//! the thread that forked it ends (`transport::isolation`). The end of stdin ends every
+//! session: `disconnect` with `terminateDebuggee`, then the stop steps of each adapter's
+//! process group.
+
+mod adapter;
+mod session;
+mod sessions;
+mod tools;
+
+use std::sync::mpsc;
+
+use actix::prelude::*;
+use tokio::sync::watch;
+
+use mcp_bridge::server::{CacheScope, Outcome, ResourceDef, ResourceTemplateDef, Server};
+
+use sessions::{CloseAll, Find, Sessions};
+
+/// What the DAP thread hands back: the Sessions' address, the channel that gives it the
+/// server, and the resource list it publishes.
+struct DapSide {
+    sessions: Addr<Sessions>,
+    server: mpsc::Sender<Server>,
+    list: watch::Receiver<Vec<ResourceDef>>,
+}
+
+/// Starts the DAP thread; its Sessions actor starts once it is given the server.
+fn start_dap_side() -> std::io::Result<DapSide> {
+    let (addr_tx, addr_rx) = mpsc::channel();
+    let (server_tx, server_rx) = mpsc::channel::<Server>();
+    let (listed, list) = watch::channel(Vec::new());
+    std::thread::Builder::new()
+        .name("mcp-dap".into())
+        .spawn(move || {
+            let system = System::new();
+            system.block_on(async move {
+                let context = Context::<Sessions>::new();
+                let _ = addr_tx.send(context.address());
+                // The server is built with the address, then comes back: nothing else runs on
+                // this thread before it.
+                if let Ok(server) = server_rx.recv() {
+                    context.run(Sessions::new(server, listed));
+                }
+            });
+            let _ = system.run();
+        })?;
+    let addr = addr_rx
+        .recv()
+        .map_err(|_| std::io::Error::other("the DAP thread did not start"))?;
+    Ok(DapSide {
+        sessions: addr,
+        server: server_tx,
+        list,
+    })
+}
+
+/// The state or output resource of `uri`.
+async fn read_resource(sessions: Addr<Sessions>, read: serde_json::Value) -> Outcome {
+    let uri = read["uri"].as_str().unwrap_or_default().to_owned();
+    let id = read["variables"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let missing = || Outcome::resource_text(&uri, format!("no session {id:?} is open"));
+    let Ok(Some(session)) = sessions.send(Find(id.clone())).await else {
+        return missing();
+    };
+    if uri.ends_with("/output") {
+        return match session.send(session::Output).await {
+            Ok(text) => Outcome::resource_text(&uri, text),
+            Err(_) => missing(),
+        };
+    }
+    match session.send(session::Snapshot).await {
+        Ok((state, _)) => {
+            Outcome::resource_text(&uri, serde_json::to_string(&state).unwrap_or_default())
+        }
+        Err(_) => missing(),
+    }
+}
+
+fn main() -> std::io::Result<()> {
+    // debugpy's launcher starts the debuggee in a process group of its own: as a subreaper
+    // this process inherits it if the launcher dies, and the sweep at the end finds it.
+    mcp_bridge::transport::isolation::become_subreaper();
+    let DapSide {
+        sessions,
+        server: server_tx,
+        list,
+    } = start_dap_side()?;
+    // A session changes at any moment: no list or read of it may be served from a cache.
+    let builder = Server::builder("mcp-dap", env!("CARGO_PKG_VERSION"))
+        .cache(0, CacheScope::Private)
+        .instructions(
+            "Debug programs: launch (it returns a session id and stops at the first line), \
+         set_breakpoints, continue, next, step_in, step_out, stack_trace, variables, evaluate, \
+         wait, terminate. Subscribe to a session's state resource to hear of each stop.",
+        );
+    let builder = tools::register(builder, &sessions);
+    let mut builder = builder.resource_lister(move || list.borrow().clone());
+    for (kind, mime) in [("state", "application/json"), ("output", "text/plain")] {
+        let s = sessions.clone();
+        let template = ResourceTemplateDef::new(&format!("dap://sessions/{{id}}/{kind}"), kind)
+            .mime_type(mime);
+        builder = builder.resource_template(template, move |read, _| {
+            let s = s.clone();
+            async move { read_resource(s, read).await }
+        });
+    }
+    let server = builder.build();
+    server_tx
+        .send(server.clone())
+        .map_err(|_| std::io::Error::other("the DAP thread ended"))?;
+    let served = mcp_bridge::embed::serve_stdio(server);
+    // The end of stdin: every session ends before the process does.
+    let (done_tx, done_rx) = mpsc::channel();
+    let closing = sessions.clone();
+    std::thread::spawn(move || {
+        let system = System::new();
+        system.block_on(async move {
+            let _ = closing.send(CloseAll).await;
+        });
+        let _ = done_tx.send(());
+    });
+    let _ = done_rx.recv_timeout(sessions::SHUTDOWN_TIME_LIMIT + std::time::Duration::from_secs(1));
+    // Whatever a disconnect left (a debuggee of an adapter that crashed) ends here.
+    mcp_bridge::transport::isolation::stop_descendants();
+    served
+}

@@ -1,0 +1,472 @@
+//! The Session actor: one debug session's state machine and its output tail. It runs the
+//! start sequence of the DAP specification ("Overview: Launch Sequencing": `initialize`, then
+//! `launch`, the `initialized` event, `configurationDone`), follows the events (`stopped`,
+//! `continued`, `exited`, `terminated`, `output`, `breakpoint`), and tells the MCP server which
+//! of its two resources changed.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use mcp_bridge::dap::types::{ExitedBody, OutputBody, StackFrame, StoppedBody};
+use mcp_bridge::server::{ListenEvent, Server};
+
+use crate::adapter::{Adapter, AdapterNews, DapError, Request, RequestThen, Stop};
+
+/// The program output a session keeps, in bytes: the newest part (a tail), so that a chatty
+/// program costs bounded memory.
+pub const MAX_OUTPUT_TAIL_BYTES: usize = 64 * 1024;
+
+/// How long a `disconnect` may take at the end of a session before the adapter's process
+/// group is stopped anyway.
+pub const DISCONNECT_TIME_LIMIT: Duration = Duration::from_secs(3);
+
+/// Where a session is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The start sequence runs.
+    Starting,
+    /// The debuggee runs.
+    Running,
+    /// The debuggee is stopped (a breakpoint, a step, the entry).
+    Stopped,
+    /// The debuggee exited (DAP `exited`).
+    Exited,
+    /// The session ended (DAP `terminated`, or the adapter is gone: `cause`).
+    Terminated,
+}
+
+/// The state resource of a session.
+#[derive(Debug, Clone, Serialize)]
+pub struct State {
+    /// The session's id.
+    pub session: String,
+    /// Where it is.
+    pub status: Status,
+    /// Why it stopped (`breakpoint`, `step`, `entry`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The thread that stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<i64>,
+    /// The top frame of a stop: `file:line` and its frame id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_frame: Option<Value>,
+    /// The debuggee's exit code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    /// Why the session ended, when the adapter went away.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+}
+
+impl State {
+    /// Whether the debuggee is neither starting nor running: a `wait` ends.
+    pub fn settled(&self) -> bool {
+        !matches!(self.status, Status::Starting | Status::Running)
+    }
+}
+
+/// The session's URIs: its state and its output.
+pub fn state_uri(id: &str) -> String {
+    format!("dap://sessions/{id}/state")
+}
+
+/// See [`state_uri`].
+pub fn output_uri(id: &str) -> String {
+    format!("dap://sessions/{id}/output")
+}
+
+/// What to launch.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec {
+    /// The `launch` request's arguments (adapter-specific, DAP "LaunchRequestArguments").
+    pub arguments: Value,
+    /// The adapter's id for `initialize`.
+    pub adapter_id: String,
+}
+
+/// Runs the start sequence. Answers once `launch` is answered.
+#[derive(Message)]
+#[rtype(result = "Result<(), DapError>")]
+pub struct Start(pub LaunchSpec);
+
+/// The state now, and the adapter for requests.
+#[derive(Message)]
+#[rtype(result = "(State, Addr<Adapter>)")]
+pub struct Snapshot;
+
+/// The output tail.
+#[derive(Message)]
+#[rtype(result = "String")]
+pub struct Output;
+
+/// Waits until the debuggee is settled ([`State::settled`]), at most `limit`.
+#[derive(Message)]
+#[rtype(result = "Result<State, String>")]
+pub struct Wait {
+    /// The time limit.
+    pub limit: Duration,
+}
+
+/// Resumes the stopped thread (`continue`, `next`, `stepIn`, `stepOut`); with `wait`, answers
+/// at the next settled state (at most `limit`).
+#[derive(Message)]
+#[rtype(result = "Result<State, String>")]
+pub struct Resume {
+    /// The DAP command.
+    pub command: &'static str,
+    /// Whether to wait for the next stop.
+    pub wait: Option<Duration>,
+}
+
+/// Ends the session: `disconnect` with `terminateDebuggee`, then the adapter's stop steps.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Finish;
+
+/// The actor.
+pub struct Session {
+    state: State,
+    output: String,
+    adapter: Addr<Adapter>,
+    server: Server,
+    waiters: Vec<oneshot::Sender<State>>,
+    initialized: Option<oneshot::Sender<()>>,
+    /// Counts stops, so that a top frame fetched for an older stop is not applied.
+    stops: u64,
+}
+
+impl Session {
+    /// A session of `id` over `adapter`.
+    pub fn new(id: String, adapter: Addr<Adapter>, server: Server) -> Self {
+        Self {
+            state: State {
+                session: id,
+                status: Status::Starting,
+                reason: None,
+                thread_id: None,
+                top_frame: None,
+                exit_code: None,
+                cause: None,
+            },
+            output: String::new(),
+            adapter,
+            server,
+            waiters: Vec::new(),
+            initialized: None,
+            stops: 0,
+        }
+    }
+
+    fn changed_state(&mut self) {
+        self.server.notify(ListenEvent::ResourceUpdated {
+            uri: state_uri(&self.state.session),
+        });
+        if self.state.settled() {
+            for waiter in self.waiters.drain(..) {
+                let _ = waiter.send(self.state.clone());
+            }
+        }
+    }
+
+    fn append_output(&mut self, text: &str) {
+        self.output.push_str(text);
+        if self.output.len() > MAX_OUTPUT_TAIL_BYTES {
+            let mut cut = self.output.len() - MAX_OUTPUT_TAIL_BYTES;
+            while !self.output.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.output.drain(..cut);
+        }
+        self.server.notify(ListenEvent::ResourceUpdated {
+            uri: output_uri(&self.state.session),
+        });
+    }
+
+    fn end(&mut self, ctx: &mut Context<Self>) {
+        let adapter = self.adapter.clone();
+        ctx.spawn(
+            async move {
+                let disconnect = adapter.send(Request {
+                    command: "disconnect".into(),
+                    arguments: Some(json!({"terminateDebuggee": true})),
+                });
+                let _ = tokio::time::timeout(DISCONNECT_TIME_LIMIT, disconnect).await;
+                let _ = adapter.send(Stop).await;
+            }
+            .into_actor(self),
+        );
+    }
+
+    fn stopped(&mut self, body: StoppedBody, ctx: &mut Context<Self>) {
+        self.stops += 1;
+        let stop = self.stops;
+        let Some(thread) = body.thread_id.or(self.state.thread_id) else {
+            self.apply_stop(body.reason, None, None);
+            return;
+        };
+        // The state shows a stop with its place: it changes only once one frame of
+        // `stackTrace` says where the stop is, so that no reader sees a stop without it.
+        let trace = self.adapter.send(Request {
+            command: "stackTrace".into(),
+            arguments: Some(json!({"threadId": thread, "levels": 1})),
+        });
+        ctx.spawn(trace.into_actor(self).map(move |answer, act, _| {
+            // A later event (continued, exited, another stop) made this stop old.
+            if act.stops != stop {
+                return;
+            }
+            let top = match answer {
+                Ok(Ok(body)) => top_frame(&body),
+                _ => None,
+            };
+            act.apply_stop(body.reason, Some(thread), top);
+        }));
+    }
+
+    fn apply_stop(&mut self, reason: String, thread: Option<i64>, top: Option<Value>) {
+        self.state.status = Status::Stopped;
+        self.state.reason = Some(reason);
+        self.state.thread_id = thread;
+        self.state.top_frame = top;
+        self.changed_state();
+    }
+}
+
+/// The first frame of a `stackTrace` body as `{file, line, name, frameId}`.
+fn top_frame(body: &Value) -> Option<Value> {
+    let frames = body.get("stackFrames")?.as_array()?;
+    let frame: StackFrame = serde_json::from_value(frames.first()?.clone()).ok()?;
+    let file = frame.source.and_then(|s| s.path).unwrap_or_default();
+    Some(json!({"file": file, "line": frame.line, "name": frame.name, "frameId": frame.id}))
+}
+
+impl Actor for Session {
+    type Context = Context<Self>;
+}
+
+impl Handler<AdapterNews> for Session {
+    type Result = ();
+
+    fn handle(&mut self, news: AdapterNews, ctx: &mut Context<Self>) {
+        let event = match news {
+            AdapterNews::Gone(cause) => {
+                // After `exited` or `terminated` the adapter's end is the session's own; before
+                // them it is a loss, and the state says why. The actor stays, so that the
+                // last state and output can be read until the session is terminated.
+                if !matches!(self.state.status, Status::Exited | Status::Terminated) {
+                    self.state.status = Status::Terminated;
+                    self.state.cause = Some(cause);
+                    self.changed_state();
+                }
+                return;
+            }
+            AdapterNews::Event(event) => event,
+        };
+        let body = event.body.unwrap_or(Value::Null);
+        match event.event.as_str() {
+            "initialized" => {
+                if let Some(initialized) = self.initialized.take() {
+                    let _ = initialized.send(());
+                }
+            }
+            "stopped" => {
+                let body: StoppedBody = serde_json::from_value(body).unwrap_or_default();
+                self.stopped(body, ctx);
+            }
+            "continued" => {
+                self.stops += 1;
+                self.state.status = Status::Running;
+                self.state.reason = None;
+                self.state.top_frame = None;
+                self.changed_state();
+            }
+            "output" => {
+                if let Ok(output) = serde_json::from_value::<OutputBody>(body) {
+                    // DAP OutputEvent: `telemetry` is not for the user.
+                    if output.category.as_deref() != Some("telemetry") {
+                        self.append_output(&output.output);
+                    }
+                }
+            }
+            "exited" => {
+                if let Ok(exited) = serde_json::from_value::<ExitedBody>(body) {
+                    self.state.exit_code = Some(exited.exit_code);
+                }
+                self.stops += 1;
+                self.state.status = Status::Exited;
+                self.state.reason = None;
+                self.state.thread_id = None;
+                self.state.top_frame = None;
+                self.changed_state();
+            }
+            "terminated" => {
+                if self.state.status != Status::Exited {
+                    self.state.status = Status::Terminated;
+                }
+                self.changed_state();
+                self.end(ctx);
+            }
+            // `breakpoint` (a breakpoint verified or moved), `thread`, `process`, `module` and
+            // the adapter's own events change neither resource.
+            _ => {}
+        }
+    }
+}
+
+impl Handler<Start> for Session {
+    type Result = ResponseFuture<Result<(), DapError>>;
+
+    fn handle(&mut self, Start(spec): Start, _: &mut Context<Self>) -> Self::Result {
+        let (initialized, initialized_heard) = oneshot::channel();
+        self.initialized = Some(initialized);
+        let adapter = self.adapter.clone();
+        Box::pin(async move {
+            let gone = |_| DapError::Gone("the adapter's actor ended".into());
+            adapter
+                .send(Request {
+                    command: "initialize".into(),
+                    arguments: Some(json!({
+                        "clientID": "mcp-dap", "clientName": "mcp-dap",
+                        "adapterID": spec.adapter_id, "linesStartAt1": true,
+                        "columnsStartAt1": true, "pathFormat": "path",
+                    })),
+                })
+                .await
+                .map_err(gone)??;
+            // debugpy answers `launch` only after `configurationDone`, which follows the
+            // `initialized` event: the launch's answer is awaited last.
+            let (launched, launch_answer) = oneshot::channel();
+            adapter.do_send(RequestThen {
+                request: Request {
+                    command: "launch".into(),
+                    arguments: Some(spec.arguments),
+                },
+                reply: launched,
+            });
+            let limit = crate::adapter::REQUEST_TIME_LIMIT;
+            match tokio::time::timeout(limit, initialized_heard).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Err(DapError::Gone("the session ended".into())),
+                Err(_) => {
+                    return Err(DapError::Timeout(
+                        "launch (no initialized event)".into(),
+                        limit.as_secs(),
+                    ));
+                }
+            }
+            adapter
+                .send(Request {
+                    command: "configurationDone".into(),
+                    arguments: None,
+                })
+                .await
+                .map_err(gone)??;
+            launch_answer
+                .await
+                .unwrap_or_else(|_| Err(DapError::Gone("the session ended".into())))?;
+            Ok(())
+        })
+    }
+}
+
+impl Handler<Snapshot> for Session {
+    type Result = MessageResult<Snapshot>;
+
+    fn handle(&mut self, _: Snapshot, _: &mut Context<Self>) -> Self::Result {
+        MessageResult((self.state.clone(), self.adapter.clone()))
+    }
+}
+
+impl Handler<Output> for Session {
+    type Result = MessageResult<Output>;
+
+    fn handle(&mut self, _: Output, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.output.clone())
+    }
+}
+
+/// Waits on `waiter` at most `limit`; the state of a session that ended meanwhile otherwise.
+async fn settle(waiter: oneshot::Receiver<State>, limit: Duration) -> Result<State, String> {
+    match tokio::time::timeout(limit, waiter).await {
+        Ok(Ok(state)) => Ok(state),
+        Ok(Err(_)) => Err("the session ended".into()),
+        Err(_) => Err(format!(
+            "the program did not stop within {} s; it is still running (wait again, or pause is not built yet)",
+            limit.as_secs()
+        )),
+    }
+}
+
+impl Handler<Wait> for Session {
+    type Result = ResponseFuture<Result<State, String>>;
+
+    fn handle(&mut self, wait: Wait, _: &mut Context<Self>) -> Self::Result {
+        if self.state.settled() {
+            let state = self.state.clone();
+            return Box::pin(async move { Ok(state) });
+        }
+        let (waiter, settled) = oneshot::channel();
+        self.waiters.push(waiter);
+        Box::pin(settle(settled, wait.limit))
+    }
+}
+
+impl Handler<Resume> for Session {
+    type Result = ResponseFuture<Result<State, String>>;
+
+    fn handle(&mut self, resume: Resume, _: &mut Context<Self>) -> Self::Result {
+        let (Status::Stopped, Some(thread)) = (self.state.status, self.state.thread_id) else {
+            let status = serde_json::to_value(self.state.status).unwrap_or_default();
+            return Box::pin(async move {
+                Err(format!("the program is not stopped (status {status})"))
+            });
+        };
+        self.state.status = Status::Running;
+        self.state.reason = None;
+        self.state.top_frame = None;
+        self.changed_state();
+        let settled = resume.wait.map(|limit| {
+            let (waiter, settled) = oneshot::channel();
+            self.waiters.push(waiter);
+            (settled, limit)
+        });
+        let state = self.state.clone();
+        let request = self.adapter.send(Request {
+            command: resume.command.into(),
+            arguments: Some(json!({"threadId": thread})),
+        });
+        Box::pin(async move {
+            match request.await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(e.to_string()),
+                Err(_) => return Err("the session ended".into()),
+            }
+            match settled {
+                Some((settled, limit)) => settle(settled, limit).await,
+                None => Ok(state),
+            }
+        })
+    }
+}
+
+impl Handler<Finish> for Session {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: Finish, _: &mut Context<Self>) -> Self::Result {
+        let adapter = self.adapter.clone();
+        Box::pin(async move {
+            let disconnect = adapter.send(Request {
+                command: "disconnect".into(),
+                arguments: Some(json!({"terminateDebuggee": true})),
+            });
+            let _ = tokio::time::timeout(DISCONNECT_TIME_LIMIT, disconnect).await;
+            let _ = adapter.send(Stop).await;
+        })
+    }
+}

@@ -1,0 +1,146 @@
+//! The Sessions actor, the supervisor of the DAP side: it starts each session (its Adapter
+//! and Session actors), keeps the handles the tools name (a bounded number), publishes the
+//! resource list, and ends every session at shutdown.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::time::Duration;
+
+use actix::prelude::*;
+use tokio::sync::watch;
+
+use mcp_bridge::server::{ListenEvent, ResourceDef, Server};
+
+use crate::adapter::Adapter;
+use crate::session::{self, Finish, Session};
+
+/// Sessions open at once. Each holds an adapter and a debuggee process; the bound keeps a
+/// model that forgets to terminate from filling the machine.
+pub const MAX_SESSIONS: usize = 8;
+
+/// How long the end of all sessions may take at shutdown (each `disconnect`, then the stop
+/// steps of each process group) before the process exits anyway.
+pub const SHUTDOWN_TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// Starts a session's actors with the adapter `command args`.
+#[derive(Message)]
+#[rtype(result = "Result<(String, Addr<Session>), String>")]
+pub struct Open {
+    /// The adapter's program.
+    pub command: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+}
+
+/// The Session of an id.
+#[derive(Message)]
+#[rtype(result = "Option<Addr<Session>>")]
+pub struct Find(pub String);
+
+/// Ends one session and forgets it; `false` when the id names none.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct Close(pub String);
+
+/// Ends every session (the end of stdin).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct CloseAll;
+
+/// The actor.
+pub struct Sessions {
+    server: Server,
+    open: BTreeMap<String, Addr<Session>>,
+    next_id: u64,
+    listed: watch::Sender<Vec<ResourceDef>>,
+}
+
+impl Sessions {
+    /// The supervisor; `listed` carries the resource list to the server's lister.
+    pub fn new(server: Server, listed: watch::Sender<Vec<ResourceDef>>) -> Self {
+        Self {
+            server,
+            open: BTreeMap::new(),
+            next_id: 1,
+            listed,
+        }
+    }
+
+    fn publish(&self) {
+        let defs = self
+            .open
+            .keys()
+            .flat_map(|id| {
+                [
+                    ResourceDef::new(&session::state_uri(id), &format!("session {id} state"))
+                        .mime_type("application/json"),
+                    ResourceDef::new(&session::output_uri(id), &format!("session {id} output"))
+                        .mime_type("text/plain"),
+                ]
+            })
+            .collect();
+        self.listed.send_replace(defs);
+        self.server.notify(ListenEvent::ResourcesListChanged);
+    }
+}
+
+impl Actor for Sessions {
+    type Context = Context<Self>;
+}
+
+impl Handler<Open> for Sessions {
+    type Result = Result<(String, Addr<Session>), String>;
+
+    fn handle(&mut self, open: Open, _: &mut Context<Self>) -> Self::Result {
+        if self.open.len() >= MAX_SESSIONS {
+            return Err(format!(
+                "{MAX_SESSIONS} sessions are open, the most at once: terminate one first"
+            ));
+        }
+        let id = format!("s{}", self.next_id);
+        let context = Context::<Session>::new();
+        let adapter = Adapter::spawn(&open.command, &open.args, context.address().recipient())?;
+        self.next_id += 1;
+        let adapter = adapter.start();
+        let session = context.run(Session::new(id.clone(), adapter, self.server.clone()));
+        self.open.insert(id.clone(), session.clone());
+        self.publish();
+        Ok((id, session))
+    }
+}
+
+impl Handler<Find> for Sessions {
+    type Result = Option<Addr<Session>>;
+
+    fn handle(&mut self, Find(id): Find, _: &mut Context<Self>) -> Self::Result {
+        self.open.get(&id).cloned()
+    }
+}
+
+impl Handler<Close> for Sessions {
+    type Result = ResponseFuture<bool>;
+
+    fn handle(&mut self, Close(id): Close, _: &mut Context<Self>) -> Self::Result {
+        let Some(session) = self.open.remove(&id) else {
+            return Box::pin(async { false });
+        };
+        self.publish();
+        Box::pin(async move {
+            let _ = session.send(Finish).await;
+            true
+        })
+    }
+}
+
+impl Handler<CloseAll> for Sessions {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: CloseAll, _: &mut Context<Self>) -> Self::Result {
+        let sessions: Vec<_> = std::mem::take(&mut self.open).into_values().collect();
+        Box::pin(async move {
+            let ends = sessions.iter().map(|session| session.send(Finish));
+            let _ = tokio::time::timeout(SHUTDOWN_TIME_LIMIT, futures_util::future::join_all(ends))
+                .await;
+        })
+    }
+}

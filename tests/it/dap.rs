@@ -1,0 +1,297 @@
+//! Black-box tests of `mcp-dap`: the real binary over real pipes as a 2026-07-28 client, with
+//! real debugpy (the adapter of `tests/interop/.venv`, which `scripts/test` installs from
+//! `tests/interop/requirements.txt`) debugging a small Python program.
+
+use crate::common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The venv whose `python3` has debugpy.
+fn venv_bin() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/.venv/bin")
+}
+
+/// Starts `mcp-dap` with the venv first in PATH; fails (never skips) without debugpy.
+fn start() -> Bridge {
+    let bin = venv_bin();
+    let probe = Command::new(bin.join("python3"))
+        .args(["-c", "import debugpy"])
+        .output();
+    assert!(
+        matches!(&probe, Ok(out) if out.status.success()),
+        "debugpy is not installed in {}: run `python3 -m venv tests/interop/.venv && \
+         tests/interop/.venv/bin/pip install -r tests/interop/requirements.txt` \
+         (scripts/test does); the probe gave {probe:?}",
+        bin.display()
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-dap"));
+    cmd.env("PATH", path);
+    Bridge::start_command(&mut cmd, Revision::Modern)
+}
+
+/// `params` with the 2026-07-28 `_meta`.
+fn modern(mut params: Value) -> Value {
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    params
+}
+
+fn call(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> Value {
+    let r = b.request(
+        json!(id),
+        "tools/call",
+        modern(json!({"name": name, "arguments": arguments})),
+    );
+    assert_eq!(r["result"]["isError"], Value::Null, "{name}: {r}");
+    r["result"]["structuredContent"].clone()
+}
+
+const PROGRAM: &str = "\
+def add(a, b):
+    total = a + b
+    return total
+
+
+x = 40
+y = add(x, 2)
+print(\"y is\", y)
+raise SystemExit(3)
+";
+
+fn write_program() -> String {
+    let dir = scratch_dir("dap");
+    let path = dir.join("prog.py");
+    std::fs::write(&path, PROGRAM).expect("write the program");
+    path.to_string_lossy().into_owned()
+}
+
+/// The frame id of a state's top frame (the adapter numbers frames itself).
+fn frame_id(state: &Value) -> Value {
+    let id = state["top_frame"]["frameId"].clone();
+    assert!(id.is_i64(), "no frame id in {state}");
+    id
+}
+
+#[test]
+fn a_python_program_breaks_steps_is_inspected_and_exits_with_its_code_and_output() {
+    let program = write_program();
+    let mut b = start();
+    let state_uri = "dap://sessions/s1/state";
+    // Subscribed before the session exists: its URI is known from the handle's form.
+    b.send_request(
+        json!("L"),
+        "subscriptions/listen",
+        modern(json!({"notifications": {"resourcesListChanged": true,
+            "resourceSubscriptions": [state_uri]}})),
+    );
+    assert_eq!(
+        b.recv()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+
+    let launched = call(&mut b, "1", "launch", json!({"program": program}));
+    let entry = launched["state"].clone();
+    assert_eq!(
+        launched,
+        json!({"session": "s1", "state": {"session": "s1", "status": "stopped",
+            "reason": "entry", "thread_id": 1, "top_frame": {"file": program, "line": 1,
+            "name": "<module>", "frameId": frame_id(&entry)}},
+            "resources": [state_uri, "dap://sessions/s1/output"]})
+    );
+    let listed = b.request(json!("2"), "resources/list", modern(json!({})));
+    assert_eq!(
+        listed["result"]["resources"],
+        json!([
+            {"name": "session s1 state", "uri": state_uri, "mimeType": "application/json"},
+            {"name": "session s1 output", "uri": "dap://sessions/s1/output",
+                "mimeType": "text/plain"},
+        ])
+    );
+
+    let set = call(
+        &mut b,
+        "3",
+        "set_breakpoints",
+        json!({"session": "s1", "source": program, "lines": [3]}),
+    );
+    assert_eq!(
+        set,
+        json!({"source": program, "breakpoints": [{"verified": true, "line": 3, "message": null}]})
+    );
+    let running = call(&mut b, "4", "continue", json!({"session": "s1"}));
+    assert_eq!(
+        running,
+        json!({"session": "s1", "status": "running", "thread_id": 1})
+    );
+    // The stop comes as resource updates; the state is read after each one, never polled.
+    let mut stopped = Value::Null;
+    for n in 0..5 {
+        let update = b.recv_notification("notifications/resources/updated");
+        assert_eq!(update["params"]["uri"], state_uri);
+        let read = b.request(
+            json!(format!("r{n}")),
+            "resources/read",
+            modern(json!({"uri": state_uri})),
+        );
+        let text = read["result"]["contents"][0]["text"].as_str().unwrap_or("");
+        let state: Value = serde_json::from_str(text).expect("the state is JSON");
+        if state["status"] == "stopped" {
+            stopped = state;
+            break;
+        }
+    }
+    let frame = frame_id(&stopped);
+    assert_eq!(
+        stopped,
+        json!({"session": "s1", "status": "stopped", "reason": "breakpoint", "thread_id": 1,
+            "top_frame": {"file": program, "line": 3, "name": "add", "frameId": frame}})
+    );
+
+    let stack = call(&mut b, "5", "stack_trace", json!({"session": "s1"}));
+    let frames = stack["frames"].as_array().cloned().unwrap_or_default();
+    assert_eq!(frames.len(), 2, "{stack}");
+    assert_eq!(
+        stack,
+        json!({"threadId": 1, "frames": [
+            {"frameId": frame, "name": "add", "at": format!("{program}:3"), "file": program,
+                "line": 3, "text": "    return total"},
+            {"frameId": frames[1]["frameId"], "name": "<module>",
+                "at": format!("{program}:7"), "file": program, "line": 7,
+                "text": "y = add(x, 2)"},
+        ]})
+    );
+
+    let variables = call(&mut b, "6", "variables", json!({"session": "s1"}));
+    let locals = &variables["scopes"][0];
+    assert_eq!(locals["name"], "Locals", "{variables}");
+    assert_eq!(
+        locals["variables"],
+        json!([
+            {"name": "a", "value": "40", "type": "int", "variablesReference": 0},
+            {"name": "b", "value": "2", "type": "int", "variablesReference": 0},
+            {"name": "total", "value": "42", "type": "int", "variablesReference": 0},
+        ])
+    );
+
+    let evaluated = call(
+        &mut b,
+        "7",
+        "evaluate",
+        json!({"session": "s1", "expression": "total * 2"}),
+    );
+    assert_eq!(
+        evaluated,
+        json!({"result": "84", "type": "int", "variablesReference": 0})
+    );
+
+    // A step over the `return` ends in the caller, in the middle of line 7: Python's tracer
+    // reports no new line event for a line already begun, so the stop is at line 8.
+    let stepped = call(&mut b, "8", "next", json!({"session": "s1"}));
+    let frame = frame_id(&stepped);
+    assert_eq!(
+        stepped,
+        json!({"session": "s1", "status": "stopped", "reason": "step", "thread_id": 1,
+            "top_frame": {"file": program, "line": 8, "name": "<module>", "frameId": frame}})
+    );
+
+    call(&mut b, "9", "continue", json!({"session": "s1"}));
+    let exited = call(&mut b, "10", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        exited,
+        json!({"session": "s1", "status": "exited", "exit_code": 3})
+    );
+    let output = b.request(
+        json!("11"),
+        "resources/read",
+        modern(json!({"uri": "dap://sessions/s1/output"})),
+    );
+    assert_eq!(
+        output["result"]["contents"],
+        json!([{"uri": "dap://sessions/s1/output", "text": "y is 42\n"}])
+    );
+
+    let ended = call(&mut b, "12", "terminate", json!({"session": "s1"}));
+    assert_eq!(ended["terminated"], "s1");
+    let listed = b.request(json!("13"), "resources/list", modern(json!({})));
+    assert_eq!(listed["result"]["resources"], json!([]));
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+/// The pids of every descendant of `root`, read from `/proc`.
+fn descendants(root: i32) -> Vec<i32> {
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let ppid = stat
+                .rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<i32>().ok());
+            if ppid == Some(parent) && !found.contains(&pid) {
+                found.push(pid);
+            }
+        }
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+fn process_group(pid: i32) -> i32 {
+    // SAFETY: getpgid of one pid; no memory is shared.
+    unsafe { libc::getpgid(pid) }
+}
+
+fn group_exists(pgid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks; no memory is shared.
+    unsafe { libc::kill(-pgid, 0) == 0 }
+}
+
+#[test]
+fn the_end_of_stdin_mid_session_leaves_no_adapter_nor_debuggee() {
+    let program = write_program();
+    let mut b = start();
+    let launched = call(&mut b, "1", "launch", json!({"program": program}));
+    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
+    let server = b.child.id() as i32;
+    let pids = descendants(server);
+    // The adapter, debugpy's launcher and the debuggee.
+    assert_eq!(pids.len(), 3, "descendants of mcp-dap: {pids:?}");
+    let groups: Vec<i32> = pids.iter().map(|&p| process_group(p)).collect();
+    assert!(
+        groups.iter().all(|&g| g > 0 && g != process_group(server)),
+        "{groups:?}"
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+    assert!(
+        wait_until(|| pids.iter().all(|&p| !process_alive(p))),
+        "still running: {:?}",
+        pids.iter()
+            .filter(|&&p| process_alive(p))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        wait_until(|| groups.iter().all(|&g| !group_exists(g))),
+        "a process group is left: {groups:?}"
+    );
+}
