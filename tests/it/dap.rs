@@ -295,3 +295,46 @@ fn the_end_of_stdin_mid_session_leaves_no_adapter_nor_debuggee() {
         "a process group is left: {groups:?}"
     );
 }
+
+#[test]
+fn an_adapter_killed_mid_session_ends_the_wait_at_once_with_the_cause() {
+    let dir = scratch_dir("dap-kill");
+    let program = dir.join("sleeper.py");
+    std::fs::write(&program, "import time\ntime.sleep(60)\n").expect("write the program");
+    let program = program.to_string_lossy().into_owned();
+    let mut b = start();
+    let launched = call(&mut b, "1", "launch", json!({"program": program}));
+    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
+    call(&mut b, "2", "continue", json!({"session": "s1"}));
+    b.send_request(
+        json!("3"),
+        "tools/call",
+        modern(json!({"name": "wait", "arguments": {"session": "s1", "timeout_secs": 60}})),
+    );
+    let adapter = descendants(b.child.id() as i32)
+        .into_iter()
+        .find(|&pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains("debugpy.adapter"))
+                .unwrap_or(false)
+        })
+        .expect("the adapter process");
+    // SAFETY: kill of one pid; no memory is shared.
+    unsafe { libc::kill(adapter, libc::SIGKILL) };
+    // Within RECV_TIMEOUT, far below the wait's own 60 s.
+    let r = b.recv_response(&json!("3"));
+    assert_eq!(
+        r["result"]["structuredContent"],
+        json!({"session": "s1", "status": "terminated", "thread_id": 1,
+            "cause": "the adapter closed its output (it exited or crashed)"})
+    );
+    let r = b.request(
+        json!("4"),
+        "tools/call",
+        modern(json!({"name": "stack_trace", "arguments": {"session": "s1"}})),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(text_of(&r), "the program is not stopped: no stack to read");
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}

@@ -247,12 +247,15 @@ impl StreamHandler<Result<Frame, FramingError>> for Adapter {
             Ok(Frame::Unreadable(why)) => {
                 tracing::debug!(target: "mcp-dap", "an unreadable message of the adapter: {why}");
             }
-            Err(e) => self.lose(ctx, format!("its output cannot be read: {e}")),
+            Err(e) => self.lose(ctx, format!("the adapter's output cannot be read: {e}")),
         }
     }
 
     fn finished(&mut self, ctx: &mut Context<Self>) {
-        self.lose(ctx, "it closed its output (it exited or crashed)".into());
+        self.lose(
+            ctx,
+            "the adapter closed its output (it exited or crashed)".into(),
+        );
     }
 }
 
