@@ -348,6 +348,34 @@ impl Inner {
             .filter(|r| r.resource == self.resource)
     }
 
+    /// The record to renew, under the entry lock (held by the guard returned with it): the
+    /// stored one (another process may have renewed it) or the one in memory. `None` when
+    /// another process already replaced the token (it is not `rejected` and not expiring): that
+    /// record is adopted, and there is nothing to renew. Errors: the lock, or no sign-in at all.
+    async fn locked_record(
+        &self,
+        rejected: Option<&str>,
+    ) -> Result<Option<(lock::EntryLock, TokenRecord)>, SignInError> {
+        let guard = lock::lock(&self.store.lock_dir, &self.key, REFRESH_LOCK_TIMEOUT)
+            .await
+            .map_err(|e| failed(format!("entry lock: {}", crate::files::io_error_text(&e))))?;
+        let stored = self
+            .read_stored()
+            .await
+            .or_else(|| self.record.borrow().clone());
+        let Some(rec) = stored else {
+            return Err(failed("no stored sign-in"));
+        };
+        if rejected != Some(rec.access_token.as_str())
+            && !rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)
+        {
+            tracing::debug!(target: "sign-in", "another process renewed the sign-in; using its token");
+            *self.record.borrow_mut() = Some(rec);
+            return Ok(None);
+        }
+        Ok(Some((guard, rec)))
+    }
+
     async fn read_stored(&self) -> Option<TokenRecord> {
         let key = self.key.clone();
         let bytes = self.store.run(move |s| s.get(&key)).await.ok().flatten()?;
@@ -428,23 +456,9 @@ impl Inner {
     /// not used (the sign-in that follows registers again), and `invalid_client` drops the
     /// stored registration ([`registration::forget`]).
     async fn refresh(&self, rejected: Option<&str>) -> Result<(), Refused> {
-        let _lock = lock::lock(&self.store.lock_dir, &self.key, REFRESH_LOCK_TIMEOUT)
-            .await
-            .map_err(|e| failed(format!("entry lock: {}", crate::files::io_error_text(&e))))?;
-        let stored = self
-            .read_stored()
-            .await
-            .or_else(|| self.record.borrow().clone());
-        let Some(rec) = stored else {
-            return Err(failed("no stored sign-in").into());
-        };
-        if rejected != Some(rec.access_token.as_str())
-            && !rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)
-        {
-            tracing::debug!(target: "sign-in", "another process refreshed the sign-in; using its token");
-            *self.record.borrow_mut() = Some(rec);
+        let Some((_lock, rec)) = self.locked_record(rejected).await? else {
             return Ok(());
-        }
+        };
         let Some(refresh) = rec.refresh_token.clone() else {
             return Err(failed("no refresh token").into());
         };

@@ -61,23 +61,9 @@ impl Inner {
         &self,
         rejected: Option<&str>,
     ) -> Result<(), SignInError> {
-        let _lock = lock::lock(&self.store.lock_dir, &self.key, REFRESH_LOCK_TIMEOUT)
-            .await
-            .map_err(|e| failed(format!("entry lock: {}", crate::files::io_error_text(&e))))?;
-        let stored = self
-            .read_stored()
-            .await
-            .or_else(|| self.record.borrow().clone());
-        let Some(rec) = stored else {
-            return Err(failed("no stored sign-in"));
-        };
-        if rejected != Some(rec.access_token.as_str())
-            && !rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)
-        {
-            tracing::debug!(target: "sign-in", "another process got a new token; using it");
-            *self.record.borrow_mut() = Some(rec);
+        let Some((_lock, rec)) = self.locked_record(rejected).await? else {
             return Ok(());
-        }
+        };
         let method = rec.auth.token_endpoint_auth_method;
         if self.cfg.registration.client_id.as_deref() != Some(rec.client_id.as_str())
             || method == TokenAuthMethod::None
