@@ -268,13 +268,35 @@ async fn delete(store: &TokenStore, keys: Vec<String>, all: bool, clients_too: b
         tracing::error!(target: "logout", "the index of sign-ins was not updated: {e}");
         code = EXIT_FAILED;
     }
+    if all && code == EXIT_OK {
+        files_left(store);
+    }
     if store.is_memory() {
         // The memory store lives as long as one bridge: a logout's own store is always empty.
         tracing::info!(target: "logout", "nothing to delete: the memory store holds no sign-in between runs (each bridge that uses it signs in anew)");
+    } else if code == EXIT_OK && sign_ins == 0 && clients == 0 {
+        tracing::info!(target: "logout", "nothing to delete: {} holds no {}", store.describe(), if all { "sign-in of the bridge" } else { "such sign-in" });
     } else if all || clients_too {
         tracing::info!(target: "logout", "deleted {sign_ins} stored sign-in(s) and {clients} client registration(s) from {}", store.describe());
     } else {
         tracing::info!(target: "logout", "deleted {sign_ins} stored sign-in(s) from {}", store.describe());
     }
     code
+}
+
+/// After `logout --all` with the file store: the files still in its directory are none of the
+/// indexed entries (another program's, or written by a bridge whose index was lost), kept and
+/// counted in one line so that "deleted" is not read as "the directory is empty".
+fn files_left(store: &TokenStore) {
+    let Some(dir) = store.file_dir() else {
+        return;
+    };
+    let left = std::fs::read_dir(&dir).map_or(0, |d| {
+        d.filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .count()
+    });
+    if left > 0 {
+        tracing::warn!(target: "logout", "{left} file(s) left in {}: not in the index of sign-ins, so not the bridge's to delete (remove them by hand if they are yours)", dir.display());
+    }
 }

@@ -46,7 +46,8 @@ command (or reaches its URL) and asks it server/discover:
   - a server that speaks MCP 2026-07-28 is translated for the 2025-11-25 editor;
   - a server that speaks 2025-11-25 or earlier is passed through unchanged (the fallback).
 In an editor's config, write the full path of mcp-bridge and of the server's program: an
-editor starts servers with a short PATH. Every option and message: docs/usage.md.";
+editor starts servers with a short PATH. Every option and message: docs/usage.md of the
+source tree that `cargo install --path` built.";
 
 const AFTER_HELP: &str = "\
 The command starts at the first argument that is not an option of mcp-bridge, like env or

@@ -329,8 +329,26 @@ pub fn decide(answer: ProbeAnswer<'_>) -> Era {
                 Era::Error(modern_error(e))
             }
             (400 | 404 | 405, _) => Era::Legacy(LegacySign::HttpStatus { status }),
-            _ => Era::Error(Cause::DiscoverFailed.error(Some(json!(format!("HTTP {status}"))))),
+            _ => Era::Error(Cause::DiscoverFailed.error(Some(json!(status_detail(status))))),
         },
+    }
+}
+
+/// The detail of an error status to `server/discover`. A server that does not implement POST
+/// (501, RFC 9110 §15.6.2: `python -m http.server`, a static file server) or refuses its
+/// media types (406, 415) is not a Streamable HTTP endpoint, which takes POSTs of JSON
+/// (MCP 2025-11-25, Transports): the detail says so, since the status alone reads as a
+/// server fault.
+fn status_detail(status: u16) -> String {
+    match status {
+        501 => "HTTP 501: the server does not take POST at this URL, so it is no MCP endpoint \
+                (Streamable HTTP takes the client's messages as POSTs); check the URL"
+            .into(),
+        406 | 415 => format!(
+            "HTTP {status}: the server refuses MCP's JSON POST at this URL, so it is likely no \
+             MCP endpoint; check the URL"
+        ),
+        _ => format!("HTTP {status}"),
     }
 }
 
@@ -707,6 +725,26 @@ mod tests {
             (
                 http(429, HttpBody::Empty),
                 failed(-32603, "discover_failed", json!("HTTP 429")),
+            ),
+            (
+                http(501, HttpBody::NotJson),
+                failed(
+                    -32603,
+                    "discover_failed",
+                    json!(
+                        "HTTP 501: the server does not take POST at this URL, so it is no MCP endpoint (Streamable HTTP takes the client's messages as POSTs); check the URL"
+                    ),
+                ),
+            ),
+            (
+                http(415, HttpBody::Empty),
+                failed(
+                    -32603,
+                    "discover_failed",
+                    json!(
+                        "HTTP 415: the server refuses MCP's JSON POST at this URL, so it is likely no MCP endpoint; check the URL"
+                    ),
+                ),
             ),
         ];
         for (i, (got, want)) in cases.into_iter().enumerate() {

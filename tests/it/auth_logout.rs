@@ -68,6 +68,56 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The lines of the `logout` target (not the token store's info line).
+fn logout_lines(o: &Output) -> Vec<String> {
+    stderr(o)
+        .lines()
+        .filter(|l| l.starts_with("mcp-bridge: logout: "))
+        .map(String::from)
+        .collect()
+}
+
+/// `logout --all` deletes what the index lists; a file of the store's directory that the
+/// index does not list is kept and counted, and a second `--all` says there is nothing to
+/// delete.
+#[test]
+fn logout_all_counts_the_files_it_leaves_and_then_says_nothing_is_left_to_delete() {
+    let xdg = common::scratch_dir("left");
+    let a = put(&xdg, URL_A, "default");
+    let tokens = xdg.join("mcp-bridge").join("tokens");
+    std::fs::write(tokens.join("signin-stray"), b"not an entry").unwrap();
+    let o = logout(&xdg, &["--all", "--token-store", "file"], true);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!present(&xdg, &a));
+    assert_eq!(
+        logout_lines(&o),
+        vec![
+            format!(
+                "mcp-bridge: logout: warn: 1 file(s) left in {}: not in the index of sign-ins, so not the bridge's to delete (remove them by hand if they are yours)",
+                tokens.display()
+            ),
+            format!(
+                "mcp-bridge: logout: info: deleted 1 stored sign-in(s) and 0 client registration(s) from encrypted files in {}",
+                tokens.display()
+            ),
+        ],
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(tokens.join("signin-stray")).unwrap();
+    let o = logout(&xdg, &["--all", "--token-store", "file"], true);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        logout_lines(&o),
+        vec![format!(
+            "mcp-bridge: logout: info: nothing to delete: encrypted files in {} holds no sign-in of the bridge",
+            tokens.display()
+        )],
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn logout_of_a_url_deletes_that_sign_in_of_the_default_account_only() {
     let xdg = common::scratch_dir("url");
@@ -78,10 +128,19 @@ fn logout_of_a_url_deletes_that_sign_in_of_the_default_account_only() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!present(&xdg, &a));
     assert!(present(&xdg, &a_work) && present(&xdg, &b));
-    // Nothing left to delete is still success.
+    // Nothing left to delete is still success, said as such.
     let o = logout(&xdg, &["--token-store", "file", URL_A], true);
     assert_eq!(o.status.code(), Some(0));
-    assert!(stderr(&o).contains("deleted 0 stored sign-in(s)"));
+    let tokens = xdg.join("mcp-bridge").join("tokens");
+    assert_eq!(
+        logout_lines(&o),
+        vec![format!(
+            "mcp-bridge: logout: info: nothing to delete: encrypted files in {} holds no such sign-in",
+            tokens.display()
+        )],
+        "{}",
+        stderr(&o)
+    );
     let o = logout(
         &xdg,
         &["--token-store", "file", "--account", "work", URL_A],
@@ -118,6 +177,7 @@ fn logout_all_deletes_every_indexed_sign_in_and_the_index() {
         "{s}"
     );
     assert!(s.contains("deleted 3 stored sign-in(s)"), "{s}");
+    assert!(!s.contains("file(s) left"), "{s}");
     assert_eq!(
         tokio::runtime::Builder::new_current_thread()
             .enable_all()

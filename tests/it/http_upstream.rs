@@ -1075,6 +1075,35 @@ fn the_first_server_discover_over_http_fails_initialize_by_its_status_and_body()
     assert_eq!(init["result"]["serverInfo"]["name"], "fixture-http");
 }
 
+/// A URL whose server is no MCP endpoint: a file server answers the POST of
+/// `server/discover` with 501 and an HTML page (`python -m http.server`'s own words), and the
+/// editor's `initialize` gets a detail that says what the status means.
+#[test]
+fn a_server_that_does_not_take_post_is_named_as_no_mcp_endpoint() {
+    let (f, _) = fixture();
+    f.script(
+        "server/discover",
+        Canned::new(
+            501,
+            Some("text/html;charset=utf-8"),
+            "<html><body><h1>Error response</h1><p>Error code: 501</p><p>Message: Unsupported method ('POST').</p></body></html>",
+        ),
+    );
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    b.send_request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(
+        b.recv_response(&json!(0))["error"],
+        json!({"code": -32603, "message": "The upstream server did not complete server/discover",
+               "data": {"cause": "discover_failed",
+                        "detail": "HTTP 501: the server does not take POST at this URL, so it is no MCP endpoint (Streamable HTTP takes the client's messages as POSTs); check the URL"}})
+    );
+}
+
 /// The body of an HTTP 400 that refuses the request's version and offers `supported`.
 fn refused_version(supported: &str) -> Canned {
     Canned::new(

@@ -178,7 +178,8 @@ impl Frontend {
                 _ => None,
             };
             // HTTP: a request that failed in the transport keeps its status and error body
-            // (`Failure`); 400, 404 and 405 are what the era decision reads, any other
+            // (`Failure`); 400, 404 and 405 are what the era decision reads (and 406, 415
+            // and 501, whose detail it words), any other
             // failure (no response, a broken stream, 401/403 without a token, 5xx) fails the
             // initialize with its detail.
             let answer = match &reply {
@@ -195,6 +196,14 @@ impl Frontend {
                         status,
                         body: f.error.as_ref().map_or(HttpBody::Empty, HttpBody::RpcError),
                     }),
+                    // The statuses of a server that is no MCP endpoint: the era decision
+                    // words their detail.
+                    Some(status @ (406 | 415 | 501)) if f.error.is_none() => {
+                        ProbeAnswer::Http(HttpAnswer {
+                            status,
+                            body: HttpBody::Empty,
+                        })
+                    }
                     _ => return Err(Cause::DiscoverFailed.error(Some(json!(f.detail)))),
                 },
                 Err(TimedOut { .. }) if http => ProbeAnswer::HttpNoReply { limit },

@@ -111,6 +111,10 @@ impl Backend for FileStore {
         format!("encrypted files in {}", self.dir.display())
     }
 
+    fn file_dir(&self) -> Option<PathBuf> {
+        Some(self.dir.clone())
+    }
+
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let bytes = match fs::read(self.path(key)) {
             Ok(b) => b,

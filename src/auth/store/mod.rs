@@ -52,6 +52,10 @@ pub trait Backend: Send + Sync {
     fn is_memory(&self) -> bool {
         false
     }
+    /// The directory of the file store's entries; `None` for the other stores.
+    fn file_dir(&self) -> Option<PathBuf> {
+        None
+    }
 }
 
 /// `--token-store`.
@@ -152,6 +156,12 @@ impl TokenStore {
     /// Whether the store in use is the memory store. Opens a lazy chain (blocking).
     pub fn is_memory(&self) -> bool {
         self.current().is_some_and(|b| b.is_memory())
+    }
+
+    /// The directory of the store in use when it is the file store. Opens a lazy chain
+    /// (blocking).
+    pub fn file_dir(&self) -> Option<PathBuf> {
+        self.current().and_then(|b| b.file_dir())
     }
 
     /// The store in use; opens a lazy chain first (blocking: the keychain probe).
