@@ -107,7 +107,7 @@ pub struct Frontend {
     /// Ids of `resources/subscribe`/`unsubscribe` requests not answered yet.
     open_changes: HashSet<Id>,
     /// Pass-through: the editor's requests sent upstream and not answered yet.
-    relayed: HashMap<Id, Instant>,
+    relayed: HashMap<Id, pass_through::Relayed>,
     /// Pass-through with the item filter: the list requests among `relayed` whose results
     /// lose the hidden items, with their kind.
     listing: HashMap<Id, ItemKind>,
@@ -554,7 +554,9 @@ impl Handler<FromUpstream> for Frontend {
             FromUpstream::ListenEnded { id, reply } => self.on_listen_ended(id, reply),
             FromUpstream::Relayed { message, kind } => self.relay_to_editor(message, kind),
             FromUpstream::RelayFailed { id, reply } => {
-                if self.relayed.remove(&id).is_some() {
+                if let Some(relayed) = self.relayed.remove(&id) {
+                    self.methods
+                        .record(relayed.method, false, relayed.started.elapsed());
                     if let UpstreamReply::Failed(f) = &reply {
                         self.warn_of_the_url_path(&id, f.status);
                     }

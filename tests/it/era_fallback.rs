@@ -800,3 +800,28 @@ fn a_server_that_exits_at_discover_is_started_again_for_the_editors_initialize()
     let warnings = b.stderr_lines_to_the_end(|l| l.contains(": warn: "));
     assert_eq!(warnings, Vec::<String>::new());
 }
+
+/// The summary at the end counts the requests passed through to a legacy server and their
+/// errors (any method the editor sends; the legacy server answers an unknown one -32601).
+#[test]
+fn the_exit_summary_counts_the_passed_through_requests() {
+    let mut b = start(&[], &[]);
+    b.send(&initialize_request(0));
+    b.recv_response(&json!(0));
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    assert_eq!(
+        text_of(&b.tools_call(json!(1), "echo", json!({"text": "x"}))),
+        "x"
+    );
+    b.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "vendor/unknown"}));
+    assert_eq!(error_of(&b.recv_response(&json!(2))).0, -32601);
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
+    let metrics = b.stderr_lines_to_the_end(|l| l.starts_with("mcp-bridge: metrics: "));
+    assert_eq!(metrics.len(), 1, "{metrics:?}");
+    assert!(
+        metrics[0].starts_with("mcp-bridge: metrics: info: summary: 3 requests, 1 error; slowest ")
+            && metrics[0].ends_with(" ms; nothing dropped"),
+        "{metrics:?}"
+    );
+}

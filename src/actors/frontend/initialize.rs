@@ -332,7 +332,8 @@ impl Frontend {
                 self.ran = true;
                 let sign = self.legacy_sign_text(&sign);
                 tracing::info!(target: "frontend", "the upstream server speaks 2025-11-25 or earlier ({sign}): passing the 2025-11-25 protocol through unchanged");
-                self.relayed.insert(id.clone(), Instant::now());
+                self.relayed
+                    .insert(id.clone(), pass_through::Relayed::now("initialize"));
                 self.upstream.relay.do_send(Relay {
                     message: request,
                     delivery: Delivery::Request(id),
@@ -395,8 +396,9 @@ impl Frontend {
         self.ran = wait.ran_before;
         tracing::warn!(target: "frontend", "initialize failed: {}", e.log_text());
         self.write(&jsonrpc::error_response(Some(&wait.id), e));
-        let mut rest: Vec<(Id, Instant)> = std::mem::take(&mut self.relayed).into_iter().collect();
-        rest.sort_by_key(|(_, sent)| *sent);
+        let mut rest: Vec<(Id, pass_through::Relayed)> =
+            std::mem::take(&mut self.relayed).into_iter().collect();
+        rest.sort_by_key(|(_, sent)| sent.started);
         for (id, _) in rest {
             self.reply_error(Some(&id), Cause::NotInitialized, None);
         }

@@ -3,6 +3,41 @@
 
 use super::*;
 use crate::protocol::item_filter::ItemFilter;
+use crate::protocol::legacy::Forwarded;
+
+/// One request of the editor sent on in pass-through, not answered yet.
+#[derive(Debug)]
+pub(super) struct Relayed {
+    pub(super) started: Instant,
+    /// The name the exit summary counts it under ([`counted_method`]).
+    pub(super) method: &'static str,
+}
+
+impl Relayed {
+    /// A request of `method` (its [`counted_method`]) sent on now.
+    pub(super) fn now(method: &'static str) -> Relayed {
+        Relayed {
+            started: Instant::now(),
+            method,
+        }
+    }
+}
+
+/// The name a passed-through request is counted under in the metrics: its method when it is
+/// one of 2025-11-25's that the bridge forwards, `initialize` or `ping`; `other` for the rest
+/// (the names a legacy server takes are the editor's to choose: they are not kept as keys).
+fn counted_method(method: Option<&str>) -> &'static str {
+    match method {
+        Some("initialize") => "initialize",
+        Some("ping") => "ping",
+        Some(m) => Forwarded::ALL
+            .into_iter()
+            .map(Forwarded::method)
+            .find(|f| *f == m)
+            .unwrap_or("other"),
+        None => "other",
+    }
+}
 
 impl Frontend {
     /// Pass-through: one line of the editor to the upstream as it came. The bridge still
@@ -29,7 +64,8 @@ impl Frontend {
                 {
                     return self.write(&jsonrpc::error_response(Some(&id), error));
                 }
-                self.relayed.insert(id.clone(), Instant::now());
+                let method = counted_method(message.get("method").and_then(Value::as_str));
+                self.relayed.insert(id.clone(), Relayed::now(method));
                 (Delivery::Request(id), None)
             }
             MessageKind::Notification(method) => {
@@ -62,7 +98,9 @@ impl Frontend {
     pub(super) fn relay_to_editor(&mut self, mut message: Value, kind: MessageKind) {
         match kind {
             MessageKind::Response(Some(id)) => match self.relayed.remove(&id) {
-                Some(started) => {
+                Some(Relayed { started, method }) => {
+                    let ok = message.get("error").is_none();
+                    self.methods.record(method, ok, started.elapsed());
                     self.end_initialize_wait(&id);
                     if let Some(filter) = &self.config.item_filter
                         && let Some(kind) = self.listing.remove(&id)
