@@ -113,6 +113,46 @@ fn one_stream_closed(f: &LegacyFixture) -> bool {
     wait_until(|| f.state.streams_closed.load(Ordering::SeqCst) == 1)
 }
 
+/// An editor that does not wait for the `initialize` result (a pipe of lines): its
+/// `notifications/initialized` and `tools/list` wait for the session id of the `initialize`
+/// response, as they would on stdio, instead of going without it (`400` from a server with
+/// sessions).
+#[test]
+fn the_messages_sent_before_the_initialize_result_wait_for_its_session() {
+    let f = LegacyFixture::start(Script {
+        initialize_delay: std::time::Duration::from_millis(300),
+        ..Script::default()
+    });
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    b.send(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize_params()}),
+    );
+    b.send(&initialized());
+    b.send(&json!({"jsonrpc": "2.0", "id": "l", "method": "tools/list", "params": {}}));
+    assert_eq!(
+        b.recv_response(&json!(0)),
+        json!({"jsonrpc": "2.0", "id": 0, "result": initialize_result()})
+    );
+    assert_eq!(
+        b.recv_response(&json!("l"))["result"]["tools"][0],
+        json!({"name": "echo", "inputSchema": {"type": "object"}})
+    );
+    // Released together, the two POSTs after it may arrive in either order.
+    let mut after: Vec<_> = trail(&f)
+        .into_iter()
+        .filter(|(verb, m, _)| verb == "POST" && m != "server/discover")
+        .collect();
+    after.sort();
+    assert_eq!(
+        after,
+        vec![
+            step("POST", "initialize", 200),
+            step("POST", "notifications/initialized", 202),
+            step("POST", "tools/list", 200),
+        ]
+    );
+}
+
 #[test]
 fn the_session_and_the_negotiated_version_go_on_every_request_and_the_session_gets_a_delete() {
     // The GET stream is refused: the bridge goes on.

@@ -97,6 +97,42 @@ pub(super) struct Replay {
 /// for it.
 pub(super) type Renewal = SharedFuture<LocalBoxFuture<'static, bool>>;
 
+/// The editor's `initialize` under way. An editor may send its next messages before the
+/// `initialize` result (`notifications/initialized`, a `tools/list`); the server takes them
+/// only with the session id of that result (2025-11-25 basic/transports, session
+/// management: "MUST include it in the Mcp-Session-Id header on all of their subsequent HTTP
+/// requests"; a request without it gets 400), so they wait for the response headers of the
+/// `initialize` (or its failure), as they would wait on stdio behind it.
+pub(super) struct Opening {
+    /// Resolves when the [`Opened`] of the `initialize` is dropped.
+    gate: SharedFuture<LocalBoxFuture<'static, ()>>,
+}
+
+/// Held by the task of the `initialize` under way: dropped at its response headers, at its
+/// failure, or with the task (cancelled), which lets the messages behind it go.
+pub(super) struct Opened {
+    _done: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Opening {
+    /// An `initialize` is about to go: the messages after it wait ([`Opening::wait`]) until
+    /// the [`Opened`] its task holds is dropped.
+    pub(super) fn begin(sh: &Shared) -> Opened {
+        let (done, rx) = tokio::sync::oneshot::channel::<()>();
+        let gate = rx.map(|_| ()).boxed_local().shared();
+        *sh.legacy.opening.borrow_mut() = Some(Opening { gate });
+        Opened { _done: done }
+    }
+
+    /// Waits for the `initialize` under way, if any.
+    async fn wait(sh: &Shared) {
+        let gate = sh.legacy.opening.borrow().as_ref().map(|o| o.gate.clone());
+        if let Some(gate) = gate {
+            gate.await;
+        }
+    }
+}
+
 /// The headers of every message of the pass-through: no `Mcp-Method`, `Mcp-Name` or
 /// `Mcp-Param-*`, no `_meta`-derived version; the token is added per attempt ([`signed`]).
 fn base(sh: &Shared, accept: &'static str) -> HeaderMap {
@@ -125,14 +161,27 @@ fn signed(h: &HeaderMap, token: Option<&AccessToken>) -> HeaderMap {
 }
 
 /// POSTs `msg` and reports what came back; a request that fails gets [`TransportEvent::Failed`].
-pub(super) async fn run(sh: Rc<Shared>, msg: Value) {
+/// `opened`: held while this message is the editor's `initialize` under way.
+pub(super) async fn run(sh: Rc<Shared>, msg: Value, mut opened: Option<Opened>) {
     let id = msg.get("id").and_then(Id::from_value);
     let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
     let is_request = id.is_some() && !method.is_empty();
     if method == "initialize" {
         sh.legacy.replay.borrow_mut().initialize = msg.get("params").cloned();
     }
-    let outcome = post(&sh, &msg, method, id.as_ref().filter(|_| is_request)).await;
+    if opened.is_none() {
+        Opening::wait(&sh).await;
+    }
+    let outcome = post(
+        &sh,
+        &msg,
+        method,
+        id.as_ref().filter(|_| is_request),
+        &mut opened,
+    )
+    .await;
+    // Failed before its headers, or answered: nothing waits on it any longer.
+    drop(opened);
     if outcome.is_ok() && is_request {
         remember(&sh, method, &msg);
     }
@@ -234,6 +283,7 @@ async fn post(
     msg: &Value,
     method: &str,
     id: Option<&Id>,
+    opened: &mut Option<Opened>,
 ) -> Result<(), RequestFailure> {
     let body = Bytes::from(serde_json::to_vec(msg).unwrap_or_default());
     let resp = send_in_session(sh, &body).await?;
@@ -252,6 +302,7 @@ async fn post(
     };
     if method == "initialize" {
         keep_session(sh, resp.headers());
+        opened.take();
     }
     match response_body(resp, sh.max_response_bytes).await? {
         ResponseBody::Events(resp) => resumable(sh, resp, Some((id, method))).await,

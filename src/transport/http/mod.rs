@@ -208,6 +208,9 @@ struct Legacy {
     /// A new session was started and no message has got through on it yet: a 404 now ends
     /// the session.
     renewed_in_vain: Cell<bool>,
+    /// The editor's `initialize` is under way: the messages after it wait until its response
+    /// headers came (with the session id) or it failed ([`legacy::Opening`]).
+    opening: RefCell<Option<legacy::Opening>>,
 }
 
 /// The handle of an HTTP upstream.
@@ -300,7 +303,10 @@ impl Transport for Http {
         }
         if self.shared.legacy.on.get() {
             let id = msg.get("id").and_then(Id::from_value);
-            self.start(id, legacy::run(self.shared.clone(), msg.clone()));
+            // Set before the task starts: the messages sent after it wait for it.
+            let opened = (msg.get("method").and_then(Value::as_str) == Some("initialize"))
+                .then(|| legacy::Opening::begin(&self.shared));
+            self.start(id, legacy::run(self.shared.clone(), msg.clone(), opened));
             return Sent::Queued;
         }
         self.send_body(Bytes::from(serde_json::to_vec(msg).unwrap_or_default()))

@@ -46,6 +46,9 @@ pub struct Script {
     pub get_stream: bool,
     /// The answer to `server/discover` instead of the usual one: status, body (JSON).
     pub discover: Option<(u16, String)>,
+    /// How long the `initialize` waits for its answer (a server that is slow to start a
+    /// session).
+    pub initialize_delay: Duration,
 }
 
 impl Default for Script {
@@ -54,6 +57,7 @@ impl Default for Script {
             session: Some("sess-1"),
             get_stream: false,
             discover: None,
+            initialize_delay: Duration::ZERO,
         }
     }
 }
@@ -288,6 +292,9 @@ async fn mcp(
     body: Bytes,
 ) -> Response {
     let msg = serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null);
+    if method == Method::POST && msg["method"] == "initialize" {
+        tokio::time::sleep(st.script.initialize_delay).await;
+    }
     let (status, response) = answer(&st, &method, &headers, &msg);
     let mut seen = Seen::new(method.as_str(), &headers, msg);
     seen.status = status;
