@@ -4,11 +4,13 @@
 Arms, interleaved in one run (each round runs every arm once, in turn):
   raw     a minimal DAP client (this script) on `python -m debugpy.adapter` over stdio: the
           time from writing `next` to reading the `stopped` event that ends it.
+  raw+stackTrace  the same, then a `stackTrace` of one frame: where it stopped, which a
+          client needs and mcp-dap's result gives (file:line).
   mcp-dap the `mcp-dap` binary over stdio (a 2025-11-25 client: initialize, then tools/call):
           the time from writing the `next` tools/call to reading its result, which mcp-dap
           sends at the stop.
   mcp-debugger (with --mcp-debugger DIR, DIR holding node_modules/@debugmcp/mcp-debugger):
-          the same steps through its `step_over` tool.
+          the same steps through its `step_over` tool (0.17 answers it before the stop).
 Each arm launches the program once per round, stopped on entry, then steps STEPS times
 through a loop; a round's figure is the median of its steps; the figure of an arm is the
 median of its rounds. Also: the peak RSS of mcp-dap with 4 sessions open (VmHWM), and its
@@ -86,7 +88,7 @@ class Framed:
             self.p.wait()
 
 
-def raw_round(python, program, steps):
+def raw_round(python, program, steps, stack=False):
     a = Framed([python, "-m", "debugpy.adapter"])
     a.send("initialize", {"adapterID": "debugpy", "linesStartAt1": True,
                           "columnsStartAt1": True, "pathFormat": "path"})
@@ -101,6 +103,10 @@ def raw_round(python, program, steps):
         t0 = time.perf_counter()
         a.send("next", {"threadId": thread})
         a.until(lambda m: m.get("event") == "stopped")
+        if stack:
+            # Where it stopped: what mcp-dap's result says (file:line).
+            seq = a.send("stackTrace", {"threadId": thread, "levels": 1})
+            a.until(lambda m: m.get("type") == "response" and m.get("request_seq") == seq)
         times.append(time.perf_counter() - t0)
     a.close()
     return times
@@ -234,12 +240,14 @@ def main():
         program = os.path.join(d, "loop.py")
         with open(program, "w") as f:
             f.write(PROGRAM)
-        arms = {"raw": [], "mcp-dap": []}
+        arms = {"raw": [], "raw+stackTrace": [], "mcp-dap": []}
         if a.mcp_debugger:
             arms["mcp-debugger"] = []
         starts = []
         for r in range(a.rounds):
             arms["raw"].append(statistics.median(raw_round(a.python, program, a.steps)))
+            arms["raw+stackTrace"].append(
+                statistics.median(raw_round(a.python, program, a.steps, stack=True)))
             times, started = mcp_dap_round(a.mcp_dap, a.python, program, a.steps)
             arms["mcp-dap"].append(statistics.median(times))
             starts.append(started)
@@ -250,9 +258,12 @@ def main():
             print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1] * 1e3:.2f} ms"
                                                  for k, v in arms.items()), file=sys.stderr)
         raw = statistics.median(arms["raw"])
+        located = statistics.median(arms["raw+stackTrace"])
         for k, v in arms.items():
             med = statistics.median(v)
             extra = "" if k == "raw" else f" (raw + {(med - raw) * 1e3:.2f} ms)"
+            if k != "raw" and k != "raw+stackTrace":
+                extra += f" (raw+stackTrace + {(med - located) * 1e3:.2f} ms)"
             print(f"step latency, {k}: median {med * 1e3:.2f} ms{extra}; rounds: "
                   + ", ".join(f"{x * 1e3:.2f}" for x in v))
         print(f"mcp-dap start to the initialize answer: median "

@@ -607,7 +607,7 @@ impl Handler<UpstreamLost> for Frontend {
             && let Some(wait) = self.initialize_wait.take()
         {
             if self.relayed.remove(&wait.id).is_some() {
-                tracing::warn!(target: "upstream", "the upstream server exited ({status})");
+                tracing::warn!(target: "upstream", "the upstream server exited ({status}) before it answered initialize: it fails at start (its stderr says why)");
                 self.fail_passed_initialize(
                     &wait,
                     Cause::UpstreamExited.error(Some(json!(status))),

@@ -630,7 +630,9 @@ fn an_upstream_that_exits_during_initialize_is_named_with_its_exit_status() {
         assert_eq!(
             warnings,
             vec![
-                format!("mcp-bridge: upstream: warn: the upstream server exited ({status})"),
+                format!(
+                    "mcp-bridge: upstream: warn: the upstream server exited ({status}) before it answered initialize: it fails at start (its stderr says why)"
+                ),
                 format!(
                     "mcp-bridge: frontend: warn: initialize failed: The upstream server exited (upstream_exited, -32603): {status}"
                 ),
@@ -795,7 +797,7 @@ fn a_server_that_exits_at_discover_is_started_again_for_the_editors_initialize()
     // from the start.
     let b = falls_back_and_says_why(
         "exit",
-        "it exited at server/discover without an answer, as servers of the rmcp SDK do, and was started again",
+        "it exited at server/discover without an answer, as servers of the rmcp SDK do (and servers that fail at start), and was started again",
     );
     let warnings = b.stderr_lines_to_the_end(|l| l.contains(": warn: "));
     assert_eq!(warnings, Vec::<String>::new());
