@@ -409,6 +409,7 @@ fn a_url_that_asks_for_a_sign_in_gets_its_metadata_and_no_sign_in() {
             "registration_refused": null,
             "error": null,
             "signed_in": null,
+            "nothing_published": false,
         })
     );
     assert_eq!(r["usable"], json!(true));
@@ -641,8 +642,11 @@ fn a_challenge_to_a_list_call_is_a_sign_in_too() {
     let f = HttpFixture::start(http_server(), Vec::new());
     f.script("tools/list", Canned::new(401, None, ""));
     let (code, r) = doctor_json(&[&f.url()]);
-    assert_eq!(code, 0, "{r}");
+    // Nothing published: the default endpoints may not exist (or the server wants a
+    // header the user forgot), so doctor does not call it usable without --sign-in.
+    assert_eq!(code, 1, "{r}");
     assert_eq!(r["revision"], json!("2026-07-28"));
+    assert_eq!(r["sign_in"]["nothing_published"], json!(true));
     let origin = format!("http://{}", f.addr);
     assert_eq!(r["sign_in"]["status"], json!(401));
     assert_eq!(
@@ -663,7 +667,7 @@ fn a_challenge_to_a_list_call_is_a_sign_in_too() {
     assert_eq!(
         r["reason"],
         json!(
-            "the server asks for a sign-in (HTTP 401), which the bridge does when the server asks (dynamic registration); doctor --sign-in checks the server behind it"
+            "the server asks for a sign-in (HTTP 401) but publishes no sign-in metadata: the bridge would try the default endpoints of 2025-03-26 authorization, which the server may not have; if it wants an API key or another header, give it with --header-env; doctor --sign-in tries the sign-in"
         )
     );
 }

@@ -161,6 +161,13 @@ impl Report {
             && s.signed_in.is_none()
         {
             return match (&s.error, &s.bridge_uses) {
+                (None, Ok(_)) if s.nothing_published => (
+                    false,
+                    format!(
+                        "the server asks for a sign-in (HTTP {}) but publishes no sign-in metadata: the bridge would try the default endpoints of 2025-03-26 authorization, which the server may not have; if it wants an API key or another header, give it with --header-env; doctor --sign-in tries the sign-in",
+                        s.status
+                    ),
+                ),
                 (None, Ok(kind)) => (
                     true,
                     format!(
@@ -376,7 +383,12 @@ fn sign_in_lines(s: &SignInFound) -> Vec<String> {
         ));
     }
     if let Some(m) = &s.server {
-        out.push(format!("  authorization server: {}", m.issuer));
+        let implied = if s.nothing_published {
+            " (none published: the default endpoints of 2025-03-26 authorization)"
+        } else {
+            ""
+        };
+        out.push(format!("  authorization server: {}{implied}", m.issuer));
     }
     if !s.offered.is_empty() {
         out.push(format!("  registration offered: {}", s.offered.join(", ")));

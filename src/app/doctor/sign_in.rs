@@ -77,6 +77,10 @@ pub struct SignInFound {
     pub error: Option<String>,
     /// With `--sign-in`: whether the second bridge, which signed in, got past `initialize`.
     pub signed_in: Option<bool>,
+    /// The server publishes no sign-in metadata at all (no protected resource metadata, no
+    /// authorization server metadata): `server` is the default endpoints of 2025-03-26
+    /// authorization (§2.3.3), which the bridge would try, unchecked.
+    pub nothing_published: bool,
 }
 
 /// The name of a registration path in the report.
@@ -105,6 +109,7 @@ pub async fn discover(
         bridge_uses: Err(String::new()),
         error: None,
         signed_in: None,
+        nothing_published: false,
     };
     let mut cfg = args.config(url.clone(), secrets);
     cfg.extra_ca_pem = ca_pem;
@@ -136,6 +141,8 @@ pub async fn discover(
             found.bridge_uses = registration::kind_for(&registration_options, &server)
                 .map(kind_name)
                 .map_err(|cause| format!("{}: {}", cause.name(), cause.message()));
+            found.nothing_published =
+                server == crate::auth::metadata::default_endpoints(&server.issuer);
             found.resource = Some(resource);
             found.server = Some(server);
         }
@@ -186,6 +193,7 @@ impl SignInFound {
             "registration_refused": refused,
             "error": self.error,
             "signed_in": self.signed_in,
+            "nothing_published": self.nothing_published,
         })
     }
 }
