@@ -14,10 +14,12 @@ Arms, interleaved in one run (each round runs every arm once, in turn):
 Each arm launches the program once per round, stopped on entry, then steps STEPS times
 through a loop; a round's figure is the median of its steps; the figure of an arm is the
 median of its rounds. Also: the peak RSS of mcp-dap with 4 sessions open (VmHWM), and its
-start (spawn to the answer of `initialize`).
+start (spawn to the answer of `initialize`), with --start-baseline in turn with an embedded
+server's.
 
     python3 scripts/bench/dap-step.py --mcp-dap target/release/mcp-dap \
-        --python tests/interop/.venv/bin/python [--rounds 7] [--steps 30] [--mcp-debugger DIR]
+        --python tests/interop/.venv/bin/python [--rounds 7] [--steps 30] [--mcp-debugger DIR] \
+        [--start-baseline target/release/examples/embedded]
 """
 import argparse
 import json
@@ -235,6 +237,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--mcp-debugger", help="a directory with @debugmcp/mcp-debugger installed")
+    ap.add_argument("--start-baseline",
+                    help="an embedded server (the example: target/release/examples/embedded) "
+                         "whose start is measured in turn with mcp-dap's")
+    ap.add_argument("--starts", type=int, default=30, help="starts of each, interleaved")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         program = os.path.join(d, "loop.py")
@@ -266,8 +272,19 @@ def main():
                 extra += f" (raw+stackTrace + {(med - located) * 1e3:.2f} ms)"
             print(f"step latency, {k}: median {med * 1e3:.2f} ms{extra}; rounds: "
                   + ", ".join(f"{x * 1e3:.2f}" for x in v))
-        print(f"mcp-dap start to the initialize answer: median "
+        print(f"mcp-dap start to the initialize answer (in the rounds): median "
               f"{statistics.median(starts) * 1e3:.1f} ms")
+        if a.start_baseline:
+            mine, base = [], []
+            for _ in range(a.starts):
+                for binary, out in ((a.mcp_dap, mine), (a.start_baseline, base)):
+                    m = Mcp([binary], env=mcp_dap_env(a.python))
+                    m.initialize()
+                    out.append(m.started)
+                    m.close()
+            print(f"start to the initialize answer, {a.starts} each, interleaved: mcp-dap "
+                  f"median {statistics.median(mine) * 1e3:.2f} ms, the embedded example "
+                  f"median {statistics.median(base) * 1e3:.2f} ms")
         hwm = peak_rss_with_sessions(a.mcp_dap, a.python, program, 4)
         print(f"mcp-dap peak RSS with 4 sessions open: {hwm / 1024:.1f} MiB")
 
