@@ -193,6 +193,48 @@ pub fn serve_stdio(server: Server) -> io::Result<()> {
     )
 }
 
+/// Serves `server` to 2026-07-28 clients over Streamable HTTP on `addr`
+/// ([`crate::server::http`]) until SIGINT or SIGTERM, on a runtime of its own (call it from
+/// `main`, not from inside a runtime). Once bound it writes one line to stderr,
+/// `NAME: listening on http://ADDR/PATH` (with the port chosen when `addr`'s port is 0).
+///
+/// ```no_run
+/// use mcp_bridge::server::{Server, http};
+///
+/// fn main() -> std::io::Result<()> {
+///     let server = Server::builder("hello", "1.0.0").tool("hello", |_, _| "Hello!").build();
+///     mcp_bridge::embed::serve_http(server, http::loopback(8000), http::HttpOptions::default())
+/// }
+/// ```
+///
+/// # Errors
+/// The runtime cannot start or the address cannot be bound.
+#[cfg(feature = "http-server")]
+pub fn serve_http(
+    server: Server,
+    addr: std::net::SocketAddr,
+    options: crate::server::http::HttpOptions,
+) -> io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let name = server.info()["name"].as_str().unwrap_or("mcp").to_owned();
+        let bound = crate::server::http::bind(server, addr, options).await?;
+        eprintln!("{name}: listening on {}", bound.url());
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        bound
+            .run_until(async move {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+            })
+            .await
+    })
+}
+
 /// The path the first request selected, with what was read so far.
 enum Selected<R, W> {
     /// The input ended before any request but `server/discover`.

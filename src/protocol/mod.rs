@@ -24,6 +24,7 @@ pub mod raw;
 pub mod redirect;
 pub mod relay;
 pub mod remote;
+pub mod request_headers;
 pub mod shape;
 pub mod spare;
 pub mod surrogates;

@@ -99,7 +99,7 @@ async fn serve_request(
 
 /// Reads the required per-request `_meta` keys (2026-07-28 basic/index, `RequestMetaObject`)
 /// and the progress token.
-fn parse_meta(meta: Option<Value>) -> Result<ReceivedMeta, RpcError> {
+pub(crate) fn parse_meta(meta: Option<Value>) -> Result<ReceivedMeta, RpcError> {
     let (meta, mut rest) = RequestMeta::read(meta, PROTOCOL_VERSION).map_err(|e| match e {
         MetaError::UnsupportedVersion(requested) => {
             RpcError::unsupported_version(&[PROTOCOL_VERSION], &requested)
@@ -301,7 +301,7 @@ fn check_completion_params(server: &Server, params: &Map<String, Value>) -> Resu
 }
 
 impl Server {
-    fn offers(&self, method: Method) -> bool {
+    pub(crate) fn offers(&self, method: Method) -> bool {
         let inner = &self.inner;
         match method {
             Method::Discover => true,

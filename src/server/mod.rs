@@ -40,6 +40,8 @@ mod defs;
 mod dispatch;
 mod error;
 mod handler;
+#[cfg(feature = "http-server")]
+pub mod http;
 mod listen;
 mod method;
 mod mrtr;

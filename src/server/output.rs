@@ -29,6 +29,14 @@ impl Outbox {
         Outbox { lines }
     }
 
+    /// An outbox and the receiving end of its lines, each one message without its newline:
+    /// the lines of one request served alone (`server::http`), read by its response stream.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn channel() -> (Self, mpsc::Receiver<String>) {
+        let (lines, receiver) = mpsc::channel(OUTPUT_QUEUE_LINES);
+        (Outbox { lines }, receiver)
+    }
+
     /// Queues a line verbatim (a newline is appended). Returns `false` if the writer has stopped.
     pub(crate) async fn send_raw(&self, line: String) -> bool {
         self.lines.send(line).await.is_ok()

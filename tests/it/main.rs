@@ -50,6 +50,9 @@ mod fixture_server;
 mod forwarding;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod http_legacy;
+// The server API over HTTP, with reqwest (feature `http`) as the client.
+#[cfg(all(feature = "http-server", feature = "http"))]
+mod http_server;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod http_sign_in;
 #[cfg(all(feature = "http", feature = "auth"))]

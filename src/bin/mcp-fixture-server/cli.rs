@@ -230,6 +230,11 @@ pub(crate) struct Args {
     /// With --stall-stdin-after: read on once this file exists (checked every 10 ms).
     #[arg(long, value_name = "FILE")]
     pub(crate) resume_stdin_file: Option<PathBuf>,
+    /// Serve 2026-07-28 Streamable HTTP on ADDR (PORT, or IP:PORT; port 0: any free one)
+    /// instead of stdio, writing "listening on URL" to stderr once bound.
+    #[cfg(feature = "http-server")]
+    #[arg(long, value_name = "ADDR", value_parser = mcp_bridge::server::http::parse_addr)]
+    pub(crate) http: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -67,6 +67,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    #[cfg(feature = "http-server")]
+    if let Some(addr) = args.http {
+        return serve_http(&runtime, server, addr);
+    }
     let served = match args.stall_stdin_after {
         None => runtime.block_on(server.serve_stdio()),
         Some(lines) => {
@@ -91,6 +95,28 @@ fn main() -> ExitCode {
             1
         }
     })
+}
+
+/// Serves `server` over HTTP on `addr` until killed.
+#[cfg(feature = "http-server")]
+fn serve_http(
+    runtime: &tokio::runtime::Runtime,
+    server: Server,
+    addr: std::net::SocketAddr,
+) -> ExitCode {
+    use mcp_bridge::server::http;
+    let served = runtime.block_on(async {
+        let bound = http::bind(server, addr, http::HttpOptions::default()).await?;
+        eprintln!("{NAME}: listening on {}", bound.url());
+        bound.run().await
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{NAME}: {error}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 fn build(args: &Args) -> Server {

@@ -94,6 +94,7 @@ pub fn embedded_example_bin() -> PathBuf {
                 ("schema-check", cfg!(feature = "schema-check")),
                 ("http", cfg!(feature = "http")),
                 ("auth", cfg!(feature = "auth")),
+                ("http-server", cfg!(feature = "http-server")),
             ]
             .into_iter()
             .filter_map(|(name, on)| on.then_some(name))

@@ -1,0 +1,844 @@
+//! A [`Server`] over Streamable HTTP for 2026-07-28 clients (2026-07-28
+//! basic/transports/http), stateless: every POST to the endpoint carries one JSON-RPC message
+//! and is served on its own, with nothing kept between POSTs.
+//!
+//! - A request is answered with `application/json` when it produces only its response, and
+//!   with `text/event-stream` as soon as it produces a notification first (progress, log
+//!   messages; a `subscriptions/listen` stream starts with its acknowledgement): the
+//!   notifications, then the response, which ends the stream. SSE streams carry keep-alive
+//!   comments ([`HttpOptions::keep_alive_interval`]).
+//! - A response stream that the client closes cancels its request: the handler's
+//!   [`RequestContext::cancelled`](super::RequestContext::cancelled) fires and nothing more
+//!   is written (2026-07-28 basic/patterns/cancellation: on HTTP, closing the stream is the
+//!   cancellation).
+//! - The standard headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, and
+//!   `Mcp-Param-*` for the tools' `x-mcp-header` arguments) are checked against the body
+//!   ([`crate::protocol::request_headers`]): -32020 with 400 on a mismatch.
+//! - A notification gets 202; GET, DELETE and every other method get 405 with
+//!   `Allow: POST`; another path gets 404.
+//! - An `Origin` that is not allowed gets 403 (the spec's protection against DNS rebinding);
+//!   on a loopback address, so does a `Host` that is not a loopback name.
+//! - The body, the header section, the time to read the headers, each request's run time,
+//!   the requests in flight and the connections are bounded ([`HttpOptions`]).
+//!
+//! Status codes of JSON answers: 400 for -32020, -32021, -32022, a request without the
+//! required `_meta` (-32602) and a body that is no JSON-RPC request (-32700, -32600); 404
+//! for -32601; 503 for a request past [`HttpOptions::max_in_flight`]; 200 otherwise.
+//!
+//! ```no_run
+//! use mcp_bridge::server::{Server, http};
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let server = Server::builder("hello", "1.0.0").tool("hello", |_, _| "Hello!").build();
+//! let bound = http::bind(server, http::loopback(8000), http::HttpOptions::default()).await?;
+//! eprintln!("serving {}", bound.url());
+//! bound.run().await
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method as HttpMethod, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::dispatch::{self, ConnectionLink};
+use super::method::Method;
+use super::output::Outbox;
+use super::{ErrorCode, RpcError, Server};
+use crate::protocol::errors::{Cause, ErrorObject};
+use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
+use crate::protocol::methods;
+use crate::protocol::remote::{HeaderParam, header_params};
+use crate::protocol::request_headers::{self, HeaderText};
+
+/// The endpoint's path unless [`HttpOptions::path`] says otherwise.
+pub const DEFAULT_PATH: &str = "/mcp";
+/// The largest request body (4 MiB): a 2026-07-28 request is one JSON-RPC message.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// The largest header section, request line included (16 KiB); hyper answers 431 past it.
+pub const DEFAULT_MAX_HEADER_BYTES: usize = 16 * 1024;
+/// The most header fields of one request (hyper's own default).
+pub const DEFAULT_MAX_HEADERS: usize = 100;
+/// The time a client has to send a request's header section (10 s): a client that trickles
+/// its headers holds a connection (the "slowloris" attack).
+pub const DEFAULT_HEADER_READ_TIME_LIMIT: Duration = Duration::from_secs(10);
+/// The longest a request other than `subscriptions/listen` may run (5 minutes): then it is
+/// cancelled and answered with -32603 (2026-07-28 basic/patterns/cancellation: a request
+/// should time out and then be cancelled).
+pub const DEFAULT_REQUEST_TIME_LIMIT: Duration = Duration::from_secs(300);
+/// Requests in flight at once, listen streams included (256, as on stdio).
+pub const DEFAULT_MAX_IN_FLIGHT: usize = crate::protocol::defaults::MAX_IN_FLIGHT_REQUESTS;
+/// Connections open at once (1024): past it the server accepts no more until one closes.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// The interval of the SSE keep-alive comments (15 s): proxies drop idle streams, and the
+/// spec encourages them on listen streams.
+pub const DEFAULT_KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(15);
+/// hyper's smallest read buffer: the header limit cannot be set below it.
+const MIN_HEADER_BYTES: usize = 8 * 1024;
+/// The pause after a failed `accept` (out of file descriptors, say), so that the loop does
+/// not spin while the condition lasts.
+const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
+
+/// The options of [`bind`]. [`HttpOptions::default`] gives the `DEFAULT_*` values, the path
+/// `/mcp`, and loopback origins only.
+///
+/// ```
+/// use mcp_bridge::server::http::HttpOptions;
+/// let options = HttpOptions {
+///     allowed_origins: vec!["https://app.example".into()],
+///     max_body_bytes: 64 * 1024,
+///     ..HttpOptions::default()
+/// };
+/// assert_eq!(options.path, "/mcp");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// The endpoint's path ([`DEFAULT_PATH`]).
+    pub path: String,
+    /// The largest request body; a larger one gets 413 ([`DEFAULT_MAX_BODY_BYTES`]).
+    pub max_body_bytes: usize,
+    /// The largest header section; a larger one gets 431 ([`DEFAULT_MAX_HEADER_BYTES`], at
+    /// least 8 KiB).
+    pub max_header_bytes: usize,
+    /// The most header fields of a request; more get 431 ([`DEFAULT_MAX_HEADERS`]).
+    pub max_headers: usize,
+    /// The time to receive a request's header section ([`DEFAULT_HEADER_READ_TIME_LIMIT`]).
+    pub header_read_time_limit: Duration,
+    /// The longest a request other than a listen runs ([`DEFAULT_REQUEST_TIME_LIMIT`]).
+    pub request_time_limit: Duration,
+    /// Requests in flight at once; one more gets 503 ([`DEFAULT_MAX_IN_FLIGHT`]).
+    pub max_in_flight: usize,
+    /// Connections open at once ([`DEFAULT_MAX_CONNECTIONS`]).
+    pub max_connections: usize,
+    /// The deepest nesting of a request body (64 levels, as on stdio).
+    pub max_depth: usize,
+    /// The interval of the keep-alive comments of SSE streams
+    /// ([`DEFAULT_KEEP_ALIVE_INTERVAL`]).
+    pub keep_alive_interval: Duration,
+    /// Origins (`scheme://host[:port]`, compared without regard to case) whose requests are
+    /// served besides the loopback ones; a request with another `Origin` gets 403. A request
+    /// without `Origin` (not from a browser) is served.
+    pub allowed_origins: Vec<String>,
+    /// Whether an `Origin` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`, any
+    /// port) is allowed (true).
+    pub allow_loopback_origins: bool,
+    /// Host names (with or without port) served besides the loopback ones when the server
+    /// is bound to a loopback address: there, a request whose `Host` is another name gets
+    /// 403 (a DNS rebinding attack reaches a local server under the attacker's name).
+    pub allowed_hosts: Vec<String>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            path: DEFAULT_PATH.into(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+            max_headers: DEFAULT_MAX_HEADERS,
+            header_read_time_limit: DEFAULT_HEADER_READ_TIME_LIMIT,
+            request_time_limit: DEFAULT_REQUEST_TIME_LIMIT,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
+            keep_alive_interval: DEFAULT_KEEP_ALIVE_INTERVAL,
+            allowed_origins: Vec::new(),
+            allow_loopback_origins: true,
+            allowed_hosts: Vec::new(),
+        }
+    }
+}
+
+/// `127.0.0.1:port`: where a local server listens (the spec: local servers should bind to
+/// 127.0.0.1 only).
+pub fn loopback(port: u16) -> SocketAddr {
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
+}
+
+/// An address as a command line gives it: `PORT` (on 127.0.0.1), `:PORT` (the same), or
+/// `HOST:PORT` with an IP address (`0.0.0.0:8000`, `[::1]:8000`).
+///
+/// ```
+/// use mcp_bridge::server::http::parse_addr;
+/// assert_eq!(parse_addr("8000").map(|a| a.to_string()), Ok("127.0.0.1:8000".into()));
+/// assert_eq!(parse_addr("[::1]:9").map(|a| a.to_string()), Ok("[::1]:9".into()));
+/// assert!(parse_addr("localhost:80").is_err());
+/// ```
+///
+/// # Errors
+/// The text is none of these forms.
+pub fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+    let port = text.strip_prefix(':').unwrap_or(text);
+    if let Ok(port) = port.parse::<u16>() {
+        return Ok(loopback(port));
+    }
+    text.parse::<SocketAddr>()
+        .map_err(|_| format!("{text:?} is not PORT or IP:PORT"))
+}
+
+/// A bound HTTP server: [`HttpServer::run`] serves it.
+pub struct HttpServer {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+/// What every request of one HTTP server shares.
+struct Shared {
+    server: Server,
+    options: HttpOptions,
+    /// The `x-mcp-header` annotations of the tools, by tool name (tools are fixed at build).
+    tool_params: HashMap<String, Vec<HeaderParam>>,
+    in_flight: Arc<Semaphore>,
+    /// Whether the listener is on a loopback address (the `Host` check applies).
+    loopback: bool,
+    /// Cancelled when the server stops: open listens end with their result.
+    stopping: CancellationToken,
+}
+
+/// Binds `addr` for `server`. Nothing is served until [`HttpServer::run`].
+///
+/// # Errors
+/// The address cannot be bound.
+pub async fn bind(
+    server: Server,
+    addr: SocketAddr,
+    options: HttpOptions,
+) -> io::Result<HttpServer> {
+    let listener = TcpListener::bind(addr).await?;
+    let tool_params = server
+        .inner
+        .tools
+        .iter()
+        .filter_map(|(def, _)| {
+            // A tool whose annotations break a rule is dropped by HTTP clients (2026-07-28
+            // server/tools): no header of it is checked.
+            let params = header_params(def.input_schema()).ok()?;
+            (!params.is_empty()).then(|| (def.name().to_owned(), params))
+        })
+        .collect();
+    let shared = Arc::new(Shared {
+        in_flight: Arc::new(Semaphore::new(options.max_in_flight)),
+        loopback: listener.local_addr()?.ip().is_loopback(),
+        server,
+        options,
+        tool_params,
+        stopping: CancellationToken::new(),
+    });
+    Ok(HttpServer { listener, shared })
+}
+
+/// [`bind`], then [`HttpServer::run`].
+///
+/// # Errors
+/// As [`bind`].
+pub async fn serve(server: Server, addr: SocketAddr, options: HttpOptions) -> io::Result<()> {
+    bind(server, addr, options).await?.run().await
+}
+
+impl HttpServer {
+    /// The address bound (with the port the system chose for port 0).
+    ///
+    /// # Errors
+    /// The socket's address cannot be read.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// `http://ADDR/PATH`, the endpoint's URL (`ADDR` as bound; empty if it cannot be read).
+    pub fn url(&self) -> String {
+        match self.listener.local_addr() {
+            Ok(addr) => format!("http://{addr}{}", self.shared.options.path),
+            Err(_) => String::new(),
+        }
+    }
+
+    /// Serves until the process ends.
+    ///
+    /// # Errors
+    /// None in practice: a failed `accept` is logged and the loop goes on.
+    pub async fn run(self) -> io::Result<()> {
+        self.run_until(std::future::pending()).await
+    }
+
+    /// Serves until `stop` completes; then accepts no more connections and ends the open
+    /// listen streams with their result. Connections already accepted finish on the runtime.
+    ///
+    /// # Errors
+    /// As [`HttpServer::run`].
+    pub async fn run_until(self, stop: impl Future<Output = ()>) -> io::Result<()> {
+        let connections = Arc::new(Semaphore::new(self.shared.options.max_connections));
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.shared.options.header_read_time_limit)
+            .max_buf_size(self.shared.options.max_header_bytes.max(MIN_HEADER_BYTES))
+            .max_header_size(self.shared.options.max_header_bytes.max(MIN_HEADER_BYTES))
+            .max_headers(self.shared.options.max_headers);
+        let mut stop = std::pin::pin!(stop);
+        loop {
+            // Past the bound, connections wait in the kernel's backlog.
+            let permit = tokio::select! {
+                () = &mut stop => break,
+                permit = connections.clone().acquire_owned() => permit,
+            };
+            let Ok(permit) = permit else { break };
+            let accepted = tokio::select! {
+                () = &mut stop => break,
+                accepted = self.listener.accept() => accepted,
+            };
+            let stream = match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
+                    continue;
+                }
+            };
+            let shared = self.shared.clone();
+            let connection = builder.serve_connection(
+                TokioIo::new(stream),
+                hyper::service::service_fn(move |request| {
+                    let shared = shared.clone();
+                    async move { Ok::<_, Infallible>(answer(&shared, request).await) }
+                }),
+            );
+            tokio::spawn(async move {
+                // A connection's error (a reset, a header timeout) concerns that client only.
+                if let Err(error) = connection.await {
+                    tracing::debug!(%error, "HTTP connection ended with an error");
+                }
+                drop(permit);
+            });
+        }
+        self.shared.stopping.cancel();
+        Ok(())
+    }
+}
+
+type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+fn empty(status: StatusCode) -> Response<Body> {
+    with_body(status, Bytes::new(), None)
+}
+
+fn with_body(status: StatusCode, body: Bytes, content_type: Option<&str>) -> Response<Body> {
+    let mut response = Response::new(Full::new(body).boxed_unsync());
+    *response.status_mut() = status;
+    if let Some(content_type) = content_type
+        && let Ok(value) = HeaderValue::from_str(content_type)
+    {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+fn json_response(status: StatusCode, message: &Value) -> Response<Body> {
+    with_body(
+        status,
+        Bytes::from(message.to_string()),
+        Some("application/json"),
+    )
+}
+
+/// An error answer that belongs to no request (a refused origin, a body that is no request):
+/// a JSON-RPC error without id, or with the id when it is known.
+fn error_answer(status: StatusCode, id: Option<&Id>, error: ErrorObject) -> Response<Body> {
+    json_response(status, &jsonrpc::error_response(id, error))
+}
+
+/// Answers one HTTP request.
+async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
+    let options = &shared.options;
+    if request.uri().path() != options.path {
+        return empty(StatusCode::NOT_FOUND);
+    }
+    if let Some(refused) = check_origin_and_host(shared, request.headers()) {
+        return refused;
+    }
+    if request.method() != HttpMethod::POST {
+        // 2026-07-28 has no GET stream and no sessions to DELETE: 405 (basic/transports/http).
+        let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    if !is_json(request.headers()) {
+        return empty(StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    }
+    if !accepts_an_answer(request.headers()) {
+        return empty(StatusCode::NOT_ACCEPTABLE);
+    }
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > options.max_body_bytes as u64) {
+        return empty(StatusCode::PAYLOAD_TOO_LARGE);
+    }
+    let (parts, body) = request.into_parts();
+    let body = match Limited::new(body, options.max_body_bytes).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) => {
+            if error.is::<http_body_util::LengthLimitError>() {
+                return empty(StatusCode::PAYLOAD_TOO_LARGE);
+            }
+            // The client stopped sending: nobody reads this answer.
+            return empty(StatusCode::BAD_REQUEST);
+        }
+    };
+    match jsonrpc::parse(&body, options.max_depth) {
+        Err(error) => {
+            let (cause, detail) = match &error {
+                ParseError::NotJson { .. } => (Cause::ParseError, None),
+                ParseError::TooDeep { .. } => (Cause::TooDeep, Some(options.max_depth.into())),
+                ParseError::Shape { .. } => (Cause::InvalidRequestShape, None),
+            };
+            error_answer(StatusCode::BAD_REQUEST, error.id(), cause.error(detail))
+        }
+        // 2026-07-28 clients send no responses: a POST carries a request or a notification.
+        Ok(Message::Response { .. } | Message::ErrorResponse { .. }) => error_answer(
+            StatusCode::BAD_REQUEST,
+            None,
+            Cause::InvalidRequestShape.error(None),
+        ),
+        // Accepted: the core protocol defines no client notification over HTTP (closing the
+        // stream is the cancellation), so there is nothing to act on.
+        Ok(Message::Notification { .. }) => empty(StatusCode::ACCEPTED),
+        Ok(Message::Request { id, method, params }) => {
+            serve_request(shared, &parts.headers, id, method, params).await
+        }
+    }
+}
+
+/// 403 for an `Origin` that is not allowed, or a non-loopback `Host` on a loopback listener.
+fn check_origin_and_host(shared: &Shared, headers: &HeaderMap) -> Option<Response<Body>> {
+    let options = &shared.options;
+    let forbidden = |why: &str| {
+        let error = RpcError::new(ErrorCode::INVALID_REQUEST, format!("Forbidden: {why}"));
+        Some(error_answer(StatusCode::FORBIDDEN, None, error))
+    };
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|origin| {
+            options
+                .allowed_origins
+                .iter()
+                .any(|allowed| allowed.eq_ignore_ascii_case(origin))
+                || (options.allow_loopback_origins && origin_is_loopback(origin))
+        });
+        if !allowed {
+            return forbidden("the Origin is not allowed");
+        }
+    }
+    if shared.loopback {
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        let allowed = host.is_some_and(|host| {
+            is_loopback_host(host)
+                || options.allowed_hosts.iter().any(|allowed| {
+                    allowed.eq_ignore_ascii_case(host)
+                        || allowed.eq_ignore_ascii_case(strip_port(host))
+                })
+        });
+        if !allowed {
+            return forbidden("the Host is not allowed");
+        }
+    }
+    None
+}
+
+/// `scheme://HOST[:port]` with a loopback host.
+fn origin_is_loopback(origin: &str) -> bool {
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return false;
+    };
+    matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https")
+        && !rest.contains('/')
+        && is_loopback_host(rest)
+}
+
+/// `localhost`, an address of 127.0.0.0/8, or `[::1]`, each with an optional port.
+fn is_loopback_host(host: &str) -> bool {
+    let name = strip_port(host);
+    if name.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    let name = name
+        .strip_prefix('[')
+        .and_then(|n| n.strip_suffix(']'))
+        .unwrap_or(name);
+    name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// `host:port` without `:port` (an IPv6 literal keeps its brackets).
+fn strip_port(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.find(']').map_or(host, |end| &host[..=end]);
+    }
+    match host.split_once(':') {
+        Some((name, port)) if !port.contains(':') => name,
+        _ => host,
+    }
+}
+
+/// `Content-Type: application/json`, parameters (`; charset=utf-8`) allowed.
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Whether the client takes JSON or SSE: an `Accept` naming either (or a wildcard), or none.
+fn accepts_an_answer(headers: &HeaderMap) -> bool {
+    let mut accepts = headers.get_all(header::ACCEPT).iter().peekable();
+    if accepts.peek().is_none() {
+        return true;
+    }
+    accepts.filter_map(|v| v.to_str().ok()).any(|v| {
+        v.split(',').any(|media| {
+            let media = media.split(';').next().unwrap_or_default().trim();
+            [
+                "application/json",
+                "text/event-stream",
+                "*/*",
+                "application/*",
+                "text/*",
+            ]
+            .iter()
+            .any(|wanted| media.eq_ignore_ascii_case(wanted))
+        })
+    })
+}
+
+fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> HeaderText<'h> {
+    match headers.get(name) {
+        None => HeaderText::Absent,
+        Some(value) => value.to_str().map_or(HeaderText::Invalid, HeaderText::Text),
+    }
+}
+
+/// The status of a JSON answer, by its error code (2026-07-28 basic/transports/http).
+fn status_of(response: &Value) -> StatusCode {
+    let code = response
+        .get("error")
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_i64);
+    match code.map(ErrorCode) {
+        None => StatusCode::OK,
+        Some(ErrorCode::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+        Some(
+            ErrorCode::HEADER_MISMATCH
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        ) => StatusCode::BAD_REQUEST,
+        Some(_) => StatusCode::OK,
+    }
+}
+
+/// Serves one request: the header check, the `_meta` check, then the handler on its own task,
+/// its lines read by the answer.
+async fn serve_request(
+    shared: &Shared,
+    headers: &HeaderMap,
+    id: Id,
+    method: String,
+    params: Option<Value>,
+) -> Response<Body> {
+    let Some(known) = Method::parse(&method) else {
+        // A method 2026-07-28 does not have (`initialize`, `ping`, `logging/setLevel`, ...):
+        // 404 with -32601 (2026-07-28 basic/transports/http), before any header check.
+        let error = RpcError::method_not_found(&method);
+        return error_answer(StatusCode::NOT_FOUND, Some(&id), error);
+    };
+    if shared.server.offers(known) {
+        // A method the server does not offer gets its -32601 from the server.
+        let checked = request_headers::check(
+            &method,
+            params.as_ref(),
+            |name| header_text(headers, name),
+            |tool| shared.tool_params.get(tool).map(Vec::as_slice),
+        );
+        if let Err(error) = checked {
+            return error_answer(StatusCode::BAD_REQUEST, Some(&id), error);
+        }
+        // A request without the required `_meta` is 400 on HTTP (2026-07-28 basic/index).
+        let meta = params.as_ref().and_then(|p| p.get("_meta")).cloned();
+        if let Err(error) = dispatch::parse_meta(meta) {
+            return error_answer(StatusCode::BAD_REQUEST, Some(&id), error);
+        }
+    }
+    let Ok(permit) = shared.in_flight.clone().try_acquire_owned() else {
+        let error = Cause::TooManyRequests.error(Some(shared.options.max_in_flight.into()));
+        let mut response = error_answer(StatusCode::SERVICE_UNAVAILABLE, Some(&id), error);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return response;
+    };
+    let is_listen = method == methods::SUBSCRIPTIONS_LISTEN;
+    let cancel = CancellationToken::new();
+    // Dropped with the answer (or the answer's stream) before the request ends: the client
+    // went away, and that cancels the request.
+    let guard = cancel.clone().drop_guard();
+    let (out, mut lines) = Outbox::channel();
+    let (done, mut response) = oneshot::channel::<Option<Value>>();
+    let link = ConnectionLink {
+        out,
+        close: shared.stopping.child_token(),
+    };
+    let server = shared.server.clone();
+    let time_limit = (!is_listen).then_some(shared.options.request_time_limit);
+    tokio::spawn(async move {
+        let work = dispatch::handle(&server, &link, &id, &method, params, cancel.clone());
+        let answer = tokio::select! {
+            () = cancel.cancelled() => None,
+            answer = within(time_limit, work) => match answer {
+                Ok(answer) => answer,
+                Err(limit) => {
+                    cancel.cancel();
+                    let error = RpcError::internal(
+                        "Internal error: the request did not finish within the server's time limit",
+                    )
+                    .with_data(json!({ "limitSecs": limit.as_secs() }));
+                    Some(jsonrpc::error_response(Some(&id), error))
+                }
+            },
+        };
+        // The lines the request queued are in the channel before its response is sent.
+        let _ = done.send(answer);
+        drop(link);
+        drop(permit);
+    });
+
+    let keep_alive = shared.options.keep_alive_interval;
+    tokio::select! {
+        // `None` (every sender gone) disables this branch: the response has been sent then.
+        Some(first) = lines.recv() => sse(vec![first], lines, response, guard, keep_alive),
+        answer = &mut response => {
+            let queued = drain(&mut lines);
+            match answer {
+                Ok(Some(answer)) if queued.is_empty() => {
+                    guard.disarm();
+                    json_response(status_of(&answer), &answer)
+                }
+                Ok(answer) => {
+                    let mut events = queued;
+                    events.extend(answer.map(|a| a.to_string()));
+                    guard.disarm();
+                    sse_done(events)
+                }
+                // The task ended without a word (it cannot, but the client is owed an answer).
+                Err(_) => {
+                    guard.disarm();
+                    error_answer(StatusCode::INTERNAL_SERVER_ERROR, None, RpcError::internal("Internal error"))
+                }
+            }
+        }
+    }
+}
+
+/// `work` within `limit` (none: no limit); `Err(limit)` when it ran out.
+async fn within<T>(limit: Option<Duration>, work: impl Future<Output = T>) -> Result<T, Duration> {
+    match limit {
+        None => Ok(work.await),
+        Some(limit) => tokio::time::timeout(limit, work).await.map_err(|_| limit),
+    }
+}
+
+fn drain(lines: &mut mpsc::Receiver<String>) -> Vec<String> {
+    let mut queued = Vec::new();
+    while let Ok(line) = lines.try_recv() {
+        queued.push(line);
+    }
+    queued
+}
+
+/// One SSE event of one message. A line break inside the text (JSON whitespace) starts
+/// another `data:` line, which the client joins back (WHATWG HTML, server-sent events).
+fn sse_event(message: &str) -> Bytes {
+    let mut event = String::with_capacity(message.len() + 24);
+    event.push_str("event: message\n");
+    for line in message.split(['\r', '\n']).filter(|l| !l.is_empty()) {
+        event.push_str("data: ");
+        event.push_str(line);
+        event.push('\n');
+    }
+    event.push('\n');
+    Bytes::from(event)
+}
+
+const KEEP_ALIVE_COMMENT: &str = ": keep-alive\n\n";
+
+fn sse_headers(body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // The spec: SSE responses should tell proxies not to buffer them.
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// An SSE answer whose events are all known: the request has ended.
+fn sse_done(events: Vec<String>) -> Response<Body> {
+    let frames = events
+        .iter()
+        .map(|e| Ok::<_, Infallible>(Frame::data(sse_event(e))));
+    let stream = futures_util::stream::iter(frames.collect::<Vec<_>>());
+    sse_headers(StreamBody::new(stream).boxed_unsync())
+}
+
+/// What an SSE answer's stream holds while its request runs.
+struct Streaming {
+    pending: std::collections::VecDeque<String>,
+    lines: mpsc::Receiver<String>,
+    response: oneshot::Receiver<Option<Value>>,
+    /// Cancels the request when the stream is dropped before the response.
+    guard: Option<DropGuard>,
+    keep_alive: tokio::time::Interval,
+    done: bool,
+}
+
+/// An SSE answer: `first` and the lines that follow, then the response, with keep-alive
+/// comments in between. The client closing it drops the stream, and with it the guard.
+fn sse(
+    first: Vec<String>,
+    lines: mpsc::Receiver<String>,
+    response: oneshot::Receiver<Option<Value>>,
+    guard: DropGuard,
+    keep_alive: Duration,
+) -> Response<Body> {
+    let mut interval = tokio::time::interval(keep_alive);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    interval.reset();
+    let state = Streaming {
+        pending: first.into(),
+        lines,
+        response,
+        guard: Some(guard),
+        keep_alive: interval,
+        done: false,
+    };
+    let stream = futures_util::stream::unfold(state, |mut state| async move {
+        if let Some(line) = state.pending.pop_front() {
+            return Some((Ok(Frame::data(sse_event(&line))), state));
+        }
+        if state.done {
+            return None;
+        }
+        let frame = tokio::select! {
+            biased;
+            line = state.lines.recv() => match line {
+                Some(line) => sse_event(&line),
+                // Every sender is gone: the response is in (or the request ended without one).
+                None => return finish(state),
+            },
+            answer = &mut state.response => {
+                state.pending.extend(drain(&mut state.lines));
+                state.pending.extend(answer.ok().flatten().map(|a| a.to_string()));
+                state.done = true;
+                if let Some(guard) = state.guard.take() {
+                    guard.disarm();
+                }
+                match state.pending.pop_front() {
+                    Some(line) => sse_event(&line),
+                    None => return None,
+                }
+            }
+            _ = state.keep_alive.tick() => Bytes::from_static(KEEP_ALIVE_COMMENT.as_bytes()),
+        };
+        Some((Ok(Frame::data(frame)), state))
+    });
+    sse_headers(StreamBody::new(stream).boxed_unsync())
+}
+
+/// The end of a stream whose line channel closed: the response, if one was sent.
+fn finish(mut state: Streaming) -> Option<(Result<Frame<Bytes>, Infallible>, Streaming)> {
+    state.done = true;
+    if let Some(guard) = state.guard.take() {
+        guard.disarm();
+    }
+    let answer = state.response.try_recv().ok().flatten()?;
+    Some((Ok(Frame::data(sse_event(&answer.to_string()))), state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts_and_origins_are_told_apart_from_others() {
+        for host in [
+            "localhost",
+            "LOCALHOST:8000",
+            "127.0.0.1",
+            "127.1.2.3:9",
+            "[::1]",
+            "[::1]:80",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "evil.example:8000",
+            "10.0.0.1",
+            "localhost.evil",
+            "[::2]:80",
+            "",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+        assert!(origin_is_loopback("http://localhost:3000"));
+        assert!(origin_is_loopback("https://127.0.0.1"));
+        assert!(!origin_is_loopback("http://evil.example"));
+        assert!(!origin_is_loopback("null"));
+        assert!(!origin_is_loopback("file://localhost"));
+    }
+
+    #[test]
+    fn an_sse_event_splits_line_breaks_into_data_lines() {
+        assert_eq!(
+            sse_event(r#"{"a":1}"#),
+            Bytes::from("event: message\ndata: {\"a\":1}\n\n")
+        );
+        assert_eq!(
+            sse_event("{\n\"a\":1\r\n}"),
+            Bytes::from("event: message\ndata: {\ndata: \"a\":1\ndata: }\n\n")
+        );
+    }
+
+    #[test]
+    fn the_status_follows_the_error_code() {
+        let error =
+            |code: i64| json!({"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": "m"}});
+        assert_eq!(
+            status_of(&json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
+            StatusCode::OK
+        );
+        assert_eq!(status_of(&error(-32601)), StatusCode::NOT_FOUND);
+        for code in [-32020, -32021, -32022] {
+            assert_eq!(status_of(&error(code)), StatusCode::BAD_REQUEST);
+        }
+        assert_eq!(status_of(&error(-32602)), StatusCode::OK);
+        assert_eq!(status_of(&error(-32603)), StatusCode::OK);
+    }
+}

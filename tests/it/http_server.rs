@@ -1,0 +1,580 @@
+//! Black-box tests of the server API over Streamable HTTP (`server::http`, 2026-07-28
+//! stateless): the embedded example (`examples/embedded`, `--http`) and the fixture server
+//! (`mcp-fixture-server --test-tools --http`) started as processes on a loopback port, and a
+//! real HTTP client (reqwest). Then `mcp-bridge` in the URL form in front of the example.
+
+use crate::common;
+
+use common::*;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const V: &str = "2026-07-28";
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// How long a test waits for an event before it fails.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A server process serving HTTP on a port of its choosing; killed when dropped.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    /// Starts `program args... --http 127.0.0.1:0` and reads its URL from its stderr line
+    /// `NAME: listening on URL`.
+    fn start(program: &str, args: &[&str]) -> HttpServer {
+        let mut child = Command::new(program)
+            .args(args)
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the HTTP server");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let url = loop {
+            let line = lines.next().expect("a stderr line").expect("read stderr");
+            if let Some((_, url)) = line.split_once("listening on ") {
+                break url.trim().to_owned();
+            }
+        };
+        // The rest of stderr is drained so that the server never blocks on it.
+        std::thread::spawn(move || for _ in lines {});
+        HttpServer { child, url }
+    }
+
+    fn example() -> HttpServer {
+        Self::start(&embedded_example_bin().to_string_lossy(), &[])
+    }
+
+    fn fixture() -> HttpServer {
+        Self::start(server_bin(), &["--test-tools"])
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A client of its own (a connection of its own), without the proxies of the environment.
+fn client() -> reqwest::Client {
+    mcp_bridge::transport::http::tls::install_provider();
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("an HTTP client")
+}
+
+fn meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": V,
+           "io.modelcontextprotocol/clientCapabilities": {}})
+}
+
+fn request(id: Value, method: &str, mut params: Value) -> Value {
+    params["_meta"] = meta();
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A POST of `body` with the headers a 2026-07-28 client sends for it (and `extra`).
+fn post(
+    client: &reqwest::Client,
+    url: &str,
+    body: &Value,
+    extra: &[(&str, &str)],
+) -> reqwest::RequestBuilder {
+    let method = body["method"].as_str().unwrap_or_default();
+    let mut builder = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", V)
+        .header("mcp-method", method);
+    if let Some(name) = body["params"]["name"].as_str() {
+        builder = builder.header("mcp-name", name);
+    }
+    for (name, value) in extra {
+        builder = builder.header(*name, *value);
+    }
+    builder.body(body.to_string())
+}
+
+/// Status, content type and JSON body of a JSON answer.
+async fn json_answer(response: reqwest::Response) -> (u16, String, Value) {
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let text = response.text().await.expect("the body");
+    (
+        status,
+        content_type,
+        serde_json::from_str(&text).unwrap_or(Value::Null),
+    )
+}
+
+fn example_info() -> Value {
+    json!({"name": "embedded-example", "version": "1.0.0"})
+}
+
+fn echo_result(id: i64, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete",
+        "content": [{"type": "text", "text": text}], "_meta": {SERVER_INFO: example_info()}}})
+}
+
+/// The events of an SSE stream, each `data` as JSON; keep-alive comments skipped.
+struct Events {
+    stream: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    buffer: String,
+}
+
+impl Events {
+    fn new(response: reqwest::Response) -> Events {
+        Events {
+            stream: response.bytes_stream().boxed(),
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event's data, or `None` at the end of the stream.
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let data: Vec<&str> = block
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data: "))
+                    .collect();
+                if data.is_empty() {
+                    continue;
+                }
+                return Some(serde_json::from_str(&data.join("\n")).unwrap_or(Value::Null));
+            }
+            match tokio::time::timeout(WAIT, self.stream.next()).await {
+                Ok(Some(Ok(chunk))) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+                Ok(_) => return None,
+                Err(_) => panic!("no SSE event within {WAIT:?}; got {:?}", self.buffer),
+            }
+        }
+    }
+
+    /// Every event to the end of the stream.
+    async fn all(mut self) -> Vec<Value> {
+        let mut all = Vec::new();
+        while let Some(event) = self.next().await {
+            all.push(event);
+        }
+        all
+    }
+}
+
+#[tokio::test]
+async fn a_tool_call_and_tools_list_are_answered_with_json() {
+    let server = HttpServer::example();
+    let client = client();
+    let call = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    );
+    let (status, content_type, body) = json_answer(
+        post(&client, &server.url, &call, &[])
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!((status, content_type.as_str()), (200, "application/json"));
+    assert_eq!(body, echo_result(1, "hi"));
+    let list = request(json!("l"), "tools/list", json!({}));
+    let (status, _, body) = json_answer(
+        post(&client, &server.url, &list, &[])
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let names: Vec<&str> = body["result"]["tools"]
+        .as_array()
+        .map(|tools| tools.iter().filter_map(|t| t["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["echo", "ask_name", "add_tool"]);
+}
+
+#[tokio::test]
+async fn a_bad_origin_and_a_foreign_host_get_403_and_loopback_origins_are_served() {
+    let server = HttpServer::example();
+    let client = client();
+    let call = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    );
+    let forbidden = |why: &str| {
+        json!({"jsonrpc": "2.0", "error": {"code": -32600,
+            "message": format!("Forbidden: {why}")}})
+    };
+    let evil = [("origin", "https://evil.example")];
+    let (status, _, body) = json_answer(
+        post(&client, &server.url, &call, &evil)
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!(
+        (status, body),
+        (403, forbidden("the Origin is not allowed"))
+    );
+    let rebound = [("host", "evil.example:8000")];
+    let (status, _, body) = json_answer(
+        post(&client, &server.url, &call, &rebound)
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!((status, body), (403, forbidden("the Host is not allowed")));
+    let local = [("origin", "http://localhost:5173")];
+    let (status, _, body) = json_answer(
+        post(&client, &server.url, &call, &local)
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!((status, body), (200, echo_result(1, "hi")));
+}
+
+/// A POST whose body is `sent` and then never ends (the client waits), with these headers:
+/// the server has read all there is when it answers, so its answer is never lost to a reset.
+fn hanging_post(
+    client: &reqwest::Client,
+    url: &str,
+    sent: Vec<u8>,
+    headers: &[(&str, &str)],
+) -> reqwest::RequestBuilder {
+    let chunks: Vec<reqwest::Result<Vec<u8>>> =
+        sent.chunks(64 * 1024).map(|c| Ok(c.to_vec())).collect();
+    let body = futures_util::stream::iter(chunks).chain(futures_util::stream::pending());
+    let mut builder = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", V)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "echo");
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    builder.body(reqwest::Body::wrap_stream(body))
+}
+
+#[tokio::test]
+async fn an_oversized_body_gets_413_declared_or_streamed() {
+    let server = HttpServer::example();
+    let client = client();
+    // A declared length one byte past the default limit of 4 MiB: refused before any byte.
+    let declared = (4 * 1024 * 1024 + 1).to_string();
+    let response = hanging_post(
+        &client,
+        &server.url,
+        Vec::new(),
+        &[("content-length", &declared)],
+    )
+    .send()
+    .await
+    .expect("POST");
+    assert_eq!(response.status().as_u16(), 413);
+    // Chunked, without a length: refused once the limit is passed while reading.
+    let text = "x".repeat(4 * 1024 * 1024);
+    let call = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": text}}),
+    );
+    let response = hanging_post(&client, &server.url, call.to_string().into_bytes(), &[])
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status().as_u16(), 413);
+    // The server goes on.
+    let small = request(
+        json!(2),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "ok"}}),
+    );
+    let (status, _, body) = json_answer(
+        post(&client, &server.url, &small, &[])
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!((status, body), (200, echo_result(2, "ok")));
+}
+
+#[tokio::test]
+async fn a_header_that_differs_from_the_body_gets_400_with_32020() {
+    let server = HttpServer::example();
+    let client = client();
+    let call = request(
+        json!(7),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    );
+    let mismatch = |header: &str, detail: &str| {
+        json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32020, "message": "Header mismatch",
+            "data": {"header": header, "detail": detail}}})
+    };
+    let wrong_name = client
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", V)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "ask_name")
+        .body(call.to_string());
+    let (status, _, body) = json_answer(wrong_name.send().await.expect("POST")).await;
+    assert_eq!(
+        (status, body),
+        (400, mismatch("Mcp-Name", "differs from the body"))
+    );
+    let no_method = client
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", V)
+        .body(call.to_string());
+    let (status, _, body) = json_answer(no_method.send().await.expect("POST")).await;
+    assert_eq!((status, body), (400, mismatch("Mcp-Method", "missing")));
+    let old_version = client
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "echo")
+        .body(call.to_string());
+    let (status, _, body) = json_answer(old_version.send().await.expect("POST")).await;
+    assert_eq!(
+        (status, body),
+        (
+            400,
+            mismatch("MCP-Protocol-Version", "differs from params._meta")
+        )
+    );
+}
+
+#[tokio::test]
+async fn get_and_delete_get_405_a_notification_202_and_an_unknown_method_404() {
+    let server = HttpServer::example();
+    let client = client();
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let response = client
+            .request(method, &server.url)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(response.status().as_u16(), 405);
+        assert_eq!(
+            response
+                .headers()
+                .get("allow")
+                .and_then(|v| v.to_str().ok()),
+            Some("POST")
+        );
+    }
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": 1}});
+    let response = post(&client, &server.url, &note, &[])
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status().as_u16(), 202);
+    assert_eq!(response.text().await.expect("body"), "");
+    let ping = request(json!(3), "ping", json!({}));
+    let (status, _, body) = json_answer(
+        post(&client, &server.url, &ping, &[])
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!(
+        (status, body),
+        (
+            404,
+            json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32601,
+            "message": "Method not found", "data": {"method": "ping"}}})
+        )
+    );
+    // A request without the required _meta: 400 with -32602 (2026-07-28 basic/index).
+    let bare = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}});
+    let (status, _, body) = json_answer(
+        post(&client, &server.url, &bare, &[])
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["code"], -32602);
+    let not_json = client
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .body("{not json");
+    let (status, _, body) = json_answer(not_json.send().await.expect("POST")).await;
+    assert_eq!(
+        (status, body),
+        (
+            400,
+            json!({"jsonrpc": "2.0", "error": {"code": -32700,
+            "message": "Parse error", "data": {"cause": "parse_error"}}})
+        )
+    );
+}
+
+#[tokio::test]
+async fn progress_turns_the_answer_into_sse_ending_with_the_response() {
+    let server = HttpServer::fixture();
+    let client = client();
+    let mut call = request(
+        json!(5),
+        "tools/call",
+        json!({"name": "progress_flood", "arguments": {"count": 3}}),
+    );
+    call["params"]["_meta"]["progressToken"] = json!("p");
+    let response = post(&client, &server.url, &call, &[])
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(
+        response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("text/event-stream")
+    );
+    assert_eq!(
+        response
+            .headers()
+            .get("x-accel-buffering")
+            .and_then(|v| v.to_str().ok()),
+        Some("no")
+    );
+    let events = Events::new(response).all().await;
+    let progress: Vec<Value> = (1..=3)
+        .map(|n| {
+            json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": "p", "progress": n, "total": 3}})
+        })
+        .collect();
+    assert_eq!(events.len(), 4, "{events:?}");
+    assert_eq!(events[..3], progress[..]);
+    assert_eq!(events[3]["id"], 5);
+    assert_eq!(events[3]["result"]["content"][0]["text"], "flooded");
+}
+
+#[tokio::test]
+async fn a_client_that_closes_the_stream_cancels_its_request() {
+    let server = HttpServer::fixture();
+    let client = client();
+    // The listen stream shows the effect: `chatter` publishes a tools list change once its
+    // request is cancelled, and not before.
+    let listen = request(
+        json!("L"),
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let response = post(&client, &server.url, &listen, &[])
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status().as_u16(), 200);
+    let mut listen = Events::new(response);
+    let ack = listen.next().await.expect("the acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    let mut call = request(
+        json!(9),
+        "tools/call",
+        json!({"name": "chatter", "arguments": {"interval_ms": 20, "late": 0}}),
+    );
+    call["params"]["_meta"]["progressToken"] = json!("c");
+    let response = post(&client, &server.url, &call, &[])
+        .send()
+        .await
+        .expect("POST");
+    let mut chatter = Events::new(response);
+    let first = chatter.next().await.expect("a tick");
+    assert_eq!(
+        first,
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": "c", "progress": 1, "message": "tick 1"}})
+    );
+    drop(chatter);
+    let changed = listen
+        .next()
+        .await
+        .expect("the list change after the cancel");
+    assert_eq!(
+        changed,
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+            "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": "L"}}})
+    );
+}
+
+#[tokio::test]
+async fn two_hundred_concurrent_clients_each_get_their_own_answer() {
+    let server = HttpServer::example();
+    let calls = (0..200).map(|n| {
+        let url = server.url.clone();
+        tokio::spawn(async move {
+            // A client of its own: a connection of its own.
+            let client = client();
+            let text = format!("client {n}");
+            let call = request(
+                json!(n),
+                "tools/call",
+                json!({"name": "echo", "arguments": {"text": text}}),
+            );
+            let (status, _, body) =
+                json_answer(post(&client, &url, &call, &[]).send().await.expect("POST")).await;
+            (status, body == echo_result(n, &text))
+        })
+    });
+    let answers = futures_util::future::join_all(calls).await;
+    let good = answers
+        .into_iter()
+        .filter(|a| matches!(a, Ok((200, true))))
+        .count();
+    assert_eq!(good, 200);
+}
+
+#[test]
+fn mcp_bridge_in_the_url_form_serves_the_example_over_http_to_a_2025_11_25_editor() {
+    let server = HttpServer::example();
+    let mut b = Bridge::start_url(&[], &server.url, &[]);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "embedded-example");
+    let list = b.request(json!(1), "tools/list", json!({}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .map(|tools| tools.iter().filter_map(|t| t["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["echo", "ask_name", "add_tool"]);
+    let call = b.tools_call(json!(2), "echo", json!({"text": "through the bridge"}));
+    assert_eq!(
+        call,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {
+            "content": [{"type": "text", "text": "through the bridge"}]}})
+    );
+}
