@@ -10,8 +10,9 @@
 #   bash scripts/conformance.sh [FILTER]     FILTER: a grep -E pattern on "SUITE VERSION SCENARIO"
 #
 # Environment: MCP_BRIDGE_BIN (default target/debug/mcp-bridge; this script builds nothing),
-#   MCP_EMBEDDED_BIN (default target/debug/examples/embedded, built with the feature http-server:
-#   the server of tests/conformance/server-scenarios.tsv, started with --http 127.0.0.1:0),
+#   MCP_EMBEDDED_BIN and MCP_CONFORMANCE_FIXTURE_BIN (default target/debug/examples/embedded and
+#   .../examples/conformance, built with the feature http-server: the servers of
+#   tests/conformance/server-scenarios.tsv, started with --http 127.0.0.1:0),
 #   CONFORMANCE_OUT (default target/conformance: one folder per scenario with the suite's
 #   checks.json, stdout.txt and stderr.txt, the latter with the bridge's stderr),
 #   CONFORMANCE_TIMEOUT_MS (default 30000, the suite's --timeout per scenario).
@@ -102,50 +103,60 @@ while IFS=$'\t' read -r suite ver scen expect why; do
   fi
 done <"$HERE/scenarios.tsv"
 
-# ---- server scenarios: the suite as the client of examples/embedded over HTTP (server::http)
-EXAMPLE="${MCP_EMBEDDED_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/debug/examples/embedded}"
-if [[ "$(grep -cE -- "$filter" <(grep -v '^#' "$HERE/server-scenarios.tsv" | awk -F'\t' 'NF{print $1" "$2" "$3}'))" -gt 0 ]]; then
-  [[ -x "$EXAMPLE" ]] || { echo "conformance: example binary not found: $EXAMPLE (cargo build --example embedded)" >&2; exit 2; }
-  "$EXAMPLE" --http 127.0.0.1:0 2>"$OUT/example-http.log" </dev/null &
-  example_pid=$!
-  trap 'kill "$example_pid" 2>/dev/null || true' EXIT
-  url=""
+# ---- server scenarios: the suite as the client of a server on the server API over HTTP
+# (server::http): examples/embedded ("example") or the conformance fixture with the suite's
+# reference tools, examples/conformance ("fixture"), each started with --http 127.0.0.1:0.
+declare -A server_bin=(
+  [example]="${MCP_EMBEDDED_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/debug/examples/embedded}"
+  [fixture]="${MCP_CONFORMANCE_FIXTURE_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/debug/examples/conformance}"
+)
+declare -A server_url=()
+server_pids=()
+trap 'for p in "${server_pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
+# Starts the server NAME once and sets server_url[NAME] from its "listening on URL" line.
+start_server() {
+  local name="$1" bin="${server_bin[$1]}" log="$OUT/$1-http.log" url=""
+  [[ -x "$bin" ]] || { echo "conformance: the $name binary not found: $bin (cargo build --examples)" >&2; exit 2; }
+  "$bin" --http 127.0.0.1:0 2>"$log" </dev/null &
+  server_pids+=($!)
   for _ in $(seq 1 100); do
-    url="$(sed -n 's/.*listening on //p' "$OUT/example-http.log" | head -1)"
+    url="$(sed -n 's/.*listening on //p' "$log" | head -1)"
     [[ -n "$url" ]] && break
     sleep 0.1
   done
-  [[ -n "$url" ]] || { echo "conformance: the example did not start serving HTTP" >&2; cat "$OUT/example-http.log" >&2; exit 2; }
-  while IFS=$'\t' read -r suite ver scen expect why; do
-    [[ -z "$suite" || "$suite" == \#* ]] && continue
-    grep -qE -- "$filter" <<<"$suite $ver $scen" || continue
-    pkg="$HERE/node_modules/conformance-$suite/dist/index.js"
-    dir="$OUT/server-$suite-$ver-${scen//\//_}"; rm -rf "$dir"; mkdir -p "$dir"
-    t0=$SECONDS
-    rc=0
-    "$NODE" "$pkg" server --url "$url" --scenario "$scen" --spec-version "$ver" --timeout "$TIMEOUT_MS" \
-      -o "$dir/raw" >"$dir/harness.log" 2>&1 || rc=$?
-    res="$(find "$dir/raw" -name checks.json 2>/dev/null | head -1)"
-    [[ -n "$res" ]] && mv "$(dirname "$res")"/* "$dir"/ && rm -rf "$dir/raw"
-    got=pass; [[ $rc -eq 0 ]] || got=fail
-    bad=""; ids=""
-    if [[ -f "$dir/checks.json" ]]; then
-      read -r bad ids < <("$NODE" -e '
-        const checks = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-        const not = checks.filter(c => c.status === "FAILURE" || c.status === "WARNING");
-        const uniq = a => [...new Set(a)].sort();
-        console.log(uniq(not.map(c => `${c.status}:${c.id}`)).join(",") + " " + uniq(not.map(c => c.id)).join(","));
-      ' "$dir/checks.json")
-    fi
-    [[ "$got" == fail ]] && got="fail=$ids"
-    if [[ "$got" == "$expect" ]]; then
-      pass=$((pass + 1)); mark=ok
-    else
-      fail=$((fail + 1)); mark=UNEXPECTED
-    fi
-    printf '%-10s %-6s %-12s %-45s %-5s %3ss %s\n' "$mark" "server" "$ver" "$scen" "${got%%=*}" "$((SECONDS - t0))" "${bad:+[$bad]}${why:+ ($why)}"
-    [[ "$mark" == UNEXPECTED ]] && sed -n '/Failed Checks:/,/OVERALL/p' "$dir/harness.log" | head -20
-  done <"$HERE/server-scenarios.tsv"
-fi
+  [[ -n "$url" ]] || { echo "conformance: the $name did not start serving HTTP" >&2; cat "$log" >&2; exit 2; }
+  server_url[$name]="$url"
+}
+while IFS=$'\t' read -r suite ver scen server expect why; do
+  [[ -z "$suite" || "$suite" == \#* ]] && continue
+  grep -qE -- "$filter" <<<"$suite $ver $scen" || continue
+  [[ -n "${server_url[$server]:-}" ]] || start_server "$server"
+  pkg="$HERE/node_modules/conformance-$suite/dist/index.js"
+  dir="$OUT/server-$suite-$ver-${scen//\//_}"; rm -rf "$dir"; mkdir -p "$dir"
+  t0=$SECONDS
+  rc=0
+  "$NODE" "$pkg" server --url "${server_url[$server]}" --scenario "$scen" --spec-version "$ver" \
+    --timeout "$TIMEOUT_MS" -o "$dir/raw" >"$dir/harness.log" 2>&1 || rc=$?
+  res="$(find "$dir/raw" -name checks.json 2>/dev/null | head -1)"
+  [[ -n "$res" ]] && mv "$(dirname "$res")"/* "$dir"/ && rm -rf "$dir/raw"
+  got=pass; [[ $rc -eq 0 ]] || got=fail
+  bad=""; ids=""
+  if [[ -f "$dir/checks.json" ]]; then
+    read -r bad ids < <("$NODE" -e '
+      const checks = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+      const not = checks.filter(c => c.status === "FAILURE" || c.status === "WARNING");
+      const uniq = a => [...new Set(a)].sort();
+      console.log(uniq(not.map(c => `${c.status}:${c.id}`)).join(",") + " " + uniq(not.map(c => c.id)).join(","));
+    ' "$dir/checks.json")
+  fi
+  [[ "$got" == fail ]] && got="fail=$ids"
+  if [[ "$got" == "$expect" ]]; then
+    pass=$((pass + 1)); mark=ok
+  else
+    fail=$((fail + 1)); mark=UNEXPECTED
+  fi
+  printf '%-10s %-6s %-12s %-45s %-5s %3ss %s\n' "$mark" "$server" "$ver" "$scen" "${got%%=*}" "$((SECONDS - t0))" "${bad:+[$bad]}${why:+ ($why)}"
+  [[ "$mark" == UNEXPECTED ]] && sed -n '/Failed Checks:/,/OVERALL/p' "$dir/harness.log" | head -20
+done <"$HERE/server-scenarios.tsv"
 echo "conformance: $pass as expected, $fail not, in $((SECONDS - t_all)) s (results: $OUT)"
 [[ $fail -eq 0 ]]
