@@ -281,7 +281,7 @@ fn hanging_post(
 }
 
 #[tokio::test]
-async fn an_oversized_body_gets_413_declared_or_streamed() {
+async fn an_oversized_body_gets_413_declared_or_streamed_and_oversized_headers_431() {
     let server = HttpServer::example();
     let client = client();
     // A declared length one byte past the default limit of 4 MiB: refused before any byte.
@@ -308,6 +308,18 @@ async fn an_oversized_body_gets_413_declared_or_streamed() {
         .await
         .expect("POST");
     assert_eq!(response.status().as_u16(), 413);
+    // A header section over the default limit of 16 KiB: 431 from hyper.
+    let long = "x".repeat(20 * 1024);
+    let call = request(
+        json!(3),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    );
+    let response = post(&client, &server.url, &call, &[("x-long", &long)])
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status().as_u16(), 431);
     // The server goes on.
     let small = request(
         json!(2),
