@@ -170,6 +170,15 @@ pub struct Scope {
     pub name: String,
     /// The reference for `variables`.
     pub variables_reference: i64,
+    /// How many named children it has, where the adapter says.
+    #[serde(default)]
+    pub named_variables: Option<i64>,
+    /// How many indexed children it has, where the adapter says.
+    #[serde(default)]
+    pub indexed_variables: Option<i64>,
+    /// Whether reading it is expensive (the adapter's hint: a client reads it on demand).
+    #[serde(default)]
+    pub expensive: bool,
 }
 
 /// A request to the adapter as its JSON body.

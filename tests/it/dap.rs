@@ -10,12 +10,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The venv whose `python3` has debugpy.
-fn venv_bin() -> PathBuf {
+pub(crate) fn venv_bin() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/.venv/bin")
 }
 
 /// Starts `mcp-dap` with the venv first in PATH; fails (never skips) without debugpy.
-fn start() -> Bridge {
+pub(crate) fn start() -> Bridge {
+    start_with(&[])
+}
+
+/// [`start`] with `mcp-dap`'s arguments `args`.
+pub(crate) fn start_with(args: &[&str]) -> Bridge {
     let bin = venv_bin();
     let probe = Command::new(bin.join("python3"))
         .args(["-c", "import debugpy"])
@@ -33,18 +38,18 @@ fn start() -> Bridge {
         std::env::var("PATH").unwrap_or_default()
     );
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-dap"));
-    cmd.env("PATH", path);
+    cmd.args(args).env("PATH", path);
     Bridge::start_command(&mut cmd, Revision::Modern)
 }
 
 /// `params` with the 2026-07-28 `_meta`.
-fn modern(mut params: Value) -> Value {
+pub(crate) fn modern(mut params: Value) -> Value {
     params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}});
     params
 }
 
-fn call(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> Value {
+pub(crate) fn call(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> Value {
     let r = b.request(
         json!(id),
         "tools/call",
@@ -66,7 +71,7 @@ print(\"y is\", y)
 raise SystemExit(3)
 ";
 
-fn write_program() -> String {
+pub(crate) fn write_program() -> String {
     let dir = scratch_dir("dap");
     let path = dir.join("prog.py");
     std::fs::write(&path, PROGRAM).expect("write the program");
@@ -74,7 +79,7 @@ fn write_program() -> String {
 }
 
 /// The frame id of a state's top frame (the adapter numbers frames itself).
-fn frame_id(state: &Value) -> Value {
+pub(crate) fn frame_id(state: &Value) -> Value {
     let id = state["top_frame"]["frameId"].clone();
     assert!(id.is_i64(), "no frame id in {state}");
     id
@@ -124,12 +129,14 @@ fn a_python_program_breaks_steps_is_inspected_and_exits_with_its_code_and_output
     );
     assert_eq!(
         set,
-        json!({"source": program, "breakpoints": [{"verified": true, "line": 3, "message": null}]})
+        json!({"source": program, "breakpoints": [{"id": 0, "verified": true, "source": program,
+            "line": 3}]})
     );
     let running = call(&mut b, "4", "continue", json!({"session": "s1"}));
     assert_eq!(
         running,
-        json!({"session": "s1", "status": "running", "thread_id": 1})
+        json!({"session": "s1", "status": "running", "thread_id": 1,
+            "breakpoints": [{"id": 0, "verified": true, "source": program, "line": 3}]})
     );
     // The stop comes as resource updates; the state is read after each one, never polled.
     let mut stopped = Value::Null;
@@ -152,7 +159,8 @@ fn a_python_program_breaks_steps_is_inspected_and_exits_with_its_code_and_output
     assert_eq!(
         stopped,
         json!({"session": "s1", "status": "stopped", "reason": "breakpoint", "thread_id": 1,
-            "top_frame": {"file": program, "line": 3, "name": "add", "frameId": frame}})
+            "top_frame": {"file": program, "line": 3, "name": "add", "frameId": frame},
+            "breakpoints": [{"id": 0, "verified": true, "source": program, "line": 3}]})
     );
 
     let stack = call(&mut b, "5", "stack_trace", json!({"session": "s1"}));
@@ -199,14 +207,16 @@ fn a_python_program_breaks_steps_is_inspected_and_exits_with_its_code_and_output
     assert_eq!(
         stepped,
         json!({"session": "s1", "status": "stopped", "reason": "step", "thread_id": 1,
-            "top_frame": {"file": program, "line": 8, "name": "<module>", "frameId": frame}})
+            "top_frame": {"file": program, "line": 8, "name": "<module>", "frameId": frame},
+            "breakpoints": [{"id": 0, "verified": true, "source": program, "line": 3}]})
     );
 
     call(&mut b, "9", "continue", json!({"session": "s1"}));
     let exited = call(&mut b, "10", "wait", json!({"session": "s1"}));
     assert_eq!(
         exited,
-        json!({"session": "s1", "status": "exited", "exit_code": 3})
+        json!({"session": "s1", "status": "exited", "exit_code": 3,
+            "breakpoints": [{"id": 0, "verified": true, "source": program, "line": 3}]})
     );
     let output = b.request(
         json!("11"),
@@ -227,7 +237,7 @@ fn a_python_program_breaks_steps_is_inspected_and_exits_with_its_code_and_output
 }
 
 /// The pids of every descendant of `root`, read from `/proc`.
-fn descendants(root: i32) -> Vec<i32> {
+pub(crate) fn descendants(root: i32) -> Vec<i32> {
     let mut found = vec![root];
     let mut i = 0;
     while i < found.len() {

@@ -40,6 +40,10 @@ mod embedded;
 // mcp-dap needs no feature of the URL form; it drives real debugpy (tests/interop/.venv).
 #[cfg(target_os = "linux")]
 mod dap;
+#[cfg(target_os = "linux")]
+mod dap_lldb;
+#[cfg(target_os = "linux")]
+mod dap_sessions;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod era_fallback;
 #[cfg(all(feature = "http", feature = "auth"))]

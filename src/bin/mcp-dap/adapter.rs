@@ -9,14 +9,15 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
-use tokio::process::ChildStdin;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::oneshot;
 use tokio_util::codec::{Encoder, FramedRead};
 
 use mcp_bridge::dap::framing::{DapCodec, Frame, FramingError};
 use mcp_bridge::dap::types::{self, Event, Incoming, Response};
 use mcp_bridge::transport::child::{self, ChildProcess};
+
+use crate::adapters::{AdapterDef, PORT_PLACEHOLDER, Reach};
 
 /// How long a DAP request may wait for its response. debugpy answers `launch` only after
 /// `configurationDone`, and a `stackTrace` of a deep stack takes a while; the longest a
@@ -26,6 +27,18 @@ pub const REQUEST_TIME_LIMIT: Duration = Duration::from_secs(30);
 /// How long a stopped adapter gets after its stdin closes, and again after SIGTERM to its
 /// group, before SIGKILL to the group (the stop steps of `transport::child`).
 pub const STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// How long a TCP adapter may take from its start to accepting the connection.
+pub const CONNECT_TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// How often a TCP adapter that is starting is tried again: a listening socket gives no
+/// event before it exists, so the connection is retried.
+pub const CONNECT_RETRY_INTERVAL: Duration = Duration::from_millis(25);
+
+/// The adapter's side toward us.
+type Writer = Box<dyn AsyncWrite + Unpin>;
+/// The adapter's side toward us.
+type Reader = Box<dyn AsyncRead + Unpin>;
 
 /// Why a DAP request got no result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -87,8 +100,8 @@ struct InFlight {
 /// The actor.
 pub struct Adapter {
     process: Option<ChildProcess>,
-    writer: Option<ChildStdin>,
-    stdout: Option<tokio::process::ChildStdout>,
+    writer: Option<Writer>,
+    stdout: Option<Reader>,
     next_seq: i64,
     in_flight: HashMap<i64, InFlight>,
     session: Recipient<AdapterNews>,
@@ -96,29 +109,71 @@ pub struct Adapter {
 }
 
 impl Adapter {
-    /// Starts `command args` in its own process group. Call it on the DAP thread: the child
-    /// gets SIGKILL when the thread that forked it ends (`transport::isolation`).
+    /// Starts `adapter` in its own process group and connects to it: its stdio, or for a TCP
+    /// adapter a connection to the port put in its arguments (retried until it listens, at
+    /// most [`CONNECT_TIME_LIMIT`]). Call it on the DAP thread: the child gets SIGKILL when
+    /// the thread that forked it ends (`transport::isolation`).
     ///
-    /// Errors: the text of a command that cannot be started, naming it and where it was
-    /// looked for.
+    /// Errors: the text of an adapter that cannot be started, naming its command and where it
+    /// was looked for, or of one that did not accept the connection.
     pub fn spawn(
-        command: &OsString,
-        args: &[OsString],
+        adapter: &AdapterDef,
         session: Recipient<AdapterNews>,
-    ) -> Result<Self, String> {
+    ) -> Result<impl Future<Output = Result<Self, String>> + use<>, String> {
         let path_var = std::env::var_os("PATH");
-        let resolved = mcp_bridge::transport::program::resolve(command, path_var.as_deref())
-            .map_err(|e| e.log_message(None))?;
-        let (process, io) = child::spawn(&resolved.into_os_string(), args)
-            .map_err(|e| format!("{}: {e}", command.to_string_lossy()))?;
-        Ok(Self {
-            process: Some(process),
-            writer: Some(io.stdin),
-            stdout: Some(io.stdout),
-            next_seq: 1,
-            in_flight: HashMap::new(),
-            session,
-            gone: None,
+        let resolved =
+            mcp_bridge::transport::program::resolve(&adapter.command, path_var.as_deref())
+                .map_err(|e| e.log_message(None))?;
+        let port = match adapter.reach {
+            Reach::Stdio => None,
+            Reach::Tcp => Some(free_port().map_err(|e| format!("no free port: {e}"))?),
+        };
+        let args: Vec<OsString> = adapter
+            .args
+            .iter()
+            .map(|a| match port {
+                Some(port) => a
+                    .to_string_lossy()
+                    .replace(PORT_PLACEHOLDER, &port.to_string())
+                    .into(),
+                None => a.clone(),
+            })
+            .collect();
+        let name = adapter.command.to_string_lossy().into_owned();
+        let (process, io) =
+            child::spawn(&resolved.into_os_string(), &args).map_err(|e| format!("{name}: {e}"))?;
+        Ok(async move {
+            let (writer, reader): (Writer, Reader) = match port {
+                None => (Box::new(io.stdin), Box::new(io.stdout)),
+                Some(port) => match connect(port).await {
+                    Ok(stream) => {
+                        // What the adapter prints is not DAP: read and dropped, so that a
+                        // full pipe never blocks it.
+                        let mut stdout = io.stdout;
+                        tokio::task::spawn_local(async move {
+                            let _ = tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await;
+                        });
+                        let (read, write) = stream.into_split();
+                        (Box::new(write), Box::new(read))
+                    }
+                    Err(e) => {
+                        process.stop(STOP_GRACE).await;
+                        return Err(format!(
+                            "{name} did not accept a connection on 127.0.0.1:{port} within {} s: {e}",
+                            CONNECT_TIME_LIMIT.as_secs()
+                        ));
+                    }
+                },
+            };
+            Ok(Self {
+                process: Some(process),
+                writer: Some(writer),
+                stdout: Some(reader),
+                next_seq: 1,
+                in_flight: HashMap::new(),
+                session,
+                gone: None,
+            })
         })
     }
 
@@ -214,6 +269,24 @@ impl Adapter {
                 }
                 .into_actor(self),
             );
+        }
+    }
+}
+
+/// A port of 127.0.0.1 that was free a moment ago, for a TCP adapter to listen on.
+fn free_port() -> std::io::Result<u16> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// Connects to the adapter on `port`, trying again until it listens.
+async fn connect(port: u16) -> std::io::Result<tokio::net::TcpStream> {
+    let deadline = tokio::time::Instant::now() + CONNECT_TIME_LIMIT;
+    loop {
+        match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
+            Err(_) => tokio::time::sleep(CONNECT_RETRY_INTERVAL).await,
         }
     }
 }

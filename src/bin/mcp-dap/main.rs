@@ -8,18 +8,35 @@
 //! process group.
 
 mod adapter;
+mod adapters;
 mod session;
 mod sessions;
 mod tools;
 
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 
 use actix::prelude::*;
+use clap::Parser;
 use tokio::sync::watch;
 
 use mcp_bridge::server::{CacheScope, Outcome, ResourceDef, ResourceTemplateDef, Server};
 
 use sessions::{CloseAll, Find, Sessions};
+
+/// The command line.
+#[derive(Parser)]
+#[command(
+    name = "mcp-dap",
+    version,
+    about = "An MCP server that drives debug adapters (DAP)"
+)]
+struct Cli {
+    /// An adapter by its command, `NAME=COMMAND [ARG...]` (split at whitespace), for
+    /// `launch`'s `adapter: NAME`; an argument `{port}` makes it a TCP adapter, given a free
+    /// port to listen on. Repeatable; a built-in name (debugpy, lldb) is replaced.
+    #[arg(long = "adapter", value_name = "NAME=COMMAND...")]
+    adapters: Vec<String>,
+}
 
 /// What the DAP thread hands back: the Sessions' address, the channel that gives it the
 /// server, and the resource list it publishes.
@@ -85,6 +102,14 @@ async fn read_resource(sessions: Addr<Sessions>, read: serde_json::Value) -> Out
 }
 
 fn main() -> std::io::Result<()> {
+    let cli = Cli::parse();
+    let registry = match adapters::Registry::with_options(&cli.adapters) {
+        Ok(registry) => Arc::new(registry),
+        Err(e) => {
+            eprintln!("mcp-dap: {e}");
+            std::process::exit(2);
+        }
+    };
     // debugpy's launcher starts the debuggee in a process group of its own: as a subreaper
     // this process inherits it if the launcher dies, and the sweep at the end finds it.
     mcp_bridge::transport::isolation::become_subreaper();
@@ -97,11 +122,12 @@ fn main() -> std::io::Result<()> {
     let builder = Server::builder("mcp-dap", env!("CARGO_PKG_VERSION"))
         .cache(0, CacheScope::Private)
         .instructions(
-            "Debug programs: launch (it returns a session id and stops at the first line), \
-         set_breakpoints, continue, next, step_in, step_out, stack_trace, variables, evaluate, \
-         wait, terminate. Subscribe to a session's state resource to hear of each stop.",
+            "Debug programs: launch (it returns a session id and stops at the entry), \
+         set_breakpoints, continue, pause, next, step_in, step_out, threads, stack_trace, \
+         scopes, variables, evaluate, wait, terminate, disconnect. Subscribe to a session's \
+         state resource to hear of each stop.",
         );
-    let builder = tools::register(builder, &sessions);
+    let builder = tools::register(builder, &sessions, registry);
     let mut builder = builder.resource_lister(move || list.borrow().clone());
     for (kind, mime) in [("state", "application/json"), ("output", "text/plain")] {
         let s = sessions.clone();

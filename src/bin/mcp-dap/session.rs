@@ -62,6 +62,10 @@ pub struct State {
     /// Why the session ended, when the adapter went away.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
+    /// The breakpoints as the adapter last told of them (its `setBreakpoints` answers and its
+    /// `breakpoint` events): `id`, `verified`, `source`, `line`, `message`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub breakpoints: Vec<Value>,
 }
 
 impl State {
@@ -124,10 +128,56 @@ pub struct Resume {
     pub wait: Option<Duration>,
 }
 
-/// Ends the session: `disconnect` with `terminateDebuggee`, then the adapter's stop steps.
+/// How a session ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The debuggee ends: DAP `terminate` (it may clean up), then `disconnect` with
+    /// `terminateDebuggee`.
+    Terminate,
+    /// The debuggee runs on: `disconnect` without `terminateDebuggee`.
+    Detach,
+}
+
+/// Ends the session, then the adapter's stop steps.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Finish;
+pub struct Finish(pub Ending);
+
+/// The breakpoints of one source as the adapter answered `setBreakpoints`: they replace that
+/// source's in the state.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SourceBreakpoints {
+    /// The source's path.
+    pub source: String,
+    /// The breakpoints, in the state's form ([`breakpoint_entry`]).
+    pub breakpoints: Vec<Value>,
+}
+
+/// Pauses `thread` and answers at the stop (at most `limit`).
+#[derive(Message)]
+#[rtype(result = "Result<State, String>")]
+pub struct Pause {
+    /// The thread.
+    pub thread: i64,
+    /// The time limit.
+    pub limit: Duration,
+}
+
+/// A DAP `Breakpoint` in the state's form; `source` is used when the breakpoint names none.
+pub fn breakpoint_entry(breakpoint: &Value, source: Option<&str>) -> Value {
+    let path = breakpoint
+        .get("source")
+        .and_then(|s| s.get("path"))
+        .and_then(Value::as_str)
+        .or(source);
+    let mut entry = json!({"id": breakpoint.get("id"), "verified": breakpoint.get("verified"),
+        "source": path, "line": breakpoint.get("line")});
+    if let Some(message) = breakpoint.get("message") {
+        entry["message"] = message.clone();
+    }
+    entry
+}
 
 /// The actor.
 pub struct Session {
@@ -153,6 +203,7 @@ impl Session {
                 top_frame: None,
                 exit_code: None,
                 cause: None,
+                breakpoints: Vec::new(),
             },
             output: String::new(),
             adapter,
@@ -312,8 +363,31 @@ impl Handler<AdapterNews> for Session {
                 self.changed_state();
                 self.end(ctx);
             }
-            // `breakpoint` (a breakpoint verified or moved), `thread`, `process`, `module` and
-            // the adapter's own events change neither resource.
+            "breakpoint" => {
+                // DAP BreakpointEvent: `reason` is `changed`, `new` or `removed`, and the
+                // breakpoint is named by its `id`.
+                let reason = body.get("reason").and_then(Value::as_str).unwrap_or("");
+                let Some(breakpoint) = body.get("breakpoint") else {
+                    return;
+                };
+                let id = breakpoint.get("id").cloned().unwrap_or(Value::Null);
+                let known = self.state.breakpoints.iter().position(|b| b["id"] == id);
+                let source = known
+                    .and_then(|i| self.state.breakpoints[i]["source"].as_str())
+                    .map(str::to_owned);
+                let entry = breakpoint_entry(breakpoint, source.as_deref());
+                match (reason, known) {
+                    ("removed", Some(i)) => {
+                        self.state.breakpoints.remove(i);
+                    }
+                    ("removed", None) => return,
+                    (_, Some(i)) => self.state.breakpoints[i] = entry,
+                    (_, None) => self.state.breakpoints.push(entry),
+                }
+                self.changed_state();
+            }
+            // `thread`, `process`, `module` and the adapter's own events change neither
+            // resource.
             _ => {}
         }
     }
@@ -397,7 +471,7 @@ async fn settle(waiter: oneshot::Receiver<State>, limit: Duration) -> Result<Sta
         Ok(Ok(state)) => Ok(state),
         Ok(Err(_)) => Err("the session ended".into()),
         Err(_) => Err(format!(
-            "the program did not stop within {} s; it is still running (wait again, or pause is not built yet)",
+            "the program did not stop within {} s; it is still running (wait again, or pause it)",
             limit.as_secs()
         )),
     }
@@ -458,15 +532,64 @@ impl Handler<Resume> for Session {
 impl Handler<Finish> for Session {
     type Result = ResponseFuture<()>;
 
-    fn handle(&mut self, _: Finish, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, Finish(ending): Finish, _: &mut Context<Self>) -> Self::Result {
         let adapter = self.adapter.clone();
+        let ended = matches!(self.state.status, Status::Exited | Status::Terminated);
         Box::pin(async move {
+            if ending == Ending::Terminate && !ended {
+                // An adapter without `supportsTerminateRequest` refuses it: the disconnect
+                // below ends the debuggee then.
+                let terminate = adapter.send(Request {
+                    command: "terminate".into(),
+                    arguments: None,
+                });
+                let _ = tokio::time::timeout(DISCONNECT_TIME_LIMIT, terminate).await;
+            }
             let disconnect = adapter.send(Request {
                 command: "disconnect".into(),
-                arguments: Some(json!({"terminateDebuggee": true})),
+                arguments: Some(json!({"terminateDebuggee": ending == Ending::Terminate})),
             });
             let _ = tokio::time::timeout(DISCONNECT_TIME_LIMIT, disconnect).await;
             let _ = adapter.send(Stop).await;
+        })
+    }
+}
+
+impl Handler<SourceBreakpoints> for Session {
+    type Result = ();
+
+    fn handle(&mut self, set: SourceBreakpoints, _: &mut Context<Self>) {
+        self.state
+            .breakpoints
+            .retain(|b| b["source"].as_str() != Some(set.source.as_str()));
+        self.state.breakpoints.extend(set.breakpoints);
+        self.changed_state();
+    }
+}
+
+impl Handler<Pause> for Session {
+    type Result = ResponseFuture<Result<State, String>>;
+
+    fn handle(&mut self, pause: Pause, _: &mut Context<Self>) -> Self::Result {
+        if self.state.status != Status::Running {
+            let status = serde_json::to_value(self.state.status).unwrap_or_default();
+            return Box::pin(async move {
+                Err(format!("the program is not running (status {status})"))
+            });
+        }
+        let (waiter, settled) = oneshot::channel();
+        self.waiters.push(waiter);
+        let request = self.adapter.send(Request {
+            command: "pause".into(),
+            arguments: Some(json!({"threadId": pause.thread})),
+        });
+        Box::pin(async move {
+            match request.await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(e.to_string()),
+                Err(_) => return Err("the session ended".into()),
+            }
+            settle(settled, pause.limit).await
         })
     }
 }

@@ -3,7 +3,6 @@
 //! resource list, and ends every session at shutdown.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -12,7 +11,8 @@ use tokio::sync::watch;
 use mcp_bridge::server::{ListenEvent, ResourceDef, Server};
 
 use crate::adapter::Adapter;
-use crate::session::{self, Finish, Session};
+use crate::adapters::AdapterDef;
+use crate::session::{self, Ending, Finish, Session};
 
 /// Sessions open at once. Each holds an adapter and a debuggee process; the bound keeps a
 /// model that forgets to terminate from filling the machine.
@@ -22,14 +22,12 @@ pub const MAX_SESSIONS: usize = 8;
 /// steps of each process group) before the process exits anyway.
 pub const SHUTDOWN_TIME_LIMIT: Duration = Duration::from_secs(10);
 
-/// Starts a session's actors with the adapter `command args`.
+/// Starts a session's actors with `adapter`.
 #[derive(Message)]
 #[rtype(result = "Result<(String, Addr<Session>), String>")]
 pub struct Open {
-    /// The adapter's program.
-    pub command: OsString,
-    /// Its arguments.
-    pub args: Vec<OsString>,
+    /// The adapter.
+    pub adapter: AdapterDef,
 }
 
 /// The Session of an id.
@@ -40,7 +38,7 @@ pub struct Find(pub String);
 /// Ends one session and forgets it; `false` when the id names none.
 #[derive(Message)]
 #[rtype(result = "bool")]
-pub struct Close(pub String);
+pub struct Close(pub String, pub Ending);
 
 /// Ends every session (the end of stdin).
 #[derive(Message)]
@@ -52,6 +50,8 @@ pub struct Sessions {
     server: Server,
     open: BTreeMap<String, Addr<Session>>,
     next_id: u64,
+    /// Sessions whose adapter is being connected to: they count against the bound.
+    starting: usize,
     listed: watch::Sender<Vec<ResourceDef>>,
 }
 
@@ -62,6 +62,7 @@ impl Sessions {
             server,
             open: BTreeMap::new(),
             next_id: 1,
+            starting: 0,
             listed,
         }
     }
@@ -89,23 +90,30 @@ impl Actor for Sessions {
 }
 
 impl Handler<Open> for Sessions {
-    type Result = Result<(String, Addr<Session>), String>;
+    type Result = ResponseActFuture<Self, Result<(String, Addr<Session>), String>>;
 
     fn handle(&mut self, open: Open, _: &mut Context<Self>) -> Self::Result {
-        if self.open.len() >= MAX_SESSIONS {
-            return Err(format!(
-                "{MAX_SESSIONS} sessions are open, the most at once: terminate one first"
-            ));
+        if self.open.len() + self.starting >= MAX_SESSIONS {
+            let full =
+                format!("{MAX_SESSIONS} sessions are open, the most at once: terminate one first");
+            return Box::pin(fut::ready(Err(full)));
         }
-        let id = format!("s{}", self.next_id);
         let context = Context::<Session>::new();
-        let adapter = Adapter::spawn(&open.command, &open.args, context.address().recipient())?;
-        self.next_id += 1;
-        let adapter = adapter.start();
-        let session = context.run(Session::new(id.clone(), adapter, self.server.clone()));
-        self.open.insert(id.clone(), session.clone());
-        self.publish();
-        Ok((id, session))
+        let connected = match Adapter::spawn(&open.adapter, context.address().recipient()) {
+            Ok(connected) => connected,
+            Err(e) => return Box::pin(fut::ready(Err(e))),
+        };
+        self.starting += 1;
+        Box::pin(connected.into_actor(self).map(move |adapter, act, _| {
+            act.starting -= 1;
+            let adapter = adapter?.start();
+            let id = format!("s{}", act.next_id);
+            act.next_id += 1;
+            let session = context.run(Session::new(id.clone(), adapter, act.server.clone()));
+            act.open.insert(id.clone(), session.clone());
+            act.publish();
+            Ok((id, session))
+        }))
     }
 }
 
@@ -120,13 +128,13 @@ impl Handler<Find> for Sessions {
 impl Handler<Close> for Sessions {
     type Result = ResponseFuture<bool>;
 
-    fn handle(&mut self, Close(id): Close, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, Close(id, ending): Close, _: &mut Context<Self>) -> Self::Result {
         let Some(session) = self.open.remove(&id) else {
             return Box::pin(async { false });
         };
         self.publish();
         Box::pin(async move {
-            let _ = session.send(Finish).await;
+            let _ = session.send(Finish(ending)).await;
             true
         })
     }
@@ -138,7 +146,9 @@ impl Handler<CloseAll> for Sessions {
     fn handle(&mut self, _: CloseAll, _: &mut Context<Self>) -> Self::Result {
         let sessions: Vec<_> = std::mem::take(&mut self.open).into_values().collect();
         Box::pin(async move {
-            let ends = sessions.iter().map(|session| session.send(Finish));
+            let ends = sessions
+                .iter()
+                .map(|session| session.send(Finish(Ending::Terminate)));
             let _ = tokio::time::timeout(SHUTDOWN_TIME_LIMIT, futures_util::future::join_all(ends))
                 .await;
         })

@@ -2,20 +2,25 @@
 //! types) and the handlers, which talk to the DAP side only by messages to the Sessions,
 //! Session and Adapter actors.
 
-use std::ffi::OsString;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::Addr;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use mcp_bridge::dap::types::{Scope, StackFrame, Variable};
 use mcp_bridge::server::{Outcome, ServerBuilder};
 
 use crate::adapter::{Adapter, Request};
-use crate::session::{self, LaunchSpec, Resume, Session, Snapshot, Start, State, Wait};
+use crate::adapters::{self, LaunchWish, Registry};
+use crate::session::{
+    self, Ending, LaunchSpec, Pause, Resume, Session, Snapshot, SourceBreakpoints, Start, State,
+    Wait,
+};
 use crate::sessions::{Close, Find, Open, Sessions};
 
 /// How long a step (`next`, `step_in`, `step_out`) and a launch that stops on entry wait for
@@ -52,8 +57,14 @@ pub struct LaunchArgs {
     args: Vec<String>,
     /// Its working directory (default: the server's).
     cwd: Option<String>,
-    /// The adapter: `debugpy` (the default: `python3 -m debugpy.adapter` on stdio).
+    /// Environment variables added to the program's.
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    /// The adapter: `debugpy` (the default: `python3 -m debugpy.adapter` on stdio), `lldb`
+    /// (lldb-dap, for programs built with `cc -g`), or a name given with `--adapter`.
     adapter: Option<String>,
+    /// Adapter-specific `launch` arguments, merged over the ones built from the fields above.
+    launch_arguments: Option<Map<String, Value>>,
     /// Stop at the program's first line (default true), so that breakpoints can be set before
     /// it runs.
     stop_on_entry: Option<bool>,
@@ -77,6 +88,27 @@ pub struct BreakpointArgs {
     lines: Vec<i64>,
     /// An expression: the breakpoints stop only where it is true.
     condition: Option<String>,
+    /// How many hits to let pass: the adapter's hit condition (a count such as `3` for the
+    /// third hit, or debugpy's `>= 3`, `% 2`).
+    hit_condition: Option<String>,
+}
+
+/// `pause`: stops a running program.
+#[derive(Deserialize, JsonSchema)]
+pub struct PauseArgs {
+    /// The session id.
+    session: String,
+    /// The thread (default: the thread of the last stop, else the first thread).
+    thread_id: Option<i64>,
+}
+
+/// `scopes`: the scopes of a frame.
+#[derive(Deserialize, JsonSchema)]
+pub struct ScopesArgs {
+    /// The session id.
+    session: String,
+    /// The frame (default: the top frame of the stop).
+    frame_id: Option<i64>,
 }
 
 /// `stack_trace`: the stopped thread's frames.
@@ -97,8 +129,12 @@ pub struct VariablesArgs {
     frame_id: Option<i64>,
     /// Expand this variable (its `variablesReference`) instead of listing the scopes.
     variables_reference: Option<i64>,
-    /// The most variables returned (default 100, at most 1000).
-    max: Option<usize>,
+    /// The first variable returned, 0-based (default 0): with `count`, one page of a large
+    /// variable.
+    start: Option<usize>,
+    /// The most variables returned from `start` (default 100, at most 1000); `more` in the
+    /// result says how many follow.
+    count: Option<usize>,
 }
 
 /// `evaluate`: an expression in a frame.
@@ -110,6 +146,9 @@ pub struct EvaluateArgs {
     expression: String,
     /// The frame (default: the top frame of the stop).
     frame_id: Option<i64>,
+    /// The DAP evaluate context: `watch` (the default: the expression's value), `repl` (the
+    /// adapter's console: statements, lldb commands), `hover`.
+    context: Option<String>,
 }
 
 /// `wait`: until the program stops, exits or ends.
@@ -131,19 +170,6 @@ fn json_result(value: Value) -> Outcome {
 
 fn state_value(state: &State) -> Value {
     serde_json::to_value(state).unwrap_or(Value::Null)
-}
-
-/// The adapter command of an adapter name.
-fn adapter_command(name: &str) -> Option<(OsString, Vec<OsString>, &'static str)> {
-    match name {
-        // debugpy's adapter speaks DAP on its stdio when started without --port.
-        "debugpy" => Some((
-            "python3".into(),
-            vec!["-m".into(), "debugpy.adapter".into()],
-            "debugpy",
-        )),
-        _ => None,
-    }
 }
 
 fn absolute(path: &str, base: Option<&Path>) -> PathBuf {
@@ -200,20 +226,29 @@ fn either(result: Result<Outcome, Outcome>) -> Outcome {
     result.unwrap_or_else(|e| e)
 }
 
-async fn launch(sessions: Addr<Sessions>, args: LaunchArgs) -> Result<Outcome, Outcome> {
+async fn launch(
+    sessions: Addr<Sessions>,
+    registry: &Registry,
+    args: LaunchArgs,
+) -> Result<Outcome, Outcome> {
     let name = args.adapter.as_deref().unwrap_or("debugpy");
-    let Some((command, command_args, adapter_id)) = adapter_command(name) else {
-        return Err(Outcome::tool_error(format!(
-            "unknown adapter {name:?}; the adapters built in: debugpy"
-        )));
-    };
+    let def = registry.resolve(name).map_err(Outcome::tool_error)?;
     let cwd = args.cwd.as_deref().map(|c| absolute(c, None));
     let program = absolute(&args.program, cwd.as_deref());
     let stop_on_entry = args.stop_on_entry.unwrap_or(true);
-    let open = Open {
-        command,
-        args: command_args,
-    };
+    let arguments = adapters::launch_arguments(
+        def.flavor,
+        &LaunchWish {
+            program: &program,
+            args: &args.args,
+            cwd: cwd.as_deref(),
+            env: &args.env,
+            stop_on_entry,
+            extra: args.launch_arguments.as_ref(),
+        },
+    );
+    let adapter_id = def.adapter_id.clone();
+    let open = Open { adapter: def };
     let (id, session) = match sessions.send(open).await {
         Ok(Ok(opened)) => opened,
         Ok(Err(e)) => {
@@ -223,16 +258,9 @@ async fn launch(sessions: Addr<Sessions>, args: LaunchArgs) -> Result<Outcome, O
         }
         Err(_) => return Err(Outcome::tool_error("the server is shutting down")),
     };
-    let mut arguments = json!({
-        "request": "launch", "program": program, "args": args.args,
-        "stopOnEntry": stop_on_entry, "console": "internalConsole", "justMyCode": true,
-    });
-    if let Some(cwd) = &cwd {
-        arguments["cwd"] = json!(cwd);
-    }
     let spec = LaunchSpec {
         arguments,
-        adapter_id: adapter_id.into(),
+        adapter_id,
     };
     let started = session.send(Start(spec)).await;
     let failure = match started {
@@ -241,7 +269,7 @@ async fn launch(sessions: Addr<Sessions>, args: LaunchArgs) -> Result<Outcome, O
         Err(_) => Some("the session ended".into()),
     };
     if let Some(failure) = failure {
-        let _ = sessions.send(Close(id)).await;
+        let _ = sessions.send(Close(id, Ending::Terminate)).await;
         return Err(Outcome::tool_error(format!("launch failed: {failure}")));
     }
     let state = if stop_on_entry {
@@ -274,9 +302,15 @@ async fn set_breakpoints(
     let breakpoints: Vec<Value> = args
         .lines
         .iter()
-        .map(|line| match &args.condition {
-            Some(condition) => json!({"line": line, "condition": condition}),
-            None => json!({"line": line}),
+        .map(|line| {
+            let mut breakpoint = json!({"line": line});
+            if let Some(condition) = &args.condition {
+                breakpoint["condition"] = json!(condition);
+            }
+            if let Some(hits) = &args.hit_condition {
+                breakpoint["hitCondition"] = json!(hits);
+            }
+            breakpoint
         })
         .collect();
     let body = dap(
@@ -285,19 +319,21 @@ async fn set_breakpoints(
         json!({"source": {"path": path}, "breakpoints": breakpoints}),
     )
     .await?;
+    let source = path.to_string_lossy().into_owned();
     let set: Vec<Value> = body
         .get("breakpoints")
         .and_then(Value::as_array)
         .map(|all| {
             all.iter()
-                .map(|b| {
-                    json!({"verified": b.get("verified"), "line": b.get("line"),
-                    "message": b.get("message")})
-                })
+                .map(|b| session::breakpoint_entry(b, Some(&source)))
                 .collect()
         })
         .unwrap_or_default();
-    Ok(json_result(json!({"source": path, "breakpoints": set})))
+    session.do_send(SourceBreakpoints {
+        source: source.clone(),
+        breakpoints: set.clone(),
+    });
+    Ok(json_result(json!({"source": source, "breakpoints": set})))
 }
 
 async fn resume(
@@ -375,12 +411,16 @@ fn variable_value(variable: &Variable) -> Value {
         "variablesReference": variable.variables_reference})
 }
 
-/// The variables of one reference, at most `max` of them, and whether some were left out.
+/// One page of the variables of one reference: from `start`, at most `count`, with the total
+/// and how many follow. The whole list is read, then cut: DAP paging (`start`, `count`) is
+/// optional for an adapter (`supportsVariablePaging`), and its answer does not say how many
+/// there are.
 async fn list_variables(
     adapter: &Addr<Adapter>,
     reference: i64,
-    max: usize,
-) -> Result<(Vec<Value>, bool), Outcome> {
+    start: usize,
+    count: usize,
+) -> Result<Value, Outcome> {
     let body = dap(
         adapter,
         "variables",
@@ -392,45 +432,115 @@ async fn list_variables(
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let cut = all.len() > max;
-    let listed = all
+    let total = all.len();
+    let listed: Vec<Value> = all
         .into_iter()
-        .take(max)
+        .skip(start)
+        .take(count)
         .filter_map(|v| serde_json::from_value::<Variable>(v).ok())
         .map(|v| variable_value(&v))
         .collect();
-    Ok((listed, cut))
+    let more = total.saturating_sub(start.saturating_add(count));
+    Ok(json!({"variables": listed, "start": start, "total": total, "more": more}))
+}
+
+/// The scopes of `frame` as the adapter gives them.
+async fn frame_scopes(adapter: &Addr<Adapter>, frame: i64) -> Result<Vec<Scope>, Outcome> {
+    let body = dap(adapter, "scopes", json!({"frameId": frame})).await?;
+    Ok(body
+        .get("scopes")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|scope| serde_json::from_value::<Scope>(scope).ok())
+        .collect())
 }
 
 async fn variables(sessions: Addr<Sessions>, args: VariablesArgs) -> Result<Outcome, Outcome> {
     let session = find(&sessions, &args.session).await?;
     let (state, adapter) = snapshot(&session).await?;
-    let max = args.max.unwrap_or(DEFAULT_VARIABLES).min(MAX_VARIABLES);
+    let start = args.start.unwrap_or(0);
+    let count = args.count.unwrap_or(DEFAULT_VARIABLES).min(MAX_VARIABLES);
     if let Some(reference) = args.variables_reference {
-        let (listed, cut) = list_variables(&adapter, reference, max).await?;
-        return Ok(json_result(json!({"variables": listed, "truncated": cut})));
+        let page = list_variables(&adapter, reference, start, count).await?;
+        return Ok(json_result(page));
     }
     let frame = frame_of(&state, args.frame_id)?;
-    let body = dap(&adapter, "scopes", json!({"frameId": frame})).await?;
-    let scopes = body
-        .get("scopes")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
     let mut out = Vec::new();
-    let mut left = max;
-    for scope in scopes {
-        let Ok(scope) = serde_json::from_value::<Scope>(scope) else {
+    for scope in frame_scopes(&adapter, frame).await? {
+        // A scope the adapter calls expensive (registers, globals of a large module) is
+        // named, not read: `variables_reference` reads it.
+        if scope.expensive {
+            out.push(
+                json!({"name": scope.name, "variablesReference": scope.variables_reference,
+                "expensive": true}),
+            );
             continue;
-        };
-        let (listed, cut) = list_variables(&adapter, scope.variables_reference, left).await?;
-        left -= listed.len();
-        out.push(
-            json!({"name": scope.name, "variablesReference": scope.variables_reference,
-            "variables": listed, "truncated": cut}),
-        );
+        }
+        let mut page = list_variables(&adapter, scope.variables_reference, start, count).await?;
+        page["name"] = json!(scope.name);
+        page["variablesReference"] = json!(scope.variables_reference);
+        out.push(page);
     }
     Ok(json_result(json!({"frameId": frame, "scopes": out})))
+}
+
+async fn scopes(sessions: Addr<Sessions>, args: ScopesArgs) -> Result<Outcome, Outcome> {
+    let session = find(&sessions, &args.session).await?;
+    let (state, adapter) = snapshot(&session).await?;
+    let frame = frame_of(&state, args.frame_id)?;
+    let listed: Vec<Value> = frame_scopes(&adapter, frame)
+        .await?
+        .into_iter()
+        .map(|scope| {
+            json!({"name": scope.name, "variablesReference": scope.variables_reference,
+                "namedVariables": scope.named_variables,
+                "indexedVariables": scope.indexed_variables, "expensive": scope.expensive})
+        })
+        .collect();
+    Ok(json_result(json!({"frameId": frame, "scopes": listed})))
+}
+
+async fn threads(sessions: Addr<Sessions>, args: SessionArgs) -> Result<Outcome, Outcome> {
+    let session = find(&sessions, &args.session).await?;
+    let (_, adapter) = snapshot(&session).await?;
+    let body = dap(&adapter, "threads", json!({})).await?;
+    let listed: Vec<Value> = body
+        .get("threads")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| json!({"id": t.get("id"), "name": t.get("name")}))
+        .collect();
+    Ok(json_result(json!({"threads": listed})))
+}
+
+async fn pause(sessions: Addr<Sessions>, args: PauseArgs) -> Result<Outcome, Outcome> {
+    let session = find(&sessions, &args.session).await?;
+    let (state, adapter) = snapshot(&session).await?;
+    let thread = match args.thread_id.or(state.thread_id) {
+        Some(thread) => thread,
+        None => {
+            let body = dap(&adapter, "threads", json!({})).await?;
+            body.get("threads")
+                .and_then(Value::as_array)
+                .and_then(|all| all.first())
+                .and_then(|t| t.get("id"))
+                .and_then(Value::as_i64)
+                .ok_or_else(|| Outcome::tool_error("the program has no thread to pause"))?
+        }
+    };
+    let paused = session.send(Pause {
+        thread,
+        limit: STEP_TIME_LIMIT,
+    });
+    match paused.await {
+        Ok(Ok(state)) => Ok(json_result(state_value(&state))),
+        Ok(Err(e)) => Err(Outcome::tool_error(e)),
+        Err(_) => Err(Outcome::tool_error("the session ended")),
+    }
 }
 
 async fn evaluate(sessions: Addr<Sessions>, args: EvaluateArgs) -> Result<Outcome, Outcome> {
@@ -440,7 +550,8 @@ async fn evaluate(sessions: Addr<Sessions>, args: EvaluateArgs) -> Result<Outcom
     let body = dap(
         &adapter,
         "evaluate",
-        json!({"expression": args.expression, "frameId": frame, "context": "repl"}),
+        json!({"expression": args.expression, "frameId": frame,
+            "context": args.context.as_deref().unwrap_or("watch")}),
     )
     .await?;
     Ok(json_result(
@@ -467,21 +578,35 @@ async fn wait(sessions: Addr<Sessions>, args: WaitArgs) -> Result<Outcome, Outco
     }
 }
 
-async fn terminate(sessions: Addr<Sessions>, args: SessionArgs) -> Result<Outcome, Outcome> {
+/// `terminate` (the debuggee ends) and `disconnect` (it runs on): the session is forgotten.
+async fn end(
+    sessions: Addr<Sessions>,
+    args: SessionArgs,
+    ending: Ending,
+) -> Result<Outcome, Outcome> {
     let session = find(&sessions, &args.session).await?;
     let (state, _) = snapshot(&session).await?;
-    let _ = sessions.send(Close(args.session.clone())).await;
+    let _ = sessions.send(Close(args.session.clone(), ending)).await;
+    let verb = match ending {
+        Ending::Terminate => "terminated",
+        Ending::Detach => "disconnected",
+    };
     Ok(json_result(
-        json!({"terminated": args.session, "last_state": state_value(&state)}),
+        json!({verb: args.session, "last_state": state_value(&state)}),
     ))
 }
 
 /// Registers every tool on `builder`.
-pub fn register(builder: ServerBuilder, sessions: &Addr<Sessions>) -> ServerBuilder {
+pub fn register(
+    builder: ServerBuilder,
+    sessions: &Addr<Sessions>,
+    registry: Arc<Registry>,
+) -> ServerBuilder {
     let s = sessions.clone();
     let builder = builder.typed_tool("launch", move |args: LaunchArgs, _| {
         let s = s.clone();
-        async move { either(launch(s, args).await) }
+        let registry = registry.clone();
+        async move { either(launch(s, &registry, args).await) }
     });
     let s = sessions.clone();
     let builder = builder.typed_tool("set_breakpoints", move |args: BreakpointArgs, _| {
@@ -523,8 +648,28 @@ pub fn register(builder: ServerBuilder, sessions: &Addr<Sessions>) -> ServerBuil
         async move { either(wait(s, args).await) }
     });
     let s = sessions.clone();
-    builder.typed_tool("terminate", move |args: SessionArgs, _| {
+    let builder = builder.typed_tool("scopes", move |args: ScopesArgs, _| {
         let s = s.clone();
-        async move { either(terminate(s, args).await) }
+        async move { either(scopes(s, args).await) }
+    });
+    let s = sessions.clone();
+    let builder = builder.typed_tool("threads", move |args: SessionArgs, _| {
+        let s = s.clone();
+        async move { either(threads(s, args).await) }
+    });
+    let s = sessions.clone();
+    let builder = builder.typed_tool("pause", move |args: PauseArgs, _| {
+        let s = s.clone();
+        async move { either(pause(s, args).await) }
+    });
+    let s = sessions.clone();
+    let builder = builder.typed_tool("terminate", move |args: SessionArgs, _| {
+        let s = s.clone();
+        async move { either(end(s, args, Ending::Terminate).await) }
+    });
+    let s = sessions.clone();
+    builder.typed_tool("disconnect", move |args: SessionArgs, _| {
+        let s = s.clone();
+        async move { either(end(s, args, Ending::Detach).await) }
     })
 }

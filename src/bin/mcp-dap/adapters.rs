@@ -1,0 +1,252 @@
+//! The debug adapters `mcp-dap` knows: the built-in ones (debugpy, lldb-dap) and those given
+//! with `--adapter NAME=COMMAND...`; how each is started and how its `launch` arguments are
+//! written.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+/// The placeholder of a TCP adapter's command line: the port `mcp-dap` chose, which the
+/// adapter listens on (lldb-dap's `--port {port}`, debugpy.adapter's `--port {port}`).
+pub const PORT_PLACEHOLDER: &str = "{port}";
+
+/// The names lldb-dap has had: `lldb-dap` (LLVM 18 and later) and `lldb-vscode` before it;
+/// Debian and Ubuntu ship them with the LLVM version as suffix (`lldb-dap-19`).
+const LLDB_NAMES: [&str; 2] = ["lldb-dap", "lldb-vscode"];
+
+/// The Debian package named in the error when no lldb-dap is found.
+const LLDB_INSTALL_HINT: &str = "apt-get install lldb-19";
+
+/// How an adapter's `launch` arguments are written: they are adapter-specific (DAP
+/// "LaunchRequestArguments" leaves them to each adapter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// debugpy: `env` an object, `console: internalConsole` so the output comes as events.
+    Debugpy,
+    /// lldb-dap: `env` a list of `NAME=VALUE` strings (lldb-dap 19 reads only that form).
+    Lldb,
+    /// Any other: `program`, `args`, `cwd`, `env` as an object, `stopOnEntry`.
+    Other,
+}
+
+/// How to reach an adapter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// DAP on the adapter's stdin and stdout.
+    Stdio,
+    /// DAP on a TCP connection to 127.0.0.1 at the port put in place of [`PORT_PLACEHOLDER`].
+    Tcp,
+}
+
+/// One adapter, ready to start.
+#[derive(Debug, Clone)]
+pub struct AdapterDef {
+    /// Its program (a name looked up in PATH, or a path).
+    pub command: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Its id for `initialize` (`adapterID`).
+    pub adapter_id: String,
+    /// How its `launch` arguments are written.
+    pub flavor: Flavor,
+    /// How it is reached.
+    pub reach: Reach,
+}
+
+/// The adapters by name: the built-in ones and those of `--adapter`.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    custom: BTreeMap<String, AdapterDef>,
+}
+
+impl Registry {
+    /// The registry with the adapters of `--adapter NAME=COMMAND...` options: `COMMAND...` is
+    /// split at whitespace; an argument `{port}` makes it a TCP adapter.
+    ///
+    /// Errors: the text for an option without `NAME=` or without a command.
+    pub fn with_options(options: &[String]) -> Result<Self, String> {
+        let mut custom = BTreeMap::new();
+        for option in options {
+            let Some((name, command)) = option.split_once('=') else {
+                return Err(format!(
+                    "--adapter {option:?}: expected NAME=COMMAND [ARG...]"
+                ));
+            };
+            let mut words = command.split_whitespace().map(OsString::from);
+            let (name, Some(program)) = (name.trim(), words.next()) else {
+                return Err(format!("--adapter {option:?}: the command is empty"));
+            };
+            if name.is_empty() {
+                return Err(format!("--adapter {option:?}: the name is empty"));
+            }
+            let args: Vec<OsString> = words.collect();
+            let reach = if args
+                .iter()
+                .any(|a| a.to_string_lossy().contains(PORT_PLACEHOLDER))
+            {
+                Reach::Tcp
+            } else {
+                Reach::Stdio
+            };
+            let flavor = match name {
+                "debugpy" => Flavor::Debugpy,
+                "lldb" => Flavor::Lldb,
+                _ => Flavor::Other,
+            };
+            custom.insert(
+                name.to_owned(),
+                AdapterDef {
+                    command: program,
+                    args,
+                    adapter_id: name.to_owned(),
+                    flavor,
+                    reach,
+                },
+            );
+        }
+        Ok(Self { custom })
+    }
+
+    /// Every adapter name, for the error of an unknown one.
+    pub fn names(&self) -> Vec<String> {
+        let mut names = vec!["debugpy".to_owned(), "lldb".to_owned()];
+        for name in self.custom.keys() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
+    /// The adapter of `name`; an `--adapter` of a built-in name replaces it.
+    ///
+    /// Errors: the text for an unknown name, or for an lldb-dap that is nowhere in PATH.
+    pub fn resolve(&self, name: &str) -> Result<AdapterDef, String> {
+        if let Some(def) = self.custom.get(name) {
+            return Ok(def.clone());
+        }
+        match name {
+            // debugpy's adapter speaks DAP on its stdio when started without --port.
+            "debugpy" => Ok(AdapterDef {
+                command: "python3".into(),
+                args: vec!["-m".into(), "debugpy.adapter".into()],
+                adapter_id: "debugpy".into(),
+                flavor: Flavor::Debugpy,
+                reach: Reach::Stdio,
+            }),
+            "lldb" => {
+                let path_var = std::env::var_os("PATH").unwrap_or_default();
+                Ok(AdapterDef {
+                    command: find_lldb_dap(&path_var)?.into_os_string(),
+                    args: Vec::new(),
+                    adapter_id: "lldb-dap".into(),
+                    flavor: Flavor::Lldb,
+                    reach: Reach::Stdio,
+                })
+            }
+            _ => Err(format!(
+                "unknown adapter {name:?}; the adapters: {}",
+                self.names().join(", ")
+            )),
+        }
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The version of a versioned name (`lldb-dap-19` of `lldb-dap`: 19).
+fn version_of(file: &str, base: &str) -> Option<u32> {
+    file.strip_prefix(base)?.strip_prefix('-')?.parse().ok()
+}
+
+/// lldb-dap in `path_var`: `lldb-dap`, then `lldb-dap-NN` newest first, then the same for
+/// `lldb-vscode`, its name before LLVM 18.
+///
+/// Errors: the text that names what was looked for, where, and how to install it.
+pub fn find_lldb_dap(path_var: &std::ffi::OsStr) -> Result<PathBuf, String> {
+    let dirs: Vec<PathBuf> = std::env::split_paths(path_var).collect();
+    for base in LLDB_NAMES {
+        if let Some(found) = dirs.iter().map(|d| d.join(base)).find(|p| is_executable(p)) {
+            return Ok(found);
+        }
+        let mut versioned: Vec<(u32, PathBuf)> = Vec::new();
+        for dir in &dirs {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let name = entry.file_name();
+                let Some(version) = name.to_str().and_then(|n| version_of(n, base)) else {
+                    continue;
+                };
+                let path = entry.path();
+                if is_executable(&path) {
+                    versioned.push((version, path));
+                }
+            }
+        }
+        // The newest version; of equal ones, the first in PATH order (a stable sort).
+        versioned.sort_by_key(|b| std::cmp::Reverse(b.0));
+        if let Some((_, path)) = versioned.into_iter().next() {
+            return Ok(path);
+        }
+    }
+    Err(format!(
+        "no lldb-dap found: looked for lldb-dap, lldb-dap-NN, lldb-vscode and lldb-vscode-NN \
+         in PATH ({}); install it (on Debian: {LLDB_INSTALL_HINT})",
+        path_var.to_string_lossy()
+    ))
+}
+
+/// What a launch asks for, adapter-neutral.
+pub struct LaunchWish<'a> {
+    /// The program, absolute.
+    pub program: &'a Path,
+    /// Its arguments.
+    pub args: &'a [String],
+    /// Its working directory, absolute.
+    pub cwd: Option<&'a Path>,
+    /// Environment variables added to the debuggee's.
+    pub env: &'a BTreeMap<String, String>,
+    /// Whether to stop at the entry.
+    pub stop_on_entry: bool,
+    /// Adapter-specific arguments, merged last (they win).
+    pub extra: Option<&'a Map<String, Value>>,
+}
+
+/// The `launch` request's arguments for `flavor`.
+pub fn launch_arguments(flavor: Flavor, wish: &LaunchWish<'_>) -> Value {
+    let mut arguments = json!({
+        "request": "launch", "program": wish.program, "args": wish.args,
+        "stopOnEntry": wish.stop_on_entry,
+    });
+    if let Some(cwd) = wish.cwd {
+        arguments["cwd"] = json!(cwd);
+    }
+    match flavor {
+        Flavor::Debugpy => {
+            arguments["console"] = json!("internalConsole");
+            arguments["justMyCode"] = json!(true);
+        }
+        Flavor::Lldb | Flavor::Other => {}
+    }
+    if !wish.env.is_empty() {
+        arguments["env"] = match flavor {
+            Flavor::Lldb => json!(
+                wish.env
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+            ),
+            Flavor::Debugpy | Flavor::Other => json!(wish.env),
+        };
+    }
+    if let (Some(extra), Some(out)) = (wish.extra, arguments.as_object_mut()) {
+        for (key, value) in extra {
+            out.insert(key.clone(), value.clone());
+        }
+    }
+    arguments
+}
