@@ -76,15 +76,9 @@ command -v "$PY" >/dev/null || { echo "run.sh: $PY is required" >&2; exit 2; }
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# ---- node_modules: npm ci when absent or when package-lock.json changed
-npm_stamp="$HERE/node_modules/.interop-stamp"
-npm_want="$(sha256sum <"$HERE/package-lock.json" | cut -d' ' -f1) node $(node --version)"
-if [[ ! -f "$npm_stamp" || "$(cat "$npm_stamp")" != "$npm_want" ]]; then
-  echo "interop: installing npm packages (npm ci)" >&2
-  (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) \
-    || { echo "run.sh: npm ci failed" >&2; exit 2; }
-  echo "$npm_want" >"$npm_stamp"
-fi
+# ---- node_modules: npm ci when absent or when package-lock.json changed (tests/interop/npm.sh;
+# scripts/test runs it before cargo test too: tests/it/dap_clients.rs needs the TS SDK 1.x)
+bash "$HERE/npm.sh" || exit 2
 
 # ---- .venv: recreated when absent or when requirements.txt / the interpreter changed
 # (tests/interop/venv.sh; scripts/test runs it before cargo test too: tests/it/dap.rs needs

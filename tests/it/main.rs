@@ -41,6 +41,8 @@ mod embedded;
 #[cfg(target_os = "linux")]
 mod dap;
 #[cfg(target_os = "linux")]
+mod dap_clients;
+#[cfg(target_os = "linux")]
 mod dap_lldb;
 #[cfg(target_os = "linux")]
 mod dap_sessions;
