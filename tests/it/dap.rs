@@ -140,7 +140,7 @@ fn a_python_program_breaks_steps_is_inspected_and_exits_with_its_code_and_output
     );
     // The stop comes as resource updates; the state is read after each one, never polled.
     let mut stopped = Value::Null;
-    for n in 0..5 {
+    for n in 0..10 {
         let update = b.recv_notification("notifications/resources/updated");
         assert_eq!(update["params"]["uri"], state_uri);
         let read = b.request(

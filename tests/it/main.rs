@@ -46,6 +46,8 @@ mod dap_clients;
 mod dap_lldb;
 #[cfg(target_os = "linux")]
 mod dap_sessions;
+#[cfg(target_os = "linux")]
+mod dap_tools;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod era_fallback;
 #[cfg(all(feature = "http", feature = "auth"))]

@@ -394,13 +394,13 @@ impl Handler<AdapterNews> for Session {
 }
 
 impl Handler<Start> for Session {
-    type Result = ResponseFuture<Result<(), DapError>>;
+    type Result = ResponseActFuture<Self, Result<(), DapError>>;
 
     fn handle(&mut self, Start(spec): Start, _: &mut Context<Self>) -> Self::Result {
         let (initialized, initialized_heard) = oneshot::channel();
         self.initialized = Some(initialized);
         let adapter = self.adapter.clone();
-        Box::pin(async move {
+        let sequence = async move {
             let gone = |_| DapError::Gone("the adapter's actor ended".into());
             adapter
                 .send(Request {
@@ -445,7 +445,16 @@ impl Handler<Start> for Session {
                 .await
                 .unwrap_or_else(|_| Err(DapError::Gone("the session ended".into())))?;
             Ok(())
-        })
+        };
+        Box::pin(sequence.into_actor(self).map(|started, act, _| {
+            // A program launched without a stop on entry runs once `launch` is answered: no
+            // adapter is bound to send `continued` for it.
+            if started.is_ok() && act.state.status == Status::Starting {
+                act.state.status = Status::Running;
+                act.changed_state();
+            }
+            started
+        }))
     }
 }
 

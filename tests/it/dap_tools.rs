@@ -1,0 +1,289 @@
+//! Black-box tests of `mcp-dap`'s tools beyond the first session: `env`, conditions and hit
+//! conditions, `threads`, `pause`, `scopes`, `disconnect` against `terminate`, and adapters
+//! given with `--adapter NAME=COMMAND...` on stdio and on TCP. Real debugpy and lldb-dap.
+
+use crate::common;
+use crate::dap::{call, descendants, frame_id, modern, start, start_with, write_program};
+use crate::dap_lldb::{build_program, require_lldb_dap, state_at_update};
+
+use common::*;
+use serde_json::{Value, json};
+
+fn write(tag: &str, name: &str, text: &str) -> String {
+    let path = scratch_dir(tag).join(name);
+    std::fs::write(&path, text).expect("write the program");
+    path.to_string_lossy().into_owned()
+}
+
+fn at(state: &Value) -> (Value, Value, Value) {
+    (
+        state["top_frame"]["name"].clone(),
+        state["top_frame"]["line"].clone(),
+        state["reason"].clone(),
+    )
+}
+
+fn output_of(b: &mut Bridge, id: &str, session: &str) -> Value {
+    let uri = format!("dap://sessions/{session}/output");
+    let r = b.request(json!(id), "resources/read", modern(json!({"uri": uri})));
+    r["result"]["contents"][0]["text"].clone()
+}
+
+const LOOP: &str = "\
+import os
+print(\"FOO is\", os.environ.get(\"FOO\"))
+for i in range(10):
+    n = i * 2
+print(\"done\")
+";
+
+#[test]
+fn launch_env_a_condition_and_a_hit_condition_choose_the_stop() {
+    let program = write("dap-cond", "loop.py", LOOP);
+    let mut b = start();
+    call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": program, "env": {"FOO": "bar"}}),
+    );
+    call(
+        &mut b,
+        "2",
+        "set_breakpoints",
+        json!({"session": "s1", "source": program, "lines": [4], "condition": "i == 5"}),
+    );
+    call(&mut b, "3", "continue", json!({"session": "s1"}));
+    let stopped = call(&mut b, "4", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        at(&stopped),
+        (json!("<module>"), json!(4), json!("breakpoint"))
+    );
+    let i = call(
+        &mut b,
+        "5",
+        "evaluate",
+        json!({"session": "s1", "expression": "i"}),
+    );
+    assert_eq!(i["result"], "5", "{i}");
+    // A hit condition: the breakpoint set anew counts its hits from 1 (i = 6, 7, ...).
+    let set = call(
+        &mut b,
+        "6",
+        "set_breakpoints",
+        json!({"session": "s1", "source": program, "lines": [4], "hit_condition": "2"}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    call(&mut b, "7", "continue", json!({"session": "s1"}));
+    call(&mut b, "8", "wait", json!({"session": "s1"}));
+    let i = call(
+        &mut b,
+        "9",
+        "evaluate",
+        json!({"session": "s1", "expression": "i"}),
+    );
+    assert_eq!(i["result"], "7", "{i}");
+    call(
+        &mut b,
+        "10",
+        "set_breakpoints",
+        json!({"session": "s1", "source": program, "lines": []}),
+    );
+    call(&mut b, "11", "continue", json!({"session": "s1"}));
+    let exited = call(&mut b, "12", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        exited,
+        json!({"session": "s1", "status": "exited", "exit_code": 0})
+    );
+    assert_eq!(output_of(&mut b, "13", "s1"), "FOO is bar\ndone\n");
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+// The loop on one line: a pause lands on that line whatever the moment.
+const SPIN: &str = "\
+import time
+while True: time.sleep(0.01)
+";
+
+#[test]
+fn a_running_program_is_listed_by_threads_paused_and_its_scopes_read() {
+    let program = write("dap-pause", "spin.py", SPIN);
+    let mut b = start();
+    let launched = call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": program, "stop_on_entry": false}),
+    );
+    assert_eq!(launched["state"]["status"], "running", "{launched}");
+    let threads = call(&mut b, "2", "threads", json!({"session": "s1"}));
+    assert_eq!(
+        threads,
+        json!({"threads": [{"id": 1, "name": "MainThread"}]})
+    );
+    let paused = call(&mut b, "3", "pause", json!({"session": "s1"}));
+    assert_eq!(
+        at(&paused),
+        (json!("<module>"), json!(2), json!("pause")),
+        "{paused}"
+    );
+    let scopes = call(&mut b, "4", "scopes", json!({"session": "s1"}));
+    let frame = frame_id(&paused);
+    let listed = scopes["scopes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        scopes,
+        json!({"frameId": frame, "scopes": [
+            {"name": "Locals", "variablesReference": listed[0]["variablesReference"],
+                "namedVariables": null, "indexedVariables": null, "expensive": false},
+            {"name": "Globals", "variablesReference": listed[1]["variablesReference"],
+                "namedVariables": null, "indexedVariables": null, "expensive": false},
+        ]})
+    );
+    // A pause of a program that is not running is a tool error.
+    let r = b.request(
+        json!("5"),
+        "tools/call",
+        modern(json!({"name": "pause", "arguments": {"session": "s1"}})),
+    );
+    assert_eq!(
+        text_of(&r),
+        "the program is not running (status \"stopped\")"
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+const MARK: &str = "\
+import pathlib, sys
+pathlib.Path(sys.argv[1]).write_text(\"ran\")
+";
+
+/// The pid of the debuggee whose command line holds `marker`.
+fn debuggee(b: &Bridge, marker: &str) -> i32 {
+    descendants(b.child.id() as i32)
+        .into_iter()
+        .find(|&pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(marker))
+                .unwrap_or(false)
+        })
+        .expect("the debuggee")
+}
+
+#[test]
+fn disconnect_lets_the_program_run_on_and_terminate_ends_it() {
+    let program = write("dap-detach", "mark.py", MARK);
+    let dir = scratch_dir("dap-detach-out");
+    let (ran_on, ended) = (dir.join("detached"), dir.join("terminated"));
+    let mut b = start();
+    for (id, marker) in [("1", &ran_on), ("2", &ended)] {
+        let launched = call(
+            &mut b,
+            id,
+            "launch",
+            json!({"program": program, "args": [marker]}),
+        );
+        assert_eq!(launched["state"]["status"], "stopped", "{launched}");
+    }
+    let ended_pid = debuggee(&b, &ended.to_string_lossy());
+    let detached = call(&mut b, "3", "disconnect", json!({"session": "s1"}));
+    assert_eq!(detached["disconnected"], "s1", "{detached}");
+    assert!(
+        wait_until(|| std::fs::read_to_string(&ran_on).is_ok_and(|t| t == "ran")),
+        "the disconnected program did not run on"
+    );
+    let terminated = call(&mut b, "4", "terminate", json!({"session": "s2"}));
+    assert_eq!(terminated["terminated"], "s2", "{terminated}");
+    assert!(
+        wait_until(|| !process_alive(ended_pid)),
+        "the debuggee runs"
+    );
+    assert!(!ended.exists(), "the terminated program ran on");
+    let listed = b.request(json!("5"), "resources/list", modern(json!({})));
+    assert_eq!(listed["result"]["resources"], json!([]));
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+#[test]
+fn an_adapter_given_by_its_command_runs_on_stdio_and_on_tcp() {
+    require_lldb_dap();
+    let program = write_program();
+    let lldb_dap = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("lldb-dap"))
+        })
+        .expect("lldb-dap");
+    let tcp = format!("native={} --port {{port}}", lldb_dap.display());
+    let mut b = start_with(&[
+        "--adapter",
+        "py=python3 -m debugpy.adapter",
+        "--adapter",
+        &tcp,
+    ]);
+    // A custom adapter gets the plain launch arguments; the adapter's own come in
+    // launch_arguments.
+    let launched = call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": program, "adapter": "py",
+            "launch_arguments": {"console": "internalConsole"}}),
+    );
+    assert_eq!(
+        at(&launched["state"]),
+        (json!("<module>"), json!(1), json!("entry"))
+    );
+    call(&mut b, "2", "continue", json!({"session": "s1"}));
+    let exited = call(&mut b, "3", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        (&exited["status"], &exited["exit_code"]),
+        (&json!("exited"), &json!(3))
+    );
+    assert_eq!(output_of(&mut b, "4", "s1"), "y is 42\n");
+
+    let (source, binary) = build_program("dap-tcp");
+    let state_uri = "dap://sessions/s2/state";
+    b.send_request(
+        json!("L"),
+        "subscriptions/listen",
+        modern(json!({"notifications": {"resourceSubscriptions": [state_uri]}})),
+    );
+    assert_eq!(
+        b.recv()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    let launched = call(
+        &mut b,
+        "5",
+        "launch",
+        json!({"program": binary, "adapter": "native"}),
+    );
+    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
+    call(
+        &mut b,
+        "6",
+        "set_breakpoints",
+        json!({"session": "s2", "source": source, "lines": [9]}),
+    );
+    call(&mut b, "7", "continue", json!({"session": "s2"}));
+    let stopped = state_at_update(&mut b, state_uri, "stopped");
+    assert_eq!(
+        at(&stopped),
+        (json!("square"), json!(9), json!("breakpoint"))
+    );
+    let n = call(
+        &mut b,
+        "8",
+        "evaluate",
+        json!({"session": "s2", "expression": "n"}),
+    );
+    assert_eq!(n["result"], "3", "{n}");
+    call(&mut b, "9", "terminate", json!({"session": "s2"}));
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
