@@ -308,3 +308,78 @@ fn no_lldb_dap_in_path_is_a_tool_error_that_names_what_was_looked_for() {
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }
+
+const LIBRARY: &str = "\
+int sq(int n) {
+    int r = n * n;
+    return r;
+}
+";
+
+const LOADER: &str = "\
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    void *lib = dlopen(argv[1], RTLD_NOW);
+    int (*sq)(int) = (int (*)(int))dlsym(lib, \"sq\");
+    printf(\"%d\\n\", sq(5));
+    return 0;
+}
+";
+
+fn cc(args: &[&str]) {
+    let built = Command::new("cc").args(args).output();
+    assert!(
+        matches!(&built, Ok(out) if out.status.success()),
+        "cc {args:?} failed: {built:?}"
+    );
+}
+
+#[test]
+fn a_breakpoint_the_adapter_verifies_later_shows_verified_in_the_state() {
+    let dir = scratch_dir("dap-bp-event");
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    std::fs::write(path("sq.c"), LIBRARY).expect("write the library");
+    std::fs::write(path("dl.c"), LOADER).expect("write the program");
+    cc(&[
+        "-g",
+        "-O0",
+        "-shared",
+        "-fPIC",
+        "-o",
+        &path("libsq.so"),
+        &path("sq.c"),
+    ]);
+    cc(&["-g", "-O0", "-o", &path("dl"), &path("dl.c")]);
+    let mut b = start();
+    call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": path("dl"), "args": [path("libsq.so")], "adapter": "lldb"}),
+    );
+    // The library is not loaded yet: the breakpoint is not verified...
+    let set = call(
+        &mut b,
+        "2",
+        "set_breakpoints",
+        json!({"session": "s1", "source": path("sq.c"), "lines": [2]}),
+    );
+    assert_eq!(
+        set["breakpoints"],
+        json!([{"id": 1, "verified": false, "source": path("sq.c"), "line": 2}])
+    );
+    // ...until the program loads it: lldb-dap's `breakpoint` event, then the stop there.
+    call(&mut b, "3", "continue", json!({"session": "s1"}));
+    let stopped = call(&mut b, "4", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        (&stopped["top_frame"]["name"], &stopped["breakpoints"]),
+        (
+            &json!("sq"),
+            &json!([{"id": 1, "verified": true, "source": path("sq.c"), "line": 2}])
+        ),
+        "{stopped}"
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
