@@ -306,27 +306,41 @@ fn the_end_of_stdin_mid_session_leaves_no_adapter_nor_debuggee() {
     );
 }
 
+/// The command line of `pid`.
+fn cmdline(pid: i32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| String::from_utf8_lossy(&c).into_owned())
+        .unwrap_or_default()
+}
+
 #[test]
-fn an_adapter_killed_mid_session_ends_the_wait_at_once_with_the_cause() {
+fn an_adapter_killed_mid_session_ends_the_wait_at_once_with_the_cause_and_the_other_session_runs_on()
+ {
     let dir = scratch_dir("dap-kill");
     let program = dir.join("sleeper.py");
     std::fs::write(&program, "import time\ntime.sleep(60)\n").expect("write the program");
     let program = program.to_string_lossy().into_owned();
+    let other = write_program();
     let mut b = start();
     let launched = call(&mut b, "1", "launch", json!({"program": program}));
     assert_eq!(launched["state"]["status"], "stopped", "{launched}");
+    // A second session, which must not notice the loss of the first one's adapter.
+    let second = call(&mut b, "1b", "launch", json!({"program": other}));
+    assert_eq!(second["session"], "s2", "{second}");
     call(&mut b, "2", "continue", json!({"session": "s1"}));
     b.send_request(
         json!("3"),
         "tools/call",
         modern(json!({"name": "wait", "arguments": {"session": "s1", "timeout_secs": 60}})),
     );
+    // The adapter of s1: the one whose descendants run the sleeper.
     let adapter = descendants(b.child.id() as i32)
         .into_iter()
         .find(|&pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains("debugpy.adapter"))
-                .unwrap_or(false)
+            cmdline(pid).contains("debugpy.adapter")
+                && descendants(pid)
+                    .into_iter()
+                    .any(|d| cmdline(d).contains("sleeper.py"))
         })
         .expect("the adapter process");
     // SAFETY: kill of one pid; no memory is shared.
@@ -345,6 +359,12 @@ fn an_adapter_killed_mid_session_ends_the_wait_at_once_with_the_cause() {
     );
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert_eq!(text_of(&r), "the program is not stopped: no stack to read");
+    call(&mut b, "5", "continue", json!({"session": "s2"}));
+    let exited = call(&mut b, "6", "wait", json!({"session": "s2"}));
+    assert_eq!(
+        exited,
+        json!({"session": "s2", "status": "exited", "exit_code": 3})
+    );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }
