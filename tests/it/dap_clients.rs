@@ -14,8 +14,9 @@ use std::process::Command;
 const CLIENT_TIME_LIMIT_SECS: u32 = 60;
 
 /// The tools of `mcp-dap`, in the order it lists them.
-const TOOLS: [&str; 15] = [
+const TOOLS: [&str; 16] = [
     "launch",
+    "attach",
     "set_breakpoints",
     "continue",
     "next",

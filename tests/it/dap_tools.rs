@@ -100,9 +100,11 @@ fn launch_env_a_condition_and_a_hit_condition_choose_the_stop() {
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }
 
-// The loop on one line: a pause lands on that line whatever the moment.
+// The loop on one line: a pause after the program's first line of output lands on that
+// line whatever the moment (Python's tracer reports the next line event there).
 const SPIN: &str = "\
 import time
+print(\"looping\", flush=True)
 while True: time.sleep(0.01)
 ";
 
@@ -110,6 +112,16 @@ while True: time.sleep(0.01)
 fn a_running_program_is_listed_by_threads_paused_and_its_scopes_read() {
     let program = write("dap-pause", "spin.py", SPIN);
     let mut b = start();
+    let output_uri = "dap://sessions/s1/output";
+    b.send_request(
+        json!("L"),
+        "subscriptions/listen",
+        modern(json!({"notifications": {"resourceSubscriptions": [output_uri]}})),
+    );
+    assert_eq!(
+        b.recv()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
     let launched = call(
         &mut b,
         "1",
@@ -117,6 +129,10 @@ fn a_running_program_is_listed_by_threads_paused_and_its_scopes_read() {
         json!({"program": program, "stop_on_entry": false}),
     );
     assert_eq!(launched["state"]["status"], "running", "{launched}");
+    // The program is in its loop once it has printed its line: the output's update says so.
+    let update = b.recv_notification("notifications/resources/updated");
+    assert_eq!(update["params"]["uri"], output_uri);
+    assert_eq!(output_of(&mut b, "1b", "s1"), "looping\n");
     let threads = call(&mut b, "2", "threads", json!({"session": "s1"}));
     assert_eq!(
         threads,
@@ -125,7 +141,7 @@ fn a_running_program_is_listed_by_threads_paused_and_its_scopes_read() {
     let paused = call(&mut b, "3", "pause", json!({"session": "s1"}));
     assert_eq!(
         at(&paused),
-        (json!("<module>"), json!(2), json!("pause")),
+        (json!("<module>"), json!(3), json!("pause")),
         "{paused}"
     );
     let scopes = call(&mut b, "4", "scopes", json!({"session": "s1"}));
@@ -284,6 +300,77 @@ fn an_adapter_given_by_its_command_runs_on_stdio_and_on_tcp() {
     );
     assert_eq!(n["result"], "3", "{n}");
     call(&mut b, "9", "terminate", json!({"session": "s2"}));
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+const LISTENER: &str = "\
+import debugpy, sys, time
+debugpy.listen((\"127.0.0.1\", int(sys.argv[1])))
+print(\"listening\", flush=True)
+while True: time.sleep(0.01)
+";
+
+/// A process of the test's own, killed when the test ends, passed or not.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn attach_to_a_program_that_listens_pauses_it_and_terminate_ends_it() {
+    use std::io::BufRead;
+    let program = write("dap-attach", "listener.py", LISTENER);
+    let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let mut debuggee = KillOnDrop(
+        std::process::Command::new(crate::dap::venv_bin().join("python3"))
+            .arg(&program)
+            .arg(port.to_string())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the program"),
+    );
+    // Its first line says the port listens.
+    let stdout = debuggee.0.stdout.take().expect("its stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    assert_eq!(rx.recv_timeout(RECV_TIMEOUT).as_deref(), Ok("listening\n"));
+    let mut b = start();
+    let attached = call(&mut b, "1", "attach", json!({"port": port}));
+    assert_eq!(
+        attached,
+        json!({"session": "s1", "state": {"session": "s1", "status": "running"},
+            "resources": ["dap://sessions/s1/state", "dap://sessions/s1/output"]})
+    );
+    let paused = call(&mut b, "2", "pause", json!({"session": "s1"}));
+    assert_eq!(
+        at(&paused),
+        (json!("<module>"), json!(4), json!("pause")),
+        "{paused}"
+    );
+    let two = call(
+        &mut b,
+        "3",
+        "evaluate",
+        json!({"session": "s1", "expression": "1 + 1"}),
+    );
+    assert_eq!(two["result"], "2", "{two}");
+    call(&mut b, "4", "terminate", json!({"session": "s1"}));
+    assert!(
+        wait_until(|| matches!(debuggee.0.try_wait(), Ok(Some(_)))),
+        "the attached program runs on after terminate"
+    );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }

@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use actix::prelude::*;
+use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::oneshot;
@@ -119,13 +120,35 @@ impl Adapter {
     pub fn spawn(
         adapter: &AdapterDef,
         session: Recipient<AdapterNews>,
-    ) -> Result<impl Future<Output = Result<Self, String>> + use<>, String> {
+    ) -> Result<LocalBoxFuture<'static, Result<Self, String>>, String> {
+        if let Reach::Listening(port) = adapter.reach {
+            // A DAP server that runs already (debugpy.listen() in the program): no process of
+            // ours, only the connection.
+            return Ok(Box::pin(async move {
+                let stream = connect(port).await.map_err(|e| {
+                    format!(
+                        "no debug adapter accepted a connection on 127.0.0.1:{port} within {} s: {e}",
+                        CONNECT_TIME_LIMIT.as_secs()
+                    )
+                })?;
+                let (read, write) = stream.into_split();
+                Ok(Self {
+                    process: None,
+                    writer: Some(Box::new(write)),
+                    stdout: Some(Box::new(read)),
+                    next_seq: 1,
+                    in_flight: HashMap::new(),
+                    session,
+                    gone: None,
+                })
+            }));
+        }
         let path_var = std::env::var_os("PATH");
         let resolved =
             mcp_bridge::transport::program::resolve(&adapter.command, path_var.as_deref())
                 .map_err(|e| e.log_message(None))?;
         let port = match adapter.reach {
-            Reach::Stdio => None,
+            Reach::Stdio | Reach::Listening(_) => None,
             Reach::Tcp => Some(free_port().map_err(|e| format!("no free port: {e}"))?),
         };
         let args: Vec<OsString> = adapter
@@ -142,7 +165,7 @@ impl Adapter {
         let name = adapter.command.to_string_lossy().into_owned();
         let (process, io) =
             child::spawn(&resolved.into_os_string(), &args).map_err(|e| format!("{name}: {e}"))?;
-        Ok(async move {
+        Ok(Box::pin(async move {
             let (writer, reader): (Writer, Reader) = match port {
                 None => (Box::new(io.stdin), Box::new(io.stdout)),
                 Some(port) => match connect(port).await {
@@ -174,7 +197,7 @@ impl Adapter {
                 session,
                 gone: None,
             })
-        })
+        }))
     }
 
     fn send(

@@ -39,6 +39,9 @@ pub enum Reach {
     Stdio,
     /// DAP on a TCP connection to 127.0.0.1 at the port put in place of [`PORT_PLACEHOLDER`].
     Tcp,
+    /// DAP on a TCP connection to a server that listens already on 127.0.0.1 at this port
+    /// (`attach`): no process is started.
+    Listening(u16),
 }
 
 /// One adapter, ready to start.
@@ -214,6 +217,22 @@ pub struct LaunchWish<'a> {
     pub stop_on_entry: bool,
     /// Adapter-specific arguments, merged last (they win).
     pub extra: Option<&'a Map<String, Value>>,
+}
+
+/// The adapter that `attach` talks to: the DAP server listening on 127.0.0.1 at `port`.
+pub fn listening(name: Option<&str>, port: u16) -> AdapterDef {
+    let name = name.unwrap_or("debugpy");
+    AdapterDef {
+        command: OsString::new(),
+        args: Vec::new(),
+        adapter_id: name.to_owned(),
+        flavor: match name {
+            "debugpy" => Flavor::Debugpy,
+            "lldb" => Flavor::Lldb,
+            _ => Flavor::Other,
+        },
+        reach: Reach::Listening(port),
+    }
 }
 
 /// The `launch` request's arguments for `flavor`.

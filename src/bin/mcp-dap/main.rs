@@ -122,7 +122,7 @@ fn main() -> std::io::Result<()> {
     let builder = Server::builder("mcp-dap", env!("CARGO_PKG_VERSION"))
         .cache(0, CacheScope::Private)
         .instructions(
-            "Debug programs: launch (it returns a session id and stops at the entry), \
+            "Debug programs: launch (it returns a session id and stops at the entry) or attach, \
          set_breakpoints, continue, pause, next, step_in, step_out, threads, stack_trace, \
          scopes, variables, evaluate, wait, terminate, disconnect. Subscribe to a session's \
          state resource to hear of each stop.",

@@ -88,7 +88,10 @@ pub fn output_uri(id: &str) -> String {
 /// What to launch.
 #[derive(Debug, Clone)]
 pub struct LaunchSpec {
-    /// The `launch` request's arguments (adapter-specific, DAP "LaunchRequestArguments").
+    /// `launch` or `attach`.
+    pub request: &'static str,
+    /// The request's arguments (adapter-specific, DAP "LaunchRequestArguments" and
+    /// "AttachRequestArguments").
     pub arguments: Value,
     /// The adapter's id for `initialize`.
     pub adapter_id: String,
@@ -418,7 +421,7 @@ impl Handler<Start> for Session {
             let (launched, launch_answer) = oneshot::channel();
             adapter.do_send(RequestThen {
                 request: Request {
-                    command: "launch".into(),
+                    command: spec.request.into(),
                     arguments: Some(spec.arguments),
                 },
                 reply: launched,

@@ -70,6 +70,19 @@ pub struct LaunchArgs {
     stop_on_entry: Option<bool>,
 }
 
+/// `attach`: debugs a program that runs already, through the DAP server it listens with.
+#[derive(Deserialize, JsonSchema)]
+pub struct AttachArgs {
+    /// The port on 127.0.0.1 where the program's debug adapter listens (`debugpy.listen()`,
+    /// `python -m debugpy --listen PORT`).
+    port: u16,
+    /// The adapter's kind, for its `attach` arguments: `debugpy` (the default), `lldb`, or
+    /// another name.
+    adapter: Option<String>,
+    /// Adapter-specific `attach` arguments.
+    attach_arguments: Option<Map<String, Value>>,
+}
+
 /// A tool that names a session only.
 #[derive(Deserialize, JsonSchema)]
 pub struct SessionArgs {
@@ -259,6 +272,7 @@ async fn launch(
         Err(_) => return Err(Outcome::tool_error("the server is shutting down")),
     };
     let spec = LaunchSpec {
+        request: "launch",
         arguments,
         adapter_id,
     };
@@ -288,6 +302,44 @@ async fn launch(
     };
     Ok(json_result(json!({
         "session": id, "state": state,
+        "resources": [session::state_uri(&id), session::output_uri(&id)],
+    })))
+}
+
+async fn attach(sessions: Addr<Sessions>, args: AttachArgs) -> Result<Outcome, Outcome> {
+    let def = adapters::listening(args.adapter.as_deref(), args.port);
+    let adapter_id = def.adapter_id.clone();
+    let mut arguments = json!({"request": "attach"});
+    if def.flavor == adapters::Flavor::Debugpy {
+        arguments["justMyCode"] = json!(true);
+    }
+    if let (Some(extra), Some(out)) = (&args.attach_arguments, arguments.as_object_mut()) {
+        for (key, value) in extra {
+            out.insert(key.clone(), value.clone());
+        }
+    }
+    let (id, session) = match sessions.send(Open { adapter: def }).await {
+        Ok(Ok(opened)) => opened,
+        Ok(Err(e)) => return Err(Outcome::tool_error(format!("cannot attach: {e}"))),
+        Err(_) => return Err(Outcome::tool_error("the server is shutting down")),
+    };
+    let spec = LaunchSpec {
+        request: "attach",
+        arguments,
+        adapter_id,
+    };
+    let failure = match session.send(Start(spec)).await {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e.to_string()),
+        Err(_) => Some("the session ended".into()),
+    };
+    if let Some(failure) = failure {
+        let _ = sessions.send(Close(id, Ending::Detach)).await;
+        return Err(Outcome::tool_error(format!("attach failed: {failure}")));
+    }
+    let (state, _) = snapshot(&session).await?;
+    Ok(json_result(json!({
+        "session": id, "state": state_value(&state),
         "resources": [session::state_uri(&id), session::output_uri(&id)],
     })))
 }
@@ -607,6 +659,11 @@ pub fn register(
         let s = s.clone();
         let registry = registry.clone();
         async move { either(launch(s, &registry, args).await) }
+    });
+    let s = sessions.clone();
+    let builder = builder.typed_tool("attach", move |args: AttachArgs, _| {
+        let s = s.clone();
+        async move { either(attach(s, args).await) }
     });
     let s = sessions.clone();
     let builder = builder.typed_tool("set_breakpoints", move |args: BreakpointArgs, _| {
