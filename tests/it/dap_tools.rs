@@ -374,3 +374,67 @@ fn attach_to_a_program_that_listens_pauses_it_and_terminate_ends_it() {
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }
+
+/// An adapter that chooses its port and prints it (`--adapter-printing-port`): mcp-dap reads
+/// the port from its stdout (after other lines) and connects there; one whose output ends
+/// before it prints a port is a tool error that says so.
+#[test]
+fn an_adapter_that_prints_its_port_is_reached_on_that_port() {
+    use std::os::unix::fs::PermissionsExt;
+    let program = write_program();
+    let dir = scratch_dir("printing-adapter");
+    let printing = dir.join("printing.sh");
+    std::fs::write(
+        &printing,
+        "#!/bin/sh\n\
+         port=$(python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])')\n\
+         echo 'starting the adapter'\n\
+         echo \"DAP server listening on port $port\"\n\
+         exec python3 -m debugpy.adapter --host 127.0.0.1 --port \"$port\"\n",
+    )
+    .expect("write the adapter");
+    let silent = dir.join("silent.sh");
+    std::fs::write(&silent, "#!/bin/sh\necho 'no port here'\nexit 0\n").expect("write");
+    for f in [&printing, &silent] {
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let mut b = start_with(&[
+        "--adapter-printing-port",
+        &format!("printed={}", printing.display()),
+        "--adapter-printing-port",
+        &format!("silent={}", silent.display()),
+    ]);
+    let launched = call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": program, "adapter": "printed",
+            "launch_arguments": {"console": "internalConsole"}}),
+    );
+    assert_eq!(
+        at(&launched["state"]),
+        (json!("<module>"), json!(1), json!("entry"))
+    );
+    call(&mut b, "2", "continue", json!({"session": "s1"}));
+    let exited = call(&mut b, "3", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        (&exited["status"], &exited["exit_code"]),
+        (&json!("exited"), &json!(3))
+    );
+    assert_eq!(output_of(&mut b, "4", "s1"), "y is 42\n");
+
+    let r = b.request(
+        json!("5"),
+        "tools/call",
+        modern(json!({"name": "launch", "arguments": {"program": program, "adapter": "silent"}})),
+    );
+    assert_eq!(r["result"]["isError"], json!(true), "{r}");
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        json!(format!(
+            "cannot start the adapter: {}: its output ended before it printed the port it listens on",
+            silent.display()
+        )),
+        "{r}"
+    );
+}

@@ -107,7 +107,12 @@ pub fn parse(args: Vec<OsString>) -> DoctorParsed {
                 let help = args[..separator].iter().any(|a| a == "--help" || a == "-h");
                 return DoctorParsed::Print(if help { DOCTOR_HELP.to_string() } else { text });
             }
-            cli::Parsed::Usage(text) => return DoctorParsed::Usage(text),
+            // The hint names doctor's own help, not the bridge's.
+            cli::Parsed::Usage(text) => {
+                return DoctorParsed::Usage(
+                    text.replace("try '--help'", "try 'mcp-bridge doctor --help'"),
+                );
+            }
         };
         let start = kept
             .get(kept.len().saturating_sub(cli.command.len()))
@@ -176,6 +181,7 @@ mod tests {
         assert!(matches!(
             parse(vec!["--json".into()]),
             DoctorParsed::Usage(t) if t.contains("missing the upstream command")
+                && t.ends_with("For more information, try 'mcp-bridge doctor --help'.\n")
         ));
     }
 }

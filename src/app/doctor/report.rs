@@ -298,7 +298,9 @@ impl Report {
                     .unwrap_or("?")
                     .to_owned()
             };
-            out.push(format!("server: {} {}", s("name"), s("version")));
+            // An empty version (servers send "") leaves no trailing space.
+            let line = format!("server: {} {}", s("name"), s("version"));
+            out.push(line.trim_end().to_owned());
         }
         match (&rev, mode) {
             (Some(r), Some("translate")) => out.push(format!(
@@ -454,6 +456,17 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_server_with_an_empty_version_gets_no_trailing_space() {
+        let r = Report {
+            initialize: Some(
+                serde_json::json!({"serverInfo": {"name": "py-upstream", "version": ""}}),
+            ),
+            ..Report::default()
+        };
+        assert_eq!(r.to_text().lines().next(), Some("server: py-upstream"));
     }
 
     #[test]

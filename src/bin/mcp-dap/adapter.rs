@@ -10,7 +10,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::oneshot;
 use tokio_util::codec::{Encoder, FramedRead};
 
@@ -28,6 +28,8 @@ pub const REQUEST_TIME_LIMIT: Duration = Duration::from_secs(30);
 /// How long a stopped adapter gets after its stdin closes, and again after SIGTERM to its
 /// group, before SIGKILL to the group (the stop steps of `transport::child`).
 pub const STOP_GRACE: Duration = Duration::from_millis(500);
+/// The longest line read from an adapter's output while looking for the port it printed.
+pub const MAX_PRINTED_LINE_BYTES: usize = 4096;
 
 /// How long a TCP adapter may take from its start to accepting the connection.
 pub const CONNECT_TIME_LIMIT: Duration = Duration::from_secs(10);
@@ -148,9 +150,10 @@ impl Adapter {
             mcp_bridge::transport::program::resolve(&adapter.command, path_var.as_deref())
                 .map_err(|e| e.log_message(None))?;
         let port = match adapter.reach {
-            Reach::Stdio | Reach::Listening(_) => None,
+            Reach::Stdio | Reach::Listening(_) | Reach::Printed => None,
             Reach::Tcp => Some(free_port().map_err(|e| format!("no free port: {e}"))?),
         };
+        let printed = adapter.reach == Reach::Printed;
         let args: Vec<OsString> = adapter
             .args
             .iter()
@@ -166,16 +169,27 @@ impl Adapter {
         let (process, io) =
             child::spawn(&resolved.into_os_string(), &args).map_err(|e| format!("{name}: {e}"))?;
         Ok(Box::pin(async move {
+            let port = match printed {
+                false => port,
+                true => match read_printed_port(io.stdout).await {
+                    Ok((port, rest)) => {
+                        // What it prints after the port is not DAP either.
+                        drain(rest);
+                        return Self::connected(port, process, session, &name).await;
+                    }
+                    Err(e) => {
+                        process.stop(STOP_GRACE).await;
+                        return Err(format!("{name}: {e}"));
+                    }
+                },
+            };
             let (writer, reader): (Writer, Reader) = match port {
                 None => (Box::new(io.stdin), Box::new(io.stdout)),
                 Some(port) => match connect(port).await {
                     Ok(stream) => {
                         // What the adapter prints is not DAP: read and dropped, so that a
                         // full pipe never blocks it.
-                        let mut stdout = io.stdout;
-                        tokio::task::spawn_local(async move {
-                            let _ = tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await;
-                        });
+                        drain(io.stdout);
                         let (read, write) = stream.into_split();
                         (Box::new(write), Box::new(read))
                     }
@@ -300,6 +314,81 @@ impl Adapter {
 fn free_port() -> std::io::Result<u16> {
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
     Ok(listener.local_addr()?.port())
+}
+
+impl Adapter {
+    /// The adapter `process` that printed `port`, once connected to it.
+    async fn connected(
+        port: u16,
+        process: ChildProcess,
+        session: Recipient<AdapterNews>,
+        name: &str,
+    ) -> Result<Self, String> {
+        match connect(port).await {
+            Ok(stream) => {
+                let (read, write) = stream.into_split();
+                Ok(Self {
+                    process: Some(process),
+                    writer: Some(Box::new(write)),
+                    stdout: Some(Box::new(read)),
+                    next_seq: 1,
+                    in_flight: HashMap::new(),
+                    session,
+                    gone: None,
+                })
+            }
+            Err(e) => {
+                process.stop(STOP_GRACE).await;
+                Err(format!(
+                    "{name} printed the port {port} but did not accept a connection on 127.0.0.1:{port} within {} s: {e}",
+                    CONNECT_TIME_LIMIT.as_secs()
+                ))
+            }
+        }
+    }
+}
+
+/// Reads and drops what `out` holds until its end, so that a full pipe never blocks the
+/// process writing it.
+fn drain(mut out: impl AsyncRead + Unpin + 'static) {
+    tokio::task::spawn_local(async move {
+        let _ = tokio::io::copy(&mut out, &mut tokio::io::sink()).await;
+    });
+}
+
+/// The port an adapter prints ([`adapters::printed_port`]) in the lines of `out`, within
+/// [`CONNECT_TIME_LIMIT`], each line at most [`MAX_PRINTED_LINE_BYTES`]; then the rest of
+/// `out`. Errors: the output ended, or the time ran out, first.
+async fn read_printed_port<R: AsyncRead + Unpin + 'static>(
+    out: R,
+) -> Result<(u16, tokio::io::BufReader<R>), String> {
+    use tokio::io::AsyncBufReadExt;
+    let mut reader = tokio::io::BufReader::new(out);
+    let find = async {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let n = (&mut reader)
+                .take(MAX_PRINTED_LINE_BYTES as u64)
+                .read_until(b'\n', &mut line)
+                .await
+                .map_err(|e| format!("its output: {e}"))?;
+            if n == 0 {
+                return Err("its output ended before it printed the port it listens on".to_owned());
+            }
+            if let Some(port) = crate::adapters::printed_port(&String::from_utf8_lossy(&line)) {
+                return Ok(port);
+            }
+        }
+    };
+    match tokio::time::timeout(CONNECT_TIME_LIMIT, find).await {
+        Ok(Ok(port)) => Ok((port, reader)),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(format!(
+            "it printed no port it listens on within {} s",
+            CONNECT_TIME_LIMIT.as_secs()
+        )),
+    }
 }
 
 /// Connects to the adapter on `port`, trying again until it listens.

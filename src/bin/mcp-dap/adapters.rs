@@ -39,6 +39,9 @@ pub enum Reach {
     Stdio,
     /// DAP on a TCP connection to 127.0.0.1 at the port put in place of [`PORT_PLACEHOLDER`].
     Tcp,
+    /// DAP on a TCP connection to 127.0.0.1 at the port the adapter chose and printed on its
+    /// stdout ([`printed_port`]; `--adapter-printing-port`).
+    Printed,
     /// DAP on a TCP connection to a server that listens already on 127.0.0.1 at this port
     /// (`attach`): no process is started.
     Listening(u16),
@@ -67,12 +70,18 @@ pub struct Registry {
 
 impl Registry {
     /// The registry with the adapters of `--adapter NAME=COMMAND...` options: `COMMAND...` is
-    /// split at whitespace; an argument `{port}` makes it a TCP adapter.
+    /// split at whitespace; an argument `{port}` makes it a TCP adapter. With `printing`, the
+    /// adapters of `--adapter-printing-port NAME=COMMAND...`: adapters that choose their port
+    /// and print it.
     ///
     /// Errors: the text for an option without `NAME=` or without a command.
-    pub fn with_options(options: &[String]) -> Result<Self, String> {
+    pub fn with_all_options(options: &[String], printing: &[String]) -> Result<Self, String> {
         let mut custom = BTreeMap::new();
-        for option in options {
+        let all = options
+            .iter()
+            .map(|o| (o, false))
+            .chain(printing.iter().map(|o| (o, true)));
+        for (option, prints_port) in all {
             let Some((name, command)) = option.split_once('=') else {
                 return Err(format!(
                     "--adapter {option:?}: expected NAME=COMMAND [ARG...]"
@@ -86,7 +95,9 @@ impl Registry {
                 return Err(format!("--adapter {option:?}: the name is empty"));
             }
             let args: Vec<OsString> = words.collect();
-            let reach = if args
+            let reach = if prints_port {
+                Reach::Printed
+            } else if args
                 .iter()
                 .any(|a| a.to_string_lossy().contains(PORT_PLACEHOLDER))
             {
@@ -268,4 +279,44 @@ pub fn launch_arguments(flavor: Flavor, wish: &LaunchWish<'_>) -> Value {
         }
     }
     arguments
+}
+
+/// The port in a line an adapter prints when it listens: the last number of a line that
+/// names a port or a listen (`port` or `listen`, any case), in 1..=65535. The forms of real
+/// adapters: codelldb `Listening on port 41233`, js-debug's `dapDebugServer.js`
+/// `Debug server listening at ::1:8123`, netcoredbg-style `DAP server listening on port 4711`.
+pub fn printed_port(line: &str) -> Option<u16> {
+    let lower = line.to_ascii_lowercase();
+    if !(lower.contains("port") || lower.contains("listen")) {
+        return None;
+    }
+    let digits: Vec<&str> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|d| !d.is_empty())
+        .collect();
+    digits
+        .last()
+        .and_then(|d| d.parse::<u16>().ok())
+        .filter(|p| *p != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_port_of_a_listen_line_is_its_last_number() {
+        for (line, want) in [
+            ("Listening on port 41233", Some(41233)),
+            ("Debug server listening at ::1:8123", Some(8123)),
+            ("DAP server listening on port 4711\r", Some(4711)),
+            ("listening at 127.0.0.1:50000", Some(50000)),
+            ("Starting up 2 workers", None),
+            ("Listening on port 0", None),
+            ("Listening on port 70000", None),
+            ("port: none yet", None),
+        ] {
+            assert_eq!(printed_port(line), want, "{line:?}");
+        }
+    }
 }

@@ -36,6 +36,11 @@ struct Cli {
     /// port to listen on. Repeatable; a built-in name (debugpy, lldb) is replaced.
     #[arg(long = "adapter", value_name = "NAME=COMMAND...")]
     adapters: Vec<String>,
+    /// An adapter that chooses its port and prints it (`Listening on port N`, `listening at
+    /// HOST:N`: the last number of the first line of its stdout that names a port or a
+    /// listen), `NAME=COMMAND [ARG...]`; mcp-dap connects to 127.0.0.1 at that port.
+    #[arg(long = "adapter-printing-port", value_name = "NAME=COMMAND...")]
+    adapters_printing_port: Vec<String>,
 }
 
 /// What the DAP thread hands back: the Sessions' address, the channel that gives it the
@@ -103,13 +108,14 @@ async fn read_resource(sessions: Addr<Sessions>, read: serde_json::Value) -> Out
 
 fn main() -> std::io::Result<()> {
     let cli = Cli::parse();
-    let registry = match adapters::Registry::with_options(&cli.adapters) {
-        Ok(registry) => Arc::new(registry),
-        Err(e) => {
-            eprintln!("mcp-dap: {e}");
-            std::process::exit(2);
-        }
-    };
+    let registry =
+        match adapters::Registry::with_all_options(&cli.adapters, &cli.adapters_printing_port) {
+            Ok(registry) => Arc::new(registry),
+            Err(e) => {
+                eprintln!("mcp-dap: {e}");
+                std::process::exit(2);
+            }
+        };
     // debugpy's launcher starts the debuggee in a process group of its own: as a subreaper
     // this process inherits it if the launcher dies, and the sweep at the end finds it.
     mcp_bridge::transport::isolation::become_subreaper();
