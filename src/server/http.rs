@@ -20,6 +20,11 @@
 //!   on a loopback address, so does a `Host` that is not a loopback name.
 //! - The body, the header section, the time to read the headers, each request's run time,
 //!   the requests in flight and the connections are bounded ([`HttpOptions`]).
+//! - With [`HttpOptions::bearer`], a POST must carry `Authorization: Bearer <token>` that the
+//!   application's [`TokenVerifier`] accepts (RFC 6750 §2.1); otherwise it gets 401 with
+//!   `WWW-Authenticate: Bearer resource_metadata="..."` (RFC 6750 §3, RFC 9728 §5.1), and the
+//!   RFC 9728 protected-resource metadata is served at
+//!   `/.well-known/oauth-protected-resource` plus the endpoint's path (RFC 9728 §3.1).
 //!
 //! Status codes of JSON answers: 400 for -32020, -32021, -32022, a request without the
 //! required `_meta` (-32602) and a body that is no JSON-RPC request (-32700, -32600); 404
@@ -38,9 +43,11 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::fmt;
 use std::future::Future;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -88,6 +95,10 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// The interval of the SSE keep-alive comments (15 s): proxies drop idle streams, and the
 /// spec encourages them on listen streams.
 pub const DEFAULT_KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(15);
+/// The well-known path of the RFC 9728 protected-resource metadata (RFC 9728 §3); the
+/// endpoint's path follows it (§3.1: `/mcp` is served at
+/// `/.well-known/oauth-protected-resource/mcp`).
+pub const PROTECTED_RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// hyper's smallest read buffer: the header limit cannot be set below it.
 const MIN_HEADER_BYTES: usize = 8 * 1024;
 /// The pause after a failed `accept` (out of file descriptors, say), so that the loop does
@@ -141,7 +152,77 @@ pub struct HttpOptions {
     /// is bound to a loopback address: there, a request whose `Host` is another name gets
     /// 403 (a DNS rebinding attack reaches a local server under the attacker's name).
     pub allowed_hosts: Vec<String>,
+    /// The bearer-token check ([`HttpOptions::bearer`]); none: requests are served without
+    /// one, and no protected-resource metadata is served.
+    pub bearer: Option<Bearer>,
+    /// The `authorization_servers` of the protected-resource metadata (RFC 9728 §2): the
+    /// issuers whose tokens the verifier accepts.
+    pub authorization_servers: Vec<String>,
+    /// The `resource` of the protected-resource metadata, the endpoint's URL as clients reach
+    /// it (behind a reverse proxy, its public URL); none: `http://ADDR/PATH` as bound. Its
+    /// metadata URL in `WWW-Authenticate` is made from it (RFC 9728 §3.1).
+    pub resource: Option<String>,
 }
+
+impl HttpOptions {
+    /// Turns the bearer-token check on: a POST to the endpoint is served only with
+    /// `Authorization: Bearer <token>` that `verifier` accepts, and the protected-resource
+    /// metadata is served.
+    ///
+    /// ```
+    /// use mcp_bridge::server::http::HttpOptions;
+    /// let options = HttpOptions {
+    ///     authorization_servers: vec!["https://auth.example".into()],
+    ///     ..HttpOptions::default()
+    /// }
+    /// .bearer(|token: &str| token == "s3cret");
+    /// assert!(options.bearer.is_some());
+    /// ```
+    #[must_use]
+    pub fn bearer(mut self, verifier: impl TokenVerifier) -> Self {
+        self.bearer = Some(Bearer(Arc::new(verifier)));
+        self
+    }
+}
+
+/// The future of [`TokenVerifier::verify`]: true lets the request through.
+pub type Verdict<'a> = Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
+
+/// Decides whether a bearer token is good (RFC 6750): its signature, issuer, audience (this
+/// server, RFC 8707), expiry and scope are the application's to check, or an introspection
+/// endpoint's (RFC 7662). A closure `Fn(&str) -> bool` is one; an asynchronous check
+/// implements the trait.
+pub trait TokenVerifier: Send + Sync + 'static {
+    /// Whether `token` (the text after `Bearer `) is accepted.
+    fn verify<'a>(&'a self, token: &'a str) -> Verdict<'a>;
+}
+
+impl<F> TokenVerifier for F
+where
+    F: Fn(&str) -> bool + Send + Sync + 'static,
+{
+    fn verify<'a>(&'a self, token: &'a str) -> Verdict<'a> {
+        Box::pin(std::future::ready(self(token)))
+    }
+}
+
+/// The verifier of [`HttpOptions::bearer`]. Two are equal when they are the same verifier.
+#[derive(Clone)]
+pub struct Bearer(Arc<dyn TokenVerifier>);
+
+impl fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Bearer(..)")
+    }
+}
+
+impl PartialEq for Bearer {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Bearer {}
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -159,6 +240,9 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             allow_loopback_origins: true,
             allowed_hosts: Vec::new(),
+            bearer: None,
+            authorization_servers: Vec::new(),
+            resource: None,
         }
     }
 }
@@ -207,18 +291,94 @@ struct Shared {
     loopback: bool,
     /// Cancelled when the server stops: open listens end with their result.
     stopping: CancellationToken,
+    /// The bearer-token check and its metadata, when [`HttpOptions::bearer`] is on.
+    auth: Option<Auth>,
+}
+
+/// What the bearer-token check answers with.
+struct Auth {
+    verifier: Bearer,
+    /// Where the metadata is served on this server: the well-known path plus the endpoint's.
+    metadata_path: String,
+    /// The metadata document (RFC 9728 §3.2).
+    metadata: Bytes,
+    /// `Bearer resource_metadata="URL"`: the challenge without a token (RFC 9728 §5.1).
+    challenge: HeaderValue,
+    /// The challenge with `error="invalid_token"`: a token the verifier refused (RFC 6750 §3.1).
+    invalid_token: HeaderValue,
+}
+
+impl Auth {
+    fn new(verifier: Bearer, options: &HttpOptions, bound: SocketAddr) -> io::Result<Auth> {
+        let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
+        let resource = match &options.resource {
+            Some(resource) => resource.clone(),
+            None => format!("http://{bound}{}", options.path),
+        };
+        let metadata_url = metadata_url(&resource)
+            .ok_or_else(|| invalid(format!("the resource {resource:?} is not an absolute URL")))?;
+        let challenge = format!("Bearer resource_metadata=\"{metadata_url}\"");
+        let invalid_token = format!("{challenge}, error=\"invalid_token\"");
+        let header = |text: String| {
+            HeaderValue::from_str(&text).map_err(|_| {
+                invalid(format!(
+                    "the metadata URL {metadata_url:?} is not header text"
+                ))
+            })
+        };
+        let metadata = json!({
+            "resource": resource,
+            "authorization_servers": options.authorization_servers,
+            // Only the header is read (RFC 6750 §2.1), never a form body or a query.
+            "bearer_methods_supported": ["header"],
+        });
+        Ok(Auth {
+            verifier,
+            metadata_path: well_known_path(&options.path),
+            metadata: Bytes::from(metadata.to_string()),
+            challenge: header(challenge)?,
+            invalid_token: header(invalid_token)?,
+        })
+    }
+}
+
+/// `/.well-known/oauth-protected-resource` plus `path` (none for `/`: RFC 9728 §3.1 drops the
+/// slash that follows the host alone).
+fn well_known_path(path: &str) -> String {
+    let path = if path == "/" { "" } else { path };
+    format!("{PROTECTED_RESOURCE_METADATA_PATH}{path}")
+}
+
+/// The metadata URL of a resource: the well-known path inserted between its host and its path
+/// (RFC 9728 §3.1); none when `resource` is no absolute URL with a host.
+fn metadata_url(resource: &str) -> Option<String> {
+    let mut url = url::Url::parse(resource).ok()?;
+    url.host_str()?;
+    let path = well_known_path(url.path());
+    url.set_path(&path);
+    url.set_fragment(None);
+    Some(url.to_string())
 }
 
 /// Binds `addr` for `server`. Nothing is served until [`HttpServer::run`].
 ///
 /// # Errors
-/// The address cannot be bound.
+/// The address cannot be bound; with [`HttpOptions::bearer`], [`HttpOptions::resource`] is
+/// no absolute URL (`InvalidInput`).
 pub async fn bind(
     server: Server,
     addr: SocketAddr,
     options: HttpOptions,
 ) -> io::Result<HttpServer> {
     let listener = TcpListener::bind(addr).await?;
+    let auth = match &options.bearer {
+        Some(verifier) => Some(Auth::new(
+            verifier.clone(),
+            &options,
+            listener.local_addr()?,
+        )?),
+        None => None,
+    };
     let tool_params = server
         .inner
         .tools
@@ -237,6 +397,7 @@ pub async fn bind(
         options,
         tool_params,
         stopping: CancellationToken::new(),
+        auth,
     });
     Ok(HttpServer { listener, shared })
 }
@@ -363,6 +524,11 @@ fn error_answer(status: StatusCode, id: Option<&Id>, error: ErrorObject) -> Resp
 /// Answers one HTTP request.
 async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
     let options = &shared.options;
+    if let Some(auth) = &shared.auth
+        && request.uri().path() == auth.metadata_path
+    {
+        return metadata(auth, request.method());
+    }
     if request.uri().path() != options.path {
         return empty(StatusCode::NOT_FOUND);
     }
@@ -371,11 +537,13 @@ async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
     }
     if request.method() != HttpMethod::POST {
         // 2026-07-28 has no GET stream and no sessions to DELETE: 405 (basic/transports/http).
-        let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
-        response
-            .headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("POST"));
-        return response;
+        return not_allowed("POST");
+    }
+    // Before the body is read: a client without a good token costs no more than its headers.
+    if let Some(auth) = &shared.auth
+        && let Some(refused) = check_bearer(auth, request.headers()).await
+    {
+        return refused;
     }
     if !is_json(request.headers()) {
         return empty(StatusCode::UNSUPPORTED_MEDIA_TYPE);
@@ -424,6 +592,83 @@ async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
             serve_request(shared, &parts.headers, id, method, params).await
         }
     }
+}
+
+fn not_allowed(allow: &'static str) -> Response<Body> {
+    let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    response
+}
+
+/// The protected-resource metadata (RFC 9728 §3.2), to a GET; public, as the spec means it to
+/// be found without a token.
+fn metadata(auth: &Auth, method: &HttpMethod) -> Response<Body> {
+    if method != HttpMethod::GET {
+        return not_allowed("GET");
+    }
+    with_body(
+        StatusCode::OK,
+        auth.metadata.clone(),
+        Some("application/json"),
+    )
+}
+
+/// 401 for a request without a bearer token, or with one the verifier refuses (RFC 6750 §3.1:
+/// without any credentials the challenge carries no error code; a token that is malformed,
+/// repeated or refused is `invalid_token`).
+async fn check_bearer(auth: &Auth, headers: &HeaderMap) -> Option<Response<Body>> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let (first, second) = (values.next(), values.next());
+    let token = match first.map(|value| bearer_token(value.as_bytes())) {
+        None | Some(Credentials::OtherScheme) if second.is_none() => {
+            return Some(unauthorized(&auth.challenge, "a bearer token is required"));
+        }
+        Some(Credentials::Token(token)) if second.is_none() => token,
+        _ => None,
+    };
+    let accepted = match token {
+        Some(token) => auth.verifier.0.verify(token).await,
+        None => false,
+    };
+    (!accepted).then(|| unauthorized(&auth.invalid_token, "the bearer token is not valid"))
+}
+
+/// What an `Authorization` value holds.
+enum Credentials<'a> {
+    /// Another scheme than Bearer (`Basic ...`): no bearer credentials.
+    OtherScheme,
+    /// `Bearer <token>`; none when the token is empty or not the RFC 6750 §2.1 `b64token`.
+    Token(Option<&'a str>),
+}
+
+/// `Bearer 1*SP b64token` (RFC 6750 §2.1; the scheme without regard to case, RFC 9110
+/// §11.1).
+fn bearer_token(value: &[u8]) -> Credentials<'_> {
+    let Ok(value) = std::str::from_utf8(value) else {
+        return Credentials::OtherScheme;
+    };
+    let (scheme, rest) = value.split_once(' ').unwrap_or((value, ""));
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Credentials::OtherScheme;
+    }
+    let token = rest.trim_start_matches(' ');
+    let body = token.trim_end_matches('=');
+    let valid = !body.is_empty()
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b));
+    Credentials::Token(valid.then_some(token))
+}
+
+fn unauthorized(challenge: &HeaderValue, why: &str) -> Response<Body> {
+    let error = RpcError::new(ErrorCode::INVALID_REQUEST, format!("Unauthorized: {why}"));
+    let mut response = error_answer(StatusCode::UNAUTHORIZED, None, error);
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, challenge.clone());
+    response
 }
 
 /// 403 for an `Origin` that is not allowed, or a non-loopback `Host` on a loopback listener.
@@ -812,6 +1057,42 @@ mod tests {
         assert!(!origin_is_loopback("http://evil.example"));
         assert!(!origin_is_loopback("null"));
         assert!(!origin_is_loopback("file://localhost"));
+    }
+
+    #[test]
+    fn the_metadata_url_puts_the_well_known_path_before_the_resource_path() {
+        assert_eq!(
+            metadata_url("http://127.0.0.1:8000/mcp").as_deref(),
+            Some("http://127.0.0.1:8000/.well-known/oauth-protected-resource/mcp")
+        );
+        assert_eq!(
+            metadata_url("https://api.example/").as_deref(),
+            Some("https://api.example/.well-known/oauth-protected-resource")
+        );
+        assert_eq!(
+            metadata_url("https://api.example/a/b?x=1").as_deref(),
+            Some("https://api.example/.well-known/oauth-protected-resource/a/b?x=1")
+        );
+        assert_eq!(metadata_url("/mcp"), None);
+        assert_eq!(well_known_path("/"), PROTECTED_RESOURCE_METADATA_PATH);
+    }
+
+    #[test]
+    fn bearer_credentials_follow_rfc_6750() {
+        let token = |v: &str| match bearer_token(v.as_bytes()) {
+            Credentials::OtherScheme => Err(()),
+            Credentials::Token(t) => Ok(t.map(str::to_owned)),
+        };
+        assert_eq!(token("Bearer abc"), Ok(Some("abc".into())));
+        assert_eq!(
+            token("bearer  a-b.c_d~e+f/g=="),
+            Ok(Some("a-b.c_d~e+f/g==".into()))
+        );
+        assert_eq!(token("Bearer "), Ok(None));
+        assert_eq!(token("Bearer"), Ok(None));
+        assert_eq!(token("Bearer a b"), Ok(None));
+        assert_eq!(token("Bearer =="), Ok(None));
+        assert_eq!(token("Basic dXNlcjpw"), Err(()));
     }
 
     #[test]

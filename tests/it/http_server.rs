@@ -590,3 +590,283 @@ fn mcp_bridge_in_the_url_form_serves_the_example_over_http_to_a_2025_11_25_edito
             "content": [{"type": "text", "text": "through the bridge"}]}})
     );
 }
+
+/// The one token the bearer fixture accepts, and its authorization server.
+const GOOD_TOKEN: &str = "good-token.0123~xyz";
+const AUTH_SERVER: &str = "https://auth.example";
+
+/// The fixture server with the bearer-token check on.
+fn bearer_fixture() -> HttpServer {
+    HttpServer::start(
+        server_bin(),
+        &[
+            "--http-bearer-token",
+            GOOD_TOKEN,
+            "--http-authorization-server",
+            AUTH_SERVER,
+        ],
+    )
+}
+
+/// `http://127.0.0.1:PORT/.well-known/oauth-protected-resource/mcp` for `http://.../mcp`.
+fn metadata_url(endpoint: &str) -> String {
+    let origin = endpoint.strip_suffix("/mcp").expect("an endpoint on /mcp");
+    format!("{origin}/.well-known/oauth-protected-resource/mcp")
+}
+
+fn fixture_echo_result(id: i64, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete",
+        "content": [{"type": "text", "text": text}],
+        "_meta": {SERVER_INFO: {"name": "mcp-example-server", "version": env!("CARGO_PKG_VERSION")}}}})
+}
+
+#[tokio::test]
+async fn with_the_bearer_check_a_post_needs_a_token_the_verifier_accepts() {
+    let server = bearer_fixture();
+    let client = client();
+    let call = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    );
+    let challenge = format!("Bearer resource_metadata=\"{}\"", metadata_url(&server.url));
+    let unauthorized = |why: &str| {
+        json!({"jsonrpc": "2.0", "error": {"code": -32600,
+            "message": format!("Unauthorized: {why}")}})
+    };
+    let www_authenticate = |response: &reqwest::Response| {
+        response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    // No token (and a scheme that is not Bearer): the challenge without an error code.
+    for extra in [&[][..], &[("authorization", "Basic dXNlcjpwYXNz")][..]] {
+        let response = post(&client, &server.url, &call, extra)
+            .send()
+            .await
+            .expect("POST");
+        let header = www_authenticate(&response);
+        let (status, _, body) = json_answer(response).await;
+        assert_eq!(
+            (status, header, body),
+            (
+                401,
+                Some(challenge.clone()),
+                unauthorized("a bearer token is required")
+            )
+        );
+    }
+    // A token the verifier refuses, and one that is no RFC 6750 token: invalid_token.
+    for value in ["Bearer bad-token", "Bearer not a token"] {
+        let response = post(&client, &server.url, &call, &[("authorization", value)])
+            .send()
+            .await
+            .expect("POST");
+        let header = www_authenticate(&response);
+        let (status, _, body) = json_answer(response).await;
+        assert_eq!(
+            (status, header, body),
+            (
+                401,
+                Some(format!("{challenge}, error=\"invalid_token\"")),
+                unauthorized("the bearer token is not valid")
+            )
+        );
+    }
+    let good = format!("Bearer {GOOD_TOKEN}");
+    let (status, _, body) = json_answer(
+        post(&client, &server.url, &call, &[("authorization", &good)])
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!((status, body), (200, fixture_echo_result(1, "hi")));
+}
+
+#[tokio::test]
+async fn with_the_bearer_check_the_protected_resource_metadata_is_served() {
+    let server = bearer_fixture();
+    let client = client();
+    let response = client
+        .get(metadata_url(&server.url))
+        .send()
+        .await
+        .expect("GET");
+    let (status, content_type, body) = json_answer(response).await;
+    assert_eq!(
+        (status, content_type.as_str(), body),
+        (
+            200,
+            "application/json",
+            json!({"resource": server.url, "authorization_servers": [AUTH_SERVER],
+                "bearer_methods_supported": ["header"]})
+        )
+    );
+    // The example has no bearer check: no metadata either.
+    let example = HttpServer::example();
+    let response = client
+        .get(metadata_url(&example.url))
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(response.status().as_u16(), 404);
+}
+
+#[test]
+fn mcp_bridge_in_the_url_form_with_a_header_env_token_serves_a_bearer_protected_server() {
+    let server = bearer_fixture();
+    let good = format!("Bearer {GOOD_TOKEN}");
+    let mut b = Bridge::start_url(
+        &["--header-env", "Authorization=FIXTURE_TOKEN"],
+        &server.url,
+        &[("FIXTURE_TOKEN", &good)],
+    );
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "mcp-example-server");
+    let call = b.tools_call(json!(2), "echo", json!({"text": "with a token"}));
+    assert_eq!(
+        call,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {
+            "content": [{"type": "text", "text": "with a token"}]}})
+    );
+}
+
+/// The longest a client script may run: far above the few seconds it takes.
+const CLIENT_TIME_LIMIT_SECS: u32 = 60;
+
+fn interop_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop")
+}
+
+/// Runs a client script (`program args`) of the interop set under `timeout`, with `MCP_URL`
+/// set to `url` (and `MCP_TOKEN` to `token`); its last line of stdout is its JSON report.
+fn run_client(program: &str, args: &[&str], url: &str, token: Option<&str>) -> Value {
+    let mut command = Command::new("timeout");
+    command
+        .arg(CLIENT_TIME_LIMIT_SECS.to_string())
+        .arg(program)
+        .args(args)
+        .current_dir(interop_dir())
+        .env("MCP_URL", url);
+    if let Some(token) = token {
+        command.env("MCP_TOKEN", token);
+    }
+    for proxy in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
+        command.env_remove(proxy);
+    }
+    let out = command.output().expect("start the client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the client failed ({:?}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON report")
+}
+
+/// The TS SDK v2 client (`@modelcontextprotocol/client` 2.4.0, pinned to 2026-07-28) over its
+/// Streamable HTTP transport, with `Authorization: Bearer $MCP_TOKEN` when it is set.
+const TS2_HTTP_CLIENT: &str = r#"
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+const headers = process.env.MCP_TOKEN ? { Authorization: `Bearer ${process.env.MCP_TOKEN}` } : {};
+const transport = new StreamableHTTPClientTransport(new URL(process.env.MCP_URL), { requestInit: { headers } });
+const client = new Client({ name: 'ts-sdk-2-http', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+await client.connect(transport);
+const out = { server: client.getServerVersion()?.name };
+out.tools = (await client.listTools()).tools.map(t => t.name);
+out.echo = (await client.callTool({ name: 'echo', arguments: { text: 'h\u00e9 over HTTP' } })).content;
+await client.close();
+console.log(JSON.stringify(out));
+"#;
+
+#[test]
+fn the_typescript_sdk_v2_client_lists_and_calls_tools_of_the_example_over_http() {
+    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/client");
+    assert!(
+        sdk.is_dir(),
+        "the TypeScript SDK v2 is not installed in {}: run `cd tests/interop && npm ci` \
+         (scripts/test does)",
+        sdk.display()
+    );
+    let server = HttpServer::example();
+    let report = run_client(
+        "node",
+        &["--input-type=module", "-e", TS2_HTTP_CLIENT],
+        &server.url,
+        None,
+    );
+    assert_eq!(
+        report,
+        json!({"server": "embedded-example", "tools": ["echo", "ask_name", "add_tool"],
+            "echo": [{"type": "text", "text": "h\u{e9} over HTTP"}]})
+    );
+}
+
+#[test]
+fn the_typescript_sdk_v2_client_with_a_token_calls_a_bearer_protected_server() {
+    let server = bearer_fixture();
+    let report = run_client(
+        "node",
+        &["--input-type=module", "-e", TS2_HTTP_CLIENT],
+        &server.url,
+        Some(GOOD_TOKEN),
+    );
+    assert_eq!(
+        report,
+        json!({"server": "mcp-example-server",
+            "tools": ["echo", "add", "slow", "log", "fail", "ask_name"],
+            "echo": [{"type": "text", "text": "h\u{e9} over HTTP"}]})
+    );
+}
+
+/// The Python `mcp` 2.3.0 client (`Client(url)`: Streamable HTTP, mode auto).
+const PY2_HTTP_CLIENT: &str = r#"
+import anyio, json, os
+from mcp import Client
+
+async def main():
+    out = {}
+    async with Client(os.environ["MCP_URL"]) as client:
+        out["protocol"] = client.protocol_version
+        out["server"] = client.server_info.name
+        out["tools"] = [t.name for t in (await client.list_tools()).tools]
+        echo = await client.call_tool("echo", {"text": "h\u00e9 over HTTP"})
+        out["echo"] = [c.text for c in echo.content]
+    print(json.dumps(out))
+
+anyio.run(main)
+"#;
+
+#[test]
+fn the_python_mcp_2x_client_lists_and_calls_tools_of_the_example_over_http() {
+    let python = interop_dir().join(".venv/bin/python3");
+    assert!(
+        python.exists(),
+        "the Python mcp 2.x client is not installed: run `python3 -m venv tests/interop/.venv && \
+         tests/interop/.venv/bin/pip install -r tests/interop/requirements.txt` (scripts/test does)"
+    );
+    let server = HttpServer::example();
+    let report = run_client(
+        &python.to_string_lossy(),
+        &["-c", PY2_HTTP_CLIENT],
+        &server.url,
+        None,
+    );
+    assert_eq!(
+        report,
+        json!({"protocol": "2026-07-28", "server": "embedded-example",
+            "tools": ["echo", "ask_name", "add_tool"], "echo": ["h\u{e9} over HTTP"]})
+    );
+}

@@ -235,6 +235,15 @@ pub(crate) struct Args {
     #[cfg(feature = "http-server")]
     #[arg(long, value_name = "ADDR", value_parser = mcp_bridge::server::http::parse_addr)]
     pub(crate) http: Option<std::net::SocketAddr>,
+    /// With --http: serve a POST only with `Authorization: Bearer TOKEN` (this one token), and
+    /// the protected-resource metadata at /.well-known/oauth-protected-resource/mcp.
+    #[cfg(feature = "http-server")]
+    #[arg(long, value_name = "TOKEN")]
+    pub(crate) http_bearer_token: Option<String>,
+    /// With --http-bearer-token: an `authorization_servers` entry of the metadata (repeatable).
+    #[cfg(feature = "http-server")]
+    #[arg(long, value_name = "URL")]
+    pub(crate) http_authorization_server: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

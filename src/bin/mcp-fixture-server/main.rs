@@ -69,7 +69,14 @@ fn main() -> ExitCode {
     };
     #[cfg(feature = "http-server")]
     if let Some(addr) = args.http {
-        return serve_http(&runtime, server, addr);
+        let mut options = mcp_bridge::server::http::HttpOptions {
+            authorization_servers: args.http_authorization_server.clone(),
+            ..mcp_bridge::server::http::HttpOptions::default()
+        };
+        if let Some(good) = args.http_bearer_token.clone() {
+            options = options.bearer(move |token: &str| token == good);
+        }
+        return serve_http(&runtime, server, addr, options);
     }
     let served = match args.stall_stdin_after {
         None => runtime.block_on(server.serve_stdio()),
@@ -103,10 +110,11 @@ fn serve_http(
     runtime: &tokio::runtime::Runtime,
     server: Server,
     addr: std::net::SocketAddr,
+    options: mcp_bridge::server::http::HttpOptions,
 ) -> ExitCode {
     use mcp_bridge::server::http;
     let served = runtime.block_on(async {
-        let bound = http::bind(server, addr, http::HttpOptions::default()).await?;
+        let bound = http::bind(server, addr, options).await?;
         eprintln!("{NAME}: listening on {}", bound.url());
         bound.run().await
     });
