@@ -438,3 +438,62 @@ fn an_adapter_that_prints_its_port_is_reached_on_that_port() {
         "{r}"
     );
 }
+
+/// debugpy: a variable that holds others is expanded by its `variablesReference`, twice
+/// down (a dict, then the list it holds).
+#[test]
+fn a_python_variable_is_expanded_by_its_reference() {
+    let program = write(
+        "dap-expand",
+        "expand.py",
+        "data = {\"k\": [10, 20]}\nprint(\"ok\")\n",
+    );
+    let mut b = start();
+    call(&mut b, "1", "launch", json!({"program": program}));
+    let step = call(&mut b, "2", "next", json!({"session": "s1"}));
+    assert_eq!(step["top_frame"]["line"], json!(2), "{step}");
+    let vars = call(&mut b, "3", "variables", json!({"session": "s1"}));
+    let find = |list: &Value, name: &str| -> Value {
+        list.as_array()
+            .and_then(|l| l.iter().find(|v| v["name"] == name).cloned())
+            .unwrap_or_else(|| panic!("no {name} in {list}"))
+    };
+    let data = find(&vars["scopes"][0]["variables"], "data");
+    assert_eq!(
+        (&data["value"], &data["type"]),
+        (&json!("{'k': [10, 20]}"), &json!("dict")),
+        "{data}"
+    );
+    let children = call(
+        &mut b,
+        "4",
+        "variables",
+        json!({"session": "s1", "variables_reference": data["variablesReference"]}),
+    );
+    let k = find(&children["variables"], "'k'");
+    assert_eq!(
+        (&k["value"], &k["type"]),
+        (&json!("[10, 20]"), &json!("list")),
+        "{k}"
+    );
+    let items = call(
+        &mut b,
+        "5",
+        "variables",
+        json!({"session": "s1", "variables_reference": k["variablesReference"]}),
+    );
+    let values: Vec<(Value, Value)> = ["0", "1"]
+        .iter()
+        .map(|n| {
+            let v = find(&items["variables"], n);
+            (v["name"].clone(), v["value"].clone())
+        })
+        .collect();
+    assert_eq!(
+        values,
+        vec![(json!("0"), json!("10")), (json!("1"), json!("20"))],
+        "{items}"
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
