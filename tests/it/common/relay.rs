@@ -169,15 +169,10 @@ async fn pipe(
     };
     let (mut up, mut down) = (vec![0u8; BUFFER_BYTES], vec![0u8; BUFFER_BYTES]);
     let death = loop {
+        // The change first: once the laptop sleeps, bytes that arrive in the same wake-up
+        // must not reach the server (a dead connection delivers nothing).
         tokio::select! {
-            r = client.read(&mut up) => match r {
-                Ok(0) | Err(_) => return,
-                Ok(n) => if server.write_all(&up[..n]).await.is_err() { return },
-            },
-            r = server.read(&mut down) => match r {
-                Ok(0) | Err(_) => return,
-                Ok(n) => if client.write_all(&down[..n]).await.is_err() { return },
-            },
+            biased;
             changed = ctl.changed() => {
                 if changed.is_err() {
                     return;
@@ -187,6 +182,14 @@ async fn pipe(
                     break e.death;
                 }
             }
+            r = client.read(&mut up) => match r {
+                Ok(0) | Err(_) => return,
+                Ok(n) => if server.write_all(&up[..n]).await.is_err() { return },
+            },
+            r = server.read(&mut down) => match r {
+                Ok(0) | Err(_) => return,
+                Ok(n) => if client.write_all(&down[..n]).await.is_err() { return },
+            },
         }
     };
     if death == Death::Restart {
