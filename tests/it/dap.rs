@@ -49,12 +49,19 @@ pub(crate) fn modern(mut params: Value) -> Value {
     params
 }
 
+/// The longest wait for a tool's answer: above mcp-dap's own limit on one DAP request (30 s,
+/// `REQUEST_TIME_LIMIT`), so that the server's limit decides, not the test's. A cold
+/// lldb-dap (liblldb read from disk) under a parallel test run can take more than
+/// `RECV_TIMEOUT` to answer its first request.
+pub(crate) const CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(45);
+
 pub(crate) fn call(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> Value {
-    let r = b.request(
+    b.send_request(
         json!(id),
         "tools/call",
         modern(json!({"name": name, "arguments": arguments})),
     );
+    let r = b.recv_response_within(&json!(id), CALL_LIMIT);
     assert_eq!(r["result"]["isError"], Value::Null, "{name}: {r}");
     r["result"]["structuredContent"].clone()
 }

@@ -134,15 +134,7 @@ impl Adapter {
                     )
                 })?;
                 let (read, write) = stream.into_split();
-                Ok(Self {
-                    process: None,
-                    writer: Some(Box::new(write)),
-                    stdout: Some(Box::new(read)),
-                    next_seq: 1,
-                    in_flight: HashMap::new(),
-                    session,
-                    gone: None,
-                })
+                Ok(Self::over(None, Box::new(write), Box::new(read), session))
             }));
         }
         let path_var = std::env::var_os("PATH");
@@ -202,15 +194,7 @@ impl Adapter {
                     }
                 },
             };
-            Ok(Self {
-                process: Some(process),
-                writer: Some(writer),
-                stdout: Some(reader),
-                next_seq: 1,
-                in_flight: HashMap::new(),
-                session,
-                gone: None,
-            })
+            Ok(Self::over(Some(process), writer, reader, session))
         }))
     }
 
@@ -317,6 +301,25 @@ fn free_port() -> std::io::Result<u16> {
 }
 
 impl Adapter {
+    /// The adapter actor over `writer` and `reader` (its process, when it started one),
+    /// with no request in flight.
+    fn over(
+        process: Option<ChildProcess>,
+        writer: Writer,
+        reader: Reader,
+        session: Recipient<AdapterNews>,
+    ) -> Self {
+        Self {
+            process,
+            writer: Some(writer),
+            stdout: Some(reader),
+            next_seq: 1,
+            in_flight: HashMap::new(),
+            session,
+            gone: None,
+        }
+    }
+
     /// The adapter `process` that printed `port`, once connected to it.
     async fn connected(
         port: u16,
@@ -327,15 +330,12 @@ impl Adapter {
         match connect(port).await {
             Ok(stream) => {
                 let (read, write) = stream.into_split();
-                Ok(Self {
-                    process: Some(process),
-                    writer: Some(Box::new(write)),
-                    stdout: Some(Box::new(read)),
-                    next_seq: 1,
-                    in_flight: HashMap::new(),
+                Ok(Self::over(
+                    Some(process),
+                    Box::new(write),
+                    Box::new(read),
                     session,
-                    gone: None,
-                })
+                ))
             }
             Err(e) => {
                 process.stop(STOP_GRACE).await;
