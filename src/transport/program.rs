@@ -21,9 +21,12 @@ pub enum Unstartable {
     NotInPath { path: String, unset: bool },
     /// A path (with a `/`) where there is no file.
     NoSuchFile { path: PathBuf },
-    /// A file that exists but cannot be executed (no execute permission, a directory); for a
-    /// name without `/`, the first such file found in `PATH`.
+    /// A file that exists but cannot be executed (no execute permission); for a name
+    /// without `/`, the first such file found in `PATH`.
     NotExecutable { path: PathBuf },
+    /// A path (with a `/`) that names a directory: `mcp-bridge ~/servers/` is a command
+    /// with its program left out, which "not executable" would not say.
+    Directory { path: PathBuf },
     /// A script whose `#!` line names an interpreter where there is no file: `execve` fails
     /// with "No such file or directory" for a file that exists.
     NoInterpreter { path: PathBuf, interpreter: PathBuf },
@@ -57,6 +60,9 @@ impl StartError {
                 None => format!("no such file: {}", path.display()),
             },
             Unstartable::NotExecutable { path } => format!("not executable: {}", path.display()),
+            Unstartable::Directory { path } => {
+                format!("a directory, not a program: {}", path.display())
+            }
             Unstartable::NoInterpreter { path, interpreter } => format!(
                 "the interpreter of its #! line is not installed: {} (in {})",
                 interpreter.display(),
@@ -73,6 +79,7 @@ impl StartError {
             Unstartable::NotInPath { .. } => "not found in PATH",
             Unstartable::NoSuchFile { .. } => "no such file",
             Unstartable::NotExecutable { .. } => "not executable",
+            Unstartable::Directory { .. } => "a directory, not a program",
             Unstartable::NoInterpreter { .. } => "the interpreter of its #! line is not installed",
         };
         format!("cannot start '{}': {why}", self.program)
@@ -92,6 +99,7 @@ pub fn resolve(program: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf, Sta
         let path = PathBuf::from(program);
         return match executable(&path) {
             Some(true) => runnable(path).map_err(fail),
+            Some(false) if path.is_dir() => Err(fail(Unstartable::Directory { path })),
             Some(false) => Err(fail(Unstartable::NotExecutable { path })),
             None => Err(fail(Unstartable::NoSuchFile { path })),
         };
@@ -270,6 +278,18 @@ mod tests {
             "cannot start './x/srv': no such file: ./x/srv (relative to /w)"
         );
         assert_eq!(err.editor_detail(), "cannot start './x/srv': no such file");
+        let err = resolve(d.as_os_str(), None).unwrap_err();
+        assert_eq!(
+            err.log_message(None),
+            format!(
+                "cannot start '{0}': a directory, not a program: {0}",
+                d.display()
+            )
+        );
+        assert_eq!(
+            err.editor_detail(),
+            format!("cannot start '{}': a directory, not a program", d.display())
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 
