@@ -1,7 +1,9 @@
 //! Black-box tests of the server API over Streamable HTTP (`server::http`, 2026-07-28
 //! stateless): the embedded example (`examples/embedded`, `--http`) and the fixture server
 //! (`mcp-fixture-server --test-tools --http`) started as processes on a loopback port, and a
-//! real HTTP client (reqwest). Then `mcp-bridge` in the URL form in front of the example.
+//! real HTTP client (reqwest). Then `mcp-bridge` in the URL form in front of the example. Last,
+//! the tools of the conformance fixture (`examples/conformance`) that no 2026-07-28 scenario of
+//! the official suite calls.
 
 use crate::common;
 
@@ -54,6 +56,10 @@ impl HttpServer {
 
     fn fixture() -> HttpServer {
         Self::start(server_bin(), &["--test-tools"])
+    }
+
+    fn conformance() -> HttpServer {
+        Self::start(&conformance_fixture_bin().to_string_lossy(), &[])
     }
 }
 
@@ -868,5 +874,205 @@ fn the_python_mcp_2x_client_lists_and_calls_tools_of_the_example_over_http() {
         report,
         json!({"protocol": "2026-07-28", "server": "embedded-example",
             "tools": ["echo", "ask_name", "add_tool"], "echo": ["h\u{e9} over HTTP"]})
+    );
+}
+
+// ---- the conformance fixture (examples/conformance): the tools of the suite's 2025-11-25
+// scenarios, which reach 2025-11-25 clients through the in-process bridge, asked here over
+// 2026-07-28 HTTP as the bridge asks them
+
+fn conformance_info() -> Value {
+    json!({"name": "mcp-bridge-conformance-fixture", "version": "1.0.0"})
+}
+
+/// A `tools/call` of `name` from a client that can sample and elicit, with `extra` params.
+fn call_of_a_capable_client(id: i64, name: &str, arguments: Value, extra: Value) -> Value {
+    let mut call = request(
+        json!(id),
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+    );
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"sampling": {}, "elicitation": {}});
+    if let (Some(params), Value::Object(extra)) = (call["params"].as_object_mut(), extra) {
+        params.extend(extra);
+    }
+    call
+}
+
+/// The JSON answer of a POST of `call`.
+async fn answer_of(
+    client: &reqwest::Client,
+    url: &str,
+    call: &Value,
+    extra: &[(&str, &str)],
+) -> (u16, Value) {
+    let response = post(client, url, call, extra).send().await.expect("POST");
+    let (status, _, body) = json_answer(response).await;
+    (status, body)
+}
+
+fn asked(id: i64, key: &str, request: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "input_required",
+        "inputRequests": {key: request}, "_meta": {SERVER_INFO: conformance_info()}}})
+}
+
+fn conformance_text(id: i64, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete",
+        "content": [{"type": "text", "text": text}], "_meta": {SERVER_INFO: conformance_info()}}})
+}
+
+#[tokio::test]
+async fn the_conformance_fixtures_sampling_and_elicitation_tools_ask_then_answer_the_retry() {
+    let server = HttpServer::conformance();
+    let client = client();
+    let url = server.url.as_str();
+
+    let sample =
+        call_of_a_capable_client(1, "test_sampling", json!({"prompt": "Say hi"}), json!({}));
+    let sampling = json!({"method": "sampling/createMessage", "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Say hi"}}], "maxTokens": 100}});
+    assert_eq!(
+        answer_of(&client, url, &sample, &[]).await,
+        (200, asked(1, "sampling", sampling))
+    );
+    let sampled = json!({"inputResponses": {"sampling": {"role": "assistant",
+        "content": {"type": "text", "text": "Hi!"}, "model": "m", "stopReason": "endTurn"}}});
+    let retry = call_of_a_capable_client(2, "test_sampling", json!({"prompt": "Say hi"}), sampled);
+    assert_eq!(
+        answer_of(&client, url, &retry, &[]).await,
+        (200, conformance_text(2, "LLM response: Hi!"))
+    );
+
+    let elicit = call_of_a_capable_client(
+        3,
+        "test_elicitation",
+        json!({"message": "Your answer?"}),
+        json!({}),
+    );
+    let form = json!({"method": "elicitation/create", "params": {"message": "Your answer?",
+        "requestedSchema": {"type": "object", "properties": {
+            "response": {"type": "string", "description": "User's response"}}, "required": ["response"]}}});
+    assert_eq!(
+        answer_of(&client, url, &elicit, &[]).await,
+        (200, asked(3, "response", form))
+    );
+    let answered = json!({"inputResponses": {"response": {"action": "accept", "content": {"response": "yes"}}}});
+    let retry = call_of_a_capable_client(
+        4,
+        "test_elicitation",
+        json!({"message": "Your answer?"}),
+        answered,
+    );
+    assert_eq!(
+        answer_of(&client, url, &retry, &[]).await,
+        (
+            200,
+            conformance_text(
+                4,
+                r#"User response: action=accept, content={"response":"yes"}"#
+            )
+        )
+    );
+}
+
+#[tokio::test]
+async fn the_conformance_fixtures_form_tools_ask_for_defaults_and_the_five_enum_forms() {
+    let server = HttpServer::conformance();
+    let client = client();
+    let url = server.url.as_str();
+
+    let defaults =
+        call_of_a_capable_client(1, "test_elicitation_sep1034_defaults", json!({}), json!({}));
+    let (status, body) = answer_of(&client, url, &defaults, &[]).await;
+    let request = &body["result"]["inputRequests"]["form"];
+    assert_eq!(
+        (status, &body["result"]["resultType"], &request["method"]),
+        (200, &json!("input_required"), &json!("elicitation/create"))
+    );
+    assert_eq!(
+        request["params"]["message"],
+        "Please review and update the form fields with defaults"
+    );
+    assert_eq!(
+        request["params"]["requestedSchema"]["properties"],
+        json!({
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {"type": "string", "description": "User status",
+                "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "description": "Verification status", "default": true}
+        })
+    );
+    let declined = json!({"inputResponses": {"form": {"action": "decline"}}});
+    let retry =
+        call_of_a_capable_client(2, "test_elicitation_sep1034_defaults", json!({}), declined);
+    assert_eq!(
+        answer_of(&client, url, &retry, &[]).await,
+        (
+            200,
+            conformance_text(2, "Elicitation completed: action=decline, content={}")
+        )
+    );
+
+    let enums = call_of_a_capable_client(3, "test_elicitation_sep1330_enums", json!({}), json!({}));
+    let (status, body) = answer_of(&client, url, &enums, &[]).await;
+    let properties =
+        &body["result"]["inputRequests"]["form"]["params"]["requestedSchema"]["properties"];
+    assert_eq!(status, 200);
+    assert_eq!(
+        (
+            &properties["titledSingle"]["oneOf"][1],
+            &properties["legacyEnum"]["enumNames"][2]
+        ),
+        (
+            &json!({"const": "value2", "title": "Second Option"}),
+            &json!("Option Three")
+        )
+    );
+    assert_eq!(
+        properties["titledMulti"],
+        json!({"type": "array", "description": "Select multiple options with titles", "minItems": 1,
+            "maxItems": 3, "items": {"anyOf": [{"const": "value1", "title": "First Choice"},
+            {"const": "value2", "title": "Second Choice"}, {"const": "value3", "title": "Third Choice"}]}})
+    );
+    let keys: Vec<&String> = properties
+        .as_object()
+        .map(|p| p.keys().collect())
+        .unwrap_or_default();
+    assert_eq!(
+        keys,
+        [
+            "untitledSingle",
+            "titledSingle",
+            "legacyEnum",
+            "untitledMulti",
+            "titledMulti"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_conformance_fixtures_logging_tool_sends_three_messages_then_its_result() {
+    let server = HttpServer::conformance();
+    let client = client();
+    let mut call = call_of_a_capable_client(9, "test_tool_with_logging", json!({}), json!({}));
+    call["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
+    let response = post(&client, &server.url, &call, &[])
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status().as_u16(), 200);
+    let events = Events::new(response).all().await;
+    let message = |text: &str| json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": text}});
+    assert_eq!(
+        events,
+        vec![
+            message("Tool execution started"),
+            message("Tool processing data"),
+            message("Tool execution completed"),
+            conformance_text(9, "Tool with logging executed successfully"),
+        ]
     );
 }

@@ -85,31 +85,40 @@ pub fn server_bin() -> &'static str {
 /// with (`cargo test --test it` does not build examples; a fresh one costs about a second).
 pub fn embedded_example_bin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let bin_dir = std::path::Path::new(server_bin())
-                .parent()
-                .expect("the binaries' directory");
-            let features: Vec<&str> = [
-                ("schema-check", cfg!(feature = "schema-check")),
-                ("http", cfg!(feature = "http")),
-                ("auth", cfg!(feature = "auth")),
-                ("http-server", cfg!(feature = "http-server")),
-            ]
-            .into_iter()
-            .filter_map(|(name, on)| on.then_some(name))
-            .collect();
-            let features = features.join(",");
-            let built = Command::new(env!("CARGO"))
-                .args(["build", "--example", "embedded", "--no-default-features"])
-                .args(["--features", features.as_str()])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("run cargo build --example embedded");
-            assert!(built.success(), "cargo build --example embedded failed");
-            bin_dir.join("examples").join("embedded")
-        })
-        .clone()
+    BUILT.get_or_init(|| build_example("embedded")).clone()
+}
+
+/// The conformance fixture (`examples/conformance`: the official conformance suite's reference
+/// tools, resources and prompts on the server API), built as [`embedded_example_bin`] is. It
+/// needs the feature `http-server`.
+pub fn conformance_fixture_bin() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| build_example("conformance")).clone()
+}
+
+/// `cargo build --example NAME` with this test binary's features; the path of the example.
+fn build_example(name: &str) -> PathBuf {
+    let bin_dir = std::path::Path::new(server_bin())
+        .parent()
+        .expect("the binaries' directory");
+    let features: Vec<&str> = [
+        ("schema-check", cfg!(feature = "schema-check")),
+        ("http", cfg!(feature = "http")),
+        ("auth", cfg!(feature = "auth")),
+        ("http-server", cfg!(feature = "http-server")),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect();
+    let features = features.join(",");
+    let built = Command::new(env!("CARGO"))
+        .args(["build", "--example", name, "--no-default-features"])
+        .args(["--features", features.as_str()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap_or_else(|e| panic!("run cargo build --example {name}: {e}"));
+    assert!(built.success(), "cargo build --example {name} failed");
+    bin_dir.join("examples").join(name)
 }
 
 /// A key of the file token store (`MCP_BRIDGE_TOKEN_KEY`, 64 hex digits) for tests.
