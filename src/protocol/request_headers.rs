@@ -36,9 +36,14 @@ pub enum HeaderText<'a> {
     Text(&'a str),
 }
 
-/// A header value as the client meant it: `=?base64?<Base64>?=` decoded (standard alphabet,
-/// padding optional) to UTF-8 text, any other value as it is. `None` when the encoded form
+/// A header value as the client meant it: `=?base64?<Base64>?=` decoded (standard alphabet
+/// with its `=` padding) to UTF-8 text, any other value as it is. `None` when the encoded form
 /// is not Base64 or not UTF-8.
+///
+/// The padding is required: RFC 4648 §3.2 makes it part of Base64 unless the referring
+/// specification says otherwise, the 2026-07-28 examples carry it, and the test-case table of
+/// SEP-2243 (the proposal that defines these headers) lists an unpadded value among those a
+/// server rejects.
 pub fn decode_header_value(value: &str) -> Option<String> {
     let Some(inner) = value
         .strip_prefix(BASE64_START)
@@ -46,12 +51,9 @@ pub fn decode_header_value(value: &str) -> Option<String> {
     else {
         return Some(value.to_owned());
     };
-    let engine = base64::engine::GeneralPurpose::new(
-        &base64::alphabet::STANDARD,
-        base64::engine::GeneralPurposeConfig::new()
-            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
-    );
-    let bytes = engine.decode(inner.trim()).ok()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(inner.trim())
+        .ok()?;
     String::from_utf8(bytes).ok()
 }
 
@@ -322,16 +324,13 @@ mod tests {
     }
 
     #[test]
-    fn decoding_keeps_plain_values_and_refuses_bad_base64() {
+    fn decoding_keeps_plain_values_and_refuses_bad_or_unpadded_base64() {
         assert_eq!(decode_header_value("plain").as_deref(), Some("plain"));
         assert_eq!(
             decode_header_value("=?base64?R3LDvMOfZQ==?=").as_deref(),
             Some("Grüße")
         );
-        assert_eq!(
-            decode_header_value("=?base64?R3LDvMOfZQ?=").as_deref(),
-            Some("Grüße")
-        );
+        assert_eq!(decode_header_value("=?base64?R3LDvMOfZQ?="), None);
         assert_eq!(decode_header_value("=?base64?/w==?="), None);
     }
 }

@@ -1076,3 +1076,32 @@ async fn the_conformance_fixtures_logging_tool_sends_three_messages_then_its_res
         ]
     );
 }
+
+#[tokio::test]
+async fn an_unpadded_base64_param_header_gets_400_with_32020_and_a_padded_one_is_decoded() {
+    let server = HttpServer::conformance();
+    let client = client();
+    let call = request(
+        json!(4),
+        "tools/call",
+        json!({"name": "test_x_mcp_header", "arguments": {"region": "Hello"}}),
+    );
+    let unpadded = answer_of(
+        &client,
+        &server.url,
+        &call,
+        &[("mcp-param-region", "=?base64?SGVsbG8?=")],
+    )
+    .await;
+    let mismatch = json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32020, "message": "Header mismatch",
+        "data": {"header": "Mcp-Param-Region", "detail": "not valid Base64 UTF-8"}}});
+    assert_eq!(unpadded, (400, mismatch));
+    let padded = answer_of(
+        &client,
+        &server.url,
+        &call,
+        &[("mcp-param-region", "=?base64?SGVsbG8=?=")],
+    )
+    .await;
+    assert_eq!(padded, (200, conformance_text(4, "Region: Hello")));
+}
