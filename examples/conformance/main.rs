@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use mcp_bridge::server::{
     ListenEvent, LogLevel, Outcome, PromptDef, RequestContext, ResourceDef, ResourceTemplateDef,
-    RpcError, Server, ToolDef, elicit_form,
+    RpcError, Server, ServerBuilder, ToolDef, elicit_form,
 };
 use serde_json::{Value, json};
 
@@ -150,7 +150,7 @@ fn resource_contents(uri: &str, mime_type: &str, body: (&str, &str)) -> Outcome 
     Outcome::Complete(json!({"contents": [{"uri": uri, "mimeType": mime_type, key: value}]}))
 }
 
-fn resources(builder: mcp_bridge::server::ServerBuilder) -> mcp_bridge::server::ServerBuilder {
+fn resources(builder: ServerBuilder) -> ServerBuilder {
     let text = ResourceDef::new("test://static-text", "static-text")
         .field("title", json!("Static Text Resource"))
         .description("A static text resource for testing")
@@ -200,7 +200,7 @@ fn resources(builder: mcp_bridge::server::ServerBuilder) -> mcp_bridge::server::
         })
 }
 
-fn prompts(builder: mcp_bridge::server::ServerBuilder) -> mcp_bridge::server::ServerBuilder {
+fn prompts(builder: ServerBuilder) -> ServerBuilder {
     let with_arguments = PromptDef::new("test_prompt_with_arguments")
         .description("A prompt with required arguments")
         .argument("arg1", "First test argument", true)

@@ -5,7 +5,9 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_bridge::server::{Outcome, RequestContext, RpcError, ServerBuilder, ToolDef, elicit_form};
+use mcp_bridge::server::{
+    Outcome, PromptDef, RequestContext, RpcError, ServerBuilder, ToolDef, elicit_form,
+};
 use serde_json::{Map, Value, json};
 
 /// The `requestState`s remembered at once; the oldest is forgotten first. A retry comes within
@@ -231,7 +233,7 @@ pub fn register(builder: ServerBuilder) -> ServerBuilder {
             capabilities,
         )
         .prompt(
-            mcp_bridge::server::PromptDef::new("test_input_required_result_prompt")
+            PromptDef::new("test_input_required_result_prompt")
                 .description("Asks for the context of the prompt first."),
             |_, ctx| match ctx.input_response("user_context") {
                 Some(answer) => Outcome::user_text(format!(
