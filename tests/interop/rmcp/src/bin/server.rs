@@ -3,7 +3,9 @@
 //! (scripts/bench/embedded-size-start.sh, docs/performance.md): the same tools `echo`,
 //! `ask_name` (an input request) and `add_tool` (a list change on the listen streams), the
 //! prompt `greet` and the resource `example://readme`, over stdio. rmcp serves both revisions
-//! itself (initialize or server/discover).
+//! itself (initialize or server/discover). With the feature `http`, `--http ADDR` serves it over
+//! rmcp's Streamable HTTP server instead, as examples/embedded's `--http` does
+//! (scripts/bench/http-serve.py).
 use rmcp::model::*;
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, transport::stdio};
@@ -166,6 +168,92 @@ impl ServerHandler for Example {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let (changes, _) = broadcast::channel(16);
+    #[cfg(feature = "http")]
+    if let Some(addr) = http::addr()? {
+        return http::serve(Example { changes }, addr).await;
+    }
     Example { changes }.serve(stdio()).await?.waiting().await?;
     Ok(())
+}
+
+/// The same server over rmcp's Streamable HTTP server, on one thread like the stdio server and
+/// examples/embedded's `--http`, each connection served by hyper's HTTP/1 server. By default
+/// stateless (no `Mcp-Session-Id`; rmcp serves a 2026-07-28 request statelessly in any mode)
+/// with JSON answers; with `--sessions`, rmcp's session mode (2025-11-25 clients get a session,
+/// in memory, and SSE answers).
+#[cfg(feature = "http")]
+mod http {
+    use super::Example;
+    use hyper_util::rt::TokioIo;
+    use rmcp::transport::streamable_http_server::session::SessionManager;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    use std::sync::Arc;
+
+    /// `--http IP:PORT` and `--sessions` (in any order) from the command line, if given.
+    pub fn addr() -> anyhow::Result<Option<(std::net::SocketAddr, bool)>> {
+        let mut args: Vec<String> = std::env::args().skip(1).collect();
+        let sessions = args.iter().any(|a| a == "--sessions");
+        args.retain(|a| a != "--sessions");
+        match args.as_slice() {
+            [] if !sessions => Ok(None),
+            [flag, addr] if flag == "--http" => Ok(Some((addr.parse()?, sessions))),
+            _ => anyhow::bail!("usage: server [--http IP:PORT [--sessions]]"),
+        }
+    }
+
+    pub async fn serve(
+        example: Example,
+        (addr, sessions): (std::net::SocketAddr, bool),
+    ) -> anyhow::Result<()> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        eprintln!(
+            "rmcp-example: listening on http://{}/mcp",
+            listener.local_addr()?
+        );
+        let factory = move || Ok(example.clone());
+        let config = StreamableHttpServerConfig::default().with_legacy_session_mode(sessions);
+        if sessions {
+            let manager = Arc::new(LocalSessionManager::default());
+            accept(
+                listener,
+                StreamableHttpService::new(factory, manager, config),
+            )
+            .await
+        } else {
+            let manager = Arc::new(NeverSessionManager::default());
+            let config = config.with_json_response(true);
+            accept(
+                listener,
+                StreamableHttpService::new(factory, manager, config),
+            )
+            .await
+        }
+    }
+
+    async fn accept<M: SessionManager>(
+        listener: tokio::net::TcpListener,
+        service: StreamableHttpService<Example, M>,
+    ) -> anyhow::Result<()> {
+        loop {
+            let (stream, _) = listener.accept().await?;
+            // Without it, the SSE answers of the session mode wait for the client's delayed
+            // ACK (Nagle's algorithm, RFC 896, against RFC 1122 §4.2.3.2's delayed ACK):
+            // 40 ms each on Linux.
+            stream.set_nodelay(true)?;
+            let service = service.clone();
+            tokio::spawn(async move {
+                let handler = hyper::service::service_fn(move |request| {
+                    let service = service.clone();
+                    async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), handler)
+                    .await;
+            });
+        }
+    }
 }
