@@ -129,10 +129,20 @@ fn a_running_program_is_listed_by_threads_paused_and_its_scopes_read() {
         json!({"program": program, "stop_on_entry": false}),
     );
     assert_eq!(launched["state"]["status"], "running", "{launched}");
-    // The program is in its loop once it has printed its line: the output's update says so.
-    let update = b.recv_notification("notifications/resources/updated");
-    assert_eq!(update["params"]["uri"], output_uri);
-    assert_eq!(output_of(&mut b, "1b", "s1"), "looping\n");
+    // The program is in its loop once it has printed its line: the output's updates say so.
+    // `print` writes the text and its end apart, and debugpy may send them as two `output`
+    // events, each with its own update: read again at each update until the line is whole.
+    let mut read = 0;
+    loop {
+        let update = b.recv_notification("notifications/resources/updated");
+        assert_eq!(update["params"]["uri"], output_uri);
+        let output = output_of(&mut b, &format!("1b{read}"), "s1");
+        if output == "looping\n" {
+            break;
+        }
+        assert_eq!(output, "looping", "the line so far");
+        read += 1;
+    }
     let threads = call(&mut b, "2", "threads", json!({"session": "s1"}));
     assert_eq!(
         threads,
