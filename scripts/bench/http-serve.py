@@ -23,72 +23,23 @@ the target of docs/performance.md is met: at least the other arm's calls/s and a
 latency within 10 % of its.
 """
 import argparse
-import fcntl
 import json
 import os
-import re
 import shlex
 import statistics
 import subprocess
-import sys
-import threading
 import time
 
-LOCK = "/work/.cargo.lock"
-TICKS = os.sysconf("SC_CLK_TCK")
-START_TIME_LIMIT_S = 10
+from http_arm import Lock, cpu_secs, start, status_kib
+
 # The target of docs/performance.md: a median latency within 10 % of the other server's.
 MEDIAN_MARGIN = 1.10
-
-
-def cpu_secs(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def vm_hwm_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return 0
-
-
-def start(command):
-    proc = subprocess.Popen(command + ["--http", "127.0.0.1:0"], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + START_TIME_LIMIT_S
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        m = re.search(r"listening on (http://\S+)", line)
-        if m:
-            # The rest of stderr is drained, so that a server that logs never blocks on it.
-            threading.Thread(target=proc.stderr.read, daemon=True).start()
-            return proc, m.group(1)
-    proc.kill()
-    raise SystemExit(f"http-serve: {command[0]} printed no 'listening on http://...' line")
-
-
-class Lock:
-    """The machine-wide build lock, if there is one."""
-
-    def __enter__(self):
-        self.f = open(LOCK) if os.path.exists(LOCK) else None
-        if self.f:
-            fcntl.flock(self.f, fcntl.LOCK_EX)
-
-    def __exit__(self, *_):
-        if self.f:
-            self.f.close()
 
 
 def run_arm(name, protocol, command, args, rnd):
     rows = []
     with Lock():
-        proc, url = start(command)
+        proc, url = start(command, "http-serve")
         try:
             for clients in args.clients:
                 load = os.getloadavg()[0]
@@ -104,7 +55,7 @@ def run_arm(name, protocol, command, args, rnd):
                 rows.append(row)
                 print(json.dumps(row), flush=True)
             for row in rows:
-                row["vm_hwm_kib"] = vm_hwm_kib(proc.pid)
+                row["vm_hwm_kib"] = status_kib(proc.pid, "VmHWM")
         finally:
             proc.terminate()
             proc.wait()
