@@ -193,10 +193,16 @@ pub fn serve_stdio(server: Server) -> io::Result<()> {
     )
 }
 
-/// Serves `server` to 2026-07-28 clients over Streamable HTTP on `addr`
-/// ([`crate::server::http`]) until SIGINT or SIGTERM, on a runtime of its own (call it from
-/// `main`, not from inside a runtime). Once bound it writes one line to stderr,
+/// Serves `server` over Streamable HTTP on `addr` ([`crate::server::http`]) until SIGINT or
+/// SIGTERM: to 2026-07-28 clients statelessly, and to 2025-11-25 clients in sessions
+/// ([`HttpOptions::sessions`](crate::server::http::HttpOptions::sessions), unless `options`
+/// has its own), each served by an in-process bridge as the legacy path of
+/// [`serve_stdio_auto`] is, with the default [`AutoOptions`]. Runs its own actix `System`
+/// (call it from `main`, not from inside a runtime). Once bound it writes one line to stderr,
 /// `NAME: listening on http://ADDR/PATH` (with the port chosen when `addr`'s port is 0).
+///
+/// A session's bridge ends when its input ends (the session was deleted, idle past its time
+/// limit, or the server stops); its end is the session's, and the System goes on.
 ///
 /// ```no_run
 /// use mcp_bridge::server::{Server, http};
@@ -215,11 +221,17 @@ pub fn serve_http(
     addr: std::net::SocketAddr,
     options: crate::server::http::HttpOptions,
 ) -> io::Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(async move {
+    let system = actix::System::new();
+    system.block_on(async move {
         let name = server.info()["name"].as_str().unwrap_or("mcp").to_owned();
+        let options = match options.sessions {
+            Some(_) => options,
+            None => options.sessions(BridgeSessions {
+                arbiter: actix::Arbiter::current(),
+                server: server.clone(),
+                options: AutoOptions::default(),
+            }),
+        };
         let bound = crate::server::http::bind(server, addr, options).await?;
         eprintln!("{name}: listening on {}", bound.url());
         let mut terminate =
@@ -233,6 +245,69 @@ pub fn serve_http(
             })
             .await
     })
+}
+
+/// The sessions of [`serve_http`]: each an in-process bridge on the System's arbiter, its
+/// editor side the session's two channels.
+#[cfg(feature = "http-server")]
+struct BridgeSessions {
+    arbiter: actix::ArbiterHandle,
+    server: Server,
+    options: AutoOptions,
+}
+
+#[cfg(feature = "http-server")]
+impl crate::server::http::SessionFactory for BridgeSessions {
+    fn start(&self, ends: crate::server::http::SessionEnds) -> crate::server::http::SessionStart {
+        let server = self.server.clone();
+        let options = self.options.clone();
+        // The actors are not `Send`: they are made on the arbiter's thread, inside its task.
+        let started = self.arbiter.spawn(async move {
+            let crate::server::http::SessionEnds { input, output } = ends;
+            let config = legacy_config(server, &options);
+            let frames = futures_util::stream::unfold(input, |mut input| async move {
+                let line = input.recv().await?;
+                Some((Frame::Line(line), input))
+            });
+            let output = Writer::for_channel(output, EDITOR_QUEUE, QueueStats::new("editor_queue"));
+            let host = std::rc::Rc::new(SessionHost {
+                output: output.clone(),
+            });
+            supervisor::start_with(
+                config,
+                Box::pin(frames),
+                output,
+                Box::pin(std::future::pending()),
+                host,
+                None,
+            );
+        });
+        Box::pin(std::future::ready(if started {
+            Ok(())
+        } else {
+            Err(io::Error::other("the actix System has stopped"))
+        }))
+    }
+}
+
+/// The host of a session's bridge: its end is the session's, not the process's.
+#[cfg(feature = "http-server")]
+struct SessionHost {
+    output: Writer,
+}
+
+#[cfg(feature = "http-server")]
+impl supervisor::Host for SessionHost {
+    fn step(&self, step: &'static str) {
+        tracing::debug!(target: "supervisor", "shutdown step: {step}");
+    }
+    // The process is the application's, and other sessions run in it.
+    fn start_watchdog(&self, _after: Duration) {}
+    fn exit(&self, code: i32) {
+        tracing::debug!(target: "supervisor", "a session's bridge ended with exit code {code}");
+        // The writer's channel closes once it is empty: the HTTP server ends the session.
+        self.output.close();
+    }
 }
 
 /// The path the first request selected, with what was read so far.

@@ -1,6 +1,7 @@
 //! One executable, both revisions: a 2026-07-28 server that `serve_stdio` also serves to
 //! 2025-11-25 clients (`initialize` first) through the in-process bridge, and that
-//! `--http ADDR` serves to 2026-07-28 clients over Streamable HTTP instead. Tools `echo`,
+//! `--http ADDR` serves over Streamable HTTP instead, to 2026-07-28 clients statelessly and
+//! to 2025-11-25 clients in sessions (each through an in-process bridge). Tools `echo`,
 //! `ask_name` (an input request) and `add_tool` (a list change), the prompt `greet` and the
 //! resource `example://readme`.
 use mcp_bridge::server::{ListenEvent, ResourceDef, Server};

@@ -202,6 +202,13 @@ pub enum Cause {
     AlreadyInitialized,
     /// A request whose id is the id of a request still in flight (-32600).
     DuplicateId,
+    /// An HTTP request with an `Mcp-Session-Id` that names no session: it ended (deleted,
+    /// idle past its time limit) or never was (-32600; HTTP 404, 2025-11-25
+    /// basic/transports).
+    UnknownSession,
+    /// An `initialize` over HTTP past the bound of sessions (-32603; HTTP 503, the bound in
+    /// `data.detail`).
+    TooManySessions,
     /// `server/discover`, an unknown method, a 2026-07-28 request before `initialize` (-32601).
     MethodNotFound,
     /// The params of a request the bridge reads are not valid (-32602).
@@ -251,7 +258,7 @@ impl Cause {
         match self {
             ParseError => ErrorCode::PARSE_ERROR,
             InvalidRequestShape | LineTooLong | TooDeep | NotInitialized | AlreadyInitialized
-            | DuplicateId => ErrorCode::INVALID_REQUEST,
+            | DuplicateId | UnknownSession => ErrorCode::INVALID_REQUEST,
             MethodNotFound => ErrorCode::METHOD_NOT_FOUND,
             InvalidParams => ErrorCode::INVALID_PARAMS,
             _ => ErrorCode::INTERNAL_ERROR,
@@ -269,6 +276,8 @@ impl Cause {
             NotInitialized => "not_initialized",
             AlreadyInitialized => "already_initialized",
             DuplicateId => "duplicate_id",
+            UnknownSession => "unknown_session",
+            TooManySessions => "too_many_sessions",
             MethodNotFound => "method_not_found",
             InvalidParams => "invalid_params",
             SpawnFailed => "spawn_failed",
@@ -302,6 +311,8 @@ impl Cause {
             NotInitialized => "Invalid request: the server is not initialized",
             AlreadyInitialized => "Invalid request: the server is already initialized",
             DuplicateId => "Invalid request: the id is in use by a request in flight",
+            UnknownSession => "Invalid request: no such session (it ended, or never started)",
+            TooManySessions => "Too many sessions",
             MethodNotFound => "Method not found",
             InvalidParams => "Invalid params",
             SpawnFailed => "The bridge could not start the upstream server",
@@ -483,6 +494,8 @@ mod tests {
             (Cause::SpawnFailed, -32603, "spawn_failed"),
             (Cause::UpstreamExited, -32603, "upstream_exited"),
             (Cause::TooManyRequests, -32603, "too_many_requests"),
+            (Cause::TooManySessions, -32603, "too_many_sessions"),
+            (Cause::UnknownSession, -32600, "unknown_session"),
             (Cause::UpstreamBusy, -32603, "upstream_busy"),
             (Cause::Timeout, -32603, "timeout"),
             (Cause::TooManyRounds, -32603, "too_many_rounds"),

@@ -17,6 +17,9 @@
 //!   until the pipe is writable; the queued frames go out with one `writev` per wake-up.
 //!   Anything else (a terminal, a file) is written by a thread of its own with blocking
 //!   writes: everything queued, then one flush.
+//! - **Channels** (a session of the HTTP server, `embed::serve_http`) take each frame as one
+//!   line from a task of the current runtime ([`Writer::for_channel`]): no thread, and a full
+//!   channel holds the frames in this queue, with its bounds.
 
 use serde_json::Value;
 use std::fs::File;
@@ -25,7 +28,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, mpsc};
 
 use super::queue::{Bounds, Delivery, FrameQueue, OutFrame, QueueStats, Sent};
 use crate::protocol::framing::encode_message;
@@ -50,6 +53,8 @@ struct State {
     broken: bool,
     /// The non-blocking pipe, while the writer task runs (`None` for a writer thread).
     fd: Option<Arc<AsyncFd<File>>>,
+    /// A task writes (a pipe's or a channel's): frames wake `wake_task`, not the thread.
+    by_task: bool,
 }
 
 struct Shared {
@@ -91,7 +96,12 @@ impl std::fmt::Debug for Writer {
 }
 
 impl Writer {
-    fn shared(bounds: Bounds, stats: Arc<QueueStats>, fd: Option<Arc<AsyncFd<File>>>) -> Self {
+    fn shared(
+        bounds: Bounds,
+        stats: Arc<QueueStats>,
+        fd: Option<Arc<AsyncFd<File>>>,
+        by_task: bool,
+    ) -> Self {
         Writer {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
@@ -99,6 +109,7 @@ impl Writer {
                     closed: false,
                     broken: false,
                     fd,
+                    by_task,
                 }),
                 wake_task: Notify::new(),
                 wake_thread: Condvar::new(),
@@ -113,8 +124,22 @@ impl Writer {
     /// writer is closed and its queue is empty, or when a write fails.
     pub fn for_pipe(fd: AsyncFd<File>, bounds: Bounds, stats: Arc<QueueStats>) -> Self {
         let fd = Arc::new(fd);
-        let w = Writer::shared(bounds, stats, Some(fd.clone()));
+        let w = Writer::shared(bounds, stats, Some(fd.clone()), true);
         tokio::spawn(pipe_task(w.shared.clone(), fd));
+        w
+    }
+
+    /// A writer of a channel: each frame goes to `lines` as one line (without its `\n`), from
+    /// a task it starts on the current tokio runtime (call inside it). The task ends, and
+    /// `lines` closes, when the writer is closed and its queue is empty; when the receiver
+    /// is gone the writer fails as a broken pipe does.
+    pub fn for_channel(
+        lines: mpsc::Sender<String>,
+        bounds: Bounds,
+        stats: Arc<QueueStats>,
+    ) -> Self {
+        let w = Writer::shared(bounds, stats, None, true);
+        tokio::spawn(channel_task(w.shared.clone(), lines));
         w
     }
 
@@ -124,7 +149,7 @@ impl Writer {
         bounds: Bounds,
         stats: Arc<QueueStats>,
     ) -> Self {
-        let w = Writer::shared(bounds, stats, None);
+        let w = Writer::shared(bounds, stats, None, false);
         let shared = w.shared.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("mcp-bridge-{}", w.shared.stats.name))
@@ -188,7 +213,7 @@ impl Writer {
         }
         sh.stats.size(&st.queue);
         if !st.queue.is_empty() {
-            if st.fd.is_some() {
+            if st.by_task {
                 sh.wake_task.notify_one();
             } else {
                 sh.wake_thread.notify_one();
@@ -357,6 +382,65 @@ async fn pipe_task(shared: Arc<Shared>, fd: Arc<AsyncFd<File>>) {
                 return;
             }
             Err(_would_block) => {}
+        }
+    }
+}
+
+/// The task of a channel writer: takes everything queued and sends it line by line, waiting
+/// while the channel is full.
+async fn channel_task(shared: Arc<Shared>, lines: mpsc::Sender<String>) {
+    loop {
+        let batch = loop {
+            let notified = shared.wake_task.notified();
+            {
+                let mut st = shared.lock();
+                if st.broken {
+                    return;
+                }
+                if !st.queue.nothing_queued() {
+                    break st.queue.take_all();
+                }
+                if st.closed {
+                    drop(st);
+                    shared.room.notify_waiters();
+                    return;
+                }
+            }
+            notified.await;
+        };
+        let frames = batch.len();
+        let bytes: usize = batch.iter().map(OutFrame::len).sum();
+        let mut ok = true;
+        for frame in &batch {
+            let mut line = Vec::with_capacity(frame.len());
+            for piece in frame.pieces() {
+                line.extend_from_slice(piece);
+            }
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            }
+            // Frames are serialized JSON, UTF-8 by construction; a frame that is not is lost
+            // rather than mangled.
+            let Ok(line) = String::from_utf8(line) else {
+                continue;
+            };
+            if lines.send(line).await.is_err() {
+                ok = false;
+                break;
+            }
+        }
+        drop(batch);
+        {
+            let mut st = shared.lock();
+            st.queue.taken_done(frames, bytes);
+            if !ok {
+                shared.fail(&mut st);
+            }
+            shared.stats.size(&st.queue);
+        }
+        shared.room.notify_waiters();
+        if !ok {
+            return;
         }
     }
 }
@@ -770,5 +854,52 @@ mod tests {
         assert_eq!(drain, Drain::Capped);
         drop(writer);
         drop(reader);
+    }
+
+    #[tokio::test]
+    async fn a_channel_writer_sends_each_frame_as_a_line_then_closes_the_channel() {
+        // A channel of one line: the second and third frames wait in the queue meanwhile.
+        let (lines, mut received) = mpsc::channel(1);
+        let writer = Writer::for_channel(lines, EDITOR_QUEUE, QueueStats::new("test_queue"));
+        for text in ["a", "b", "c"] {
+            assert_eq!(
+                writer.send_frame(frame(text), Delivery::Always),
+                Sent::Queued
+            );
+        }
+        writer.close();
+        let mut got = Vec::new();
+        while let Some(line) = received.recv().await {
+            got.push(line);
+        }
+        assert_eq!(got, ["a", "b", "c"]);
+        assert_eq!(
+            writer
+                .drain(Duration::from_secs(1), Duration::from_secs(1))
+                .await,
+            Drain::Done
+        );
+        assert_eq!(
+            writer.send_frame(frame("d"), Delivery::Always),
+            Sent::Closed
+        );
+    }
+
+    #[tokio::test]
+    async fn a_channel_writer_whose_receiver_is_gone_fails_as_a_broken_pipe() {
+        let (lines, received) = mpsc::channel(1);
+        let writer = Writer::for_channel(lines, EDITOR_QUEUE, QueueStats::new("test_queue"));
+        drop(received);
+        assert_eq!(
+            writer.send_frame(frame("a"), Delivery::Always),
+            Sent::Queued
+        );
+        assert_eq!(
+            writer
+                .drain(Duration::from_secs(5), Duration::from_secs(5))
+                .await,
+            Drain::Done
+        );
+        assert_eq!(writer.queued(), (0, 0));
     }
 }

@@ -61,6 +61,9 @@ mod http_legacy;
 // The server API over HTTP, with reqwest (feature `http`) as the client.
 #[cfg(all(feature = "http-server", feature = "http"))]
 mod http_server;
+// 2025-11-25 sessions of the server API over HTTP (through the embedded bridge).
+#[cfg(all(feature = "http-server", feature = "http"))]
+mod http_sessions;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod http_sign_in;
 #[cfg(all(feature = "http", feature = "auth"))]

@@ -230,8 +230,9 @@ pub(crate) struct Args {
     /// With --stall-stdin-after: read on once this file exists (checked every 10 ms).
     #[arg(long, value_name = "FILE")]
     pub(crate) resume_stdin_file: Option<PathBuf>,
-    /// Serve 2026-07-28 Streamable HTTP on ADDR (PORT, or IP:PORT; port 0: any free one)
-    /// instead of stdio, writing "listening on URL" to stderr once bound.
+    /// Serve Streamable HTTP on ADDR (PORT, or IP:PORT; port 0: any free one) instead of
+    /// stdio: 2026-07-28 statelessly, 2025-11-25 in sessions (through the embedded bridge);
+    /// writes "listening on URL" to stderr once bound.
     #[cfg(feature = "http-server")]
     #[arg(long, value_name = "ADDR", value_parser = mcp_bridge::server::http::parse_addr)]
     pub(crate) http: Option<std::net::SocketAddr>,
@@ -244,6 +245,16 @@ pub(crate) struct Args {
     #[cfg(feature = "http-server")]
     #[arg(long, value_name = "URL")]
     pub(crate) http_authorization_server: Vec<String>,
+    /// With --http: a 2025-11-25 session without a request and without an open stream for
+    /// this long ends (milliseconds; default 30 minutes).
+    #[cfg(feature = "http-server")]
+    #[arg(long, value_name = "MS")]
+    pub(crate) http_session_idle_ms: Option<u64>,
+    /// With --http: the most 2025-11-25 sessions at once; one more `initialize` gets 503
+    /// (default 256).
+    #[cfg(feature = "http-server")]
+    #[arg(long, value_name = "N")]
+    pub(crate) http_max_sessions: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -69,14 +69,28 @@ fn main() -> ExitCode {
     };
     #[cfg(feature = "http-server")]
     if let Some(addr) = args.http {
-        let mut options = mcp_bridge::server::http::HttpOptions {
+        use mcp_bridge::server::http;
+        let mut options = http::HttpOptions {
             authorization_servers: args.http_authorization_server.clone(),
-            ..mcp_bridge::server::http::HttpOptions::default()
+            ..http::HttpOptions::default()
         };
         if let Some(good) = args.http_bearer_token.clone() {
             options = options.bearer(move |token: &str| token == good);
         }
-        return serve_http(&runtime, server, addr, options);
+        if let Some(ms) = args.http_session_idle_ms {
+            options.session_idle_time_limit = Duration::from_millis(ms);
+        }
+        if let Some(max) = args.http_max_sessions {
+            options.max_sessions = max;
+        }
+        drop(runtime);
+        return match mcp_bridge::embed::serve_http(server, addr, options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("{NAME}: {error}");
+                ExitCode::FAILURE
+            }
+        };
     }
     let served = match args.stall_stdin_after {
         None => runtime.block_on(server.serve_stdio()),
@@ -102,29 +116,6 @@ fn main() -> ExitCode {
             1
         }
     })
-}
-
-/// Serves `server` over HTTP on `addr` until killed.
-#[cfg(feature = "http-server")]
-fn serve_http(
-    runtime: &tokio::runtime::Runtime,
-    server: Server,
-    addr: std::net::SocketAddr,
-    options: mcp_bridge::server::http::HttpOptions,
-) -> ExitCode {
-    use mcp_bridge::server::http;
-    let served = runtime.block_on(async {
-        let bound = http::bind(server, addr, options).await?;
-        eprintln!("{NAME}: listening on {}", bound.url());
-        bound.run().await
-    });
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("{NAME}: {error}");
-            ExitCode::FAILURE
-        }
-    }
 }
 
 fn build(args: &Args) -> Server {

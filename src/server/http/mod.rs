@@ -75,10 +75,17 @@ use crate::protocol::request_headers::{self, HeaderText};
 
 mod bearer;
 mod origin;
+mod session;
 
 use bearer::{Auth, check_bearer, metadata};
 pub use bearer::{Bearer, TokenVerifier, Verdict};
 use origin::check_origin_and_host;
+use session::SessionTable;
+pub use session::{
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIME_LIMIT, SESSION_BUFFER_MAX_MESSAGES,
+    SESSION_ID_HEADER, SESSION_INPUT_QUEUE_MESSAGES, SESSION_OUTPUT_QUEUE_MESSAGES, SessionEnds,
+    SessionFactory, SessionStart, Sessions,
+};
 
 /// The endpoint's path unless [`HttpOptions::path`] says otherwise.
 pub const DEFAULT_PATH: &str = "/mcp";
@@ -169,6 +176,14 @@ pub struct HttpOptions {
     /// it (behind a reverse proxy, its public URL); none: `http://ADDR/PATH` as bound. Its
     /// metadata URL in `WWW-Authenticate` is made from it (RFC 9728 §3.1).
     pub resource: Option<String>,
+    /// The 2025-11-25 sessions ([`HttpOptions::sessions`]); none: an `initialize` gets
+    /// -32601 with 404, as every method 2026-07-28 does not have.
+    pub sessions: Option<Sessions>,
+    /// How long a session lives without a request and without an open stream
+    /// ([`DEFAULT_SESSION_IDLE_TIME_LIMIT`]).
+    pub session_idle_time_limit: Duration,
+    /// Sessions at once; one more `initialize` gets 503 ([`DEFAULT_MAX_SESSIONS`]).
+    pub max_sessions: usize,
 }
 
 impl HttpOptions {
@@ -188,6 +203,15 @@ impl HttpOptions {
     #[must_use]
     pub fn bearer(mut self, verifier: impl TokenVerifier) -> Self {
         self.bearer = Some(Bearer(Arc::new(verifier)));
+        self
+    }
+
+    /// Turns the 2025-11-25 sessions on: an `initialize` POST starts one, which `factory`
+    /// serves (see the module doc; `embed::serve_http` serves them with the in-process
+    /// bridge).
+    #[must_use]
+    pub fn sessions(mut self, factory: impl SessionFactory) -> Self {
+        self.sessions = Some(Sessions(Arc::new(factory)));
         self
     }
 }
@@ -211,6 +235,9 @@ impl Default for HttpOptions {
             bearer: None,
             authorization_servers: Vec::new(),
             resource: None,
+            sessions: None,
+            session_idle_time_limit: DEFAULT_SESSION_IDLE_TIME_LIMIT,
+            max_sessions: DEFAULT_MAX_SESSIONS,
         }
     }
 }
@@ -261,6 +288,8 @@ struct Shared {
     stopping: CancellationToken,
     /// The bearer-token check and its metadata, when [`HttpOptions::bearer`] is on.
     auth: Option<Auth>,
+    /// The 2025-11-25 sessions, when [`HttpOptions::sessions`] is on.
+    sessions: Option<Arc<SessionTable>>,
 }
 
 /// Binds `addr` for `server`. Nothing is served until [`HttpServer::run`].
@@ -293,7 +322,12 @@ pub async fn bind(
             (!params.is_empty()).then(|| (def.name().to_owned(), params))
         })
         .collect();
+    let sessions = options
+        .sessions
+        .clone()
+        .map(|factory| SessionTable::new(factory, &options));
     let shared = Arc::new(Shared {
+        sessions,
         in_flight: Arc::new(Semaphore::new(options.max_in_flight)),
         loopback: listener.local_addr()?.ip().is_loopback(),
         server,
@@ -353,6 +387,9 @@ impl HttpServer {
             .max_header_size(self.shared.options.max_header_bytes.max(MIN_HEADER_BYTES))
             .max_headers(self.shared.options.max_headers);
         let mut stop = std::pin::pin!(stop);
+        if let Some(sessions) = &self.shared.sessions {
+            tokio::spawn(sessions.clone().end_idle(self.shared.stopping.clone()));
+        }
         loop {
             // Past the bound, connections wait in the kernel's backlog.
             let permit = tokio::select! {
@@ -389,6 +426,9 @@ impl HttpServer {
             });
         }
         self.shared.stopping.cancel();
+        if let Some(sessions) = &self.shared.sessions {
+            sessions.end_all();
+        }
         Ok(())
     }
 }
@@ -438,6 +478,11 @@ async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
     if let Some(refused) = check_origin_and_host(shared, request.headers()) {
         return refused;
     }
+    if let Some(sessions) = &shared.sessions
+        && let Some(session_id) = request.headers().get(SESSION_ID_HEADER).cloned()
+    {
+        return session::answer(shared, sessions, request, &session_id).await;
+    }
     if request.method() != HttpMethod::POST {
         // 2026-07-28 has no GET stream and no sessions to DELETE: 405 (basic/transports/http).
         return not_allowed("POST");
@@ -448,40 +493,12 @@ async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
     {
         return refused;
     }
-    if !is_json(request.headers()) {
-        return empty(StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    }
-    if !accepts_an_answer(request.headers()) {
-        return empty(StatusCode::NOT_ACCEPTABLE);
-    }
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > options.max_body_bytes as u64) {
-        return empty(StatusCode::PAYLOAD_TOO_LARGE);
-    }
-    let (parts, body) = request.into_parts();
-    let body = match Limited::new(body, options.max_body_bytes).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) => {
-            if error.is::<http_body_util::LengthLimitError>() {
-                return empty(StatusCode::PAYLOAD_TOO_LARGE);
-            }
-            // The client stopped sending: nobody reads this answer.
-            return empty(StatusCode::BAD_REQUEST);
-        }
+    let (parts, body) = match read_body(options, request).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
     match jsonrpc::parse(&body, options.max_depth) {
-        Err(error) => {
-            let (cause, detail) = match &error {
-                ParseError::NotJson { .. } => (Cause::ParseError, None),
-                ParseError::TooDeep { .. } => (Cause::TooDeep, Some(options.max_depth.into())),
-                ParseError::Shape { .. } => (Cause::InvalidRequestShape, None),
-            };
-            error_answer(StatusCode::BAD_REQUEST, error.id(), cause.error(detail))
-        }
+        Err(error) => bad_body(&error, options.max_depth),
         // 2026-07-28 clients send no responses: a POST carries a request or a notification.
         Ok(Message::Response { .. } | Message::ErrorResponse { .. }) => error_answer(
             StatusCode::BAD_REQUEST,
@@ -491,10 +508,60 @@ async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
         // Accepted: the core protocol defines no client notification over HTTP (closing the
         // stream is the cancellation), so there is nothing to act on.
         Ok(Message::Notification { .. }) => empty(StatusCode::ACCEPTED),
-        Ok(Message::Request { id, method, params }) => {
-            serve_request(shared, &parts.headers, id, method, params).await
+        Ok(Message::Request { id, method, params }) => match &shared.sessions {
+            // A 2025-11-25 client: a new session.
+            Some(sessions) if method == methods::INITIALIZE => {
+                match jsonrpc::parse_value_bounded(&body, options.max_depth) {
+                    Ok(message) => session::start(shared, sessions, &id, message).await,
+                    Err(error) => bad_body(&error, options.max_depth),
+                }
+            }
+            _ => serve_request(shared, &parts.headers, id, method, params).await,
+        },
+    }
+}
+
+/// A POST's body, after the checks of its headers (a JSON body, an answer the client takes,
+/// the declared length) and within the size limit.
+async fn read_body(
+    options: &HttpOptions,
+    request: Request<Incoming>,
+) -> Result<(hyper::http::request::Parts, Bytes), Response<Body>> {
+    if !is_json(request.headers()) {
+        return Err(empty(StatusCode::UNSUPPORTED_MEDIA_TYPE));
+    }
+    if !accepts_an_answer(request.headers()) {
+        return Err(empty(StatusCode::NOT_ACCEPTABLE));
+    }
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > options.max_body_bytes as u64) {
+        return Err(empty(StatusCode::PAYLOAD_TOO_LARGE));
+    }
+    let (parts, body) = request.into_parts();
+    match Limited::new(body, options.max_body_bytes).collect().await {
+        Ok(collected) => Ok((parts, collected.to_bytes())),
+        Err(error) => {
+            if error.is::<http_body_util::LengthLimitError>() {
+                return Err(empty(StatusCode::PAYLOAD_TOO_LARGE));
+            }
+            // The client stopped sending: nobody reads this answer.
+            Err(empty(StatusCode::BAD_REQUEST))
         }
     }
+}
+
+/// The answer to a body that is no JSON-RPC message (400, without id unless it is known).
+fn bad_body(error: &ParseError, max_depth: usize) -> Response<Body> {
+    let (cause, detail) = match error {
+        ParseError::NotJson { .. } => (Cause::ParseError, None),
+        ParseError::TooDeep { .. } => (Cause::TooDeep, Some(max_depth.into())),
+        ParseError::Shape { .. } => (Cause::InvalidRequestShape, None),
+    };
+    error_answer(StatusCode::BAD_REQUEST, error.id(), cause.error(detail))
 }
 
 fn not_allowed(allow: &'static str) -> Response<Body> {

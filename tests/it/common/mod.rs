@@ -9,6 +9,8 @@ pub mod auth_fixture;
 pub mod collector;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod http_fixture;
+#[cfg(all(feature = "http-server", feature = "http"))]
+pub mod http_serve;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod legacy_http_fixture;
 #[cfg(all(feature = "http", feature = "auth"))]

@@ -1,0 +1,741 @@
+//! 2025-11-25 Streamable HTTP sessions (2025-11-25 basic/transports, "Session Management"),
+//! served by a pipe of JSON-RPC lines that the application starts ([`SessionFactory`]; the
+//! embedded bridge's in-process bridge, `embed::serve_http`).
+//!
+//! - A POST of `initialize` without `Mcp-Session-Id` starts a session: its answer carries
+//!   `Mcp-Session-Id`, 128 random bits in hex. Past [`HttpOptions::max_sessions`] it gets 503
+//!   with `too_many_sessions`.
+//! - A POST with `Mcp-Session-Id`: a request goes into the session and is answered on that
+//!   POST, with JSON when only its response comes and with SSE when server messages come
+//!   first; a notification or a response (to a server request: an elicitation) gets 202.
+//! - The session's messages: a response goes to the POST that waits on its id. A server
+//!   request or notification goes to the POST whose `progressToken` it carries
+//!   (`notifications/progress`: it belongs to that request), else to the GET stream when one
+//!   is open, else to the only POST waiting (an elicitation of a `tools/call`) unless it is a
+//!   list change or a resource update (they concern the session, not a request), else it
+//!   waits (at most [`SESSION_BUFFER_MAX_MESSAGES`]) for the next GET stream.
+//! - GET opens the session's SSE stream, one at a time (a second gets 409). DELETE ends the
+//!   session (the pipe's input closes) and gets 204; then its id gets 404, as does any id
+//!   that names no session. A session also ends when its pipe's output closes, and when it
+//!   had no request and no open stream for [`HttpOptions::session_idle_time_limit`].
+//! - The 2026-07-28 header checks do not apply inside a session; the `Origin`, `Host`,
+//!   bearer and body checks do.
+//! - Streams are not resumable: events carry no id and `Last-Event-ID` is not read. A client
+//!   that loses a POST's stream loses that request's answer (2025-11-25 lets a server do
+//!   without resumption).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use super::*;
+
+/// The header of the session id (2025-11-25 basic/transports).
+pub const SESSION_ID_HEADER: &str = "mcp-session-id";
+/// How long a session lives without a request and without an open stream (30 minutes).
+pub const DEFAULT_SESSION_IDLE_TIME_LIMIT: Duration = Duration::from_secs(30 * 60);
+/// Sessions at once (256): each is a bridge with its actors.
+pub const DEFAULT_MAX_SESSIONS: usize = 256;
+/// Server messages a session keeps for its next GET stream while none is open (256); past
+/// it the oldest is dropped.
+pub const SESSION_BUFFER_MAX_MESSAGES: usize = 256;
+/// Messages queued toward one response stream (64): past it the session's output waits for
+/// the client to read (its own queue is bounded: [`crate::transport::writer`]).
+const STREAM_QUEUE_MESSAGES: usize = 64;
+/// Client messages queued into one session's input (64): past it a POST waits.
+pub const SESSION_INPUT_QUEUE_MESSAGES: usize = 64;
+/// Lines queued out of one session (64).
+pub const SESSION_OUTPUT_QUEUE_MESSAGES: usize = 64;
+/// The longest pause between two checks of idle sessions; a shorter idle time limit is
+/// checked four times per limit.
+const IDLE_CHECK_MAX_INTERVAL: Duration = Duration::from_secs(1);
+const IDLE_CHECK_MIN_INTERVAL: Duration = Duration::from_millis(10);
+/// What the session writes is at most as deep as what the bridge takes from its upstream,
+/// plus its own wrapping of a result.
+const OUTPUT_MAX_DEPTH: usize = jsonrpc::MAX_UPSTREAM_DEPTH + 8;
+/// Random bits of a session id (2025-11-25: a session id should be globally unique and
+/// cryptographically secure).
+const SESSION_ID_BYTES: usize = 16;
+
+/// The two ends of a session that the application serves: JSON-RPC messages, one per line
+/// without its `\n`.
+pub struct SessionEnds {
+    /// The client's messages. Its end (every sender gone) ends the session.
+    pub input: mpsc::Receiver<Bytes>,
+    /// The session's messages (responses, server requests and notifications). When it closes
+    /// the session has ended.
+    pub output: mpsc::Sender<String>,
+}
+
+/// The future of [`SessionFactory::start`].
+pub type SessionStart = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
+
+/// Starts the 2025-11-25 sessions of an HTTP server ([`HttpOptions::sessions`]).
+pub trait SessionFactory: Send + Sync + 'static {
+    /// Starts serving one session on `ends`; resolves once it runs. An error fails the
+    /// `initialize` (500).
+    fn start(&self, ends: SessionEnds) -> SessionStart;
+}
+
+/// The session factory of [`HttpOptions::sessions`]. Two are equal when they are the same
+/// factory.
+#[derive(Clone)]
+pub struct Sessions(pub(super) Arc<dyn SessionFactory>);
+
+impl fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Sessions(..)")
+    }
+}
+
+impl PartialEq for Sessions {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Sessions {}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing panics while one of these locks is held; take the state anyway.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The sessions of one HTTP server.
+pub(super) struct SessionTable {
+    factory: Sessions,
+    max: usize,
+    idle_limit: Duration,
+    inner: Mutex<TableInner>,
+}
+
+struct TableInner {
+    sessions: HashMap<String, Arc<Session>>,
+    /// Sessions whose `initialize` is starting them: they count toward the bound.
+    starting: usize,
+}
+
+impl SessionTable {
+    pub(super) fn new(factory: Sessions, options: &HttpOptions) -> Arc<SessionTable> {
+        Arc::new(SessionTable {
+            factory,
+            max: options.max_sessions,
+            idle_limit: options.session_idle_time_limit,
+            inner: Mutex::new(TableInner {
+                sessions: HashMap::new(),
+                starting: 0,
+            }),
+        })
+    }
+
+    fn get(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.inner).sessions.get(id).cloned()
+    }
+
+    fn reserve(&self) -> bool {
+        let mut inner = lock(&self.inner);
+        if inner.sessions.len() + inner.starting >= self.max {
+            return false;
+        }
+        inner.starting += 1;
+        true
+    }
+
+    fn release(&self) {
+        let mut inner = lock(&self.inner);
+        inner.starting = inner.starting.saturating_sub(1);
+    }
+
+    fn insert(&self, session: Arc<Session>) {
+        let mut inner = lock(&self.inner);
+        inner.starting = inner.starting.saturating_sub(1);
+        inner.sessions.insert(session.id.clone(), session);
+    }
+
+    /// Ends the session `id` (the pipe's input closes); false when there is none.
+    fn end(&self, id: &str) -> bool {
+        let removed = lock(&self.inner).sessions.remove(id);
+        removed.map(|session| session.end()).is_some()
+    }
+
+    /// Ends every session (the server stops).
+    pub(super) fn end_all(&self) {
+        let all: Vec<_> = lock(&self.inner).sessions.drain().collect();
+        for (_, session) in all {
+            session.end();
+        }
+    }
+
+    /// Ends the sessions that had no request and no open stream for the idle time limit,
+    /// until `stop`.
+    pub(super) async fn end_idle(self: Arc<Self>, stop: CancellationToken) {
+        let every = (self.idle_limit / 4).clamp(IDLE_CHECK_MIN_INTERVAL, IDLE_CHECK_MAX_INTERVAL);
+        let mut ticks = tokio::time::interval(every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = ticks.tick() => {}
+            }
+            let idle: Vec<Arc<Session>> = {
+                let mut inner = lock(&self.inner);
+                let ids: Vec<String> = inner
+                    .sessions
+                    .values()
+                    .filter(|session| session.idle_for(self.idle_limit))
+                    .map(|session| session.id.clone())
+                    .collect();
+                ids.iter()
+                    .filter_map(|id| inner.sessions.remove(id))
+                    .collect()
+            };
+            for session in idle {
+                tracing::debug!(session = %session.id, "an HTTP session ended: idle past its time limit");
+                session.end();
+            }
+        }
+    }
+}
+
+/// One message toward a stream.
+enum Out {
+    /// A server request or notification.
+    Message(String),
+    /// The response that ends a POST's stream.
+    Response(String),
+}
+
+/// One session: its input, and where its output goes.
+struct Session {
+    id: String,
+    id_header: HeaderValue,
+    /// The pipe's input; taken when the session ends, which closes it.
+    input: Mutex<Option<mpsc::Sender<Bytes>>>,
+    routes: Mutex<Routes>,
+    /// Numbers the streams, so that a stream's end removes its own route only.
+    serial: AtomicU64,
+}
+
+struct Routes {
+    /// The POSTs waiting for their response, by request id.
+    waiting: HashMap<Id, Waiter>,
+    /// The GET stream, with its serial number.
+    get: Option<(u64, mpsc::Sender<Out>)>,
+    /// Server messages for the next GET stream.
+    buffered: VecDeque<String>,
+    /// Streams open: POSTs waiting and the GET stream.
+    open: usize,
+    /// The end of the last request or stream.
+    last_active: Instant,
+    ended: bool,
+}
+
+struct Waiter {
+    serial: u64,
+    stream: mpsc::Sender<Out>,
+    /// The request's `_meta.progressToken`, as JSON text.
+    progress: Option<String>,
+}
+
+/// Where a server message goes.
+enum Target {
+    Get,
+    Post(Id),
+}
+
+impl Session {
+    fn routes(&self) -> MutexGuard<'_, Routes> {
+        lock(&self.routes)
+    }
+
+    fn idle_for(&self, limit: Duration) -> bool {
+        let routes = self.routes();
+        routes.open == 0 && routes.last_active.elapsed() >= limit
+    }
+
+    /// Closes the input (the pipe's end of input: the bridge's shutdown cascade) and every
+    /// stream of the session.
+    fn end(&self) {
+        lock(&self.input).take();
+        let mut routes = self.routes();
+        routes.ended = true;
+        routes.waiting.clear();
+        routes.get = None;
+        routes.buffered.clear();
+    }
+
+    /// Sends a client message into the session; false when it has ended.
+    async fn send(&self, line: String) -> bool {
+        let input = lock(&self.input).clone();
+        match input {
+            Some(input) => input.send(Bytes::from(line)).await.is_ok(),
+            None => false,
+        }
+    }
+
+    /// Where a server message goes, with the sender of that stream.
+    fn target(&self, message: &Value) -> Option<(Target, mpsc::Sender<Out>)> {
+        let routes = self.routes();
+        if message.get("method").and_then(Value::as_str) == Some("notifications/progress")
+            && let Some(token) = message.pointer("/params/progressToken")
+        {
+            let token = token.to_string();
+            let waiter = routes
+                .waiting
+                .iter()
+                .find(|(_, w)| w.progress.as_deref() == Some(token.as_str()));
+            if let Some((id, waiter)) = waiter {
+                return Some((Target::Post(id.clone()), waiter.stream.clone()));
+            }
+        }
+        if let Some((_, get)) = &routes.get {
+            return Some((Target::Get, get.clone()));
+        }
+        // A list change or a resource update concerns the session, not a request: it waits
+        // for the GET stream (messages on a POST's stream should relate to its request,
+        // 2025-11-25 basic/transports).
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let of_the_session =
+            method.ends_with("/list_changed") || method == "notifications/resources/updated";
+        if !of_the_session
+            && routes.waiting.len() == 1
+            && let Some((id, waiter)) = routes.waiting.iter().next()
+        {
+            return Some((Target::Post(id.clone()), waiter.stream.clone()));
+        }
+        None
+    }
+
+    /// Forgets a stream whose client went away.
+    fn forget(&self, target: &Target) {
+        let mut routes = self.routes();
+        match target {
+            Target::Get => routes.get = None,
+            Target::Post(id) => {
+                routes.waiting.remove(id);
+            }
+        }
+    }
+
+    fn buffer(&self, line: String) {
+        let mut routes = self.routes();
+        if routes.ended {
+            return;
+        }
+        if routes.buffered.len() >= SESSION_BUFFER_MAX_MESSAGES {
+            routes.buffered.pop_front();
+            tracing::warn!(session = %self.id, "an HTTP session's message for its GET stream was dropped: {SESSION_BUFFER_MAX_MESSAGES} wait already");
+        }
+        routes.buffered.push_back(line);
+    }
+
+    /// Delivers one line of the session's output.
+    async fn deliver(&self, line: String) {
+        let Ok(message) = jsonrpc::parse_value_bounded(line.as_bytes(), OUTPUT_MAX_DEPTH) else {
+            tracing::warn!(session = %self.id, "an HTTP session wrote a line that is no JSON message; dropped");
+            return;
+        };
+        if message.get("method").is_none() {
+            let waiter = message
+                .get("id")
+                .and_then(Id::from_value)
+                .and_then(|id| self.routes().waiting.remove(&id));
+            // No waiter: the client closed that POST's stream (2025-11-25 lets the response go).
+            if let Some(waiter) = waiter {
+                let _ = waiter.stream.send(Out::Response(line)).await;
+            }
+            return;
+        }
+        let mut line = line;
+        while let Some((target, stream)) = self.target(&message) {
+            match stream.send(Out::Message(line)).await {
+                Ok(()) => return,
+                Err(mpsc::error::SendError(back)) => {
+                    self.forget(&target);
+                    line = match back {
+                        Out::Message(line) | Out::Response(line) => line,
+                    };
+                }
+            }
+        }
+        self.buffer(line);
+    }
+}
+
+/// Counts a stream as open while it lives; its end is the session's last activity, and
+/// removes its route.
+struct StreamGuard {
+    session: Arc<Session>,
+    serial: u64,
+    /// The POST's request id; none for the GET stream.
+    request: Option<Id>,
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        let mut routes = self.session.routes();
+        routes.open = routes.open.saturating_sub(1);
+        routes.last_active = Instant::now();
+        match &self.request {
+            Some(id) => {
+                if routes
+                    .waiting
+                    .get(id)
+                    .is_some_and(|w| w.serial == self.serial)
+                {
+                    routes.waiting.remove(id);
+                }
+            }
+            None => {
+                if routes.get.as_ref().is_some_and(|(s, _)| *s == self.serial) {
+                    routes.get = None;
+                }
+            }
+        }
+    }
+}
+
+/// Reads the session's output until it closes; then the session has ended.
+async fn route_output(
+    table: Arc<SessionTable>,
+    session: Arc<Session>,
+    mut output: mpsc::Receiver<String>,
+) {
+    while let Some(line) = output.recv().await {
+        session.deliver(line).await;
+    }
+    if table.end(&session.id) {
+        tracing::debug!(session = %session.id, "an HTTP session ended: its bridge stopped");
+    }
+    session.end();
+}
+
+fn session_id() -> Option<String> {
+    let mut bytes = [0u8; SESSION_ID_BYTES];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn with_session(mut response: Response<Body>, session: &Session) -> Response<Body> {
+    response
+        .headers_mut()
+        .insert(SESSION_ID_HEADER, session.id_header.clone());
+    response
+}
+
+fn unknown_session(id: Option<&Id>) -> Response<Body> {
+    error_answer(StatusCode::NOT_FOUND, id, Cause::UnknownSession.error(None))
+}
+
+/// Starts a session with the `initialize` request `id` (its message `body`) and answers it.
+pub(super) async fn start(
+    shared: &Shared,
+    table: &Arc<SessionTable>,
+    id: &Id,
+    body: Value,
+) -> Response<Body> {
+    if !table.reserve() {
+        let error = Cause::TooManySessions.error(Some(table.max.into()));
+        return error_answer(StatusCode::SERVICE_UNAVAILABLE, Some(id), error);
+    }
+    let (input, input_end) = mpsc::channel(SESSION_INPUT_QUEUE_MESSAGES);
+    let (output_end, output) = mpsc::channel(SESSION_OUTPUT_QUEUE_MESSAGES);
+    let started = match session_id() {
+        Some(session_id) => {
+            let ends = SessionEnds {
+                input: input_end,
+                output: output_end,
+            };
+            table.factory.0.start(ends).await.map(|()| session_id)
+        }
+        None => Err(io::Error::other("no random bytes for a session id")),
+    };
+    let session_id = match started {
+        Ok(session_id) => session_id,
+        Err(error) => {
+            table.release();
+            tracing::warn!(%error, "an HTTP session did not start");
+            let error = RpcError::internal("Internal error: the session did not start");
+            return error_answer(StatusCode::INTERNAL_SERVER_ERROR, Some(id), error);
+        }
+    };
+    let Ok(id_header) = HeaderValue::from_str(&session_id) else {
+        table.release();
+        return error_answer(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Some(id),
+            RpcError::internal("Internal error"),
+        );
+    };
+    let session = Arc::new(Session {
+        id: session_id,
+        id_header,
+        input: Mutex::new(Some(input)),
+        routes: Mutex::new(Routes {
+            waiting: HashMap::new(),
+            get: None,
+            buffered: VecDeque::new(),
+            open: 0,
+            last_active: Instant::now(),
+            ended: false,
+        }),
+        serial: AtomicU64::new(0),
+    });
+    table.insert(session.clone());
+    tokio::spawn(route_output(table.clone(), session.clone(), output));
+    tracing::debug!(session = %session.id, "an HTTP session started");
+    serve_in_session(shared, &session, id, &body).await
+}
+
+/// Answers a request to the endpoint with `Mcp-Session-Id`.
+pub(super) async fn answer(
+    shared: &Shared,
+    table: &Arc<SessionTable>,
+    request: Request<Incoming>,
+    session_id: &HeaderValue,
+) -> Response<Body> {
+    if let Some(auth) = &shared.auth
+        && let Some(refused) = check_bearer(auth, request.headers()).await
+    {
+        return refused;
+    }
+    let Some(session) = session_id.to_str().ok().and_then(|id| table.get(id)) else {
+        return unknown_session(None);
+    };
+    match *request.method() {
+        HttpMethod::GET => open_stream(shared, &session, request.headers()),
+        HttpMethod::DELETE => {
+            table.end(&session.id);
+            tracing::debug!(session = %session.id, "an HTTP session ended: deleted");
+            empty(StatusCode::NO_CONTENT)
+        }
+        HttpMethod::POST => post(shared, &session, request).await,
+        _ => not_allowed("GET, POST, DELETE"),
+    }
+}
+
+/// A POST into a session: a request is answered on it, anything else gets 202.
+async fn post(
+    shared: &Shared,
+    session: &Arc<Session>,
+    request: Request<Incoming>,
+) -> Response<Body> {
+    let (_, body) = match read_body(&shared.options, request).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
+    };
+    let max_depth = shared.options.max_depth;
+    let message = match jsonrpc::parse(&body, max_depth) {
+        Ok(message) => message,
+        Err(error) => return bad_body(&error, max_depth),
+    };
+    let Ok(value) = jsonrpc::parse_value_bounded(&body, max_depth) else {
+        return bad_body(&ParseError::NotJson { id: None }, max_depth);
+    };
+    match message {
+        Message::Request { id, .. } => serve_in_session(shared, session, &id, &value).await,
+        _ => {
+            if session.send(value.to_string()).await {
+                session.routes().last_active = Instant::now();
+                with_session(empty(StatusCode::ACCEPTED), session)
+            } else {
+                unknown_session(None)
+            }
+        }
+    }
+}
+
+/// Sends the request `id` (its message `body`) into the session and answers with what the
+/// session writes for it.
+async fn serve_in_session(
+    shared: &Shared,
+    session: &Arc<Session>,
+    id: &Id,
+    body: &Value,
+) -> Response<Body> {
+    let (stream, mut lines) = mpsc::channel(STREAM_QUEUE_MESSAGES);
+    let serial = session.serial.fetch_add(1, Ordering::Relaxed);
+    {
+        let mut routes = session.routes();
+        if routes.ended {
+            return unknown_session(Some(id));
+        }
+        if routes.waiting.contains_key(id) {
+            // Its response could not be told from the other's.
+            let error = Cause::DuplicateId.error(None);
+            return with_session(
+                error_answer(StatusCode::BAD_REQUEST, Some(id), error),
+                session,
+            );
+        }
+        let progress = body
+            .pointer("/params/_meta/progressToken")
+            .map(Value::to_string);
+        routes.waiting.insert(
+            id.clone(),
+            Waiter {
+                serial,
+                stream,
+                progress,
+            },
+        );
+        routes.open += 1;
+    }
+    let guard = StreamGuard {
+        session: session.clone(),
+        serial,
+        request: Some(id.clone()),
+    };
+    if !session.send(body.to_string()).await {
+        return unknown_session(Some(id));
+    }
+    match lines.recv().await {
+        Some(Out::Response(line)) => {
+            drop(guard);
+            with_session(
+                with_body(StatusCode::OK, Bytes::from(line), Some("application/json")),
+                session,
+            )
+        }
+        Some(Out::Message(line)) => with_session(
+            stream_of(vec![line], lines, guard, shared.options.keep_alive_interval),
+            session,
+        ),
+        // The session ended meanwhile.
+        None => unknown_session(Some(id)),
+    }
+}
+
+/// Opens the session's GET stream: the messages that waited for it, then the session's.
+fn open_stream(shared: &Shared, session: &Arc<Session>, headers: &HeaderMap) -> Response<Body> {
+    if !accepts_sse(headers) {
+        return empty(StatusCode::NOT_ACCEPTABLE);
+    }
+    let (stream, lines) = mpsc::channel(STREAM_QUEUE_MESSAGES);
+    let serial = session.serial.fetch_add(1, Ordering::Relaxed);
+    let waited = {
+        let mut routes = session.routes();
+        if routes.ended {
+            return unknown_session(None);
+        }
+        if routes.get.as_ref().is_some_and(|(_, get)| !get.is_closed()) {
+            // One GET stream per session (2025-11-25 lets a server refuse a second one).
+            return with_session(empty(StatusCode::CONFLICT), session);
+        }
+        routes.get = Some((serial, stream));
+        routes.open += 1;
+        routes.buffered.drain(..).collect()
+    };
+    let guard = StreamGuard {
+        session: session.clone(),
+        serial,
+        request: None,
+    };
+    with_session(
+        stream_of(waited, lines, guard, shared.options.keep_alive_interval),
+        session,
+    )
+}
+
+/// Whether the client takes SSE: an `Accept` naming it (or a wildcard), or none.
+fn accepts_sse(headers: &HeaderMap) -> bool {
+    let mut accepts = headers.get_all(header::ACCEPT).iter().peekable();
+    if accepts.peek().is_none() {
+        return true;
+    }
+    accepts.filter_map(|v| v.to_str().ok()).any(|v| {
+        v.split(',').any(|media| {
+            let media = media.split(';').next().unwrap_or_default().trim();
+            ["text/event-stream", "*/*", "text/*"]
+                .iter()
+                .any(|wanted| media.eq_ignore_ascii_case(wanted))
+        })
+    })
+}
+
+/// What a session's SSE stream holds.
+struct SessionStream {
+    pending: VecDeque<String>,
+    lines: mpsc::Receiver<Out>,
+    keep_alive: tokio::time::Interval,
+    /// The response went out: the stream ends.
+    done: bool,
+    _guard: StreamGuard,
+}
+
+/// An SSE answer: `first`, then the stream's messages up to the response (a POST's) or the
+/// end of the session, with keep-alive comments in between.
+fn stream_of(
+    first: Vec<String>,
+    lines: mpsc::Receiver<Out>,
+    guard: StreamGuard,
+    keep_alive: Duration,
+) -> Response<Body> {
+    let mut interval = tokio::time::interval(keep_alive);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    interval.reset();
+    let state = SessionStream {
+        pending: first.into(),
+        lines,
+        keep_alive: interval,
+        done: false,
+        _guard: guard,
+    };
+    let stream = futures_util::stream::unfold(state, |mut state| async move {
+        if let Some(line) = state.pending.pop_front() {
+            return Some((Ok(Frame::data(sse_event(&line))), state));
+        }
+        if state.done {
+            return None;
+        }
+        let frame = tokio::select! {
+            biased;
+            out = state.lines.recv() => match out? {
+                Out::Message(line) => sse_event(&line),
+                Out::Response(line) => {
+                    state.done = true;
+                    sse_event(&line)
+                }
+            },
+            _ = state.keep_alive.tick() => Bytes::from_static(KEEP_ALIVE_COMMENT.as_bytes()),
+        };
+        Some((Ok::<_, Infallible>(Frame::data(frame)), state))
+    });
+    sse_headers(StreamBody::new(stream).boxed_unsync())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_id_is_32_hex_digits_and_new_each_time() {
+        let (Some(a), Some(b)) = (session_id(), session_id()) else {
+            panic!("random bytes");
+        };
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn sse_is_accepted_by_name_by_wildcard_and_without_accept() {
+        let with = |accept: Option<&str>| {
+            let mut headers = HeaderMap::new();
+            if let Some(accept) = accept
+                && let Ok(value) = HeaderValue::from_str(accept)
+            {
+                headers.insert(header::ACCEPT, value);
+            }
+            accepts_sse(&headers)
+        };
+        assert!(with(None));
+        assert!(with(Some("text/event-stream")));
+        assert!(with(Some("application/json, */*;q=0.1")));
+        assert!(!with(Some("application/json")));
+    }
+}

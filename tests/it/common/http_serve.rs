@@ -1,0 +1,178 @@
+//! The harness of the tests of the server API over HTTP (`http_server`, `http_sessions`): a
+//! server process on a loopback port, a real HTTP client (reqwest), the events of an SSE
+//! answer, and the client scripts of the interop set.
+
+use super::{conformance_fixture_bin, embedded_example_bin, server_bin};
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// How long a test waits for an event before it fails.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// A server process serving HTTP on a port of its choosing; killed when dropped.
+pub struct HttpServer {
+    child: Child,
+    /// The endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl HttpServer {
+    /// Starts `program args... --http 127.0.0.1:0` and reads its URL from its stderr line
+    /// `NAME: listening on URL`.
+    pub fn start(program: &str, args: &[&str]) -> HttpServer {
+        let mut child = Command::new(program)
+            .args(args)
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the HTTP server");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let url = loop {
+            let line = lines.next().expect("a stderr line").expect("read stderr");
+            if let Some((_, url)) = line.split_once("listening on ") {
+                break url.trim().to_owned();
+            }
+        };
+        // The rest of stderr is drained so that the server never blocks on it.
+        std::thread::spawn(move || for _ in lines {});
+        HttpServer { child, url }
+    }
+
+    pub fn example() -> HttpServer {
+        Self::start(&embedded_example_bin().to_string_lossy(), &[])
+    }
+
+    pub fn fixture() -> HttpServer {
+        Self::start(server_bin(), &["--test-tools"])
+    }
+
+    pub fn conformance() -> HttpServer {
+        Self::start(&conformance_fixture_bin().to_string_lossy(), &[])
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A client of its own (a connection of its own), without the proxies of the environment.
+pub fn client() -> reqwest::Client {
+    mcp_bridge::transport::http::tls::install_provider();
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("an HTTP client")
+}
+
+/// Status, content type and JSON body of a JSON answer.
+pub async fn json_answer(response: reqwest::Response) -> (u16, String, Value) {
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let text = response.text().await.expect("the body");
+    (
+        status,
+        content_type,
+        serde_json::from_str(&text).unwrap_or(Value::Null),
+    )
+}
+
+/// The events of an SSE stream, each `data` as JSON; keep-alive comments skipped.
+pub struct Events {
+    stream: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    buffer: String,
+}
+
+impl Events {
+    pub fn new(response: reqwest::Response) -> Events {
+        Events {
+            stream: response.bytes_stream().boxed(),
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event's data, or `None` at the end of the stream.
+    pub async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let data: Vec<&str> = block
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data: "))
+                    .collect();
+                if data.is_empty() {
+                    continue;
+                }
+                return Some(serde_json::from_str(&data.join("\n")).unwrap_or(Value::Null));
+            }
+            match tokio::time::timeout(WAIT, self.stream.next()).await {
+                Ok(Some(Ok(chunk))) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+                Ok(_) => return None,
+                Err(_) => panic!("no SSE event within {WAIT:?}; got {:?}", self.buffer),
+            }
+        }
+    }
+
+    /// Every event to the end of the stream.
+    pub async fn all(mut self) -> Vec<Value> {
+        let mut all = Vec::new();
+        while let Some(event) = self.next().await {
+            all.push(event);
+        }
+        all
+    }
+}
+
+/// The longest a client script may run: far above the few seconds it takes.
+pub const CLIENT_TIME_LIMIT_SECS: u32 = 60;
+
+pub fn interop_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop")
+}
+
+/// Runs a client script (`program args`) of the interop set under `timeout`, with `MCP_URL`
+/// set to `url` (and `MCP_TOKEN` to `token`); its last line of stdout is its JSON report.
+pub fn run_client(program: &str, args: &[&str], url: &str, token: Option<&str>) -> Value {
+    let mut command = Command::new("timeout");
+    command
+        .arg(CLIENT_TIME_LIMIT_SECS.to_string())
+        .arg(program)
+        .args(args)
+        .current_dir(interop_dir())
+        .env("MCP_URL", url);
+    if let Some(token) = token {
+        command.env("MCP_TOKEN", token);
+    }
+    for proxy in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
+        command.env_remove(proxy);
+    }
+    let out = command.output().expect("start the client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the client failed ({:?}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON report")
+}

@@ -1,0 +1,423 @@
+//! Black-box tests of 2025-11-25 Streamable HTTP sessions of the server API
+//! (`server::http` with `embed::serve_http`: each session an in-process bridge): the embedded
+//! example (`examples/embedded --http`) and the fixture server (`mcp-fixture-server
+//! --test-tools --http`, with its session flags) as processes on a loopback port, a real HTTP
+//! client (reqwest), and the TS SDK 1.x client.
+
+use crate::common;
+
+use common::http_serve::*;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+const V: &str = "2025-11-25";
+
+fn initialize(capabilities: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": V, "capabilities": capabilities,
+        "clientInfo": {"name": "http-sessions-test", "version": "1.0.0"}}})
+}
+
+fn request(id: Value, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A POST of `body` as a 2025-11-25 client sends it, in `session` when given.
+fn post(
+    client: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    let mut builder = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(session) = session {
+        builder = builder
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", V);
+    }
+    builder.body(body.to_string())
+}
+
+fn session_header(response: &reqwest::Response) -> Option<String> {
+    response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Every message of an answer: the JSON body, or each event of an SSE stream.
+async fn messages(response: reqwest::Response) -> Vec<Value> {
+    let is_sse = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if is_sse {
+        Events::new(response).all().await
+    } else {
+        let (_, _, body) = json_answer(response).await;
+        vec![body]
+    }
+}
+
+fn example_info() -> Value {
+    json!({"name": "embedded-example", "version": "1.0.0"})
+}
+
+/// The example's `initialize` result through the in-process bridge.
+fn example_initialize_result() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": V,
+        "capabilities": {"logging": {}, "tools": {"listChanged": true},
+            "prompts": {"listChanged": true},
+            "resources": {"listChanged": true, "subscribe": true}},
+        "serverInfo": example_info()}})
+}
+
+fn example_tools() -> Value {
+    json!([
+        {"name": "echo", "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
+        {"name": "ask_name", "inputSchema": {"type": "object"}},
+        {"name": "add_tool", "inputSchema": {"type": "object"}},
+    ])
+}
+
+fn text_result(id: i64, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
+}
+
+fn list_changed(list: &str) -> Value {
+    json!({"jsonrpc": "2.0", "method": format!("notifications/{list}/list_changed")})
+}
+
+/// Starts a session (`initialize`, then `notifications/initialized`): its id and the
+/// `initialize` answer's status and messages.
+async fn open_session(
+    client: &reqwest::Client,
+    url: &str,
+    capabilities: Value,
+) -> (String, u16, Vec<Value>) {
+    let response = post(client, url, None, &initialize(capabilities))
+        .send()
+        .await
+        .expect("POST initialize");
+    let status = response.status().as_u16();
+    let session = session_header(&response).expect("an Mcp-Session-Id on the initialize answer");
+    let answer = messages(response).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = post(client, url, Some(&session), &initialized)
+        .send()
+        .await
+        .expect("POST initialized");
+    assert_eq!(response.status().as_u16(), 202);
+    (session, status, answer)
+}
+
+/// A request in `session`: its status and messages.
+async fn call(
+    client: &reqwest::Client,
+    url: &str,
+    session: &str,
+    body: &Value,
+) -> (u16, Vec<Value>) {
+    let response = post(client, url, Some(session), body)
+        .send()
+        .await
+        .expect("POST");
+    (response.status().as_u16(), messages(response).await)
+}
+
+fn unknown_session() -> Value {
+    json!({"jsonrpc": "2.0", "error": {"code": -32600,
+        "message": "Invalid request: no such session (it ended, or never started)",
+        "data": {"cause": "unknown_session"}}})
+}
+
+#[tokio::test]
+async fn initialize_starts_a_session_that_lists_and_calls_the_example_tools() {
+    let server = HttpServer::example();
+    let client = client();
+    let (session, status, answer) = open_session(&client, &server.url, json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(answer, [example_initialize_result()]);
+    assert_eq!(session.len(), 32, "{session}");
+    assert!(session.bytes().all(|c| c.is_ascii_hexdigit()), "{session}");
+    // The 2026-07-28 header checks do not apply: no Mcp-Method, no _meta.
+    let (status, answer) = call(
+        &client,
+        &server.url,
+        &session,
+        &request(json!(2), "tools/list", json!({})),
+    )
+    .await;
+    assert_eq!(
+        (status, answer),
+        (
+            200,
+            vec![json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": example_tools()}})]
+        )
+    );
+    let echo = request(
+        json!(3),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "h\u{e9} in a session"}}),
+    );
+    let (status, answer) = call(&client, &server.url, &session, &echo).await;
+    assert_eq!(
+        (status, answer),
+        (200, vec![text_result(3, "h\u{e9} in a session")])
+    );
+    // A second session is another bridge: its own id, the same answers.
+    let (other, _, answer) = open_session(&client, &server.url, json!({})).await;
+    assert_ne!(other, session);
+    assert_eq!(answer, [example_initialize_result()]);
+}
+
+#[tokio::test]
+async fn the_get_stream_carries_the_sessions_list_changes_and_a_second_one_gets_409() {
+    let server = HttpServer::example();
+    let client = client();
+    let (session, _, _) = open_session(&client, &server.url, json!({})).await;
+    let get = || {
+        client
+            .get(&server.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", V)
+            .send()
+    };
+    let response = get().await.expect("GET");
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(
+        response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("text/event-stream")
+    );
+    let mut events = Events::new(response);
+    // The first acknowledgment of the bridge's listen stream: one change per list, which
+    // waited for this stream if it came before it.
+    for list in ["tools", "prompts", "resources"] {
+        assert_eq!(events.next().await, Some(list_changed(list)));
+    }
+    assert_eq!(get().await.expect("GET").status().as_u16(), 409);
+    let add = request(json!(2), "tools/call", json!({"name": "add_tool"}));
+    let (status, answer) = call(&client, &server.url, &session, &add).await;
+    assert_eq!(
+        (status, answer),
+        (200, vec![text_result(2, "The tool list changed.")])
+    );
+    assert_eq!(events.next().await, Some(list_changed("tools")));
+}
+
+#[tokio::test]
+async fn a_deleted_session_and_an_unknown_one_get_404() {
+    let server = HttpServer::example();
+    let client = client();
+    let (session, _, _) = open_session(&client, &server.url, json!({})).await;
+    let delete = |id: &str| {
+        client
+            .delete(&server.url)
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", V)
+            .send()
+    };
+    assert_eq!(
+        delete(&session).await.expect("DELETE").status().as_u16(),
+        204
+    );
+    let list = request(json!(2), "tools/list", json!({}));
+    let response = post(&client, &server.url, Some(&session), &list)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(
+        json_answer(response).await,
+        (404, "application/json".into(), unknown_session())
+    );
+    let get = client
+        .get(&server.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(get.status().as_u16(), 404);
+    assert_eq!(
+        delete(&session).await.expect("DELETE").status().as_u16(),
+        404
+    );
+    let response = post(
+        &client,
+        &server.url,
+        Some("0123456789abcdef0123456789abcdef"),
+        &list,
+    )
+    .send()
+    .await
+    .expect("POST");
+    assert_eq!(json_answer(response).await.0, 404);
+}
+
+#[tokio::test]
+async fn a_session_ends_after_its_idle_time_limit() {
+    const IDLE_MS: u64 = 500;
+    let server = HttpServer::start(
+        common::server_bin(),
+        &[
+            "--test-tools",
+            "--http-session-idle-ms",
+            &IDLE_MS.to_string(),
+        ],
+    );
+    let client = client();
+    let started = Instant::now();
+    let (session, status, _) = open_session(&client, &server.url, json!({})).await;
+    assert_eq!(status, 200);
+    // A POST whose body is no JSON-RPC message is no request: it finds the session (400)
+    // without keeping it alive, until the session has ended (404).
+    let probe = || {
+        client
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("mcp-session-id", &session)
+            .body("{not json")
+            .send()
+    };
+    let deadline = Instant::now() + WAIT;
+    let ended = loop {
+        let status = probe().await.expect("POST").status().as_u16();
+        if status == 404 {
+            break started.elapsed();
+        }
+        assert_eq!(status, 400);
+        assert!(
+            Instant::now() < deadline,
+            "the session did not end within {WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(
+        ended >= Duration::from_millis(IDLE_MS),
+        "ended after {ended:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_initialize_past_the_session_bound_gets_503_until_a_session_ends() {
+    let server = HttpServer::start(
+        common::server_bin(),
+        &["--test-tools", "--http-max-sessions", "2"],
+    );
+    let client = client();
+    let (first, _, _) = open_session(&client, &server.url, json!({})).await;
+    open_session(&client, &server.url, json!({})).await;
+    let response = post(&client, &server.url, None, &initialize(json!({})))
+        .send()
+        .await
+        .expect("POST initialize");
+    assert_eq!(session_header(&response), None);
+    assert_eq!(
+        json_answer(response).await,
+        (
+            503,
+            "application/json".into(),
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603,
+                "message": "Too many sessions",
+                "data": {"cause": "too_many_sessions", "detail": 2}}})
+        )
+    );
+    let deleted = client
+        .delete(&server.url)
+        .header("mcp-session-id", &first)
+        .send()
+        .await
+        .expect("DELETE");
+    assert_eq!(deleted.status().as_u16(), 204);
+    let (_, status, answer) = open_session(&client, &server.url, json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        answer[0]["result"]["serverInfo"]["name"],
+        "mcp-example-server"
+    );
+}
+
+#[tokio::test]
+async fn an_elicitation_of_the_session_is_answered_by_the_clients_post() {
+    let server = HttpServer::example();
+    let client = client();
+    let (session, _, _) =
+        open_session(&client, &server.url, json!({"elicitation": {"form": {}}})).await;
+    let ask = request(json!(7), "tools/call", json!({"name": "ask_name"}));
+    let response = post(&client, &server.url, Some(&session), &ask)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status().as_u16(), 200);
+    // No GET stream: the elicitation comes on the stream of the call it belongs to.
+    let mut events = Events::new(response);
+    let elicitation = events.next().await.expect("the elicitation");
+    let elicitation_id = elicitation["id"].clone();
+    assert_eq!(
+        elicitation,
+        json!({"jsonrpc": "2.0", "id": elicitation_id, "method": "elicitation/create",
+            "params": {"message": "Your name?", "requestedSchema": {"type": "object",
+                "properties": {"name": {"type": "string"}}, "required": ["name"]},
+                "mode": "form"}})
+    );
+    let answer = json!({"jsonrpc": "2.0", "id": elicitation_id,
+        "result": {"action": "accept", "content": {"name": "Ada"}}});
+    let response = post(&client, &server.url, Some(&session), &answer)
+        .send()
+        .await
+        .expect("POST the answer");
+    assert_eq!(response.status().as_u16(), 202);
+    assert_eq!(events.all().await, [text_result(7, "Hi, Ada!")]);
+}
+
+/// The TS SDK 1.x client (`@modelcontextprotocol/sdk` 1.32.2: 2025-11-25, sessions) over its
+/// Streamable HTTP transport; it ends by deleting its session.
+const TS1_HTTP_CLIENT: &str = r#"
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+const transport = new StreamableHTTPClientTransport(new URL(process.env.MCP_URL));
+const client = new Client({ name: 'ts-sdk-1-http', version: '1.0.0' });
+await client.connect(transport);
+const out = { protocol: transport.protocolVersion, session: transport.sessionId?.length,
+    server: client.getServerVersion()?.name };
+out.tools = (await client.listTools()).tools.map(t => t.name);
+out.echo = (await client.callTool({ name: 'echo', arguments: { text: 'h\u00e9 over HTTP' } })).content;
+await transport.terminateSession();
+out.ended = transport.sessionId === undefined;
+await client.close();
+console.log(JSON.stringify(out));
+"#;
+
+#[test]
+fn the_typescript_sdk_1x_client_lists_and_calls_tools_of_the_example_in_a_session() {
+    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/sdk");
+    assert!(
+        sdk.is_dir(),
+        "the TypeScript SDK 1.x is not installed in {}: run `cd tests/interop && npm ci` \
+         (scripts/test does)",
+        sdk.display()
+    );
+    let server = HttpServer::example();
+    let report = run_client(
+        "node",
+        &["--input-type=module", "-e", TS1_HTTP_CLIENT],
+        &server.url,
+        None,
+    );
+    assert_eq!(
+        report,
+        json!({"protocol": V, "session": 32, "server": "embedded-example",
+            "tools": ["echo", "ask_name", "add_tool"],
+            "echo": [{"type": "text", "text": "h\u{e9} over HTTP"}], "ended": true})
+    );
+}
