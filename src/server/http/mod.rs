@@ -1,6 +1,11 @@
 //! A [`Server`] over Streamable HTTP for 2026-07-28 clients (2026-07-28
 //! basic/transports/http), stateless: every POST to the endpoint carries one JSON-RPC message
-//! and is served on its own, with nothing kept between POSTs.
+//! and is served on its own, with nothing kept between POSTs. With
+//! [`HttpOptions::sessions`], 2025-11-25 clients are served too, in sessions that an
+//! `initialize` POST starts (`Mcp-Session-Id`; 2025-11-25 basic/transports) and that the
+//! application's [`SessionFactory`] serves as pipes of JSON-RPC lines (`embed::serve_http`:
+//! an in-process bridge each), by the rules at the end of this doc. Requests without
+//! `Mcp-Session-Id` are served statelessly:
 //!
 //! - A request is answered with `application/json` when it produces only its response, and
 //!   with `text/event-stream` as soon as it produces a notification first (progress, log
@@ -14,8 +19,8 @@
 //! - The standard headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, and
 //!   `Mcp-Param-*` for the tools' `x-mcp-header` arguments) are checked against the body
 //!   ([`crate::protocol::request_headers`]): -32020 with 400 on a mismatch.
-//! - A notification gets 202; GET, DELETE and every other method get 405 with
-//!   `Allow: POST`; another path gets 404.
+//! - A notification gets 202; GET, DELETE and every other method without `Mcp-Session-Id`
+//!   get 405 with `Allow: POST`; another path gets 404.
 //! - An `Origin` that is not allowed gets 403 (the spec's protection against DNS rebinding);
 //!   on a loopback address, so does a `Host` that is not a loopback name.
 //! - The body, the header section, the time to read the headers, each request's run time,
@@ -25,6 +30,30 @@
 //!   `WWW-Authenticate: Bearer resource_metadata="..."` (RFC 6750 §3, RFC 9728 §5.1), and the
 //!   RFC 9728 protected-resource metadata is served at
 //!   `/.well-known/oauth-protected-resource` plus the endpoint's path (RFC 9728 §3.1).
+//!
+//! 2025-11-25 sessions ([`HttpOptions::sessions`]):
+//!
+//! - A POST of `initialize` without `Mcp-Session-Id` starts a session: its answer carries
+//!   `Mcp-Session-Id`, 128 random bits in hex. Past [`HttpOptions::max_sessions`] it gets 503
+//!   with `too_many_sessions`.
+//! - A POST with `Mcp-Session-Id`: a request goes into the session and is answered on that
+//!   POST, with JSON when only its response comes and with SSE when server messages come
+//!   first; a notification or a response (to a server request: an elicitation) gets 202.
+//! - The session's messages: a response goes to the POST that waits on its id. A server
+//!   request or notification goes to the POST whose `progressToken` it carries
+//!   (`notifications/progress`: it belongs to that request), else to the GET stream when one
+//!   is open, else to the only POST waiting (an elicitation of a `tools/call`) unless it is a
+//!   list change or a resource update (they concern the session, not a request), else it
+//!   waits (at most [`SESSION_BUFFER_MAX_MESSAGES`]) for the next GET stream.
+//! - GET opens the session's SSE stream, one at a time (a second gets 409). DELETE ends the
+//!   session (the pipe's input closes) and gets 204; then its id gets 404, as does any id
+//!   that names no session. A session also ends when its pipe's output closes, and when it
+//!   had no request and no open stream for [`HttpOptions::session_idle_time_limit`].
+//! - The 2026-07-28 header checks do not apply inside a session; the `Origin`, `Host`,
+//!   bearer and body checks do.
+//! - Streams are not resumable: events carry no id and `Last-Event-ID` is not read. A client
+//!   that loses a POST's stream loses that request's answer (2025-11-25 lets a server do
+//!   without resumption).
 //!
 //! Status codes of JSON answers: 400 for -32020, -32021, -32022, a request without the
 //! required `_meta` (-32602) and a body that is no JSON-RPC request (-32700, -32600); 404

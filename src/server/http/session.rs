@@ -1,28 +1,7 @@
 //! 2025-11-25 Streamable HTTP sessions (2025-11-25 basic/transports, "Session Management"),
 //! served by a pipe of JSON-RPC lines that the application starts ([`SessionFactory`]; the
-//! embedded bridge's in-process bridge, `embed::serve_http`).
-//!
-//! - A POST of `initialize` without `Mcp-Session-Id` starts a session: its answer carries
-//!   `Mcp-Session-Id`, 128 random bits in hex. Past [`HttpOptions::max_sessions`] it gets 503
-//!   with `too_many_sessions`.
-//! - A POST with `Mcp-Session-Id`: a request goes into the session and is answered on that
-//!   POST, with JSON when only its response comes and with SSE when server messages come
-//!   first; a notification or a response (to a server request: an elicitation) gets 202.
-//! - The session's messages: a response goes to the POST that waits on its id. A server
-//!   request or notification goes to the POST whose `progressToken` it carries
-//!   (`notifications/progress`: it belongs to that request), else to the GET stream when one
-//!   is open, else to the only POST waiting (an elicitation of a `tools/call`) unless it is a
-//!   list change or a resource update (they concern the session, not a request), else it
-//!   waits (at most [`SESSION_BUFFER_MAX_MESSAGES`]) for the next GET stream.
-//! - GET opens the session's SSE stream, one at a time (a second gets 409). DELETE ends the
-//!   session (the pipe's input closes) and gets 204; then its id gets 404, as does any id
-//!   that names no session. A session also ends when its pipe's output closes, and when it
-//!   had no request and no open stream for [`HttpOptions::session_idle_time_limit`].
-//! - The 2026-07-28 header checks do not apply inside a session; the `Origin`, `Host`,
-//!   bearer and body checks do.
-//! - Streams are not resumable: events carry no id and `Last-Event-ID` is not read. A client
-//!   that loses a POST's stream loses that request's answer (2025-11-25 lets a server do
-//!   without resumption).
+//! embedded bridge's in-process bridge, `embed::serve_http`). The rules: the module doc of
+//! `server::http`.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
