@@ -431,11 +431,11 @@ impl Supervisor {
             .into_actor(self)
             .map(move |(), act, ctx| {
                 act.exit_code = Some(code);
-                act.exit_when_all_ended();
-                ctx.run_later(END_REPORT_WAIT, |act, _| {
+                act.exit_when_all_ended(ctx);
+                ctx.run_later(END_REPORT_WAIT, |act, ctx| {
                     if !act.exited {
                         tracing::debug!(target: "supervisor", "still running at the exit: {:?}", act.running);
-                        act.exit();
+                        act.exit(ctx);
                     }
                 });
             }),
@@ -443,15 +443,18 @@ impl Supervisor {
     }
 
     /// Exits once the cascade is done and every actor reported its end.
-    fn exit_when_all_ended(&mut self) {
+    fn exit_when_all_ended(&mut self, ctx: &mut Context<Self>) {
         if self.exit_code.is_some() && self.running.is_empty() && !self.exited {
-            self.exit();
+            self.exit(ctx);
         }
     }
 
-    fn exit(&mut self) {
+    /// Tells the host, then stops: a host whose process goes on (a session of the HTTP
+    /// server) keeps no Supervisor (its signal future would keep it alive).
+    fn exit(&mut self, ctx: &mut Context<Self>) {
         self.exited = true;
         self.host.exit(self.exit_code.unwrap_or(1));
+        ctx.stop();
     }
 }
 
@@ -502,9 +505,9 @@ impl Handler<StartListener> for Supervisor {
 
 impl Handler<ActorEnded> for Supervisor {
     type Result = ();
-    fn handle(&mut self, ActorEnded(name): ActorEnded, _: &mut Context<Self>) {
+    fn handle(&mut self, ActorEnded(name): ActorEnded, ctx: &mut Context<Self>) {
         self.host.ended(name);
         self.running.remove(name);
-        self.exit_when_all_ended();
+        self.exit_when_all_ended(ctx);
     }
 }

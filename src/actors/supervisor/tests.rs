@@ -208,6 +208,7 @@ struct Rig {
     upstream: Rc<RefCell<Option<Addr<FakeUpstream>>>>,
     host: Rc<TestHost>,
     output: Sink,
+    supervisor: Addr<Supervisor>,
 }
 
 impl Rig {
@@ -255,7 +256,7 @@ impl Rig {
             *seat.borrow_mut() = Some(addr.clone());
             UpstreamLinks::new(&addr, stats)
         });
-        Supervisor::run(
+        let supervisor = Supervisor::run(
             config,
             SupervisorParts {
                 input: Box::pin(input),
@@ -273,6 +274,7 @@ impl Rig {
             upstream,
             host,
             output,
+            supervisor,
         }
     }
 
@@ -363,6 +365,25 @@ impl Rig {
 
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
+}
+
+#[actix::test]
+async fn after_the_exit_the_supervisor_stops_though_its_signal_never_comes() {
+    // A host whose process goes on (a session of the HTTP server) keeps no actor of an ended
+    // bridge: the signal future, pending for ever, would otherwise keep the Supervisor.
+    let mut rig = Rig::start(json!({"tools": {}}));
+    rig.ready_with_a_call_in_flight().await;
+    rig.input = None;
+    assert_eq!(rig.exit().await.0, 0);
+    let end = tokio::time::Instant::now() + EVENT_DEADLINE;
+    while rig.supervisor.connected() {
+        assert!(
+            tokio::time::Instant::now() < end,
+            "the Supervisor still runs"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(rig.signal.is_some(), "the signal never came");
 }
 
 #[actix::test]
