@@ -307,6 +307,22 @@ async fn get_and_delete_get_405_a_notification_202_and_an_unknown_method_404() {
             "message": "Method not found", "data": {"method": "ping"}}})
         )
     );
+    // An initialize with the 2026-07-28 _meta is a 2026-07-28 request: no session, 404.
+    let initialize = request(json!(5), "initialize", json!({}));
+    let response = post(&client, &server.url, &initialize, &[])
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.headers().get("mcp-session-id"), None);
+    let (status, _, body) = json_answer(response).await;
+    assert_eq!(
+        (status, body),
+        (
+            404,
+            json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32601,
+            "message": "Method not found", "data": {"method": "initialize"}}})
+        )
+    );
     // A request without the required _meta: 400 with -32602 (2026-07-28 basic/index).
     let bare = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}});
     let (status, _, body) = json_answer(

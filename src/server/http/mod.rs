@@ -33,7 +33,8 @@
 //!
 //! 2025-11-25 sessions ([`HttpOptions::sessions`]):
 //!
-//! - A POST of `initialize` without `Mcp-Session-Id` starts a session: its answer carries
+//! - A POST of a 2025-11-25 `initialize` (without the protocol version key in `_meta`, which
+//!   marks a 2026-07-28 request) without `Mcp-Session-Id` starts a session: its answer carries
 //!   `Mcp-Session-Id`, 128 random bits in hex. Past [`HttpOptions::max_sessions`] it gets 503
 //!   with `too_many_sessions`.
 //! - A POST with `Mcp-Session-Id`: a request goes into the session and is answered on that
@@ -538,8 +539,12 @@ async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
         // stream is the cancellation), so there is nothing to act on.
         Ok(Message::Notification { .. }) => empty(StatusCode::ACCEPTED),
         Ok(Message::Request { id, method, params }) => match &shared.sessions {
-            // A 2025-11-25 client: a new session.
-            Some(sessions) if method == methods::INITIALIZE => {
+            // A 2025-11-25 client: a new session. An `initialize` with the protocol version
+            // key in `_meta` is a 2026-07-28 request, which gets its 404 -32601 (2026-07-28
+            // basic/transports/http: the removed methods), as the bridge's Frontend answers it.
+            Some(sessions)
+                if method == methods::INITIALIZE && !names_modern_version(params.as_ref()) =>
+            {
                 match jsonrpc::parse_value_bounded(&body, options.max_depth) {
                     Ok(message) => session::start(shared, sessions, &id, message).await,
                     Err(error) => bad_body(&error, options.max_depth),
@@ -548,6 +553,15 @@ async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
             _ => serve_request(shared, &parts.headers, id, method, params).await,
         },
     }
+}
+
+/// Whether `params._meta` has the 2026-07-28 protocol version key (2026-07-28 basic: every
+/// request carries it; a 2025-11-25 request never does).
+fn names_modern_version(params: Option<&Value>) -> bool {
+    params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(crate::protocol::modern::META_PROTOCOL_VERSION))
+        .is_some()
 }
 
 /// A POST's body, after the checks of its headers (a JSON body, an answer the client takes,
