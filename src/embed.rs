@@ -269,7 +269,8 @@ impl crate::server::http::SessionFactory for BridgeSessions {
                 let line = input.recv().await?;
                 Some((Frame::Line(line), input))
             });
-            let output = Writer::for_channel(output, EDITOR_QUEUE, QueueStats::new("editor_queue"));
+            let output =
+                Writer::for_line_channel(output, EDITOR_QUEUE, QueueStats::new("editor_queue"));
             let host = std::rc::Rc::new(SessionHost {
                 output: output.clone(),
             });

@@ -7,7 +7,7 @@
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
-use std::io::{self, Write};
+use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -22,7 +22,8 @@ use tokio_util::codec::Decoder;
 
 /// Messages in each channel between the bridge and the in-process server, beyond the
 /// bridge's [`UPSTREAM_QUEUE`] and the server's own output queue: a small hand-off, so that a
-/// server that does not read blocks the bridge's writer thread, not the actors.
+/// server that does not read holds the bridge's writer task (and then its bounded queue),
+/// not the actors.
 pub const MEMORY_CHANNEL_MESSAGES: usize = 64;
 /// How long the end of an in-process server waits for its serve task's result.
 pub const SERVER_RESULT_WAIT: Duration = Duration::from_millis(500);
@@ -36,22 +37,6 @@ pub struct Memory {
     task: tokio::task::AbortHandle,
 }
 
-/// The writer thread's end of the channel toward the server: each frame (one whole line, as
-/// [`Writer`] writes it) is one message; a server that went away is a broken pipe.
-struct ChannelSink(mpsc::Sender<Vec<u8>>);
-
-impl Write for ChannelSink {
-    fn write(&mut self, frame: &[u8]) -> io::Result<usize> {
-        self.0
-            .blocking_send(frame.to_vec())
-            .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
-        Ok(frame.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Starts serving `server` on a task and returns the bridge's end (see [`super::open::open`]).
 pub fn open(server: Server, options: OpenOptions) -> Opened {
     let (to_server, server_input) = mpsc::channel::<Vec<u8>>(MEMORY_CHANNEL_MESSAGES);
@@ -61,7 +46,9 @@ pub fn open(server: Server, options: OpenOptions) -> Opened {
         let result = server.serve_memory(server_input, server_output).await;
         let _ = done_tx.send(result);
     });
-    let sink = Writer::for_blocking(ChannelSink(to_server), UPSTREAM_QUEUE, options.queue_stats);
+    // Each frame (one whole line, `\n` included) is one message; a server that went away is
+    // a broken pipe. A task writes it: no thread per in-process server.
+    let sink = Writer::for_channel(to_server, Some, UPSTREAM_QUEUE, options.queue_stats);
     let done = Arc::new(Mutex::new(Some(done_rx)));
     let end = done.clone();
     let frames = paced_frames(from_server, options.max_line_bytes, options.pace);

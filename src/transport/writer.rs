@@ -17,9 +17,10 @@
 //!   until the pipe is writable; the queued frames go out with one `writev` per wake-up.
 //!   Anything else (a terminal, a file) is written by a thread of its own with blocking
 //!   writes: everything queued, then one flush.
-//! - **Channels** (a session of the HTTP server, `embed::serve_http`) take each frame as one
-//!   line from a task of the current runtime ([`Writer::for_channel`]): no thread, and a full
-//!   channel holds the frames in this queue, with its bounds.
+//! - **Channels** (an HTTP session's output in `embed::serve_http`, the input of an
+//!   in-process server) take each frame as one message from a task of the current runtime
+//!   ([`Writer::for_channel`]): no thread, and a full channel holds the frames in this
+//!   queue, with its bounds.
 
 use serde_json::Value;
 use std::fs::File;
@@ -129,18 +130,29 @@ impl Writer {
         w
     }
 
-    /// A writer of a channel: each frame goes to `lines` as one line (without its `\n`), from
-    /// a task it starts on the current tokio runtime (call inside it). The task ends, and
+    /// A writer of a channel: each frame goes to `lines` as one message, what `message`
+    /// makes of the frame's bytes (its `\n` included; `None`: the frame is dropped), from a
+    /// task it starts on the current tokio runtime (call inside it). The task ends, and
     /// `lines` closes, when the writer is closed and its queue is empty; when the receiver
     /// is gone the writer fails as a broken pipe does.
-    pub fn for_channel(
-        lines: mpsc::Sender<String>,
+    pub fn for_channel<T: Send + 'static>(
+        lines: mpsc::Sender<T>,
+        message: fn(Vec<u8>) -> Option<T>,
         bounds: Bounds,
         stats: Arc<QueueStats>,
     ) -> Self {
         let w = Writer::shared(bounds, stats, None, true);
-        tokio::spawn(channel_task(w.shared.clone(), lines));
+        tokio::spawn(channel_task(w.shared.clone(), lines, message));
         w
+    }
+
+    /// [`Writer::for_channel`] of text lines: each frame without its `\n`.
+    pub fn for_line_channel(
+        lines: mpsc::Sender<String>,
+        bounds: Bounds,
+        stats: Arc<QueueStats>,
+    ) -> Self {
+        Writer::for_channel(lines, line_text, bounds, stats)
     }
 
     /// A writer of a blocking sink (a terminal, a file) on a thread of its own.
@@ -388,7 +400,11 @@ async fn pipe_task(shared: Arc<Shared>, fd: Arc<AsyncFd<File>>) {
 
 /// The task of a channel writer: takes everything queued and sends it line by line, waiting
 /// while the channel is full.
-async fn channel_task(shared: Arc<Shared>, lines: mpsc::Sender<String>) {
+async fn channel_task<T>(
+    shared: Arc<Shared>,
+    lines: mpsc::Sender<T>,
+    message: fn(Vec<u8>) -> Option<T>,
+) {
     loop {
         let batch = loop {
             let notified = shared.wake_task.notified();
@@ -412,16 +428,11 @@ async fn channel_task(shared: Arc<Shared>, lines: mpsc::Sender<String>) {
         let bytes: usize = batch.iter().map(OutFrame::len).sum();
         let mut ok = true;
         for frame in &batch {
-            let mut line = Vec::with_capacity(frame.len());
+            let mut bytes = Vec::with_capacity(frame.len());
             for piece in frame.pieces() {
-                line.extend_from_slice(piece);
+                bytes.extend_from_slice(piece);
             }
-            if line.last() == Some(&b'\n') {
-                line.pop();
-            }
-            // Frames are serialized JSON, UTF-8 by construction; a frame that is not is lost
-            // rather than mangled.
-            let Ok(line) = String::from_utf8(line) else {
+            let Some(line) = message(bytes) else {
                 continue;
             };
             if lines.send(line).await.is_err() {
@@ -443,6 +454,15 @@ async fn channel_task(shared: Arc<Shared>, lines: mpsc::Sender<String>) {
             return;
         }
     }
+}
+
+/// A frame as text without its `\n`. Frames are serialized JSON, UTF-8 by construction; a
+/// frame that is not is dropped rather than mangled.
+fn line_text(mut bytes: Vec<u8>) -> Option<String> {
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+    }
+    String::from_utf8(bytes).ok()
 }
 
 /// The loop of a writer thread: takes everything queued, writes it, flushes once.
@@ -860,7 +880,7 @@ mod tests {
     async fn a_channel_writer_sends_each_frame_as_a_line_then_closes_the_channel() {
         // A channel of one line: the second and third frames wait in the queue meanwhile.
         let (lines, mut received) = mpsc::channel(1);
-        let writer = Writer::for_channel(lines, EDITOR_QUEUE, QueueStats::new("test_queue"));
+        let writer = Writer::for_line_channel(lines, EDITOR_QUEUE, QueueStats::new("test_queue"));
         for text in ["a", "b", "c"] {
             assert_eq!(
                 writer.send_frame(frame(text), Delivery::Always),
@@ -888,7 +908,7 @@ mod tests {
     #[tokio::test]
     async fn a_channel_writer_whose_receiver_is_gone_fails_as_a_broken_pipe() {
         let (lines, received) = mpsc::channel(1);
-        let writer = Writer::for_channel(lines, EDITOR_QUEUE, QueueStats::new("test_queue"));
+        let writer = Writer::for_line_channel(lines, EDITOR_QUEUE, QueueStats::new("test_queue"));
         drop(received);
         assert_eq!(
             writer.send_frame(frame("a"), Delivery::Always),
