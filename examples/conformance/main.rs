@@ -127,8 +127,12 @@ fn sampling(arguments: Value, ctx: RequestContext) -> Outcome {
 }
 
 fn elicitation(arguments: Value, ctx: RequestContext) -> Outcome {
+    // The form of the scenario's description (tools-call-elicitation, 0.1.x), whose client
+    // answers `username` and `email`.
     let form = json!({"type": "object", "properties": {
-        "response": {"type": "string", "description": "User's response"}}, "required": ["response"]});
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"}},
+        "required": ["username", "email"]});
     let message = arguments["message"].as_str().unwrap_or_default();
     ask_form(&ctx, "response", message, form, "User response:")
 }

@@ -800,12 +800,15 @@ async fn the_conformance_fixtures_sampling_and_elicitation_tools_ask_then_answer
     );
     let form = json!({"method": "elicitation/create", "params": {"message": "Your answer?",
         "requestedSchema": {"type": "object", "properties": {
-            "response": {"type": "string", "description": "User's response"}}, "required": ["response"]}}});
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"}},
+            "required": ["username", "email"]}}});
     assert_eq!(
         answer_of(&client, url, &elicit, &[]).await,
         (200, asked(3, "response", form))
     );
-    let answered = json!({"inputResponses": {"response": {"action": "accept", "content": {"response": "yes"}}}});
+    let answered = json!({"inputResponses": {"response": {"action": "accept",
+        "content": {"username": "ada", "email": "ada@example.com"}}}});
     let retry = call_of_a_capable_client(
         4,
         "test_elicitation",
@@ -818,7 +821,7 @@ async fn the_conformance_fixtures_sampling_and_elicitation_tools_ask_then_answer
             200,
             conformance_text(
                 4,
-                r#"User response: action=accept, content={"response":"yes"}"#
+                r#"User response: action=accept, content={"username":"ada","email":"ada@example.com"}"#
             )
         )
     );
