@@ -4,14 +4,10 @@
 //! lists the tools, launches debugpy on a small program, hears of the stop at a breakpoint as
 //! a resource update, and reads the state resource.
 
+use crate::common::sdk_client::{self, interop_dir};
 use crate::dap::{venv_bin, write_program};
 
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// The longest a client script may run: far above the few seconds it takes.
-const CLIENT_TIME_LIMIT_SECS: u32 = 60;
 
 /// The tools of `mcp-dap`, in the order it lists them.
 const TOOLS: [&str; 16] = [
@@ -33,10 +29,6 @@ const TOOLS: [&str; 16] = [
     "disconnect",
 ];
 
-fn interop_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop")
-}
-
 /// PATH with the venv first, so that `python3` has debugpy.
 fn venv_path() -> String {
     format!(
@@ -46,27 +38,16 @@ fn venv_path() -> String {
     )
 }
 
-/// Runs a client script (`program args`) under `timeout`, with `DAP_BIN` and `DAP_PROGRAM`;
-/// its last line of stdout is its JSON report.
+/// Runs a client script (`program args`) of the interop set with `DAP_BIN` and
+/// `DAP_PROGRAM`, and the venv first in `PATH`.
 fn run_client(program: &str, args: &[&str], python_program: &str) -> Value {
-    let out = Command::new("timeout")
-        .arg(CLIENT_TIME_LIMIT_SECS.to_string())
-        .arg(program)
-        .args(args)
-        .current_dir(interop_dir())
-        .env("PATH", venv_path())
-        .env("DAP_BIN", env!("CARGO_BIN_EXE_mcp-dap"))
-        .env("DAP_PROGRAM", python_program)
-        .output()
-        .expect("start the client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the client failed ({:?}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON report")
+    let path = venv_path();
+    let env = [
+        ("PATH", path.as_str()),
+        ("DAP_BIN", env!("CARGO_BIN_EXE_mcp-dap")),
+        ("DAP_PROGRAM", python_program),
+    ];
+    sdk_client::run(program, args, &env)
 }
 
 const TS1_CLIENT: &str = r#"

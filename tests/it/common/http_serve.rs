@@ -136,43 +136,14 @@ impl Events {
     }
 }
 
-/// The longest a client script may run: far above the few seconds it takes.
-pub const CLIENT_TIME_LIMIT_SECS: u32 = 60;
+pub use super::sdk_client::interop_dir;
 
-pub fn interop_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop")
-}
-
-/// Runs a client script (`program args`) of the interop set under `timeout`, with `MCP_URL`
-/// set to `url` (and `MCP_TOKEN` to `token`); its last line of stdout is its JSON report.
+/// Runs a client script (`program args`) of the interop set ([`super::sdk_client::run`])
+/// with `MCP_URL` set to `url` (and `MCP_TOKEN` to `token`).
 pub fn run_client(program: &str, args: &[&str], url: &str, token: Option<&str>) -> Value {
-    let mut command = Command::new("timeout");
-    command
-        .arg(CLIENT_TIME_LIMIT_SECS.to_string())
-        .arg(program)
-        .args(args)
-        .current_dir(interop_dir())
-        .env("MCP_URL", url);
+    let mut env = vec![("MCP_URL", url)];
     if let Some(token) = token {
-        command.env("MCP_TOKEN", token);
+        env.push(("MCP_TOKEN", token));
     }
-    for proxy in [
-        "HTTP_PROXY",
-        "http_proxy",
-        "HTTPS_PROXY",
-        "https_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-    ] {
-        command.env_remove(proxy);
-    }
-    let out = command.output().expect("start the client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the client failed ({:?}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON report")
+    super::sdk_client::run(program, args, &env)
 }

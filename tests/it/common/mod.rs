@@ -20,6 +20,7 @@ pub mod recording;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod relay;
 pub mod schema;
+pub mod sdk_client;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod signed_bridge;
 pub mod stdio_server;
