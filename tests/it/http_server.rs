@@ -160,6 +160,42 @@ fn hanging_post(
 }
 
 #[tokio::test]
+async fn a_body_that_is_not_whole_within_its_time_limit_gets_408_and_the_connection_closes() {
+    let server = HttpServer::start(
+        common::server_bin(),
+        &["--test-tools", "--http-body-read-ms", "300"],
+    );
+    let client = client();
+    // The headers and a first byte of the body, then nothing more (Slowloris).
+    let answer = tokio::time::timeout(
+        WAIT,
+        hanging_post(&client, &server.url, b"{".to_vec(), &[]).send(),
+    )
+    .await
+    .expect("an answer within the wait")
+    .expect("POST");
+    assert_eq!(answer.status().as_u16(), 408);
+    assert_eq!(
+        answer.headers().get("connection").map(|v| v.as_bytes()),
+        Some(&b"close"[..])
+    );
+    // The server serves the next client.
+    let echo = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    );
+    let answer = post(&client, &server.url, &echo, &[])
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(
+        json_answer(answer).await,
+        (200, "application/json".into(), fixture_echo_result(1, "hi"))
+    );
+}
+
+#[tokio::test]
 async fn an_oversized_body_gets_413_declared_or_streamed_and_oversized_headers_431() {
     let server = HttpServer::example();
     let client = client();

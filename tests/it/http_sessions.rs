@@ -348,6 +348,71 @@ async fn an_initialize_past_the_session_bound_gets_503_until_a_session_ends() {
 }
 
 #[tokio::test]
+async fn a_session_that_no_message_follows_after_its_initialize_ends_at_its_claim_time_limit() {
+    const CLAIM_MS: u64 = 300;
+    let server = HttpServer::start(
+        common::server_bin(),
+        &[
+            "--test-tools",
+            "--http-max-sessions",
+            "2",
+            "--http-session-claim-ms",
+            &CLAIM_MS.to_string(),
+        ],
+    );
+    let client = client();
+    // Claimed: its `notifications/initialized` came.
+    let (claimed, _, _) = open_session(&client, &server.url, json!({})).await;
+    // Unclaimed: nothing follows its initialize, as when its client went away before the
+    // answer and never learnt the id.
+    let started = Instant::now();
+    let response = post(&client, &server.url, None, &initialize(json!({})))
+        .send()
+        .await
+        .expect("POST initialize");
+    assert_eq!(response.status().as_u16(), 200);
+    let unclaimed = session_header(&response).expect("an Mcp-Session-Id");
+    messages(response).await;
+    // The bound holds until the unclaimed session ends: 503, then a new session.
+    let deadline = Instant::now() + WAIT;
+    let freed = loop {
+        let response = post(&client, &server.url, None, &initialize(json!({})))
+            .send()
+            .await
+            .expect("POST initialize");
+        let status = response.status().as_u16();
+        if status == 200 {
+            break started.elapsed();
+        }
+        assert_eq!(status, 503);
+        assert!(
+            Instant::now() < deadline,
+            "the unclaimed session did not end within {WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(
+        freed >= Duration::from_millis(CLAIM_MS),
+        "freed after {freed:?}"
+    );
+    let list = request(json!(2), "tools/list", json!({}));
+    let response = post(&client, &server.url, Some(&unclaimed), &list)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(
+        json_answer(response).await,
+        (404, "application/json".into(), unknown_session())
+    );
+    // The claimed session lives on (its idle time limit is the default, 30 minutes).
+    let ping = request(json!(3), "ping", json!({}));
+    assert_eq!(
+        call(&client, &server.url, &claimed, &ping).await,
+        (200, vec![json!({"jsonrpc": "2.0", "id": 3, "result": {}})])
+    );
+}
+
+#[tokio::test]
 async fn an_elicitation_of_the_session_is_answered_by_the_clients_post() {
     let server = HttpServer::example();
     let client = client();

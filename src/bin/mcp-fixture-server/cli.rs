@@ -250,6 +250,16 @@ pub(crate) struct Args {
     #[cfg(feature = "http-server")]
     #[arg(long, value_name = "MS")]
     pub(crate) http_session_idle_ms: Option<u64>,
+    /// With --http: a new 2025-11-25 session that no message follows its `initialize` for
+    /// this long ends (milliseconds; default 30 s).
+    #[cfg(feature = "http-server")]
+    #[arg(long, value_name = "MS")]
+    pub(crate) http_session_claim_ms: Option<u64>,
+    /// With --http: the time to receive a request's body once its headers are in; a body
+    /// not whole by then gets 408 (milliseconds; default 30 s).
+    #[cfg(feature = "http-server")]
+    #[arg(long, value_name = "MS")]
+    pub(crate) http_body_read_ms: Option<u64>,
     /// With --http: the most 2025-11-25 sessions at once; one more `initialize` gets 503
     /// (default 256).
     #[cfg(feature = "http-server")]

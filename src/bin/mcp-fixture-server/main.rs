@@ -80,6 +80,12 @@ fn main() -> ExitCode {
         if let Some(ms) = args.http_session_idle_ms {
             options.session_idle_time_limit = Duration::from_millis(ms);
         }
+        if let Some(ms) = args.http_session_claim_ms {
+            options.session_claim_time_limit = Duration::from_millis(ms);
+        }
+        if let Some(ms) = args.http_body_read_ms {
+            options.body_read_time_limit = Duration::from_millis(ms);
+        }
         if let Some(max) = args.http_max_sessions {
             options.max_sessions = max;
         }

@@ -115,9 +115,9 @@ use options::{ACCEPT_ERROR_PAUSE, MIN_HEADER_BYTES};
 use origin::check_origin_and_host;
 use session::SessionTable;
 pub use session::{
-    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIME_LIMIT, SESSION_BUFFER_MAX_MESSAGES,
-    SESSION_ID_HEADER, SESSION_INPUT_QUEUE_MESSAGES, SESSION_OUTPUT_QUEUE_MESSAGES, SessionEnds,
-    SessionFactory, SessionStart, Sessions,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_CLAIM_TIME_LIMIT, DEFAULT_SESSION_IDLE_TIME_LIMIT,
+    SESSION_BUFFER_MAX_MESSAGES, SESSION_ID_HEADER, SESSION_INPUT_QUEUE_MESSAGES,
+    SESSION_OUTPUT_QUEUE_MESSAGES, SessionEnds, SessionFactory, SessionStart, Sessions,
 };
 
 /// A bound HTTP server: [`HttpServer::run`] serves it.
@@ -406,7 +406,16 @@ async fn read_body(
         return Err(empty(StatusCode::PAYLOAD_TOO_LARGE));
     }
     let (parts, body) = request.into_parts();
-    match Limited::new(body, options.max_body_bytes).collect().await {
+    let read = Limited::new(body, options.max_body_bytes).collect();
+    let Ok(read) = tokio::time::timeout(options.body_read_time_limit, read).await else {
+        // RFC 9110 §15.5.9: 408 with `Connection: close`; the rest of the body is not read.
+        let mut response = empty(StatusCode::REQUEST_TIMEOUT);
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return Err(response);
+    };
+    match read {
         Ok(collected) => Ok((parts, collected.to_bytes())),
         Err(error) => {
             if error.is::<http_body_util::LengthLimitError>() {

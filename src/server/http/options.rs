@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use super::bearer::{Bearer, TokenVerifier};
 use super::session::{
-    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIME_LIMIT, SessionFactory, Sessions,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_CLAIM_TIME_LIMIT, DEFAULT_SESSION_IDLE_TIME_LIMIT,
+    SessionFactory, Sessions,
 };
 
 /// The endpoint's path unless [`HttpOptions::path`] says otherwise.
@@ -22,6 +23,10 @@ pub const DEFAULT_MAX_HEADERS: usize = 100;
 /// The time a client has to send a request's header section (10 s): a client that trickles
 /// its headers holds a connection (the "slowloris" attack).
 pub const DEFAULT_HEADER_READ_TIME_LIMIT: Duration = Duration::from_secs(10);
+/// The time to receive a request's body once its header section is in: a body that is not
+/// whole by then gets 408 and its connection closes, so that a client that sends a body
+/// slowly or never finishes it (Slowloris) holds a connection this long at most.
+pub const DEFAULT_BODY_READ_TIME_LIMIT: Duration = Duration::from_secs(30);
 /// The longest a request other than `subscriptions/listen` may run (5 minutes): then it is
 /// cancelled and answered with -32603 (2026-07-28 basic/patterns/cancellation: a request
 /// should time out and then be cancelled).
@@ -68,6 +73,9 @@ pub struct HttpOptions {
     pub max_headers: usize,
     /// The time to receive a request's header section ([`DEFAULT_HEADER_READ_TIME_LIMIT`]).
     pub header_read_time_limit: Duration,
+    /// The time to receive a request's body once its headers are in; a body not whole by
+    /// then gets 408 ([`DEFAULT_BODY_READ_TIME_LIMIT`]).
+    pub body_read_time_limit: Duration,
     /// The longest a request other than a listen runs ([`DEFAULT_REQUEST_TIME_LIMIT`]).
     pub request_time_limit: Duration,
     /// Requests in flight at once; one more gets 503 ([`DEFAULT_MAX_IN_FLIGHT`]).
@@ -106,6 +114,9 @@ pub struct HttpOptions {
     /// How long a session lives without a request and without an open stream
     /// ([`DEFAULT_SESSION_IDLE_TIME_LIMIT`]).
     pub session_idle_time_limit: Duration,
+    /// How long a new session waits for a message after its `initialize`; then it ends, as
+    /// its client never got its id ([`DEFAULT_SESSION_CLAIM_TIME_LIMIT`]).
+    pub session_claim_time_limit: Duration,
     /// Sessions at once; one more `initialize` gets 503 ([`DEFAULT_MAX_SESSIONS`]).
     pub max_sessions: usize,
 }
@@ -148,6 +159,7 @@ impl Default for HttpOptions {
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
             max_headers: DEFAULT_MAX_HEADERS,
             header_read_time_limit: DEFAULT_HEADER_READ_TIME_LIMIT,
+            body_read_time_limit: DEFAULT_BODY_READ_TIME_LIMIT,
             request_time_limit: DEFAULT_REQUEST_TIME_LIMIT,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
@@ -161,6 +173,7 @@ impl Default for HttpOptions {
             resource: None,
             sessions: None,
             session_idle_time_limit: DEFAULT_SESSION_IDLE_TIME_LIMIT,
+            session_claim_time_limit: DEFAULT_SESSION_CLAIM_TIME_LIMIT,
             max_sessions: DEFAULT_MAX_SESSIONS,
         }
     }

@@ -14,6 +14,11 @@ use super::*;
 pub const SESSION_ID_HEADER: &str = "mcp-session-id";
 /// How long a session lives without a request and without an open stream (30 minutes).
 pub const DEFAULT_SESSION_IDLE_TIME_LIMIT: Duration = Duration::from_secs(30 * 60);
+/// How long a new session waits for its client's next message (30 s): a client that got the
+/// `initialize` result sends `notifications/initialized` at once (2025-11-25
+/// basic/lifecycle), so a session that hears nothing in this time is one whose client never
+/// got its id (it went away before the answer) and could never use or delete it.
+pub const DEFAULT_SESSION_CLAIM_TIME_LIMIT: Duration = Duration::from_secs(30);
 /// Sessions at once (256): each is a bridge with its actors.
 pub const DEFAULT_MAX_SESSIONS: usize = 256;
 /// Server messages a session keeps for its next GET stream while none is open (256); past
@@ -86,6 +91,7 @@ pub(super) struct SessionTable {
     factory: Sessions,
     max: usize,
     idle_limit: Duration,
+    claim_limit: Duration,
     inner: Mutex<TableInner>,
 }
 
@@ -101,6 +107,7 @@ impl SessionTable {
             factory,
             max: options.max_sessions,
             idle_limit: options.session_idle_time_limit,
+            claim_limit: options.session_claim_time_limit,
             inner: Mutex::new(TableInner {
                 sessions: HashMap::new(),
                 starting: 0,
@@ -149,7 +156,8 @@ impl SessionTable {
     /// Ends the sessions that had no request and no open stream for the idle time limit,
     /// until `stop`.
     pub(super) async fn end_idle(self: Arc<Self>, stop: CancellationToken) {
-        let every = (self.idle_limit / 4).clamp(IDLE_CHECK_MIN_INTERVAL, IDLE_CHECK_MAX_INTERVAL);
+        let every = (self.idle_limit.min(self.claim_limit) / 4)
+            .clamp(IDLE_CHECK_MIN_INTERVAL, IDLE_CHECK_MAX_INTERVAL);
         let mut ticks = tokio::time::interval(every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -162,7 +170,7 @@ impl SessionTable {
                 let ids: Vec<String> = inner
                     .sessions
                     .values()
-                    .filter(|session| session.idle_for(self.idle_limit))
+                    .filter(|session| session.idle_for(self.idle_limit, self.claim_limit))
                     .map(|session| session.id.clone())
                     .collect();
                 ids.iter()
@@ -207,6 +215,8 @@ struct Routes {
     open: usize,
     /// The end of the last request or stream.
     last_active: Instant,
+    /// A message came after the `initialize`: the client has the session's id.
+    claimed: bool,
     ended: bool,
 }
 
@@ -228,8 +238,15 @@ impl Session {
         lock(&self.routes)
     }
 
-    fn idle_for(&self, limit: Duration) -> bool {
+    /// No stream open and nothing since `limit` ago, or since `claim_limit` ago for a
+    /// session that no message after its `initialize` claimed.
+    fn idle_for(&self, limit: Duration, claim_limit: Duration) -> bool {
         let routes = self.routes();
+        let limit = if routes.claimed {
+            limit
+        } else {
+            limit.min(claim_limit)
+        };
         routes.open == 0 && routes.last_active.elapsed() >= limit
     }
 
@@ -460,6 +477,7 @@ pub(super) async fn start(
             buffered: VecDeque::new(),
             open: 0,
             last_active: Instant::now(),
+            claimed: false,
             ended: false,
         }),
         serial: AtomicU64::new(0),
@@ -485,6 +503,7 @@ pub(super) async fn answer(
     let Some(session) = session_id.to_str().ok().and_then(|id| table.get(id)) else {
         return unknown_session(None);
     };
+    session.routes().claimed = true;
     match *request.method() {
         HttpMethod::GET => open_stream(shared, &session, request.headers()),
         HttpMethod::DELETE => {
