@@ -159,6 +159,80 @@ fn hanging_post(
     builder.body(reqwest::Body::wrap_stream(body))
 }
 
+/// One raw HTTP/1.1 request on a connection of its own: the status code of its answer.
+fn raw_status(url: &str, request: &str) -> u16 {
+    use std::io::{BufRead, Write};
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(WAIT)).expect("a read timeout");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut line = String::new();
+    std::io::BufReader::new(stream)
+        .read_line(&mut line)
+        .expect("the status line");
+    line.split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {line:?}"))
+}
+
+#[test]
+fn two_host_headers_get_400_and_an_absolute_target_is_judged_by_its_authority() {
+    let server = HttpServer::example();
+    let addr = server
+        .url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let body = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    )
+    .to_string();
+    let raw = |target: &str, hosts: &[&str]| {
+        let hosts: String = hosts
+            .iter()
+            .map(|host| format!("Host: {host}\r\n"))
+            .collect();
+        format!(
+            "POST {target} HTTP/1.1\r\n{hosts}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {V}\r\n\
+             Mcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    // RFC 9112 §3.2: more than one Host is refused, whichever comes first.
+    assert_eq!(
+        raw_status(&server.url, &raw("/mcp", &["localhost", "evil.example"])),
+        400
+    );
+    assert_eq!(
+        raw_status(&server.url, &raw("/mcp", &["evil.example", "localhost"])),
+        400
+    );
+    // RFC 9112 §3.2.2: an absolute-form target's authority is the host, not the Host header.
+    assert_eq!(
+        raw_status(&server.url, &raw("http://evil.example/mcp", &["localhost"])),
+        403
+    );
+    assert_eq!(
+        raw_status(
+            &server.url,
+            &raw(&format!("http://{addr}/mcp"), &["evil.example"])
+        ),
+        200
+    );
+    assert_eq!(raw_status(&server.url, &raw("/mcp", &["localhost"])), 200);
+}
+
 #[tokio::test]
 async fn a_body_that_is_not_whole_within_its_time_limit_gets_408_and_the_connection_closes() {
     let server = HttpServer::start(

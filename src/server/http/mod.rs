@@ -326,7 +326,8 @@ async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
     if request.uri().path() != options.path {
         return empty(StatusCode::NOT_FOUND);
     }
-    if let Some(refused) = check_origin_and_host(shared, request.headers()) {
+    let authority = request.uri().authority().map(|a| a.as_str());
+    if let Some(refused) = check_origin_and_host(shared, request.headers(), authority) {
         return refused;
     }
     if let Some(sessions) = &shared.sessions

@@ -3,11 +3,22 @@
 
 use super::*;
 
-/// 403 for an `Origin` that is not allowed, or a non-loopback `Host` on a loopback listener.
+/// 403 for an `Origin` that is not allowed, or a non-loopback host on a loopback listener:
+/// the authority of an absolute-form request target, else the `Host` header (RFC 9112
+/// §3.2.2: the target's authority overrides `Host`); 400 for more than one `Host` header
+/// (RFC 9112 §3.2: a server MUST refuse it).
 pub(super) fn check_origin_and_host(
     shared: &Shared,
     headers: &HeaderMap,
+    authority: Option<&str>,
 ) -> Option<Response<Body>> {
+    if headers.get_all(header::HOST).iter().nth(1).is_some() {
+        let error = RpcError::new(
+            ErrorCode::INVALID_REQUEST,
+            "Bad request: more than one Host",
+        );
+        return Some(error_answer(StatusCode::BAD_REQUEST, None, error));
+    }
     let options = &shared.options;
     let forbidden = |why: &str| {
         let error = RpcError::new(ErrorCode::INVALID_REQUEST, format!("Forbidden: {why}"));
@@ -26,7 +37,7 @@ pub(super) fn check_origin_and_host(
         }
     }
     if shared.loopback {
-        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        let host = authority.or_else(|| headers.get(header::HOST).and_then(|h| h.to_str().ok()));
         let allowed = host.is_some_and(|host| {
             is_loopback_host(host)
                 || options.allowed_hosts.iter().any(|allowed| {
