@@ -4,7 +4,7 @@
 //! lists the tools, launches debugpy on a small program, hears of the stop at a breakpoint as
 //! a resource update, and reads the state resource.
 
-use crate::common::sdk_client::{self, interop_dir};
+use crate::common::sdk_client;
 use crate::dap::{venv_bin, write_program};
 
 use serde_json::{Value, json};
@@ -82,13 +82,7 @@ console.log(JSON.stringify(out));
 
 #[test]
 fn the_typescript_sdk_1x_client_uses_mcp_dap_through_the_embedded_path() {
-    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/sdk");
-    assert!(
-        sdk.is_dir(),
-        "the TypeScript SDK 1.x is not installed in {}: run `cd tests/interop && npm ci` \
-         (scripts/test does)",
-        sdk.display()
-    );
+    sdk_client::require_npm("@modelcontextprotocol/sdk", "the TypeScript SDK 1.x");
     let program = write_program();
     let report = run_client("node", &["--input-type=module", "-e", TS1_CLIENT], &program);
     assert_eq!(

@@ -757,13 +757,7 @@ console.log(JSON.stringify(out));
 
 #[test]
 fn the_typescript_sdk_v2_client_lists_and_calls_tools_of_the_example_over_http() {
-    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/client");
-    assert!(
-        sdk.is_dir(),
-        "the TypeScript SDK v2 is not installed in {}: run `cd tests/interop && npm ci` \
-         (scripts/test does)",
-        sdk.display()
-    );
+    sdk_client::require_npm("@modelcontextprotocol/client", "the TypeScript SDK v2");
     let server = HttpServer::example();
     let report = run_client(
         "node",

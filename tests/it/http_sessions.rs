@@ -465,13 +465,7 @@ console.log(JSON.stringify(out));
 
 #[test]
 fn the_typescript_sdk_1x_client_lists_and_calls_tools_of_the_example_in_a_session() {
-    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/sdk");
-    assert!(
-        sdk.is_dir(),
-        "the TypeScript SDK 1.x is not installed in {}: run `cd tests/interop && npm ci` \
-         (scripts/test does)",
-        sdk.display()
-    );
+    common::sdk_client::require_npm("@modelcontextprotocol/sdk", "the TypeScript SDK 1.x");
     let server = HttpServer::example();
     let report = run_client(
         "node",

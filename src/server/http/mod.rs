@@ -658,6 +658,15 @@ fn sse_done(events: Vec<String>) -> Response<Body> {
     sse_headers(StreamBody::new(stream).boxed_unsync())
 }
 
+/// The ticks of an SSE stream's keep-alive comments: the first one period after now, late
+/// ones not bunched up.
+fn keep_alive_ticks(every: Duration) -> tokio::time::Interval {
+    let mut interval = tokio::time::interval(every);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    interval.reset();
+    interval
+}
+
 /// What an SSE answer's stream holds while its request runs.
 struct Streaming {
     pending: std::collections::VecDeque<String>,
@@ -678,9 +687,7 @@ fn sse(
     guard: DropGuard,
     keep_alive: Duration,
 ) -> Response<Body> {
-    let mut interval = tokio::time::interval(keep_alive);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    interval.reset();
+    let interval = keep_alive_ticks(keep_alive);
     let state = Streaming {
         pending: first.into(),
         lines,

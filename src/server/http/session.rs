@@ -673,13 +673,10 @@ fn stream_of(
     guard: StreamGuard,
     keep_alive: Duration,
 ) -> Response<Body> {
-    let mut interval = tokio::time::interval(keep_alive);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    interval.reset();
     let state = SessionStream {
         pending: first.into(),
         lines,
-        keep_alive: interval,
+        keep_alive: keep_alive_ticks(keep_alive),
         done: false,
         _guard: guard,
     };

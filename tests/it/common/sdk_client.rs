@@ -14,6 +14,17 @@ pub fn interop_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop")
 }
 
+/// Fails the test, saying how to install it, unless the npm package `package` (e.g.
+/// `@modelcontextprotocol/sdk`) is in tests/interop/node_modules.
+pub fn require_npm(package: &str, what: &str) {
+    let dir = interop_dir().join("node_modules").join(package);
+    assert!(
+        dir.is_dir(),
+        "{what} is not installed in {}: run `cd tests/interop && npm ci` (scripts/test does)",
+        dir.display()
+    );
+}
+
 /// Runs a client script (`program args`) in tests/interop under `timeout`, with `env` set and
 /// no proxy variable (the clients reach loopback servers or a child); its last line of
 /// stdout is its JSON report.
