@@ -445,6 +445,66 @@ async fn an_elicitation_of_the_session_is_answered_by_the_clients_post() {
     assert_eq!(events.all().await, [text_result(7, "Hi, Ada!")]);
 }
 
+/// A POST in `session` of the text `body`, as it is written.
+async fn call_text(client: &reqwest::Client, url: &str, session: &str, body: &str) -> Vec<Value> {
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", V)
+        .body(body.to_owned())
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status().as_u16(), 200);
+    messages(response).await
+}
+
+#[tokio::test]
+async fn progress_reaches_the_post_of_its_token_however_the_body_is_written() {
+    let server = HttpServer::fixture();
+    let client = client();
+    let (session, _, _) = open_session(&client, &server.url, json!({})).await;
+    // With a GET stream open, a progress notification whose token matched no POST would go
+    // there and leave its POST with the response alone.
+    let get = client
+        .get(&server.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", V)
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(get.status().as_u16(), 200);
+    let progress = |token: &str, n: i64| {
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": n, "total": 2}})
+    };
+    let flood = |id: i64, token: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "progress_flood", "arguments": {"count": 2}, "_meta": {"progressToken": token}}})
+    };
+    let done = |id: i64| json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "flooded"}]}});
+    // One line, its token written with an escape: the token the bridge writes is "p".
+    let body = r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"progress_flood","arguments":{"count":2},"_meta":{"progressToken":"\u0070"}}}"#;
+    assert_eq!(
+        call_text(&client, &server.url, &session, body).await,
+        [progress("p", 1), progress("p", 2), done(8)]
+    );
+    // The same request on several lines (JSON whitespace), with an integer token.
+    let body = serde_json::to_string_pretty(&flood(9, json!(42))).expect("JSON text");
+    assert!(body.contains('\n'));
+    let by_number = |n: i64| {
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": 42, "progress": n, "total": 2}})
+    };
+    assert_eq!(
+        call_text(&client, &server.url, &session, &body).await,
+        [by_number(1), by_number(2), done(9)]
+    );
+}
+
 /// The TS SDK 1.x client (`@modelcontextprotocol/sdk` 1.32.2: 2025-11-25, sessions) over its
 /// Streamable HTTP transport; it ends by deleting its session.
 const TS1_HTTP_CLIENT: &str = r#"

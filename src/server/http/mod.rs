@@ -100,6 +100,7 @@ use super::{ErrorCode, RpcError, Server};
 use crate::protocol::errors::{Cause, ErrorObject};
 use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
 use crate::protocol::methods;
+use crate::protocol::raw;
 use crate::protocol::remote::{HeaderParam, header_params};
 use crate::protocol::request_headers::{self, HeaderText};
 
@@ -622,15 +623,19 @@ fn drain(lines: &mut mpsc::Receiver<String>) -> Vec<String> {
 
 /// One SSE event of one message. A line break inside the text (JSON whitespace) starts
 /// another `data:` line, which the client joins back (WHATWG HTML, server-sent events).
-fn sse_event(message: &str) -> Bytes {
-    let mut event = String::with_capacity(message.len() + 24);
-    event.push_str("event: message\n");
-    for line in message.split(['\r', '\n']).filter(|l| !l.is_empty()) {
-        event.push_str("data: ");
-        event.push_str(line);
-        event.push('\n');
+fn sse_event(message: impl AsRef<[u8]>) -> Bytes {
+    let message = message.as_ref();
+    let mut event = Vec::with_capacity(message.len() + 24);
+    event.extend_from_slice(b"event: message\n");
+    for line in message
+        .split(|b| matches!(b, b'\r' | b'\n'))
+        .filter(|l| !l.is_empty())
+    {
+        event.extend_from_slice(b"data: ");
+        event.extend_from_slice(line);
+        event.push(b'\n');
     }
-    event.push('\n');
+    event.push(b'\n');
     Bytes::from(event)
 }
 
@@ -736,7 +741,7 @@ fn finish(mut state: Streaming) -> Option<(Result<Frame<Bytes>, Infallible>, Str
         guard.disarm();
     }
     let answer = state.response.try_recv().ok().flatten()?;
-    Some((Ok(Frame::data(sse_event(&answer.to_string()))), state))
+    Some((Ok(Frame::data(sse_event(answer.to_string()))), state))
 }
 
 #[cfg(test)]

@@ -188,9 +188,9 @@ impl SessionTable {
 /// One message toward a stream.
 enum Out {
     /// A server request or notification.
-    Message(String),
+    Message(Bytes),
     /// The response that ends a POST's stream.
-    Response(String),
+    Response(Bytes),
 }
 
 /// One session: its input, and where its output goes.
@@ -210,7 +210,7 @@ struct Routes {
     /// The GET stream, with its serial number.
     get: Option<(u64, mpsc::Sender<Out>)>,
     /// Server messages for the next GET stream.
-    buffered: VecDeque<String>,
+    buffered: VecDeque<Bytes>,
     /// Streams open: POSTs waiting and the GET stream.
     open: usize,
     /// The end of the last request or stream.
@@ -262,10 +262,10 @@ impl Session {
     }
 
     /// Sends a client message into the session; false when it has ended.
-    async fn send(&self, line: String) -> bool {
+    async fn send(&self, line: Bytes) -> bool {
         let input = lock(&self.input).clone();
         match input {
-            Some(input) => input.send(Bytes::from(line)).await.is_ok(),
+            Some(input) => input.send(line).await.is_ok(),
             None => false,
         }
     }
@@ -306,6 +306,15 @@ impl Session {
         None
     }
 
+    /// Sends the response to the request `id` to the POST waiting for it.
+    async fn respond(&self, id: &Id, line: Bytes) {
+        let waiter = self.routes().waiting.remove(id);
+        // No waiter: the client closed that POST's stream (2025-11-25 lets the response go).
+        if let Some(waiter) = waiter {
+            let _ = waiter.stream.send(Out::Response(line)).await;
+        }
+    }
+
     /// Forgets a stream whose client went away.
     fn forget(&self, target: &Target) {
         let mut routes = self.routes();
@@ -317,7 +326,7 @@ impl Session {
         }
     }
 
-    fn buffer(&self, line: String) {
+    fn buffer(&self, line: Bytes) {
         let mut routes = self.routes();
         if routes.ended {
             return;
@@ -331,18 +340,19 @@ impl Session {
 
     /// Delivers one line of the session's output.
     async fn deliver(&self, line: String) {
-        let Ok(message) = jsonrpc::parse_value_bounded(line.as_bytes(), OUTPUT_MAX_DEPTH) else {
+        // Nearly every line is a success response: its id is read without a value tree.
+        let line = Bytes::from(line);
+        if let Some((id, _)) = raw::response(line.clone(), OUTPUT_MAX_DEPTH) {
+            self.respond(&id, line).await;
+            return;
+        }
+        let Ok(message) = jsonrpc::parse_value_bounded(&line, OUTPUT_MAX_DEPTH) else {
             tracing::warn!(session = %self.id, "an HTTP session wrote a line that is no JSON message; dropped");
             return;
         };
         if message.get("method").is_none() {
-            let waiter = message
-                .get("id")
-                .and_then(Id::from_value)
-                .and_then(|id| self.routes().waiting.remove(&id));
-            // No waiter: the client closed that POST's stream (2025-11-25 lets the response go).
-            if let Some(waiter) = waiter {
-                let _ = waiter.stream.send(Out::Response(line)).await;
+            if let Some(id) = message.get("id").and_then(Id::from_value) {
+                self.respond(&id, line).await;
             }
             return;
         }
@@ -485,7 +495,15 @@ pub(super) async fn start(
     table.insert(session.clone());
     tokio::spawn(route_output(table.clone(), session.clone(), output));
     tracing::debug!(session = %session.id, "an HTTP session started");
-    serve_in_session(shared, &session, id, &body).await
+    let progress = progress_token(&body);
+    serve_in_session(
+        shared,
+        &session,
+        id,
+        progress,
+        Bytes::from(body.to_string()),
+    )
+    .await
 }
 
 /// Answers a request to the endpoint with `Mcp-Session-Id`.
@@ -527,6 +545,14 @@ async fn post(
         Err(refused) => return refused,
     };
     let max_depth = shared.options.max_depth;
+    // Nearly every POST is a request: its envelope is read without a value tree (the
+    // session's bridge parses the message itself), and a body on one line goes in as it came.
+    if let Some((id, _, params)) = raw::request(body.clone(), max_depth)
+        && memchr::memchr2(b'\n', b'\r', &body).is_none()
+    {
+        let progress = params.as_ref().and_then(raw_progress_token);
+        return serve_in_session(shared, session, &id, progress, body).await;
+    }
     let message = match jsonrpc::parse(&body, max_depth) {
         Ok(message) => message,
         Err(error) => return bad_body(&error, max_depth),
@@ -535,9 +561,13 @@ async fn post(
         return bad_body(&ParseError::NotJson { id: None }, max_depth);
     };
     match message {
-        Message::Request { id, .. } => serve_in_session(shared, session, &id, &value).await,
+        Message::Request { id, .. } => {
+            let progress = progress_token(&value);
+            let line = Bytes::from(value.to_string());
+            serve_in_session(shared, session, &id, progress, line).await
+        }
         _ => {
-            if session.send(value.to_string()).await {
+            if session.send(Bytes::from(value.to_string())).await {
                 session.routes().last_active = Instant::now();
                 with_session(empty(StatusCode::ACCEPTED), session)
             } else {
@@ -547,13 +577,31 @@ async fn post(
     }
 }
 
-/// Sends the request `id` (its message `body`) into the session and answers with what the
-/// session writes for it.
+/// The `_meta.progressToken` of a request's params, as JSON text (serde_json's, as
+/// [`Session::target`] writes the token of a progress notification).
+fn progress_token(message: &Value) -> Option<String> {
+    message
+        .pointer("/params/_meta/progressToken")
+        .map(Value::to_string)
+}
+
+/// [`progress_token`] of params read without a value tree.
+fn raw_progress_token(params: &raw::Params) -> Option<String> {
+    let raw::Params::Object(params) = params else {
+        return None;
+    };
+    let meta = raw::Object::read(params.get("_meta")?)?;
+    Some(meta.get("progressToken")?.to_value()?.to_string())
+}
+
+/// Sends the request `id` (its message `line`, whose `_meta.progressToken` is `progress`) into
+/// the session and answers with what the session writes for it.
 async fn serve_in_session(
     shared: &Shared,
     session: &Arc<Session>,
     id: &Id,
-    body: &Value,
+    progress: Option<String>,
+    line: Bytes,
 ) -> Response<Body> {
     let (stream, mut lines) = mpsc::channel(STREAM_QUEUE_MESSAGES);
     let serial = session.serial.fetch_add(1, Ordering::Relaxed);
@@ -570,9 +618,6 @@ async fn serve_in_session(
                 session,
             );
         }
-        let progress = body
-            .pointer("/params/_meta/progressToken")
-            .map(Value::to_string);
         routes.waiting.insert(
             id.clone(),
             Waiter {
@@ -588,14 +633,14 @@ async fn serve_in_session(
         serial,
         request: Some(id.clone()),
     };
-    if !session.send(body.to_string()).await {
+    if !session.send(line).await {
         return unknown_session(Some(id));
     }
     match lines.recv().await {
         Some(Out::Response(line)) => {
             drop(guard);
             with_session(
-                with_body(StatusCode::OK, Bytes::from(line), Some("application/json")),
+                with_body(StatusCode::OK, line, Some("application/json")),
                 session,
             )
         }
@@ -657,7 +702,7 @@ fn accepts_sse(headers: &HeaderMap) -> bool {
 
 /// What a session's SSE stream holds.
 struct SessionStream {
-    pending: VecDeque<String>,
+    pending: VecDeque<Bytes>,
     lines: mpsc::Receiver<Out>,
     keep_alive: tokio::time::Interval,
     /// The response went out: the stream ends.
@@ -668,7 +713,7 @@ struct SessionStream {
 /// An SSE answer: `first`, then the stream's messages up to the response (a POST's) or the
 /// end of the session, with keep-alive comments in between.
 fn stream_of(
-    first: Vec<String>,
+    first: Vec<Bytes>,
     lines: mpsc::Receiver<Out>,
     guard: StreamGuard,
     keep_alive: Duration,
