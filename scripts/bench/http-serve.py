@@ -14,7 +14,14 @@ time (/proc/PID/stat) around each run: the server's CPU per call, which the load
 and its VmHWM at the end.
 
   python3 scripts/bench/http-serve.py [--rounds 5] [--clients 1,64] [--secs 3] [--warmup-secs 0.5]
-      [--load PATH] [--target NAME --against NAME] NAME[@PROTOCOL]=COMMAND ...
+      [--load PATH] [--one-cpu] [--target NAME --against NAME] NAME[@PROTOCOL]=COMMAND ...
+
+With --one-cpu, every run holds the server (each of its threads) and the load generator on
+CPU 0. At 1 client a call is a chain of wake-ups between the two processes, and on this VM
+a wake-up across vCPUs costs tens of microseconds more than one on the same vCPU: unpinned,
+where the scheduler happens to place the two decides a run's figures more than the servers
+do (the same binary: 42 us or 120 us median from run to run). Pinned, every arm pays the
+same switch on one CPU, and the figures compare the servers' own paths.
 
 PROTOCOL is the one the load generator speaks to that arm (its --protocol: 2026-07-28 POSTs,
 the default, or 2025-11-25 with a session). Prints one JSON line per run, then a Markdown
@@ -36,17 +43,39 @@ from http_arm import Lock, cpu_secs, start, status_kib
 MEDIAN_MARGIN = 1.10
 
 
+# The CPU of --one-cpu.
+ONE_CPU = {0}
+
+
+def hold_on(pid, cpus):
+    """Holds every thread of process `pid` on `cpus` (threads started later inherit it)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except ProcessLookupError:
+            pass
+
+
+def hold_load_generator():
+    """Holds the load generator (run in its child before exec) on ONE_CPU."""
+    os.sched_setaffinity(0, ONE_CPU)
+
+
 def run_arm(name, protocol, command, args, rnd):
     rows = []
     with Lock():
         proc, url = start(command, "http-serve")
+        pin = None
+        if args.one_cpu:
+            hold_on(proc.pid, ONE_CPU)
+            pin = hold_load_generator
         try:
             for clients in args.clients:
                 load = os.getloadavg()[0]
                 before = cpu_secs(proc.pid)
                 out = subprocess.run([args.load, url, "--clients", str(clients), "--secs", str(args.secs),
                                       "--warmup-secs", str(args.warmup_secs), "--protocol", protocol],
-                                     capture_output=True, text=True)
+                                     capture_output=True, text=True, preexec_fn=pin)
                 if out.returncode != 0:
                     raise SystemExit(f"http-serve: {name}: {out.stderr.strip()}")
                 row = json.loads(out.stdout)
@@ -77,6 +106,8 @@ def main():
     p.add_argument("--load", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"),
                                                   "http-load/release/http-load"),
                    help="the load generator (scripts/bench/http-load, built in release)")
+    p.add_argument("--one-cpu", action="store_true",
+                   help="hold each server and the load generator on CPU 0 (see above)")
     p.add_argument("--target", help="the arm that has to meet the target")
     p.add_argument("--against", help="the arm it is compared with")
     p.add_argument("arms", nargs="+", metavar="NAME[@PROTOCOL]=COMMAND")
@@ -98,7 +129,8 @@ def main():
             rows.extend(run_arm(name, protocol, command, args, rnd))
     loads = [r["load1"] for r in rows]
     print(f"\n{args.rounds} rounds, {args.secs} s each run after {args.warmup_secs} s of warm-up, "
-          f"load {min(loads):.1f}-{max(loads):.1f}\n")
+          f"load {min(loads):.1f}-{max(loads):.1f}"
+          f"{', each server and the load generator on CPU 0' if args.one_cpu else ''}\n")
     print("| arm | clients | calls/s | median (us) | p90 (us) | server CPU per call (us) | client CPU share | server VmHWM (KiB) |")
     print("|---|---|---|---|---|---|---|---|")
     medians = {}
