@@ -264,27 +264,41 @@ pub struct InitializeParams {
     pub protocol_version: Option<String>,
 }
 
-/// Reads `initialize` params. Errors (`None`) when params are not an object or `capabilities`
-/// is present and not an object. A missing `clientInfo` is tolerated; a bridge gains nothing by
-/// refusing an editor that forgot it.
-pub fn initialize_params(params: Option<&Value>) -> Option<InitializeParams> {
-    let p = params?.as_object()?;
+/// The `data.detail` of `initialize` params that are no `InitializeRequestParams`.
+pub const INITIALIZE_PARAMS_DETAIL: &str = "params must be InitializeRequestParams";
+/// The `data.detail` of an `initialize` whose `protocolVersion` is no string.
+pub const PROTOCOL_VERSION_DETAIL: &str = "params.protocolVersion must be a string";
+
+/// Reads `initialize` params. Errors (with the `data.detail` of the -32602) when params are
+/// not an object, `capabilities` is present and not an object, or `protocolVersion` is
+/// present and not a string (2025-11-25 schema: `protocolVersion: string`; an answer to a
+/// version that is no version would name a version the client never asked for). A missing
+/// `clientInfo` is tolerated; a bridge gains nothing by refusing an editor that forgot it.
+///
+/// # Errors
+/// The detail text ([`INITIALIZE_PARAMS_DETAIL`], [`PROTOCOL_VERSION_DETAIL`]).
+pub fn initialize_params(params: Option<&Value>) -> Result<InitializeParams, &'static str> {
+    let p = params
+        .and_then(Value::as_object)
+        .ok_or(INITIALIZE_PARAMS_DETAIL)?;
     let capabilities = match p.get("capabilities") {
         None => Value::Object(Default::default()),
         Some(c) if c.is_object() => c.clone(),
-        Some(_) => return None,
+        Some(_) => return Err(INITIALIZE_PARAMS_DETAIL),
+    };
+    let protocol_version = match p.get("protocolVersion") {
+        None => None,
+        Some(Value::String(version)) => Some(version.clone()),
+        Some(_) => return Err(PROTOCOL_VERSION_DETAIL),
     };
     let client_info = p.get("clientInfo").filter(|ci| {
         ci.get("name").is_some_and(Value::is_string)
             && ci.get("version").is_some_and(Value::is_string)
     });
-    Some(InitializeParams {
+    Ok(InitializeParams {
         capabilities,
         client_info: client_info.cloned(),
-        protocol_version: p
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .map(String::from),
+        protocol_version,
     })
 }
 
@@ -446,8 +460,13 @@ mod tests {
 
     #[test]
     fn initialize_params_need_an_object() {
-        assert_eq!(initialize_params(Some(&json!([1]))), None);
-        assert_eq!(initialize_params(Some(&json!({"capabilities": 3}))), None);
+        let refused = Err(INITIALIZE_PARAMS_DETAIL);
+        assert_eq!(initialize_params(Some(&json!([1]))), refused);
+        assert_eq!(initialize_params(None), refused);
+        assert_eq!(
+            initialize_params(Some(&json!({"capabilities": 3}))),
+            refused
+        );
         let p = initialize_params(Some(&json!({
             "protocolVersion": "2025-11-25",
             "capabilities": {"elicitation": {}},
@@ -456,6 +475,22 @@ mod tests {
         .unwrap_or_default();
         assert_eq!(p.capabilities, json!({"elicitation": {}}));
         assert_eq!(p.client_info, Some(json!({"name": "ed", "version": "1"})));
+        assert_eq!(p.protocol_version.as_deref(), Some("2025-11-25"));
+    }
+
+    #[test]
+    fn a_protocol_version_that_is_no_string_is_refused_and_a_missing_one_tolerated() {
+        for version in [json!(5), json!(null), json!(["2025-11-25"]), json!({})] {
+            assert_eq!(
+                initialize_params(Some(
+                    &json!({"protocolVersion": version, "capabilities": {}})
+                )),
+                Err(PROTOCOL_VERSION_DETAIL),
+                "{version}"
+            );
+        }
+        let p = initialize_params(Some(&json!({"capabilities": {}}))).unwrap_or_default();
+        assert_eq!(p.protocol_version, None);
     }
 
     #[test]

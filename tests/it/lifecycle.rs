@@ -380,3 +380,25 @@ fn unknown_methods_get_method_not_found_when_ready() {
         assert_eq!(error_of(&r), (-32601, "method_not_found".into()), "{m}");
     }
 }
+
+#[test]
+fn an_initialize_whose_protocol_version_is_no_string_gets_invalid_params_and_a_good_one_follows() {
+    let mut b = Bridge::start_cmd(&[], &[common::example_server_bin().to_string()]);
+    for (id, version) in [(1, json!(5)), (2, json!(null)), (3, json!(["2025-11-25"]))] {
+        let r = b.request(
+            json!(id),
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": {},
+                   "clientInfo": {"name": "me", "version": "1"}}),
+        );
+        assert_eq!(
+            r,
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602,
+                "message": "Invalid params", "data": {"cause": "invalid_params",
+                    "detail": "params.protocolVersion must be a string"}}})
+        );
+    }
+    // The bridge still waits for its initialize.
+    let r = b.initialize();
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+}

@@ -106,12 +106,11 @@ impl Frontend {
         params: Option<Value>,
         ctx: &mut Context<Self>,
     ) {
-        let Some(p) = legacy::initialize_params(params.as_ref()) else {
-            return self.reply_error(
-                Some(&id),
-                Cause::InvalidParams,
-                Some(json!("params must be InitializeRequestParams")),
-            );
+        let p = match legacy::initialize_params(params.as_ref()) {
+            Ok(p) => p,
+            Err(detail) => {
+                return self.reply_error(Some(&id), Cause::InvalidParams, Some(json!(detail)));
+            }
         };
         if !self.admit(&id, RequestClass::Initialize, None, None) {
             return;
