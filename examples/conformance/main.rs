@@ -244,6 +244,7 @@ fn complete(request: Value, _: RequestContext) -> Outcome {
 }
 
 fn main() -> std::io::Result<()> {
+    let addr = http_addr();
     let builder = Server::builder("mcp-bridge-conformance-fixture", "1.0.0")
         .tool(tool("test_simple_text", "Answers with one text block."), |_, _| "This is a simple text response for testing.")
         .tool(tool("test_image_content", "Answers with an image (a 1x1 PNG)."), |_, _| Outcome::Complete(json!({"content": [image()]})))
@@ -274,20 +275,41 @@ fn main() -> std::io::Result<()> {
         .tool(header_tool(), |arguments, _| format!("Region: {}", arguments["region"].as_str().unwrap_or_default()))
         .completion(complete);
     let server = mrtr::register(prompts(resources(builder))).build();
-    if let Some(addr) = http_addr()? {
+    if let Some(addr) = addr {
         use mcp_bridge::server::http::HttpOptions;
         return mcp_bridge::embed::serve_http(server, addr, HttpOptions::default());
     }
     mcp_bridge::embed::serve_stdio(server)
 }
 
-/// `--http ADDR` (PORT or IP:PORT) from the command line, if given.
-fn http_addr() -> std::io::Result<Option<std::net::SocketAddr>> {
+const USAGE: &str = "usage: conformance [--http ADDR]
+
+Serves the conformance suite's reference tools, resources and prompts on stdin/stdout, or
+with --http over Streamable HTTP on ADDR (PORT, or IP:PORT; a port alone is on 127.0.0.1).
+
+  --http ADDR  serve HTTP on ADDR instead of stdio
+  -h, --help   print this text
+";
+
+/// `--http ADDR` from the command line, if given. `--help` prints the usage and exits 0; a
+/// bad argument prints why and the usage to stderr and exits 2 (the code of a usage error).
+fn http_addr() -> Option<std::net::SocketAddr> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let value = match args.as_slice() {
-        [] => return Ok(None),
+        [] => return None,
+        [flag] if flag == "--help" || flag == "-h" => {
+            print!("{USAGE}");
+            std::process::exit(0)
+        }
         [flag, addr] if flag == "--http" => addr.as_str(),
-        _ => return Err(std::io::Error::other("usage: conformance [--http ADDR]")),
+        [flag] if flag.starts_with("--http=") => &flag["--http=".len()..],
+        [flag] if flag == "--http" => usage_error("--http needs an ADDR"),
+        [flag, ..] => usage_error(&format!("unexpected argument {flag:?}")),
     };
-    mcp_bridge::server::http::parse_addr(value).map(Some).map_err(std::io::Error::other)
+    Some(mcp_bridge::server::http::parse_addr(value).unwrap_or_else(|e| usage_error(&e)))
+}
+
+fn usage_error(why: &str) -> ! {
+    eprint!("conformance: {why}\n\n{USAGE}");
+    std::process::exit(2)
 }
