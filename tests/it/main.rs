@@ -61,6 +61,10 @@ mod http_legacy;
 // The server API over HTTP, with reqwest (feature `http`) as the client.
 #[cfg(all(feature = "http-server", feature = "http"))]
 mod http_server;
+// The edges of the server API over HTTP: the examples' command lines, `Accept`, failed
+// initializes, a second GET stream, ids of closed streams, the end on SIGTERM.
+#[cfg(all(feature = "http-server", feature = "http"))]
+mod http_edges;
 // 2025-11-25 sessions of the server API over HTTP (through the embedded bridge).
 #[cfg(all(feature = "http-server", feature = "http"))]
 mod http_sessions;

@@ -104,6 +104,7 @@ use crate::protocol::raw;
 use crate::protocol::remote::{HeaderParam, header_params};
 use crate::protocol::request_headers::{self, HeaderText};
 
+mod accept;
 mod bearer;
 mod options;
 mod origin;
@@ -118,7 +119,8 @@ use session::SessionTable;
 pub use session::{
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_CLAIM_TIME_LIMIT, DEFAULT_SESSION_IDLE_TIME_LIMIT,
     SESSION_BUFFER_MAX_MESSAGES, SESSION_ID_HEADER, SESSION_INPUT_QUEUE_MESSAGES,
-    SESSION_OUTPUT_QUEUE_MESSAGES, SessionEnds, SessionFactory, SessionStart, Sessions,
+    SESSION_ORPHAN_MAX_IDS, SESSION_OUTPUT_QUEUE_MESSAGES, SessionEnds, SessionFactory,
+    SessionStart, Sessions,
 };
 
 /// A bound HTTP server: [`HttpServer::run`] serves it.
@@ -224,13 +226,16 @@ impl HttpServer {
         self.run_until(std::future::pending()).await
     }
 
-    /// Serves until `stop` completes; then accepts no more connections and ends the open
-    /// listen streams with their result. Connections already accepted finish on the runtime.
+    /// Serves until `stop` completes; then accepts no more connections, ends the open listen
+    /// streams with their result and the sessions with their streams, closes the idle
+    /// connections, and waits up to [`HttpOptions::shutdown_grace_time_limit`] for the
+    /// answers under way to end (each ended stream's last chunk reaches its client).
     ///
     /// # Errors
     /// As [`HttpServer::run`].
     pub async fn run_until(self, stop: impl Future<Output = ()>) -> io::Result<()> {
-        let connections = Arc::new(Semaphore::new(self.shared.options.max_connections));
+        let max_connections = self.shared.options.max_connections;
+        let connections = Arc::new(Semaphore::new(max_connections));
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
             .timer(TokioTimer::new())
@@ -269,17 +274,41 @@ impl HttpServer {
                     async move { Ok::<_, Infallible>(answer(&shared, request).await) }
                 }),
             );
+            let stopping = self.shared.stopping.clone();
             tokio::spawn(async move {
+                let mut connection = std::pin::pin!(connection);
+                let ended = tokio::select! {
+                    ended = connection.as_mut() => ended,
+                    () = stopping.cancelled() => {
+                        // No more requests on it: an idle connection closes now, one with an
+                        // answer under way once that answer has ended.
+                        connection.as_mut().graceful_shutdown();
+                        connection.await
+                    }
+                };
                 // A connection's error (a reset, a header timeout) concerns that client only.
-                if let Err(error) = connection.await {
+                if let Err(error) = ended {
                     tracing::debug!(%error, "HTTP connection ended with an error");
                 }
                 drop(permit);
             });
         }
+        drop(self.listener);
         self.shared.stopping.cancel();
         if let Some(sessions) = &self.shared.sessions {
             sessions.end_all();
+        }
+        // Every connection's permit back: every connection has ended.
+        let all = u32::try_from(max_connections).unwrap_or(u32::MAX);
+        let grace = self.shared.options.shutdown_grace_time_limit;
+        if tokio::time::timeout(grace, connections.acquire_many(all))
+            .await
+            .is_err()
+        {
+            tracing::debug!(
+                ?grace,
+                "HTTP connections still open at the end of the grace time"
+            );
         }
         Ok(())
     }
@@ -316,8 +345,44 @@ fn error_answer(status: StatusCode, id: Option<&Id>, error: ErrorObject) -> Resp
     json_response(status, &jsonrpc::error_response(id, error))
 }
 
-/// Answers one HTTP request.
+/// Answers one HTTP request; a POST whose `Accept` takes SSE and not JSON gets its answer
+/// as an SSE stream.
 async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
+    let sse_only = request.method() == HttpMethod::POST
+        && accept::post_takes(request.headers()) == accept::Takes::SseOnly;
+    let response = route(shared, request).await;
+    if sse_only {
+        as_sse(response).await
+    } else {
+        response
+    }
+}
+
+/// A 200 JSON answer as an SSE stream of its one message, the same event a streamed answer
+/// ends with; other answers as they are (an error status is the answer's meaning, and RFC
+/// 9110 §12.5.1 lets a server disregard `Accept` for it).
+async fn as_sse(response: Response<Body>) -> Response<Body> {
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == accept::JSON.as_bytes());
+    if response.status() != StatusCode::OK || !is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // A JSON answer's body is whole (`Full`): this collects at once.
+    let Ok(collected) = body.collect().await;
+    let text = String::from_utf8_lossy(&collected.to_bytes()).into_owned();
+    let streamed = sse_done(vec![text]);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    for (name, value) in streamed.headers() {
+        parts.headers.insert(name, value.clone());
+    }
+    Response::from_parts(parts, streamed.into_body())
+}
+
+/// Answers one HTTP request by its path, method and session.
+async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
     let options = &shared.options;
     if let Some(auth) = &shared.auth
         && request.uri().path() == auth.metadata_path
@@ -396,7 +461,7 @@ async fn read_body(
     if !is_json(request.headers()) {
         return Err(empty(StatusCode::UNSUPPORTED_MEDIA_TYPE));
     }
-    if !accepts_an_answer(request.headers()) {
+    if accept::post_takes(request.headers()) == accept::Takes::Neither {
         return Err(empty(StatusCode::NOT_ACCEPTABLE));
     }
     let declared = request
@@ -454,28 +519,6 @@ fn is_json(headers: &HeaderMap) -> bool {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// Whether the client takes JSON or SSE: an `Accept` naming either (or a wildcard), or none.
-fn accepts_an_answer(headers: &HeaderMap) -> bool {
-    let mut accepts = headers.get_all(header::ACCEPT).iter().peekable();
-    if accepts.peek().is_none() {
-        return true;
-    }
-    accepts.filter_map(|v| v.to_str().ok()).any(|v| {
-        v.split(',').any(|media| {
-            let media = media.split(';').next().unwrap_or_default().trim();
-            [
-                "application/json",
-                "text/event-stream",
-                "*/*",
-                "application/*",
-                "text/*",
-            ]
-            .iter()
-            .any(|wanted| media.eq_ignore_ascii_case(wanted))
-        })
-    })
 }
 
 fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> HeaderText<'h> {

@@ -38,6 +38,10 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// The interval of the SSE keep-alive comments (15 s): proxies drop idle streams, and the
 /// spec encourages them on listen streams.
 pub const DEFAULT_KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(15);
+/// How long the server waits, once told to stop, for its open answers to end (1 s): every
+/// listen and session stream ends at once, a request still running has this long to answer,
+/// and then the server returns and the connections left are cut.
+pub const DEFAULT_SHUTDOWN_GRACE_TIME_LIMIT: Duration = Duration::from_secs(1);
 /// The well-known path of the RFC 9728 protected-resource metadata (RFC 9728 §3); the
 /// endpoint's path follows it (§3.1: `/mcp` is served at
 /// `/.well-known/oauth-protected-resource/mcp`).
@@ -119,6 +123,9 @@ pub struct HttpOptions {
     pub session_claim_time_limit: Duration,
     /// Sessions at once; one more `initialize` gets 503 ([`DEFAULT_MAX_SESSIONS`]).
     pub max_sessions: usize,
+    /// How long [`HttpServer::run_until`](super::HttpServer::run_until) waits, once stopped,
+    /// for the open answers to end ([`DEFAULT_SHUTDOWN_GRACE_TIME_LIMIT`]).
+    pub shutdown_grace_time_limit: Duration,
 }
 
 impl HttpOptions {
@@ -175,6 +182,7 @@ impl Default for HttpOptions {
             session_idle_time_limit: DEFAULT_SESSION_IDLE_TIME_LIMIT,
             session_claim_time_limit: DEFAULT_SESSION_CLAIM_TIME_LIMIT,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            shutdown_grace_time_limit: DEFAULT_SHUTDOWN_GRACE_TIME_LIMIT,
         }
     }
 }

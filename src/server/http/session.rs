@@ -31,6 +31,11 @@ const STREAM_QUEUE_MESSAGES: usize = 64;
 pub const SESSION_INPUT_QUEUE_MESSAGES: usize = 64;
 /// Lines queued out of one session (64).
 pub const SESSION_OUTPUT_QUEUE_MESSAGES: usize = 64;
+/// Ids of one session's requests whose POST stream closed before their response, kept until
+/// it comes (256, the bridge's requests in flight): a POST that reuses one gets
+/// `duplicate_id`. Past it the oldest is forgotten (a request the bridge cancelled sends no
+/// response, and a client must not make the list grow for good).
+pub const SESSION_ORPHAN_MAX_IDS: usize = crate::protocol::defaults::MAX_IN_FLIGHT_REQUESTS;
 /// The longest pause between two checks of idle sessions; a shorter idle time limit is
 /// checked four times per limit.
 const IDLE_CHECK_MAX_INTERVAL: Duration = Duration::from_secs(1);
@@ -207,6 +212,10 @@ struct Session {
 struct Routes {
     /// The POSTs waiting for their response, by request id.
     waiting: HashMap<Id, Waiter>,
+    /// The ids of requests whose POST stream closed before their response came, oldest
+    /// first (at most [`SESSION_ORPHAN_MAX_IDS`]): the request goes on (2025-11-25
+    /// basic/transports: a disconnection is no cancellation), so its id is still in use.
+    orphans: VecDeque<Id>,
     /// The GET stream, with its serial number.
     get: Option<(u64, mpsc::Sender<Out>)>,
     /// Server messages for the next GET stream.
@@ -218,6 +227,33 @@ struct Routes {
     /// A message came after the `initialize`: the client has the session's id.
     claimed: bool,
     ended: bool,
+}
+
+impl Routes {
+    /// Whether a request `id` is waiting for its response, on a POST or orphaned.
+    fn in_use(&self, id: &Id) -> bool {
+        self.waiting.contains_key(id) || self.orphans.contains(id)
+    }
+
+    /// The POST of request `id` went away before its response: keeps its id in use.
+    fn orphan(&mut self, id: Id) {
+        if self.orphans.len() >= SESSION_ORPHAN_MAX_IDS {
+            self.orphans.pop_front();
+        }
+        self.orphans.push_back(id);
+    }
+
+    /// The waiter of the response `id`; none when there is none, and then an orphan of
+    /// that id is forgotten (its response has come, and goes nowhere).
+    fn take_waiter(&mut self, id: &Id) -> Option<Waiter> {
+        let waiter = self.waiting.remove(id);
+        if waiter.is_none()
+            && let Some(at) = self.orphans.iter().position(|o| o == id)
+        {
+            self.orphans.remove(at);
+        }
+        waiter
+    }
 }
 
 struct Waiter {
@@ -257,6 +293,7 @@ impl Session {
         let mut routes = self.routes();
         routes.ended = true;
         routes.waiting.clear();
+        routes.orphans.clear();
         routes.get = None;
         routes.buffered.clear();
     }
@@ -308,7 +345,7 @@ impl Session {
 
     /// Sends the response to the request `id` to the POST waiting for it.
     async fn respond(&self, id: &Id, line: Bytes) {
-        let waiter = self.routes().waiting.remove(id);
+        let waiter = self.routes().take_waiter(id);
         // No waiter: the client closed that POST's stream (2025-11-25 lets the response go).
         if let Some(waiter) = waiter {
             let _ = waiter.stream.send(Out::Response(line)).await;
@@ -321,7 +358,9 @@ impl Session {
         match target {
             Target::Get => routes.get = None,
             Target::Post(id) => {
-                routes.waiting.remove(id);
+                if routes.waiting.remove(id).is_some() {
+                    routes.orphan(id.clone());
+                }
             }
         }
     }
@@ -394,6 +433,9 @@ impl Drop for StreamGuard {
                     .is_some_and(|w| w.serial == self.serial)
                 {
                     routes.waiting.remove(id);
+                    if !routes.ended {
+                        routes.orphan(id.clone());
+                    }
                 }
             }
             None => {
@@ -483,6 +525,7 @@ pub(super) async fn start(
         input: Mutex::new(Some(input)),
         routes: Mutex::new(Routes {
             waiting: HashMap::new(),
+            orphans: VecDeque::new(),
             get: None,
             buffered: VecDeque::new(),
             open: 0,
@@ -496,14 +539,42 @@ pub(super) async fn start(
     tokio::spawn(route_output(table.clone(), session.clone(), output));
     tracing::debug!(session = %session.id, "an HTTP session started");
     let progress = progress_token(&body);
-    serve_in_session(
-        shared,
-        &session,
-        id,
-        progress,
-        Bytes::from(body.to_string()),
-    )
-    .await
+    let line = Bytes::from(body.to_string());
+    let response = serve_in_session(shared, &session, id, progress, line).await;
+    settle_initialize(table, &session, response).await
+}
+
+/// The answer to a session's `initialize`. When it is a JSON-RPC error the session ends (its
+/// bridge's input closes) and the answer carries no `Mcp-Session-Id`: the id goes "on the
+/// HTTP response containing the InitializeResult" (2025-11-25 basic/transports), and a
+/// session whose initialization failed serves nothing.
+async fn settle_initialize(
+    table: &SessionTable,
+    session: &Session,
+    response: Response<Body>,
+) -> Response<Body> {
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == accept::JSON.as_bytes());
+    if !is_json {
+        // An SSE answer (server messages came before the response) has sent its headers
+        // before its response is known.
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // A JSON answer's body is whole (`Full`): this collects at once.
+    let Ok(collected) = body.collect().await;
+    let bytes = collected.to_bytes();
+    let failed = jsonrpc::parse_value_bounded(&bytes, OUTPUT_MAX_DEPTH)
+        .is_ok_and(|answer| answer.get("error").is_some());
+    if failed {
+        parts.headers.remove(SESSION_ID_HEADER);
+        if table.end(&session.id) {
+            tracing::debug!(session = %session.id, "an HTTP session ended: its initialize failed");
+        }
+    }
+    Response::from_parts(parts, Full::new(bytes).boxed_unsync())
 }
 
 /// Answers a request to the endpoint with `Mcp-Session-Id`.
@@ -610,7 +681,7 @@ async fn serve_in_session(
         if routes.ended {
             return unknown_session(Some(id));
         }
-        if routes.waiting.contains_key(id) {
+        if routes.in_use(id) {
             // Its response could not be told from the other's.
             let error = Cause::DuplicateId.error(None);
             return with_session(
@@ -655,7 +726,7 @@ async fn serve_in_session(
 
 /// Opens the session's GET stream: the messages that waited for it, then the session's.
 fn open_stream(shared: &Shared, session: &Arc<Session>, headers: &HeaderMap) -> Response<Body> {
-    if !accepts_sse(headers) {
+    if !accept::takes_sse(headers) {
         return empty(StatusCode::NOT_ACCEPTABLE);
     }
     let (stream, lines) = mpsc::channel(STREAM_QUEUE_MESSAGES);
@@ -667,7 +738,8 @@ fn open_stream(shared: &Shared, session: &Arc<Session>, headers: &HeaderMap) -> 
         }
         if routes.get.as_ref().is_some_and(|(_, get)| !get.is_closed()) {
             // One GET stream per session (2025-11-25 lets a server refuse a second one).
-            return with_session(empty(StatusCode::CONFLICT), session);
+            let error = Cause::StreamAlreadyOpen.error(None);
+            return with_session(error_answer(StatusCode::CONFLICT, None, error), session);
         }
         routes.get = Some((serial, stream));
         routes.open += 1;
@@ -682,22 +754,6 @@ fn open_stream(shared: &Shared, session: &Arc<Session>, headers: &HeaderMap) -> 
         stream_of(waited, lines, guard, shared.options.keep_alive_interval),
         session,
     )
-}
-
-/// Whether the client takes SSE: an `Accept` naming it (or a wildcard), or none.
-fn accepts_sse(headers: &HeaderMap) -> bool {
-    let mut accepts = headers.get_all(header::ACCEPT).iter().peekable();
-    if accepts.peek().is_none() {
-        return true;
-    }
-    accepts.filter_map(|v| v.to_str().ok()).any(|v| {
-        v.split(',').any(|media| {
-            let media = media.split(';').next().unwrap_or_default().trim();
-            ["text/event-stream", "*/*", "text/*"]
-                .iter()
-                .any(|wanted| media.eq_ignore_ascii_case(wanted))
-        })
-    })
 }
 
 /// What a session's SSE stream holds.
@@ -763,19 +819,38 @@ mod tests {
     }
 
     #[test]
-    fn sse_is_accepted_by_name_by_wildcard_and_without_accept() {
-        let with = |accept: Option<&str>| {
-            let mut headers = HeaderMap::new();
-            if let Some(accept) = accept
-                && let Ok(value) = HeaderValue::from_str(accept)
-            {
-                headers.insert(header::ACCEPT, value);
-            }
-            accepts_sse(&headers)
+    fn an_orphaned_id_stays_in_use_until_its_response_and_orphans_are_bounded() {
+        let mut routes = Routes {
+            waiting: HashMap::new(),
+            orphans: VecDeque::new(),
+            get: None,
+            buffered: VecDeque::new(),
+            open: 0,
+            last_active: Instant::now(),
+            claimed: true,
+            ended: false,
         };
-        assert!(with(None));
-        assert!(with(Some("text/event-stream")));
-        assert!(with(Some("application/json, */*;q=0.1")));
-        assert!(!with(Some("application/json")));
+        let (stream, _lines) = mpsc::channel(1);
+        let waiter = Waiter {
+            serial: 0,
+            stream,
+            progress: None,
+        };
+        routes.waiting.insert(Id::Int(1), waiter);
+        assert!(routes.in_use(&Id::Int(1)));
+        assert!(routes.take_waiter(&Id::Int(1)).is_some());
+        assert!(!routes.in_use(&Id::Int(1)));
+        routes.orphan(Id::Int(2));
+        assert!(routes.in_use(&Id::Int(2)));
+        // Its response comes: nobody waits for it, and the id is free again.
+        assert!(routes.take_waiter(&Id::Int(2)).is_none());
+        assert!(!routes.in_use(&Id::Int(2)));
+        for n in 0..=SESSION_ORPHAN_MAX_IDS as i64 {
+            routes.orphan(Id::Int(100 + n));
+        }
+        assert_eq!(routes.orphans.len(), SESSION_ORPHAN_MAX_IDS);
+        assert!(!routes.in_use(&Id::Int(100)));
+        assert!(routes.in_use(&Id::Int(101)));
+        assert!(routes.in_use(&Id::Int(100 + SESSION_ORPHAN_MAX_IDS as i64)));
     }
 }

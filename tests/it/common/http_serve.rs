@@ -57,6 +57,32 @@ impl HttpServer {
     }
 }
 
+impl HttpServer {
+    /// Sends the server `signal` with kill(1) (`"-TERM"`, `"-INT"`).
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill {signal}: {status}");
+    }
+
+    /// The exit status, once the server has exited (at most `limit` from now; `None`: it
+    /// still runs).
+    pub async fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let end = std::time::Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if std::time::Instant::now() > end {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
 impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();

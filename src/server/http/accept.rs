@@ -1,0 +1,182 @@
+//! What a request's `Accept` takes (RFC 9110 §12.5.1): the media ranges of its values, each
+//! with its quality.
+
+use super::{HeaderMap, header};
+
+/// `application/json`, the media type of a JSON answer.
+pub(super) const JSON: &str = "application/json";
+/// `text/event-stream`, the media type of an SSE answer.
+pub(super) const SSE: &str = "text/event-stream";
+
+/// The quality that `accept` (the values of a request's `Accept` fields, each a list of media
+/// ranges) gives `media` (`type/subtype`): that of the most specific range that matches it
+/// (`type/subtype` before `type/*` before `*/*`; the highest among equals), 0 when none does.
+/// A range without `q` has quality 1; `q=0` means "not acceptable" (RFC 9110 §12.4.2,
+/// §12.5.1). Names compare without regard to case; a range whose `q` is no qvalue is ignored.
+pub(super) fn quality<'a>(accept: impl IntoIterator<Item = &'a str>, media: &str) -> f32 {
+    let (kind, subtype) = media.split_once('/').unwrap_or((media, ""));
+    let mut best: Option<(u8, f32)> = None;
+    for range in accept.into_iter().flat_map(|value| value.split(',')) {
+        let mut parts = range.split(';');
+        let name = parts.next().unwrap_or_default().trim();
+        let Some((range_kind, range_subtype)) = name.split_once('/') else {
+            continue;
+        };
+        let specificity = match (range_kind.trim(), range_subtype.trim()) {
+            ("*", "*") => 1,
+            (k, "*") if k.eq_ignore_ascii_case(kind) => 2,
+            (k, s) if k.eq_ignore_ascii_case(kind) && s.eq_ignore_ascii_case(subtype) => 3,
+            _ => continue,
+        };
+        let mut q = Some(1.0);
+        for param in parts {
+            if let Some((key, value)) = param.split_once('=')
+                && key.trim().eq_ignore_ascii_case("q")
+            {
+                q = qvalue(value.trim());
+            }
+        }
+        let Some(q) = q else { continue };
+        best = match best {
+            Some((s, b)) if s > specificity || (s == specificity && b >= q) => Some((s, b)),
+            _ => Some((specificity, q)),
+        };
+    }
+    best.map_or(0.0, |(_, q)| q)
+}
+
+/// A qvalue, `0` to `1` with at most three decimals (RFC 9110 §12.4.2).
+fn qvalue(text: &str) -> Option<f32> {
+    let (whole, decimals) = text.split_once('.').unwrap_or((text, ""));
+    let valid = matches!(whole, "0" | "1")
+        && decimals.len() <= 3
+        && decimals.bytes().all(|b| b.is_ascii_digit())
+        && (whole == "0" || decimals.bytes().all(|b| b == b'0'));
+    valid.then(|| text.parse().ok()).flatten()
+}
+
+/// What a POST's `Accept` lets its answer be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Takes {
+    /// No `Accept` (any), or one that takes JSON: JSON, or SSE when the answer streams.
+    Json,
+    /// An `Accept` that takes SSE and not JSON: every answer is an SSE stream.
+    SseOnly,
+    /// An `Accept` that takes neither: 406.
+    Neither,
+}
+
+/// What the `Accept` fields of `headers` let a POST's answer be.
+pub(super) fn post_takes(headers: &HeaderMap) -> Takes {
+    let Some(values) = accept_values(headers) else {
+        return Takes::Json;
+    };
+    if quality(values.iter().copied(), JSON) > 0.0 {
+        Takes::Json
+    } else if quality(values.iter().copied(), SSE) > 0.0 {
+        Takes::SseOnly
+    } else {
+        Takes::Neither
+    }
+}
+
+/// Whether a GET's `Accept` takes SSE (no `Accept`: yes).
+pub(super) fn takes_sse(headers: &HeaderMap) -> bool {
+    accept_values(headers).is_none_or(|values| quality(values, SSE) > 0.0)
+}
+
+/// The `Accept` values that are text; `None` without an `Accept` field.
+fn accept_values(headers: &HeaderMap) -> Option<Vec<&str>> {
+    let mut fields = headers.get_all(header::ACCEPT).iter().peekable();
+    fields.peek()?;
+    Some(fields.filter_map(|v| v.to_str().ok()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(accept: &str, media: &str) -> f32 {
+        quality([accept], media)
+    }
+
+    #[test]
+    fn a_named_or_wildcard_range_takes_the_media_with_its_quality() {
+        assert_eq!(q("application/json", JSON), 1.0);
+        assert_eq!(q("Application/JSON", JSON), 1.0);
+        assert_eq!(q("application/json, text/event-stream", SSE), 1.0);
+        assert_eq!(q("*/*", JSON), 1.0);
+        assert_eq!(q("application/*;q=0.5", JSON), 0.5);
+        assert_eq!(q("text/*", SSE), 1.0);
+        assert_eq!(q("text/event-stream", JSON), 0.0);
+        assert_eq!(q("text/*", JSON), 0.0);
+        assert_eq!(q("", JSON), 0.0);
+        assert_eq!(q("application/json; charset=utf-8; q=0.8", JSON), 0.8);
+        assert_eq!(q(" application/json ; Q=0.3 ", JSON), 0.3);
+        assert_eq!(quality(["text/html", "application/json"], JSON), 1.0);
+    }
+
+    #[test]
+    fn q_0_is_not_acceptable_and_the_most_specific_range_decides() {
+        assert_eq!(q("application/json;q=0", JSON), 0.0);
+        assert_eq!(q("application/json;q=0.000", JSON), 0.0);
+        assert_eq!(q("*/*, application/json;q=0", JSON), 0.0);
+        assert_eq!(q("application/json;q=0, */*", JSON), 0.0);
+        assert_eq!(q("application/*;q=0, */*", JSON), 0.0);
+        assert_eq!(q("*/*;q=0, application/json", JSON), 1.0);
+        assert_eq!(q("*/*;q=0.1, application/*;q=0.2", JSON), 0.2);
+        assert_eq!(
+            q("application/json;q=0.2, application/json;q=0.7", JSON),
+            0.7
+        );
+    }
+
+    #[test]
+    fn a_range_whose_q_is_no_qvalue_is_ignored() {
+        for bad in ["2", "1.5", "-1", "0.1234", "x", "", "1.01"] {
+            assert_eq!(q(&format!("application/json;q={bad}"), JSON), 0.0, "{bad}");
+        }
+        assert_eq!(q("application/json;q=abc, */*;q=0.4", JSON), 0.4);
+        assert_eq!(q("application/json;q=1.000", JSON), 1.0);
+        assert_eq!(q("application/json;q=0.001", JSON), 0.001);
+    }
+
+    fn with(accept: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in accept {
+            if let Ok(value) = super::super::HeaderValue::from_str(value) {
+                headers.append(header::ACCEPT, value);
+            }
+        }
+        headers
+    }
+
+    #[test]
+    fn a_post_takes_json_sse_only_or_neither() {
+        assert_eq!(post_takes(&with(&[])), Takes::Json);
+        assert_eq!(
+            post_takes(&with(&["application/json, text/event-stream"])),
+            Takes::Json
+        );
+        assert_eq!(post_takes(&with(&["*/*"])), Takes::Json);
+        assert_eq!(post_takes(&with(&["text/event-stream"])), Takes::SseOnly);
+        assert_eq!(post_takes(&with(&["text/*"])), Takes::SseOnly);
+        assert_eq!(
+            post_takes(&with(&["application/json;q=0", "text/event-stream"])),
+            Takes::SseOnly
+        );
+        assert_eq!(post_takes(&with(&["application/json;q=0"])), Takes::Neither);
+        assert_eq!(post_takes(&with(&["text/html"])), Takes::Neither);
+        assert_eq!(post_takes(&with(&[""])), Takes::Neither);
+    }
+
+    #[test]
+    fn a_get_takes_sse_by_name_by_wildcard_and_without_accept() {
+        assert!(takes_sse(&with(&[])));
+        assert!(takes_sse(&with(&["text/event-stream"])));
+        assert!(takes_sse(&with(&["application/json, */*;q=0.1"])));
+        assert!(!takes_sse(&with(&["application/json"])));
+        assert!(!takes_sse(&with(&["text/event-stream;q=0"])));
+        assert!(!takes_sse(&with(&["*/*, text/event-stream;q=0"])));
+    }
+}

@@ -1,0 +1,563 @@
+//! Black-box tests of the edges of the server API over HTTP (`server::http`,
+//! `embed::serve_http`): the command lines of the examples, the negotiation of `Accept`, an
+//! `initialize` that fails, a second GET stream, a request id whose stream closed, and the
+//! end of the server on SIGTERM with open streams. The embedded example, the conformance
+//! fixture and the fixture server run as processes on a loopback port; the client is reqwest
+//! (or a raw TCP socket, to read a chunked body to its last byte).
+
+use crate::common;
+
+use common::http_serve::*;
+use common::{conformance_fixture_bin, embedded_example_bin};
+use serde_json::{Value, json};
+use std::process::{Command, Stdio};
+
+const LEGACY: &str = "2025-11-25";
+const MODERN: &str = "2026-07-28";
+
+const EMBEDDED_USAGE: &str = "usage: embedded [--http ADDR]
+
+Serves the example MCP server on stdin/stdout, or with --http over Streamable HTTP on ADDR
+(PORT, or IP:PORT; a port alone is on 127.0.0.1).
+
+  --http ADDR  serve HTTP on ADDR instead of stdio
+  -h, --help   print this text
+";
+
+const CONFORMANCE_USAGE: &str = "usage: conformance [--http ADDR]
+
+Serves the conformance suite's reference tools, resources and prompts on stdin/stdout, or
+with --http over Streamable HTTP on ADDR (PORT, or IP:PORT; a port alone is on 127.0.0.1).
+
+  --http ADDR  serve HTTP on ADDR instead of stdio
+  -h, --help   print this text
+";
+
+/// Status, stdout and stderr of `program args`.
+fn run(program: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the example");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_examples_print_their_usage_for_help_and_exit_2_with_it_on_a_bad_argument() {
+    for (program, name, usage) in [
+        (embedded_example_bin(), "embedded", EMBEDDED_USAGE),
+        (conformance_fixture_bin(), "conformance", CONFORMANCE_USAGE),
+    ] {
+        for help in ["--help", "-h"] {
+            assert_eq!(
+                run(&program, &[help]),
+                (Some(0), usage.to_owned(), String::new()),
+                "{name} {help}"
+            );
+        }
+        let bad = |args: &[&str], why: &str| {
+            assert_eq!(
+                run(&program, args),
+                (Some(2), String::new(), format!("{name}: {why}\n\n{usage}")),
+                "{name} {args:?}"
+            );
+        };
+        bad(&["--bogus"], "unexpected argument \"--bogus\"");
+        bad(&["--http"], "--http needs an ADDR");
+        bad(&["--http", "nowhere"], "\"nowhere\" is not PORT or IP:PORT");
+        bad(
+            &["--http", "8000", "extra"],
+            "unexpected argument \"--http\"",
+        );
+    }
+}
+
+fn modern_meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+           "io.modelcontextprotocol/clientCapabilities": {}})
+}
+
+fn echo_call(id: i64, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": text}, "_meta": modern_meta()}})
+}
+
+/// A 2026-07-28 POST of `echo_call`, with `accept` as its `Accept` (none: no `Accept`).
+fn post_echo(
+    client: &reqwest::Client,
+    url: &str,
+    accept: Option<&str>,
+    id: i64,
+) -> reqwest::RequestBuilder {
+    let mut builder = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", MODERN)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "echo");
+    if let Some(accept) = accept {
+        builder = builder.header("accept", accept);
+    }
+    builder.body(echo_call(id, "hi").to_string())
+}
+
+fn echo_result(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete",
+        "content": [{"type": "text", "text": "hi"}],
+        "_meta": {"io.modelcontextprotocol/serverInfo":
+            {"name": "embedded-example", "version": "1.0.0"}}}})
+}
+
+fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Status, content type and messages of an answer: the JSON body, or each SSE event.
+async fn answer_of(response: reqwest::Response) -> (u16, String, Vec<Value>) {
+    let status = response.status().as_u16();
+    let kind = content_type(&response);
+    if kind == "text/event-stream" {
+        return (status, kind, Events::new(response).all().await);
+    }
+    let text = response.text().await.expect("the body");
+    let messages = match text.as_str() {
+        "" => vec![],
+        text => vec![serde_json::from_str(text).unwrap_or(Value::Null)],
+    };
+    (status, kind, messages)
+}
+
+#[tokio::test]
+async fn a_stateless_post_that_takes_only_sse_gets_sse_and_one_that_takes_neither_406() {
+    let server = HttpServer::example();
+    let client = client();
+    let url = &server.url;
+    let send = |accept: Option<&'static str>, id: i64| post_echo(&client, url, accept, id).send();
+    let sse = "text/event-stream".to_owned();
+    let json_type = "application/json".to_owned();
+    for (id, accept) in [
+        (1, "text/event-stream"),
+        (2, "application/json;q=0, text/*"),
+    ] {
+        let answer = answer_of(send(Some(accept), id).await.expect("POST")).await;
+        assert_eq!(
+            answer,
+            (200, sse.clone(), vec![echo_result(id)]),
+            "{accept}"
+        );
+    }
+    for (id, accept) in [
+        (3, "application/json"),
+        (4, "application/json, text/event-stream"),
+        (5, "*/*;q=0.1"),
+        (6, "text/event-stream;q=0.5, application/*;q=0.2"),
+    ] {
+        let answer = answer_of(send(Some(accept), id).await.expect("POST")).await;
+        assert_eq!(
+            answer,
+            (200, json_type.clone(), vec![echo_result(id)]),
+            "{accept}"
+        );
+    }
+    let answer = answer_of(send(None, 7).await.expect("POST")).await;
+    assert_eq!(answer, (200, json_type.clone(), vec![echo_result(7)]));
+    for accept in [
+        "application/json;q=0",
+        "application/json;q=0, text/event-stream;q=0",
+        "*/*, application/json;q=0, text/event-stream;q=0",
+        "text/html",
+    ] {
+        let answer = answer_of(send(Some(accept), 8).await.expect("POST")).await;
+        assert_eq!(answer, (406, String::new(), vec![]), "{accept}");
+    }
+}
+
+fn initialize(params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+}
+
+fn initialize_params() -> Value {
+    json!({"protocolVersion": LEGACY, "capabilities": {},
+        "clientInfo": {"name": "http-edges-test", "version": "1.0.0"}})
+}
+
+/// A 2025-11-25 POST of `body` with `accept`, in `session` when given.
+fn legacy_post(
+    client: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    accept: &str,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    let mut builder = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", accept);
+    if let Some(session) = session {
+        builder = builder
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", LEGACY);
+    }
+    builder.body(body.to_string())
+}
+
+fn session_of(response: &reqwest::Response) -> Option<String> {
+    response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Starts a session (`initialize`, `notifications/initialized`) and gives its id.
+async fn open_session(client: &reqwest::Client, url: &str) -> String {
+    let both = "application/json, text/event-stream";
+    let response = legacy_post(client, url, None, both, &initialize(initialize_params()))
+        .send()
+        .await
+        .expect("POST initialize");
+    assert_eq!(response.status().as_u16(), 200);
+    let session = session_of(&response).expect("an Mcp-Session-Id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = legacy_post(client, url, Some(&session), both, &initialized)
+        .send()
+        .await
+        .expect("POST initialized");
+    assert_eq!(response.status().as_u16(), 202);
+    session
+}
+
+fn legacy_echo(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}}})
+}
+
+fn legacy_echo_result(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "hi"}]}})
+}
+
+fn get_stream(
+    client: &reqwest::Client,
+    url: &str,
+    session: &str,
+    accept: &str,
+) -> reqwest::RequestBuilder {
+    client
+        .get(url)
+        .header("accept", accept)
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", LEGACY)
+}
+
+#[tokio::test]
+async fn in_a_session_a_post_that_takes_only_sse_gets_sse_and_q_0_is_not_acceptable() {
+    let server = HttpServer::example();
+    let client = client();
+    let url = &server.url;
+    let sse = "text/event-stream";
+    let response = legacy_post(&client, url, None, sse, &initialize(initialize_params()))
+        .send()
+        .await
+        .expect("POST initialize");
+    let session = session_of(&response).expect("an Mcp-Session-Id on the SSE answer");
+    let (status, kind, messages) = answer_of(response).await;
+    assert_eq!((status, kind.as_str(), messages.len()), (200, sse, 1));
+    assert_eq!(
+        messages[0]["result"]["serverInfo"]["name"],
+        "embedded-example"
+    );
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = legacy_post(&client, url, Some(&session), sse, &initialized)
+        .send()
+        .await
+        .expect("POST initialized");
+    assert_eq!(response.status().as_u16(), 202);
+    let answer = |accept: &'static str, id: i64| {
+        let request = legacy_post(&client, url, Some(&session), accept, &legacy_echo(id));
+        async move { answer_of(request.send().await.expect("POST")).await }
+    };
+    assert_eq!(
+        answer(sse, 2).await,
+        (200, sse.to_owned(), vec![legacy_echo_result(2)])
+    );
+    let json_type = "application/json".to_owned();
+    assert_eq!(
+        answer("application/json", 3).await,
+        (200, json_type, vec![legacy_echo_result(3)])
+    );
+    assert_eq!(
+        answer("application/json;q=0, text/event-stream;q=0", 4).await,
+        (406, String::new(), vec![])
+    );
+    for accept in [
+        "text/event-stream;q=0",
+        "application/json, text/event-stream;q=0",
+    ] {
+        let response = get_stream(&client, url, &session, accept)
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(response.status().as_u16(), 406, "{accept}");
+    }
+}
+
+fn invalid_params(detail: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "Invalid params",
+        "data": {"cause": "invalid_params", "detail": detail}}})
+}
+
+#[tokio::test]
+async fn an_initialize_answered_with_an_error_leaves_no_session() {
+    // One session at most: a failed initialize that left one would take the only place.
+    let server = HttpServer::start(
+        common::server_bin(),
+        &["--test-tools", "--http-max-sessions", "1"],
+    );
+    let client = client();
+    let both = "application/json, text/event-stream";
+    let mut no_version_string = initialize_params();
+    no_version_string["protocolVersion"] = json!(5);
+    let mut bad_capabilities = initialize_params();
+    bad_capabilities["capabilities"] = json!(3);
+    for (params, detail) in [
+        (no_version_string, "params.protocolVersion must be a string"),
+        (bad_capabilities, "params must be InitializeRequestParams"),
+    ] {
+        let response = legacy_post(&client, &server.url, None, both, &initialize(params))
+            .send()
+            .await
+            .expect("POST initialize");
+        assert_eq!(session_of(&response), None, "{detail}");
+        assert_eq!(
+            answer_of(response).await,
+            (200, "application/json".into(), vec![invalid_params(detail)])
+        );
+    }
+    let session = open_session(&client, &server.url).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let response = legacy_post(&client, &server.url, Some(&session), both, &ping)
+        .send()
+        .await
+        .expect("POST ping");
+    assert_eq!(
+        answer_of(response).await,
+        (
+            200,
+            "application/json".into(),
+            vec![json!({"jsonrpc": "2.0", "id": 2, "result": {}})]
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_second_get_stream_gets_409_with_an_error_that_says_why() {
+    let server = HttpServer::example();
+    let client = client();
+    let session = open_session(&client, &server.url).await;
+    let sse = "text/event-stream";
+    let first = get_stream(&client, &server.url, &session, sse)
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(first.status().as_u16(), 200);
+    let second = get_stream(&client, &server.url, &session, sse)
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(session_of(&second).as_deref(), Some(session.as_str()));
+    assert_eq!(
+        answer_of(second).await,
+        (
+            409,
+            "application/json".into(),
+            vec![json!({"jsonrpc": "2.0", "error": {"code": -32600,
+                "message": "Invalid request: the session's GET stream is open already (one per session)",
+                "data": {"cause": "stream_already_open"}}})]
+        )
+    );
+    drop(first);
+}
+
+#[tokio::test]
+async fn an_id_whose_stream_closed_before_its_response_still_gets_400_duplicate_id() {
+    let server = HttpServer::fixture();
+    let client = client();
+    let url = &server.url;
+    let both = "application/json, text/event-stream";
+    let session = open_session(&client, url).await;
+    let get = get_stream(&client, url, &session, "text/event-stream")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(get.status().as_u16(), 200);
+    let mut get = Events::new(get);
+    // `chatter` sends progress (and a log message) every 20 ms and never answers.
+    let chatter = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "chatter", "arguments": {"interval_ms": 20, "late": 0},
+        "_meta": {"progressToken": "c"}}});
+    let response = legacy_post(&client, url, Some(&session), both, &chatter)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status().as_u16(), 200);
+    let mut call = Events::new(response);
+    let first = call.next().await.expect("a tick");
+    assert_eq!(first["method"], "notifications/progress");
+    assert_eq!(first["params"]["progressToken"], "c");
+    drop(call);
+    // Once the server has seen the stream close, the call's progress has no POST to go to and
+    // goes to the GET stream: the request goes on (2025-11-25: a disconnection is no
+    // cancellation).
+    loop {
+        let event = get.next().await.expect("an event of the GET stream");
+        if event["method"] == "notifications/progress" {
+            assert_eq!(event["params"]["progressToken"], "c");
+            break;
+        }
+    }
+    for body in [legacy_echo(9), chatter.clone()] {
+        let response = legacy_post(&client, url, Some(&session), both, &body)
+            .send()
+            .await
+            .expect("POST");
+        assert_eq!(session_of(&response).as_deref(), Some(session.as_str()));
+        assert_eq!(
+            answer_of(response).await,
+            (
+                400,
+                "application/json".into(),
+                vec![json!({"jsonrpc": "2.0", "id": 9, "error": {"code": -32600,
+                    "message": "Invalid request: the id is in use by a request in flight",
+                    "data": {"cause": "duplicate_id"}}})]
+            )
+        );
+    }
+    // Another id is served.
+    let response = legacy_post(
+        &client,
+        url,
+        Some(&session),
+        both,
+        &json!({"jsonrpc": "2.0", "id": 10,
+            "method": "ping"}),
+    )
+    .send()
+    .await
+    .expect("POST");
+    assert_eq!(
+        answer_of(response).await,
+        (
+            200,
+            "application/json".into(),
+            vec![json!({"jsonrpc": "2.0", "id": 10, "result": {}})]
+        )
+    );
+}
+
+type Chunks = std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>>>>;
+
+fn chunks(response: reqwest::Response) -> Chunks {
+    Box::pin(response.bytes_stream())
+}
+
+/// The body's text up to and with the first chunk that holds `wanted`.
+async fn read_until(chunks: &mut Chunks, wanted: &str) -> String {
+    use futures_util::StreamExt;
+    let mut text = String::new();
+    while !text.contains(wanted) {
+        match tokio::time::timeout(WAIT, chunks.next()).await {
+            Ok(Some(Ok(chunk))) => text.push_str(&String::from_utf8_lossy(&chunk)),
+            other => panic!("no {wanted:?} in the body: {other:?} after {text:?}"),
+        }
+    }
+    text
+}
+
+/// The rest of a body to its end, or the error that ended it early (a body cut before its
+/// terminating chunk: hyper's incomplete message).
+async fn rest_of(mut chunks: Chunks) -> Result<String, String> {
+    use futures_util::StreamExt;
+    let mut text = String::new();
+    loop {
+        match tokio::time::timeout(WAIT, chunks.next()).await {
+            Ok(Some(Ok(chunk))) => text.push_str(&String::from_utf8_lossy(&chunk)),
+            Ok(Some(Err(error))) => return Err(format!("{error:?} after {text:?}")),
+            Ok(None) => return Ok(text),
+            Err(_) => panic!("the body did not end within {WAIT:?}; got {text:?}"),
+        }
+    }
+}
+
+/// The `data` of each SSE event of `text`, as JSON (keep-alive comments skipped).
+fn events_of(text: &str) -> Vec<Value> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let data: Vec<&str> = block
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .collect();
+            (!data.is_empty())
+                .then(|| serde_json::from_str(&data.join("\n")).unwrap_or(Value::Null))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn on_sigterm_the_open_streams_end_whole_and_the_server_exits_0() {
+    let mut server = HttpServer::example();
+    let client = client();
+    let url = server.url.clone();
+    let session = open_session(&client, &url).await;
+    let get = get_stream(&client, &url, &session, "text/event-stream")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(get.status().as_u16(), 200);
+    let listen = json!({"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}, "_meta": modern_meta()}});
+    let listen = client
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MODERN)
+        .header("mcp-method", "subscriptions/listen")
+        .body(listen.to_string())
+        .send()
+        .await
+        .expect("POST listen");
+    assert_eq!(listen.status().as_u16(), 200);
+    // Both streams are open once their first events are in: the session's three list
+    // changes, and the listen's acknowledgement.
+    let mut get = chunks(get);
+    let mut listen = chunks(listen);
+    let mut get_text = read_until(&mut get, "resources/list_changed").await;
+    let mut listen_text = read_until(&mut listen, "acknowledged").await;
+    server.signal("-TERM");
+    get_text += &rest_of(get).await.expect("the GET stream ends whole");
+    listen_text += &rest_of(listen).await.expect("the listen stream ends whole");
+    let status = server.wait_exit(WAIT).await;
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    let list_changed = |list: &str| json!({"jsonrpc": "2.0", "method": format!("notifications/{list}/list_changed")});
+    assert_eq!(
+        events_of(&get_text),
+        ["tools", "prompts", "resources"].map(list_changed)
+    );
+    let listen_events = events_of(&listen_text);
+    assert_eq!(listen_events.len(), 2, "{listen_events:?}");
+    assert_eq!(
+        listen_events[1],
+        json!({"jsonrpc": "2.0", "id": "L", "result": {"resultType": "complete", "_meta": {
+            "io.modelcontextprotocol/subscriptionId": "L",
+            "io.modelcontextprotocol/serverInfo": {"name": "embedded-example", "version": "1.0.0"}}}})
+    );
+}
