@@ -491,7 +491,7 @@ async fn rest_of(mut chunks: Chunks) -> Result<String, String> {
     loop {
         match tokio::time::timeout(WAIT, chunks.next()).await {
             Ok(Some(Ok(chunk))) => text.push_str(&String::from_utf8_lossy(&chunk)),
-            Ok(Some(Err(error))) => return Err(format!("{error:?} after {text:?}")),
+            Ok(Some(Err(error))) => return Err(format!("{error:?} after {} bytes", text.len())),
             Ok(None) => return Ok(text),
             Err(_) => panic!("the body did not end within {WAIT:?}; got {text:?}"),
         }
@@ -560,4 +560,43 @@ async fn on_sigterm_the_open_streams_end_whole_and_the_server_exits_0() {
             "io.modelcontextprotocol/subscriptionId": "L",
             "io.modelcontextprotocol/serverInfo": {"name": "embedded-example", "version": "1.0.0"}}}})
     );
+}
+
+#[tokio::test]
+async fn on_sigterm_a_request_still_running_after_the_grace_time_has_its_stream_ended_whole() {
+    let mut server = HttpServer::fixture();
+    let client = client();
+    // `chatter` sends progress every 20 ms and never answers: it runs past any grace time.
+    let chatter = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "chatter", "arguments": {"interval_ms": 20, "late": 0},
+        "_meta": {"progressToken": "c", "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let response = client
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MODERN)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "chatter")
+        .body(chatter.to_string())
+        .send()
+        .await
+        .expect("POST chatter");
+    assert_eq!(response.status().as_u16(), 200);
+    let mut stream = chunks(response);
+    let mut text = read_until(&mut stream, "tick 1").await;
+    server.signal("-TERM");
+    text += &rest_of(stream).await.expect("the stream ends whole");
+    let status = server.wait_exit(WAIT).await;
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    let events = events_of(&text);
+    assert!(!events.is_empty());
+    // Progress and log messages only: the request never answered, and was cancelled.
+    for event in &events {
+        let method = event["method"].as_str().unwrap_or_default();
+        assert!(
+            ["notifications/progress", "notifications/message"].contains(&method),
+            "{event}"
+        );
+    }
 }

@@ -113,7 +113,7 @@ mod session;
 use bearer::{Auth, check_bearer, metadata};
 pub use bearer::{Bearer, TokenVerifier, Verdict};
 pub use options::*;
-use options::{ACCEPT_ERROR_PAUSE, MIN_HEADER_BYTES};
+use options::{ACCEPT_ERROR_PAUSE, MIN_HEADER_BYTES, SHUTDOWN_CUT_TIME_LIMIT};
 use origin::check_origin_and_host;
 use session::SessionTable;
 pub use session::{
@@ -140,6 +140,9 @@ struct Shared {
     loopback: bool,
     /// Cancelled when the server stops: open listens end with their result.
     stopping: CancellationToken,
+    /// Cancelled when the shutdown grace time ends: the answers of the requests still
+    /// running end (without their response; the requests are cancelled).
+    cutting: CancellationToken,
     /// The bearer-token check and its metadata, when [`HttpOptions::bearer`] is on.
     auth: Option<Auth>,
     /// The 2025-11-25 sessions, when [`HttpOptions::sessions`] is on.
@@ -188,6 +191,7 @@ pub async fn bind(
         options,
         tool_params,
         stopping: CancellationToken::new(),
+        cutting: CancellationToken::new(),
         auth,
     });
     Ok(HttpServer { listener, shared })
@@ -307,8 +311,11 @@ impl HttpServer {
         {
             tracing::debug!(
                 ?grace,
-                "HTTP connections still open at the end of the grace time"
+                "HTTP requests still running after the grace time: their answers end"
             );
+            self.shared.cutting.cancel();
+            let _ =
+                tokio::time::timeout(SHUTDOWN_CUT_TIME_LIMIT, connections.acquire_many(all)).await;
         }
         Ok(())
     }
@@ -587,6 +594,7 @@ async fn serve_request(
         return response;
     };
     let is_listen = method == methods::SUBSCRIPTIONS_LISTEN;
+    let answer_id = id.clone();
     let cancel = CancellationToken::new();
     // Dropped with the answer (or the answer's stream) before the request ends: the client
     // went away, and that cancels the request.
@@ -622,9 +630,17 @@ async fn serve_request(
     });
 
     let keep_alive = shared.options.keep_alive_interval;
+    let cut = shared.cutting.clone();
     tokio::select! {
         // `None` (every sender gone) disables this branch: the response has been sent then.
-        Some(first) = lines.recv() => sse(vec![first], lines, response, guard, keep_alive),
+        Some(first) = lines.recv() => sse(vec![first], lines, response, guard, keep_alive, cut),
+        // The server's grace time ended before the answer: the request is cancelled (the
+        // guard goes), and the client learns why.
+        () = shared.cutting.cancelled() => error_answer(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Some(&answer_id),
+            RpcError::internal("Internal error: the server stopped before the request finished"),
+        ),
         answer = &mut response => {
             let queued = drain(&mut lines);
             match answer {
@@ -724,6 +740,8 @@ struct Streaming {
     guard: Option<DropGuard>,
     keep_alive: tokio::time::Interval,
     done: bool,
+    /// [`Shared::cutting`]: the stream ends, and its request is cancelled.
+    cut: CancellationToken,
 }
 
 /// An SSE answer: `first` and the lines that follow, then the response, with keep-alive
@@ -734,6 +752,7 @@ fn sse(
     response: oneshot::Receiver<Option<Value>>,
     guard: DropGuard,
     keep_alive: Duration,
+    cut: CancellationToken,
 ) -> Response<Body> {
     let interval = keep_alive_ticks(keep_alive);
     let state = Streaming {
@@ -743,6 +762,7 @@ fn sse(
         guard: Some(guard),
         keep_alive: interval,
         done: false,
+        cut,
     };
     let stream = futures_util::stream::unfold(state, |mut state| async move {
         if let Some(line) = state.pending.pop_front() {
@@ -771,6 +791,7 @@ fn sse(
                 }
             }
             _ = state.keep_alive.tick() => Bytes::from_static(KEEP_ALIVE_COMMENT.as_bytes()),
+            () = state.cut.cancelled() => return None,
         };
         Some((Ok(Frame::data(frame)), state))
     });

@@ -39,9 +39,13 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// spec encourages them on listen streams.
 pub const DEFAULT_KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(15);
 /// How long the server waits, once told to stop, for its open answers to end (1 s): every
-/// listen and session stream ends at once, a request still running has this long to answer,
-/// and then the server returns and the connections left are cut.
+/// listen and session stream ends at once, and a request still running has this long to
+/// answer; then its answer ends without its response (an SSE stream) or with a -32603
+/// (503), and the request is cancelled.
 pub const DEFAULT_SHUTDOWN_GRACE_TIME_LIMIT: Duration = Duration::from_secs(1);
+/// How long the server waits, after the grace time, for the answers it then ends to reach
+/// their clients (100 ms): their last chunk is a write away.
+pub(super) const SHUTDOWN_CUT_TIME_LIMIT: Duration = Duration::from_millis(100);
 /// The well-known path of the RFC 9728 protected-resource metadata (RFC 9728 §3); the
 /// endpoint's path follows it (§3.1: `/mcp` is served at
 /// `/.well-known/oauth-protected-resource/mcp`).
