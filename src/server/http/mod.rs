@@ -12,6 +12,10 @@
 //!   messages; a `subscriptions/listen` stream starts with its acknowledgement): the
 //!   notifications, then the response, which ends the stream. SSE streams carry keep-alive
 //!   comments ([`HttpOptions::keep_alive_interval`]).
+//! - `Accept` (RFC 9110 §12.5.1, media ranges with their quality; `q=0` takes nothing): a
+//!   POST that takes `application/json` is answered as above; one that takes only
+//!   `text/event-stream` gets every 200 answer as SSE; one that takes neither gets 406. No
+//!   `Accept` is served as one that takes both. Both paths, sessions too.
 //! - A response stream that the client closes cancels its request: the handler's
 //!   [`RequestContext::cancelled`](super::RequestContext::cancelled) fires and nothing more
 //!   is written (2026-07-28 basic/patterns/cancellation: on HTTP, closing the stream is the
@@ -36,25 +40,32 @@
 //! - A POST of a 2025-11-25 `initialize` (without the protocol version key in `_meta`, which
 //!   marks a 2026-07-28 request) without `Mcp-Session-Id` starts a session: its answer carries
 //!   `Mcp-Session-Id`, 128 random bits in hex. Past [`HttpOptions::max_sessions`] it gets 503
-//!   with `too_many_sessions`.
+//!   with `too_many_sessions`. When the session answers it with a JSON-RPC error, the
+//!   answer carries no `Mcp-Session-Id` and the session ends.
 //! - A POST with `Mcp-Session-Id`: a request goes into the session and is answered on that
 //!   POST, with JSON when only its response comes and with SSE when server messages come
 //!   first; a notification or a response (to a server request: an elicitation) gets 202.
+//!   A request whose id waits on a POST, or whose POST stream closed before its response
+//!   (the request goes on; at most [`SESSION_ORPHAN_MAX_IDS`] such ids), gets 400
+//!   `duplicate_id`.
 //! - The session's messages: a response goes to the POST that waits on its id. A server
 //!   request or notification goes to the POST whose `progressToken` it carries
 //!   (`notifications/progress`: it belongs to that request), else to the GET stream when one
 //!   is open, else to the only POST waiting (an elicitation of a `tools/call`) unless it is a
 //!   list change or a resource update (they concern the session, not a request), else it
 //!   waits (at most [`SESSION_BUFFER_MAX_MESSAGES`]) for the next GET stream.
-//! - GET opens the session's SSE stream, one at a time (a second gets 409). DELETE ends the
-//!   session (the pipe's input closes) and gets 204; then its id gets 404, as does any id
-//!   that names no session. A session also ends when its pipe's output closes, and when it
+//! - GET opens the session's SSE stream, one at a time (a second gets 409,
+//!   `stream_already_open`). DELETE ends the session (the pipe's input closes) and gets
+//!   204; then its id gets 404, as does any id that names no session. A session also ends when its pipe's output closes, and when it
 //!   had no request and no open stream for [`HttpOptions::session_idle_time_limit`].
 //! - The 2026-07-28 header checks do not apply inside a session; the `Origin`, `Host`,
 //!   bearer and body checks do.
 //! - Streams are not resumable: events carry no id and `Last-Event-ID` is not read. A client
 //!   that loses a POST's stream loses that request's answer (2025-11-25 lets a server do
 //!   without resumption).
+//!
+//! [`HttpServer::run_until`] stops: listen and session streams end at once, requests still
+//! running have [`HttpOptions::shutdown_grace_time_limit`], and every stream ends whole.
 //!
 //! Status codes of JSON answers: 400 for -32020, -32021, -32022, a request without the
 //! required `_meta` (-32602) and a body that is no JSON-RPC request (-32700, -32600); 404
