@@ -68,12 +68,14 @@ pub(super) enum Takes {
 
 /// What the `Accept` fields of `headers` let a POST's answer be.
 pub(super) fn post_takes(headers: &HeaderMap) -> Takes {
-    let Some(values) = accept_values(headers) else {
+    let fields = headers.get_all(header::ACCEPT);
+    if fields.iter().next().is_none() {
         return Takes::Json;
-    };
-    if quality(values.iter().copied(), JSON) > 0.0 {
+    }
+    let values = || fields.iter().filter_map(|v| v.to_str().ok());
+    if quality(values(), JSON) > 0.0 {
         Takes::Json
-    } else if quality(values.iter().copied(), SSE) > 0.0 {
+    } else if quality(values(), SSE) > 0.0 {
         Takes::SseOnly
     } else {
         Takes::Neither
@@ -82,14 +84,9 @@ pub(super) fn post_takes(headers: &HeaderMap) -> Takes {
 
 /// Whether a GET's `Accept` takes SSE (no `Accept`: yes).
 pub(super) fn takes_sse(headers: &HeaderMap) -> bool {
-    accept_values(headers).is_none_or(|values| quality(values, SSE) > 0.0)
-}
-
-/// The `Accept` values that are text; `None` without an `Accept` field.
-fn accept_values(headers: &HeaderMap) -> Option<Vec<&str>> {
-    let mut fields = headers.get_all(header::ACCEPT).iter().peekable();
-    fields.peek()?;
-    Some(fields.filter_map(|v| v.to_str().ok()).collect())
+    let fields = headers.get_all(header::ACCEPT);
+    fields.iter().next().is_none()
+        || quality(fields.iter().filter_map(|v| v.to_str().ok()), SSE) > 0.0
 }
 
 #[cfg(test)]

@@ -56,8 +56,9 @@
 //!   waits (at most [`SESSION_BUFFER_MAX_MESSAGES`]) for the next GET stream.
 //! - GET opens the session's SSE stream, one at a time (a second gets 409,
 //!   `stream_already_open`). DELETE ends the session (the pipe's input closes) and gets
-//!   204; then its id gets 404, as does any id that names no session. A session also ends when its pipe's output closes, and when it
-//!   had no request and no open stream for [`HttpOptions::session_idle_time_limit`].
+//!   204; then its id gets 404, as does any id that names no session. A session also ends
+//!   when its pipe's output closes, and when it had no request and no open stream for
+//!   [`HttpOptions::session_idle_time_limit`].
 //! - The 2026-07-28 header checks do not apply inside a session; the `Origin`, `Host`,
 //!   bearer and body checks do.
 //! - Streams are not resumable: events carry no id and `Last-Event-ID` is not read. A client
