@@ -8,14 +8,18 @@ pub(super) const JSON: &str = "application/json";
 /// `text/event-stream`, the media type of an SSE answer.
 pub(super) const SSE: &str = "text/event-stream";
 
-/// The quality that `accept` (the values of a request's `Accept` fields, each a list of media
+/// The quality of a qvalue `1`: qualities are in thousandths (RFC 9110 §12.4.2: at most three
+/// decimals), so no float is parsed.
+pub(super) const FULL_QUALITY: u16 = 1000;
+
+/// The quality (in thousandths) that `accept` (the values of a request's `Accept` fields, each a list of media
 /// ranges) gives `media` (`type/subtype`): that of the most specific range that matches it
 /// (`type/subtype` before `type/*` before `*/*`; the highest among equals), 0 when none does.
-/// A range without `q` has quality 1; `q=0` means "not acceptable" (RFC 9110 §12.4.2,
+/// A range without `q` has quality [`FULL_QUALITY`]; `q=0` means "not acceptable" (RFC 9110 §12.4.2,
 /// §12.5.1). Names compare without regard to case; a range whose `q` is no qvalue is ignored.
-pub(super) fn quality<'a>(accept: impl IntoIterator<Item = &'a str>, media: &str) -> f32 {
+pub(super) fn quality<'a>(accept: impl IntoIterator<Item = &'a str>, media: &str) -> u16 {
     let (kind, subtype) = media.split_once('/').unwrap_or((media, ""));
-    let mut best: Option<(u8, f32)> = None;
+    let mut best: Option<(u8, u16)> = None;
     for range in accept.into_iter().flat_map(|value| value.split(',')) {
         let mut parts = range.split(';');
         let name = parts.next().unwrap_or_default().trim();
@@ -28,7 +32,7 @@ pub(super) fn quality<'a>(accept: impl IntoIterator<Item = &'a str>, media: &str
             (k, s) if k.eq_ignore_ascii_case(kind) && s.eq_ignore_ascii_case(subtype) => 3,
             _ => continue,
         };
-        let mut q = Some(1.0);
+        let mut q = Some(FULL_QUALITY);
         for param in parts {
             if let Some((key, value)) = param.split_once('=')
                 && key.trim().eq_ignore_ascii_case("q")
@@ -42,17 +46,28 @@ pub(super) fn quality<'a>(accept: impl IntoIterator<Item = &'a str>, media: &str
             _ => Some((specificity, q)),
         };
     }
-    best.map_or(0.0, |(_, q)| q)
+    best.map_or(0, |(_, q)| q)
 }
 
-/// A qvalue, `0` to `1` with at most three decimals (RFC 9110 §12.4.2).
-fn qvalue(text: &str) -> Option<f32> {
+/// A qvalue, `0` to `1` with at most three decimals (RFC 9110 §12.4.2), in thousandths.
+fn qvalue(text: &str) -> Option<u16> {
     let (whole, decimals) = text.split_once('.').unwrap_or((text, ""));
-    let valid = matches!(whole, "0" | "1")
-        && decimals.len() <= 3
-        && decimals.bytes().all(|b| b.is_ascii_digit())
-        && (whole == "0" || decimals.bytes().all(|b| b == b'0'));
-    valid.then(|| text.parse().ok()).flatten()
+    if decimals.len() > 3 || !decimals.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut thousandths: u16 = 0;
+    for place in 0..3 {
+        let digit = decimals
+            .as_bytes()
+            .get(place)
+            .map_or(0, |b| u16::from(b - b'0'));
+        thousandths = thousandths * 10 + digit;
+    }
+    match whole {
+        "0" => Some(thousandths),
+        "1" if thousandths == 0 => Some(FULL_QUALITY),
+        _ => None,
+    }
 }
 
 /// What a POST's `Accept` lets its answer be.
@@ -73,9 +88,9 @@ pub(super) fn post_takes(headers: &HeaderMap) -> Takes {
         return Takes::Json;
     }
     let values = || fields.iter().filter_map(|v| v.to_str().ok());
-    if quality(values(), JSON) > 0.0 {
+    if quality(values(), JSON) > 0 {
         Takes::Json
-    } else if quality(values(), SSE) > 0.0 {
+    } else if quality(values(), SSE) > 0 {
         Takes::SseOnly
     } else {
         Takes::Neither
@@ -86,56 +101,59 @@ pub(super) fn post_takes(headers: &HeaderMap) -> Takes {
 pub(super) fn takes_sse(headers: &HeaderMap) -> bool {
     let fields = headers.get_all(header::ACCEPT);
     fields.iter().next().is_none()
-        || quality(fields.iter().filter_map(|v| v.to_str().ok()), SSE) > 0.0
+        || quality(fields.iter().filter_map(|v| v.to_str().ok()), SSE) > 0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn q(accept: &str, media: &str) -> f32 {
+    fn q(accept: &str, media: &str) -> u16 {
         quality([accept], media)
     }
 
     #[test]
     fn a_named_or_wildcard_range_takes_the_media_with_its_quality() {
-        assert_eq!(q("application/json", JSON), 1.0);
-        assert_eq!(q("Application/JSON", JSON), 1.0);
-        assert_eq!(q("application/json, text/event-stream", SSE), 1.0);
-        assert_eq!(q("*/*", JSON), 1.0);
-        assert_eq!(q("application/*;q=0.5", JSON), 0.5);
-        assert_eq!(q("text/*", SSE), 1.0);
-        assert_eq!(q("text/event-stream", JSON), 0.0);
-        assert_eq!(q("text/*", JSON), 0.0);
-        assert_eq!(q("", JSON), 0.0);
-        assert_eq!(q("application/json; charset=utf-8; q=0.8", JSON), 0.8);
-        assert_eq!(q(" application/json ; Q=0.3 ", JSON), 0.3);
-        assert_eq!(quality(["text/html", "application/json"], JSON), 1.0);
+        assert_eq!(q("application/json", JSON), FULL_QUALITY);
+        assert_eq!(q("Application/JSON", JSON), FULL_QUALITY);
+        assert_eq!(q("application/json, text/event-stream", SSE), FULL_QUALITY);
+        assert_eq!(q("*/*", JSON), FULL_QUALITY);
+        assert_eq!(q("application/*;q=0.5", JSON), 500);
+        assert_eq!(q("text/*", SSE), FULL_QUALITY);
+        assert_eq!(q("text/event-stream", JSON), 0);
+        assert_eq!(q("text/*", JSON), 0);
+        assert_eq!(q("", JSON), 0);
+        assert_eq!(q("application/json; charset=utf-8; q=0.8", JSON), 800);
+        assert_eq!(q(" application/json ; Q=0.3 ", JSON), 300);
+        assert_eq!(
+            quality(["text/html", "application/json"], JSON),
+            FULL_QUALITY
+        );
     }
 
     #[test]
     fn q_0_is_not_acceptable_and_the_most_specific_range_decides() {
-        assert_eq!(q("application/json;q=0", JSON), 0.0);
-        assert_eq!(q("application/json;q=0.000", JSON), 0.0);
-        assert_eq!(q("*/*, application/json;q=0", JSON), 0.0);
-        assert_eq!(q("application/json;q=0, */*", JSON), 0.0);
-        assert_eq!(q("application/*;q=0, */*", JSON), 0.0);
-        assert_eq!(q("*/*;q=0, application/json", JSON), 1.0);
-        assert_eq!(q("*/*;q=0.1, application/*;q=0.2", JSON), 0.2);
+        assert_eq!(q("application/json;q=0", JSON), 0);
+        assert_eq!(q("application/json;q=0.000", JSON), 0);
+        assert_eq!(q("*/*, application/json;q=0", JSON), 0);
+        assert_eq!(q("application/json;q=0, */*", JSON), 0);
+        assert_eq!(q("application/*;q=0, */*", JSON), 0);
+        assert_eq!(q("*/*;q=0, application/json", JSON), FULL_QUALITY);
+        assert_eq!(q("*/*;q=0.1, application/*;q=0.2", JSON), 200);
         assert_eq!(
             q("application/json;q=0.2, application/json;q=0.7", JSON),
-            0.7
+            700
         );
     }
 
     #[test]
     fn a_range_whose_q_is_no_qvalue_is_ignored() {
         for bad in ["2", "1.5", "-1", "0.1234", "x", "", "1.01"] {
-            assert_eq!(q(&format!("application/json;q={bad}"), JSON), 0.0, "{bad}");
+            assert_eq!(q(&format!("application/json;q={bad}"), JSON), 0, "{bad}");
         }
-        assert_eq!(q("application/json;q=abc, */*;q=0.4", JSON), 0.4);
-        assert_eq!(q("application/json;q=1.000", JSON), 1.0);
-        assert_eq!(q("application/json;q=0.001", JSON), 0.001);
+        assert_eq!(q("application/json;q=abc, */*;q=0.4", JSON), 400);
+        assert_eq!(q("application/json;q=1.000", JSON), FULL_QUALITY);
+        assert_eq!(q("application/json;q=0.001", JSON), 1);
     }
 
     fn with(accept: &[&str]) -> HeaderMap {
