@@ -230,6 +230,20 @@ struct Routes {
 }
 
 impl Routes {
+    /// The routes of a new session: nothing waits, nothing is open.
+    fn new() -> Routes {
+        Routes {
+            waiting: HashMap::new(),
+            orphans: VecDeque::new(),
+            get: None,
+            buffered: VecDeque::new(),
+            open: 0,
+            last_active: Instant::now(),
+            claimed: false,
+            ended: false,
+        }
+    }
+
     /// Whether a request `id` is waiting for its response, on a POST or orphaned.
     fn in_use(&self, id: &Id) -> bool {
         self.waiting.contains_key(id) || self.orphans.contains(id)
@@ -523,16 +537,7 @@ pub(super) async fn start(
         id: session_id,
         id_header,
         input: Mutex::new(Some(input)),
-        routes: Mutex::new(Routes {
-            waiting: HashMap::new(),
-            orphans: VecDeque::new(),
-            get: None,
-            buffered: VecDeque::new(),
-            open: 0,
-            last_active: Instant::now(),
-            claimed: false,
-            ended: false,
-        }),
+        routes: Mutex::new(Routes::new()),
         serial: AtomicU64::new(0),
     });
     table.insert(session.clone());
@@ -820,16 +825,8 @@ mod tests {
 
     #[test]
     fn an_orphaned_id_stays_in_use_until_its_response_and_orphans_are_bounded() {
-        let mut routes = Routes {
-            waiting: HashMap::new(),
-            orphans: VecDeque::new(),
-            get: None,
-            buffered: VecDeque::new(),
-            open: 0,
-            last_active: Instant::now(),
-            claimed: true,
-            ended: false,
-        };
+        let mut routes = Routes::new();
+        routes.claimed = true;
         let (stream, _lines) = mpsc::channel(1);
         let waiter = Waiter {
             serial: 0,

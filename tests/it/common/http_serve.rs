@@ -60,11 +60,7 @@ impl HttpServer {
 impl HttpServer {
     /// Sends the server `signal` with kill(1) (`"-TERM"`, `"-INT"`).
     pub fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success(), "kill {signal}: {status}");
+        super::send_signal(self.child.id(), signal);
     }
 
     /// The exit status, once the server has exited (at most `limit` from now; `None`: it

@@ -762,11 +762,7 @@ impl Bridge {
 
     /// Sends the bridge `signal` with kill(1) (`"-TERM"`, `"-INT"`, ...).
     pub fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success(), "kill {signal}: {status}");
+        send_signal(self.child.id(), signal);
     }
 
     /// Waits for the process to exit, at most `limit`.
@@ -898,4 +894,13 @@ pub fn text_of(resp: &Value) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("no text content in {resp}"))
         .to_string()
+}
+
+/// Sends process `pid` the `signal` with kill(1) (`"-TERM"`, `"-INT"`, ...).
+pub fn send_signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success(), "kill {signal}: {status}");
 }
