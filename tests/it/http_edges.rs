@@ -390,17 +390,14 @@ async fn a_second_get_stream_gets_409_with_an_error_that_says_why() {
 
 #[tokio::test]
 async fn an_id_whose_stream_closed_before_its_response_still_gets_400_duplicate_id() {
-    let server = HttpServer::fixture();
+    let server = HttpServer::start(
+        crate::common::server_bin(),
+        &["--test-tools", "--http-debug-log"],
+    );
     let client = client();
     let url = &server.url;
     let both = "application/json, text/event-stream";
     let session = open_session(&client, url).await;
-    let get = get_stream(&client, url, &session, "text/event-stream")
-        .send()
-        .await
-        .expect("GET");
-    assert_eq!(get.status().as_u16(), 200);
-    let mut get = Events::new(get);
     // `chatter` sends progress (and a log message) every 20 ms and never answers.
     let chatter = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
         "name": "chatter", "arguments": {"interval_ms": 20, "late": 0},
@@ -415,16 +412,11 @@ async fn an_id_whose_stream_closed_before_its_response_still_gets_400_duplicate_
     assert_eq!(first["method"], "notifications/progress");
     assert_eq!(first["params"]["progressToken"], "c");
     drop(call);
-    // Once the server has seen the stream close, the call's progress has no POST to go to and
-    // goes to the GET stream: the request goes on (2025-11-25: a disconnection is no
-    // cancellation).
-    loop {
-        let event = get.next().await.expect("an event of the GET stream");
-        if event["method"] == "notifications/progress" {
-            assert_eq!(event["params"]["progressToken"], "c");
-            break;
-        }
-    }
+    // The server sees the stream close; the request goes on (2025-11-25: a disconnection is
+    // no cancellation).
+    server
+        .wait_for_log("POST stream closed before its response: the request goes on")
+        .await;
     for body in [legacy_echo(9), chatter.clone()] {
         let response = legacy_post(&client, url, Some(&session), both, &body)
             .send()
@@ -599,4 +591,53 @@ async fn on_sigterm_a_request_still_running_after_the_grace_time_has_its_stream_
             "{event}"
         );
     }
+}
+
+#[tokio::test]
+async fn on_sigterm_a_session_request_not_yet_answered_gets_the_stops_503() {
+    let mut server = HttpServer::example();
+    let client = client();
+    let url = server.url.clone();
+    let both = "application/json, text/event-stream";
+    let params = json!({"protocolVersion": LEGACY, "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "http-edges-test", "version": "1.0.0"}});
+    let response = legacy_post(&client, &url, None, both, &initialize(params))
+        .send()
+        .await
+        .expect("POST initialize");
+    let session = session_of(&response).expect("an Mcp-Session-Id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = legacy_post(&client, &url, Some(&session), both, &initialized)
+        .send()
+        .await
+        .expect("POST initialized");
+    assert_eq!(response.status().as_u16(), 202);
+    // With the GET stream open, the call's elicitation goes there, and its POST waits with
+    // nothing written when the server stops.
+    let get = get_stream(&client, &url, &session, "text/event-stream")
+        .send()
+        .await
+        .expect("GET");
+    let mut get = chunks(get);
+    read_until(&mut get, "resources/list_changed").await;
+    let ask = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "ask_name"}});
+    let waiting = tokio::spawn(legacy_post(&client, &url, Some(&session), both, &ask).send());
+    read_until(&mut get, "elicitation/create").await;
+    server.signal("-TERM");
+    let response = waiting
+        .await
+        .expect("the POST's task")
+        .expect("the POST's answer");
+    let (status, _, messages) = answer_of(response).await;
+    assert_eq!(
+        (status, messages),
+        (
+            503,
+            vec![json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32603,
+                "message": "Internal error: the server stopped before the request finished"}})]
+        )
+    );
+    let status = server.wait_exit(WAIT).await;
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
 }

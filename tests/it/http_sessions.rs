@@ -540,3 +540,74 @@ fn the_typescript_sdk_1x_client_lists_and_calls_tools_of_the_example_in_a_sessio
             "echo": [{"type": "text", "text": "h\u{e9} over HTTP"}], "ended": true})
     );
 }
+
+#[tokio::test]
+async fn progress_of_a_request_whose_stream_closed_reaches_no_other_post() {
+    let server = HttpServer::fixture();
+    let client = client();
+    let (session, _, _) = open_session(&client, &server.url, json!({})).await;
+    // `chatter` reports progress every 20 ms and never ends; its client reads two events and
+    // closes the stream (2025-11-25: that cancels nothing, so the progress goes on).
+    let chatter = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "chatter", "arguments": {"interval_ms": 20, "late": 0},
+        "_meta": {"progressToken": "A"}}});
+    let response = post(&client, &server.url, Some(&session), &chatter)
+        .send()
+        .await
+        .expect("POST chatter");
+    let mut events = Events::new(response);
+    for _ in 0..2 {
+        let event = events.next().await.expect("a progress of chatter");
+        assert_eq!(event["params"]["progressToken"], "A", "{event}");
+    }
+    drop(events);
+    // The only POST waiting now is this one: chatter's progress is not its to carry.
+    let sleep = request(
+        json!(2),
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": 300}}),
+    );
+    let (status, answer) = call(&client, &server.url, &session, &sleep).await;
+    assert_eq!((status, answer), (200, vec![text_result(2, "slept")]));
+}
+
+#[tokio::test]
+async fn the_cancellation_of_an_elicitation_whose_stream_closed_reaches_no_other_post() {
+    let server = HttpServer::example();
+    let client = client();
+    let (session, _, _) =
+        open_session(&client, &server.url, json!({"elicitation": {"form": {}}})).await;
+    let ask = |id: i64| request(json!(id), "tools/call", json!({"name": "ask_name"}));
+    let response = post(&client, &server.url, Some(&session), &ask(1))
+        .send()
+        .await
+        .expect("POST ask 1");
+    let mut first = Events::new(response);
+    let elicitation = first.next().await.expect("the elicitation of call 1");
+    assert_eq!(elicitation["method"], "elicitation/create");
+    drop(first);
+    let response = post(&client, &server.url, Some(&session), &ask(2))
+        .send()
+        .await
+        .expect("POST ask 2");
+    let mut second = Events::new(response);
+    let elicitation = second.next().await.expect("the elicitation of call 2");
+    assert_eq!(elicitation["method"], "elicitation/create");
+    // Call 1 is cancelled: the bridge cancels its elicitation, which went on call 1's
+    // stream, now closed; call 2's stream must not carry that.
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1}});
+    let response = post(&client, &server.url, Some(&session), &cancel)
+        .send()
+        .await
+        .expect("POST cancelled");
+    assert_eq!(response.status().as_u16(), 202);
+    let answer = json!({"jsonrpc": "2.0", "id": elicitation["id"],
+        "result": {"action": "accept", "content": {"name": "Ada"}}});
+    let response = post(&client, &server.url, Some(&session), &answer)
+        .send()
+        .await
+        .expect("POST the answer");
+    assert_eq!(response.status().as_u16(), 202);
+    assert_eq!(second.all().await, [text_result(2, "Hi, Ada!")]);
+}

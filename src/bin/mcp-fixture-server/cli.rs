@@ -255,6 +255,11 @@ pub(crate) struct Args {
     #[cfg(feature = "http-server")]
     #[arg(long, value_name = "MS")]
     pub(crate) http_session_claim_ms: Option<u64>,
+    /// With --http: write the server's debug log lines to stderr (a test waits for one of
+    /// them as the sign that the server saw an event no client can see).
+    #[cfg(feature = "http-server")]
+    #[arg(long)]
+    pub(crate) http_debug_log: bool,
     /// With --http: the time to receive a request's body once its headers are in; a body
     /// not whole by then gets 408 (milliseconds; default 30 s).
     #[cfg(feature = "http-server")]

@@ -89,6 +89,9 @@ fn main() -> ExitCode {
         if let Some(max) = args.http_max_sessions {
             options.max_sessions = max;
         }
+        if args.http_debug_log {
+            mcp_bridge::log::init(tracing::level_filters::LevelFilter::DEBUG);
+        }
         drop(runtime);
         return match mcp_bridge::embed::serve_http(server, addr, options) {
             Ok(()) => ExitCode::SUCCESS,

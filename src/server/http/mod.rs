@@ -50,10 +50,12 @@
 //!   `duplicate_id`.
 //! - The session's messages: a response goes to the POST that waits on its id. A server
 //!   request or notification goes to the POST whose `progressToken` it carries
-//!   (`notifications/progress`: it belongs to that request), else to the GET stream when one
-//!   is open, else to the only POST waiting (an elicitation of a `tools/call`) unless it is a
-//!   list change or a resource update (they concern the session, not a request), else it
-//!   waits (at most [`SESSION_BUFFER_MAX_MESSAGES`]) for the next GET stream.
+//!   (`notifications/progress`: it belongs to that request) or whose stream carried the
+//!   server request it cancels (`notifications/cancelled`), and nowhere when that POST's
+//!   stream has closed; else to the GET stream when one is open, else to the only POST
+//!   waiting (an elicitation of a `tools/call`) unless it is a list change, a resource
+//!   update or a cancellation (they concern the session, not a request), else it waits (at
+//!   most [`SESSION_BUFFER_MAX_MESSAGES`]) for the next GET stream.
 //! - GET opens the session's SSE stream, one at a time (a second gets 409,
 //!   `stream_already_open`). DELETE ends the session (the pipe's input closes) and gets
 //!   204; then its id gets 404, as does any id that names no session. A session also ends
@@ -364,6 +366,15 @@ fn error_answer(status: StatusCode, id: Option<&Id>, error: ErrorObject) -> Resp
     json_response(status, &jsonrpc::error_response(id, error))
 }
 
+/// The answer to the request `id` that the server's stop ended before its response.
+fn stopped_answer(id: &Id) -> Response<Body> {
+    error_answer(
+        StatusCode::SERVICE_UNAVAILABLE,
+        Some(id),
+        RpcError::internal("Internal error: the server stopped before the request finished"),
+    )
+}
+
 /// Answers one HTTP request; a POST whose `Accept` takes SSE and not JSON gets its answer
 /// as an SSE stream.
 async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
@@ -648,11 +659,7 @@ async fn serve_request(
         Some(first) = lines.recv() => sse(vec![first], lines, response, guard, keep_alive, cut),
         // The server's grace time ended before the answer: the request is cancelled (the
         // guard goes), and the client learns why.
-        () = shared.cutting.cancelled() => error_answer(
-            StatusCode::SERVICE_UNAVAILABLE,
-            Some(&answer_id),
-            RpcError::internal("Internal error: the server stopped before the request finished"),
-        ),
+        () = shared.cutting.cancelled() => stopped_answer(&answer_id),
         answer = &mut response => {
             let queued = drain(&mut lines);
             match answer {

@@ -29,6 +29,10 @@ pub const SESSION_BUFFER_MAX_MESSAGES: usize = 256;
 const STREAM_QUEUE_MESSAGES: usize = 64;
 /// Client messages queued into one session's input (64): past it a POST waits.
 pub const SESSION_INPUT_QUEUE_MESSAGES: usize = 64;
+/// Server requests of one session whose POST stream is remembered for their cancellation
+/// (64: a session's open elicitations and samplings at once); past it the oldest is forgotten,
+/// and its cancellation waits for the GET stream.
+const ASKED_MAX_REQUESTS: usize = 64;
 /// Lines queued out of one session (64).
 pub const SESSION_OUTPUT_QUEUE_MESSAGES: usize = 64;
 /// Ids of one session's requests whose POST stream closed before their response, kept until
@@ -212,6 +216,10 @@ struct Session {
 struct Routes {
     /// The POSTs waiting for their response, by request id.
     waiting: HashMap<Id, Waiter>,
+    /// Server requests that went on a POST's stream, with that POST's request id and stream
+    /// serial, newest last (at most [`ASKED_MAX_REQUESTS`]): their cancellation goes there
+    /// too, or nowhere once that stream is gone.
+    asked: VecDeque<(Id, Id, u64)>,
     /// The ids of requests whose POST stream closed before their response came, oldest
     /// first (at most [`SESSION_ORPHAN_MAX_IDS`]): the request goes on (2025-11-25
     /// basic/transports: a disconnection is no cancellation), so its id is still in use.
@@ -230,10 +238,45 @@ struct Routes {
 }
 
 impl Routes {
+    /// Notes that the server request `asked` went on the stream of the POST `post`.
+    fn note_asked(&mut self, asked: Id, post: &Id) {
+        let Some(serial) = self.waiting.get(post).map(|w| w.serial) else {
+            return;
+        };
+        if self.asked.len() >= ASKED_MAX_REQUESTS {
+            self.asked.pop_front();
+        }
+        self.asked.push_back((asked, post.clone(), serial));
+    }
+
+    /// The POST of the request a message belongs to by its content: a progress notification's
+    /// token, or a cancellation of a server request that went on a POST's stream. `Some(None)`:
+    /// it belongs to a request whose POST stream is gone.
+    fn owner(&self, message: &Value) -> Option<Option<Id>> {
+        match message.get("method").and_then(Value::as_str) {
+            Some(methods::PROGRESS) => {
+                let token = message.pointer("/params/progressToken")?.to_string();
+                let waiter = self
+                    .waiting
+                    .iter()
+                    .find(|(_, w)| w.progress.as_deref() == Some(token.as_str()));
+                Some(waiter.map(|(id, _)| id.clone()))
+            }
+            Some(methods::CANCELLED) => {
+                let asked = Id::from_value(message.pointer("/params/requestId")?)?;
+                let (_, post, serial) = self.asked.iter().find(|(a, _, _)| *a == asked)?;
+                let open = self.waiting.get(post).is_some_and(|w| w.serial == *serial);
+                Some(open.then(|| post.clone()))
+            }
+            _ => None,
+        }
+    }
+
     /// The routes of a new session: nothing waits, nothing is open.
     fn new() -> Routes {
         Routes {
             waiting: HashMap::new(),
+            asked: VecDeque::new(),
             orphans: VecDeque::new(),
             get: None,
             buffered: VecDeque::new(),
@@ -277,7 +320,16 @@ struct Waiter {
     progress: Option<String>,
 }
 
-/// Where a server message goes.
+/// Where a server message goes: a stream, the buffer of the next GET stream, or nowhere
+/// (it belongs to a request whose POST stream is gone: messages on a stream relate to its
+/// request, 2025-11-25 basic/transports, so no other stream takes it).
+enum Route {
+    Stream(Target, mpsc::Sender<Out>),
+    Wait,
+    Drop,
+}
+
+/// A stream of the session.
 enum Target {
     Get,
     Post(Id),
@@ -321,40 +373,39 @@ impl Session {
         }
     }
 
-    /// Where a server message goes, with the sender of that stream.
-    fn target(&self, message: &Value) -> Option<(Target, mpsc::Sender<Out>)> {
+    /// Where a server message goes.
+    fn target(&self, message: &Value) -> Route {
         let routes = self.routes();
-        if message.get("method").and_then(Value::as_str) == Some("notifications/progress")
-            && let Some(token) = message.pointer("/params/progressToken")
-        {
-            let token = token.to_string();
-            let waiter = routes
-                .waiting
-                .iter()
-                .find(|(_, w)| w.progress.as_deref() == Some(token.as_str()));
-            if let Some((id, waiter)) = waiter {
-                return Some((Target::Post(id.clone()), waiter.stream.clone()));
+        match routes.owner(message) {
+            Some(Some(id)) => {
+                return match routes.waiting.get(&id) {
+                    Some(waiter) => Route::Stream(Target::Post(id), waiter.stream.clone()),
+                    None => Route::Drop,
+                };
             }
+            Some(None) => return Route::Drop,
+            None => {}
         }
         if let Some((_, get)) = &routes.get {
-            return Some((Target::Get, get.clone()));
+            return Route::Stream(Target::Get, get.clone());
         }
-        // A list change or a resource update concerns the session, not a request: it waits
-        // for the GET stream (messages on a POST's stream should relate to its request,
-        // 2025-11-25 basic/transports).
+        // A list change, a resource update or a cancellation of a request that went to no
+        // POST concerns the session, not a request: it waits for the GET stream (messages
+        // on a POST's stream should relate to its request, 2025-11-25 basic/transports).
         let method = message
             .get("method")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let of_the_session =
-            method.ends_with("/list_changed") || method == "notifications/resources/updated";
+        let of_the_session = method.ends_with("/list_changed")
+            || method == "notifications/resources/updated"
+            || method == methods::CANCELLED;
         if !of_the_session
             && routes.waiting.len() == 1
             && let Some((id, waiter)) = routes.waiting.iter().next()
         {
-            return Some((Target::Post(id.clone()), waiter.stream.clone()));
+            return Route::Stream(Target::Post(id.clone()), waiter.stream.clone());
         }
-        None
+        Route::Wait
     }
 
     /// Sends the response to the request `id` to the POST waiting for it.
@@ -410,9 +461,24 @@ impl Session {
             return;
         }
         let mut line = line;
-        while let Some((target, stream)) = self.target(&message) {
+        loop {
+            let (target, stream) = match self.target(&message) {
+                Route::Stream(target, stream) => (target, stream),
+                Route::Wait => break,
+                Route::Drop => {
+                    tracing::debug!(session = %self.id, "an HTTP session's message of a request whose stream is gone was dropped");
+                    return;
+                }
+            };
             match stream.send(Out::Message(line)).await {
-                Ok(()) => return,
+                Ok(()) => {
+                    if let (Target::Post(post), Some(asked)) =
+                        (&target, message.get("id").and_then(Id::from_value))
+                    {
+                        self.routes().note_asked(asked, post);
+                    }
+                    return;
+                }
                 Err(mpsc::error::SendError(back)) => {
                     self.forget(&target);
                     line = match back {
@@ -448,6 +514,7 @@ impl Drop for StreamGuard {
                 {
                     routes.waiting.remove(id);
                     if !routes.ended {
+                        tracing::debug!(session = %self.session.id, request = %id, "an HTTP session's POST stream closed before its response: the request goes on");
                         routes.orphan(id.clone());
                     }
                 }
@@ -491,6 +558,16 @@ fn with_session(mut response: Response<Body>, session: &Session) -> Response<Bod
 
 fn unknown_session(id: Option<&Id>) -> Response<Body> {
     error_answer(StatusCode::NOT_FOUND, id, Cause::UnknownSession.error(None))
+}
+
+/// The answer to the request `id` whose session ended before its response: the stop's 503
+/// when the server is stopping (as a 2026-07-28 request gets it), else 404.
+fn ended_before_response(shared: &Shared, id: &Id) -> Response<Body> {
+    if shared.stopping.is_cancelled() {
+        stopped_answer(id)
+    } else {
+        unknown_session(Some(id))
+    }
 }
 
 /// Starts a session with the `initialize` request `id` (its message `body`) and answers it.
@@ -710,7 +787,7 @@ async fn serve_in_session(
         request: Some(id.clone()),
     };
     if !session.send(line).await {
-        return unknown_session(Some(id));
+        return ended_before_response(shared, id);
     }
     match lines.recv().await {
         Some(Out::Response(line)) => {
@@ -725,7 +802,7 @@ async fn serve_in_session(
             session,
         ),
         // The session ended meanwhile.
-        None => unknown_session(Some(id)),
+        None => ended_before_response(shared, id),
     }
 }
 

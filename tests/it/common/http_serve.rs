@@ -7,6 +7,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long a test waits for an event before it fails.
@@ -17,7 +18,12 @@ pub struct HttpServer {
     child: Child,
     /// The endpoint, `http://127.0.0.1:PORT/mcp`.
     pub url: String,
+    /// Its stderr after the `listening on` line.
+    stderr: Arc<Mutex<String>>,
 }
+
+/// How long [`HttpServer::wait_for_log`] waits for a line.
+const LOG_WAIT: Duration = Duration::from_secs(30);
 
 impl HttpServer {
     /// Starts `program args... --http 127.0.0.1:0` and reads its URL from its stderr line
@@ -39,9 +45,33 @@ impl HttpServer {
                 break url.trim().to_owned();
             }
         };
-        // The rest of stderr is drained so that the server never blocks on it.
-        std::thread::spawn(move || for _ in lines {});
-        HttpServer { child, url }
+        // The rest of stderr is read so that the server never blocks on it, and kept.
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let kept = stderr.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if let Ok(mut kept) = kept.lock() {
+                    kept.push_str(&line);
+                    kept.push('\n');
+                }
+            }
+        });
+        HttpServer { child, url, stderr }
+    }
+
+    /// Waits until the server's stderr has a line containing `text` (at most [`LOG_WAIT`]).
+    pub async fn wait_for_log(&self, text: &str) {
+        let deadline = std::time::Instant::now() + LOG_WAIT;
+        loop {
+            if self.stderr.lock().is_ok_and(|s| s.contains(text)) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no stderr line with {text:?} in {LOG_WAIT:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     pub fn example() -> HttpServer {
