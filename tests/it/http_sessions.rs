@@ -117,6 +117,31 @@ async fn open_session(
     (session, status, answer)
 }
 
+/// Sends `probe` every 20 ms until its answer's status is `until`, every answer before it
+/// `meanwhile`: the time from `started` to that answer (the test fails, saying `what`,
+/// after [`WAIT`]).
+async fn time_until_status<R>(
+    started: Instant,
+    meanwhile: u16,
+    until: u16,
+    what: &str,
+    mut probe: impl FnMut() -> R,
+) -> Duration
+where
+    R: std::future::Future<Output = reqwest::Result<reqwest::Response>>,
+{
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let status = probe().await.expect("POST").status().as_u16();
+        if status == until {
+            return started.elapsed();
+        }
+        assert_eq!(status, meanwhile);
+        assert!(Instant::now() < deadline, "{what} within {WAIT:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// A request in `session`: its status and messages.
 async fn call(
     client: &reqwest::Client,
@@ -289,19 +314,7 @@ async fn a_session_ends_after_its_idle_time_limit() {
             .body("{not json")
             .send()
     };
-    let deadline = Instant::now() + WAIT;
-    let ended = loop {
-        let status = probe().await.expect("POST").status().as_u16();
-        if status == 404 {
-            break started.elapsed();
-        }
-        assert_eq!(status, 400);
-        assert!(
-            Instant::now() < deadline,
-            "the session did not end within {WAIT:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let ended = time_until_status(started, 400, 404, "the session did not end", probe).await;
     assert!(
         ended >= Duration::from_millis(IDLE_MS),
         "ended after {ended:?}"
@@ -374,23 +387,9 @@ async fn a_session_that_no_message_follows_after_its_initialize_ends_at_its_clai
     let unclaimed = session_header(&response).expect("an Mcp-Session-Id");
     messages(response).await;
     // The bound holds until the unclaimed session ends: 503, then a new session.
-    let deadline = Instant::now() + WAIT;
-    let freed = loop {
-        let response = post(&client, &server.url, None, &initialize(json!({})))
-            .send()
-            .await
-            .expect("POST initialize");
-        let status = response.status().as_u16();
-        if status == 200 {
-            break started.elapsed();
-        }
-        assert_eq!(status, 503);
-        assert!(
-            Instant::now() < deadline,
-            "the unclaimed session did not end within {WAIT:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let probe = || post(&client, &server.url, None, &initialize(json!({}))).send();
+    let what = "the unclaimed session did not end";
+    let freed = time_until_status(started, 503, 200, what, probe).await;
     assert!(
         freed >= Duration::from_millis(CLAIM_MS),
         "freed after {freed:?}"
