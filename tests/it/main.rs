@@ -56,6 +56,8 @@ mod example_server;
 mod fixture_server;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod forwarding;
+#[cfg(target_os = "linux")]
+mod harness;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod http_legacy;
 // The server API over HTTP, with reqwest (feature `http`) as the client.

@@ -24,6 +24,7 @@ pub mod sdk_client;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod signed_bridge;
 pub mod stdio_server;
+pub mod test_home;
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
