@@ -177,6 +177,7 @@ async fn examine(d: &DoctorArgs, signed: Option<BridgeConfig>, secrets: &EnvSecr
         }
     }
     report.snippets = editor_snippets(d, &report);
+    report.warnings = d.cli.warnings.clone();
     report
 }
 

@@ -463,6 +463,8 @@ where
             Ok(()) => match cli.filter.filter() {
                 Ok(filter) => {
                     cli.item_filter = filter.map(std::sync::Arc::new);
+                    let misplaced = misplaced_options(&cli.command);
+                    cli.warnings.extend(misplaced);
                     Parsed::Run(Box::new(cli))
                 }
                 Err(e) => Parsed::Usage(usage_line(&e.to_string())),
@@ -476,6 +478,38 @@ where
             _ => Parsed::Usage(usage_error(&e)),
         },
     }
+}
+
+/// The warnings of the arguments after the server's program that are long options of the
+/// bridge (`--deny-tool`, `--log-level=debug`), read from clap's own definition of [`Cli`]:
+/// they go to the server, as the command line's rule says (everything from the program on is
+/// the server's, like `env` or `nohup`), so a filter given there filters nothing. One warning
+/// per option, which names the option, never its value (it may be a secret). `--help` and
+/// `--version` are left out: a server has its own.
+fn misplaced_options(command: &[OsString]) -> Vec<String> {
+    let cli = Cli::command();
+    let own: Vec<&str> = cli
+        .get_arguments()
+        .filter(|a| !a.is_positional() && !matches!(a.get_id().as_str(), "help" | "version"))
+        .flat_map(|a| a.get_long_and_visible_aliases().unwrap_or_default())
+        .collect();
+    let mut warnings = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for arg in command.iter().skip(1) {
+        let Some(name) = arg.to_str().and_then(|a| a.strip_prefix("--")) else {
+            continue;
+        };
+        let name = name.split_once('=').map_or(name, |(n, _)| n);
+        if let Some(&long) = own.iter().find(|&&o| o == name)
+            && !seen.contains(&long)
+        {
+            seen.push(long);
+            warnings.push(format!(
+                "--{long} comes after the server's program, so it goes to the server, not to mcp-bridge: an option of mcp-bridge goes before the program (mcp-bridge --{long} ... -- PROGRAM ...)"
+            ));
+        }
+    }
+    warnings
 }
 
 /// The cause of `mcp-bridge [OPTIONS] logout ...`: `logout` is read as the subcommand only as the

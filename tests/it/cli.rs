@@ -495,6 +495,45 @@ fn options_after_the_command_go_to_the_command_and_options_before_it_to_the_brid
     }
 }
 
+/// An option of the bridge after the server's program goes to the server, as the rule of the
+/// command line says; a filter there filters nothing, so a warning per option names it and
+/// where it belongs (its value is never shown: it may be a secret). `--help`, `-h` and the
+/// server's own options get none.
+#[test]
+fn an_option_of_the_bridge_after_the_program_gets_a_warning_that_says_where_it_belongs() {
+    let mut b = Started::new(
+        &[
+            "--name",
+            "x",
+            "sh",
+            "-c",
+            "cat",
+            "--deny-tool",
+            "write_*",
+            "--port",
+            "1",
+            "--log-level=s3cr3t",
+            "--deny-tool",
+            "edit_*",
+            "--help",
+            "-h",
+        ],
+        None,
+        None,
+    );
+    assert_eq!(b.finish(), Some(0));
+    let text = b.stderr_to_the_end();
+    let warnings: Vec<&str> = text.lines().filter(|l| l.contains(": warn: ")).collect();
+    assert_eq!(
+        warnings,
+        [
+            "mcp-bridge: cli: warn: --deny-tool comes after the server's program, so it goes to the server, not to mcp-bridge: an option of mcp-bridge goes before the program (mcp-bridge --deny-tool ... -- PROGRAM ...)",
+            "mcp-bridge: cli: warn: --log-level comes after the server's program, so it goes to the server, not to mcp-bridge: an option of mcp-bridge goes before the program (mcp-bridge --log-level ... -- PROGRAM ...)",
+        ]
+    );
+    assert!(!text.contains("s3cr3t"), "{text}");
+}
+
 #[test]
 fn without_a_command_the_bridge_says_it_is_missing() {
     for args in [vec!["--name", "x"], vec!["--name", "x", "--"]] {

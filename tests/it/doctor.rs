@@ -267,6 +267,35 @@ fn a_command_that_exits_at_once_is_not_usable_and_the_reason_says_why() {
     );
 }
 
+/// An option of the bridge after the server's program goes to the server (the server here
+/// ignores it): doctor reports the same warning as the bridge, in both forms, and the
+/// filter hides nothing.
+#[test]
+fn an_option_of_the_bridge_after_the_program_is_reported_with_where_it_belongs() {
+    let args = [
+        "--",
+        "sh",
+        "-c",
+        "exec \"$0\"",
+        legacy_bin(),
+        "--deny-tool",
+        "echo",
+    ];
+    let (code, r) = doctor_json(&args);
+    assert_eq!(code, 0, "{r}");
+    let warning = "--deny-tool comes after the server's program, so it goes to the server, not to mcp-bridge: an option of mcp-bridge goes before the program (mcp-bridge --deny-tool ... -- PROGRAM ...)";
+    assert_eq!(r["warnings"], json!([warning]));
+    let (_, plain) = doctor_json(&["--", legacy_bin()]);
+    assert_eq!(counts(&r), counts(&plain));
+    let out = doctor(&args);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        text.lines().next(),
+        Some(format!("warning: {warning}").as_str()),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_command_that_writes_junk_is_not_usable() {
     let (code, r) = doctor_json(&[

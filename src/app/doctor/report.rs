@@ -103,6 +103,9 @@ pub struct Report {
     pub list_ms: Option<(String, f64)>,
     /// The editors' configuration.
     pub snippets: Vec<Snippet>,
+    /// The warnings of the command line (an option of the bridge after the server's
+    /// program), as the bridge logs them.
+    pub warnings: Vec<String>,
 }
 
 /// The revision, the mode and the transport of a decision.
@@ -280,6 +283,7 @@ impl Report {
                 "list_method": self.list_ms.as_ref().map(|(m, _)| m.clone()),
             },
             "config": snippets::to_json(&self.snippets),
+            "warnings": self.warnings,
             "usable": usable,
             "reason": reason,
         })
@@ -288,7 +292,11 @@ impl Report {
     /// The report as text: one `key: value` line per finding, the snippets, and the verdict
     /// as the last line (`usable: ...` or `not usable: ...`).
     pub fn to_text(&self) -> String {
-        let mut out = Vec::<String>::new();
+        let mut out: Vec<String> = self
+            .warnings
+            .iter()
+            .map(|w| format!("warning: {w}"))
+            .collect();
         let (rev, mode, transport) = revision(self);
         let init = self.initialize.as_ref();
         if let Some(info) = init.and_then(|r| r.get("serverInfo")) {
