@@ -384,6 +384,13 @@ fn editor_snippets(d: &DoctorArgs, report: &Report) -> Vec<snippets::Snippet> {
         ),
         _ => (None, None),
     };
-    let (command, args) = snippets::entry(&exe, &d.bridge_args, start, resolved.as_deref());
+    let cwd = std::env::current_dir().ok();
+    let (command, args) = snippets::entry(
+        &exe,
+        &d.bridge_args,
+        start,
+        resolved.as_deref(),
+        cwd.as_deref(),
+    );
     snippets::snippets(&name, &command, &args)
 }

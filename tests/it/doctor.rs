@@ -296,6 +296,52 @@ fn an_option_of_the_bridge_after_the_program_is_reported_with_where_it_belongs()
     );
 }
 
+/// The editors' entries name every argument that is a file or folder of the current folder
+/// by its full path (an editor starts its servers elsewhere); other arguments stay as given.
+#[test]
+fn the_editor_entries_name_the_files_of_the_current_folder_by_their_full_path() {
+    let dir = crate::common::scratch_dir("doctor-cwd");
+    let dir = dir.canonicalize().expect("canonical scratch dir");
+    std::fs::write(dir.join("server.sh"), format!("exec '{}'\n", legacy_bin())).expect("script");
+    std::fs::create_dir(dir.join("data")).expect("data dir");
+    let out = Command::new(bridge_bin())
+        .args([
+            "doctor",
+            "--json",
+            "--name",
+            "fx",
+            "--",
+            "/bin/sh",
+            "server.sh",
+            "./data",
+            "missing.txt",
+            "-x",
+        ])
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("mcp-bridge doctor runs");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(out.status.code(), Some(0), "{r}");
+    let d = dir.display();
+    assert_eq!(
+        r["config"]["cursor"]["json"]["mcpServers"]["fx"]["args"],
+        json!([
+            "--name",
+            "fx",
+            "--",
+            "/bin/sh",
+            format!("{d}/server.sh"),
+            format!("{d}/data"),
+            "missing.txt",
+            "-x"
+        ])
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_command_that_writes_junk_is_not_usable() {
     let (code, r) = doctor_json(&[

@@ -21,12 +21,15 @@ pub struct Snippet {
 /// The `command` and `args` of the server entry: this `mcp-bridge` (`exe`), then the bridge's
 /// arguments as doctor got them, with the server's program replaced by its absolute path when
 /// `resolved` gives one (`command_start`: the index of the program in `bridge_args`; `None`
-/// for a URL).
+/// for a URL), and every other argument that names an existing file or folder relative to
+/// `cwd` (doctor's current folder: `server.py`, `./data`) by its full path, since an editor
+/// starts its servers in a folder of its own.
 pub fn entry(
     exe: &Path,
     bridge_args: &[OsString],
     command_start: Option<usize>,
     resolved: Option<&Path>,
+    cwd: Option<&Path>,
 ) -> (String, Vec<String>) {
     let args = bridge_args
         .iter()
@@ -35,10 +38,22 @@ pub fn entry(
             (Some(start), Some(path)) if i == start && path.is_absolute() => {
                 path.to_string_lossy().into_owned()
             }
-            _ => a.to_string_lossy().into_owned(),
+            _ => in_folder(a, cwd).unwrap_or_else(|| a.to_string_lossy().into_owned()),
         })
         .collect();
     (exe.to_string_lossy().into_owned(), args)
+}
+
+/// The full path of `arg` when it is a relative path (not an option) to something that exists
+/// in `cwd`: `cwd` joined with it, without its `.` components.
+fn in_folder(arg: &OsString, cwd: Option<&Path>) -> Option<String> {
+    let cwd = cwd?;
+    let path = Path::new(arg);
+    if arg.is_empty() || arg.as_encoded_bytes().starts_with(b"-") || path.is_absolute() {
+        return None;
+    }
+    let full: std::path::PathBuf = cwd.join(path).components().collect();
+    full.exists().then(|| full.to_string_lossy().into_owned())
 }
 
 /// The three snippets of a server entry named `name`.
@@ -96,10 +111,11 @@ mod tests {
             &args,
             Some(2),
             Some(Path::new("/usr/bin/python3")),
+            None,
         );
         assert_eq!(command, "/opt/bin/mcp-bridge");
         assert_eq!(a, ["--name", "x", "/usr/bin/python3", "s.py"]);
-        let (_, a) = entry(Path::new("/b"), &args, Some(2), None);
+        let (_, a) = entry(Path::new("/b"), &args, Some(2), None, None);
         assert_eq!(a, ["--name", "x", "python3", "s.py"]);
     }
 
