@@ -120,7 +120,7 @@ pub struct Frontend {
     held_bytes: usize,
     /// While `initialize` runs: where the exit status of a lost upstream goes (the probe
     /// waits for it, [`INITIALIZE_EXIT_STATUS_WAIT`]).
-    exit_status: Option<tokio::sync::oneshot::Sender<String>>,
+    exit_status: Option<tokio::sync::oneshot::Sender<(String, Vec<String>)>>,
     /// The exit status of an upstream lost while `initialize` runs: its warning waits for the
     /// decision, since a server that exits at `server/discover` is the expected sign of a
     /// legacy server (rmcp's servers end at any first message but `initialize`).
@@ -598,27 +598,42 @@ impl Handler<FromUpstream> for Frontend {
 
 impl Handler<UpstreamLost> for Frontend {
     type Result = bool;
-    fn handle(&mut self, UpstreamLost { status }: UpstreamLost, ctx: &mut Context<Self>) -> bool {
-        // A legacy server that went away before it answered the `initialize` passed to it
-        // (one that crashes at start, after it was started again for its exit at
-        // server/discover) fails that `initialize` with its exit status, as during the probe;
-        // the bridge keeps serving, and the next `initialize` starts a new one.
+    fn handle(
+        &mut self,
+        UpstreamLost {
+            status,
+            stderr_tail,
+        }: UpstreamLost,
+        ctx: &mut Context<Self>,
+    ) -> bool {
+        // A server that went away before it answered the `initialize` passed to it (one that
+        // crashes at start, also after it was started again for its exit at server/discover:
+        // an rmcp 1.x legacy server answers once started again) failed to start: that
+        // `initialize` fails with its exit status and the end of its stderr; the bridge keeps
+        // serving, and the next `initialize` starts a new one.
         if self.state == Lifecycle::PassThrough
             && let Some(wait) = self.initialize_wait.take()
         {
             if self.relayed.remove(&wait.id).is_some() {
-                tracing::warn!(target: "upstream", "the upstream server exited ({status}) before it answered initialize: it fails at start (its stderr says why)");
-                self.fail_passed_initialize(
-                    &wait,
-                    Cause::UpstreamExited.error(Some(json!(status))),
-                );
+                let again = if wait.restarted {
+                    " (it had exited at server/discover and was started again)"
+                } else {
+                    ""
+                };
+                tracing::warn!(target: "upstream", "the upstream server failed to start: it exited ({status}) before it answered initialize{again}");
+                let e = Cause::UpstreamExited.error(Some(json!(initialize::failed_start_detail(
+                    &status,
+                    &stderr_tail
+                ))));
+                self.observe_failed_start(&e);
+                self.fail_passed_initialize(&wait, e);
                 return false;
             }
             self.initialize_wait = Some(wait);
         }
         if !matches!(self.state, Lifecycle::Ready | Lifecycle::PassThrough) {
             if let Some(tx) = self.exit_status.take() {
-                let _ = tx.send(status.clone());
+                let _ = tx.send((status.clone(), stderr_tail));
             }
             if self.state == Lifecycle::Initializing {
                 self.lost_while_initializing = Some(status);

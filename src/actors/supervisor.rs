@@ -470,13 +470,23 @@ impl Handler<Shutdown> for Supervisor {
 
 impl Handler<UpstreamGone> for Supervisor {
     type Result = ();
-    fn handle(&mut self, UpstreamGone { status }: UpstreamGone, ctx: &mut Context<Self>) {
+    fn handle(
+        &mut self,
+        UpstreamGone {
+            status,
+            stderr_tail,
+        }: UpstreamGone,
+        ctx: &mut Context<Self>,
+    ) {
         if self.stopping {
             tracing::debug!(target: "supervisor", "the upstream server ended during the shutdown ({status})");
             return;
         }
         // The Frontend answers its slots and says whether the bridge was ready.
-        let ask = self.frontend.upstream_lost.send(UpstreamLost { status });
+        let ask = self.frontend.upstream_lost.send(UpstreamLost {
+            status,
+            stderr_tail,
+        });
         ctx.spawn(
             async move { ask.await.unwrap_or(false) }
                 .into_actor(self)

@@ -265,6 +265,9 @@ fn take(report: &mut Report, notes_of: &mut Vec<(String, Note)>, observed: Obser
             report.discover_ms = Some(ms(elapsed));
             report.decided = Some(decided);
         }
+        Observed::FailedToStart { error } => {
+            report.decided = Some(Decided::FailedToStart { error });
+        }
         Observed::Notes { method, notes } => {
             notes_of.extend(notes.into_iter().map(|n| (method.clone(), n)));
         }

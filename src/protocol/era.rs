@@ -152,7 +152,7 @@ impl fmt::Display for LegacySign {
                 write!(f, "it answered server/discover with HTTP {status}")
             }
             LegacySign::ExitedAtDiscover => f.write_str(
-                "it exited at server/discover without an answer, as servers of the rmcp SDK do (and servers that fail at start), and was started again",
+                "it exited at server/discover without an answer, as servers of the rmcp SDK do, and answered the initialize once started again",
             ),
         }
     }

@@ -16,6 +16,7 @@ use tokio::sync::watch;
 
 use crate::protocol::framing::{Frame, FrameCodec};
 use crate::transport::isolation;
+use crate::transport::stderr_tail::{self, StderrTail, TailWriter};
 
 /// Longest stderr line of the child that is relayed whole, in bytes; a longer one is cut.
 pub const MAX_STDERR_LINE_BYTES: usize = 64 * 1024;
@@ -28,6 +29,8 @@ pub static CHILD_PGID: AtomicI32 = AtomicI32::new(0);
 pub struct ChildProcess {
     pgid: i32,
     exit: watch::Receiver<Option<ExitStatus>>,
+    /// The last lines of its stderr (taken once, for the error of a failed start).
+    stderr_tail: Option<StderrTail>,
 }
 
 /// The stdio ends of the child: its stdin (for a [`crate::transport::writer::Writer`], see
@@ -74,9 +77,11 @@ pub fn spawn(command: &OsString, args: &[OsString]) -> io::Result<(ChildProcess,
         .ok_or_else(|| io::Error::other("no stdout pipe"))?;
     super::stdio::enlarge_pipe(stdin.as_raw_fd());
     super::stdio::enlarge_pipe(stdout.as_raw_fd());
-    if let Some(stderr) = child.stderr.take() {
-        tokio::spawn(relay_stderr(stderr));
-    }
+    let stderr_tail = child.stderr.take().map(|stderr| {
+        let (writer, tail) = stderr_tail::tail();
+        tokio::spawn(relay_stderr(stderr, writer));
+        tail
+    });
     // The exit of the child is watched apart from its stdout: a grandchild that inherited the
     // stdout pipe keeps it open after the child is gone.
     let (exit_tx, exit_rx) = watch::channel(None);
@@ -88,6 +93,7 @@ pub fn spawn(command: &OsString, args: &[OsString]) -> io::Result<(ChildProcess,
         ChildProcess {
             pgid: pid,
             exit: exit_rx,
+            stderr_tail,
         },
         ChildIo { stdin, stdout },
     ))
@@ -115,15 +121,21 @@ pub fn stdin_pipe(stdin: ChildStdin) -> io::Result<AsyncFd<File>> {
 /// Copies the child's stderr to the bridge's stderr line by line (the codec in text mode: every
 /// line, blank ones too; a line longer than [`MAX_STDERR_LINE_BYTES`] is cut: [`cut_line`]), so
 /// that its lines never mix with the bridge's own, through the bridge's stderr queue
-/// ([`crate::log::relay_upstream_line`]).
-async fn relay_stderr(stderr: tokio::process::ChildStderr) {
+/// ([`crate::log::relay_upstream_line`]); the last lines stay in `tail` too.
+async fn relay_stderr(stderr: tokio::process::ChildStderr, tail: TailWriter) {
     let mut lines = super::lines::frames(stderr, FrameCodec::text(MAX_STDERR_LINE_BYTES), None);
     while let Some(frame) = lines.next().await {
         let mut out = match frame {
-            Frame::Line(l) => Vec::from(&l[..]),
+            Frame::Line(l) => {
+                tail.push(&l, l.len());
+                Vec::from(&l[..])
+            }
             Frame::TooLong {
                 head, len_bytes, ..
-            } => cut_line(head, len_bytes),
+            } => {
+                tail.push(&head, len_bytes);
+                cut_line(head, len_bytes)
+            }
         };
         out.push(b'\n');
         // Never waits: a full stderr queue drops and counts the line.
@@ -189,6 +201,12 @@ impl ChildProcess {
     /// A receiver that holds the exit status once the child has exited.
     pub fn exit_watch(&self) -> watch::Receiver<Option<ExitStatus>> {
         self.exit.clone()
+    }
+
+    /// The last lines of its stderr ([`StderrTail::quoted`] reads them); `None` the second
+    /// time.
+    pub fn take_stderr_tail(&mut self) -> Option<StderrTail> {
+        self.stderr_tail.take()
     }
 
     /// Waits at most `limit` for the child to exit.

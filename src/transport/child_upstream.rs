@@ -87,7 +87,11 @@ pub fn open(
     .map(TransportEvent::Frame)
     .chain(futures_util::stream::once(async { TransportEvent::Closed }))
     .chain(futures_util::stream::once(async move {
-        TransportEvent::Ended(EndCause::ChildExited(status_after_loss(take(&end)).await))
+        let (status, stderr_tail) = status_after_loss(take(&end)).await;
+        TransportEvent::Ended(EndCause::ChildExited {
+            status,
+            stderr_tail,
+        })
     }));
     Ok(Opened {
         transport: Box::new(Child { stdin, child }),
@@ -163,19 +167,28 @@ impl<R: AsyncRead + Unpin> AsyncRead for UntilEof<R> {
 /// `signal N`), then SIGKILL to its group in any case. A child still running then closed its
 /// stdout without exiting, and the kill is the bridge's own: that is what the log says, never
 /// `signal 9` as if something else had killed it.
-async fn status_after_loss(child: Option<ChildProcess>) -> String {
+/// With it, the last lines of its stderr (after the kill: the end of its stderr comes then at
+/// the latest, unless a process outside its group holds the pipe).
+async fn status_after_loss(child: Option<ChildProcess>) -> (String, Vec<String>) {
     let Some(mut c) = child else {
-        return "unknown status".to_string();
+        return ("unknown status".to_string(), Vec::new());
     };
     let status = c.wait_for(EXIT_STATUS_WAIT).await;
+    let tail = c.take_stderr_tail();
+    // The kill first: a child still running would hold its stderr open.
     c.kill().await;
-    match status {
+    let stderr_tail = match tail {
+        Some(tail) => tail.quoted().await,
+        None => Vec::new(),
+    };
+    let status = match status {
         Some(s) => child::describe_status(&s),
         None => format!(
             "it closed its stdout and was still running {} ms later: the bridge killed it (SIGKILL)",
             EXIT_STATUS_WAIT.as_millis()
         ),
-    }
+    };
+    (status, stderr_tail)
 }
 
 impl Transport for Child {
@@ -207,7 +220,10 @@ impl Transport for Child {
         drop(self); // closes the child's stdin once the writer has flushed
         Box::pin(async move {
             let status = child?.stop(grace).await?;
-            Some(EndCause::ChildExited(child::describe_status(&status)))
+            Some(EndCause::ChildExited {
+                status: child::describe_status(&status),
+                stderr_tail: Vec::new(),
+            })
         })
     }
 

@@ -2,7 +2,8 @@
 //! (`upstream.rs`) and its implementations: a child process on stdio, started in its own
 //! process group so that every process it starts can be stopped with it (`child.rs`,
 //! `child_upstream.rs`), and an in-process server (`memory.rs`); framed reading; non-blocking
-//! stdio; and the one bounded writer of frames.
+//! stdio; the last lines of a child's stderr (`stderr_tail.rs`); and the one bounded writer of
+//! frames.
 
 pub mod child;
 pub mod child_upstream;
@@ -15,6 +16,7 @@ pub mod observe;
 pub mod open;
 pub mod program;
 pub mod queue;
+pub mod stderr_tail;
 pub mod stdio;
 pub mod token;
 pub mod upstream;

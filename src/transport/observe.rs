@@ -33,6 +33,13 @@ pub enum Decided {
         /// The error's log text.
         error: String,
     },
+    /// The server failed to start: it exited before it answered `initialize` (also after it
+    /// was started again for its exit at `server/discover`); the `initialize` gets this error
+    /// (its log text).
+    FailedToStart {
+        /// The error's log text.
+        error: String,
+    },
 }
 
 /// One thing the bridge reports to its [`Observer`].
@@ -44,6 +51,11 @@ pub enum Observed {
         decided: Decided,
         /// From the probe's first send to its answer (no time of the child's start).
         elapsed: Duration,
+    },
+    /// The server failed to start, whatever the probe decided before ([`Decided::FailedToStart`]).
+    FailedToStart {
+        /// The log text of the `initialize`'s error.
+        error: String,
     },
     /// The adaptations of one result of `method` (repairs at debug, dropped items at warn).
     Notes {

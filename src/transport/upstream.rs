@@ -47,9 +47,16 @@ pub struct OpenOptions {
 /// Why a transport ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EndCause {
-    /// The child process ended: `exit code N`, `signal N` or `unknown status` (its stdout
-    /// closed, or it exited and what was left in its stdout was read).
-    ChildExited(String),
+    /// The child process ended: `status` is `exit code N`, `signal N` or `unknown status`
+    /// (its stdout closed, or it exited and what was left in its stdout was read);
+    /// `stderr_tail` the last lines of its stderr, quoted (`stderr_tail.rs`), when it was lost
+    /// (empty after a shutdown's stop).
+    ChildExited {
+        /// How it ended.
+        status: String,
+        /// The last lines of its stderr, quoted.
+        stderr_tail: Vec<String>,
+    },
     /// The in-process server stopped serving: it closed the connection (`None`) or failed
     /// with this I/O error.
     ServerReturned(Option<String>),
@@ -61,12 +68,22 @@ pub enum EndCause {
     SessionEnded,
 }
 
+impl EndCause {
+    /// The last lines of a lost child's stderr, quoted; empty for every other end.
+    pub fn stderr_tail(&self) -> &[String] {
+        match self {
+            EndCause::ChildExited { stderr_tail, .. } => stderr_tail,
+            _ => &[],
+        }
+    }
+}
+
 impl fmt::Display for EndCause {
     /// The text of the log lines and of [`crate::actors::supervisor::messages::UpstreamGone`]; for a
     /// child it is the status alone, as the log has always shown it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            EndCause::ChildExited(status) => f.write_str(status),
+            EndCause::ChildExited { status, .. } => f.write_str(status),
             EndCause::ServerReturned(None) => f.write_str("the in-process server closed"),
             EndCause::ServerReturned(Some(e)) => write!(f, "the in-process server failed: {e}"),
             EndCause::PeerDropped => f.write_str("the in-process server went away"),

@@ -241,29 +241,57 @@ fn a_2025_11_25_server_is_passed_through_and_the_reason_is_its_answer_to_discove
     assert_timings(&r, Some("tools/list"));
 }
 
+/// A command that exits at once (at `server/discover`, and again at the `initialize` it is
+/// started again for) failed to start: doctor says so, with no revision, and quotes the end
+/// of its stderr; a launcher's 127 too.
 #[test]
-fn a_command_that_exits_at_once_is_not_usable_and_the_reason_says_why() {
-    let (code, r) = doctor_json(&["--", "sh", "-c", "exit 3"]);
+fn a_command_that_exits_at_once_failed_to_start_and_the_reason_says_why() {
+    let script = "echo 'boom: no such file' >&2; exit 3";
+    let (code, r) = doctor_json(&["--", "sh", "-c", script]);
     assert_eq!(code, 1, "{r}");
     assert_eq!(r["usable"], json!(false));
     assert_eq!(r["revision"], Value::Null);
+    assert_eq!(r["mode"], Value::Null);
     assert_eq!(r["lists"], json!({}));
-    let reason = r["reason"].as_str().unwrap_or_default();
+    let detail = "exit code 3; its stderr ended with: \"boom: no such file\"";
     assert_eq!(
-        reason,
-        format!(
-            "initialize failed: {}",
-            r["initialize_error"].as_str().unwrap_or("?")
-        )
+        r["initialize_error"],
+        json!(format!(
+            "-32603 The upstream server exited (upstream_exited): {detail}"
+        ))
     );
-    assert!(reason.contains("exit code 3"), "{reason}");
-    // The text form ends with the same reason.
-    let out = doctor(&["--", "sh", "-c", "exit 3"]);
+    assert_eq!(
+        r["why"],
+        json!(format!(
+            "it failed to start: The upstream server exited (upstream_exited, -32603): {detail}"
+        ))
+    );
+    let reason = format!(
+        "the server failed to start: -32603 The upstream server exited (upstream_exited): {detail}"
+    );
+    assert_eq!(r["reason"], json!(reason));
+    // The text form says the same, and no revision.
+    let out = doctor(&["--", "sh", "-c", script]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines.contains(&"revision: none (the server failed to start)"),
+        "{text}"
+    );
     assert_eq!(
-        text.lines().last(),
-        Some(format!("not usable: {reason}").as_str())
+        lines.last(),
+        Some(&format!("not usable: {reason}").as_str())
+    );
+    // A launcher that exits 127 is not started again, and fails to start as well.
+    let (code, r) = doctor_json(&["--", "sh", "-c", "exit 127"]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["revision"], Value::Null);
+    assert!(
+        r["reason"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("the server failed to start: ")),
+        "{r}"
     );
 }
 

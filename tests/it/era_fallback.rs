@@ -605,11 +605,16 @@ fn a_launcher_that_exits_127_or_126_is_not_started_again_and_the_detail_says_why
 /// (500 ms), and the detail says so.
 #[test]
 fn an_upstream_that_exits_during_initialize_is_named_with_its_exit_status() {
-    for (script, status) in [
-        ("echo oops >&2; exit 3", "exit code 3"),
-        ("kill -9 $$", "signal 9"),
+    for (script, status, detail) in [
+        (
+            "echo oops >&2; exit 3",
+            "exit code 3",
+            "exit code 3; its stderr ended with: \"oops\"",
+        ),
+        ("kill -9 $$", "signal 9", "signal 9"),
         (
             "exec >&-; exec sleep 600",
+            "it closed its stdout and was still running 500 ms later: the bridge killed it (SIGKILL)",
             "it closed its stdout and was still running 500 ms later: the bridge killed it (SIGKILL)",
         ),
     ] {
@@ -619,10 +624,10 @@ fn an_upstream_that_exits_during_initialize_is_named_with_its_exit_status() {
             r,
             json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603,
                 "message": "The upstream server exited",
-                "data": {"cause": "upstream_exited", "detail": status}}}),
+                "data": {"cause": "upstream_exited", "detail": detail}}}),
             "{script}"
         );
-        b.wait_stderr(&format!("mcp-bridge: frontend: warn: initialize failed: The upstream server exited (upstream_exited, -32603): {status}\n"));
+        b.wait_stderr(&format!("mcp-bridge: frontend: warn: initialize failed: The upstream server exited (upstream_exited, -32603): {detail}\n"));
         // The first exit, at server/discover, made the bridge start the server again (the
         // expected exit of a legacy server): only the second one is warned of.
         b.close_stdin();
@@ -631,15 +636,105 @@ fn an_upstream_that_exits_during_initialize_is_named_with_its_exit_status() {
             warnings,
             vec![
                 format!(
-                    "mcp-bridge: upstream: warn: the upstream server exited ({status}) before it answered initialize: it fails at start (its stderr says why)"
+                    "mcp-bridge: upstream: warn: the upstream server failed to start: it exited ({status}) before it answered initialize (it had exited at server/discover and was started again)"
                 ),
                 format!(
-                    "mcp-bridge: frontend: warn: initialize failed: The upstream server exited (upstream_exited, -32603): {status}"
+                    "mcp-bridge: frontend: warn: initialize failed: The upstream server exited (upstream_exited, -32603): {detail}"
                 ),
             ],
             "{script}"
         );
+        // A failed start is no legacy server.
+        assert_eq!(info_lines(&b), Vec::<String>::new(), "{script}");
     }
+}
+
+/// A server that exits at start (a missing script, a crash): it exits at `server/discover`,
+/// is started again for the editor's `initialize` (an rmcp 1.x server would answer it), and
+/// exits again before it answers. That is a failed start, not a legacy server: the editor's
+/// `upstream_exited` names the exit status and quotes the last `STDERR_TAIL_LINES` (5)
+/// non-blank lines of its stderr, each escaped and cut at `STDERR_TAIL_LINE_BYTES` (120)
+/// bytes; the log says "failed to start" and never "speaks 2025-11-25".
+#[test]
+fn a_server_that_exits_at_both_starts_failed_to_start_and_the_error_quotes_its_stderr() {
+    let d = common::scratch_dir("failed-start");
+    let starts = d.join("starts");
+    let long = "y".repeat(130);
+    let script = format!(
+        "echo started >> '{}'; for i in 1 2 3; do echo \"early $i\" >&2; done; echo >&2; \
+         echo 'Traceback (most recent call last):' >&2; printf 'tab\\there\\033[31m\\n' >&2; \
+         echo {long} >&2; echo \"FileNotFoundError: 'server.py'\" >&2; exit 2",
+        starts.display()
+    );
+    let mut b = Bridge::start_cmd(&[], &["sh".into(), "-c".into(), script]);
+    let r = b.initialize_request(json!(1), json!({}));
+    let detail = format!(
+        "exit code 2; its stderr ended with: \"early 3\" \"Traceback (most recent call last):\" \"tab\\there\\u{{1b}}[31m\" \"{}\"… (130 bytes) \"FileNotFoundError: 'server.py'\"",
+        &long[..120]
+    );
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603,
+            "message": "The upstream server exited",
+            "data": {"cause": "upstream_exited", "detail": detail}}})
+    );
+    b.close_stdin();
+    let lines = b.stderr_lines_to_the_end(|l| {
+        l.starts_with("mcp-bridge: ")
+            && (l.contains(": warn: ") || l.contains(": info: the upstream"))
+    });
+    assert_eq!(
+        lines,
+        vec![
+            "mcp-bridge: upstream: warn: the upstream server failed to start: it exited (exit code 2) before it answered initialize (it had exited at server/discover and was started again)".to_string(),
+            format!("mcp-bridge: frontend: warn: initialize failed: The upstream server exited (upstream_exited, -32603): {detail}"),
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(&starts)
+            .expect("starts")
+            .lines()
+            .count(),
+        2,
+        "started twice: once for server/discover, once for initialize"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A server that writes a banner to stderr and then works is no failed start: a 2026-07-28
+/// server is translated, and an rmcp-like legacy server that exits at `server/discover` (after
+/// its banner) answers the `initialize` once started again; no warning, and the info line of
+/// the legacy server comes once it answered.
+#[test]
+fn a_server_that_writes_a_banner_to_stderr_and_then_works_is_no_failed_start() {
+    let failed = |l: &str| l.contains("failed") || l.contains("exited");
+    let mut b = Bridge::start(&[], &["--stderr-line", "listening on stdio"]);
+    b.initialize();
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
+    let lines = b.stderr_lines_to_the_end(|l| failed(l) || l.contains("listening on stdio"));
+    assert_eq!(lines, vec!["listening on stdio".to_string()]);
+    let script = format!(
+        "echo 'legacy server starting' >&2; exec '{}' --discover-answer exit",
+        legacy_bin()
+    );
+    let mut b = Bridge::start_cmd(&[], &["sh".into(), "-c".into(), script]);
+    b.send(&initialize_request(0));
+    assert_eq!(
+        b.recv_response(&json!(0)),
+        json!({"jsonrpc": "2.0", "id": 0, "result": legacy_initialize_result()})
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(10)), Some(0));
+    let banners = b.stderr_lines_to_the_end(|l| l == "legacy server starting");
+    assert_eq!(banners.len(), 2, "one banner a start: {banners:?}");
+    let lines = b.stderr_lines_to_the_end(|l| failed(l) || l.contains("speaks 2025-11-25"));
+    assert_eq!(
+        lines,
+        vec![
+            "mcp-bridge: frontend: info: the upstream server speaks 2025-11-25 or earlier (it exited at server/discover without an answer, as servers of the rmcp SDK do, and answered the initialize once started again): passing the 2025-11-25 protocol through unchanged".to_string(),
+        ]
+    );
 }
 
 /// The official conformance suite's 2025-11-25 test server, like other lenient legacy
@@ -797,7 +892,7 @@ fn a_server_that_exits_at_discover_is_started_again_for_the_editors_initialize()
     // from the start.
     let b = falls_back_and_says_why(
         "exit",
-        "it exited at server/discover without an answer, as servers of the rmcp SDK do (and servers that fail at start), and was started again",
+        "it exited at server/discover without an answer, as servers of the rmcp SDK do, and answered the initialize once started again",
     );
     let warnings = b.stderr_lines_to_the_end(|l| l.contains(": warn: "));
     assert_eq!(warnings, Vec::<String>::new());

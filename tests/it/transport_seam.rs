@@ -273,9 +273,10 @@ async fn the_end_event_fails_what_is_pending_and_reaches_the_frontend_with_its_c
     assert_eq!(reply(a_rx).await, "Closed");
     assert!(
         r.events
-            .send(TransportEvent::Ended(EndCause::ChildExited(
-                "exit code 3".into()
-            )))
+            .send(TransportEvent::Ended(EndCause::ChildExited {
+                status: "exit code 3".into(),
+                stderr_tail: Vec::new(),
+            }))
             .is_ok()
     );
     assert_eq!(

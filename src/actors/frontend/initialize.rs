@@ -17,6 +17,18 @@ use crate::transport::open::UpstreamSpec;
 /// exited; this leaves room for the kill and the messages on a busy machine.
 pub const INITIALIZE_EXIT_STATUS_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// The detail of the error of a server that failed to start: its exit status, then the last
+/// lines of its stderr, quoted and escaped (`transport::stderr_tail`): `exit code 2; its
+/// stderr ended with: "python3: can't open file 'server.py'"`. The status alone when it
+/// wrote nothing.
+pub(super) fn failed_start_detail(status: &str, stderr_tail: &[String]) -> String {
+    if stderr_tail.is_empty() {
+        status.to_owned()
+    } else {
+        format!("{status}; its stderr ended with: {}", stderr_tail.join(" "))
+    }
+}
+
 /// How the probe of `initialize` ended well: a modern server (its discover result and the
 /// `_meta` of later requests), or a legacy one (the sign, and the editor's `initialize` as it
 /// came, to pass through).
@@ -41,6 +53,12 @@ pub(super) struct InitializeWait {
     pub(super) discover_404: bool,
     /// [`Frontend::ran`] before this `initialize`, restored when it fails.
     pub(super) ran_before: bool,
+    /// The server exited at `server/discover` and this is its second start: its exit before
+    /// the answer is a failed start, not a legacy server.
+    pub(super) restarted: bool,
+    /// The info line of the legacy server, held for a server started again until it answers
+    /// (a server that exits again failed to start and is no legacy server).
+    pub(super) announce: Option<String>,
 }
 
 /// Sends `server/discover` as the era probe ([`probe`]: its own id space, and not cancelled
@@ -210,17 +228,19 @@ impl Frontend {
             };
             let closed = matches!(answer, ProbeAnswer::Closed);
             // A stdio server that exits at a first message other than `initialize` (rmcp's
-            // servers end their session with `ExpectedInitializeRequest`) is a legacy server:
-            // once its loss is reported (its exit status), a new one gets the editor's
-            // `initialize`. A server that exits again fails that `initialize` as any lost
-            // upstream does.
+            // servers end their session with `ExpectedInitializeRequest`) may be a legacy
+            // server: once its loss is reported (its exit status), a new one gets the
+            // editor's `initialize`. One that exits again before it answers failed to start
+            // (the `UpstreamLost` handler), and is no legacy server.
             if closed && !http {
-                let Ok(Ok(status)) =
+                let Ok(Ok((status, stderr_tail))) =
                     tokio::time::timeout(INITIALIZE_EXIT_STATUS_WAIT, exit_rx).await
                 else {
                     return Err(Cause::UpstreamExited.error(None));
                 };
                 if let Some(detail) = child::cannot_run(&status) {
+                    let detail = failed_start_detail(&detail, &stderr_tail);
+                    tracing::warn!(target: "upstream", "the upstream server failed to start: it exited ({status}) at server/discover");
                     return Err(Cause::UpstreamExited.error(Some(json!(detail))));
                 }
                 tracing::debug!(target: "frontend", "the upstream exited at server/discover ({status}): starting it again");
@@ -236,7 +256,7 @@ impl Frontend {
                 // The upstream went away: its exit status says why.
                 Era::Error(e) if closed => {
                     match tokio::time::timeout(INITIALIZE_EXIT_STATUS_WAIT, exit_rx).await {
-                        Ok(Ok(status)) => Err(e.with_detail(status)),
+                        Ok(Ok((status, _))) => Err(e.with_detail(status)),
                         _ => Err(e),
                     }
                 }
@@ -269,11 +289,44 @@ impl Frontend {
             Ok(Probed::Legacy(sign, _)) => Decided::Legacy {
                 why: self.legacy_sign_text(sign),
             },
+            // A child that exited before it answered anything failed to start (127, 126).
+            Err(e)
+                if !self.config.upstream.is_http()
+                    && e.data.as_ref().and_then(|d| d.get("cause"))
+                        == Some(&json!(Cause::UpstreamExited.name())) =>
+            {
+                Decided::FailedToStart {
+                    error: e.log_text(),
+                }
+            }
             Err(e) => Decided::Failed {
                 error: e.log_text(),
             },
         };
         observer.send(Observed::Era { decided, elapsed });
+    }
+
+    /// Tells the observer, when there is one, that the server failed to start (`e`: the
+    /// error of the editor's `initialize`), whatever the probe seemed to say.
+    pub(super) fn observe_failed_start(&self, e: &ErrorObject) {
+        if let Some(observer) = &self.config.observer {
+            observer.send(Observed::FailedToStart {
+                error: e.log_text(),
+            });
+        }
+    }
+
+    /// Pass-through: the server answered the `initialize` `id` passed to it; the info line
+    /// held for a server that was started again goes out now.
+    pub(super) fn announce_legacy(&mut self, id: &Id) {
+        if let Some(line) = self
+            .initialize_wait
+            .as_mut()
+            .filter(|w| &w.id == id)
+            .and_then(|w| w.announce.take())
+        {
+            tracing::info!(target: "frontend", "{line}");
+        }
     }
 
     /// Why the upstream is taken for a legacy server, as the info line says it.
@@ -309,12 +362,26 @@ impl Frontend {
                 self.state = Lifecycle::PassThrough;
                 self.last_wait_token += 1;
                 let token = self.last_wait_token;
+                let restarted = sign == LegacySign::ExitedAtDiscover;
+                let line = format!(
+                    "the upstream server speaks 2025-11-25 or earlier ({}): passing the 2025-11-25 protocol through unchanged",
+                    self.legacy_sign_text(&sign)
+                );
+                let announce = if restarted {
+                    tracing::debug!(target: "frontend", "the upstream exited at server/discover: the editor's initialize goes to it, started again");
+                    Some(line)
+                } else {
+                    tracing::info!(target: "frontend", "{line}");
+                    None
+                };
                 self.initialize_wait = Some(InitializeWait {
                     id: id.clone(),
                     token,
                     silent_discover: sign == LegacySign::NoReply,
                     discover_404: sign == LegacySign::HttpStatus { status: 404 },
                     ran_before: self.ran,
+                    restarted,
+                    announce,
                 });
                 // Counted as the wait for server/discover is: the time a sign-in runs (the
                 // passed-through initialize of a URL upstream can get a 401) is the user's in
@@ -329,8 +396,6 @@ impl Frontend {
                         .map(move |(), act, _| act.initialize_timed_out(token)),
                 );
                 self.ran = true;
-                let sign = self.legacy_sign_text(&sign);
-                tracing::info!(target: "frontend", "the upstream server speaks 2025-11-25 or earlier ({sign}): passing the 2025-11-25 protocol through unchanged");
                 self.relayed
                     .insert(id.clone(), pass_through::Relayed::now("initialize"));
                 self.upstream.relay.do_send(Relay {

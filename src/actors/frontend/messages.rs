@@ -88,5 +88,8 @@ pub struct Finish;
 #[derive(Message, Debug)]
 #[rtype(result = "bool")]
 pub struct UpstreamLost {
+    /// How it ended (`exit code 3`).
     pub status: String,
+    /// The last lines of a child's stderr, quoted (for the error of a failed start).
+    pub stderr_tail: Vec<String>,
 }

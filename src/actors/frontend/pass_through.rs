@@ -101,6 +101,7 @@ impl Frontend {
                 Some(Relayed { started, method }) => {
                     let ok = message.get("error").is_none();
                     self.methods.record(method, ok, started.elapsed());
+                    self.announce_legacy(&id);
                     self.end_initialize_wait(&id);
                     if let Some(filter) = &self.config.item_filter
                         && let Some(kind) = self.listing.remove(&id)

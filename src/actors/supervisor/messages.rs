@@ -27,7 +27,8 @@ pub enum ShutdownCause {
 #[rtype(result = "()")]
 pub struct Shutdown(pub ShutdownCause);
 
-/// The upstream ended (its child closed its stdout or exited); `status` is how it ended. The
+/// The upstream ended (its child closed its stdout or exited); `status` is how it ended,
+/// `stderr_tail` the last lines of a child's stderr, quoted (empty for other upstreams). The
 /// Supervisor asks the Frontend whether the bridge was ready: then the cascade runs with
 /// [`ShutdownCause::UpstreamLost`]; before that the bridge keeps serving (a later
 /// `initialize` starts a new child).
@@ -35,6 +36,7 @@ pub struct Shutdown(pub ShutdownCause);
 #[rtype(result = "()")]
 pub struct UpstreamGone {
     pub status: String,
+    pub stderr_tail: Vec<String>,
 }
 
 /// The Frontend asks for the Listener (after `notifications/initialized`, when the

@@ -168,6 +168,7 @@ impl Handler<Lose> for FakeUpstream {
         }
         self.out.gone.do_send(UpstreamGone {
             status: "exit status 3".into(),
+            stderr_tail: Vec::new(),
         });
     }
 }

@@ -51,6 +51,7 @@ impl Upstream {
         self.ending = None;
         self.out.gone.do_send(UpstreamGone {
             status: cause.to_string(),
+            stderr_tail: cause.stderr_tail().to_vec(),
         });
     }
 }

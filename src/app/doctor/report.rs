@@ -147,6 +147,7 @@ fn why(report: &Report) -> Option<String> {
         )),
         Some(Decided::Legacy { why }) => Some(why.clone()),
         Some(Decided::Failed { error }) => Some(format!("server/discover failed: {error}")),
+        Some(Decided::FailedToStart { error }) => Some(format!("it failed to start: {error}")),
         None => None,
     }
 }
@@ -199,6 +200,9 @@ impl Report {
                 .initialize_error
                 .clone()
                 .unwrap_or_else(|| "no answer".into());
+            if matches!(self.decided, Some(Decided::FailedToStart { .. })) {
+                return (false, format!("the server failed to start: {e}"));
+            }
             return (false, format!("initialize failed: {e}"));
         }
         for l in &self.lists {
@@ -316,6 +320,9 @@ impl Report {
             )),
             (Some(r), Some(_)) => out.push(format!("revision: {r} (passed through unchanged)")),
             (None, Some(_)) => out.push("revision: 2025-11-25 or earlier (passed through)".into()),
+            _ if matches!(self.decided, Some(Decided::FailedToStart { .. })) => {
+                out.push("revision: none (the server failed to start)".into());
+            }
             _ => out.push("revision: unknown".into()),
         }
         if let Some(w) = why(self) {
