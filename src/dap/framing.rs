@@ -1,21 +1,23 @@
 //! The codec (tokio_util Decoder/Encoder) of DAP's base protocol: a header part of
 //! `name: value` lines, each ended by `\r\n`, closed by an empty line, then a body of exactly
 //! `Content-Length` bytes (DAP specification, "Base Protocol"). The header and the body are
-//! bounded, so an adapter that writes garbage or a huge message costs bounded memory.
+//! bounded, so an adapter that writes garbage or a huge message costs bounded memory: a body
+//! over the limit is read through and dropped, its frame's end being known, and only the
+//! members that say what it was ([`skim`](super::skim)) are kept.
 
 use bytes::{Buf, BytesMut};
 use serde_json::Value;
 use tokio_util::codec::{Decoder, Encoder};
 
+use super::skim::Skim;
 use super::types::Incoming;
 
 /// Longest header part accepted, in bytes, its closing empty line included. DAP defines only
 /// `Content-Length` (and reserves `Content-Type`), so a real header is a few dozen bytes.
 pub const MAX_HEADER_BYTES: usize = 1024;
 
-/// Largest body accepted, in bytes. A `variables` or `stackTrace` response of a large
-/// program stays far below it; an adapter that announces more has lost its framing or is not
-/// an adapter.
+/// Largest body read, in bytes. A larger body (a `variables` response of every child of a
+/// huge array) is skipped: read in the reader's chunks and dropped ([`Frame::Oversized`]).
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 /// The end of the header part: an empty line after the last header line.
@@ -29,6 +31,28 @@ pub enum Frame {
     /// A well-framed body that is not a DAP message (not JSON, or no known `type`): the
     /// frame boundaries are still known, so the stream goes on; the text says why.
     Unreadable(String),
+    /// A body over [`MAX_BODY_BYTES`], read through and dropped: the stream stays in step.
+    Oversized(Oversized),
+}
+
+/// What is known of a body too large to read: its length, and its top-level scalar members
+/// `type`, `seq`, `request_seq`, `command`, `event` where it has them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Oversized {
+    /// The body's length, in bytes.
+    pub body_bytes: usize,
+    /// Its top-level members of [`Skim`].
+    pub members: serde_json::Map<String, Value>,
+}
+
+impl Oversized {
+    /// The `request_seq` of a response, the request it answers.
+    pub fn request_seq(&self) -> Option<i64> {
+        if self.members.get("type").and_then(Value::as_str) != Some("response") {
+            return None;
+        }
+        self.members.get("request_seq").and_then(Value::as_i64)
+    }
 }
 
 /// A framing error: the stream cannot be read any further, because the next message's start
@@ -41,9 +65,6 @@ pub enum FramingError {
     /// A header without `Content-Length`, with a value that is not a length, or not text.
     #[error("bad header: {0}")]
     BadHeader(String),
-    /// A `Content-Length` over [`MAX_BODY_BYTES`].
-    #[error("a body of {0} bytes is over the limit of {MAX_BODY_BYTES} bytes")]
-    BodyTooLarge(usize),
     /// The stream ended inside a message.
     #[error("the stream ended inside a message ({0} bytes unread)")]
     Truncated(usize),
@@ -63,6 +84,8 @@ impl From<std::io::Error> for FramingError {
 pub struct DapCodec {
     /// The body length of the message whose header was read, until its body is complete.
     body_len: Option<usize>,
+    /// The body over [`MAX_BODY_BYTES`] being skipped: its bytes still to come, and its scan.
+    skipping: Option<(usize, Oversized, Skim)>,
 }
 
 /// The body length named by a header part (without its closing empty line). Header names are
@@ -101,6 +124,19 @@ impl Decoder for DapCodec {
     type Error = FramingError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FramingError> {
+        if let Some((left, mut oversized, mut skim)) = self.skipping.take() {
+            // The bytes at hand are scanned and dropped: the buffer never holds more than one
+            // read's worth of the body.
+            let take = left.min(src.len());
+            skim.feed(&src[..take]);
+            src.advance(take);
+            if take < left {
+                self.skipping = Some((left - take, oversized, skim));
+                return Ok(None);
+            }
+            oversized.members = skim.members().clone();
+            return Ok(Some(Frame::Oversized(oversized)));
+        }
         let body_len = match self.body_len {
             Some(len) => len,
             None => {
@@ -114,10 +150,15 @@ impl Decoder for DapCodec {
                     return Err(FramingError::HeaderTooLong);
                 }
                 let len = content_length(&src[..end])?;
-                if len > MAX_BODY_BYTES {
-                    return Err(FramingError::BodyTooLarge(len));
-                }
                 src.advance(end + HEADER_END.len());
+                if len > MAX_BODY_BYTES {
+                    let oversized = Oversized {
+                        body_bytes: len,
+                        members: serde_json::Map::new(),
+                    };
+                    self.skipping = Some((len, oversized, Skim::default()));
+                    return self.decode(src);
+                }
                 self.body_len = Some(len);
                 len
             }
@@ -134,7 +175,10 @@ impl Decoder for DapCodec {
     fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FramingError> {
         match self.decode(src)? {
             Some(frame) => Ok(Some(frame)),
-            None if src.is_empty() && self.body_len.is_none() => Ok(None),
+            None if src.is_empty() && self.body_len.is_none() && self.skipping.is_none() => {
+                Ok(None)
+            }
+            None if src.is_empty() => Err(FramingError::Truncated(0)),
             None => Err(FramingError::Truncated(src.len())),
         }
     }
@@ -241,11 +285,44 @@ mod tests {
     }
 
     #[test]
-    fn a_body_over_the_limit_is_an_error_before_it_is_read() {
-        let header = format!("Content-Length: {}\r\n\r\n", MAX_BODY_BYTES + 1);
+    fn a_body_over_the_limit_is_skipped_in_cuts_and_the_next_message_is_read() {
+        let mut body = br#"{"body":{"variables":[{"value":""#.to_vec();
+        body.resize(MAX_BODY_BYTES + 10, b'x');
+        body.extend_from_slice(br#""}]},"command":"variables","request_seq":4,"type":"response"}"#);
+        let mut bytes = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        bytes.extend_from_slice(&body);
+        bytes.extend(framed(r#"{"seq":2,"type":"event","event":"initialized"}"#));
+        let mut codec = DapCodec::default();
+        let mut buf = BytesMut::new();
+        let mut frames = Vec::new();
+        for chunk in bytes.chunks(64 * 1024) {
+            buf.extend_from_slice(chunk);
+            frames.extend(decode_all(&mut codec, &mut buf));
+            // Never more than one cut and a header are held.
+            assert!(buf.len() <= 64 * 1024 + MAX_HEADER_BYTES);
+        }
+        assert_eq!(frames.len(), 2, "{frames:?}");
+        let Frame::Oversized(oversized) = &frames[0] else {
+            panic!("not skipped: {frames:?}");
+        };
+        assert_eq!(oversized.body_bytes, body.len());
+        assert_eq!(oversized.request_seq(), Some(4));
+        assert_eq!(oversized.members["command"], "variables");
+        assert!(
+            matches!(&frames[1], Frame::Message(Incoming::Event(e)) if e.event == "initialized")
+        );
+    }
+
+    #[test]
+    fn the_end_inside_a_skipped_body_is_an_error() {
+        let header = format!("Content-Length: {}\r\n\r\n{{", MAX_BODY_BYTES + 1);
         let mut buf = BytesMut::from(header.as_bytes());
-        let error = DapCodec::default().decode(&mut buf).unwrap_err();
-        assert_eq!(error, FramingError::BodyTooLarge(MAX_BODY_BYTES + 1));
+        let mut codec = DapCodec::default();
+        assert!(codec.decode(&mut buf).expect("in step").is_none());
+        assert_eq!(
+            codec.decode_eof(&mut buf).unwrap_err(),
+            FramingError::Truncated(0)
+        );
     }
 
     #[test]

@@ -8,4 +8,5 @@
 //! `Content-Length` bytes.
 
 pub mod framing;
+pub mod skim;
 pub mod types;

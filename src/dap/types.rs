@@ -100,6 +100,22 @@ pub struct StoppedBody {
     /// More text (an exception's message).
     #[serde(default)]
     pub text: Option<String>,
+    /// Whether every thread stopped, not only `thread_id`.
+    #[serde(default)]
+    pub all_threads_stopped: bool,
+}
+
+/// The body of a `continued` event.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContinuedBody {
+    /// The thread that continued.
+    #[serde(default)]
+    pub thread_id: Option<i64>,
+    /// Whether every thread continued; omitted or false: only `thread_id` (DAP
+    /// ContinuedEvent).
+    #[serde(default)]
+    pub all_threads_continued: bool,
 }
 
 /// The body of an `output` event.
@@ -160,6 +176,12 @@ pub struct Variable {
     /// Non-zero when it has children.
     #[serde(default)]
     pub variables_reference: i64,
+    /// How many named children it has, where the adapter says.
+    #[serde(default)]
+    pub named_variables: Option<i64>,
+    /// How many indexed children it has, where the adapter says.
+    #[serde(default)]
+    pub indexed_variables: Option<i64>,
 }
 
 /// One scope of a `scopes` response.

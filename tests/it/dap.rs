@@ -142,7 +142,7 @@ fn a_python_program_breaks_steps_is_inspected_and_exits_with_its_code_and_output
     let running = call(&mut b, "4", "continue", json!({"session": "s1"}));
     assert_eq!(
         running,
-        json!({"session": "s1", "status": "running", "thread_id": 1,
+        json!({"session": "s1", "status": "running", "resumed_thread_id": 1,
             "breakpoints": [{"id": 0, "verified": true, "source": program, "line": 3}]})
     );
     // The stop comes as resource updates; the state is read after each one, never polled.
@@ -215,7 +215,8 @@ fn a_python_program_breaks_steps_is_inspected_and_exits_with_its_code_and_output
         stepped,
         json!({"session": "s1", "status": "stopped", "reason": "step", "thread_id": 1,
             "top_frame": {"file": program, "line": 8, "name": "<module>", "frameId": frame},
-            "breakpoints": [{"id": 0, "verified": true, "source": program, "line": 3}]})
+            "breakpoints": [{"id": 0, "verified": true, "source": program, "line": 3}],
+            "resumed_thread_id": 1})
     );
 
     call(&mut b, "9", "continue", json!({"session": "s1"}));
@@ -356,7 +357,7 @@ fn an_adapter_killed_mid_session_ends_the_wait_at_once_with_the_cause_and_the_ot
     let r = b.recv_response(&json!("3"));
     assert_eq!(
         r["result"]["structuredContent"],
-        json!({"session": "s1", "status": "terminated", "thread_id": 1,
+        json!({"session": "s1", "status": "terminated",
             "cause": "the adapter closed its output (it exited or crashed)"})
     );
     let r = b.request(

@@ -47,7 +47,11 @@ mod dap_lldb;
 #[cfg(target_os = "linux")]
 mod dap_sessions;
 #[cfg(target_os = "linux")]
+mod dap_threads;
+#[cfg(target_os = "linux")]
 mod dap_tools;
+#[cfg(target_os = "linux")]
+mod dap_variables;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod era_fallback;
 #[cfg(all(feature = "http", feature = "auth"))]

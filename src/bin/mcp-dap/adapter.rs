@@ -1,7 +1,8 @@
 //! The Adapter actor: owns one debug adapter process (in its own process group) and its DAP
 //! `seq` table. Each request in flight has a time limit; the loss of the adapter (its stdout
 //! ends, its framing breaks) answers every request in flight at once with the cause, and the
-//! Session hears of it (`AdapterGone`).
+//! Session hears of it (`AdapterGone`). An answer too large to read fails its request alone:
+//! the framing skips it and stays in step, so the adapter is not lost.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -14,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::oneshot;
 use tokio_util::codec::{Encoder, FramedRead};
 
-use mcp_bridge::dap::framing::{DapCodec, Frame, FramingError};
+use mcp_bridge::dap::framing::{DapCodec, Frame, FramingError, MAX_BODY_BYTES, Oversized};
 use mcp_bridge::dap::types::{self, Event, Incoming, Response};
 use mcp_bridge::transport::child::{self, ChildProcess};
 
@@ -55,6 +56,14 @@ pub enum DapError {
     /// The adapter is gone; the cause.
     #[error("the debug adapter is gone: {0}")]
     Gone(String),
+    /// The response was over the framing's body limit and was skipped: the command, the
+    /// body's length in bytes.
+    #[error(
+        "the adapter's answer to {0} is {1} bytes, over mcp-dap's limit of {MAX_BODY_BYTES} \
+         bytes; it was skipped and the session goes on: ask for less (variables: `start` and \
+         `count`)"
+    )]
+    TooLarge(String, usize),
 }
 
 /// What the Adapter tells its Session.
@@ -65,6 +74,14 @@ pub enum AdapterNews {
     Event(Event),
     /// The adapter is gone; the cause.
     Gone(String),
+    /// The adapter answered `setBreakpoints` for `source`: told before the events read after
+    /// the answer, so that the Session applies each word of the adapter in its order.
+    BreakpointsSet {
+        /// The source's path, as the request named it.
+        source: String,
+        /// The response's body.
+        body: Value,
+    },
 }
 
 /// Sends one DAP request; the answer is its response's `body` (`null` when none).
@@ -96,6 +113,8 @@ pub struct Stop;
 /// A request in flight.
 struct InFlight {
     command: String,
+    /// The source path of a `setBreakpoints`.
+    source: Option<String>,
     reply: oneshot::Sender<Result<Value, DapError>>,
     timer: SpawnHandle,
 }
@@ -210,6 +229,12 @@ impl Adapter {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
+        let source = request
+            .arguments
+            .as_ref()
+            .filter(|_| request.command == "setBreakpoints")
+            .and_then(|a| a.get("source")?.get("path")?.as_str())
+            .map(str::to_owned);
         let message = types::request(seq, &request.command, request.arguments);
         self.write(ctx, message);
         let timer = ctx.run_later(REQUEST_TIME_LIMIT, move |act, _| {
@@ -224,6 +249,7 @@ impl Adapter {
             seq,
             InFlight {
                 command: request.command,
+                source,
                 reply,
                 timer,
             },
@@ -262,12 +288,38 @@ impl Adapter {
             return;
         };
         ctx.cancel_future(flight.timer);
+        if let (true, Some(source)) = (response.success, flight.source) {
+            self.session.do_send(AdapterNews::BreakpointsSet {
+                source,
+                body: response.body.clone().unwrap_or(Value::Null),
+            });
+        }
         let result = if response.success {
             Ok(response.body.unwrap_or(Value::Null))
         } else {
             Err(DapError::Refused(response.error_text()))
         };
         let _ = flight.reply.send(result);
+    }
+
+    /// A body too large to read: the request it answers fails with [`DapError::TooLarge`]. Its
+    /// `request_seq` comes from the scan of the skipped body, wherever the adapter put it; a
+    /// body without one (an event) is only logged.
+    fn skipped(&mut self, ctx: &mut Context<Self>, oversized: Oversized) {
+        let flight = oversized
+            .request_seq()
+            .and_then(|seq| self.in_flight.remove(&seq));
+        let Some(flight) = flight else {
+            tracing::debug!(target: "mcp-dap",
+                "a message of {} bytes of the adapter skipped: {:?}",
+                oversized.body_bytes, oversized.members);
+            return;
+        };
+        ctx.cancel_future(flight.timer);
+        let _ = flight.reply.send(Err(DapError::TooLarge(
+            flight.command,
+            oversized.body_bytes,
+        )));
     }
 
     /// The adapter is gone: every request in flight gets the cause at once, the Session hears
@@ -429,6 +481,7 @@ impl StreamHandler<Result<Frame, FramingError>> for Adapter {
                 self.write(ctx, types::refusal(seq, &request));
             }
             Ok(Frame::Message(Incoming::Unknown)) => {}
+            Ok(Frame::Oversized(oversized)) => self.skipped(ctx, oversized),
             Ok(Frame::Unreadable(why)) => {
                 tracing::debug!(target: "mcp-dap", "an unreadable message of the adapter: {why}");
             }

@@ -1,9 +1,10 @@
 //! The Session actor: one debug session's state machine and its output tail. It runs the
 //! start sequence of the DAP specification ("Overview: Launch Sequencing": `initialize`, then
 //! `launch`, the `initialized` event, `configurationDone`), follows the events (`stopped`,
-//! `continued`, `exited`, `terminated`, `output`, `breakpoint`), and tells the MCP server which
-//! of its two resources changed.
+//! `continued`, `exited`, `terminated`, `output`, `breakpoint`) thread by thread, and tells the
+//! MCP server which of its two resources changed.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -11,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use mcp_bridge::dap::types::{ExitedBody, OutputBody, StackFrame, StoppedBody};
+use mcp_bridge::dap::types::{ContinuedBody, ExitedBody, OutputBody, StackFrame, StoppedBody};
 use mcp_bridge::server::{ListenEvent, Server};
 
 use crate::adapter::{Adapter, AdapterNews, DapError, Request, RequestThen, Stop};
@@ -23,6 +24,10 @@ pub const MAX_OUTPUT_TAIL_BYTES: usize = 64 * 1024;
 /// How long a `disconnect` may take at the end of a session before the adapter's process
 /// group is stopped anyway.
 pub const DISCONNECT_TIME_LIMIT: Duration = Duration::from_secs(3);
+
+/// The most stopped threads whose place (top frame) a stop of every thread fetches: one
+/// `stackTrace` each, before the stop is shown.
+pub const MAX_STOPPED_THREADS_SHOWN: usize = 16;
 
 /// Where a session is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,12 +55,21 @@ pub struct State {
     /// Why it stopped (`breakpoint`, `step`, `entry`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// The thread that stopped.
+    /// The adapter's own reason where `reason` says otherwise: lldb-dap stops a program
+    /// launched with `stopOnEntry` with `exception` at its first instruction, which is the
+    /// entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter_reason: Option<String>,
+    /// The thread that stopped last (the one the tools use by default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<i64>,
-    /// The top frame of a stop: `file:line` and its frame id.
+    /// The top frame of that stop: `file:line` and its frame id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub top_frame: Option<Value>,
+    /// The other threads that are stopped: `thread_id`, `reason` (for a thread that stopped
+    /// by its own event) and `top_frame`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_stopped_threads: Vec<Value>,
     /// The debuggee's exit code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i64>,
@@ -120,13 +134,15 @@ pub struct Wait {
     pub limit: Duration,
 }
 
-/// Resumes the stopped thread (`continue`, `next`, `stepIn`, `stepOut`); with `wait`, answers
-/// at the next settled state (at most `limit`).
+/// Resumes a stopped thread (`continue`, `next`, `stepIn`, `stepOut`); with `wait`, answers
+/// at the next settled state (at most `limit`). The answer names the thread resumed.
 #[derive(Message)]
-#[rtype(result = "Result<State, String>")]
+#[rtype(result = "Result<(State, i64), String>")]
 pub struct Resume {
     /// The DAP command.
     pub command: &'static str,
+    /// The thread; by default the one that stopped last.
+    pub thread: Option<i64>,
     /// Whether to wait for the next stop.
     pub wait: Option<Duration>,
 }
@@ -145,17 +161,6 @@ pub enum Ending {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Finish(pub Ending);
-
-/// The breakpoints of one source as the adapter answered `setBreakpoints`: they replace that
-/// source's in the state.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SourceBreakpoints {
-    /// The source's path.
-    pub source: String,
-    /// The breakpoints, in the state's form ([`breakpoint_entry`]).
-    pub breakpoints: Vec<Value>,
-}
 
 /// Pauses `thread` and answers at the stop (at most `limit`).
 #[derive(Message)]
@@ -182,6 +187,17 @@ pub fn breakpoint_entry(breakpoint: &Value, source: Option<&str>) -> Value {
     entry
 }
 
+/// Where one stopped thread is.
+#[derive(Debug, Clone, PartialEq)]
+struct ThreadStop {
+    /// The reason of its own `stopped` event; `None` for a thread stopped with all others.
+    reason: Option<String>,
+    /// The adapter's reason, where `reason` says otherwise.
+    adapter_reason: Option<String>,
+    /// Its top frame, as [`top_frame`] gives it.
+    top_frame: Option<Value>,
+}
+
 /// The actor.
 pub struct Session {
     state: State,
@@ -190,8 +206,21 @@ pub struct Session {
     server: Server,
     waiters: Vec<oneshot::Sender<State>>,
     initialized: Option<oneshot::Sender<()>>,
-    /// Counts stops, so that a top frame fetched for an older stop is not applied.
+    /// Counts stops and resumes: the moment of each, so that a place fetched for a stop that
+    /// a later resume or stop made old is not applied.
     stops: u64,
+    /// The moment every thread last resumed.
+    all_resumed_at: u64,
+    /// The moment each thread last resumed, or last stopped by its own event.
+    thread_moments: BTreeMap<i64, u64>,
+    /// The threads that are stopped, by id (DAP's event model is per thread: `stopped` and
+    /// `continued` name their thread, or all).
+    stopped: BTreeMap<i64, ThreadStop>,
+    /// The thread that stopped last, while it is stopped: the tools' default.
+    focus: Option<i64>,
+    /// Whether the next stop is the entry stop: the launch asked `stopOnEntry`, and the
+    /// program has neither stopped nor been resumed since.
+    entry_pending: bool,
 }
 
 impl Session {
@@ -202,8 +231,10 @@ impl Session {
                 session: id,
                 status: Status::Starting,
                 reason: None,
+                adapter_reason: None,
                 thread_id: None,
                 top_frame: None,
+                other_stopped_threads: Vec::new(),
                 exit_code: None,
                 cause: None,
                 breakpoints: Vec::new(),
@@ -214,7 +245,71 @@ impl Session {
             waiters: Vec::new(),
             initialized: None,
             stops: 0,
+            all_resumed_at: 0,
+            thread_moments: BTreeMap::new(),
+            stopped: BTreeMap::new(),
+            focus: None,
+            entry_pending: false,
         }
+    }
+
+    /// The state's stop fields from the stopped threads: `stopped` while one thread is,
+    /// `running` once none is (an ended session stays ended).
+    fn show_threads(&mut self) {
+        if matches!(self.state.status, Status::Exited | Status::Terminated) {
+            return;
+        }
+        if self.focus.is_none_or(|t| !self.stopped.contains_key(&t)) {
+            self.focus = self.stopped.keys().next().copied();
+        }
+        let focus = self.focus.and_then(|t| Some((t, self.stopped.get(&t)?)));
+        match focus {
+            Some((thread, stop)) => {
+                self.state.status = Status::Stopped;
+                self.state.reason = stop.reason.clone();
+                self.state.adapter_reason = stop.adapter_reason.clone();
+                self.state.thread_id = Some(thread);
+                self.state.top_frame = stop.top_frame.clone();
+            }
+            None => {
+                if self.state.status == Status::Stopped {
+                    self.state.status = Status::Running;
+                }
+                self.state.reason = None;
+                self.state.adapter_reason = None;
+                self.state.thread_id = None;
+                self.state.top_frame = None;
+            }
+        }
+        self.state.other_stopped_threads = self
+            .stopped
+            .iter()
+            .filter(|(t, _)| Some(**t) != self.focus)
+            .map(|(t, stop)| {
+                let mut entry = json!({"thread_id": t, "top_frame": stop.top_frame});
+                if let Some(reason) = &stop.reason {
+                    entry["reason"] = json!(reason);
+                }
+                entry
+            })
+            .collect();
+    }
+
+    /// Resumed threads: `thread`, or all. The stops fetched meanwhile are old.
+    fn resumed(&mut self, thread: Option<i64>) {
+        self.stops += 1;
+        self.entry_pending = false;
+        match thread {
+            Some(thread) => {
+                self.stopped.remove(&thread);
+                self.thread_moments.insert(thread, self.stops);
+            }
+            None => {
+                self.stopped.clear();
+                self.all_resumed_at = self.stops;
+            }
+        }
+        self.show_threads();
     }
 
     fn changed_state(&mut self) {
@@ -257,37 +352,138 @@ impl Session {
         );
     }
 
+    /// A `stopped` event. The state changes only once the adapter has said where the stop is
+    /// (one frame of `stackTrace` per stopped thread), so that no reader sees a stop without
+    /// its place. A stop of every thread (`allThreadsStopped`), and a stop that names no
+    /// thread, ask the adapter for its `threads` first (DAP StoppedEvent: `threadId` is
+    /// optional).
     fn stopped(&mut self, body: StoppedBody, ctx: &mut Context<Self>) {
         self.stops += 1;
         let stop = self.stops;
-        let Some(thread) = body.thread_id.or(self.state.thread_id) else {
-            self.apply_stop(body.reason, None, None);
-            return;
-        };
-        // The state shows a stop with its place: it changes only once one frame of
-        // `stackTrace` says where the stop is, so that no reader sees a stop without it.
-        let trace = self.adapter.send(Request {
-            command: "stackTrace".into(),
-            arguments: Some(json!({"threadId": thread, "levels": 1})),
-        });
-        ctx.spawn(trace.into_actor(self).map(move |answer, act, _| {
-            // A later event (continued, exited, another stop) made this stop old.
-            if act.stops != stop {
-                return;
+        let adapter = self.adapter.clone();
+        let named = body.thread_id;
+        if let Some(thread) = named {
+            self.thread_moments.insert(thread, stop);
+        }
+        let every = body.all_threads_stopped || named.is_none();
+        let last_focus = self.focus;
+        let places = async move {
+            let mut threads: Vec<i64> = named.into_iter().collect();
+            if every {
+                let listed = adapter
+                    .send(Request {
+                        command: "threads".into(),
+                        arguments: None,
+                    })
+                    .await;
+                if let Ok(Ok(listed)) = listed {
+                    let ids = listed
+                        .get("threads")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|t| t.get("id")?.as_i64());
+                    for id in ids {
+                        if !threads.contains(&id) {
+                            threads.push(id);
+                        }
+                    }
+                }
             }
-            let top = match answer {
-                Ok(Ok(body)) => top_frame(&body),
-                _ => None,
-            };
-            act.apply_stop(body.reason, Some(thread), top);
+            // The thread of the event, else the one the user was on, else the first.
+            let focus = named
+                .or(last_focus.filter(|t| threads.contains(t)))
+                .or(threads.first().copied());
+            if let Some(focus) = focus {
+                threads.retain(|t| *t != focus);
+                threads.insert(0, focus);
+            }
+            let mut places = Vec::new();
+            for thread in threads.into_iter().take(MAX_STOPPED_THREADS_SHOWN) {
+                let trace = adapter.send(Request {
+                    command: "stackTrace".into(),
+                    arguments: Some(json!({"threadId": thread, "levels": 1})),
+                });
+                let top = match trace.await {
+                    Ok(Ok(body)) => top_frame(&body),
+                    _ => None,
+                };
+                places.push((thread, top));
+            }
+            (focus, places)
+        };
+        ctx.spawn(places.into_actor(self).map(move |(focus, places), act, _| {
+            act.apply_stop(stop, body, focus, places);
         }));
     }
 
-    fn apply_stop(&mut self, reason: String, thread: Option<i64>, top: Option<Value>) {
-        self.state.status = Status::Stopped;
-        self.state.reason = Some(reason);
-        self.state.thread_id = thread;
-        self.state.top_frame = top;
+    /// Applies the stop of moment `stop` with the places fetched for it. A later resume of
+    /// every thread makes it old; a later resume or stop of one thread makes that thread's
+    /// part old (DAP events of other threads may come between a stop and its `stackTrace`).
+    fn apply_stop(
+        &mut self,
+        stop: u64,
+        body: StoppedBody,
+        focus: Option<i64>,
+        places: Vec<(i64, Option<Value>)>,
+    ) {
+        if self.all_resumed_at > stop {
+            return;
+        }
+        let old = |act: &Self, thread: i64| act.thread_moments.get(&thread) > Some(&stop);
+        let places: Vec<(i64, Option<Value>)> =
+            places.into_iter().filter(|(t, _)| !old(self, *t)).collect();
+        let had_focus = focus.is_some();
+        let focus = focus.filter(|t| places.iter().any(|(p, _)| p == t));
+        if had_focus && focus.is_none() {
+            // Its own thread ran on meanwhile: the others are stopped still.
+            let kept = places
+                .into_iter()
+                .filter(|(t, _)| !self.stopped.contains_key(t))
+                .map(|(t, top)| {
+                    let stop = ThreadStop {
+                        reason: None,
+                        adapter_reason: None,
+                        top_frame: top,
+                    };
+                    (t, stop)
+                });
+            self.stopped.extend(kept.collect::<Vec<_>>());
+            self.show_threads();
+            self.changed_state();
+            return;
+        }
+        let (mut reason, mut adapter_reason) = (body.reason, None);
+        if std::mem::take(&mut self.entry_pending) && reason != "entry" {
+            adapter_reason = Some(std::mem::replace(&mut reason, "entry".into()));
+        }
+        for (thread, top) in places {
+            let own = Some(thread) == focus;
+            let entry = ThreadStop {
+                reason: own.then(|| reason.clone()),
+                adapter_reason: adapter_reason.clone().filter(|_| own),
+                top_frame: top,
+            };
+            // A thread stopped by its own event keeps that reason when all others stop.
+            if !own && self.stopped.contains_key(&thread) {
+                if let Some(known) = self.stopped.get_mut(&thread) {
+                    known.top_frame = entry.top_frame;
+                }
+                continue;
+            }
+            self.stopped.insert(thread, entry);
+        }
+        if focus.is_some() {
+            self.focus = focus;
+        } else {
+            // No thread at all: the stop is shown without one.
+            self.state.status = Status::Stopped;
+            self.state.reason = Some(reason);
+            self.state.adapter_reason = adapter_reason;
+            self.changed_state();
+            return;
+        }
+        self.show_threads();
         self.changed_state();
     }
 }
@@ -320,6 +516,23 @@ impl Handler<AdapterNews> for Session {
                 }
                 return;
             }
+            AdapterNews::BreakpointsSet { source, body } => {
+                // The `setBreakpoints` answer replaces the source's breakpoints, in the order
+                // the adapter wrote it and its events: a `breakpoint` event read after it is
+                // the later word, and is applied after it.
+                let set = body
+                    .get("breakpoints")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|b| breakpoint_entry(b, Some(&source)));
+                self.state
+                    .breakpoints
+                    .retain(|b| b["source"].as_str() != Some(source.as_str()));
+                self.state.breakpoints.extend(set);
+                self.changed_state();
+                return;
+            }
             AdapterNews::Event(event) => event,
         };
         let body = event.body.unwrap_or(Value::Null);
@@ -334,10 +547,14 @@ impl Handler<AdapterNews> for Session {
                 self.stopped(body, ctx);
             }
             "continued" => {
-                self.stops += 1;
-                self.state.status = Status::Running;
-                self.state.reason = None;
-                self.state.top_frame = None;
+                // DAP ContinuedEvent: only `threadId` continued, unless
+                // `allThreadsContinued`.
+                let body: ContinuedBody = serde_json::from_value(body).unwrap_or_default();
+                let thread = body.thread_id.filter(|_| !body.all_threads_continued);
+                self.resumed(thread);
+                if self.state.status == Status::Starting && self.stopped.is_empty() {
+                    self.state.status = Status::Running;
+                }
                 self.changed_state();
             }
             "output" => {
@@ -352,11 +569,8 @@ impl Handler<AdapterNews> for Session {
                 if let Ok(exited) = serde_json::from_value::<ExitedBody>(body) {
                     self.state.exit_code = Some(exited.exit_code);
                 }
-                self.stops += 1;
+                self.resumed(None);
                 self.state.status = Status::Exited;
-                self.state.reason = None;
-                self.state.thread_id = None;
-                self.state.top_frame = None;
                 self.changed_state();
             }
             "terminated" => {
@@ -400,6 +614,7 @@ impl Handler<Start> for Session {
     type Result = ResponseActFuture<Self, Result<(), DapError>>;
 
     fn handle(&mut self, Start(spec): Start, _: &mut Context<Self>) -> Self::Result {
+        self.entry_pending = spec.arguments.get("stopOnEntry") == Some(&Value::Bool(true));
         let (initialized, initialized_heard) = oneshot::channel();
         self.initialized = Some(initialized);
         let adapter = self.adapter.clone();
@@ -504,40 +719,88 @@ impl Handler<Wait> for Session {
 }
 
 impl Handler<Resume> for Session {
-    type Result = ResponseFuture<Result<State, String>>;
+    type Result = ResponseFuture<Result<(State, i64), String>>;
 
-    fn handle(&mut self, resume: Resume, _: &mut Context<Self>) -> Self::Result {
-        let (Status::Stopped, Some(thread)) = (self.state.status, self.state.thread_id) else {
+    fn handle(&mut self, resume: Resume, ctx: &mut Context<Self>) -> Self::Result {
+        let thread = resume.thread.or(self.focus);
+        let Some(thread) = thread.filter(|t| self.stopped.contains_key(t)) else {
             let status = serde_json::to_value(self.state.status).unwrap_or_default();
-            return Box::pin(async move {
-                Err(format!("the program is not stopped (status {status})"))
-            });
+            let error = match resume.thread {
+                Some(thread) => format!("thread {thread} is not stopped (status {status})"),
+                None => format!("the program is not stopped (status {status})"),
+            };
+            return Box::pin(async move { Err(error) });
         };
-        self.state.status = Status::Running;
-        self.state.reason = None;
-        self.state.top_frame = None;
+        // Every stopped thread resumes (DAP `continue`, `next`, `stepIn`, `stepOut` without
+        // `singleThread`), unless the `continue` response says `allThreadsContinued: false`:
+        // the others are then stopped still.
+        let others: BTreeMap<i64, ThreadStop> = self
+            .stopped
+            .iter()
+            .filter(|(t, _)| **t != thread)
+            .map(|(t, s)| (*t, s.clone()))
+            .collect();
+        self.resumed(None);
+        let resumed_at = self.stops;
         self.changed_state();
+        let running = self.state.clone();
         let settled = resume.wait.map(|limit| {
             let (waiter, settled) = oneshot::channel();
             self.waiters.push(waiter);
             (settled, limit)
         });
-        let state = self.state.clone();
         let request = self.adapter.send(Request {
             command: resume.command.into(),
             arguments: Some(json!({"threadId": thread})),
         });
+        let me = ctx.address();
         Box::pin(async move {
-            match request.await {
-                Ok(Ok(_)) => {}
+            let answer = match request.await {
+                Ok(Ok(answer)) => answer,
                 Ok(Err(e)) => return Err(e.to_string()),
                 Err(_) => return Err("the session ended".into()),
+            };
+            let only_one = answer.get("allThreadsContinued") == Some(&Value::Bool(false));
+            let still = only_one && !others.is_empty();
+            if still {
+                let _ = me.send(StillStopped { others, resumed_at }).await;
             }
-            match settled {
-                Some((settled, limit)) => settle(settled, limit).await,
-                None => Ok(state),
-            }
+            let state = match settled {
+                Some((settled, limit)) => settle(settled, limit).await?,
+                // The state the resume made: with the threads the adapter left stopped.
+                None if still => me
+                    .send(Snapshot)
+                    .await
+                    .map(|(state, _)| state)
+                    .map_err(|_| "the session ended".to_owned())?,
+                None => running,
+            };
+            Ok((state, thread))
         })
+    }
+}
+
+/// The threads a `continue` left stopped (its response's `allThreadsContinued: false`).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct StillStopped {
+    others: BTreeMap<i64, ThreadStop>,
+    /// The resume's count of [`Session::stops`]: a later stop or resume made this old.
+    resumed_at: u64,
+}
+
+impl Handler<StillStopped> for Session {
+    type Result = ();
+
+    fn handle(&mut self, still: StillStopped, _: &mut Context<Self>) {
+        if self.stops != still.resumed_at {
+            return;
+        }
+        for (thread, stop) in still.others {
+            self.stopped.entry(thread).or_insert(stop);
+        }
+        self.show_threads();
+        self.changed_state();
     }
 }
 
@@ -564,18 +827,6 @@ impl Handler<Finish> for Session {
             let _ = tokio::time::timeout(DISCONNECT_TIME_LIMIT, disconnect).await;
             let _ = adapter.send(Stop).await;
         })
-    }
-}
-
-impl Handler<SourceBreakpoints> for Session {
-    type Result = ();
-
-    fn handle(&mut self, set: SourceBreakpoints, _: &mut Context<Self>) {
-        self.state
-            .breakpoints
-            .retain(|b| b["source"].as_str() != Some(set.source.as_str()));
-        self.state.breakpoints.extend(set.breakpoints);
-        self.changed_state();
     }
 }
 

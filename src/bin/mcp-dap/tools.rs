@@ -18,8 +18,7 @@ use mcp_bridge::server::{Outcome, ServerBuilder};
 use crate::adapter::{Adapter, Request};
 use crate::adapters::{self, LaunchWish, Registry};
 use crate::session::{
-    self, Ending, LaunchSpec, Pause, Resume, Session, Snapshot, SourceBreakpoints, Start, State,
-    Wait,
+    self, Ending, LaunchSpec, Pause, Resume, Session, Snapshot, Start, State, Wait,
 };
 use crate::sessions::{Close, Find, Open, Sessions};
 
@@ -43,6 +42,27 @@ pub const MAX_FRAMES: u32 = 200;
 pub const DEFAULT_VARIABLES: usize = 100;
 /// See [`DEFAULT_VARIABLES`].
 pub const MAX_VARIABLES: usize = 1000;
+
+/// The most a `variables` result carries, in bytes of its JSON: a page stops before the
+/// variable that would pass it, and `next` says where the following page starts.
+pub const MAX_VARIABLES_RESULT_BYTES: usize = 64 * 1024;
+
+/// The longest value text shown, in bytes; a longer one is cut, with `"cut": true` (the
+/// whole value: `evaluate`).
+pub const MAX_VALUE_BYTES: usize = 1024;
+
+/// The most children an aggregate shown inline has (`{x: 3, y: 4}`): a larger one is read
+/// by its `variablesReference`.
+pub const MAX_INLINE_FIELDS: usize = 8;
+
+/// How deep aggregates inside an inline aggregate are shown inline too.
+pub const MAX_INLINE_DEPTH: usize = 2;
+
+/// The longest inline text, in bytes; a longer one ends with `...`.
+pub const MAX_INLINE_BYTES: usize = 256;
+
+/// The most `variables` requests one `variables` result makes to show aggregates inline.
+pub const MAX_INLINE_REQUESTS: usize = 32;
 
 /// The largest source file whose lines a stack trace quotes, in bytes.
 pub const MAX_SOURCE_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -81,6 +101,16 @@ pub struct AttachArgs {
     adapter: Option<String>,
     /// Adapter-specific `attach` arguments.
     attach_arguments: Option<Map<String, Value>>,
+}
+
+/// A tool that resumes a thread: `continue`, `next`, `step_in`, `step_out`.
+#[derive(Deserialize, JsonSchema)]
+pub struct ThreadArgs {
+    /// The session id that `launch` returned.
+    session: String,
+    /// The thread (default: the thread that stopped last; the result's `resumed_thread_id`
+    /// says which).
+    thread_id: Option<i64>,
 }
 
 /// A tool that names a session only.
@@ -131,6 +161,9 @@ pub struct StackArgs {
     session: String,
     /// How many frames (default 20, at most 200).
     levels: Option<u32>,
+    /// The thread (default: the thread that stopped last; the result's `threadId` says
+    /// which).
+    thread_id: Option<i64>,
 }
 
 /// `variables`: the scopes of a frame and their variables, or the children of one variable.
@@ -146,8 +179,30 @@ pub struct VariablesArgs {
     /// variable.
     start: Option<usize>,
     /// The most variables returned from `start` (default 100, at most 1000); `more` in the
-    /// result says how many follow.
+    /// result says whether others follow, and `next` where they start.
     count: Option<usize>,
+    /// Only the `indexed` children (an array's elements) or only the `named` ones (DAP
+    /// VariablesArguments `filter`; default both).
+    filter: Option<VariablesFilter>,
+}
+
+/// DAP VariablesArguments `filter`.
+#[derive(Deserialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum VariablesFilter {
+    /// An array's elements.
+    Indexed,
+    /// The named children.
+    Named,
+}
+
+impl VariablesFilter {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Indexed => "indexed",
+            Self::Named => "named",
+        }
+    }
 }
 
 /// `evaluate`: an expression in a frame.
@@ -381,22 +436,28 @@ async fn set_breakpoints(
                 .collect()
         })
         .unwrap_or_default();
-    session.do_send(SourceBreakpoints {
-        source: source.clone(),
-        breakpoints: set.clone(),
-    });
+    // The Adapter told the Session of this answer itself, in its order among the events.
     Ok(json_result(json!({"source": source, "breakpoints": set})))
 }
 
 async fn resume(
     sessions: Addr<Sessions>,
-    args: SessionArgs,
+    args: ThreadArgs,
     command: &'static str,
     wait: Option<Duration>,
 ) -> Result<Outcome, Outcome> {
     let session = find(&sessions, &args.session).await?;
-    match session.send(Resume { command, wait }).await {
-        Ok(Ok(state)) => Ok(json_result(state_value(&state))),
+    let resume = Resume {
+        command,
+        thread: args.thread_id,
+        wait,
+    };
+    match session.send(resume).await {
+        Ok(Ok((state, thread))) => {
+            let mut value = state_value(&state);
+            value["resumed_thread_id"] = json!(thread);
+            Ok(json_result(value))
+        }
         Ok(Err(e)) => Err(Outcome::tool_error(e)),
         Err(_) => Err(Outcome::tool_error("the session ended")),
     }
@@ -424,8 +485,9 @@ async fn source_line(path: &str, line: i64) -> Option<String> {
 async fn stack_trace(sessions: Addr<Sessions>, args: StackArgs) -> Result<Outcome, Outcome> {
     let session = find(&sessions, &args.session).await?;
     let (state, adapter) = snapshot(&session).await?;
-    let Some(thread) = state
+    let Some(thread) = args
         .thread_id
+        .or(state.thread_id)
         .filter(|_| state.status == session::Status::Stopped)
     else {
         return Err(Outcome::tool_error(
@@ -459,41 +521,159 @@ async fn stack_trace(sessions: Addr<Sessions>, args: StackArgs) -> Result<Outcom
 }
 
 fn variable_value(variable: &Variable) -> Value {
-    json!({"name": variable.name, "value": variable.value, "type": variable.type_name,
-        "variablesReference": variable.variables_reference})
+    let mut value = json!({"name": variable.name, "value": variable.value,
+        "type": variable.type_name, "variablesReference": variable.variables_reference});
+    if variable.value.len() > MAX_VALUE_BYTES {
+        let mut cut = MAX_VALUE_BYTES;
+        while !variable.value.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        value["value"] = json!(variable.value[..cut]);
+        value["cut"] = json!(true);
+    }
+    if let Some(named) = variable.named_variables {
+        value["namedVariables"] = json!(named);
+    }
+    if let Some(indexed) = variable.indexed_variables {
+        value["indexedVariables"] = json!(indexed);
+    }
+    value
 }
 
-/// One page of the variables of one reference: from `start`, at most `count`, with the total
-/// and how many follow. The whole list is read, then cut: DAP paging (`start`, `count`) is
-/// optional for an adapter (`supportsVariablePaging`), and its answer does not say how many
-/// there are.
+/// Whether an adapter's value text shows nothing of the contents: empty, or lldb-dap's form
+/// of a struct or an array, `TYPE @ 0xADDRESS`.
+fn shows_no_contents(value: &str) -> bool {
+    let Some((_, address)) = value.rsplit_once(" @ 0x") else {
+        return value.is_empty();
+    };
+    !address.is_empty() && address.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The children of a small aggregate as one text, `{x: 3, y: 4}` (`[10, 20, 30]` for an
+/// array's elements), aggregates in it shown the same way down to `depth`; `None` for one
+/// with more than [`MAX_INLINE_FIELDS`] children, once `requests` is spent, or on an error.
+fn inline_text<'a>(
+    adapter: &'a Addr<Adapter>,
+    reference: i64,
+    depth: usize,
+    requests: &'a mut usize,
+) -> futures_util::future::BoxFuture<'a, Option<String>> {
+    Box::pin(async move {
+        if *requests == 0 || depth == 0 {
+            return None;
+        }
+        *requests -= 1;
+        let arguments = json!({"variablesReference": reference, "start": 0,
+            "count": MAX_INLINE_FIELDS + 1});
+        let request = Request {
+            command: "variables".into(),
+            arguments: Some(arguments),
+        };
+        let body = adapter.send(request).await.ok()?.ok()?;
+        let children: Vec<Variable> = body
+            .get("variables")?
+            .as_array()?
+            .iter()
+            .filter_map(|v| serde_json::from_value(v.clone()).ok())
+            .collect();
+        if children.len() > MAX_INLINE_FIELDS {
+            return None;
+        }
+        let indexed = children.iter().all(|c| c.name.starts_with('['));
+        let mut parts = Vec::new();
+        for child in children {
+            let mut value = child.value.clone();
+            if child.variables_reference > 0
+                && shows_no_contents(&value)
+                && let Some(text) =
+                    inline_text(adapter, child.variables_reference, depth - 1, requests).await
+            {
+                value = text;
+            }
+            parts.push(match indexed {
+                true => value,
+                false => format!("{}: {value}", child.name),
+            });
+        }
+        let (open, close) = if indexed { ("[", "]") } else { ("{", "}") };
+        let mut text = format!("{open}{}{close}", parts.join(", "));
+        if text.len() > MAX_INLINE_BYTES {
+            let mut cut = MAX_INLINE_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            text.push_str("...");
+        }
+        Some(text)
+    })
+}
+
+/// One page of the variables of one reference: from `start`, at most `count`, and at most
+/// `budget` bytes (one variable at least). The adapter is asked for that page only (DAP
+/// VariablesArguments `start`, `count`), one more than `count` to learn whether others
+/// follow: the whole list of a large array can pass the DAP body limit. An adapter that pages
+/// answers at most what it was asked; one that does not (`supportsVariablePaging` is optional)
+/// answers the whole list, which is cut here.
 async fn list_variables(
     adapter: &Addr<Adapter>,
     reference: i64,
     start: usize,
     count: usize,
+    filter: Option<VariablesFilter>,
+    budget: usize,
+    inline_requests: &mut usize,
 ) -> Result<Value, Outcome> {
-    let body = dap(
-        adapter,
-        "variables",
-        json!({"variablesReference": reference}),
-    )
-    .await?;
-    let all = body
+    let mut arguments =
+        json!({"variablesReference": reference, "start": start, "count": count + 1});
+    if let Some(filter) = filter {
+        arguments["filter"] = json!(filter.as_str());
+    }
+    let body = dap(adapter, "variables", arguments).await?;
+    let mut answered = body
         .get("variables")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let total = all.len();
-    let listed: Vec<Value> = all
-        .into_iter()
-        .skip(start)
-        .take(count)
-        .filter_map(|v| serde_json::from_value::<Variable>(v).ok())
-        .map(|v| variable_value(&v))
-        .collect();
-    let more = total.saturating_sub(start.saturating_add(count));
-    Ok(json!({"variables": listed, "start": start, "total": total, "more": more}))
+    if answered.len() > count + 1 {
+        // The whole list: this page is a part of it.
+        answered.drain(..start.min(answered.len()));
+    }
+    let mut listed = Vec::new();
+    let mut bytes = 0;
+    for variable in answered.iter().take(count) {
+        let Ok(mut variable) = serde_json::from_value::<Variable>(variable.clone()) else {
+            continue;
+        };
+        // A small struct or array shows its fields at once (lldb-dap shows only its type and
+        // address): one request, bounded, instead of a second call of the client.
+        let small = variable
+            .indexed_variables
+            .unwrap_or(0)
+            .saturating_add(variable.named_variables.unwrap_or(0))
+            <= MAX_INLINE_FIELDS as i64;
+        let reference = variable.variables_reference;
+        if reference > 0
+            && small
+            && shows_no_contents(&variable.value)
+            && let Some(text) =
+                inline_text(adapter, reference, MAX_INLINE_DEPTH, inline_requests).await
+        {
+            variable.value = text;
+        }
+        let value = variable_value(&variable);
+        bytes += value.to_string().len();
+        if bytes > budget && !listed.is_empty() {
+            break;
+        }
+        listed.push(value);
+    }
+    let more = answered.len() > listed.len();
+    let mut page = json!({"variables": listed, "start": start, "more": more});
+    if more {
+        page["next"] = json!({"variables_reference": reference, "start": start + listed.len()});
+    }
+    Ok(page)
 }
 
 /// The scopes of `frame` as the adapter gives them.
@@ -515,11 +695,23 @@ async fn variables(sessions: Addr<Sessions>, args: VariablesArgs) -> Result<Outc
     let start = args.start.unwrap_or(0);
     let count = args.count.unwrap_or(DEFAULT_VARIABLES).min(MAX_VARIABLES);
     if let Some(reference) = args.variables_reference {
-        let page = list_variables(&adapter, reference, start, count).await?;
+        let mut inline_requests = MAX_INLINE_REQUESTS;
+        let page = list_variables(
+            &adapter,
+            reference,
+            start,
+            count,
+            args.filter,
+            MAX_VARIABLES_RESULT_BYTES,
+            &mut inline_requests,
+        )
+        .await?;
         return Ok(json_result(page));
     }
     let frame = frame_of(&state, args.frame_id)?;
     let mut out = Vec::new();
+    let mut used = 0;
+    let mut inline_requests = MAX_INLINE_REQUESTS;
     for scope in frame_scopes(&adapter, frame).await? {
         // A scope the adapter calls expensive (registers, globals of a large module) is
         // named, not read: `variables_reference` reads it.
@@ -530,7 +722,19 @@ async fn variables(sessions: Addr<Sessions>, args: VariablesArgs) -> Result<Outc
             );
             continue;
         }
-        let mut page = list_variables(&adapter, scope.variables_reference, start, count).await?;
+        // The scopes share the result's bound: a later scope gets what the earlier left.
+        let budget = MAX_VARIABLES_RESULT_BYTES.saturating_sub(used);
+        let mut page = list_variables(
+            &adapter,
+            scope.variables_reference,
+            start,
+            count,
+            args.filter,
+            budget,
+            &mut inline_requests,
+        )
+        .await?;
+        used += page.to_string().len();
         page["name"] = json!(scope.name);
         page["variablesReference"] = json!(scope.variables_reference);
         out.push(page);
@@ -679,7 +883,7 @@ pub fn register(
     let mut builder = builder;
     for (name, command, wait) in steps {
         let s = sessions.clone();
-        builder = builder.typed_tool(name, move |args: SessionArgs, _| {
+        builder = builder.typed_tool(name, move |args: ThreadArgs, _| {
             let s = s.clone();
             async move { either(resume(s, args, command, wait).await) }
         });

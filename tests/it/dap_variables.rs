@@ -1,0 +1,223 @@
+//! Black-box tests of `mcp-dap` reading large variables: a page of a huge array read from
+//! real lldb-dap with DAP's `start` and `count`, and an answer over the DAP body limit, which
+//! a scripted adapter (`common/dap_script.py`) sends on demand, skipped without losing the
+//! session.
+
+use crate::common;
+use crate::dap::{call, modern};
+use crate::dap_lldb::require_lldb_dap;
+
+use common::*;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Command;
+
+/// 12,000 strings of 2,000 bytes: lldb-dap's answer for every element is 26.8 MB, over the
+/// DAP body limit (16 MiB).
+const BIG_ARRAY: &str = "\
+#include <stdio.h>
+#include <string.h>
+
+#define COUNT 12000
+#define LENGTH 2000
+
+static char names[COUNT][LENGTH];
+
+int main(void) {
+    for (int i = 0; i < COUNT; i++) {
+        memset(names[i], 'x', LENGTH - 1);
+        char head[16];
+        int n = snprintf(head, sizeof head, \"item-%05d-\", i);
+        memcpy(names[i], head, (size_t)n);
+    }
+    printf(\"%zu\\n\", strlen(names[COUNT - 1]));
+    return 0;
+}
+";
+
+/// mcp-dap started with the scripted adapter as `script`.
+pub(crate) fn start_scripted() -> Bridge {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/dap_script.py");
+    let adapter = format!("script=python3 {}", script.display());
+    Bridge::start_command(
+        Command::new(env!("CARGO_BIN_EXE_mcp-dap")).args(["--adapter", &adapter]),
+        Revision::Modern,
+    )
+}
+
+/// The text of a tool call's error.
+pub(crate) fn tool_error(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> String {
+    let r = b.request(
+        json!(id),
+        "tools/call",
+        modern(json!({"name": name, "arguments": arguments})),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    text_of(&r)
+}
+
+#[test]
+fn a_page_of_a_huge_array_is_read_from_lldb_dap_and_the_session_goes_on() {
+    require_lldb_dap();
+    let dir = scratch_dir("dap-big-array");
+    let source = dir.join("big.c");
+    std::fs::write(&source, BIG_ARRAY).expect("write the program");
+    let binary = dir.join("big");
+    let built = Command::new("cc")
+        .args(["-g", "-O0", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .output();
+    assert!(
+        matches!(&built, Ok(out) if out.status.success()),
+        "{built:?}"
+    );
+    let mut b = Bridge::start_command(
+        &mut Command::new(env!("CARGO_BIN_EXE_mcp-dap")),
+        Revision::Modern,
+    );
+    call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": binary, "adapter": "lldb"}),
+    );
+    call(
+        &mut b,
+        "2",
+        "set_breakpoints",
+        json!({"session": "s1", "source": source, "lines": [16]}),
+    );
+    let stopped = call(&mut b, "3", "continue", json!({"session": "s1"}));
+    assert_eq!(stopped["status"], "running", "{stopped}");
+    let stopped = call(&mut b, "3b", "wait", json!({"session": "s1"}));
+    assert_eq!(stopped["top_frame"]["line"], 16, "{stopped}");
+    let all = call(&mut b, "4", "variables", json!({"session": "s1"}));
+    let globals = all["scopes"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["name"] == "Globals").cloned())
+        .expect("a Globals scope");
+    let names = globals["variables"][0].clone();
+    assert_eq!(
+        (&names["name"], &names["indexedVariables"]),
+        (&json!("names"), &json!(12000)),
+        "{names}"
+    );
+    let reference = names["variablesReference"].clone();
+    let page = call(
+        &mut b,
+        "5",
+        "variables",
+        json!({"session": "s1", "variables_reference": reference, "start": 11990,
+            "count": 2}),
+    );
+    // lldb shows the first 1024 bytes of a string, then `...`; mcp-dap cuts a value at 1024
+    // bytes (MAX_VALUE_BYTES).
+    let value = |i: usize| format!("\"item-{i:05}-{}", "x".repeat(1024 - 12));
+    assert_eq!(
+        page,
+        json!({"variables": [
+            {"name": "[11990]", "value": value(11990), "cut": true, "type": "char[2000]",
+                "variablesReference": page["variables"][0]["variablesReference"],
+                "indexedVariables": 2000},
+            {"name": "[11991]", "value": value(11991), "cut": true, "type": "char[2000]",
+                "variablesReference": page["variables"][1]["variablesReference"],
+                "indexedVariables": 2000}],
+            "start": 11990, "more": true,
+            "next": {"variables_reference": reference, "start": 11992}})
+    );
+    // The last page says that nothing follows.
+    let last = call(
+        &mut b,
+        "6",
+        "variables",
+        json!({"session": "s1", "variables_reference": reference, "start": 11999}),
+    );
+    assert_eq!(
+        (
+            &last["variables"][0]["name"],
+            last["variables"].as_array().map(Vec::len),
+            &last["more"]
+        ),
+        (&json!("[11999]"), Some(1), &json!(false)),
+        "{last}"
+    );
+    // A page of 1000 such strings passes the result's bound (64 KiB): it stops before it.
+    let bounded = call(
+        &mut b,
+        "7",
+        "variables",
+        json!({"session": "s1", "variables_reference": reference, "count": 1000}),
+    );
+    let listed = bounded["variables"].as_array().map(Vec::len).unwrap_or(0);
+    assert!((50..1000).contains(&listed), "{listed} listed");
+    assert_eq!(
+        bounded["next"],
+        json!({"variables_reference": reference, "start": listed})
+    );
+    call(&mut b, "8", "continue", json!({"session": "s1"}));
+    let exited = call(&mut b, "9", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        (&exited["status"], &exited["exit_code"]),
+        (&json!("exited"), &json!(0)),
+        "{exited}"
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+#[test]
+fn an_answer_over_the_body_limit_fails_its_request_and_the_session_goes_on() {
+    let mut b = start_scripted();
+    let launched = call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": "/scripted/prog", "adapter": "script",
+            "launch_arguments": {"oversized_reference": 7,
+                "after_configuration": [{"event": "stopped",
+                    "body": {"reason": "breakpoint", "threadId": 1}}]}}),
+    );
+    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
+    let error = tool_error(
+        &mut b,
+        "2",
+        "variables",
+        json!({"session": "s1", "variables_reference": 7}),
+    );
+    assert_eq!(
+        error,
+        format!(
+            "variables: the adapter's answer to variables is {} bytes, over mcp-dap's limit \
+             of 16777216 bytes; it was skipped and the session goes on: ask for less \
+             (variables: `start` and `count`)",
+            17 << 20
+        )
+    );
+    // The framing stayed in step: the next answer is read, the session is stopped still.
+    let page = call(
+        &mut b,
+        "3",
+        "variables",
+        json!({"session": "s1", "variables_reference": 1}),
+    );
+    assert_eq!(
+        page,
+        json!({"variables": [{"name": "n", "value": "1", "type": null,
+            "variablesReference": 0}], "start": 0, "more": false})
+    );
+    let state = b.request(
+        json!("4"),
+        "resources/read",
+        modern(json!({"uri": "dap://sessions/s1/state"})),
+    );
+    let state: Value = serde_json::from_str(
+        state["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or(""),
+    )
+    .expect("the state is JSON");
+    assert_eq!(state["status"], "stopped", "{state}");
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
