@@ -98,11 +98,7 @@ fn a_page_of_a_huge_array_is_read_from_lldb_dap_and_the_session_goes_on() {
         .and_then(|s| s.iter().find(|s| s["name"] == "Globals").cloned())
         .expect("a Globals scope");
     let names = globals["variables"][0].clone();
-    assert_eq!(
-        (&names["name"], &names["indexedVariables"]),
-        (&json!("names"), &json!(12000)),
-        "{names}"
-    );
+    assert_eq!(names["name"], "names", "{names}");
     let reference = names["variablesReference"].clone();
     let page = call(
         &mut b,
@@ -126,6 +122,8 @@ fn a_page_of_a_huge_array_is_read_from_lldb_dap_and_the_session_goes_on() {
             "start": 11990, "more": true,
             "next": {"variables_reference": reference, "start": 11992}})
     );
+    // The size the adapter gave, for the client to page by.
+    assert_eq!(names["indexedVariables"], 12000, "{names}");
     // The last page says that nothing follows.
     let last = call(
         &mut b,
