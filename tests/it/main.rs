@@ -41,11 +41,15 @@ mod embedded;
 #[cfg(target_os = "linux")]
 mod dap;
 #[cfg(target_os = "linux")]
+mod dap_children;
+#[cfg(target_os = "linux")]
 mod dap_clients;
 #[cfg(target_os = "linux")]
 mod dap_lldb;
 #[cfg(target_os = "linux")]
 mod dap_sessions;
+#[cfg(target_os = "linux")]
+mod dap_start;
 #[cfg(target_os = "linux")]
 mod dap_tools;
 #[cfg(all(feature = "http", feature = "auth"))]
