@@ -209,3 +209,112 @@ fn a_child_beyond_the_session_limit_runs_without_a_debugger_and_the_parent_hears
         "{output}"
     );
 }
+
+/// A scripted adapter (DAP over stdio) that announces a child with debugpy's older form, the
+/// `debugpyAttach` event (what debugpy sends a client without
+/// `supportsStartDebuggingRequest`), after `configurationDone`: its body the child's attach
+/// configuration, `connect` a listener of its own. The child's connection gets the start
+/// sequence, then one line of output, `exited` 4 and `terminated`; once that connection
+/// ends, the parent prints, exits 5 and ends.
+const DEBUGPY_ATTACH_ADAPTER: &str = r#"
+import json, socket, sys
+
+def read(f):
+    length = None
+    while True:
+        line = f.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            break
+        key, _, value = line.partition(b":")
+        if key.strip().lower() == b"content-length":
+            length = int(value)
+    return json.loads(f.read(length))
+
+class Peer:
+    def __init__(self, rf, wf):
+        self.rf, self.wf, self.seq = rf, wf, 1
+    def send(self, message):
+        message["seq"] = self.seq
+        self.seq += 1
+        body = json.dumps(message).encode()
+        self.wf.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.wf.flush()
+    def answer(self, request, body=None):
+        self.send({"type": "response", "request_seq": request["seq"], "success": True,
+                   "command": request["command"], "body": body or {}})
+    def event(self, name, body=None):
+        self.send({"type": "event", "event": name, "body": body or {}})
+
+def serve(peer, configured):
+    while True:
+        request = read(peer.rf)
+        if request is None:
+            return
+        if request.get("type") != "request":
+            continue
+        command = request["command"]
+        peer.answer(request)
+        if command in ("launch", "attach"):
+            peer.event("initialized")
+        elif command == "configurationDone":
+            configured(peer)
+        elif command == "disconnect":
+            return
+
+def child_configured(child):
+    child.event("output", {"category": "stdout", "output": "child works\n"})
+    child.event("exited", {"exitCode": 4})
+    child.event("terminated")
+
+def parent_configured(parent):
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    parent.event("debugpyAttach", {"name": "Subprocess 7", "request": "attach",
+                                   "connect": {"host": "127.0.0.1", "port": port},
+                                   "subProcessId": 7})
+    connection, _ = listener.accept()
+    serve(Peer(connection.makefile("rb"), connection.makefile("wb")), child_configured)
+    parent.event("output", {"category": "stdout", "output": "parent done\n"})
+    parent.event("exited", {"exitCode": 5})
+    parent.event("terminated")
+
+serve(Peer(sys.stdin.buffer, sys.stdout.buffer), parent_configured)
+"#;
+
+#[test]
+fn a_child_announced_with_debugpy_attach_is_a_session_of_its_own() {
+    let script = scratch_dir("dap-debugpy-attach").join("adapter.py");
+    std::fs::write(&script, DEBUGPY_ATTACH_ADAPTER).expect("write the adapter");
+    let adapter = format!("scripted=python3 {}", script.display());
+    let mut b = crate::dap::start_with(&["--adapter", &adapter]);
+    let launched = call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": "/bin/true", "adapter": "scripted", "stop_on_entry": false}),
+    );
+    assert_eq!(launched["session"], "s1", "{launched}");
+    let exited = call(&mut b, "2", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        exited,
+        json!({"session": "s1", "status": "exited", "exit_code": 5})
+    );
+    assert_eq!(listed(&mut b, "3"), uris_of(2));
+    let child = call(&mut b, "4", "wait", json!({"session": "s2"}));
+    assert_eq!(
+        child,
+        json!({"session": "s2", "status": "exited", "exit_code": 4, "parent": "s1"})
+    );
+    assert_eq!(
+        (
+            read_text(&mut b, "5", "dap://sessions/s1/output"),
+            read_text(&mut b, "6", "dap://sessions/s2/output")
+        ),
+        ("parent done\n".to_owned(), "child works\n".to_owned())
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
