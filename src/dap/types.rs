@@ -82,6 +82,9 @@ pub struct ReverseRequest {
     pub seq: i64,
     /// Its command.
     pub command: String,
+    /// Its arguments (`startDebugging`'s `request` and `configuration`).
+    #[serde(default)]
+    pub arguments: Option<Value>,
 }
 
 /// The body of a `stopped` event.
@@ -216,6 +219,12 @@ pub fn request(seq: i64, command: &str, arguments: Option<Value>) -> Value {
 pub fn refusal(seq: i64, request: &ReverseRequest) -> Value {
     json!({"seq": seq, "type": "response", "request_seq": request.seq, "success": false,
         "command": request.command, "message": "not supported by mcp-dap"})
+}
+
+/// The response of a reverse request the client carried out: `success: true`, no body.
+pub fn acceptance(seq: i64, request: &ReverseRequest) -> Value {
+    json!({"seq": seq, "type": "response", "request_seq": request.seq, "success": true,
+        "command": request.command})
 }
 
 #[cfg(test)]

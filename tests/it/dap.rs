@@ -274,12 +274,12 @@ pub(crate) fn descendants(root: i32) -> Vec<i32> {
     found
 }
 
-fn process_group(pid: i32) -> i32 {
+pub(crate) fn process_group(pid: i32) -> i32 {
     // SAFETY: getpgid of one pid; no memory is shared.
     unsafe { libc::getpgid(pid) }
 }
 
-fn group_exists(pgid: i32) -> bool {
+pub(crate) fn group_exists(pgid: i32) -> bool {
     // SAFETY: kill with signal 0 only checks; no memory is shared.
     unsafe { libc::kill(-pgid, 0) == 0 }
 }

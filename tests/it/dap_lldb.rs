@@ -313,7 +313,8 @@ fn no_lldb_dap_in_path_is_a_tool_error_that_names_what_was_looked_for() {
         text_of(&r),
         format!(
             "no lldb-dap found: looked for lldb-dap, lldb-dap-NN, lldb-vscode and \
-             lldb-vscode-NN in PATH ({}); install it (on Debian: apt-get install lldb-19)",
+             lldb-vscode-NN in PATH ({}); install it (on Debian: apt-get install lldb-19), or \
+             give its command with `mcp-dap --adapter lldb=/path/to/lldb-dap`",
             empty.display()
         )
     );

@@ -41,6 +41,8 @@ mod embedded;
 #[cfg(target_os = "linux")]
 mod dap;
 #[cfg(target_os = "linux")]
+mod dap_children;
+#[cfg(target_os = "linux")]
 mod dap_clients;
 #[cfg(target_os = "linux")]
 mod dap_lldb;
@@ -48,6 +50,7 @@ mod dap_lldb;
 mod dap_sessions;
 #[cfg(target_os = "linux")]
 mod dap_threads;
+mod dap_start;
 #[cfg(target_os = "linux")]
 mod dap_tools;
 #[cfg(target_os = "linux")]

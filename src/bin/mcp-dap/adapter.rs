@@ -64,6 +64,13 @@ pub enum DapError {
          `count`)"
     )]
     TooLarge(String, usize),
+    /// The adapter ended before it answered `initialize` (it is missing something, or it is
+    /// not a debug adapter); the cause.
+    #[error("the debug adapter ended before it answered initialize: {0}")]
+    Broken(String),
+    /// Nothing of what a wait waited for (named) came within its time limit, in seconds.
+    #[error("the adapter sent no {0} within {1} s")]
+    Silent(String, u64),
 }
 
 /// What the Adapter tells its Session.
@@ -82,6 +89,9 @@ pub enum AdapterNews {
         /// The response's body.
         body: Value,
     },
+    /// DAP's `startDebugging` reverse request, accepted: its arguments (`request`, `launch`
+    /// or `attach`, and the `configuration` of the new session).
+    StartDebugging(Value),
 }
 
 /// Sends one DAP request; the answer is its response's `body` (`null` when none).
@@ -475,10 +485,19 @@ impl StreamHandler<Result<Frame, FramingError>> for Adapter {
             Ok(Frame::Message(Incoming::Request(request))) => {
                 // DAP "Reverse Requests": a client that does not support one answers it with
                 // `success: false` (runInTerminal is only sent to a client that declared
-                // `supportsRunInTerminalRequest`, which this one does not).
+                // `supportsRunInTerminalRequest`, which this one does not). `startDebugging`
+                // (a child session, declared with `supportsStartDebuggingRequest`) is
+                // answered at once: its response only acknowledges it, and the session
+                // starts apart.
                 let seq = self.next_seq;
                 self.next_seq += 1;
-                self.write(ctx, types::refusal(seq, &request));
+                if request.command == "startDebugging" {
+                    self.write(ctx, types::acceptance(seq, &request));
+                    let arguments = request.arguments.unwrap_or(Value::Null);
+                    self.session.do_send(AdapterNews::StartDebugging(arguments));
+                } else {
+                    self.write(ctx, types::refusal(seq, &request));
+                }
             }
             Ok(Frame::Message(Incoming::Unknown)) => {}
             Ok(Frame::Oversized(oversized)) => self.skipped(ctx, oversized),

@@ -20,6 +20,24 @@ const LLDB_NAMES: [&str; 2] = ["lldb-dap", "lldb-vscode"];
 /// The Debian package named in the error when no lldb-dap is found.
 const LLDB_INSTALL_HINT: &str = "apt-get install lldb-19";
 
+/// The command that installs debugpy for the `python3` that starts its adapter.
+const DEBUGPY_INSTALL_HINT: &str = "python3 -m pip install debugpy";
+
+/// Names with a known meaning (a language) and the built-in adapter each maps to.
+const ALIASES: [(&str, &str); 5] = [
+    ("python", "debugpy"),
+    ("c", "lldb"),
+    ("cpp", "lldb"),
+    ("c++", "lldb"),
+    ("rust", "lldb"),
+];
+
+/// The first bytes of an ELF executable (the System V ABI's `e_ident` magic).
+const ELF_MAGIC: [u8; 4] = [0x7f, b'E', b'L', b'F'];
+
+/// The most of a program read to tell its kind (its ELF magic, or its `#!` line), in bytes.
+const MAX_PROBE_BYTES: u64 = 256;
+
 /// How an adapter's `launch` arguments are written: they are adapter-specific (DAP
 /// "LaunchRequestArguments" leaves them to each adapter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,7 +144,10 @@ impl Registry {
 
     /// Every adapter name, for the error of an unknown one.
     pub fn names(&self) -> Vec<String> {
-        let mut names = vec!["debugpy".to_owned(), "lldb".to_owned()];
+        let mut names = vec![
+            "debugpy (or python)".to_owned(),
+            "lldb (or c, cpp, c++, rust)".to_owned(),
+        ];
         for name in self.custom.keys() {
             if !names.contains(name) {
                 names.push(name.clone());
@@ -141,6 +162,9 @@ impl Registry {
     pub fn resolve(&self, name: &str) -> Result<AdapterDef, String> {
         if let Some(def) = self.custom.get(name) {
             return Ok(def.clone());
+        }
+        if let Some((_, builtin)) = ALIASES.iter().find(|(alias, _)| *alias == name) {
+            return self.resolve(builtin);
         }
         match name {
             // debugpy's adapter speaks DAP on its stdio when started without --port.
@@ -209,9 +233,84 @@ pub fn find_lldb_dap(path_var: &std::ffi::OsStr) -> Result<PathBuf, String> {
     }
     Err(format!(
         "no lldb-dap found: looked for lldb-dap, lldb-dap-NN, lldb-vscode and lldb-vscode-NN \
-         in PATH ({}); install it (on Debian: {LLDB_INSTALL_HINT})",
+         in PATH ({}); install it (on Debian: {LLDB_INSTALL_HINT}), or give its command with \
+         `mcp-dap --adapter lldb=/path/to/lldb-dap`",
         path_var.to_string_lossy()
     ))
+}
+
+/// The adapter of a `launch` that names none, from its program: a Python file (`.py`,
+/// `.pyw`, or a `#!` line naming python) gets debugpy, an ELF executable lldb-dap.
+///
+/// Errors: the text that says why none fits, and the choices.
+pub fn adapter_for_program(program: &Path, registry: &Registry) -> Result<&'static str, String> {
+    let extension = program.extension().and_then(|e| e.to_str());
+    if matches!(extension, Some("py" | "pyw")) {
+        return Ok("debugpy");
+    }
+    let mut head = Vec::new();
+    let read = std::fs::File::open(program).and_then(|f| {
+        std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_PROBE_BYTES), &mut head)
+    });
+    let choices = registry.names().join(", ");
+    if let Err(e) = read {
+        return Err(format!(
+            "cannot read the program {}: {e}; name its adapter with `adapter` ({choices})",
+            program.display()
+        ));
+    }
+    if head.starts_with(&ELF_MAGIC) {
+        return Ok("lldb");
+    }
+    let first_line = head.split(|b| *b == b'\n').next().unwrap_or_default();
+    if first_line.starts_with(b"#!") && String::from_utf8_lossy(first_line).contains("python") {
+        return Ok("debugpy");
+    }
+    Err(format!(
+        "cannot tell the adapter of {} (neither a .py file nor an ELF executable): name it with \
+         `adapter` ({choices})",
+        program.display()
+    ))
+}
+
+/// What to say of an adapter that ended before it answered `initialize` (`cause`): its
+/// command line, the command that installs it, and the option that names another command.
+pub fn broken_hint(name: &str, def: &AdapterDef, cause: &str) -> String {
+    let mut command = def.command.to_string_lossy().into_owned();
+    for arg in &def.args {
+        command.push(' ');
+        command.push_str(&arg.to_string_lossy());
+    }
+    let install = match def.flavor {
+        Flavor::Debugpy => {
+            format!("is debugpy installed for it? install it with `{DEBUGPY_INSTALL_HINT}`, or ")
+        }
+        Flavor::Lldb => format!("install lldb-dap (on Debian: {LLDB_INSTALL_HINT}), or "),
+        Flavor::Other => String::new(),
+    };
+    format!(
+        "the adapter {name} (`{command}`) ended before it answered `initialize` ({cause}): \
+         {install}give the adapter's command with `mcp-dap --adapter {name}=COMMAND [ARG...]`"
+    )
+}
+
+/// The adapter of a child session that `parent`'s adapter asked for: the listener named by
+/// the configuration's `connect` (debugpy's adapter, which serves each child on a
+/// connection of its own), else a new instance of the parent's adapter.
+pub fn child_adapter(parent: &AdapterDef, configuration: &Value) -> AdapterDef {
+    let port = configuration["connect"]["port"]
+        .as_u64()
+        .and_then(|p| u16::try_from(p).ok());
+    match port {
+        Some(port) => AdapterDef {
+            command: OsString::new(),
+            args: Vec::new(),
+            adapter_id: parent.adapter_id.clone(),
+            flavor: parent.flavor,
+            reach: Reach::Listening(port),
+        },
+        None => parent.clone(),
+    }
 }
 
 /// What a launch asks for, adapter-neutral.
@@ -226,6 +325,9 @@ pub struct LaunchWish<'a> {
     pub env: &'a BTreeMap<String, String>,
     /// Whether to stop at the entry.
     pub stop_on_entry: bool,
+    /// Whether child processes are debugged as sessions of their own (debugpy's
+    /// `subProcess`); otherwise they run without a debugger.
+    pub follow_children: bool,
     /// Adapter-specific arguments, merged last (they win).
     pub extra: Option<&'a Map<String, Value>>,
 }
@@ -259,6 +361,7 @@ pub fn launch_arguments(flavor: Flavor, wish: &LaunchWish<'_>) -> Value {
         Flavor::Debugpy => {
             arguments["console"] = json!("internalConsole");
             arguments["justMyCode"] = json!(true);
+            arguments["subProcess"] = json!(wish.follow_children);
         }
         Flavor::Lldb | Flavor::Other => {}
     }

@@ -5,7 +5,8 @@
 //! forked on that thread, which lives until the end, because each adapter gets SIGKILL when
 //! the thread that forked it ends (`transport::isolation`). The end of stdin ends every
 //! session: `disconnect` with `terminateDebuggee`, then the stop steps of each adapter's
-//! process group.
+//! process group. SIGTERM, SIGINT and SIGHUP do the same, and the process exits 0, as at the
+//! end of stdin.
 
 mod adapter;
 mod adapters;
@@ -148,19 +149,63 @@ fn main() -> std::io::Result<()> {
     server_tx
         .send(server.clone())
         .map_err(|_| std::io::Error::other("the DAP thread ended"))?;
+    on_termination_signal(sessions.clone());
     let served = mcp_bridge::embed::serve_stdio(server);
-    // The end of stdin: every session ends before the process does.
+    end_all_sessions(sessions);
+    served
+}
+
+/// Every session ends before the process does (the end of stdin, a termination signal):
+/// each gets `disconnect`, at most [`sessions::SHUTDOWN_TIME_LIMIT`] in all; whatever a
+/// disconnect left (a debuggee of an adapter that crashed) ends in the sweep of the
+/// descendants.
+fn end_all_sessions(sessions: Addr<Sessions>) {
     let (done_tx, done_rx) = mpsc::channel();
-    let closing = sessions.clone();
     std::thread::spawn(move || {
         let system = System::new();
         system.block_on(async move {
-            let _ = closing.send(CloseAll).await;
+            let _ = sessions.send(CloseAll).await;
         });
         let _ = done_tx.send(());
     });
-    let _ = done_rx.recv_timeout(sessions::SHUTDOWN_TIME_LIMIT + std::time::Duration::from_secs(1));
-    // Whatever a disconnect left (a debuggee of an adapter that crashed) ends here.
+    let _ = done_rx.recv_timeout(sessions::SHUTDOWN_TIME_LIMIT + SHUTDOWN_MARGIN);
     mcp_bridge::transport::isolation::stop_descendants();
-    served
+}
+
+/// What the end of the sessions may take beyond [`sessions::SHUTDOWN_TIME_LIMIT`] (the
+/// thread that runs it starting and ending).
+const SHUTDOWN_MARGIN: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// On SIGTERM, SIGINT or SIGHUP: the steps of the end of stdin, then exit 0 (the stdio
+/// server's thread, which blocks on stdin, does not end by itself). The bridge treats these
+/// signals as the end of its input too (docs/usage.md).
+fn on_termination_signal(sessions: Addr<Sessions>) {
+    let spawned = std::thread::Builder::new()
+        .name("mcp-dap-signals".into())
+        .spawn(move || {
+            let system = System::new();
+            let heard = system.block_on(async {
+                use tokio::signal::unix::{SignalKind, signal};
+                let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+                    signal(SignalKind::terminate()),
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::hangup()),
+                ) else {
+                    return false;
+                };
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                    _ = hup.recv() => {}
+                }
+                true
+            });
+            if heard {
+                end_all_sessions(sessions);
+                std::process::exit(0);
+            }
+        });
+    if spawned.is_err() {
+        eprintln!("mcp-dap: cannot watch for SIGTERM; it ends the process at once");
+    }
 }

@@ -16,6 +16,8 @@ use mcp_bridge::dap::types::{ContinuedBody, ExitedBody, OutputBody, StackFrame, 
 use mcp_bridge::server::{ListenEvent, Server};
 
 use crate::adapter::{Adapter, AdapterNews, DapError, Request, RequestThen, Stop};
+use crate::adapters::AdapterDef;
+use crate::sessions::Child;
 
 /// The program output a session keeps, in bytes: the newest part (a tail), so that a chatty
 /// program costs bounded memory.
@@ -28,6 +30,9 @@ pub const DISCONNECT_TIME_LIMIT: Duration = Duration::from_secs(3);
 /// The most stopped threads whose place (top frame) a stop of every thread fetches: one
 /// `stackTrace` each, before the stop is shown.
 pub const MAX_STOPPED_THREADS_SHOWN: usize = 16;
+/// How long a start waits for the adapter's `initialized` event (or its answer to `launch`,
+/// whichever comes first, and then for the other).
+pub const INITIALIZED_TIME_LIMIT: Duration = Duration::from_secs(30);
 
 /// Where a session is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -80,6 +85,10 @@ pub struct State {
     /// `breakpoint` events): `id`, `verified`, `source`, `line`, `message`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub breakpoints: Vec<Value>,
+    /// The session whose debuggee started this one's (a child process the adapter announced
+    /// with `startDebugging` or debugpy's `debugpyAttach`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
 }
 
 impl State {
@@ -157,6 +166,11 @@ pub enum Ending {
     Detach,
 }
 
+/// A line of mcp-dap's own in the session's output (a child process it could not debug).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Note(pub String);
+
 /// Ends the session, then the adapter's stop steps.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -221,6 +235,8 @@ pub struct Session {
     /// Whether the next stop is the entry stop: the launch asked `stopOnEntry`, and the
     /// program has neither stopped nor been resumed since.
     entry_pending: bool,
+    /// Where the child sessions the adapter asks for are started, and this session's adapter.
+    children: Option<(Recipient<Child>, AdapterDef)>,
 }
 
 impl Session {
@@ -238,6 +254,7 @@ impl Session {
                 exit_code: None,
                 cause: None,
                 breakpoints: Vec::new(),
+                parent: None,
             },
             output: String::new(),
             adapter,
@@ -250,6 +267,7 @@ impl Session {
             stopped: BTreeMap::new(),
             focus: None,
             entry_pending: false,
+            children: None,
         }
     }
 
@@ -310,6 +328,34 @@ impl Session {
             }
         }
         self.show_threads();
+    }
+
+    /// The session as the child of `parent`.
+    pub fn child_of(mut self, parent: Option<String>) -> Self {
+        self.state.parent = parent;
+        self
+    }
+
+    /// The session that hands the child sessions its adapter asks for (`startDebugging`,
+    /// `debugpyAttach`) to `to`; `adapter` is its own adapter, which a child configuration
+    /// without `connect` is started with.
+    pub fn following(mut self, to: Recipient<Child>, adapter: AdapterDef) -> Self {
+        self.children = Some((to, adapter));
+        self
+    }
+
+    /// Hands a child session to the supervisor: `request` (`attach` or `launch`) with
+    /// `configuration`.
+    fn child(&mut self, request: &str, configuration: Value) {
+        let Some((to, adapter)) = &self.children else {
+            return;
+        };
+        to.do_send(Child {
+            parent: self.state.session.clone(),
+            adapter: adapter.clone(),
+            request: request.to_owned(),
+            configuration,
+        });
     }
 
     fn changed_state(&mut self) {
@@ -514,6 +560,8 @@ impl Handler<AdapterNews> for Session {
                     self.state.cause = Some(cause);
                     self.changed_state();
                 }
+                // A start that waits for `initialized` hears of the end.
+                self.initialized = None;
                 return;
             }
             AdapterNews::BreakpointsSet { source, body } => {
@@ -534,6 +582,16 @@ impl Handler<AdapterNews> for Session {
                 return;
             }
             AdapterNews::Event(event) => event,
+            AdapterNews::StartDebugging(arguments) => {
+                // DAP StartDebuggingRequestArguments: `request` and `configuration`.
+                let request = arguments["request"].as_str().unwrap_or("attach").to_owned();
+                let configuration = arguments
+                    .get("configuration")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                self.child(&request, configuration);
+                return;
+            }
         };
         let body = event.body.unwrap_or(Value::Null);
         match event.event.as_str() {
@@ -570,10 +628,12 @@ impl Handler<AdapterNews> for Session {
                     self.state.exit_code = Some(exited.exit_code);
                 }
                 self.resumed(None);
+                self.initialized = None;
                 self.state.status = Status::Exited;
                 self.changed_state();
             }
             "terminated" => {
+                self.initialized = None;
                 if self.state.status != Status::Exited {
                     self.state.status = Status::Terminated;
                 }
@@ -603,6 +663,10 @@ impl Handler<AdapterNews> for Session {
                 }
                 self.changed_state();
             }
+            // debugpy's form of `startDebugging` (to a client without
+            // `supportsStartDebuggingRequest`): its body is the child's attach
+            // configuration, `connect` the adapter's listener for clients.
+            "debugpyAttach" => self.child("attach", body),
             // `thread`, `process`, `module` and the adapter's own events change neither
             // resource.
             _ => {}
@@ -610,14 +674,26 @@ impl Handler<AdapterNews> for Session {
     }
 }
 
+/// What ends the first wait of a start: DAP's launch sequence lets either come first.
+enum First {
+    /// The `initialized` event: the configuration starts.
+    Initialized,
+    /// The answer to `launch` (or `attach`).
+    Answered(Result<Value, DapError>),
+    /// The session ended (`exited`, `terminated`, the adapter gone) before either.
+    Ended,
+}
+
 impl Handler<Start> for Session {
     type Result = ResponseActFuture<Self, Result<(), DapError>>;
 
     fn handle(&mut self, Start(spec): Start, _: &mut Context<Self>) -> Self::Result {
         self.entry_pending = spec.arguments.get("stopOnEntry") == Some(&Value::Bool(true));
-        let (initialized, initialized_heard) = oneshot::channel();
+        let (initialized, mut initialized_heard) = oneshot::channel();
         self.initialized = Some(initialized);
         let adapter = self.adapter.clone();
+        // A `noDebug` launch has no configuration phase (debugpy sends no `initialized`).
+        let no_debug = spec.arguments.get("noDebug") == Some(&Value::Bool(true));
         let sequence = async move {
             let gone = |_| DapError::Gone("the adapter's actor ended".into());
             adapter
@@ -627,13 +703,20 @@ impl Handler<Start> for Session {
                         "clientID": "mcp-dap", "clientName": "mcp-dap",
                         "adapterID": spec.adapter_id, "linesStartAt1": true,
                         "columnsStartAt1": true, "pathFormat": "path",
+                        "supportsStartDebuggingRequest": true,
                     })),
                 })
                 .await
-                .map_err(gone)??;
-            // debugpy answers `launch` only after `configurationDone`, which follows the
-            // `initialized` event: the launch's answer is awaited last.
-            let (launched, launch_answer) = oneshot::channel();
+                .map_err(gone)?
+                .map_err(|e| match e {
+                    DapError::Gone(cause) => DapError::Broken(cause),
+                    other => other,
+                })?;
+            // DAP "Launch Sequencing": `initialized` may come before or after the answer to
+            // `launch`; debugpy answers `launch` only after `configurationDone`, lldb-dap
+            // answers it first. Whichever comes first decides: a refusal ends the start at
+            // once with the adapter's words, `initialized` starts the configuration.
+            let (launched, mut launch_answer) = oneshot::channel();
             adapter.do_send(RequestThen {
                 request: Request {
                     command: spec.request.into(),
@@ -641,17 +724,46 @@ impl Handler<Start> for Session {
                 },
                 reply: launched,
             });
-            let limit = crate::adapter::REQUEST_TIME_LIMIT;
-            match tokio::time::timeout(limit, initialized_heard).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => return Err(DapError::Gone("the session ended".into())),
-                Err(_) => {
-                    return Err(DapError::Timeout(
-                        "launch (no initialized event)".into(),
-                        limit.as_secs(),
-                    ));
+            let ended = || Err(DapError::Gone("the session ended".into()));
+            let first = async {
+                tokio::select! {
+                    heard = &mut initialized_heard => match heard {
+                        Ok(()) => First::Initialized,
+                        Err(_) => First::Ended,
+                    },
+                    answer = &mut launch_answer => First::Answered(answer.unwrap_or_else(|_| ended())),
                 }
-            }
+            };
+            let first = tokio::time::timeout(INITIALIZED_TIME_LIMIT, first)
+                .await
+                .map_err(|_| {
+                    DapError::Silent(
+                        format!("`initialized` event nor answer to `{}`", spec.request),
+                        INITIALIZED_TIME_LIMIT.as_secs(),
+                    )
+                })?;
+            let answered = match first {
+                First::Ended => return Ok(()),
+                First::Answered(Err(refused)) => return Err(refused),
+                First::Answered(Ok(_)) if no_debug => return Ok(()),
+                First::Answered(Ok(_)) => {
+                    match tokio::time::timeout(INITIALIZED_TIME_LIMIT, initialized_heard).await {
+                        Ok(Ok(())) => true,
+                        // The program ended before its configuration: its state stays.
+                        Ok(Err(_)) => return Ok(()),
+                        Err(_) => {
+                            return Err(DapError::Silent(
+                                format!(
+                                    "`initialized` event after the answer to `{}`",
+                                    spec.request
+                                ),
+                                INITIALIZED_TIME_LIMIT.as_secs(),
+                            ));
+                        }
+                    }
+                }
+                First::Initialized => false,
+            };
             adapter
                 .send(Request {
                     command: "configurationDone".into(),
@@ -659,12 +771,16 @@ impl Handler<Start> for Session {
                 })
                 .await
                 .map_err(gone)??;
-            launch_answer
-                .await
-                .unwrap_or_else(|_| Err(DapError::Gone("the session ended".into())))?;
+            if !answered {
+                launch_answer.await.unwrap_or_else(|_| ended())?;
+            }
             Ok(())
         };
         Box::pin(sequence.into_actor(self).map(|started, act, _| {
+            // The adapter that went away before the start was done: its cause.
+            if let (Ok(()), Some(cause)) = (&started, &act.state.cause) {
+                return Err(DapError::Gone(cause.clone()));
+            }
             // A program launched without a stop on entry runs once `launch` is answered: no
             // adapter is bound to send `continued` for it.
             if started.is_ok() && act.state.status == Status::Starting {
@@ -801,6 +917,14 @@ impl Handler<StillStopped> for Session {
         }
         self.show_threads();
         self.changed_state();
+    }
+}
+
+impl Handler<Note> for Session {
+    type Result = ();
+
+    fn handle(&mut self, Note(line): Note, _: &mut Context<Self>) {
+        self.append_output(&format!("mcp-dap: {line}\n"));
     }
 }
 

@@ -10,9 +10,11 @@ use tokio::sync::watch;
 
 use mcp_bridge::server::{ListenEvent, ResourceDef, Server};
 
+use serde_json::Value;
+
 use crate::adapter::Adapter;
-use crate::adapters::AdapterDef;
-use crate::session::{self, Ending, Finish, Session};
+use crate::adapters::{self, AdapterDef};
+use crate::session::{self, Ending, Finish, LaunchSpec, Note, Session, Start};
 
 /// Sessions open at once. Each holds an adapter and a debuggee process; the bound keeps a
 /// model that forgets to terminate from filling the machine.
@@ -28,6 +30,25 @@ pub const SHUTDOWN_TIME_LIMIT: Duration = Duration::from_secs(10);
 pub struct Open {
     /// The adapter.
     pub adapter: AdapterDef,
+    /// The session whose debuggee started this one's, for a child session.
+    pub parent: Option<String>,
+}
+
+/// Starts a child session that a session's adapter asked for (DAP's `startDebugging`,
+/// debugpy's `debugpyAttach`): a session of its own, or, when no session is free, the child
+/// let go (attached, configured and detached, so that it runs on and never waits for a
+/// debugger).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Child {
+    /// The session that heard of the child.
+    pub parent: String,
+    /// The parent's adapter.
+    pub adapter: AdapterDef,
+    /// `attach` or `launch`.
+    pub request: String,
+    /// The child's configuration, the request's arguments.
+    pub configuration: Value,
 }
 
 /// The Session of an id.
@@ -92,7 +113,7 @@ impl Actor for Sessions {
 impl Handler<Open> for Sessions {
     type Result = ResponseActFuture<Self, Result<(String, Addr<Session>), String>>;
 
-    fn handle(&mut self, open: Open, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, open: Open, ctx: &mut Context<Self>) -> Self::Result {
         if self.open.len() + self.starting >= MAX_SESSIONS {
             let full =
                 format!("{MAX_SESSIONS} sessions are open, the most at once: terminate one first");
@@ -104,17 +125,99 @@ impl Handler<Open> for Sessions {
             Err(e) => return Box::pin(fut::ready(Err(e))),
         };
         self.starting += 1;
+        let children = ctx.address().recipient();
         Box::pin(connected.into_actor(self).map(move |adapter, act, _| {
             act.starting -= 1;
             let adapter = adapter?.start();
             let id = format!("s{}", act.next_id);
             act.next_id += 1;
-            let session = context.run(Session::new(id.clone(), adapter, act.server.clone()));
+            let session = Session::new(id.clone(), adapter, act.server.clone())
+                .child_of(open.parent)
+                .following(children, open.adapter);
+            let session = context.run(session);
             act.open.insert(id.clone(), session.clone());
             act.publish();
             Ok((id, session))
         }))
     }
+}
+
+impl Handler<Child> for Sessions {
+    type Result = ();
+
+    fn handle(&mut self, child: Child, ctx: &mut Context<Self>) {
+        let parent = self.open.get(&child.parent).cloned();
+        let adapter = adapters::child_adapter(&child.adapter, &child.configuration);
+        let request = if child.request == "launch" {
+            "launch"
+        } else {
+            "attach"
+        };
+        let name = child.configuration["name"]
+            .as_str()
+            .unwrap_or("a child process")
+            .to_owned();
+        let spec = LaunchSpec {
+            request,
+            arguments: child.configuration,
+            adapter_id: adapter.adapter_id.clone(),
+        };
+        if self.open.len() + self.starting >= MAX_SESSIONS {
+            if let Some(parent) = &parent {
+                parent.do_send(Note(format!(
+                    "{name} runs without a debugger: {MAX_SESSIONS} sessions are open, the most at once"
+                )));
+            }
+            let_go(&adapter, spec, self.server.clone());
+            return;
+        }
+        let me = ctx.address();
+        let opening = <Self as Handler<Open>>::handle(
+            self,
+            Open {
+                adapter,
+                parent: Some(child.parent),
+            },
+            ctx,
+        );
+        ctx.spawn(opening.then(move |opened, act, _| {
+            async move {
+                let failure = match opened {
+                    Ok((id, session)) => match session.send(Start(spec)).await {
+                        Ok(Ok(())) => return,
+                        Ok(Err(e)) => {
+                            let _ = me.send(Close(id, Ending::Detach)).await;
+                            e.to_string()
+                        }
+                        Err(_) => "the session ended".to_owned(),
+                    },
+                    Err(e) => e,
+                };
+                if let Some(parent) = parent {
+                    parent.do_send(Note(format!("{name} could not be debugged: {failure}")));
+                }
+            }
+            .into_actor(act)
+        }));
+    }
+}
+
+/// A child that gets no session of its own is let go: attached, configured and detached, as
+/// debugpy's adapter does with a child no client attaches to (`servers.py`), so that it runs
+/// on instead of waiting for a debugger.
+fn let_go(adapter: &AdapterDef, spec: LaunchSpec, server: Server) {
+    let context = Context::<Session>::new();
+    let Ok(connected) = Adapter::spawn(adapter, context.address().recipient()) else {
+        return;
+    };
+    actix::spawn(async move {
+        let Ok(adapter) = connected.await else {
+            return;
+        };
+        let session = context.run(Session::new(String::new(), adapter.start(), server));
+        let _ = session.send(Start(spec)).await;
+        let _ = session.send(Finish(Ending::Detach)).await;
+    });
 }
 
 impl Handler<Find> for Sessions {

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use mcp_bridge::dap::types::{Scope, StackFrame, Variable};
 use mcp_bridge::server::{Outcome, ServerBuilder};
 
-use crate::adapter::{Adapter, Request};
+use crate::adapter::{Adapter, DapError, Request};
 use crate::adapters::{self, LaunchWish, Registry};
 use crate::session::{
     self, Ending, LaunchSpec, Pause, Resume, Session, Snapshot, Start, State, Wait,
@@ -80,14 +80,20 @@ pub struct LaunchArgs {
     /// Environment variables added to the program's.
     #[serde(default)]
     env: BTreeMap<String, String>,
-    /// The adapter: `debugpy` (the default: `python3 -m debugpy.adapter` on stdio), `lldb`
-    /// (lldb-dap, for programs built with `cc -g`), or a name given with `--adapter`.
+    /// The adapter: `debugpy` (`python3 -m debugpy.adapter` on stdio; also `python`), `lldb`
+    /// (lldb-dap, for programs built with debug info; also `c`, `cpp`, `rust`), or a name
+    /// given with `--adapter`. Default: from the program, debugpy for a `.py` file, lldb for
+    /// an executable.
     adapter: Option<String>,
     /// Adapter-specific `launch` arguments, merged over the ones built from the fields above.
     launch_arguments: Option<Map<String, Value>>,
     /// Stop at the program's first line (default true), so that breakpoints can be set before
     /// it runs.
     stop_on_entry: Option<bool>,
+    /// Debug the child processes the program starts (debugpy: `multiprocessing`, `os.fork`,
+    /// `subprocess` running python) as sessions of their own (default true); with false they
+    /// run without a debugger.
+    follow_children: Option<bool>,
 }
 
 /// `attach`: debugs a program that runs already, through the DAP server it listens with.
@@ -299,10 +305,13 @@ async fn launch(
     registry: &Registry,
     args: LaunchArgs,
 ) -> Result<Outcome, Outcome> {
-    let name = args.adapter.as_deref().unwrap_or("debugpy");
-    let def = registry.resolve(name).map_err(Outcome::tool_error)?;
     let cwd = args.cwd.as_deref().map(|c| absolute(c, None));
     let program = absolute(&args.program, cwd.as_deref());
+    let name = match args.adapter.as_deref() {
+        Some(name) => name,
+        None => adapters::adapter_for_program(&program, registry).map_err(Outcome::tool_error)?,
+    };
+    let def = registry.resolve(name).map_err(Outcome::tool_error)?;
     let stop_on_entry = args.stop_on_entry.unwrap_or(true);
     let arguments = adapters::launch_arguments(
         def.flavor,
@@ -312,11 +321,17 @@ async fn launch(
             cwd: cwd.as_deref(),
             env: &args.env,
             stop_on_entry,
+            follow_children: args.follow_children.unwrap_or(true),
             extra: args.launch_arguments.as_ref(),
         },
     );
     let adapter_id = def.adapter_id.clone();
-    let open = Open { adapter: def };
+    let hint_def = def.clone();
+    let broken = |cause: &str| adapters::broken_hint(name, &hint_def, cause);
+    let open = Open {
+        adapter: def,
+        parent: None,
+    };
     let (id, session) = match sessions.send(open).await {
         Ok(Ok(opened)) => opened,
         Ok(Err(e)) => {
@@ -334,6 +349,7 @@ async fn launch(
     let started = session.send(Start(spec)).await;
     let failure = match started {
         Ok(Ok(())) => None,
+        Ok(Err(DapError::Broken(cause))) => Some(broken(&cause)),
         Ok(Err(e)) => Some(e.to_string()),
         Err(_) => Some("the session ended".into()),
     };
@@ -373,7 +389,11 @@ async fn attach(sessions: Addr<Sessions>, args: AttachArgs) -> Result<Outcome, O
             out.insert(key.clone(), value.clone());
         }
     }
-    let (id, session) = match sessions.send(Open { adapter: def }).await {
+    let open = Open {
+        adapter: def,
+        parent: None,
+    };
+    let (id, session) = match sessions.send(open).await {
         Ok(Ok(opened)) => opened,
         Ok(Err(e)) => return Err(Outcome::tool_error(format!("cannot attach: {e}"))),
         Err(_) => return Err(Outcome::tool_error("the server is shutting down")),

@@ -1,0 +1,214 @@
+//! Black-box tests of `mcp-dap`'s start of a session: DAP's launch sequence (a refusal ends
+//! it at once, a program that ends before its configuration keeps its state), the adapter
+//! chosen from the program, a missing adapter named with its install command, and SIGTERM
+//! as the end of stdin.
+
+use crate::common;
+use crate::dap::{
+    CALL_LIMIT, call, descendants, group_exists, modern, process_group, start, venv_bin,
+    write_program,
+};
+use crate::dap_lldb::{build_program, require_lldb_dap};
+
+use common::*;
+use serde_json::{Value, json};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// How long a start that the adapter refuses may take: far below the 30 s that a wait for
+/// an `initialized` event that never comes would take.
+const REFUSAL_LIMIT: Duration = Duration::from_secs(10);
+
+/// The tool error of a call.
+fn call_error(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> String {
+    b.send_request(
+        json!(id),
+        "tools/call",
+        modern(json!({"name": name, "arguments": arguments})),
+    );
+    let r = b.recv_response_within(&json!(id), CALL_LIMIT);
+    assert_eq!(r["result"]["isError"], true, "{name}: {r}");
+    text_of(&r)
+}
+
+fn read_text(b: &mut Bridge, id: &str, uri: &str) -> String {
+    let r = b.request(json!(id), "resources/read", modern(json!({"uri": uri})));
+    r["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn a_launch_that_lldb_dap_refuses_ends_at_once_with_the_adapters_message() {
+    require_lldb_dap();
+    let missing = scratch_dir("dap-refused").join("no-such-program");
+    let mut b = Bridge::start_command(
+        &mut Command::new(env!("CARGO_BIN_EXE_mcp-dap")),
+        Revision::Modern,
+    );
+    let began = Instant::now();
+    let error = call_error(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": missing, "adapter": "lldb"}),
+    );
+    assert!(began.elapsed() < REFUSAL_LIMIT, "{:?}", began.elapsed());
+    let missing = missing.display();
+    assert_eq!(
+        error,
+        format!(
+            "launch failed: Could not create a target for a program '{missing}': '{missing}' \
+             does not exist."
+        )
+    );
+    let listed = b.request(json!("2"), "resources/list", modern(json!({})));
+    assert_eq!(listed["result"]["resources"], json!([]));
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+#[test]
+fn a_no_debug_launch_that_exits_keeps_its_output_and_exit_code() {
+    let program = write_program();
+    let mut b = start();
+    let launched = call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": program, "launch_arguments": {"noDebug": true}}),
+    );
+    assert_eq!(launched["session"], "s1", "{launched}");
+    let exited = call(&mut b, "2", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        exited,
+        json!({"session": "s1", "status": "exited", "exit_code": 3})
+    );
+    assert_eq!(
+        read_text(&mut b, "3", "dap://sessions/s1/output"),
+        "y is 42\n"
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+#[test]
+fn launch_without_an_adapter_picks_lldb_for_an_executable_and_language_names_map() {
+    require_lldb_dap();
+    let (_, binary) = build_program("dap-pick");
+    let python = write_program();
+    let mut b = start();
+    call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": binary, "stop_on_entry": false}),
+    );
+    let exited = call(&mut b, "2", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        exited,
+        json!({"session": "s1", "status": "exited", "exit_code": 7})
+    );
+    for (id, name, program, session) in [("3", "c", &binary, "s2"), ("5", "python", &python, "s3")]
+    {
+        call(
+            &mut b,
+            id,
+            "launch",
+            json!({"program": program, "adapter": name, "stop_on_entry": false}),
+        );
+        let exited = call(
+            &mut b,
+            &format!("{id}w"),
+            "wait",
+            json!({"session": session}),
+        );
+        assert_eq!(exited["status"], "exited", "{name}: {exited}");
+    }
+    let error = call_error(
+        &mut b,
+        "7",
+        "launch",
+        json!({"program": python, "adapter": "cobol"}),
+    );
+    assert_eq!(
+        error,
+        "unknown adapter \"cobol\"; the adapters: debugpy (or python), lldb (or c, cpp, c++, rust)"
+    );
+    let text = scratch_dir("dap-pick-text").join("notes.txt");
+    std::fs::write(&text, "hello\n").expect("write a text file");
+    let error = call_error(&mut b, "8", "launch", json!({"program": text}));
+    assert_eq!(
+        error,
+        format!(
+            "cannot tell the adapter of {} (neither a .py file nor an ELF executable): name it \
+             with `adapter` (debugpy (or python), lldb (or c, cpp, c++, rust))",
+            text.display()
+        )
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+#[test]
+fn a_python3_without_debugpy_is_named_with_its_install_command_and_the_adapter_option() {
+    // A python3 that cannot import debugpy: the venv's, without its site-packages (-S).
+    let dir = scratch_dir("dap-no-debugpy");
+    let python3 = dir.join("python3");
+    std::fs::write(
+        &python3,
+        format!(
+            "#!/bin/sh\nexec {} -S \"$@\"\n",
+            venv_bin().join("python3").display()
+        ),
+    )
+    .expect("write python3");
+    let made_executable = Command::new("chmod").arg("+x").arg(&python3).status();
+    assert!(matches!(made_executable, Ok(s) if s.success()));
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let program = write_program();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-dap"));
+    cmd.env("PATH", path);
+    let mut b = Bridge::start_command(&mut cmd, Revision::Modern);
+    let error = call_error(&mut b, "1", "launch", json!({"program": program}));
+    assert_eq!(
+        error,
+        "launch failed: the adapter debugpy (`python3 -m debugpy.adapter`) ended before it \
+         answered `initialize` (the adapter closed its output (it exited or crashed)): is \
+         debugpy installed for it? install it with `python3 -m pip install debugpy`, or give \
+         the adapter's command with `mcp-dap --adapter debugpy=COMMAND [ARG...]`"
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+#[test]
+fn sigterm_mid_session_leaves_no_adapter_nor_debuggee_and_exits_as_at_the_end_of_stdin() {
+    let program = write_program();
+    let mut b = start();
+    let launched = call(&mut b, "1", "launch", json!({"program": program}));
+    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
+    let server = b.child.id() as i32;
+    let pids = descendants(server);
+    // The adapter, debugpy's launcher and the debuggee.
+    assert_eq!(pids.len(), 3, "descendants of mcp-dap: {pids:?}");
+    let groups: Vec<i32> = pids.iter().map(|&p| process_group(p)).collect();
+    b.signal("-TERM");
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+    assert!(
+        wait_until(|| pids.iter().all(|&p| !process_alive(p))),
+        "still running: {:?}",
+        pids.iter()
+            .filter(|&&p| process_alive(p))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        wait_until(|| groups.iter().all(|&g| !group_exists(g))),
+        "a process group is left: {groups:?}"
+    );
+}
