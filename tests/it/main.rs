@@ -49,8 +49,9 @@ mod dap_lldb;
 #[cfg(target_os = "linux")]
 mod dap_sessions;
 #[cfg(target_os = "linux")]
-mod dap_threads;
 mod dap_start;
+#[cfg(target_os = "linux")]
+mod dap_threads;
 #[cfg(target_os = "linux")]
 mod dap_tools;
 #[cfg(target_os = "linux")]
