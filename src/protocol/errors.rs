@@ -209,9 +209,6 @@ pub enum Cause {
     /// An `initialize` over HTTP past the bound of sessions (-32603; HTTP 503, the bound in
     /// `data.detail`).
     TooManySessions,
-    /// A second GET stream of a 2025-11-25 session over HTTP while its first is open
-    /// (-32600; HTTP 409): a server message goes to one stream, so a session has one.
-    StreamAlreadyOpen,
     /// `server/discover`, an unknown method, a 2026-07-28 request before `initialize` (-32601).
     MethodNotFound,
     /// The params of a request the bridge reads are not valid (-32602).
@@ -261,7 +258,7 @@ impl Cause {
         match self {
             ParseError => ErrorCode::PARSE_ERROR,
             InvalidRequestShape | LineTooLong | TooDeep | NotInitialized | AlreadyInitialized
-            | DuplicateId | UnknownSession | StreamAlreadyOpen => ErrorCode::INVALID_REQUEST,
+            | DuplicateId | UnknownSession => ErrorCode::INVALID_REQUEST,
             MethodNotFound => ErrorCode::METHOD_NOT_FOUND,
             InvalidParams => ErrorCode::INVALID_PARAMS,
             _ => ErrorCode::INTERNAL_ERROR,
@@ -281,7 +278,6 @@ impl Cause {
             DuplicateId => "duplicate_id",
             UnknownSession => "unknown_session",
             TooManySessions => "too_many_sessions",
-            StreamAlreadyOpen => "stream_already_open",
             MethodNotFound => "method_not_found",
             InvalidParams => "invalid_params",
             SpawnFailed => "spawn_failed",
@@ -317,9 +313,6 @@ impl Cause {
             DuplicateId => "Invalid request: the id is in use by a request in flight",
             UnknownSession => "Invalid request: no such session (it ended, or never started)",
             TooManySessions => "Too many sessions",
-            StreamAlreadyOpen => {
-                "Invalid request: the session's GET stream is open already (one per session)"
-            }
             MethodNotFound => "Method not found",
             InvalidParams => "Invalid params",
             SpawnFailed => "The bridge could not start the upstream server",
@@ -503,7 +496,6 @@ mod tests {
             (Cause::TooManyRequests, -32603, "too_many_requests"),
             (Cause::TooManySessions, -32603, "too_many_sessions"),
             (Cause::UnknownSession, -32600, "unknown_session"),
-            (Cause::StreamAlreadyOpen, -32600, "stream_already_open"),
             (Cause::UpstreamBusy, -32603, "upstream_busy"),
             (Cause::Timeout, -32603, "timeout"),
             (Cause::TooManyRounds, -32603, "too_many_rounds"),

@@ -1,6 +1,6 @@
 //! Black-box tests of the edges of the server API over HTTP (`server::http`,
 //! `embed::serve_http`): the command lines of the examples, the negotiation of `Accept`, an
-//! `initialize` that fails, a second GET stream, a request id whose stream closed, and the
+//! `initialize` that fails, a GET stream that takes over from another, a request id whose stream closed, and the
 //! end of the server on SIGTERM with open streams. The embedded example, the conformance
 //! fixture and the fixture server run as processes on a loopback port; the client is reqwest
 //! (or a raw TCP socket, to read a chunked body to its last byte).
@@ -359,33 +359,76 @@ async fn an_initialize_answered_with_an_error_leaves_no_session() {
     );
 }
 
+/// The numbers of the `chatter` log messages (`tick N`) among `events`.
+fn ticks(events: &[Value]) -> Vec<u64> {
+    events
+        .iter()
+        .filter(|e| e["method"] == "notifications/message" && e["params"]["logger"] == "chatter")
+        .filter_map(|e| {
+            e["params"]["data"]
+                .as_str()?
+                .strip_prefix("tick ")?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
 #[tokio::test]
-async fn a_second_get_stream_gets_409_with_an_error_that_says_why() {
-    let server = HttpServer::example();
+async fn a_new_get_stream_takes_over_from_the_old_one_which_ends_and_loses_no_message() {
+    let server = HttpServer::start(crate::common::server_bin(), &["--test-tools"]);
     let client = client();
-    let session = open_session(&client, &server.url).await;
+    let url = &server.url;
     let sse = "text/event-stream";
-    let first = get_stream(&client, &server.url, &session, sse)
+    let session = open_session(&client, url).await;
+    let first = get_stream(&client, url, &session, sse)
         .send()
         .await
         .expect("GET");
     assert_eq!(first.status().as_u16(), 200);
-    let second = get_stream(&client, &server.url, &session, sse)
+    let mut first = chunks(first);
+    let level = json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel",
+        "params": {"level": "info"}});
+    let response = legacy_post(&client, url, Some(&session), "application/json", &level)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status().as_u16(), 200);
+    // `chatter` logs `tick N` every 2 ms and never answers; with a GET stream open its log
+    // messages go there.
+    let chatter = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "chatter", "arguments": {"interval_ms": 2, "late": 0}}});
+    let call = legacy_post(
+        &client,
+        url,
+        Some(&session),
+        "application/json, text/event-stream",
+        &chatter,
+    )
+    .send();
+    let call = tokio::spawn(call);
+    let mut seen = read_until(&mut first, "tick 5\"").await;
+    // The first stream stops being read (a proxy dropped it, a laptop slept) and the client
+    // opens another: it gets 200, and the first ends.
+    let second = get_stream(&client, url, &session, sse)
         .send()
         .await
         .expect("GET");
+    assert_eq!(second.status().as_u16(), 200);
     assert_eq!(session_of(&second).as_deref(), Some(session.as_str()));
-    assert_eq!(
-        answer_of(second).await,
-        (
-            409,
-            "application/json".into(),
-            vec![json!({"jsonrpc": "2.0", "error": {"code": -32600,
-                "message": "Invalid request: the session's GET stream is open already (one per session)",
-                "data": {"cause": "stream_already_open"}}})]
-        )
-    );
-    drop(first);
+    seen.push_str(&rest_of(first).await.expect("the first stream ends whole"));
+    let before = ticks(&events_of(&seen));
+    let last = *before.last().expect("ticks on the first stream");
+    // Every tick the first did not take comes on the second, in order: none lost, none twice.
+    let mut second = chunks(second);
+    let after = read_until(&mut second, &format!("tick {}\"", last + 20)).await;
+    let all: Vec<u64> = before
+        .into_iter()
+        .chain(ticks(&events_of(&after)))
+        .collect();
+    let expected: Vec<u64> = (1..=all.len() as u64).collect();
+    assert_eq!(all, expected);
+    call.abort();
 }
 
 #[tokio::test]

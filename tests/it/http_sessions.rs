@@ -203,7 +203,7 @@ async fn initialize_starts_a_session_that_lists_and_calls_the_example_tools() {
 }
 
 #[tokio::test]
-async fn the_get_stream_carries_the_sessions_list_changes_and_a_second_one_gets_409() {
+async fn the_get_stream_carries_the_sessions_list_changes_and_a_new_one_takes_over() {
     let server = HttpServer::example();
     let client = client();
     let (session, _, _) = open_session(&client, &server.url, json!({})).await;
@@ -230,7 +230,13 @@ async fn the_get_stream_carries_the_sessions_list_changes_and_a_second_one_gets_
     for list in ["tools", "prompts", "resources"] {
         assert_eq!(events.next().await, Some(list_changed(list)));
     }
-    assert_eq!(get().await.expect("GET").status().as_u16(), 409);
+    // A second GET takes over (a client that lost its stream without the server noticing
+    // opens a new one): the first ends, and the session's messages go to the second.
+    let second = get().await.expect("GET");
+    assert_eq!(second.status().as_u16(), 200);
+    assert_eq!(session_header(&second).as_deref(), Some(session.as_str()));
+    assert_eq!(events.all().await, Vec::<Value>::new());
+    let mut events = Events::new(second);
     let add = request(json!(2), "tools/call", json!({"name": "add_tool"}));
     let (status, answer) = call(&client, &server.url, &session, &add).await;
     assert_eq!(

@@ -56,9 +56,10 @@
 //!   waiting (an elicitation of a `tools/call`) unless it is a list change, a resource
 //!   update or a cancellation (they concern the session, not a request), else it waits (at
 //!   most [`SESSION_BUFFER_MAX_MESSAGES`]) for the next GET stream.
-//! - GET opens the session's SSE stream, one at a time (a second gets 409,
-//!   `stream_already_open`). DELETE ends the session (the pipe's input closes) and gets
-//!   204; then its id gets 404, as does any id that names no session. A session also ends
+//! - GET opens the session's SSE stream; a GET while one is open takes over from it (the
+//!   old one ends, and the messages it had not taken go to the new one). DELETE ends the
+//!   session (the pipe's input closes) and gets 204; then its id gets 404, as does any id
+//!   that names no session. A session also ends
 //!   when its pipe's output closes, and when it had no request and no open stream for
 //!   [`HttpOptions::session_idle_time_limit`].
 //! - The 2026-07-28 header checks do not apply inside a session; the `Origin`, `Host`,

@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::task::Poll;
 use std::time::Instant;
 
 use super::*;
@@ -224,9 +225,9 @@ struct Routes {
     /// first (at most [`SESSION_ORPHAN_MAX_IDS`]): the request goes on (2025-11-25
     /// basic/transports: a disconnection is no cancellation), so its id is still in use.
     orphans: VecDeque<Id>,
-    /// The GET stream, with its serial number.
-    get: Option<(u64, mpsc::Sender<Out>)>,
-    /// Server messages for the next GET stream.
+    /// The GET stream that is live.
+    get: Option<GetStream>,
+    /// Server messages that no GET stream has taken: they wait for the live one, or the next.
     buffered: VecDeque<Bytes>,
     /// Streams open: POSTs waiting and the GET stream.
     open: usize,
@@ -313,6 +314,49 @@ impl Routes {
     }
 }
 
+/// The session's live GET stream. Its channel belongs to the session, not to the HTTP
+/// answer: a new GET takes it over (the old answer ends), and what the old one had not taken
+/// goes to the new one, so nothing is lost in the handover and nothing is written to a
+/// replaced stream.
+struct GetStream {
+    serial: u64,
+    sender: mpsc::Sender<Out>,
+    lines: mpsc::Receiver<Out>,
+    /// Cancelled when this stream is replaced or the session ends: its answer ends.
+    ended: CancellationToken,
+}
+
+impl Routes {
+    /// Removes the GET stream `serial` (any when `None`): its answer ends, and the messages it
+    /// had not taken wait for the next one (none when the session has ended).
+    fn drop_get(&mut self, serial: Option<u64>) {
+        if serial.is_some_and(|s| self.get.as_ref().is_none_or(|g| g.serial != s)) {
+            return;
+        }
+        let Some(mut get) = self.get.take() else {
+            return;
+        };
+        get.ended.cancel();
+        get.lines.close();
+        while let Ok(Out::Message(line) | Out::Response(line)) = get.lines.try_recv() {
+            if !self.ended {
+                self.buffer(line);
+            }
+        }
+    }
+
+    /// Keeps `line` for the next GET stream, the oldest dropped past
+    /// [`SESSION_BUFFER_MAX_MESSAGES`]; false when one was dropped.
+    fn buffer(&mut self, line: Bytes) -> bool {
+        let room = self.buffered.len() < SESSION_BUFFER_MAX_MESSAGES;
+        if !room {
+            self.buffered.pop_front();
+        }
+        self.buffered.push_back(line);
+        room
+    }
+}
+
 struct Waiter {
     serial: u64,
     stream: mpsc::Sender<Out>,
@@ -331,7 +375,7 @@ enum Route {
 
 /// A stream of the session.
 enum Target {
-    Get,
+    Get(u64),
     Post(Id),
 }
 
@@ -360,7 +404,7 @@ impl Session {
         routes.ended = true;
         routes.waiting.clear();
         routes.orphans.clear();
-        routes.get = None;
+        routes.drop_get(None);
         routes.buffered.clear();
     }
 
@@ -386,8 +430,8 @@ impl Session {
             Some(None) => return Route::Drop,
             None => {}
         }
-        if let Some((_, get)) = &routes.get {
-            return Route::Stream(Target::Get, get.clone());
+        if let Some(get) = &routes.get {
+            return Route::Stream(Target::Get(get.serial), get.sender.clone());
         }
         // A list change, a resource update or a cancellation of a request that went to no
         // POST concerns the session, not a request: it waits for the GET stream (messages
@@ -421,7 +465,7 @@ impl Session {
     fn forget(&self, target: &Target) {
         let mut routes = self.routes();
         match target {
-            Target::Get => routes.get = None,
+            Target::Get(serial) => routes.drop_get(Some(*serial)),
             Target::Post(id) => {
                 if routes.waiting.remove(id).is_some() {
                     routes.orphan(id.clone());
@@ -435,11 +479,25 @@ impl Session {
         if routes.ended {
             return;
         }
-        if routes.buffered.len() >= SESSION_BUFFER_MAX_MESSAGES {
-            routes.buffered.pop_front();
+        if !routes.buffer(line) {
             tracing::warn!(session = %self.id, "an HTTP session's message for its GET stream was dropped: {SESSION_BUFFER_MAX_MESSAGES} wait already");
         }
-        routes.buffered.push_back(line);
+    }
+
+    /// The next message of the GET stream `serial`: those that waited first, then the
+    /// channel's; `None` once that stream is no longer the live one.
+    fn poll_get(&self, serial: u64, cx: &mut std::task::Context<'_>) -> Poll<Option<Bytes>> {
+        let mut routes = self.routes();
+        let routes = &mut *routes;
+        let Some(get) = routes.get.as_mut().filter(|g| g.serial == serial) else {
+            return Poll::Ready(None);
+        };
+        if let Some(line) = routes.buffered.pop_front() {
+            return Poll::Ready(Some(line));
+        }
+        get.lines
+            .poll_recv(cx)
+            .map(|out| out.map(|(Out::Message(line) | Out::Response(line))| line))
     }
 
     /// Delivers one line of the session's output.
@@ -519,11 +577,7 @@ impl Drop for StreamGuard {
                     }
                 }
             }
-            None => {
-                if routes.get.as_ref().is_some_and(|(s, _)| *s == self.serial) {
-                    routes.get = None;
-                }
-            }
+            None => routes.drop_get(Some(self.serial)),
         }
     }
 }
@@ -798,7 +852,11 @@ async fn serve_in_session(
             )
         }
         Some(Out::Message(line)) => with_session(
-            stream_of(vec![line], lines, guard, shared.options.keep_alive_interval),
+            stream_of(
+                Source::Post(Some(line), lines),
+                guard,
+                shared.options.keep_alive_interval,
+            ),
             session,
         ),
         // The session ended meanwhile.
@@ -806,40 +864,58 @@ async fn serve_in_session(
     }
 }
 
-/// Opens the session's GET stream: the messages that waited for it, then the session's.
+/// Opens the session's GET stream: the messages that waited for it, then the session's. A
+/// GET while one is open takes over from it: the old answer ends, and the messages it had
+/// not taken go to the new one (a client that lost its stream without the server noticing,
+/// behind a proxy or after a sleep, opens a new one; 2025-11-25 basic/transports lets a
+/// client hold several, and a message goes on one of them only).
 fn open_stream(shared: &Shared, session: &Arc<Session>, headers: &HeaderMap) -> Response<Body> {
     if !accept::takes_sse(headers) {
         return empty(StatusCode::NOT_ACCEPTABLE);
     }
-    let (stream, lines) = mpsc::channel(STREAM_QUEUE_MESSAGES);
     let serial = session.serial.fetch_add(1, Ordering::Relaxed);
-    let waited = {
+    let ended = CancellationToken::new();
+    {
         let mut routes = session.routes();
         if routes.ended {
             return unknown_session(None);
         }
-        if routes.get.as_ref().is_some_and(|(_, get)| !get.is_closed()) {
-            // One GET stream per session (2025-11-25 lets a server refuse a second one).
-            let error = Cause::StreamAlreadyOpen.error(None);
-            return with_session(error_answer(StatusCode::CONFLICT, None, error), session);
+        match routes.get.as_mut() {
+            Some(old) => {
+                old.ended.cancel();
+                old.serial = serial;
+                old.ended = ended.clone();
+                tracing::debug!(session = %session.id, "an HTTP session's GET stream was taken over by a new one");
+            }
+            None => {
+                let (sender, lines) = mpsc::channel(STREAM_QUEUE_MESSAGES);
+                routes.get = Some(GetStream {
+                    serial,
+                    sender,
+                    lines,
+                    ended: ended.clone(),
+                });
+            }
         }
-        routes.get = Some((serial, stream));
         routes.open += 1;
-        routes.buffered.drain(..).collect()
-    };
+    }
     let guard = StreamGuard {
         session: session.clone(),
         serial,
         request: None,
     };
     with_session(
-        stream_of(waited, lines, guard, shared.options.keep_alive_interval),
+        stream_of(
+            Source::Get(ended),
+            guard,
+            shared.options.keep_alive_interval,
+        ),
         session,
     )
 }
 
 mod stream;
-use stream::stream_of;
+use stream::{Source, stream_of};
 
 #[cfg(test)]
 mod tests;
