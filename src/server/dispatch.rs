@@ -109,16 +109,18 @@ pub(crate) fn parse_meta(meta: Option<Value>) -> Result<ReceivedMeta, RpcError> 
     let progress_token = match rest.remove(META_PROGRESS_TOKEN) {
         None => None,
         Some(token) if Id::from_value(&token).is_some() => Some(token),
-        Some(_) => {
-            return Err(RpcError::invalid_params(
-                "params._meta.progressToken must be a string or an integer",
-            ));
-        }
+        Some(_) => return Err(invalid_progress_token()),
     };
     Ok(ReceivedMeta {
         meta,
         progress_token,
     })
+}
+
+/// The error of a request whose `_meta.progressToken` is no usable id (a string, or an
+/// integer in 64 bits: docs/errors.md, "Ids"), on both paths of the HTTP server.
+pub(crate) fn invalid_progress_token() -> RpcError {
+    RpcError::invalid_params("params._meta.progressToken must be a string or an integer")
 }
 
 async fn run(

@@ -182,6 +182,171 @@ async fn a_stateless_post_that_takes_only_sse_gets_sse_and_one_that_takes_neithe
     }
 }
 
+#[tokio::test]
+async fn an_empty_accept_is_served_as_none_and_a_comma_inside_a_quoted_parameter_separates_nothing()
+{
+    let server = HttpServer::example();
+    let client = client();
+    let url = &server.url;
+    let json_type = "application/json".to_owned();
+    // RFC 9110 §12.5.1: a field that names no media range is disregarded, as no field is.
+    for (id, accept) in [(1, ""), (2, " , ")] {
+        let answer = answer_of(
+            post_echo(&client, url, Some(accept), id)
+                .send()
+                .await
+                .expect("POST"),
+        )
+        .await;
+        assert_eq!(
+            answer,
+            (200, json_type.clone(), vec![echo_result(id)]),
+            "{accept:?}"
+        );
+    }
+    // The quoted value holds `application/json`: the range is text/html alone.
+    let accept = r#"text/html;a=", application/json, ""#;
+    let answer = answer_of(
+        post_echo(&client, url, Some(accept), 3)
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!(answer, (406, String::new(), vec![]), "{accept}");
+    let accept = r#"application/json;a="x,y", text/html"#;
+    let answer = answer_of(
+        post_echo(&client, url, Some(accept), 4)
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!(
+        answer,
+        (200, json_type.clone(), vec![echo_result(4)]),
+        "{accept}"
+    );
+    // A session's GET with an empty `Accept` gets its stream.
+    let session = open_session(&client, url).await;
+    let get = get_stream(&client, url, &session, "")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(
+        (get.status().as_u16(), content_type(&get)),
+        (200, "text/event-stream".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn a_progress_token_that_is_no_usable_id_gets_400_in_a_session_as_without_one() {
+    let server = HttpServer::example();
+    let client = client();
+    let url = &server.url;
+    let session = open_session(&client, url).await;
+    let refused = |id: i64| {
+        (
+            400,
+            "application/json".to_owned(),
+            vec![json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602,
+                "message": "params._meta.progressToken must be a string or an integer"}})],
+        )
+    };
+    for (id, token) in [
+        (2, json!(1.5)),
+        (3, json!({})),
+        (4, json!(null)),
+        (5, json!(1e30)),
+    ] {
+        // In a session, the body on one line and pretty-printed (the two ways a POST is read).
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "echo", "arguments": {"text": "hi"}, "_meta": {"progressToken": token}}});
+        for body in [
+            call.to_string(),
+            serde_json::to_string_pretty(&call).expect("JSON"),
+        ] {
+            let response = client
+                .post(url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-session-id", &session)
+                .header("mcp-protocol-version", LEGACY)
+                .body(body)
+                .send()
+                .await
+                .expect("POST");
+            assert_eq!(answer_of(response).await, refused(id), "{token}");
+        }
+        // Without a session (2026-07-28), the same answer.
+        let mut call = echo_call(id, "hi");
+        call["params"]["_meta"]["progressToken"] = token.clone();
+        let response = post_echo(&client, url, None, id)
+            .body(call.to_string())
+            .send()
+            .await
+            .expect("POST");
+        assert_eq!(answer_of(response).await, refused(id), "{token}");
+    }
+    // A usable token is served in the session.
+    let call = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+        "name": "echo", "arguments": {"text": "hi"}, "_meta": {"progressToken": 7}}});
+    let response = legacy_post(&client, url, Some(&session), "application/json", &call)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(
+        answer_of(response).await,
+        (200, "application/json".into(), vec![legacy_echo_result(6)])
+    );
+}
+
+#[tokio::test]
+async fn a_request_with_two_mcp_session_ids_gets_400() {
+    let server = HttpServer::example();
+    let client = client();
+    let url = &server.url;
+    let session = open_session(&client, url).await;
+    let other = open_session(&client, url).await;
+    let response = legacy_post(
+        &client,
+        url,
+        Some(&session),
+        "application/json",
+        &legacy_echo(2),
+    )
+    .header("mcp-session-id", &other)
+    .send()
+    .await
+    .expect("POST");
+    assert_eq!(
+        answer_of(response).await,
+        (
+            400,
+            "application/json".into(),
+            vec![json!({"jsonrpc": "2.0", "error": {"code": -32600,
+                "message": "Bad request: more than one Mcp-Session-Id"}})]
+        )
+    );
+    // Each alone is still served.
+    for session in [&session, &other] {
+        let response = legacy_post(
+            &client,
+            url,
+            Some(session),
+            "application/json",
+            &legacy_echo(3),
+        )
+        .send()
+        .await
+        .expect("POST");
+        assert_eq!(
+            answer_of(response).await,
+            (200, "application/json".into(), vec![legacy_echo_result(3)])
+        );
+    }
+}
+
 fn initialize(params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
 }

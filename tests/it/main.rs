@@ -72,12 +72,15 @@ mod http_legacy;
 #[cfg(all(feature = "http-server", feature = "http"))]
 mod http_server;
 // The edges of the server API over HTTP: the examples' command lines, `Accept`, failed
-// initializes, a second GET stream, ids of closed streams, the end on SIGTERM.
+// initializes, a GET stream that takes over, ids of closed streams, the end on SIGTERM.
 #[cfg(all(feature = "http-server", feature = "http"))]
 mod http_edges;
 // 2025-11-25 sessions of the server API over HTTP (through the embedded bridge).
 #[cfg(all(feature = "http-server", feature = "http"))]
 mod http_sessions;
+// Browser clients of the server API over HTTP: CORS, and a real headless Chromium.
+#[cfg(all(feature = "http-server", feature = "http"))]
+mod http_cors;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod http_sign_in;
 #[cfg(all(feature = "http", feature = "auth"))]

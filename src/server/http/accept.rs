@@ -20,8 +20,11 @@ pub(super) const FULL_QUALITY: u16 = 1000;
 pub(super) fn quality<'a>(accept: impl IntoIterator<Item = &'a str>, media: &str) -> u16 {
     let (kind, subtype) = media.split_once('/').unwrap_or((media, ""));
     let mut best: Option<(u8, u16)> = None;
-    for range in accept.into_iter().flat_map(|value| value.split(',')) {
-        let mut parts = range.split(';');
+    for range in accept
+        .into_iter()
+        .flat_map(|value| split_unquoted(value, b','))
+    {
+        let mut parts = split_unquoted(range, b';');
         let name = parts.next().unwrap_or_default().trim();
         let Some((range_kind, range_subtype)) = name.split_once('/') else {
             continue;
@@ -47,6 +50,44 @@ pub(super) fn quality<'a>(accept: impl IntoIterator<Item = &'a str>, media: &str
         };
     }
     best.map_or(0, |(_, q)| q)
+}
+
+/// `text` split at each `separator` outside a quoted string (RFC 9110 §5.6.4: a parameter's
+/// value may be a quoted string, with `\` escapes, and a comma or semicolon in it separates
+/// nothing).
+fn split_unquoted(text: &str, separator: u8) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        let (mut quoted, mut escaped) = (false, false);
+        for (at, byte) in text.bytes().enumerate() {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' if quoted => escaped = true,
+                b'"' => quoted = !quoted,
+                b if b == separator && !quoted => {
+                    rest = text.get(at + 1..);
+                    return text.get(..at);
+                }
+                _ => {}
+            }
+        }
+        rest = None;
+        Some(text)
+    })
+}
+
+/// Whether the `Accept` fields of `headers` name no media range: none, or only empty ones
+/// (`Accept:` with nothing, or only commas). RFC 9110 §12.5.1: without the field any media
+/// type is acceptable; a field that lists nothing makes no answer acceptable, and the
+/// section lets a server disregard it rather than answer 406. It is served as no field.
+fn names_no_range(headers: &HeaderMap) -> bool {
+    headers.get_all(header::ACCEPT).iter().all(|value| {
+        value
+            .as_bytes()
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b','))
+    })
 }
 
 /// A qvalue, `0` to `1` with at most three decimals (RFC 9110 §12.4.2), in thousandths.
@@ -83,10 +124,10 @@ pub(super) enum Takes {
 
 /// What the `Accept` fields of `headers` let a POST's answer be.
 pub(super) fn post_takes(headers: &HeaderMap) -> Takes {
-    let fields = headers.get_all(header::ACCEPT);
-    if fields.iter().next().is_none() {
+    if names_no_range(headers) {
         return Takes::Json;
     }
+    let fields = headers.get_all(header::ACCEPT);
     let values = || fields.iter().filter_map(|v| v.to_str().ok());
     if quality(values(), JSON) > 0 {
         Takes::Json
@@ -97,11 +138,10 @@ pub(super) fn post_takes(headers: &HeaderMap) -> Takes {
     }
 }
 
-/// Whether a GET's `Accept` takes SSE (no `Accept`: yes).
+/// Whether a GET's `Accept` takes SSE (no `Accept`, or one that names no range: yes).
 pub(super) fn takes_sse(headers: &HeaderMap) -> bool {
     let fields = headers.get_all(header::ACCEPT);
-    fields.iter().next().is_none()
-        || quality(fields.iter().filter_map(|v| v.to_str().ok()), SSE) > 0
+    names_no_range(headers) || quality(fields.iter().filter_map(|v| v.to_str().ok()), SSE) > 0
 }
 
 #[cfg(test)]
@@ -147,6 +187,23 @@ mod tests {
     }
 
     #[test]
+    fn a_separator_inside_a_quoted_parameter_separates_nothing() {
+        assert_eq!(
+            q(r#"text/html;a="x,application/json", text/plain"#, JSON),
+            0
+        );
+        assert_eq!(q(r#"application/json;a="1;q=0";q=0.5"#, JSON), 500);
+        assert_eq!(
+            q(r#"text/html;a="\",application/json", */*;q=0.2"#, JSON),
+            200
+        );
+        assert_eq!(
+            q(r#"application/json;a="x,y", text/html"#, JSON),
+            FULL_QUALITY
+        );
+    }
+
+    #[test]
     fn a_range_whose_q_is_no_qvalue_is_ignored() {
         for bad in ["2", "1.5", "-1", "0.1234", "x", "", "1.01"] {
             assert_eq!(q(&format!("application/json;q={bad}"), JSON), 0, "{bad}");
@@ -182,12 +239,15 @@ mod tests {
         );
         assert_eq!(post_takes(&with(&["application/json;q=0"])), Takes::Neither);
         assert_eq!(post_takes(&with(&["text/html"])), Takes::Neither);
-        assert_eq!(post_takes(&with(&[""])), Takes::Neither);
+        assert_eq!(post_takes(&with(&[""])), Takes::Json);
+        assert_eq!(post_takes(&with(&[" , "])), Takes::Json);
+        assert_eq!(post_takes(&with(&["", "text/html"])), Takes::Neither);
     }
 
     #[test]
     fn a_get_takes_sse_by_name_by_wildcard_and_without_accept() {
         assert!(takes_sse(&with(&[])));
+        assert!(takes_sse(&with(&[""])));
         assert!(takes_sse(&with(&["text/event-stream"])));
         assert!(takes_sse(&with(&["application/json, */*;q=0.1"])));
         assert!(!takes_sse(&with(&["application/json"])));

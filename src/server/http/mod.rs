@@ -15,7 +15,8 @@
 //! - `Accept` (RFC 9110 §12.5.1, media ranges with their quality; `q=0` takes nothing): a
 //!   POST that takes `application/json` is answered as above; one that takes only
 //!   `text/event-stream` gets every 200 answer as SSE; one that takes neither gets 406. No
-//!   `Accept` is served as one that takes both. Both paths, sessions too.
+//!   `Accept`, or one that names no range (`Accept:` empty), is served as one that takes
+//!   both; a comma inside a quoted parameter separates nothing. Both paths, sessions too.
 //! - A response stream that the client closes cancels its request: the handler's
 //!   [`RequestContext::cancelled`](super::RequestContext::cancelled) fires and nothing more
 //!   is written (2026-07-28 basic/patterns/cancellation: on HTTP, closing the stream is the
@@ -24,7 +25,11 @@
 //!   `Mcp-Param-*` for the tools' `x-mcp-header` arguments) are checked against the body
 //!   ([`crate::protocol::request_headers`]): -32020 with 400 on a mismatch.
 //! - A notification gets 202; GET, DELETE and every other method without `Mcp-Session-Id`
-//!   get 405 with `Allow: POST`; another path gets 404.
+//!   get 405 with `Allow: POST`, but OPTIONS; another path gets 404.
+//! - CORS for the origins that the `Origin` check admits, and only for them: OPTIONS (a
+//!   preflight) gets 204 with the methods and request headers allowed, and every answer to
+//!   such an origin echoes it in `Access-Control-Allow-Origin` and exposes `Mcp-Session-Id`
+//!   and `MCP-Protocol-Version`; a foreign origin gets 403, preflight included.
 //! - An `Origin` that is not allowed gets 403 (the spec's protection against DNS rebinding);
 //!   on a loopback address, so does a `Host` that is not a loopback name.
 //! - The body, the header section, the time to read the headers, each request's run time,
@@ -39,8 +44,10 @@
 //!
 //! - A POST of a 2025-11-25 `initialize` (without the protocol version key in `_meta`, which
 //!   marks a 2026-07-28 request) without `Mcp-Session-Id` starts a session: its answer carries
-//!   `Mcp-Session-Id`, 128 random bits in hex. Past [`HttpOptions::max_sessions`] it gets 503
-//!   with `too_many_sessions`. When the session answers it with a JSON-RPC error, the
+//!   `Mcp-Session-Id`, 128 random bits in hex. At [`HttpOptions::max_sessions`] the session
+//!   idle longest ends to make room; a busy one (a stream open, or a request whose POST
+//!   stream closed still running) never does, and when every session is busy it gets 503
+//!   with `too_many_sessions`. A request with two `Mcp-Session-Id` fields gets 400. When the session answers it with a JSON-RPC error, the
 //!   answer carries no `Mcp-Session-Id` and the session ends.
 //! - A POST with `Mcp-Session-Id`: a request goes into the session and is answered on that
 //!   POST, with JSON when only its response comes and with SSE when server messages come
@@ -121,6 +128,7 @@ use crate::protocol::request_headers::{self, HeaderText};
 
 mod accept;
 mod bearer;
+mod cors;
 mod options;
 mod origin;
 mod session;
@@ -129,7 +137,7 @@ use bearer::{Auth, check_bearer, metadata};
 pub use bearer::{Bearer, TokenVerifier, Verdict};
 pub use options::*;
 use options::{ACCEPT_ERROR_PAUSE, MIN_HEADER_BYTES, SHUTDOWN_CUT_TIME_LIMIT};
-use origin::check_origin_and_host;
+use origin::{check_origin_and_host, origin_allowed};
 use session::SessionTable;
 pub use session::{
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_CLAIM_TIME_LIMIT, DEFAULT_SESSION_IDLE_TIME_LIMIT,
@@ -162,6 +170,8 @@ struct Shared {
     auth: Option<Auth>,
     /// The 2025-11-25 sessions, when [`HttpOptions::sessions`] is on.
     sessions: Option<Arc<SessionTable>>,
+    /// The request headers that a preflight allows (with the tools' `Mcp-Param-*`).
+    cors_allowed_headers: HeaderValue,
 }
 
 /// Binds `addr` for `server`. Nothing is served until [`HttpServer::run`].
@@ -199,6 +209,7 @@ pub async fn bind(
         .clone()
         .map(|factory| SessionTable::new(factory, &options));
     let shared = Arc::new(Shared {
+        cors_allowed_headers: cors::allowed_headers(&tool_params),
         sessions,
         in_flight: Arc::new(Semaphore::new(options.max_in_flight)),
         loopback: listener.local_addr()?.ip().is_loopback(),
@@ -381,12 +392,17 @@ fn stopped_answer(id: &Id) -> Response<Body> {
 async fn answer(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
     let sse_only = request.method() == HttpMethod::POST
         && accept::post_takes(request.headers()) == accept::Takes::SseOnly;
+    let origin = cors::admitted_origin(&shared.options, request.headers());
     let response = route(shared, request).await;
-    if sse_only {
+    let mut response = if sse_only {
         as_sse(response).await
     } else {
         response
+    };
+    if let Some(origin) = origin {
+        cors::allow(&mut response, origin);
     }
+    response
 }
 
 /// A 200 JSON answer as an SSE stream of its one message, the same event a streamed answer
@@ -427,10 +443,23 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
     if let Some(refused) = check_origin_and_host(shared, request.headers(), authority) {
         return refused;
     }
-    if let Some(sessions) = &shared.sessions
-        && let Some(session_id) = request.headers().get(SESSION_ID_HEADER).cloned()
-    {
-        return session::answer(shared, sessions, request, &session_id).await;
+    if request.method() == HttpMethod::OPTIONS {
+        return cors::preflight(shared);
+    }
+    if let Some(sessions) = &shared.sessions {
+        let mut ids = request.headers().get_all(SESSION_ID_HEADER).iter();
+        if let Some(session_id) = ids.next().cloned() {
+            if ids.next().is_some() {
+                // Which session is meant cannot be told (RFC 9110 §5.3: a field that is no
+                // list cannot be sent twice), as a second `Host` is refused.
+                let error = RpcError::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "Bad request: more than one Mcp-Session-Id",
+                );
+                return error_answer(StatusCode::BAD_REQUEST, None, error);
+            }
+            return session::answer(shared, sessions, request, &session_id).await;
+        }
     }
     if request.method() != HttpMethod::POST {
         // 2026-07-28 has no GET stream and no sessions to DELETE: 405 (basic/transports/http).

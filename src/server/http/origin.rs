@@ -25,13 +25,9 @@ pub(super) fn check_origin_and_host(
         Some(error_answer(StatusCode::FORBIDDEN, None, error))
     };
     if let Some(origin) = headers.get(header::ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|origin| {
-            options
-                .allowed_origins
-                .iter()
-                .any(|allowed| allowed.eq_ignore_ascii_case(origin))
-                || (options.allow_loopback_origins && origin_is_loopback(origin))
-        });
+        let allowed = origin
+            .to_str()
+            .is_ok_and(|origin| origin_allowed(options, origin));
         if !allowed {
             return forbidden("the Origin is not allowed");
         }
@@ -50,6 +46,16 @@ pub(super) fn check_origin_and_host(
         }
     }
     None
+}
+
+/// Whether `options` admit the `Origin` `origin`: one of `allowed_origins`, or a loopback one
+/// when `allow_loopback_origins` is on.
+pub(super) fn origin_allowed(options: &HttpOptions, origin: &str) -> bool {
+    options
+        .allowed_origins
+        .iter()
+        .any(|allowed| allowed.eq_ignore_ascii_case(origin))
+        || (options.allow_loopback_origins && origin_is_loopback(origin))
 }
 
 /// `scheme://HOST[:port]` with a loopback host.

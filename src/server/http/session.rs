@@ -129,12 +129,32 @@ impl SessionTable {
         lock(&self.inner).sessions.get(id).cloned()
     }
 
+    /// Counts a session that starts; at the bound, the session idle longest ends to make
+    /// room (a burst of `initialize` POSTs, which any local client can send in seconds, must
+    /// not lock every other client out until the sessions expire). A busy session never
+    /// ends so; false when every one is busy.
     fn reserve(&self) -> bool {
-        let mut inner = lock(&self.inner);
-        if inner.sessions.len() + inner.starting >= self.max {
-            return false;
+        let evicted = {
+            let mut inner = lock(&self.inner);
+            let mut evicted = None;
+            if inner.sessions.len() + inner.starting >= self.max {
+                let idlest = inner
+                    .sessions
+                    .values()
+                    .filter_map(|session| Some((session.idle_since()?, session.id.clone())))
+                    .min();
+                let Some((_, id)) = idlest else {
+                    return false;
+                };
+                evicted = inner.sessions.remove(&id);
+            }
+            inner.starting += 1;
+            evicted
+        };
+        if let Some(session) = evicted {
+            tracing::debug!(session = %session.id, "an HTTP session ended: the table was full and it was idle longest");
+            session.end();
         }
-        inner.starting += 1;
         true
     }
 
@@ -394,6 +414,14 @@ impl Session {
             limit.min(claim_limit)
         };
         routes.open == 0 && routes.last_active.elapsed() >= limit
+    }
+
+    /// When the session became idle; `None` while it is busy: a stream is open (a POST
+    /// waiting for its response, or the GET stream) or a request whose POST stream closed
+    /// still runs.
+    fn idle_since(&self) -> Option<Instant> {
+        let routes = self.routes();
+        (routes.open == 0 && routes.orphans.is_empty()).then_some(routes.last_active)
     }
 
     /// Closes the input (the pipe's end of input: the bridge's shutdown cascade) and every
@@ -674,7 +702,8 @@ pub(super) async fn start(
     table.insert(session.clone());
     tokio::spawn(route_output(table.clone(), session.clone(), output));
     tracing::debug!(session = %session.id, "an HTTP session started");
-    let progress = progress_token(&body);
+    // An `initialize` has no progress to report: a token of it is not read.
+    let progress = progress_token(&body).ok().flatten();
     let line = Bytes::from(body.to_string());
     let response = serve_in_session(shared, &session, id, progress, line).await;
     settle_initialize(table, &session, response).await
@@ -757,7 +786,9 @@ async fn post(
     if let Some((id, _, params)) = raw::request(body.clone(), max_depth)
         && memchr::memchr2(b'\n', b'\r', &body).is_none()
     {
-        let progress = params.as_ref().and_then(raw_progress_token);
+        let Ok(progress) = params.as_ref().map_or(Ok(None), raw_progress_token) else {
+            return invalid_progress_token(session, &id);
+        };
         return serve_in_session(shared, session, &id, progress, body).await;
     }
     let message = match jsonrpc::parse(&body, max_depth) {
@@ -769,7 +800,9 @@ async fn post(
     };
     match message {
         Message::Request { id, .. } => {
-            let progress = progress_token(&value);
+            let Ok(progress) = progress_token(&value) else {
+                return invalid_progress_token(session, &id);
+            };
             let line = Bytes::from(value.to_string());
             serve_in_session(shared, session, &id, progress, line).await
         }
@@ -785,20 +818,50 @@ async fn post(
 }
 
 /// The `_meta.progressToken` of a request's params, as JSON text (serde_json's, as
-/// [`Session::target`] writes the token of a progress notification).
-fn progress_token(message: &Value) -> Option<String> {
+/// [`Session::target`] writes the token of a progress notification); `Err` when it is no
+/// usable id.
+fn progress_token(message: &Value) -> Result<Option<String>, ()> {
     message
         .pointer("/params/_meta/progressToken")
-        .map(Value::to_string)
+        .map(token_text)
+        .transpose()
 }
 
 /// [`progress_token`] of params read without a value tree.
-fn raw_progress_token(params: &raw::Params) -> Option<String> {
+fn raw_progress_token(params: &raw::Params) -> Result<Option<String>, ()> {
     let raw::Params::Object(params) = params else {
-        return None;
+        return Ok(None);
     };
-    let meta = raw::Object::read(params.get("_meta")?)?;
-    Some(meta.get("progressToken")?.to_value()?.to_string())
+    let Some(meta) = params.get("_meta") else {
+        return Ok(None);
+    };
+    let Some(meta) = raw::Object::read(meta) else {
+        return Ok(None);
+    };
+    let Some(token) = meta.get("progressToken") else {
+        return Ok(None);
+    };
+    token
+        .to_value()
+        .as_ref()
+        .map_or(Err(()), token_text)
+        .map(Some)
+}
+
+/// A progress token as JSON text, if it is a usable id (a string, or an integer in 64 bits:
+/// docs/errors.md, "Ids").
+fn token_text(token: &Value) -> Result<String, ()> {
+    Id::from_value(token).map(|_| token.to_string()).ok_or(())
+}
+
+/// The answer to the request `id` whose progress token is no usable id: 400 -32602, as the
+/// stateless path answers it (the session's bridge would run it with no progress).
+fn invalid_progress_token(session: &Session, id: &Id) -> Response<Body> {
+    let error = dispatch::invalid_progress_token();
+    with_session(
+        error_answer(StatusCode::BAD_REQUEST, Some(id), error),
+        session,
+    )
 }
 
 /// Sends the request `id` (its message `line`, whose `_meta.progressToken` is `progress`) into

@@ -1,0 +1,306 @@
+//! Black-box tests of browser clients of the server API over HTTP: CORS for the origins that
+//! the `Origin` check admits (preflights, the echoed origin, `Mcp-Session-Id` exposed) and a
+//! 403 for a foreign one, with reqwest, and with a real headless Chromium whose page calls
+//! the embedded example with `fetch` as the TypeScript SDK's transport does (ignored here:
+//! `scripts/test-browser.sh` runs it, installing chromium, and fails without it in CI).
+
+use crate::common::http_serve::*;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+const LOOPBACK_ORIGIN: &str = "http://localhost:6274";
+const FOREIGN_ORIGIN: &str = "http://evil.example";
+
+fn header(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+fn preflight(
+    client: &reqwest::Client,
+    url: &str,
+    origin: &str,
+    method: &str,
+) -> reqwest::RequestBuilder {
+    client
+        .request(reqwest::Method::OPTIONS, url)
+        .header("origin", origin)
+        .header("access-control-request-method", method)
+        .header(
+            "access-control-request-headers",
+            "content-type,mcp-protocol-version,mcp-session-id",
+        )
+}
+
+#[tokio::test]
+async fn a_loopback_origin_gets_its_preflight_answered_and_reads_the_session_id() {
+    let server = HttpServer::example();
+    let client = client();
+    let url = &server.url;
+    for method in ["POST", "GET", "DELETE"] {
+        let response = preflight(&client, url, LOOPBACK_ORIGIN, method)
+            .send()
+            .await
+            .expect("OPTIONS");
+        assert_eq!(response.status().as_u16(), 204, "{method}");
+        assert_eq!(
+            [
+                "access-control-allow-origin",
+                "access-control-allow-methods",
+                "access-control-allow-headers",
+                "access-control-expose-headers",
+                "access-control-max-age",
+            ]
+            .map(|name| header(&response, name)),
+            [
+                Some(LOOPBACK_ORIGIN.into()),
+                Some("GET, POST, DELETE".into()),
+                Some(
+                    "content-type, accept, authorization, last-event-id, mcp-session-id, \
+                     mcp-protocol-version, mcp-method, mcp-name"
+                        .into()
+                ),
+                Some("mcp-session-id, mcp-protocol-version, www-authenticate".into()),
+                Some("600".into()),
+            ],
+            "{method}"
+        );
+    }
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "http-cors-test", "version": "1.0.0"}}});
+    let response = client
+        .post(url)
+        .header("origin", LOOPBACK_ORIGIN)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize.to_string())
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(
+        header(&response, "access-control-allow-origin").as_deref(),
+        Some(LOOPBACK_ORIGIN)
+    );
+    assert_eq!(
+        header(&response, "access-control-expose-headers").as_deref(),
+        Some("mcp-session-id, mcp-protocol-version, www-authenticate")
+    );
+    assert_eq!(header(&response, "vary").as_deref(), Some("origin"));
+    assert!(header(&response, "mcp-session-id").is_some());
+    // Without an Origin (no browser), no CORS header.
+    let response = client
+        .request(reqwest::Method::OPTIONS, url)
+        .send()
+        .await
+        .expect("OPTIONS");
+    assert_eq!(
+        (
+            response.status().as_u16(),
+            header(&response, "allow"),
+            header(&response, "access-control-allow-origin")
+        ),
+        (204, Some("GET, POST, DELETE".into()), None)
+    );
+}
+
+#[tokio::test]
+async fn a_foreign_origin_gets_403_preflight_included_and_no_cors_header() {
+    let server = HttpServer::example();
+    let client = client();
+    let response = preflight(&client, &server.url, FOREIGN_ORIGIN, "POST")
+        .send()
+        .await
+        .expect("OPTIONS");
+    assert_eq!(header(&response, "access-control-allow-origin"), None);
+    assert_eq!(
+        json_answer(response).await,
+        (
+            403,
+            "application/json".into(),
+            json!({"jsonrpc": "2.0", "error": {"code": -32600,
+                "message": "Forbidden: the Origin is not allowed"}})
+        )
+    );
+}
+
+/// The page of the browser test: it calls the server at `?mcp=URL` as the TypeScript SDK's
+/// transport does (a 2026-07-28 call; a 2025-11-25 session: `initialize`, its GET stream, a
+/// call) and writes what it saw into `#out` as JSON.
+const PAGE: &str = r#"<!doctype html><html><body><pre id="out">pending</pre><script>
+const mcp = new URLSearchParams(location.search).get('mcp');
+const out = {};
+const json = {'content-type': 'application/json', 'accept': 'application/json, text/event-stream'};
+async function modern() {
+  const meta = {'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                'io.modelcontextprotocol/clientCapabilities': {}};
+  const r = await fetch(mcp, {method: 'POST', body: JSON.stringify({jsonrpc: '2.0', id: 1,
+      method: 'tools/call', params: {name: 'echo', arguments: {text: 'hi'}, _meta: meta}}),
+    headers: {...json, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call',
+              'mcp-name': 'echo'}});
+  return {status: r.status, body: await r.json()};
+}
+async function session() {
+  let r = await fetch(mcp, {method: 'POST', headers: json, body: JSON.stringify({jsonrpc: '2.0',
+    id: 1, method: 'initialize', params: {protocolVersion: '2025-11-25', capabilities: {},
+    clientInfo: {name: 'browser', version: '1'}}})});
+  const id = r.headers.get('mcp-session-id');
+  const seen = {initialize: r.status, server: (await r.json()).result.serverInfo.name,
+                sessionId: id !== null && id.length};
+  const inSession = {'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25'};
+  r = await fetch(mcp, {method: 'POST', headers: {...json, ...inSession},
+    body: JSON.stringify({jsonrpc: '2.0', method: 'notifications/initialized'})});
+  seen.initialized = r.status;
+  const get = await fetch(mcp, {headers: {'accept': 'text/event-stream', ...inSession}});
+  seen.get = [get.status, get.headers.get('content-type')];
+  const reader = get.body.getReader();
+  let text = '';
+  while (!text.includes('\n\n')) {
+    const {value, done} = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  seen.firstEvent = JSON.parse(text.split('\n').find(l => l.startsWith('data: ')).slice(6));
+  r = await fetch(mcp, {method: 'POST', headers: {...json, ...inSession}, body: JSON.stringify(
+    {jsonrpc: '2.0', id: 2, method: 'tools/call', params: {name: 'echo', arguments: {text: 'hi'}}})});
+  seen.call = {status: r.status, body: await r.json()};
+  await reader.cancel();
+  return seen;
+}
+(async () => {
+  try { out.modern = await modern(); } catch (e) { out.modern = {error: String(e)}; }
+  try { out.session = await session(); } catch (e) { out.session = {error: String(e)}; }
+  document.getElementById('out').textContent = JSON.stringify(out);
+})();
+</script></body></html>
+"#;
+
+/// A static server of `dir` on a loopback port (python3's `http.server`), killed when dropped.
+struct PageServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl PageServer {
+    fn start(dir: &std::path::Path) -> PageServer {
+        let mut child = Command::new("python3")
+            .args([
+                "-u",
+                "-m",
+                "http.server",
+                "0",
+                "--bind",
+                "127.0.0.1",
+                "--directory",
+            ])
+            .arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn python3 -m http.server");
+        let stdout = child.stdout.take().expect("stdout");
+        let line = BufReader::new(stdout)
+            .lines()
+            .next()
+            .expect("a line")
+            .expect("read");
+        // "Serving HTTP on 127.0.0.1 port N (http://127.0.0.1:N/) ..."
+        let port = line
+            .split_once(" port ")
+            .and_then(|(_, rest)| rest.split(' ').next())
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        PageServer { child, port }
+    }
+}
+
+impl Drop for PageServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the page at `page_url` wrote into `#out`, read from Chromium's DOM once the page's
+/// work is done (`--virtual-time-budget` waits for its timers and fetches). Chromium resolves
+/// `foreign.test` to the loopback address, so a page can come from a foreign origin.
+fn run_page(dir: &std::path::Path, name: &str, page_url: &str) -> Value {
+    // A fresh profile each run.
+    let profile = dir.join(format!("profile-{name}"));
+    let _ = std::fs::remove_dir_all(&profile);
+    let output = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--host-resolver-rules=MAP foreign.test 127.0.0.1",
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(page_url)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .expect("run chromium (scripts/test-browser.sh installs it)");
+    let dom = String::from_utf8_lossy(&output.stdout);
+    let out = dom
+        .split_once("<pre id=\"out\">")
+        .and_then(|(_, rest)| rest.split_once("</pre>"))
+        .map(|(out, _)| {
+            out.replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&")
+        })
+        .unwrap_or_else(|| panic!("no #out in the DOM of {name}: {dom}"));
+    serde_json::from_str(&out).unwrap_or_else(|_| panic!("#out of {name} is no JSON: {out}"))
+}
+
+#[test]
+#[ignore = "needs chromium: scripts/test-browser.sh runs it"]
+fn a_page_from_a_loopback_origin_calls_the_server_with_fetch_and_a_foreign_one_fails() {
+    let server = HttpServer::example();
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts/http-cors");
+    std::fs::create_dir_all(&dir).expect("the artifacts directory");
+    std::fs::write(dir.join("page.html"), PAGE).expect("write the page");
+    let pages = PageServer::start(&dir);
+    let mcp = &server.url;
+    let loopback = run_page(
+        &dir,
+        "loopback",
+        &format!("http://127.0.0.1:{}/page.html?mcp={mcp}", pages.port),
+    );
+    assert_eq!(
+        loopback,
+        json!({
+            "modern": {"status": 200, "body": {"jsonrpc": "2.0", "id": 1, "result": {
+                "resultType": "complete", "content": [{"type": "text", "text": "hi"}],
+                "_meta": {"io.modelcontextprotocol/serverInfo":
+                    {"name": "embedded-example", "version": "1.0.0"}}}}},
+            "session": {"initialize": 200, "server": "embedded-example", "sessionId": 32,
+                "initialized": 202, "get": [200, "text/event-stream"],
+                "firstEvent": {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"},
+                "call": {"status": 200, "body": {"jsonrpc": "2.0", "id": 2,
+                    "result": {"content": [{"type": "text", "text": "hi"}]}}}}
+        })
+    );
+    let foreign = run_page(
+        &dir,
+        "foreign",
+        &format!("http://foreign.test:{}/page.html?mcp={mcp}", pages.port),
+    );
+    let failed = json!({"error": "TypeError: Failed to fetch"});
+    assert_eq!(foreign, json!({"modern": failed, "session": failed}));
+}
