@@ -217,7 +217,9 @@ pub struct Session {
     state: State,
     output: String,
     adapter: Addr<Adapter>,
-    server: Server,
+    /// Where the resource updates go; `None` for a session that is not listed (a child let
+    /// go without a session of its own has no resources to update).
+    server: Option<Server>,
     waiters: Vec<oneshot::Sender<State>>,
     initialized: Option<oneshot::Sender<()>>,
     /// Counts stops and resumes: the moment of each, so that a place fetched for a stop that
@@ -241,7 +243,7 @@ pub struct Session {
 
 impl Session {
     /// A session of `id` over `adapter`.
-    pub fn new(id: String, adapter: Addr<Adapter>, server: Server) -> Self {
+    pub fn new(id: String, adapter: Addr<Adapter>, server: Option<Server>) -> Self {
         Self {
             state: State {
                 session: id,
@@ -358,10 +360,15 @@ impl Session {
         });
     }
 
+    /// Tells the MCP server that the resource `uri` changed, when the session is listed.
+    fn notify(&self, uri: String) {
+        if let Some(server) = &self.server {
+            server.notify(ListenEvent::ResourceUpdated { uri });
+        }
+    }
+
     fn changed_state(&mut self) {
-        self.server.notify(ListenEvent::ResourceUpdated {
-            uri: state_uri(&self.state.session),
-        });
+        self.notify(state_uri(&self.state.session));
         if self.state.settled() {
             for waiter in self.waiters.drain(..) {
                 let _ = waiter.send(self.state.clone());
@@ -378,9 +385,7 @@ impl Session {
             }
             self.output.drain(..cut);
         }
-        self.server.notify(ListenEvent::ResourceUpdated {
-            uri: output_uri(&self.state.session),
-        });
+        self.notify(output_uri(&self.state.session));
     }
 
     fn end(&mut self, ctx: &mut Context<Self>) {

@@ -131,7 +131,7 @@ impl Handler<Open> for Sessions {
             let adapter = adapter?.start();
             let id = format!("s{}", act.next_id);
             act.next_id += 1;
-            let session = Session::new(id.clone(), adapter, act.server.clone())
+            let session = Session::new(id.clone(), adapter, Some(act.server.clone()))
                 .child_of(open.parent)
                 .following(children, open.adapter);
             let session = context.run(session);
@@ -168,7 +168,7 @@ impl Handler<Child> for Sessions {
                     "{name} runs without a debugger: {MAX_SESSIONS} sessions are open, the most at once"
                 )));
             }
-            let_go(&adapter, spec, self.server.clone());
+            let_go(&adapter, spec);
             return;
         }
         let me = ctx.address();
@@ -205,7 +205,7 @@ impl Handler<Child> for Sessions {
 /// A child that gets no session of its own is let go: attached, configured and detached, as
 /// debugpy's adapter does with a child no client attaches to (`servers.py`), so that it runs
 /// on instead of waiting for a debugger.
-fn let_go(adapter: &AdapterDef, spec: LaunchSpec, server: Server) {
+fn let_go(adapter: &AdapterDef, spec: LaunchSpec) {
     let context = Context::<Session>::new();
     let Ok(connected) = Adapter::spawn(adapter, context.address().recipient()) else {
         return;
@@ -214,7 +214,7 @@ fn let_go(adapter: &AdapterDef, spec: LaunchSpec, server: Server) {
         let Ok(adapter) = connected.await else {
             return;
         };
-        let session = context.run(Session::new(String::new(), adapter.start(), server));
+        let session = context.run(Session::new(String::new(), adapter.start(), None));
         let _ = session.send(Start(spec)).await;
         let _ = session.send(Finish(Ending::Detach)).await;
     });
