@@ -53,6 +53,15 @@ pub(crate) fn modern(mut params: Value) -> Value {
 /// `REQUEST_TIME_LIMIT`), so that the server's limit decides, not the test's. A cold
 /// lldb-dap (liblldb read from disk) under a parallel test run can take more than
 /// `RECV_TIMEOUT` to answer its first request.
+/// The text of the resource `uri`, read with `resources/read`.
+pub(crate) fn read_text(b: &mut Bridge, id: &str, uri: &str) -> String {
+    let r = b.request(json!(id), "resources/read", modern(json!({"uri": uri})));
+    r["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 pub(crate) const CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(45);
 
 pub(crate) fn call(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> Value {

@@ -4,7 +4,7 @@
 //! child is debugged as a session of its own, or runs without a debugger; none waits for ever.
 
 use crate::common;
-use crate::dap::{call, modern, start};
+use crate::dap::{call, modern, read_text, start};
 
 use common::*;
 use serde_json::{Value, json};
@@ -55,14 +55,6 @@ fn write(tag: &str, text: &str) -> String {
     let path = scratch_dir(tag).join("prog.py");
     std::fs::write(&path, text).expect("write the program");
     path.to_string_lossy().into_owned()
-}
-
-fn read_text(b: &mut Bridge, id: &str, uri: &str) -> String {
-    let r = b.request(json!(id), "resources/read", modern(json!({"uri": uri})));
-    r["result"]["contents"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 /// The URIs of the resource list.

@@ -34,9 +34,15 @@ int main(void) {
 
 /// The source and the program built from it with `cc -g -O0`.
 pub(crate) fn build_program(tag: &str) -> (String, String) {
+    build_c(tag, PROGRAM)
+}
+
+/// The C program `text` written to a scratch folder of `tag` and built with `cc -g -O0`: its
+/// source's and its binary's paths.
+pub(crate) fn build_c(tag: &str, text: &str) -> (String, String) {
     let dir = scratch_dir(tag);
     let source = dir.join("prog.c");
-    std::fs::write(&source, PROGRAM).expect("write the program");
+    std::fs::write(&source, text).expect("write the program");
     let binary = dir.join("prog");
     let built = Command::new("cc")
         .args(["-g", "-O0", "-o"])

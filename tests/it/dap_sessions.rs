@@ -2,7 +2,7 @@
 //! sessions at once (debugpy and lldb-dap) in one server.
 
 use crate::common;
-use crate::dap::{call, frame_id, modern, start, write_program};
+use crate::dap::{call, frame_id, modern, read_text, start, write_program};
 use crate::dap_lldb::{build_program, require_lldb_dap};
 
 use common::*;
@@ -72,14 +72,6 @@ fn a_python_program_is_stepped_into_and_out_of_a_function() {
     );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
-}
-
-fn read_text(b: &mut Bridge, id: &str, uri: &str) -> String {
-    let r = b.request(json!(id), "resources/read", modern(json!({"uri": uri})));
-    r["result"]["contents"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 #[test]

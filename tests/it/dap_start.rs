@@ -5,7 +5,7 @@
 
 use crate::common;
 use crate::dap::{
-    CALL_LIMIT, call, descendants, group_exists, modern, process_group, start, venv_bin,
+    CALL_LIMIT, call, descendants, group_exists, modern, process_group, read_text, start, venv_bin,
     write_program,
 };
 use crate::dap_lldb::{build_program, require_lldb_dap};
@@ -29,14 +29,6 @@ fn call_error(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> String 
     let r = b.recv_response_within(&json!(id), CALL_LIMIT);
     assert_eq!(r["result"]["isError"], true, "{name}: {r}");
     text_of(&r)
-}
-
-fn read_text(b: &mut Bridge, id: &str, uri: &str) -> String {
-    let r = b.request(json!(id), "resources/read", modern(json!({"uri": uri})));
-    r["result"]["contents"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use crate::common;
 use crate::dap::{call, modern};
-use crate::dap_lldb::require_lldb_dap;
+use crate::dap_lldb::{build_c, require_lldb_dap};
 
 use common::*;
 use serde_json::{Value, json};
@@ -59,19 +59,7 @@ pub(crate) fn tool_error(b: &mut Bridge, id: &str, name: &str, arguments: Value)
 #[test]
 fn a_page_of_a_huge_array_is_read_from_lldb_dap_and_the_session_goes_on() {
     require_lldb_dap();
-    let dir = scratch_dir("dap-big-array");
-    let source = dir.join("big.c");
-    std::fs::write(&source, BIG_ARRAY).expect("write the program");
-    let binary = dir.join("big");
-    let built = Command::new("cc")
-        .args(["-g", "-O0", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .output();
-    assert!(
-        matches!(&built, Ok(out) if out.status.success()),
-        "{built:?}"
-    );
+    let (source, binary) = build_c("dap-big-array", BIG_ARRAY);
     let mut b = Bridge::start_command(
         &mut Command::new(env!("CARGO_BIN_EXE_mcp-dap")),
         Revision::Modern,
