@@ -285,7 +285,7 @@ async fn the_end_event_fails_what_is_pending_and_reaches_the_frontend_with_its_c
     );
     assert_eq!(
         next(&mut r.told).await.as_deref(),
-        Some("UpstreamGone { status: \"exit code 3\" }")
+        Some("UpstreamGone { status: \"exit code 3\", stderr_tail: [] }")
     );
     // Closed: a new call is answered at once, and Close finds nothing to stop.
     let (after, after_answer) = new_call(&r.upstream, "ping");
