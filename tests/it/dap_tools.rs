@@ -507,3 +507,76 @@ fn a_python_variable_is_expanded_by_its_reference() {
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }
+
+/// debugpy pages no variable (it answers its whole list of a variable, the first 100 items
+/// and groups of its own, whatever `start` and `count` ask: microsoft/debugpy#1179): a page from `start` is that part of its
+/// list, `next` leads to the part after it, and a page past the end is empty.
+#[test]
+fn a_page_of_a_python_list_is_that_part_of_what_debugpy_lists() {
+    let program = write(
+        "dap-page",
+        "page.py",
+        "big = list(range(1000, 1080))\nprint(\"ok\")\n",
+    );
+    let mut b = start();
+    call(&mut b, "1", "launch", json!({"program": program}));
+    let step = call(&mut b, "2", "next", json!({"session": "s1"}));
+    assert_eq!(step["top_frame"]["line"], json!(2), "{step}");
+    let vars = call(&mut b, "3", "variables", json!({"session": "s1"}));
+    let big = vars["scopes"][0]["variables"]
+        .as_array()
+        .and_then(|l| l.iter().find(|v| v["name"] == "big").cloned())
+        .unwrap_or_else(|| panic!("no big in {vars}"));
+    let reference = big["variablesReference"].clone();
+    let page = |b: &mut Bridge, id: &str, start: Value, count: u64| {
+        call(
+            b,
+            id,
+            "variables",
+            json!({"session": "s1", "variables_reference": reference, "start": start,
+                "count": count}),
+        )
+    };
+    // debugpy gives its groups a new reference at each request: pages are compared by name.
+    let names = |page: &Value| -> Vec<Value> {
+        page["variables"]
+            .as_array()
+            .map(|l| l.iter().map(|v| v["name"].clone()).collect())
+            .unwrap_or_default()
+    };
+    let whole = page(&mut b, "4", json!(0), 1000);
+    let listed = whole["variables"].as_array().cloned().unwrap_or_default();
+    assert!(listed.len() >= 80, "{whole}");
+    assert_eq!(whole["more"], json!(false), "{whole}");
+    let part = page(&mut b, "5", json!(50), 10);
+    assert_eq!(part["variables"], json!(listed[50..60]), "{part}");
+    assert_eq!(part["start"], json!(50), "{part}");
+    assert_eq!(part["more"], json!(true), "{part}");
+    assert_eq!(part["next"]["start"], json!(60), "{part}");
+    // A page that reaches the end: the rest of the list, not the whole list again.
+    let rest = page(&mut b, "9", json!(50), 1000);
+    assert_eq!(
+        names(&rest),
+        names(&json!({"variables": listed[50..]})),
+        "{rest}"
+    );
+    assert_eq!(rest["more"], json!(false), "{rest}");
+    let past = page(&mut b, "6", json!(5000), 10);
+    assert_eq!(
+        (&past["variables"], &past["more"]),
+        (&json!([]), &json!(false)),
+        "{past}"
+    );
+    let last = page(&mut b, "7", json!(u64::MAX), 10);
+    assert_eq!(
+        (&last["variables"], &last["more"]),
+        (&json!([]), &json!(false)),
+        "{last}"
+    );
+    // A count of 0 reads one variable (a page of none would name itself as the next page).
+    let none = page(&mut b, "8", json!(0), 0);
+    assert_eq!(names(&none), vec![listed[0]["name"].clone()], "{none}");
+    assert_eq!(none["next"]["start"], json!(1), "{none}");
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}

@@ -34,6 +34,12 @@ pub const MAX_STOPPED_THREADS_SHOWN: usize = 16;
 /// whichever comes first, and then for the other).
 pub const INITIALIZED_TIME_LIMIT: Duration = Duration::from_secs(30);
 
+/// The adapters (by their `adapterID`) that answer a `variables` request with the whole list
+/// whatever its `start` and `count` say: debugpy lists the first 100 items of a collection
+/// and groups of its own, and pages none (microsoft/debugpy#1179), so a page from `start`
+/// is cut from its list.
+pub const ADAPTERS_WITHOUT_VARIABLE_PAGING: [&str; 1] = ["debugpy"];
+
 /// Where a session is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -85,6 +91,10 @@ pub struct State {
     /// `breakpoint` events): `id`, `verified`, `source`, `line`, `message`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub breakpoints: Vec<Value>,
+    /// Whether the adapter honours DAP VariablesArguments `start` and `count` (not shown: a
+    /// fact of the adapter, for the `variables` tool).
+    #[serde(skip)]
+    pub pages_variables: bool,
     /// The session whose debuggee started this one's (a child process the adapter announced
     /// with `startDebugging` or debugpy's `debugpyAttach`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -256,6 +266,7 @@ impl Session {
                 exit_code: None,
                 cause: None,
                 breakpoints: Vec::new(),
+                pages_variables: true,
                 parent: None,
             },
             output: String::new(),
@@ -693,7 +704,12 @@ impl Handler<Start> for Session {
     type Result = ResponseActFuture<Self, Result<(), DapError>>;
 
     fn handle(&mut self, Start(spec): Start, _: &mut Context<Self>) -> Self::Result {
-        self.entry_pending = spec.arguments.get("stopOnEntry") == Some(&Value::Bool(true));
+        // Only a launch stops at its entry: a child's attach configuration carries its
+        // parent's `stopOnEntry` (debugpy copies the launch's), and its first stop is its own.
+        self.entry_pending = spec.request == "launch"
+            && spec.arguments.get("stopOnEntry") == Some(&Value::Bool(true));
+        self.state.pages_variables =
+            !ADAPTERS_WITHOUT_VARIABLE_PAGING.contains(&spec.adapter_id.as_str());
         let (initialized, mut initialized_heard) = oneshot::channel();
         self.initialized = Some(initialized);
         let adapter = self.adapter.clone();

@@ -184,7 +184,7 @@ pub struct VariablesArgs {
     /// The first variable returned, 0-based (default 0): with `count`, one page of a large
     /// variable.
     start: Option<usize>,
-    /// The most variables returned from `start` (default 100, at most 1000); `more` in the
+    /// The most variables returned from `start` (default 100, 1 to 1000); `more` in the
     /// result says whether others follow, and `next` where they start.
     count: Option<usize>,
     /// Only the `indexed` children (an array's elements) or only the `named` ones (DAP
@@ -633,19 +633,25 @@ fn inline_text<'a>(
 /// `budget` bytes (one variable at least). The adapter is asked for that page only (DAP
 /// VariablesArguments `start`, `count`), one more than `count` to learn whether others
 /// follow: the whole list of a large array can pass the DAP body limit. An adapter that pages
-/// answers at most what it was asked; one that does not (`supportsVariablePaging` is optional)
-/// answers the whole list, which is cut here.
+/// answers at most what it was asked; one that does not (`pages` false: paging is optional,
+/// `session::ADAPTERS_WITHOUT_VARIABLE_PAGING`) is asked for the whole list, which is cut here, and
+/// so is the whole list of an adapter that answers more than it was asked.
+#[allow(clippy::too_many_arguments)]
 async fn list_variables(
     adapter: &Addr<Adapter>,
     reference: i64,
     start: usize,
     count: usize,
+    pages: bool,
     filter: Option<VariablesFilter>,
     budget: usize,
     inline_requests: &mut usize,
 ) -> Result<Value, Outcome> {
-    let mut arguments =
-        json!({"variablesReference": reference, "start": start, "count": count + 1});
+    let mut arguments = json!({"variablesReference": reference});
+    if pages {
+        arguments["start"] = json!(start);
+        arguments["count"] = json!(count.saturating_add(1));
+    }
     if let Some(filter) = filter {
         arguments["filter"] = json!(filter.as_str());
     }
@@ -655,7 +661,7 @@ async fn list_variables(
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    if answered.len() > count + 1 {
+    if !pages || answered.len() > count.saturating_add(1) {
         // The whole list: this page is a part of it.
         answered.drain(..start.min(answered.len()));
     }
@@ -691,7 +697,8 @@ async fn list_variables(
     let more = answered.len() > listed.len();
     let mut page = json!({"variables": listed, "start": start, "more": more});
     if more {
-        page["next"] = json!({"variables_reference": reference, "start": start + listed.len()});
+        let next = start.saturating_add(listed.len());
+        page["next"] = json!({"variables_reference": reference, "start": next});
     }
     Ok(page)
 }
@@ -713,7 +720,12 @@ async fn variables(sessions: Addr<Sessions>, args: VariablesArgs) -> Result<Outc
     let session = find(&sessions, &args.session).await?;
     let (state, adapter) = snapshot(&session).await?;
     let start = args.start.unwrap_or(0);
-    let count = args.count.unwrap_or(DEFAULT_VARIABLES).min(MAX_VARIABLES);
+    // A page of none would name itself as the next page for ever.
+    let count = args
+        .count
+        .unwrap_or(DEFAULT_VARIABLES)
+        .clamp(1, MAX_VARIABLES);
+    let pages = state.pages_variables;
     if let Some(reference) = args.variables_reference {
         let mut inline_requests = MAX_INLINE_REQUESTS;
         let page = list_variables(
@@ -721,6 +733,7 @@ async fn variables(sessions: Addr<Sessions>, args: VariablesArgs) -> Result<Outc
             reference,
             start,
             count,
+            pages,
             args.filter,
             MAX_VARIABLES_RESULT_BYTES,
             &mut inline_requests,
@@ -749,6 +762,7 @@ async fn variables(sessions: Addr<Sessions>, args: VariablesArgs) -> Result<Outc
             scope.variables_reference,
             start,
             count,
+            pages,
             args.filter,
             budget,
             &mut inline_requests,
