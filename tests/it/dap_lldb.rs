@@ -2,7 +2,7 @@
 //! installs) debugging a small C program built with `cc -g` in the test.
 
 use crate::common;
-use crate::dap::{call, frame_id, modern};
+use crate::dap::{call, frame_id, modern, read_text};
 
 use common::*;
 use serde_json::{Value, json};
@@ -284,16 +284,20 @@ fn a_c_program_under_lldb_dap_breaks_steps_is_inspected_and_exits_with_its_code_
         (&json!("exited"), &json!(7)),
         "{exited}"
     );
-    let output = b.request(
-        json!("15"),
-        "resources/read",
-        modern(json!({"uri": "dap://sessions/s1/output"})),
-    );
-    // The program's line (lldb-dap runs it on a terminal: `\r\n`), then lldb's own.
-    assert_eq!(
-        output["result"]["contents"][0]["text"],
-        format!("s is 9\r\nProcess {thread} exited with status = 7 (0x00000007) \n")
-    );
+    // The program's line (lldb-dap runs it on a terminal: `\r\n`), then lldb's own, which
+    // lldb-dap may send after its `exited` event: read again until it is there.
+    let expected = format!("s is 9\r\nProcess {thread} exited with status = 7 (0x00000007) \n");
+    let deadline = std::time::Instant::now() + RECV_TIMEOUT;
+    let mut read = 0;
+    let text = loop {
+        read += 1;
+        let text = read_text(&mut b, &format!("15-{read}"), "dap://sessions/s1/output");
+        if text == expected || std::time::Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(text, expected);
     let ended = call(&mut b, "16", "terminate", json!({"session": "s1"}));
     assert_eq!(ended["terminated"], "s1");
     b.close_stdin();
