@@ -394,6 +394,41 @@ async fn at_the_session_bound_an_initialize_ends_the_session_idle_longest_never_
 }
 
 #[tokio::test]
+async fn at_the_session_bound_a_burst_of_initialize_posts_ends_its_own_sessions_first() {
+    let server = HttpServer::start(
+        common::server_bin(),
+        &["--test-tools", "--http-max-sessions", "2"],
+    );
+    let client = client();
+    let url = &server.url;
+    let list = request(json!(2), "tools/list", json!({}));
+    // A client that uses its session (its `notifications/initialized` claimed it), idle now.
+    let (used, _, _) = open_session(&client, url, json!({})).await;
+    // A burst of `initialize` POSTs that nothing follows: each ends the burst's own
+    // unclaimed session before the one a client uses, however long that one has been idle.
+    let mut burst = Vec::new();
+    for _ in 0..5 {
+        let response = post(&client, url, None, &initialize(json!({})))
+            .send()
+            .await
+            .expect("POST initialize");
+        assert_eq!(response.status().as_u16(), 200);
+        burst.push(session_header(&response).expect("an Mcp-Session-Id"));
+        let _ = messages(response).await;
+    }
+    let (status, answer) = call(&client, url, &used, &list).await;
+    assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
+    let response = post(&client, url, Some(&burst[0]), &list)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(
+        json_answer(response).await,
+        (404, "application/json".into(), unknown_session())
+    );
+}
+
+#[tokio::test]
 async fn a_session_that_no_message_follows_after_its_initialize_ends_at_its_claim_time_limit() {
     const CLAIM_MS: u64 = 300;
     let server = HttpServer::start(

@@ -44,8 +44,8 @@
 //!
 //! - A POST of a 2025-11-25 `initialize` (without the protocol version key in `_meta`, which
 //!   marks a 2026-07-28 request) without `Mcp-Session-Id` starts a session: its answer carries
-//!   `Mcp-Session-Id`, 128 random bits in hex. At [`HttpOptions::max_sessions`] the session
-//!   idle longest ends to make room; a busy one (a stream open, or a request whose POST
+//!   `Mcp-Session-Id`, 128 random bits in hex. At [`HttpOptions::max_sessions`] an idle session
+//!   ends to make room (an unclaimed one first, then the one idle longest); a busy one (a stream open, or a request whose POST
 //!   stream closed still running) never does, and when every session is busy it gets 503
 //!   with `too_many_sessions`. A request with two `Mcp-Session-Id` fields gets 400. When the session answers it with a JSON-RPC error, the
 //!   answer carries no `Mcp-Session-Id` and the session ends.

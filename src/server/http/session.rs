@@ -129,10 +129,12 @@ impl SessionTable {
         lock(&self.inner).sessions.get(id).cloned()
     }
 
-    /// Counts a session that starts; at the bound, the session idle longest ends to make
-    /// room (a burst of `initialize` POSTs, which any local client can send in seconds, must
-    /// not lock every other client out until the sessions expire). A busy session never
-    /// ends so; false when every one is busy.
+    /// Counts a session that starts; at the bound, an idle session ends to make room (a burst
+    /// of `initialize` POSTs, which any local client can send in seconds, must not lock every
+    /// other client out until the sessions expire): one that no message claimed after its
+    /// `initialize` first (such a burst then ends its own sessions, not those of clients that
+    /// use theirs), then the one idle longest. A busy session never ends so; false when every
+    /// one is busy.
     fn reserve(&self) -> bool {
         let evicted = {
             let mut inner = lock(&self.inner);
@@ -141,9 +143,12 @@ impl SessionTable {
                 let idlest = inner
                     .sessions
                     .values()
-                    .filter_map(|session| Some((session.idle_since()?, session.id.clone())))
+                    .filter_map(|session| {
+                        let (claimed, since) = session.idle_since()?;
+                        Some((claimed, since, session.id.clone()))
+                    })
                     .min();
-                let Some((_, id)) = idlest else {
+                let Some((_, _, id)) = idlest else {
                     return false;
                 };
                 evicted = inner.sessions.remove(&id);
@@ -416,12 +421,13 @@ impl Session {
         routes.open == 0 && routes.last_active.elapsed() >= limit
     }
 
-    /// When the session became idle; `None` while it is busy: a stream is open (a POST
-    /// waiting for its response, or the GET stream) or a request whose POST stream closed
-    /// still runs.
-    fn idle_since(&self) -> Option<Instant> {
+    /// Whether a message claimed the session after its `initialize`, and when it became
+    /// idle; `None` while it is busy: a stream is open (a POST waiting for its response, or
+    /// the GET stream) or a request whose POST stream closed still runs.
+    fn idle_since(&self) -> Option<(bool, Instant)> {
         let routes = self.routes();
-        (routes.open == 0 && routes.orphans.is_empty()).then_some(routes.last_active)
+        (routes.open == 0 && routes.orphans.is_empty())
+            .then_some((routes.claimed, routes.last_active))
     }
 
     /// Closes the input (the pipe's end of input: the bridge's shutdown cascade) and every
