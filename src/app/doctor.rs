@@ -176,7 +176,11 @@ async fn examine(d: &DoctorArgs, signed: Option<BridgeConfig>, secrets: &EnvSecr
             report.sign_in = Some(found);
         }
     }
-    report.snippets = editor_snippets(d, &report);
+    // Entries to paste are offered for a server that works through the bridge only: an
+    // entry for one that does not would put a broken server into the editor.
+    if report.verdict().0 {
+        report.snippets = editor_snippets(d, &report);
+    }
     report.warnings = d.cli.warnings.clone();
     report
 }

@@ -283,6 +283,10 @@ fn a_command_that_exits_at_once_failed_to_start_and_the_reason_says_why() {
         lines.last(),
         Some(&format!("not usable: {reason}").as_str())
     );
+    // No editor entry is offered for a server that does not work through the bridge.
+    assert_eq!(r["config"], json!({}));
+    assert!(!text.contains("\"mcpServers\""), "{text}");
+    assert!(!text.contains("\"servers\""), "{text}");
     // A launcher that exits 127 is not started again, and fails to start as well.
     let (code, r) = doctor_json(&["--", "sh", "-c", "exit 127"]);
     assert_eq!(code, 1, "{r}");
@@ -731,10 +735,36 @@ fn a_url_that_refuses_the_static_authorization_header_is_not_usable() {
             "the server asks for a sign-in (HTTP 401) that the bridge cannot do: {why}"
         ))
     );
-    // The configuration names the variable, never its value.
-    let text = r["config"].to_string();
-    assert!(!text.contains("not-a-token"), "{text}");
-    assert!(text.contains("Authorization=DOCTOR_TEST_AUTH"), "{text}");
+    // A server that is not usable gets no editor entry.
+    assert_eq!(r["config"], json!({}));
+}
+
+#[test]
+fn an_entry_names_the_variable_of_a_header_never_its_value() {
+    let f = HttpFixture::start(http_server(), Vec::new());
+    let out = Command::new(bridge_bin())
+        .args([
+            "doctor",
+            "--json",
+            "--header-env",
+            "X-Api-Key=DOCTOR_TEST_KEY",
+        ])
+        .arg(f.url())
+        .env("DOCTOR_TEST_KEY", "not-a-key")
+        .stdin(Stdio::null())
+        .output()
+        .expect("doctor runs");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(out.status.code(), Some(0), "{r}");
+    let entry = json!({
+        "command": bridge_bin(),
+        "args": ["--header-env", "X-Api-Key=DOCTOR_TEST_KEY", f.url()]
+    });
+    assert_eq!(
+        r["config"]["cursor"]["json"],
+        json!({"mcpServers": {"http-fixture": entry}})
+    );
+    assert!(!r.to_string().contains("not-a-key"), "{r}");
 }
 
 #[test]
