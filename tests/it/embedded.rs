@@ -447,3 +447,66 @@ fn modern_bad_lines_get_the_error_table_and_the_path_stays_modern() {
         )
     );
 }
+
+// ---- the README's minimal server (`examples/minimal.rs`) ----
+
+/// The minimal example's one tool, as both paths list it.
+fn adder_tools() -> Value {
+    json!([{"name": "add", "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object", "properties": {"a": {"type": "integer", "format": "int64"},
+            "b": {"type": "integer", "format": "int64"}}, "required": ["a", "b"]}}])
+}
+
+#[test]
+fn the_minimal_example_serves_its_tool_to_clients_of_both_revisions() {
+    let program = minimal_example_bin();
+    let mut b = Bridge::start_program(&program.to_string_lossy(), Revision::Legacy);
+    let r = b.initialize();
+    assert_eq!(
+        r["result"],
+        json!({"protocolVersion": "2025-11-25",
+               "capabilities": {"logging": {}, "tools": {"listChanged": true}},
+               "serverInfo": {"name": "adder", "version": "1.0.0"}})
+    );
+    let r = b.request(json!(1), "tools/list", json!({}));
+    assert_eq!(r["result"], json!({"tools": adder_tools()}));
+    let r = b.request(
+        json!(2),
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 2, "b": 40}}),
+    );
+    assert_eq!(r["result"], text_result("42"));
+
+    let mut b = Bridge::start_program(&program.to_string_lossy(), Revision::Modern);
+    let r = b.request(
+        json!(1),
+        "tools/call",
+        modern(
+            json!({"name": "add", "arguments": {"a": -1, "b": 1}}),
+            json!({}),
+        ),
+    );
+    assert_eq!(
+        r["result"],
+        json!({"resultType": "complete", "content": [{"type": "text", "text": "0"}],
+               "_meta": {SERVER_INFO: {"name": "adder", "version": "1.0.0"}}})
+    );
+}
+
+#[test]
+fn the_readme_quotes_the_minimal_example_whole() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = std::fs::read_to_string(root.join("examples/minimal.rs")).expect("the example");
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("the README");
+    let quoted = format!("```rust\n{example}```\n");
+    assert!(
+        readme.contains(&quoted),
+        "README.md does not quote examples/minimal.rs whole:\n{example}"
+    );
+    // At most 15 lines of code: what a user copies stays short.
+    let code = example
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
+        .count();
+    assert!(code <= 15, "{code} lines of code");
+}

@@ -100,6 +100,13 @@ pub fn conformance_fixture_bin() -> PathBuf {
     BUILT.get_or_init(|| build_example("conformance")).clone()
 }
 
+/// The README's minimal server (`examples/minimal.rs`: one typed tool, `serve_stdio`), built as
+/// [`embedded_example_bin`] is.
+pub fn minimal_example_bin() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| build_example("minimal")).clone()
+}
+
 /// `cargo build --example NAME` with this test binary's features; the path of the example.
 fn build_example(name: &str) -> PathBuf {
     let bin_dir = std::path::Path::new(server_bin())
