@@ -9,8 +9,8 @@
 //!
 //! Transport-neutral: [`ProbeAnswer`] has a variant for each way a stdio and an HTTP upstream
 //! can answer, and [`decide`] is the one place that reads it. Its table (in `decide`'s
-//! documentation and in `docs/architecture.md`) names the SDKs whose servers answer each way,
-//! and each row has its unit test below.
+//! documentation, which `docs/architecture.md` links to) names the SDKs whose servers answer
+//! each way, and each row has its unit test below.
 
 use serde_json::{Value, json};
 use std::fmt;
@@ -271,8 +271,8 @@ fn modern_error(error: &Value) -> ErrorObject {
 }
 
 /// Decides the era from the answer to `server/discover` (2026-07-28 basic/versioning). Each
-/// row has its unit test (`row_N_...` below), and `docs/architecture.md` ("The era fallback")
-/// has the same table:
+/// row has its unit test (`row_N_...` below); `docs/architecture.md` ("The era fallback") links
+/// here and says what the Frontend does around rows 5, 12, 13 and 15:
 ///
 /// | # | answer | who answers so | era |
 /// |---|---|---|---|
