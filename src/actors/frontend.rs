@@ -12,6 +12,8 @@ mod initialize;
 mod listen;
 pub mod messages;
 mod pass_through;
+mod rounds;
+mod slots;
 
 use actix::prelude::*;
 use foldhash::{HashMap, HashSet};
@@ -25,15 +27,15 @@ pub use self::held::{MAX_HELD_BYTES, MAX_HELD_FRAMES};
 pub use self::initialize::INITIALIZE_EXIT_STATUS_WAIT;
 use self::initialize::InitializeWait;
 use self::messages::{ChangeAnswer, Finish, FromUpstream, GateUpdate, Quiesce, UpstreamLost};
+use self::rounds::{CancelReason, SlotEnv, SlotOutcome, TimedOut, probe};
+use self::slots::{
+    LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
+};
 use super::link::{ActorStats, Link};
 use super::listener::ListenerLinks;
 use super::metrics::{METRICS_INTERVAL, MethodBatch, MethodTimes};
 use super::pending::{PendingLinks, Resolve};
-use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome, TimedOut, probe};
 use super::sign_in_side::{EditorInitialized, EditorLinks, SignInSide};
-use super::slots::{
-    LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
-};
 use super::supervisor::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener};
 use super::upstream::{self, Relay, UpstreamLinks, UpstreamReply};
 use crate::config::BridgeConfig;
