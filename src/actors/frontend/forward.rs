@@ -1,7 +1,23 @@
 //! Forwarded requests: admission against `--max-in-flight`, the slot of each request, its
 //! cancel, its end and the methods' counters.
 
-use super::*;
+use actix::prelude::*;
+use serde_json::{Value, json};
+use std::time::Instant;
+
+use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome};
+use super::slots::{
+    LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
+};
+use super::{Frontend, Lifecycle};
+use crate::actors::upstream;
+use crate::protocol::errors::Cause;
+use crate::protocol::jsonrpc::{self, Id};
+use crate::protocol::legacy::{Forwarded, RequestClass};
+use crate::protocol::raw;
+use crate::protocol::relay;
+use crate::protocol::translate::{self, MetaKeys};
+use crate::transport::queue::Delivery;
 
 impl Frontend {
     /// Removes a slot and stops its future; its response is never written. Returns whether

@@ -2,7 +2,14 @@
 //! messages): kept as they came, bounded in frames and bytes, then passed on unchanged to a
 //! legacy upstream or handled as if they came then for a modern one.
 
-use super::*;
+use actix::prelude::*;
+use serde_json::json;
+
+use super::{Frontend, Lifecycle};
+use crate::protocol::errors::Cause;
+use crate::protocol::framing::Frame;
+use crate::protocol::jsonrpc::{self, Id, Message};
+use crate::protocol::legacy::{EditorNotification, EditorRequest, RequestClass};
 
 /// Frames of the editor held while `initialize` runs (the era of the upstream is being
 /// decided), at most this many; requests also count against `--max-in-flight`. Beyond either

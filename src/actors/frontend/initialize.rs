@@ -2,12 +2,30 @@
 //! editor's `initialize` answered from the discover result or passed through to a legacy
 //! server under a time limit of its own, and the time limit that leaves out sign-in time.
 
-use super::*;
+use actix::prelude::*;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::rounds::{CancelReason, TimedOut, probe};
+use super::{Frontend, Lifecycle, REPLY_MASK, pass_through};
 use crate::actors::sign_in_side::SignInTimes;
+use crate::actors::upstream::{self, Relay, UpstreamLinks, UpstreamReply};
+use crate::protocol::era::{self, Era, HttpAnswer, HttpBody, LegacySign, ProbeAnswer};
+use crate::protocol::errors::{Cause, ErrorObject};
+use crate::protocol::jsonrpc::{self, Id};
+use crate::protocol::legacy::{self, RequestClass};
+use crate::protocol::listen::Declared;
+use crate::protocol::methods;
+use crate::protocol::modern::{Discovered, RequestMeta};
+use crate::protocol::raw::Object;
+use crate::protocol::translate;
 use crate::transport::child;
 use crate::transport::observe::{Decided, Observed};
 #[cfg(feature = "http")]
 use crate::transport::open::UpstreamSpec;
+use crate::transport::program::SpawnError;
+use crate::transport::queue::Delivery;
 
 /// How long a failed `initialize` waits, after the upstream closed its output, for the exit
 /// status of the upstream process, which its error then names (`data.detail`: `exit code 3`,

@@ -1,9 +1,17 @@
 //! Pass-through toward a legacy (2025-11-25) upstream: the editor's frames go on as they
 //! came, and the upstream's come back with only the bridge's own ids mapped.
 
-use super::*;
+use serde_json::{Value, json};
+use std::time::Instant;
+
+use super::Frontend;
+use crate::actors::upstream::Relay;
+use crate::protocol::errors::{Cause, ErrorObject};
 use crate::protocol::item_filter::ItemFilter;
-use crate::protocol::legacy::Forwarded;
+use crate::protocol::jsonrpc::{self, Id};
+use crate::protocol::legacy::{self, EditorNotification, Forwarded, RequestClass};
+use crate::protocol::passthrough::{self, MessageKind};
+use crate::transport::queue::Delivery;
 
 /// One request of the editor sent on in pass-through, not answered yet.
 #[derive(Debug)]
