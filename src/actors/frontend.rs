@@ -1,7 +1,7 @@
 //! The Frontend actor: the 2025-11-25 stdio server for one editor connection. It reads the
 //! frames of stdin (the reader never waits for a slot), owns the lifecycle
-//! (`awaiting_initialize -> initializing -> ready | pass_through -> closing`; `pass_through`
-//! when the upstream is a legacy server, `protocol::era`), answers `ping`,
+//! (`awaiting_initialize -> initializing -> ready | pass_through -> closing`, [`Phase`]:
+//! `pass_through` when the upstream is a legacy server, `protocol::era`), answers `ping`,
 //! `logging/setLevel`, `server/discover` and every bad line itself, and admits each forwarded
 //! request as a slot. Because this actor handles one message at a time, "is the slot still
 //! live? then write its frame" is one step: that is the output lock of the design.
@@ -12,61 +12,181 @@ mod initialize;
 mod listen;
 pub mod messages;
 mod pass_through;
+mod rounds;
+mod slots;
 
 use actix::prelude::*;
-use foldhash::{HashMap, HashSet};
+use foldhash::HashMap;
 use serde_json::{Value, json};
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
+use tokio::sync::oneshot;
 
-use self::held::Held;
+use self::held::HeldFrames;
 pub use self::held::{MAX_HELD_BYTES, MAX_HELD_FRAMES};
 pub use self::initialize::INITIALIZE_EXIT_STATUS_WAIT;
 use self::initialize::InitializeWait;
+use self::listen::ListenSide;
 use self::messages::{ChangeAnswer, Finish, FromUpstream, GateUpdate, Quiesce, UpstreamLost};
+use self::pass_through::Relayed;
+use self::slots::Slot;
 use super::link::{ActorStats, Link};
 use super::listener::ListenerLinks;
 use super::metrics::{METRICS_INTERVAL, MethodBatch, MethodTimes};
 use super::pending::{PendingLinks, Resolve};
-use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome, TimedOut, probe};
 use super::sign_in_side::{EditorInitialized, EditorLinks, SignInSide};
-use super::slots::{
-    LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
-};
 use super::supervisor::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener};
-use super::upstream::{self, Relay, UpstreamLinks, UpstreamReply};
+use super::upstream::{self, UpstreamLinks, UpstreamReply};
 use crate::config::BridgeConfig;
 use crate::log::limits;
 use crate::profile::REQUEST_ID_PREFIX;
-use crate::protocol::era::{self, Era, HttpAnswer, HttpBody, LegacySign, ProbeAnswer};
-use crate::protocol::errors::{self, Cause, ErrorObject};
+use crate::protocol::errors::{self, Cause};
 use crate::protocol::framing::Frame;
 use crate::protocol::input::InputAnswer;
 use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
-use crate::protocol::legacy::{self, EditorNotification, EditorRequest, Forwarded, RequestClass};
+use crate::protocol::legacy::{self, EditorNotification, EditorRequest, RequestClass};
 use crate::protocol::list_items::ItemKind;
 use crate::protocol::listen::Declared;
 use crate::protocol::log_level::LogLevel;
-use crate::protocol::methods;
-use crate::protocol::modern::{self, Discovered, RequestMeta, UpstreamNotification};
-use crate::protocol::passthrough::{self, MessageKind};
-use crate::protocol::raw::{self, Object};
+use crate::protocol::modern::{self, RequestMeta, UpstreamNotification};
+use crate::protocol::raw;
 use crate::protocol::relay;
 use crate::protocol::translate::{self, MetaKeys, ReplyMask};
-use crate::transport::program::SpawnError;
 use crate::transport::queue::Delivery;
 use crate::transport::writer::Writer;
-/// The lifecycle of the connection (2025-11-25 basic/lifecycle).
-/// `PassThrough` replaces `Ready` when the upstream is a legacy server (`protocol::era`):
-/// the 2025-11-25 protocol passes through unchanged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lifecycle {
+
+/// The phase of the connection: `awaiting_initialize -> initializing -> ready | pass_through
+/// -> closing`. A failed `initialize` (in `initializing`, or passed through in
+/// `pass_through`) returns to `awaiting_initialize`; `closing` is the last.
+enum Phase {
+    /// The start of the connection, and the end of a failed `initialize`: only an
+    /// `initialize` starts the upstream.
     AwaitingInitialize,
-    Initializing,
-    Ready,
-    PassThrough,
-    Closing,
+    /// `initialize` runs: the era of the upstream is being decided (`protocol::era`).
+    Initializing(Initializing),
+    /// A 2026-07-28 upstream answered `server/discover`: each forwarded request is a slot.
+    Ready(Ready),
+    /// A legacy upstream (`protocol::era`): the 2025-11-25 protocol passes through unchanged.
+    PassThrough(PassThrough),
+    /// The input ended or the upstream was lost: nothing new starts.
+    Closing(Closing),
+}
+
+/// The data of `initializing`.
+struct Initializing {
+    /// The editor's frames that arrived meanwhile, in order: handled once `initialize` ends,
+    /// in the phase it leads to.
+    held: HeldFrames,
+    /// Where the exit status of a lost upstream goes (the probe waits for it,
+    /// [`INITIALIZE_EXIT_STATUS_WAIT`]); taken by the first loss.
+    exit_status: Option<oneshot::Sender<(String, Vec<String>)>>,
+    /// The exit status of an upstream lost meanwhile: its warning waits for the decision,
+    /// since a server that exits at `server/discover` is the expected sign of a legacy
+    /// server (rmcp's servers end at any first message but `initialize`).
+    lost: Option<String>,
+}
+
+/// The data of `ready`.
+struct Ready {
+    /// The `_meta` that `server/discover` was sent with (the protocol version, the client's
+    /// capabilities and info), which every forwarded request carries; `current_meta` puts
+    /// the level of the last `logging/setLevel` in.
+    meta: RequestMeta,
+    /// The `_meta` keys of forwarded requests, serialized once for the current log level
+    /// (`None` after `logging/setLevel` until the next forwarded request).
+    meta_keys: Option<MetaKeys>,
+    /// What the `initialize` result declared of list changes and `resources.subscribe`: what
+    /// the Listener keeps a listen stream for.
+    declared: Declared,
+    /// The listen side, once `notifications/initialized` asked for the Listener.
+    listen: Option<ListenSide>,
+}
+
+/// The data of `pass_through`.
+struct PassThrough {
+    /// The editor's requests sent upstream and not answered yet.
+    relayed: HashMap<Id, Relayed>,
+    /// With the item filter: the list requests among `relayed` whose results lose the hidden
+    /// items, with their kind.
+    listing: HashMap<Id, ItemKind>,
+    /// The editor's `initialize` not answered yet by the legacy server.
+    initialize_wait: Option<InitializeWait>,
+}
+
+/// The data of `closing`.
+struct Closing {
+    /// The listen side of `ready`, kept: the answers to subscription changes and the list
+    /// changes that still come reach the editor until the end.
+    listen: Option<ListenSide>,
+}
+
+impl Phase {
+    /// The frames held while `initialize` runs (`initializing` only).
+    fn held(&self) -> Option<&HeldFrames> {
+        match self {
+            Phase::Initializing(i) => Some(&i.held),
+            _ => None,
+        }
+    }
+
+    /// The data of `pass_through`, in that phase.
+    fn pass_through(&self) -> Option<&PassThrough> {
+        match self {
+            Phase::PassThrough(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The data of `pass_through`, in that phase, to change.
+    fn pass_through_mut(&mut self) -> Option<&mut PassThrough> {
+        match self {
+            Phase::PassThrough(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The listen side: asked for in `ready`, kept in `closing`.
+    fn listen(&self) -> Option<&ListenSide> {
+        match self {
+            Phase::Ready(r) => r.listen.as_ref(),
+            Phase::Closing(c) => c.listen.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The listen side, to change (see [`Phase::listen`]).
+    fn listen_mut(&mut self) -> Option<&mut ListenSide> {
+        match self {
+            Phase::Ready(r) => r.listen.as_mut(),
+            Phase::Closing(c) => c.listen.as_mut(),
+            _ => None,
+        }
+    }
+
+    /// Moves to `closing`, which keeps the listen side; returns the phase it left, without
+    /// its listen side.
+    fn close(&mut self) -> Phase {
+        let mut left = std::mem::replace(self, Phase::Closing(Closing { listen: None }));
+        let listen = match &mut left {
+            Phase::Ready(r) => r.listen.take(),
+            Phase::Closing(c) => c.listen.take(),
+            _ => None,
+        };
+        *self = Phase::Closing(Closing { listen });
+        left
+    }
+
+    /// Leaves `initializing` for `awaiting_initialize` (the caller sets the phase it leads
+    /// to) and returns its data; `None`, and no change, in any other phase.
+    fn leave_initializing(&mut self) -> Option<Initializing> {
+        if !matches!(self, Phase::Initializing(_)) {
+            return None;
+        }
+        match std::mem::replace(self, Phase::AwaitingInitialize) {
+            Phase::Initializing(i) => Some(i),
+            _ => None,
+        }
+    }
 }
 
 /// What the bridge honours of the discovered capabilities: the Listener keeps a listen
@@ -76,55 +196,48 @@ pub const REPLY_MASK: ReplyMask = ReplyMask {
     subscribe: true,
 };
 
-/// The Frontend actor.
+/// The Frontend actor. What every phase uses is here; what one phase uses is in its
+/// [`Phase`].
 pub struct Frontend {
+    /// What the bridge runs with: limits, time limits, the upstream, the item filter.
     config: Arc<BridgeConfig>,
+    /// The counters of this actor (its input frames among them).
     stats: Arc<ActorStats>,
+    /// The writer toward the editor (stdout), the only one.
     output: Writer,
+    /// The Upstream actor: shared with the slot futures, which call it themselves.
     upstream: Arc<UpstreamLinks>,
+    /// The PendingTable: the answers of the editor to the bridge's `b-` requests go there.
     pending: Arc<PendingLinks>,
+    /// The Listener, which gets the subscription changes and the listen facts.
     listener: ListenerLinks,
+    /// The Supervisor: the end of the input, the start of the Listener, the end of the actor.
     supervisor: SupervisorLinks,
     /// The methods' counters since the last [`MethodBatch`].
     methods: MethodTimes,
+    /// The Metrics actor, which gets the methods' counters in batches.
     metrics: Link<MethodBatch>,
     /// The SignIn actor of a URL upstream with sign-in.
     sign_in: Option<SignInSide>,
-    state: Lifecycle,
+    /// The phase of the connection, with the data live in it alone.
+    phase: Phase,
+    /// The editor's requests in flight as slots (the `initialize` that runs, the forwarded
+    /// requests), by the editor's id: a response goes out only while its slot is live.
     slots: HashMap<Id, Slot>,
+    /// The progress tokens the bridge gave the upstream, to the slot each belongs to.
     progress_routes: HashMap<String, Id>,
+    /// The number in the last progress token the bridge made: each is new.
     next_progress_token: u64,
+    /// The level of `logging/setLevel`, when the editor set one: it holds in every phase.
     log_level: Option<LogLevel>,
+    /// The capabilities of the editor's last `initialize`: those the upstream hears of, and
+    /// what a sign-in and the slots may ask the editor.
     editor_capabilities: Arc<Value>,
-    meta: Option<RequestMeta>,
-    /// The `_meta` keys of forwarded requests, serialized once for the current log level.
-    meta_keys: Option<MetaKeys>,
-    initialized: bool,
     /// An `initialize` succeeded at least once (the answer to [`Finish`]).
     ran: bool,
-    declared: Declared,
-    listen: Option<listen::ListenSide>,
-    /// Ids of `resources/subscribe`/`unsubscribe` requests not answered yet.
-    open_changes: HashSet<Id>,
-    /// Pass-through: the editor's requests sent upstream and not answered yet.
-    relayed: HashMap<Id, pass_through::Relayed>,
-    /// Pass-through with the item filter: the list requests among `relayed` whose results
-    /// lose the hidden items, with their kind.
-    listing: HashMap<Id, ItemKind>,
-    /// Pass-through: the editor's `initialize` not answered yet by the legacy server.
-    initialize_wait: Option<InitializeWait>,
-    /// The token of the last [`InitializeWait`].
+    /// The token of the last [`InitializeWait`]: a timer of an earlier wait, which may
+    /// outlive its phase, finds another token and does nothing.
     last_wait_token: u64,
-    /// The editor's frames that arrived while `initialize` runs, in order.
-    held: VecDeque<Held>,
-    held_bytes: usize,
-    /// While `initialize` runs: where the exit status of a lost upstream goes (the probe
-    /// waits for it, [`INITIALIZE_EXIT_STATUS_WAIT`]).
-    exit_status: Option<tokio::sync::oneshot::Sender<(String, Vec<String>)>>,
-    /// The exit status of an upstream lost while `initialize` runs: its warning waits for the
-    /// decision, since a server that exits at `server/discover` is the expected sign of a
-    /// legacy server (rmcp's servers end at any first message but `initialize`).
-    lost_while_initializing: Option<String>,
 }
 
 /// The links of the Frontend to the Supervisor.
@@ -195,27 +308,14 @@ impl Frontend {
             methods: MethodTimes::default(),
             metrics: out.metrics,
             sign_in: out.sign_in,
-            state: Lifecycle::AwaitingInitialize,
+            phase: Phase::AwaitingInitialize,
             slots: HashMap::default(),
             progress_routes: HashMap::default(),
-            exit_status: None,
-            lost_while_initializing: None,
             next_progress_token: 0,
             log_level: None,
             editor_capabilities: Arc::new(json!({})),
-            meta: None,
-            meta_keys: None,
-            initialized: false,
             ran: false,
-            declared: Declared::default(),
-            listen: None,
-            open_changes: HashSet::default(),
-            relayed: HashMap::default(),
-            listing: HashMap::default(),
-            initialize_wait: None,
             last_wait_token: 0,
-            held: VecDeque::new(),
-            held_bytes: 0,
         }
     }
 
@@ -256,18 +356,23 @@ impl Frontend {
     }
 
     fn current_meta(&self) -> RequestMeta {
-        let mut m = self.meta.clone().unwrap_or_else(|| RequestMeta {
-            protocol_version: modern::PROTOCOL_VERSION.into(),
-            client_capabilities: translate::upstream_client_capabilities(&self.editor_capabilities),
-            client_info: Some(Self::bridge_client_info()),
-            log_level: None,
-        });
+        let mut m = match &self.phase {
+            Phase::Ready(ready) => ready.meta.clone(),
+            _ => RequestMeta {
+                protocol_version: modern::PROTOCOL_VERSION.into(),
+                client_capabilities: translate::upstream_client_capabilities(
+                    &self.editor_capabilities,
+                ),
+                client_info: Some(Self::bridge_client_info()),
+                log_level: None,
+            },
+        };
         m.log_level = self.log_level;
         m
     }
 
     fn on_frame(&mut self, frame: Frame, ctx: &mut Context<Self>) {
-        if self.state == Lifecycle::Initializing && self.hold(&frame) {
+        if matches!(self.phase, Phase::Initializing(_)) && self.hold(&frame) {
             return;
         }
         let line = match frame {
@@ -289,18 +394,17 @@ impl Frontend {
                 return;
             }
         };
-        if self.state == Lifecycle::PassThrough {
+        if matches!(self.phase, Phase::PassThrough(_)) {
             return self.relay_from_editor(&line);
         }
         // Once ready, a forwarded request is read without a value tree: its params pass raw
         // (numbers keep their exact text, a large member is not copied). Every other line
         // takes the parser's path.
-        if self.state == Lifecycle::Ready
+        if matches!(self.phase, Phase::Ready(_))
             && let Some((id, method, params)) = raw::request(line.clone(), self.config.max_depth)
             && let RequestClass::Forward(f) = legacy::classify_request(&method)
         {
-            if self.slots.contains_key(&id) || self.open_changes.contains(&id) || self.is_held(&id)
-            {
+            if self.id_in_use(&id) {
                 return self.reply_error(Some(&id), Cause::DuplicateId, None);
             }
             return self.start_forward(id, f, params, ctx);
@@ -339,8 +443,14 @@ impl Frontend {
         self.pending.resolve.do_send(Resolve { id, answer });
     }
 
+    /// Whether a request of the editor with the id `id` is in flight: a slot, a subscription
+    /// change, or a request held while `initialize` runs.
+    fn id_in_use(&self, id: &Id) -> bool {
+        self.slots.contains_key(id) || self.is_open_change(id) || self.is_held(id)
+    }
+
     fn on_request(&mut self, id: Id, request: EditorRequest, ctx: &mut Context<Self>) {
-        if self.slots.contains_key(&id) || self.open_changes.contains(&id) || self.is_held(&id) {
+        if self.id_in_use(&id) {
             // Two answers with one id would reach the editor: refuse the second request.
             return self.reply_error(Some(&id), Cause::DuplicateId, None);
         }
@@ -351,7 +461,9 @@ impl Frontend {
                 match level {
                     Some(level) => {
                         self.log_level = Some(level);
-                        self.meta_keys = None;
+                        if let Phase::Ready(ready) = &mut self.phase {
+                            ready.meta_keys = None;
+                        }
                         self.listener_log_level();
                         self.write(&jsonrpc::response(&id, json!({})));
                     }
@@ -370,12 +482,18 @@ impl Frontend {
             _ => {}
         }
         let is_initialize = class == RequestClass::Initialize;
-        match (self.state, request) {
-            (Lifecycle::AwaitingInitialize, EditorRequest::Initialize(params)) => {
+        match request {
+            EditorRequest::Initialize(params)
+                if matches!(self.phase, Phase::AwaitingInitialize) =>
+            {
                 self.start_initialize(id, params, ctx)
             }
-            (Lifecycle::AwaitingInitialize | Lifecycle::Initializing, request)
-                if !is_initialize =>
+            request
+                if !is_initialize
+                    && matches!(
+                        self.phase,
+                        Phase::AwaitingInitialize | Phase::Initializing(_)
+                    ) =>
             {
                 if request.names_modern_version() {
                     let method = json!(request.method());
@@ -384,14 +502,14 @@ impl Frontend {
                     self.reply_error(Some(&id), Cause::NotInitialized, None);
                 }
             }
-            (Lifecycle::Initializing, _) if is_initialize => {
+            _ if is_initialize && matches!(self.phase, Phase::Initializing(_)) => {
                 let error: Value = errors::initialize_running().into();
                 self.write(&jsonrpc::error_response(Some(&id), error));
             }
-            (Lifecycle::Ready, _) if is_initialize => {
+            _ if is_initialize && matches!(self.phase, Phase::Ready(_)) => {
                 self.reply_error(Some(&id), Cause::AlreadyInitialized, None);
             }
-            (Lifecycle::Ready, request) => match request {
+            request if matches!(self.phase, Phase::Ready(_)) => match request {
                 EditorRequest::Forward(f, params) => {
                     let params = params.as_ref().map(raw::Params::from_value);
                     self.start_forward(id, f, params, ctx)
@@ -422,14 +540,14 @@ impl Frontend {
                 if let (Some(slot), Some(reason)) = (self.slots.get(&id), reason) {
                     slot.cancel_reason.set(reason);
                 }
-                if self.cancel_slot(&id, ctx) || self.open_changes.remove(&id) || self.unhold(&id) {
+                // The cancel of the `initialize` that runs also handles the frames held
+                // behind it (`cancel_slot`).
+                if self.cancel_slot(&id, ctx) || self.close_change(&id) || self.unhold(&id) {
                     tracing::debug!(target: "frontend", "the client cancelled request {id}");
                 }
-                self.replay_held(ctx);
             }
             EditorNotification::Initialized => {
-                if self.state == Lifecycle::Ready {
-                    self.initialized = true;
+                if matches!(self.phase, Phase::Ready(_)) {
                     if let Some(sign_in) = &self.sign_in {
                         // From now on a sign-in asks the editor and never opens a browser.
                         sign_in.initialized.do_send(EditorInitialized(EditorLinks {
@@ -554,7 +672,7 @@ impl Handler<FromUpstream> for Frontend {
             FromUpstream::ListenEnded { id, reply } => self.on_listen_ended(id, reply),
             FromUpstream::Relayed { message, kind } => self.relay_to_editor(message, kind),
             FromUpstream::RelayFailed { id, reply } => {
-                if let Some(relayed) = self.relayed.remove(&id) {
+                if let Some(relayed) = self.take_relayed(&id) {
                     self.methods
                         .record(relayed.method, false, relayed.started.elapsed());
                     if let UpstreamReply::Failed(f) = &reply {
@@ -574,9 +692,7 @@ impl Handler<FromUpstream> for Frontend {
                     // bridge returns to awaiting `initialize`, so that the requests after it
                     // get `not_initialized` instead of reaching a server that never started
                     // a session; the next `initialize` connects again.
-                    if self.state == Lifecycle::PassThrough
-                        && let Some(wait) = self.initialize_wait.take_if(|w| w.id == id)
-                    {
+                    if let Some(wait) = self.take_initialize_wait(&id) {
                         self.fail_passed_initialize(&wait, cause.error(detail));
                         self.upstream.disconnect.do_send(upstream::Disconnect);
                         return;
@@ -586,7 +702,7 @@ impl Handler<FromUpstream> for Frontend {
                 }
             }
             FromUpstream::IdInUse { id } => {
-                if self.relayed.remove(&id).is_some() {
+                if self.take_relayed(&id).is_some() {
                     self.end_initialize_wait(&id);
                     self.reply_error(Some(&id), Cause::DuplicateId, None);
                 }
@@ -611,10 +727,10 @@ impl Handler<UpstreamLost> for Frontend {
         // an rmcp 1.x legacy server answers once started again) failed to start: that
         // `initialize` fails with its exit status and the end of its stderr; the bridge keeps
         // serving, and the next `initialize` starts a new one.
-        if self.state == Lifecycle::PassThrough
-            && let Some(wait) = self.initialize_wait.take()
+        if let Some(pass) = self.phase.pass_through_mut()
+            && let Some(wait) = pass.initialize_wait.take()
         {
-            if self.relayed.remove(&wait.id).is_some() {
+            if pass.relayed.remove(&wait.id).is_some() {
                 let again = if wait.restarted {
                     " (it had exited at server/discover and was started again)"
                 } else {
@@ -629,29 +745,31 @@ impl Handler<UpstreamLost> for Frontend {
                 self.fail_passed_initialize(&wait, e);
                 return false;
             }
-            self.initialize_wait = Some(wait);
+            pass.initialize_wait = Some(wait);
         }
-        if !matches!(self.state, Lifecycle::Ready | Lifecycle::PassThrough) {
-            if let Some(tx) = self.exit_status.take() {
-                let _ = tx.send((status.clone(), stderr_tail));
-            }
-            if self.state == Lifecycle::Initializing {
-                self.lost_while_initializing = Some(status);
+        if !matches!(self.phase, Phase::Ready(_) | Phase::PassThrough(_)) {
+            if let Phase::Initializing(initializing) = &mut self.phase {
+                if let Some(tx) = initializing.exit_status.take() {
+                    let _ = tx.send((status.clone(), stderr_tail));
+                }
+                initializing.lost = Some(status);
             } else {
                 tracing::warn!(target: "upstream", "the upstream server exited ({status})");
             }
             return false;
         }
         tracing::error!(target: "upstream", "the upstream server exited ({status})");
-        self.state = Lifecycle::Closing;
+        let left = self.phase.close();
         let ids: Vec<Id> = self.slots.keys().cloned().collect();
         for id in ids {
             if self.cancel_slot(&id, ctx) {
                 self.reply_error(Some(&id), Cause::UpstreamExited, None);
             }
         }
-        for (id, _) in std::mem::take(&mut self.relayed) {
-            self.reply_error(Some(&id), Cause::UpstreamExited, None);
+        if let Phase::PassThrough(pass) = left {
+            for (id, _) in pass.relayed {
+                self.reply_error(Some(&id), Cause::UpstreamExited, None);
+            }
         }
         true
     }
@@ -660,8 +778,8 @@ impl Handler<UpstreamLost> for Frontend {
 impl Handler<Quiesce> for Frontend {
     type Result = ();
     fn handle(&mut self, Quiesce { signal }: Quiesce, ctx: &mut Context<Self>) {
-        let initializing = self.state == Lifecycle::Initializing;
-        self.state = Lifecycle::Closing;
+        let left = self.phase.close();
+        let initializing = matches!(left, Phase::Initializing(_));
         let mut answer = Vec::new();
         let mut cancelled = 0usize;
         let ids: Vec<Id> = self.slots.keys().cloned().collect();
@@ -677,17 +795,18 @@ impl Handler<Quiesce> for Frontend {
                 }
             }
         }
-        let held: Vec<Id> = std::mem::take(&mut self.held)
-            .into_iter()
-            .filter_map(|h| h.request)
-            .collect();
-        // Held behind initialize, they are in flight too (they count against the limit).
-        cancelled += held.len();
-        answer.extend(held);
-        self.held_bytes = 0;
-        // Pass-through: the editor's requests in flight end with the input, unanswered.
-        cancelled += self.relayed.len();
-        self.relayed.clear();
+        match left {
+            Phase::Initializing(left) => {
+                let held: Vec<Id> = left.held.into_requests().collect();
+                // Held behind initialize, they are in flight too (they count against the
+                // limit).
+                cancelled += held.len();
+                answer.extend(held);
+            }
+            // Pass-through: the editor's requests in flight end with the input, unanswered.
+            Phase::PassThrough(left) => cancelled += left.relayed.len(),
+            _ => {}
+        }
         // A client that closed its input gets no answer to what was still in flight (the
         // requests are cancelled upstream): one line says how many, so that an output that
         // stops short (`head -1 requests.jsonl | mcp-bridge ...` prints nothing) is explained.

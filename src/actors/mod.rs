@@ -20,10 +20,8 @@ pub mod link;
 pub mod listener;
 pub mod metrics;
 pub mod pending;
-pub mod rounds;
 pub mod sign_in_side;
 #[cfg(feature = "auth")]
 pub mod signin;
-pub mod slots;
 pub mod supervisor;
 pub mod upstream;

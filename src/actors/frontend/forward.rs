@@ -1,11 +1,28 @@
 //! Forwarded requests: admission against `--max-in-flight`, the slot of each request, its
 //! cancel, its end and the methods' counters.
 
-use super::*;
+use actix::prelude::*;
+use serde_json::{Value, json};
+use std::time::Instant;
+
+use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome};
+use super::slots::{
+    LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
+};
+use super::{Frontend, Phase, Ready};
+use crate::actors::upstream;
+use crate::protocol::errors::Cause;
+use crate::protocol::jsonrpc::{self, Id};
+use crate::protocol::legacy::{Forwarded, RequestClass};
+use crate::protocol::raw;
+use crate::protocol::relay;
+use crate::protocol::translate::{self, MetaKeys};
+use crate::transport::queue::Delivery;
 
 impl Frontend {
     /// Removes a slot and stops its future; its response is never written. Returns whether
-    /// the slot existed.
+    /// the slot existed. The slot of an `initialize` that runs ends `initializing`: the
+    /// upstream stops, and the frames held meanwhile get what `awaiting_initialize` answers.
     pub(super) fn cancel_slot(&mut self, id: &Id, ctx: &mut Context<Self>) -> bool {
         let Some(slot) = self.slots.remove(id) else {
             return false;
@@ -16,9 +33,11 @@ impl Frontend {
         if let Some(t) = &slot.upstream_progress_token {
             self.progress_routes.remove(t);
         }
-        if slot.method == RequestClass::Initialize && self.state == Lifecycle::Initializing {
-            self.state = Lifecycle::AwaitingInitialize;
+        if slot.method == RequestClass::Initialize
+            && let Some(initializing) = self.phase.leave_initializing()
+        {
             self.upstream.disconnect.do_send(upstream::Disconnect);
+            self.replay_held(initializing.held, ctx);
         }
         true
     }
@@ -94,10 +113,18 @@ impl Frontend {
         }
         self.next_progress_token += 1;
         let n = self.next_progress_token;
-        if self.meta_keys.is_none() {
-            self.meta_keys = Some(MetaKeys::of(&self.current_meta()));
+        if matches!(&self.phase, Phase::Ready(r) if r.meta_keys.is_none()) {
+            let keys = MetaKeys::of(&self.current_meta());
+            if let Phase::Ready(r) = &mut self.phase {
+                r.meta_keys = Some(keys);
+            }
         }
-        let Some(keys) = &self.meta_keys else {
+        // Only `ready` forwards.
+        let Phase::Ready(Ready {
+            meta_keys: Some(keys),
+            ..
+        }) = &self.phase
+        else {
             return;
         };
         // The bridge's token is made only for a request that carries the editor's.

@@ -2,7 +2,15 @@
 //! messages): kept as they came, bounded in frames and bytes, then passed on unchanged to a
 //! legacy upstream or handled as if they came then for a modern one.
 
-use super::*;
+use actix::prelude::*;
+use serde_json::json;
+use std::collections::VecDeque;
+
+use super::{Frontend, Phase};
+use crate::protocol::errors::Cause;
+use crate::protocol::framing::Frame;
+use crate::protocol::jsonrpc::{self, Id, Message};
+use crate::protocol::legacy::{EditorNotification, EditorRequest, RequestClass};
 
 /// Frames of the editor held while `initialize` runs (the era of the upstream is being
 /// decided), at most this many; requests also count against `--max-in-flight`. Beyond either
@@ -16,11 +24,34 @@ pub const MAX_HELD_BYTES: usize = 16 * 1024 * 1024;
 /// A frame of the editor that came while `initialize` runs (an editor that pipelines its
 /// first messages), kept as it came: a legacy upstream gets it unchanged after the
 /// `initialize`, a modern one has it handled as if it came then.
-pub(super) struct Held {
-    pub(super) frame: Frame,
+struct Held {
+    /// The frame as it came.
+    frame: Frame,
     /// The id, when the frame is a request.
-    pub(super) request: Option<Id>,
-    pub(super) bytes: usize,
+    request: Option<Id>,
+    /// The length of the frame's line, counted against [`MAX_HELD_BYTES`].
+    bytes: usize,
+}
+
+/// The frames of the editor held while `initialize` runs, in order.
+#[derive(Default)]
+pub(super) struct HeldFrames {
+    /// The frames, oldest first.
+    frames: VecDeque<Held>,
+    /// The bytes of `frames`, at most [`MAX_HELD_BYTES`].
+    bytes: usize,
+}
+
+impl HeldFrames {
+    /// Whether a held request has the id `id`.
+    pub(super) fn contains(&self, id: &Id) -> bool {
+        self.frames.iter().any(|h| h.request.as_ref() == Some(id))
+    }
+
+    /// The ids of the held requests, in order; the other frames are dropped.
+    pub(super) fn into_requests(self) -> impl Iterator<Item = Id> {
+        self.frames.into_iter().filter_map(|h| h.request)
+    }
 }
 
 impl Frontend {
@@ -33,6 +64,9 @@ impl Frontend {
     /// gets `duplicate_id`; true then).
     pub(super) fn hold(&mut self, frame: &Frame) -> bool {
         let Frame::Line(line) = frame else {
+            return false;
+        };
+        let Some(held) = self.phase.held() else {
             return false;
         };
         let bytes = line.len();
@@ -60,13 +94,13 @@ impl Frontend {
             Ok(_) => None,
             Err(_) => return false,
         };
-        let full = self.held.len() >= MAX_HELD_FRAMES || self.held_bytes + bytes > MAX_HELD_BYTES;
+        let full = held.frames.len() >= MAX_HELD_FRAMES || held.bytes + bytes > MAX_HELD_BYTES;
         if let Some(id) = &request {
-            if self.slots.contains_key(id) || self.is_held(id) {
+            if self.slots.contains_key(id) || held.contains(id) {
                 self.reply_error(Some(id), Cause::DuplicateId, None);
                 return true;
             }
-            let requests = self.held.iter().filter(|h| h.request.is_some()).count();
+            let requests = held.frames.iter().filter(|h| h.request.is_some()).count();
             if full || requests >= self.config.max_in_flight {
                 let limit = json!(self.config.max_in_flight);
                 self.reply_error(Some(id), Cause::TooManyRequests, Some(limit));
@@ -76,8 +110,12 @@ impl Frontend {
         } else if full {
             return false;
         }
-        self.held_bytes += bytes;
-        self.held.push_back(Held {
+        let Phase::Initializing(initializing) = &mut self.phase else {
+            return false;
+        };
+        let held = &mut initializing.held;
+        held.bytes += bytes;
+        held.frames.push_back(Held {
             frame: frame.clone(),
             request,
             bytes,
@@ -85,34 +123,37 @@ impl Frontend {
         true
     }
 
+    /// Whether a request held while `initialize` runs has the id `id`.
     pub(super) fn is_held(&self, id: &Id) -> bool {
-        self.held.iter().any(|h| h.request.as_ref() == Some(id))
+        self.phase.held().is_some_and(|h| h.contains(id))
     }
 
     /// Takes a held request out (the editor cancelled it): it gets no response, and a legacy
     /// upstream never sees it.
     pub(super) fn unhold(&mut self, id: &Id) -> bool {
-        let Some(pos) = self
-            .held
+        let Phase::Initializing(initializing) = &mut self.phase else {
+            return false;
+        };
+        let held = &mut initializing.held;
+        let Some(pos) = held
+            .frames
             .iter()
             .position(|h| h.request.as_ref() == Some(id))
         else {
             return false;
         };
-        if let Some(h) = self.held.remove(pos) {
-            self.held_bytes = self.held_bytes.saturating_sub(h.bytes);
+        if let Some(h) = held.frames.remove(pos) {
+            held.bytes = held.bytes.saturating_sub(h.bytes);
         }
         true
     }
 
-    /// Handles the frames held while `initialize` ran, in order, in the state it left
+    /// Handles the frames `held` while `initialize` ran, in order, in the phase it led to
     /// (pass-through: relayed after the `initialize`; ready: served; awaiting `initialize`:
-    /// `not_initialized`).
-    pub(super) fn replay_held(&mut self, ctx: &mut Context<Self>) {
-        while self.state != Lifecycle::Initializing
-            && let Some(h) = self.held.pop_front()
-        {
-            self.held_bytes = self.held_bytes.saturating_sub(h.bytes);
+    /// `not_initialized`). None of them is an `initialize` ([`Frontend::hold`]), so none
+    /// starts `initializing` again.
+    pub(super) fn replay_held(&mut self, held: HeldFrames, ctx: &mut Context<Self>) {
+        for h in held.frames {
             self.on_frame(h.frame, ctx);
         }
     }

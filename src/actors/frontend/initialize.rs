@@ -2,12 +2,32 @@
 //! editor's `initialize` answered from the discover result or passed through to a legacy
 //! server under a time limit of its own, and the time limit that leaves out sign-in time.
 
-use super::*;
+use actix::prelude::*;
+use foldhash::HashMap;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::held::HeldFrames;
+use super::rounds::{CancelReason, TimedOut, probe};
+use super::{Frontend, Initializing, PassThrough, Phase, REPLY_MASK, Ready, pass_through};
 use crate::actors::sign_in_side::SignInTimes;
+use crate::actors::upstream::{self, Relay, UpstreamLinks, UpstreamReply};
+use crate::protocol::era::{self, Era, HttpAnswer, HttpBody, LegacySign, ProbeAnswer};
+use crate::protocol::errors::{Cause, ErrorObject};
+use crate::protocol::jsonrpc::{self, Id};
+use crate::protocol::legacy::{self, RequestClass};
+use crate::protocol::listen::Declared;
+use crate::protocol::methods;
+use crate::protocol::modern::{Discovered, RequestMeta};
+use crate::protocol::raw::Object;
+use crate::protocol::translate;
 use crate::transport::child;
 use crate::transport::observe::{Decided, Observed};
 #[cfg(feature = "http")]
 use crate::transport::open::UpstreamSpec;
+use crate::transport::program::SpawnError;
+use crate::transport::queue::Delivery;
 
 /// How long a failed `initialize` waits, after the upstream closed its output, for the exit
 /// status of the upstream process, which its error then names (`data.detail`: `exit code 3`,
@@ -133,7 +153,12 @@ impl Frontend {
         if !self.admit(&id, RequestClass::Initialize, None, None) {
             return;
         }
-        self.state = Lifecycle::Initializing;
+        let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
+        self.phase = Phase::Initializing(Initializing {
+            held: HeldFrames::default(),
+            exit_status: Some(exit_tx),
+            lost: None,
+        });
         // For a legacy upstream: the request as the editor wrote it (a JSON-RPC request has no
         // other members; `params` is the editor's object, members and numbers as written).
         let request = jsonrpc::request(&id, methods::INITIALIZE, params.unwrap_or_default());
@@ -147,8 +172,6 @@ impl Frontend {
         let client = id.clone();
         let reason = self.cancel_reason_of(&id);
         let times = self.sign_in.as_ref().map(|s| s.times.clone());
-        let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
-        self.exit_status = Some(exit_tx);
         // When the probe began (after the transport opened): its time for an observer.
         let probe_start = std::rc::Rc::new(std::cell::Cell::new(None::<Instant>));
         let probe_started = probe_start.clone();
@@ -268,7 +291,6 @@ impl Frontend {
             let elapsed = probe_start.get().map(|t| t.elapsed()).unwrap_or_default();
             act.observe_era(&res, elapsed);
             act.initialize_done(slot_id, res, ctx);
-            act.replay_held(ctx);
         }));
         if let Some(s) = self.slots.get_mut(&id) {
             s.handle = Some(h);
@@ -320,8 +342,9 @@ impl Frontend {
     /// held for a server that was started again goes out now.
     pub(super) fn announce_legacy(&mut self, id: &Id) {
         if let Some(line) = self
-            .initialize_wait
-            .as_mut()
+            .phase
+            .pass_through_mut()
+            .and_then(|p| p.initialize_wait.as_mut())
             .filter(|w| &w.id == id)
             .and_then(|w| w.announce.take())
         {
@@ -340,26 +363,31 @@ impl Frontend {
         }
     }
 
+    /// The probe of the `initialize` `id` ended with `res`: `initializing` ends, in the
+    /// phase that `res` leads to, and the frames held meanwhile are handled in it.
     pub(super) fn initialize_done(
         &mut self,
         id: Id,
         res: Result<Probed, ErrorObject>,
         ctx: &mut Context<Self>,
     ) {
-        self.exit_status = None;
+        if self.finish_slot(&id, res.is_ok()).is_none() {
+            return;
+        }
+        // The slot of `initialize` lives in `initializing` alone (a cancel of it, and the
+        // end of the input, end both).
+        let Some(initializing) = self.phase.leave_initializing() else {
+            return;
+        };
         // An exit at server/discover that made the bridge start the server again is the
         // expected one (its info line below says so); any other is warned of.
-        if let Some(status) = self.lost_while_initializing.take()
+        if let Some(status) = initializing.lost
             && !matches!(res, Ok(Probed::Legacy(LegacySign::ExitedAtDiscover, _)))
         {
             tracing::warn!(target: "upstream", "the upstream server exited ({status})");
         }
-        if self.finish_slot(&id, res.is_ok()).is_none() {
-            return;
-        }
         match res {
             Ok(Probed::Legacy(sign, request)) => {
-                self.state = Lifecycle::PassThrough;
                 self.last_wait_token += 1;
                 let token = self.last_wait_token;
                 let restarted = sign == LegacySign::ExitedAtDiscover;
@@ -374,7 +402,7 @@ impl Frontend {
                     tracing::info!(target: "frontend", "{line}");
                     None
                 };
-                self.initialize_wait = Some(InitializeWait {
+                let wait = InitializeWait {
                     id: id.clone(),
                     token,
                     silent_discover: sign == LegacySign::NoReply,
@@ -382,6 +410,13 @@ impl Frontend {
                     ran_before: self.ran,
                     restarted,
                     announce,
+                };
+                let mut relayed = HashMap::default();
+                relayed.insert(id.clone(), pass_through::Relayed::now("initialize"));
+                self.phase = Phase::PassThrough(PassThrough {
+                    relayed,
+                    listing: HashMap::default(),
+                    initialize_wait: Some(wait),
                 });
                 // Counted as the wait for server/discover is: the time a sign-in runs (the
                 // passed-through initialize of a URL upstream can get a 401) is the user's in
@@ -396,8 +431,6 @@ impl Frontend {
                         .map(move |(), act, _| act.initialize_timed_out(token)),
                 );
                 self.ran = true;
-                self.relayed
-                    .insert(id.clone(), pass_through::Relayed::now("initialize"));
                 self.upstream.relay.do_send(Relay {
                     message: request,
                     delivery: Delivery::Request(id),
@@ -406,23 +439,26 @@ impl Frontend {
             }
             Ok(Probed::Modern(modern)) => {
                 let (d, meta) = *modern;
-                self.state = Lifecycle::Ready;
                 self.ran = true;
-                self.meta = Some(meta);
-                self.meta_keys = None;
                 tracing::info!(target: "frontend", "the upstream server is ready (protocol {})", d.protocol_version);
                 let result =
                     translate::initialize_result(&d, &self.fallback_server_info(), REPLY_MASK);
-                self.declared = Declared::from_capabilities(&result["capabilities"]);
+                self.phase = Phase::Ready(Ready {
+                    meta,
+                    meta_keys: None,
+                    declared: Declared::from_capabilities(&result["capabilities"]),
+                    listen: None,
+                });
                 self.write(&jsonrpc::response(&id, result));
             }
             Err(e) => {
-                self.state = Lifecycle::AwaitingInitialize;
+                // `leave_initializing` left the phase at `awaiting_initialize`.
                 self.upstream.disconnect.do_send(upstream::Disconnect);
                 tracing::warn!(target: "frontend", "initialize failed: {}", e.log_text());
                 self.write(&jsonrpc::error_response(Some(&id), e));
             }
         }
+        self.replay_held(initializing.held, ctx);
     }
 
     /// Pass-through: the legacy server did not answer the editor's `initialize` within
@@ -431,10 +467,13 @@ impl Frontend {
     /// `not_initialized` (as requests held behind a failed `initialize` do); the upstream is
     /// stopped, and the next `initialize` starts it again.
     pub(super) fn initialize_timed_out(&mut self, token: u64) {
-        let Some(wait) = self.initialize_wait.take_if(|w| w.token == token) else {
+        let Some(pass) = self.phase.pass_through_mut() else {
             return;
         };
-        if self.state != Lifecycle::PassThrough || self.relayed.remove(&wait.id).is_none() {
+        let Some(wait) = pass.initialize_wait.take_if(|w| w.token == token) else {
+            return;
+        };
+        if pass.relayed.remove(&wait.id).is_none() {
             return;
         }
         let secs = self.config.discover_timeout.as_secs_f64();
@@ -456,12 +495,14 @@ impl Frontend {
     /// state returns to `awaiting_initialize`, and the requests sent after it get
     /// `not_initialized`, in the order they were sent.
     pub(super) fn fail_passed_initialize(&mut self, wait: &InitializeWait, e: ErrorObject) {
-        self.state = Lifecycle::AwaitingInitialize;
+        let left = std::mem::replace(&mut self.phase, Phase::AwaitingInitialize);
         self.ran = wait.ran_before;
         tracing::warn!(target: "frontend", "initialize failed: {}", e.log_text());
         self.write(&jsonrpc::error_response(Some(&wait.id), e));
-        let mut rest: Vec<(Id, pass_through::Relayed)> =
-            std::mem::take(&mut self.relayed).into_iter().collect();
+        let Phase::PassThrough(pass) = left else {
+            return;
+        };
+        let mut rest: Vec<(Id, pass_through::Relayed)> = pass.relayed.into_iter().collect();
         rest.sort_by_key(|(_, sent)| sent.started);
         for (id, _) in rest {
             self.reply_error(Some(&id), Cause::NotInitialized, None);
@@ -475,8 +516,9 @@ impl Frontend {
     pub(super) fn warn_of_the_url_path(&self, id: &Id, status: Option<u16>) {
         let again = status == Some(404)
             && self
-                .initialize_wait
-                .as_ref()
+                .phase
+                .pass_through()
+                .and_then(|p| p.initialize_wait.as_ref())
                 .is_some_and(|w| &w.id == id && w.discover_404);
         // Only a URL upstream answers with an HTTP status.
         #[cfg(feature = "http")]
@@ -491,8 +533,19 @@ impl Frontend {
     /// Pass-through: the request `id` of the editor is resolved (answered, or failed by the
     /// bridge); when it is the `initialize`, its time limit no longer applies.
     pub(super) fn end_initialize_wait(&mut self, id: &Id) {
-        if self.initialize_wait.as_ref().is_some_and(|w| &w.id == id) {
-            self.initialize_wait = None;
+        if let Some(pass) = self.phase.pass_through_mut()
+            && pass.initialize_wait.as_ref().is_some_and(|w| &w.id == id)
+        {
+            pass.initialize_wait = None;
         }
+    }
+
+    /// Pass-through: takes out the wait of the `initialize` `id` passed to the legacy server,
+    /// when it is that one.
+    pub(super) fn take_initialize_wait(&mut self, id: &Id) -> Option<InitializeWait> {
+        self.phase
+            .pass_through_mut()?
+            .initialize_wait
+            .take_if(|w| &w.id == id)
     }
 }

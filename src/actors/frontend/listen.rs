@@ -5,10 +5,11 @@
 //! upstream writes before a result reaches the editor before that result.
 
 use actix::prelude::*;
+use foldhash::HashSet;
 use serde_json::{Value, json};
 
 use super::messages::{ChangeAnswer, GateUpdate};
-use super::{Frontend, Lifecycle};
+use super::{Frontend, Phase};
 use crate::actors::listener::{Change, ListenFact, SetLogLevel};
 use crate::actors::supervisor::messages::StartListener;
 use crate::actors::upstream::UpstreamReply;
@@ -18,9 +19,12 @@ use crate::protocol::legacy::RequestClass;
 use crate::protocol::listen::{self, Fact, ListenGate, Step, StreamEnd};
 use crate::protocol::modern::UpstreamNotification;
 
-/// The gate of the write step, once the Listener was asked for.
+/// The Frontend's side of the listen stream, once the Listener was asked for.
 pub(super) struct ListenSide {
+    /// The write step of the listen traffic (`protocol::listen`).
     gate: ListenGate,
+    /// Ids of `resources/subscribe`/`unsubscribe` requests not answered yet.
+    open_changes: HashSet<Id>,
 }
 
 impl Frontend {
@@ -28,16 +32,23 @@ impl Frontend {
     /// Listener, when the `initialize` result declared a list change or `resources.subscribe`.
     /// What the Frontend sends it meanwhile waits in its mailbox.
     pub(super) fn start_listener(&mut self) {
-        if self.listen.is_some() || self.state != Lifecycle::Ready || !self.declared.any() {
+        let Phase::Ready(ready) = &self.phase else {
+            return;
+        };
+        if ready.listen.is_some() || !ready.declared.any() {
             return;
         }
+        let declared = ready.declared;
         self.supervisor.start_listener.do_send(StartListener {
-            declared: self.declared,
+            declared,
             meta: self.current_meta(),
         });
-        self.listen = Some(ListenSide {
-            gate: ListenGate::new(self.declared),
-        });
+        if let Phase::Ready(ready) = &mut self.phase {
+            ready.listen = Some(ListenSide {
+                gate: ListenGate::new(declared),
+                open_changes: HashSet::default(),
+            });
+        }
     }
 
     /// `resources/subscribe` and `resources/unsubscribe` in `ready`: -32601 without a listen
@@ -49,7 +60,9 @@ impl Frontend {
         subscribe: bool,
         params: Option<&Value>,
     ) {
-        if self.listen.is_none() || !self.declared.subscribe {
+        let subscribable =
+            matches!(&self.phase, Phase::Ready(r) if r.listen.is_some() && r.declared.subscribe);
+        if !subscribable {
             let method = json!(class.method());
             return self.reply_error(Some(&id), Cause::MethodNotFound, Some(method));
         }
@@ -60,13 +73,30 @@ impl Frontend {
                 Some(json!("params.uri must be a non-empty string")),
             );
         };
-        self.open_changes.insert(id.clone());
+        if let Some(side) = self.phase.listen_mut() {
+            side.open_changes.insert(id.clone());
+        }
         self.listener.change.do_send(Change { id, subscribe, uri });
+    }
+
+    /// Whether a subscription change with the id `id` waits for its answer.
+    pub(super) fn is_open_change(&self, id: &Id) -> bool {
+        self.phase
+            .listen()
+            .is_some_and(|side| side.open_changes.contains(id))
+    }
+
+    /// Forgets the subscription change `id` (its answer is never written); whether it was
+    /// open.
+    pub(super) fn close_change(&mut self, id: &Id) -> bool {
+        self.phase
+            .listen_mut()
+            .is_some_and(|side| side.open_changes.remove(id))
     }
 
     /// The level of `logging/setLevel` for the next listen requests.
     pub(super) fn listener_log_level(&self) {
-        if self.listen.is_some() {
+        if self.phase.listen().is_some() {
             self.listener.log_level.do_send(SetLogLevel(self.log_level));
         }
     }
@@ -74,7 +104,7 @@ impl Frontend {
     /// Runs the gate on an upstream notification. True when it was listen traffic of the
     /// bridge (written to the editor as the gate says, or kept inside).
     pub(super) fn listen_step(&mut self, notification: &UpstreamNotification) -> bool {
-        let Some(side) = &mut self.listen else {
+        let Some(side) = self.phase.listen_mut() else {
             return false;
         };
         let (frames, fact) = match side.gate.on_notification(notification) {
@@ -98,7 +128,7 @@ impl Frontend {
     /// its id for a new request.
     pub(super) fn answer_change(&mut self, frame: Value) {
         let id = frame.get("id").and_then(Id::from_value);
-        if id.as_ref().is_some_and(|id| self.open_changes.remove(id)) {
+        if id.as_ref().is_some_and(|id| self.close_change(id)) {
             self.write(&frame);
         } else {
             tracing::debug!(target: "frontend", "dropped the answer to a cancelled subscription change");
@@ -107,7 +137,7 @@ impl Frontend {
 
     /// A sign-in completed: the Listener opens a stream that waits for one.
     pub(super) fn on_signed_in(&mut self) {
-        if self.listen.is_some() {
+        if self.phase.listen().is_some() {
             self.listener.fact.do_send(ListenFact(Fact::SignedIn));
         }
     }
@@ -124,7 +154,7 @@ impl Frontend {
                 detail: f.detail,
             },
         };
-        if let Some(side) = &mut self.listen
+        if let Some(side) = self.phase.listen_mut()
             && let Some(f) = side.gate.end(&id, end)
         {
             self.listener.fact.do_send(ListenFact(f));
@@ -143,7 +173,7 @@ impl Handler<GateUpdate> for Frontend {
     type Result = ();
     fn handle(&mut self, m: GateUpdate, _: &mut Context<Self>) {
         let ack_timeout = self.config.listen.ack_timeout;
-        let Some(side) = &mut self.listen else {
+        let Some(side) = self.phase.listen_mut() else {
             return;
         };
         match m {

@@ -1,13 +1,23 @@
 //! Pass-through toward a legacy (2025-11-25) upstream: the editor's frames go on as they
 //! came, and the upstream's come back with only the bridge's own ids mapped.
 
-use super::*;
+use serde_json::{Value, json};
+use std::time::Instant;
+
+use super::Frontend;
+use crate::actors::upstream::Relay;
+use crate::protocol::errors::{Cause, ErrorObject};
 use crate::protocol::item_filter::ItemFilter;
-use crate::protocol::legacy::Forwarded;
+use crate::protocol::jsonrpc::{self, Id};
+use crate::protocol::legacy::{self, EditorNotification, Forwarded, RequestClass};
+use crate::protocol::passthrough::{self, MessageKind};
+use crate::transport::queue::Delivery;
 
 /// One request of the editor sent on in pass-through, not answered yet.
 #[derive(Debug)]
 pub(super) struct Relayed {
+    /// When it was sent on: its time in the metrics and the order of the `not_initialized`
+    /// answers after a failed `initialize`.
     pub(super) started: Instant,
     /// The name the exit summary counts it under ([`counted_method`]).
     pub(super) method: &'static str,
@@ -40,6 +50,12 @@ fn counted_method(method: Option<&str>) -> &'static str {
 }
 
 impl Frontend {
+    /// Pass-through: takes the editor's request `id` out of those in flight; `None` when it
+    /// is not (answered, cancelled, or another phase).
+    pub(super) fn take_relayed(&mut self, id: &Id) -> Option<Relayed> {
+        self.phase.pass_through_mut()?.relayed.remove(id)
+    }
+
     /// Pass-through: one line of the editor to the upstream as it came. The bridge still
     /// answers a bad line, a duplicate id and a request over the in-flight limit itself.
     pub(super) fn relay_from_editor(&mut self, line: &[u8]) {
@@ -49,10 +65,13 @@ impl Frontend {
         };
         let (delivery, cancels) = match kind {
             MessageKind::Request(id) => {
-                if self.relayed.contains_key(&id) {
+                let Some(pass) = self.phase.pass_through() else {
+                    return;
+                };
+                if pass.relayed.contains_key(&id) {
                     return self.reply_error(Some(&id), Cause::DuplicateId, None);
                 }
-                if self.relayed.len() >= self.config.max_in_flight {
+                if pass.relayed.len() >= self.config.max_in_flight {
                     return self.reply_error(
                         Some(&id),
                         Cause::TooManyRequests,
@@ -65,7 +84,9 @@ impl Frontend {
                     return self.write(&jsonrpc::error_response(Some(&id), error));
                 }
                 let method = counted_method(message.get("method").and_then(Value::as_str));
-                self.relayed.insert(id.clone(), Relayed::now(method));
+                if let Some(pass) = self.phase.pass_through_mut() {
+                    pass.relayed.insert(id.clone(), Relayed::now(method));
+                }
                 (Delivery::Request(id), None)
             }
             MessageKind::Notification(method) => {
@@ -74,7 +95,7 @@ impl Frontend {
                         EditorNotification::Cancelled {
                             request_id: Some(id),
                             ..
-                        } => self.relayed.remove(&id).map(|_| id),
+                        } => self.take_relayed(&id).map(|_| id),
                         _ => None,
                     };
                 if let Some(id) = &cancels {
@@ -97,14 +118,15 @@ impl Frontend {
     /// editor is over its notification bound; everything else is never dropped.
     pub(super) fn relay_to_editor(&mut self, mut message: Value, kind: MessageKind) {
         match kind {
-            MessageKind::Response(Some(id)) => match self.relayed.remove(&id) {
+            MessageKind::Response(Some(id)) => match self.take_relayed(&id) {
                 Some(Relayed { started, method }) => {
                     let ok = message.get("error").is_none();
                     self.methods.record(method, ok, started.elapsed());
                     self.announce_legacy(&id);
                     self.end_initialize_wait(&id);
                     if let Some(filter) = &self.config.item_filter
-                        && let Some(kind) = self.listing.remove(&id)
+                        && let Some(pass) = self.phase.pass_through_mut()
+                        && let Some(kind) = pass.listing.remove(&id)
                         && let Some(result) = message.get_mut("result")
                     {
                         filter.filter_result(kind, result);
@@ -143,18 +165,19 @@ impl Frontend {
             RequestClass::Forward(f) => filter.list_kind(f),
             _ => None,
         };
+        let pass = self.phase.pass_through_mut()?;
         // An id the editor uses again after a cancel, for another method, is no list.
-        self.listing.remove(id);
+        pass.listing.remove(id);
         match list {
             Some(kind) => {
                 // The entries of list requests that ended without a response (cancelled,
                 // failed) go once they outnumber the requests in flight: at most
                 // `--max-in-flight` + 1 entries.
-                if self.listing.len() > self.relayed.len() {
-                    let relayed = &self.relayed;
-                    self.listing.retain(|id, _| relayed.contains_key(id));
+                if pass.listing.len() > pass.relayed.len() {
+                    let relayed = &pass.relayed;
+                    pass.listing.retain(|id, _| relayed.contains_key(id));
                 }
-                self.listing.insert(id.clone(), kind);
+                pass.listing.insert(id.clone(), kind);
                 None
             }
             None => filter.refusal_value(method, message.get("params")),

@@ -9,9 +9,9 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::link::Link;
-use super::pending::{Abandon, PendingLinks, Register};
-use super::upstream::{Call, UpstreamLinks, UpstreamReply};
+use crate::actors::link::Link;
+use crate::actors::pending::{Abandon, PendingLinks, Register};
+use crate::actors::upstream::{Call, UpstreamLinks, UpstreamReply};
 use crate::config::Timeouts;
 use crate::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_error};
@@ -42,7 +42,7 @@ pub struct TimedOut {
 }
 
 /// The editor's reason for a cancel (defined beside `Call`, which carries it).
-pub use super::upstream::CancelReason;
+pub use crate::actors::upstream::CancelReason;
 
 /// The actors and settings a slot future works with.
 #[derive(Clone)]
@@ -70,7 +70,7 @@ impl SlotEnv {
 }
 
 /// Sends one request upstream and waits at most `limit` for the answer. On a time-out or when
-/// the waiting future is dropped (a cancelled slot), the [`super::upstream::CallAnswer`] it drops
+/// the waiting future is dropped (a cancelled slot), the [`crate::actors::upstream::CallAnswer`] it drops
 /// cancels the request: taken out of the queue unsent, or `notifications/cancelled` with its
 /// own id (and the editor's `reason` when the editor cancelled). Errors: [`TimedOut`].
 pub async fn call(
@@ -87,7 +87,7 @@ pub async fn call(
 
 /// Sends the era probe (`server/discover` before the era is known, [`Call::probe`]: its id is
 /// `mcp-bridge-probe-N`) and waits at most `limit` (`--discover-timeout`). Unlike [`call`], the
-/// time limit does not cancel it: the request stays in flight ([`super::upstream::CallAnswer::let_run`]),
+/// time limit does not cancel it: the request stays in flight ([`crate::actors::upstream::CallAnswer::let_run`]),
 /// so that a slow 2026-07-28 server still answers and the Upstream can say so on stderr; a
 /// legacy server's late answer is dropped there. Dropped before (the editor cancelled its
 /// `initialize`), the probe is cancelled as any call is. Errors: [`TimedOut`].
@@ -105,9 +105,9 @@ pub async fn probe(
 
 /// What the time limit of [`send_and_wait`] does to the request.
 enum AtLimit {
-    /// The dropped [`super::upstream::CallAnswer`] cancels it ([`call`]).
+    /// The dropped [`crate::actors::upstream::CallAnswer`] cancels it ([`call`]).
     Cancel,
-    /// It stays in flight ([`super::upstream::CallAnswer::let_run`], the era [`probe`]).
+    /// It stays in flight ([`crate::actors::upstream::CallAnswer::let_run`], the era [`probe`]).
     LetRun,
 }
 
@@ -117,7 +117,7 @@ enum AtLimit {
 async fn send_and_wait(
     upstream: &Arc<UpstreamLinks>,
     call: Call,
-    mut answer: super::upstream::CallAnswer,
+    mut answer: crate::actors::upstream::CallAnswer,
     limit: Duration,
     at_limit: AtLimit,
 ) -> Result<UpstreamReply, TimedOut> {

@@ -78,8 +78,8 @@ pub struct Slot {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use std::time::Duration;
+    use super::{MAX_PROGRESS_PER_SEC, PROGRESS_BURST, TokenBucket};
+    use std::time::{Duration, Instant};
 
     #[test]
     fn a_burst_passes_then_the_rate_holds() {
