@@ -34,6 +34,7 @@ use super::sign_in_side::SignInSide;
 use super::upstream::{Close, Upstream, UpstreamLinks, UpstreamOut};
 use crate::config::BridgeConfig;
 use crate::protocol::framing::Frame;
+use crate::transport::children::ChildRegistry;
 use crate::transport::queue::QueueStats;
 use crate::transport::writer::{Drain, Writer};
 /// How long the watchdog gives the shutdown beyond its two long waits: the longest drain of
@@ -74,6 +75,12 @@ pub trait Host {
     }
     /// The bridge ends with this exit code (0 end of input or a signal, 1 loss of the upstream).
     fn exit(&self, code: i32);
+    /// The registry of the process's children, which the bridge's child upstream joins. The
+    /// default is a registry of the bridge's own, for a host that starts no child (an
+    /// in-process upstream) or that has no panic hook and no watchdog to reach them.
+    fn children(&self) -> Arc<ChildRegistry> {
+        ChildRegistry::new()
+    }
 }
 
 /// The host of actors that share their process (the embedded bridge, actor tests): a debug
@@ -209,9 +216,11 @@ pub fn start_with(
     let open_upstream = config.open_upstream;
     let editor = output.clone();
     let queue = upstream_queue.clone();
+    let children = host.children();
     let upstream: StartUpstream = Box::new(move |out, stats| {
         let addr = Upstream::new(max_line_bytes, stats.clone(), editor, queue, out)
             .opening_with(open_upstream)
+            .joining(children)
             .start();
         UpstreamLinks::new(&addr, stats)
     });
