@@ -4,11 +4,10 @@
 //! the shutdown short: `actors::supervisor`).
 
 use mcp_bridge::cli::{self, EXIT_USAGE, Parsed};
-use mcp_bridge::transport::child::{CHILD_PGID, signal_group};
+use mcp_bridge::transport::children::ChildRegistry;
 use mcp_bridge::transport::open::UpstreamSpec;
 use mcp_bridge::transport::{isolation, program};
 use std::io::Write;
-use std::sync::atomic::Ordering;
 
 fn main() {
     // SAFETY: the first statement of main, before any other thread exists. The secrets of the
@@ -39,14 +38,11 @@ fn main() {
     // Descendants of the upstream that lose their parent (also after a `setsid`) become the
     // bridge's children, so the sweep at the end of every shutdown finds them.
     let subreaper = isolation::become_subreaper();
-    // An internal error (a panic anywhere) stops the child's whole group and every other
+    // The process's children: the panic hook, the watchdog and the signals reach each of them.
+    let children = ChildRegistry::new();
+    // An internal error (a panic anywhere) stops every child's whole group and every other
     // descendant, and exits 1, instead of leaving a half-dead bridge or an orphaned server.
-    std::panic::set_hook(Box::new(|info| {
-        signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
-        isolation::stop_descendants();
-        mcp_bridge::log::raw_line("supervisor", "error", &format!("internal error: {info}"));
-        std::process::exit(1);
-    }));
+    mcp_bridge::app::process::stop_children_at_panic(children.clone(), "supervisor", 1);
     mcp_bridge::log::init(cli.log_level.filter());
     for w in &cli.warnings {
         tracing::warn!(target: "cli", "{w}");
@@ -74,7 +70,7 @@ fn main() {
     }
     let system = actix::System::new();
     system.block_on(async move {
-        mcp_bridge::app::process::start(config);
+        mcp_bridge::app::process::start(config, children);
     });
     let code = match system.run_with_code() {
         Ok(code) => code,

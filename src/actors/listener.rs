@@ -23,6 +23,7 @@ use super::frontend::messages::{ChangeAnswer, GateUpdate};
 use super::link::{ActorStats, Link};
 use super::supervisor::messages::ActorEnded;
 use super::upstream;
+use crate::log::limits::BridgeLimits;
 use crate::protocol::errors::Cause;
 use crate::protocol::jsonrpc::{self, Id};
 use crate::protocol::listen::{self, Backoff, Declared, Fact, LineLevel, ListenTimings, StreamEnd};
@@ -160,17 +161,22 @@ pub struct Listener {
     stopped: bool,
     /// What the last acknowledgment left out (a warning when it changes).
     unacknowledged: Vec<String>,
+    /// The rate limits of its warnings: its bridge's.
+    limits: Arc<BridgeLimits>,
 }
 
 impl Listener {
-    /// A Listener for what the editor was told, with the `_meta` of every listen request.
+    /// A Listener for what the editor was told, with the `_meta` of every listen request; its
+    /// rate-limited warnings count in `limits` (its bridge's).
     pub fn new(
         timings: ListenTimings,
         declared: Declared,
         meta: RequestMeta,
         links: ListenerOut,
+        limits: Arc<BridgeLimits>,
     ) -> Listener {
         Listener {
+            limits,
             timings,
             declared,
             meta,
@@ -287,7 +293,7 @@ impl Listener {
             .then(|| self.backoff.after_loss(lived, self.timings.stable));
         let (level, line) = listen::loss_line(end, wait);
         // A loss that a new stream follows can come with every stream: limited per kind.
-        if wait.is_none() || crate::log::limits::LISTEN_LOST.allow() {
+        if wait.is_none() || self.limits.listen_lost.allow_shared() {
             log(level, &line);
         }
         match wait {
@@ -341,7 +347,7 @@ impl Listener {
             }
             match op.purpose {
                 Purpose::Change { editor, .. } => {
-                    if crate::log::limits::CHANGE_FAILED.allow() {
+                    if self.limits.change_failed.allow_shared() {
                         tracing::warn!(target: "listener", "{}", listen::change_failed_line(&end));
                     }
                     self.answer(jsonrpc::error_response(Some(&editor), end.change_error()));

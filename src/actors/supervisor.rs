@@ -33,7 +33,9 @@ use super::pending::{self, PendingLinks, PendingTable};
 use super::sign_in_side::SignInSide;
 use super::upstream::{Close, Upstream, UpstreamLinks, UpstreamOut};
 use crate::config::BridgeConfig;
+use crate::log::limits::BridgeLimits;
 use crate::protocol::framing::Frame;
+use crate::transport::children::ChildRegistry;
 use crate::transport::queue::QueueStats;
 use crate::transport::writer::{Drain, Writer};
 /// How long the watchdog gives the shutdown beyond its two long waits: the longest drain of
@@ -74,6 +76,12 @@ pub trait Host {
     }
     /// The bridge ends with this exit code (0 end of input or a signal, 1 loss of the upstream).
     fn exit(&self, code: i32);
+    /// The registry of the process's children, which the bridge's child upstream joins. The
+    /// default is a registry of the bridge's own, for a host that starts no child (an
+    /// in-process upstream) or that has no panic hook and no watchdog to reach them.
+    fn children(&self) -> Arc<ChildRegistry> {
+        ChildRegistry::new()
+    }
 }
 
 /// The host of actors that share their process (the embedded bridge, actor tests): a debug
@@ -137,6 +145,9 @@ pub struct SupervisorParts {
     /// Starts the SignIn actor (the application's, with the feature `auth`; `None`: no
     /// sign-in ever).
     pub sign_in: Option<StartSignIn>,
+    /// The rate limits of this bridge's warnings (the Upstream's and the Listener's); the
+    /// Supervisor writes their summaries at its end.
+    pub limits: Arc<BridgeLimits>,
 }
 
 /// The Listener before it runs: its context (its address is already in the Frontend's links)
@@ -149,6 +160,8 @@ struct ListenerSeat {
 /// The Supervisor actor.
 pub struct Supervisor {
     config: Arc<BridgeConfig>,
+    /// The rate limits of this bridge's warnings, flushed at its end.
+    limits: Arc<BridgeLimits>,
     host: Rc<dyn Host>,
     output: Option<Writer>,
     frontend: FrontendLinks,
@@ -209,9 +222,14 @@ pub fn start_with(
     let open_upstream = config.open_upstream;
     let editor = output.clone();
     let queue = upstream_queue.clone();
+    let children = host.children();
+    let limits = BridgeLimits::new();
+    let upstream_limits = limits.clone();
     let upstream: StartUpstream = Box::new(move |out, stats| {
         let addr = Upstream::new(max_line_bytes, stats.clone(), editor, queue, out)
             .opening_with(open_upstream)
+            .joining(children)
+            .limited_by(upstream_limits)
             .start();
         UpstreamLinks::new(&addr, stats)
     });
@@ -225,6 +243,7 @@ pub fn start_with(
             signal,
             host,
             sign_in,
+            limits,
         },
     )
 }
@@ -322,6 +341,7 @@ impl Supervisor {
         };
         let supervisor = Supervisor {
             config,
+            limits: parts.limits,
             host: parts.host,
             output: Some(parts.output),
             frontend,
@@ -378,6 +398,7 @@ impl Supervisor {
         let output = self.output.take();
         let upstream = self.upstream.close.clone();
         let totals = self.totals.clone();
+        let limits = self.limits.clone();
         let grace = self.config.shutdown_grace;
         ctx.spawn(
             async move {
@@ -423,7 +444,9 @@ impl Supervisor {
                     host.step("sign-in: stop");
                     s.stop_actor().await;
                 }
-                // The summaries of the rate-limited warnings come before the totals.
+                // The summaries of the rate-limited warnings come before the totals: this
+                // bridge's, then the process's (the Frontend's kinds).
+                limits.flush();
                 crate::log::limits::flush_all();
                 host.step("metrics: totals");
                 let _ = totals.send(WriteTotals { ran }).await;
@@ -506,7 +529,13 @@ impl Handler<StartListener> for Supervisor {
             return;
         }
         if let Some(seat) = self.listener_seat.take() {
-            let listener = Listener::new(self.config.listen, m.declared, m.meta, seat.out);
+            let listener = Listener::new(
+                self.config.listen,
+                m.declared,
+                m.meta,
+                seat.out,
+                self.limits.clone(),
+            );
             seat.ctx.run(listener);
             self.running.insert("listener");
         }

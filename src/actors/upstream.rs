@@ -20,7 +20,9 @@ use tokio::sync::oneshot;
 use super::frontend::messages::FromUpstream;
 use super::link::{ActorStats, Counted, Link};
 use super::supervisor::messages::{ActorEnded, UpstreamGone};
+use crate::log::limits::BridgeLimits;
 use crate::protocol::jsonrpc::Id;
+use crate::transport::children::ChildRegistry;
 use crate::transport::open as seam;
 use crate::transport::queue::{Delivery, QueueStats, Sent};
 use crate::transport::upstream::{Transport, TransportEvent};
@@ -84,6 +86,11 @@ pub struct Upstream {
     /// How [`Connect`] opens the transport ([`seam::open_in_process`] unless
     /// [`Upstream::opening_with`] says otherwise).
     open: seam::OpenUpstream,
+    /// The registry that a child upstream joins: the process's ([`Upstream::joining`]), or
+    /// one of its own for an actor that opens only in-process upstreams.
+    children: Arc<ChildRegistry>,
+    /// The rate limits of its warnings: its bridge's ([`Upstream::limited_by`]).
+    limits: Arc<BridgeLimits>,
 }
 
 impl Upstream {
@@ -112,7 +119,24 @@ impl Upstream {
             passthrough: false,
             unanswered: HashMap::default(),
             open: seam::open_in_process,
+            children: ChildRegistry::new(),
+            limits: BridgeLimits::new(),
         }
+    }
+
+    /// Counts its rate-limited warnings in `limits` (its bridge's, which its Supervisor
+    /// flushes).
+    #[must_use]
+    pub fn limited_by(mut self, limits: Arc<BridgeLimits>) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Registers every child upstream it starts in `children` (the process's registry).
+    #[must_use]
+    pub fn joining(mut self, children: Arc<ChildRegistry>) -> Self {
+        self.children = children;
+        self
     }
 
     /// Opens transports with `open` ([`seam::open`] for every transport of the build; the

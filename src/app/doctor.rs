@@ -17,7 +17,7 @@
 use serde_json::{Value, json};
 use std::ffi::OsString;
 use std::io::Write;
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub mod args;
@@ -37,7 +37,7 @@ use crate::config::BridgeConfig;
 use crate::protocol::list_items::{self, ItemKind};
 use crate::protocol::methods;
 use crate::protocol::note::Note;
-use crate::transport::child::{CHILD_PGID, signal_group};
+use crate::transport::children::ChildRegistry;
 use crate::transport::observe::{Decided, Observed, Observer};
 use crate::transport::open::UpstreamSpec;
 use crate::transport::{isolation, program};
@@ -91,12 +91,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>, secrets: &EnvSecrets) -> i3
     // inherits them.
     unsafe { crate::auth::opener::scrub_vars(&d.cli.header_env_vars()) };
     let _ = isolation::become_subreaper();
-    std::panic::set_hook(Box::new(|info| {
-        signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
-        isolation::stop_descendants();
-        crate::log::raw_line("doctor", "error", &format!("internal error: {info}"));
-        std::process::exit(EXIT_NOT_USABLE);
-    }));
+    // The children of doctor's bridges: a panic reaches each of them.
+    let children = ChildRegistry::new();
+    crate::app::process::stop_children_at_panic(children.clone(), "doctor", EXIT_NOT_USABLE);
     let level = if d.log_level_given {
         d.cli.log_level.filter()
     } else {
@@ -115,7 +112,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>, secrets: &EnvSecrets) -> i3
         None
     };
     let system = actix::System::new();
-    let report = system.block_on(examine(&d, signed, secrets));
+    let report = system.block_on(examine(&d, signed, secrets, &children));
     isolation::stop_descendants();
     let text = if d.json {
         let mut t = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
@@ -135,8 +132,13 @@ pub fn run(args: impl IntoIterator<Item = OsString>, secrets: &EnvSecrets) -> i3
 
 /// Examines the server: a bridge without sign-in first; for a URL that asks for a sign-in,
 /// the sign-in's metadata, and with `--sign-in` (`signed`: its configuration) a second bridge
-/// that signs in.
-async fn examine(d: &DoctorArgs, signed: Option<BridgeConfig>, secrets: &EnvSecrets) -> Report {
+/// that signs in. The servers it starts join `children`.
+async fn examine(
+    d: &DoctorArgs,
+    signed: Option<BridgeConfig>,
+    secrets: &EnvSecrets,
+    children: &Arc<ChildRegistry>,
+) -> Report {
     let mut config = d.cli.config();
     let mut heard = None;
     if let UpstreamSpec::Http(spec) = &mut config.upstream {
@@ -144,7 +146,7 @@ async fn examine(d: &DoctorArgs, signed: Option<BridgeConfig>, secrets: &EnvSecr
         spec.tokens = source;
         heard = Some(rx);
     }
-    let mut report = session(config, None).await;
+    let mut report = session(config, None, children).await;
     let challenge: Option<Heard> = heard.and_then(|mut rx| rx.try_recv().ok());
     let plain = d.cli.config();
     // A challenge to `server/discover` or to a later request (a server that lists its tools
@@ -168,7 +170,8 @@ async fn examine(d: &DoctorArgs, signed: Option<BridgeConfig>, secrets: &EnvSecr
             found.bridge_uses = Err(sign_in::STATIC_AUTHORIZATION.to_owned());
         }
         if let Some(config) = signed.filter(|_| found.possible()) {
-            let mut second = session(config, Some(crate::app::sign_in::sign_in_actor())).await;
+            let mut second =
+                session(config, Some(crate::app::sign_in::sign_in_actor()), children).await;
             found.signed_in = Some(second.initialize.is_some());
             second.sign_in = Some(found);
             report = second;
@@ -186,8 +189,13 @@ async fn examine(d: &DoctorArgs, signed: Option<BridgeConfig>, secrets: &EnvSecr
 }
 
 /// One bridge with `config` in front of doctor's editor: `initialize`, `initialized`, every
-/// page of each list its capabilities offer, then the end of the editor's input.
-async fn session(mut config: BridgeConfig, sign_in: Option<StartSignIn>) -> Report {
+/// page of each list its capabilities offer, then the end of the editor's input. A child
+/// server joins `children`.
+async fn session(
+    mut config: BridgeConfig,
+    sign_in: Option<StartSignIn>,
+    children: &Arc<ChildRegistry>,
+) -> Report {
     let (observer, mut observed) = Observer::channel();
     config.observer = Some(observer.clone());
     let http = config.upstream.is_http();
@@ -209,7 +217,7 @@ async fn session(mut config: BridgeConfig, sign_in: Option<StartSignIn>) -> Repo
         http,
         ..Report::default()
     };
-    let mut editor = Editor::start(config, sign_in);
+    let mut editor = Editor::start(config, sign_in, children.clone());
     let started = Instant::now();
     let answer = editor
         .request(

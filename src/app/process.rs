@@ -8,7 +8,6 @@ use futures_util::stream::LocalBoxStream;
 use std::io::IsTerminal;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::actors::supervisor::messages::{Shutdown, ShutdownCause};
@@ -16,7 +15,7 @@ use crate::actors::supervisor::{Host, Supervisor, start_with};
 use crate::config::BridgeConfig;
 use crate::log;
 use crate::protocol::framing::{Frame, FrameCodec};
-use crate::transport::child::{CHILD_PGID, signal_group};
+use crate::transport::children::ChildRegistry;
 use crate::transport::queue::{EDITOR_QUEUE, QueueStats};
 use crate::transport::writer::Writer;
 use crate::transport::{isolation, lines, stdio};
@@ -39,25 +38,51 @@ pub const TERMINAL_STDIN_HINT: &str =
 pub const STDIN_QUEUE_FRAMES: usize = 64;
 
 /// The host of the bridge's own process: a debug line per shutdown step, the watchdog thread
-/// at the end of the input, and the exit code to the actix `System`.
-struct ProcessHost;
+/// at the end of the input, the exit code to the actix `System`, and the process's registry of
+/// children.
+struct ProcessHost {
+    children: Arc<ChildRegistry>,
+}
 
 impl Host for ProcessHost {
     fn step(&self, step: &'static str) {
         tracing::debug!(target: "supervisor", "shutdown step: {step}");
     }
     fn start_watchdog(&self, after: Duration) {
-        start_watchdog(after);
+        start_watchdog(after, self.children.clone());
     }
     fn exit(&self, code: i32) {
         System::current().stop_with_code(code);
     }
+    fn children(&self) -> Arc<ChildRegistry> {
+        self.children.clone()
+    }
+}
+
+/// Installs the panic hook of a process that starts children: an internal error (a panic
+/// anywhere) ends every registered child's group and every other descendant
+/// ([`stop_every_child`]), writes `internal error: ...` in `scope`, and exits with `code`,
+/// instead of leaving a half-dead process or an orphaned server.
+pub fn stop_children_at_panic(children: Arc<ChildRegistry>, scope: &'static str, code: i32) {
+    std::panic::set_hook(Box::new(move |info| {
+        stop_every_child(&children);
+        log::raw_line(scope, "error", &format!("internal error: {info}"));
+        std::process::exit(code);
+    }));
+}
+
+/// Ends every child at once: SIGKILL to every group in `children`, then the sweep of every
+/// other descendant ([`isolation::stop_descendants`]; blocking). The paths that end the
+/// process without the shutdown steps take it: a panic, the watchdog, a second signal.
+pub fn stop_every_child(children: &ChildRegistry) {
+    children.kill_all();
+    isolation::stop_descendants();
 }
 
 /// Starts the whole bridge inside the current actix `System` on the process's stdin and
 /// stdout: the writer toward the editor, the reader of stdin, the actors, the signal handlers
-/// and the reaper of orphaned descendants.
-pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
+/// and the reaper of orphaned descendants. Its child upstream joins `children`.
+pub fn start(config: BridgeConfig, children: Arc<ChildRegistry>) -> Addr<Supervisor> {
     let output = editor_writer(QueueStats::new("editor_queue"));
     let max_line_bytes = config.max_line_bytes;
     let input: LocalBoxStream<'static, Frame> = match stdio::nonblocking_stdin() {
@@ -77,13 +102,13 @@ pub fn start(config: BridgeConfig) -> Addr<Supervisor> {
             Box::pin(stdin_frames(max_line_bytes))
         }
     };
-    actix::spawn(reap_orphans());
+    actix::spawn(reap_orphans(children.clone()));
     let supervisor = start_with(
         config,
         input,
         output,
-        Box::pin(termination_signal()),
-        Rc::new(ProcessHost),
+        Box::pin(termination_signal(children.clone())),
+        Rc::new(ProcessHost { children }),
         sign_in_actor(),
     );
     let to_stop = supervisor.clone();
@@ -124,7 +149,7 @@ fn stdin_frames(max_line_bytes: usize) -> impl futures_util::Stream<Item = Frame
 /// shutdown steps of the end of input, so the child's group never outlives the bridge. From
 /// then on a second one of them stops the bridge at once ([`stop_at_once`]), the usual
 /// convention of a server that is asked twice.
-async fn termination_signal() -> &'static str {
+async fn termination_signal(children: Arc<ChildRegistry>) -> &'static str {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
         signal(SignalKind::terminate()),
@@ -145,18 +170,17 @@ async fn termination_signal() -> &'static str {
             _ = int.recv() => ("SIGINT", libc::SIGINT),
             _ = hup.recv() => ("SIGHUP", libc::SIGHUP),
         };
-        stop_at_once(name, number);
+        stop_at_once(name, number, &children);
     });
     first
 }
 
-/// A second signal during the shutdown: SIGKILL to the child's group, the sweep of the other
-/// descendants, one warn line, and exit with `128 + number` (the status of a process that the
-/// signal ended: the shutdown did not finish). What is queued toward the editor is not
+/// A second signal during the shutdown: SIGKILL to every child's group, the sweep of the
+/// other descendants, one warn line, and exit with `128 + number` (the status of a process that
+/// the signal ended: the shutdown did not finish). What is queued toward the editor is not
 /// written.
-fn stop_at_once(name: &str, number: i32) {
-    signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
-    isolation::stop_descendants();
+fn stop_at_once(name: &str, number: i32, children: &ChildRegistry) {
+    stop_every_child(children);
     log::raw_line(
         "supervisor",
         "warn",
@@ -167,26 +191,25 @@ fn stop_at_once(name: &str, number: i32) {
 
 /// On every SIGCHLD, reaps the descendants of the upstream that were handed to the bridge (a
 /// child subreaper) and have exited, so that they do not stay zombies while the bridge runs.
-/// The upstream child itself is left to tokio, which collects its status.
-async fn reap_orphans() {
+/// The registered children themselves are left to tokio, which collects their status.
+async fn reap_orphans(children: Arc<ChildRegistry>) {
     use tokio::signal::unix::{SignalKind, signal};
     let Ok(mut sigchld) = signal(SignalKind::child()) else {
         return;
     };
     while sigchld.recv().await.is_some() {
-        isolation::reap_orphan_zombies(CHILD_PGID.load(Ordering::SeqCst));
+        isolation::reap_orphan_zombies(&children);
     }
 }
 
-/// Starts the watchdog: a plain thread that kills the child's group and exits 0 after
+/// Starts the watchdog: a plain thread that kills every child's group and exits 0 after
 /// `after` ([`watchdog_after`]), even when every task is stuck.
-fn start_watchdog(after: Duration) {
+fn start_watchdog(after: Duration, children: Arc<ChildRegistry>) {
     let _ = std::thread::Builder::new()
         .name("mcp-bridge-watchdog".into())
         .spawn(move || {
             std::thread::sleep(after);
-            signal_group(CHILD_PGID.load(Ordering::SeqCst), libc::SIGKILL);
-            isolation::stop_descendants();
+            stop_every_child(&children);
             log::raw_line(
                 "supervisor",
                 "warn",

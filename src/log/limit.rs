@@ -4,7 +4,8 @@
 //! most one per [`WARN_SUMMARY_INTERVAL`]. After an interval without any, the burst starts
 //! over.
 
-use std::sync::Mutex;
+use std::ops::Deref;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Warnings of one kind logged before the rest are counted.
@@ -117,32 +118,15 @@ impl RateLimited {
         }
     }
 
-    /// One warning of this kind: true when the caller logs it.
+    /// One warning of this kind (a static of the process): true when the caller logs it.
     pub fn allow(&'static self) -> bool {
-        let verdict = match self.state.lock() {
-            Ok(mut s) => s.hit(Instant::now()),
-            Err(_) => return false,
-        };
-        match verdict {
-            Verdict::Log => true,
-            Verdict::Counted => false,
-            Verdict::Summary { suppressed } => {
-                (self.summary)(suppressed);
-                false
-            }
-            Verdict::Opened { window } => {
-                if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                    rt.spawn(async move {
-                        tokio::time::sleep(WARN_SUMMARY_INTERVAL).await;
-                        let due = self.state.lock().ok().and_then(|mut s| s.close(window));
-                        if let Some(n) = due {
-                            (self.summary)(n);
-                        }
-                    });
-                }
-                false
-            }
-        }
+        decide(self)
+    }
+
+    /// One warning of this kind (one bridge's, [`super::limits::BridgeLimits`]): true when
+    /// the caller logs it.
+    pub fn allow_shared(self: &Arc<Self>) -> bool {
+        decide(self.clone())
     }
 
     /// Writes the summary of what is counted and not yet summarized (the bridge stops).
@@ -150,6 +134,38 @@ impl RateLimited {
         let due = self.state.lock().ok().and_then(|mut s| s.flush());
         if let Some(n) = due {
             (self.summary)(n);
+        }
+    }
+}
+
+/// One warning of `kind`: true when the caller logs it. The timer of a window it opens holds
+/// `kind` until the window is due.
+fn decide<K>(kind: K) -> bool
+where
+    K: Deref<Target = RateLimited> + Send + 'static,
+{
+    let verdict = match kind.state.lock() {
+        Ok(mut s) => s.hit(Instant::now()),
+        Err(_) => return false,
+    };
+    match verdict {
+        Verdict::Log => true,
+        Verdict::Counted => false,
+        Verdict::Summary { suppressed } => {
+            (kind.summary)(suppressed);
+            false
+        }
+        Verdict::Opened { window } => {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    tokio::time::sleep(WARN_SUMMARY_INTERVAL).await;
+                    let due = kind.state.lock().ok().and_then(|mut s| s.close(window));
+                    if let Some(n) = due {
+                        (kind.summary)(n);
+                    }
+                });
+            }
+            false
         }
     }
 }

@@ -8,26 +8,27 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::unix::AsyncFd;
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
 use crate::protocol::framing::{Frame, FrameCodec};
+use crate::transport::children::{ChildRegistry, Membership};
 use crate::transport::isolation;
 use crate::transport::stderr_tail::{self, StderrTail, TailWriter};
 
 /// Longest stderr line of the child that is relayed whole, in bytes; a longer one is cut.
 pub const MAX_STDERR_LINE_BYTES: usize = 64 * 1024;
 
-/// The process group of the running child, for the watchdog thread (0 when none).
-pub static CHILD_PGID: AtomicI32 = AtomicI32::new(0);
-
 /// A started child process and the handles the bridge keeps.
 #[derive(Debug)]
 pub struct ChildProcess {
     pgid: i32,
+    /// Its place in the registry it joined at the start: it leaves once this handle is gone
+    /// (after the stop steps) and the child is reaped.
+    _membership: Arc<Membership>,
     exit: watch::Receiver<Option<ExitStatus>>,
     /// The last lines of its stderr (taken once, for the error of a failed start).
     stderr_tail: Option<StderrTail>,
@@ -48,9 +49,15 @@ pub struct ChildIo {
 /// Linux, SIGKILL when the thread that forked it ends (see
 /// [`isolation::child_pre_exec`]): call this only on the actix System thread, which lives as
 /// long as the bridge. The child's stderr lines are copied to the bridge's stderr as they are.
+/// Its process group joins `children` until the child is reaped and its [`ChildProcess`] is
+/// gone.
 ///
 /// Errors: the `io::Error` of the spawn (not found, permission denied, ...).
-pub fn spawn(command: &OsString, args: &[OsString]) -> io::Result<(ChildProcess, ChildIo)> {
+pub fn spawn(
+    command: &OsString,
+    args: &[OsString],
+    children: &Arc<ChildRegistry>,
+) -> io::Result<(ChildProcess, ChildIo)> {
     let mut cmd = Command::new(command);
     cmd.args(args)
         .stdin(Stdio::piped())
@@ -66,7 +73,7 @@ pub fn spawn(command: &OsString, args: &[OsString]) -> io::Result<(ChildProcess,
     }
     let mut child = cmd.spawn()?;
     let pid = child.id().map_or(0, |p| p as i32);
-    CHILD_PGID.store(pid, Ordering::SeqCst);
+    let membership = children.join(pid);
     let stdin = child
         .stdin
         .take()
@@ -85,13 +92,16 @@ pub fn spawn(command: &OsString, args: &[OsString]) -> io::Result<(ChildProcess,
     // The exit of the child is watched apart from its stdout: a grandchild that inherited the
     // stdout pipe keeps it open after the child is gone.
     let (exit_tx, exit_rx) = watch::channel(None);
+    let reaper = membership.clone();
     tokio::spawn(async move {
         let status = child.wait().await.ok();
         let _ = exit_tx.send(status);
+        drop(reaper);
     });
     Ok((
         ChildProcess {
             pgid: pid,
+            _membership: membership,
             exit: exit_rx,
             stderr_tail,
         },
@@ -238,16 +248,13 @@ impl ChildProcess {
         if status.is_none() {
             status = self.wait_for(grace).await;
         }
-        CHILD_PGID.store(0, Ordering::SeqCst);
         status
     }
 
     /// Kills the whole group at once (a failed discover, the loss of the upstream).
     pub async fn kill(mut self) -> Option<ExitStatus> {
         signal_group(self.pgid, libc::SIGKILL);
-        let status = self.wait_for(Duration::from_secs(2)).await;
-        CHILD_PGID.store(0, Ordering::SeqCst);
-        status
+        self.wait_for(Duration::from_secs(2)).await
     }
 }
 

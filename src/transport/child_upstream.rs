@@ -63,7 +63,7 @@ pub fn open(
     args: &[OsString],
     options: OpenOptions,
 ) -> Result<Opened, SpawnError> {
-    let (proc_, io) = child::spawn(command, args)
+    let (proc_, io) = child::spawn(command, args, &options.children)
         .map_err(|e| SpawnError::Start(program::spawn_error_detail(command, &e)))?;
     tracing::debug!(target: "upstream", "started the upstream command (pid {})", proc_.pgid());
     let stdin = child::stdin_pipe(io.stdin).map_err(SpawnError::Stdin)?;

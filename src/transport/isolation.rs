@@ -8,6 +8,8 @@
 use std::io;
 use std::time::{Duration, Instant};
 
+use super::children::ChildRegistry;
+
 /// Rounds of the sweep at most: each round kills the bridge's children of the moment and reaps
 /// them; the children of a killed process become the bridge's (subreaper) for the next round.
 pub const MAX_SWEEP_ROUNDS: usize = 64;
@@ -260,15 +262,15 @@ pub fn stop_descendants() -> usize {
     reaped
 }
 
-/// Reaps the zombies among the bridge's children except `keep` (the upstream child, whose
-/// status tokio collects): descendants of the upstream that were handed to the subreaper and
-/// exited while the bridge runs. Never blocks; returns how many were reaped.
-pub fn reap_orphan_zombies(keep: libc::pid_t) -> usize {
+/// Reaps the zombies among the bridge's children except those in `keep` (the registered
+/// children, whose status tokio collects): descendants of a child that were handed to the
+/// subreaper and exited while the bridge runs. Never blocks; returns how many were reaped.
+pub fn reap_orphan_zombies(keep: &ChildRegistry) -> usize {
     // SAFETY: getpid has no arguments.
     let me = unsafe { libc::getpid() };
     children_of(me)
         .into_iter()
-        .filter(|&(pid, state)| state == b'Z' && pid != keep)
+        .filter(|&(pid, state)| state == b'Z' && !keep.contains(pid))
         .filter(|&(pid, _)| try_reap(pid) == Reap::Reaped)
         .count()
 }

@@ -120,6 +120,7 @@ mod tests {
                 QueueStats::new("editor"),
             ),
             queue_stats: QueueStats::new("upstream_queue"),
+            children: crate::transport::children::ChildRegistry::new(),
         };
         let child = UpstreamSpec::Child {
             command: "true".into(),

@@ -24,6 +24,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::children::ChildRegistry;
 use super::queue::{Delivery, OutFrame, QueueStats, Sent};
 
 use super::writer::Writer;
@@ -42,6 +43,9 @@ pub struct OpenOptions {
     pub pace: Writer,
     /// The counters of the queue toward the upstream (`upstream_queue` in the metrics line).
     pub queue_stats: Arc<QueueStats>,
+    /// The registry of the process's children, which a child upstream joins (the panic hook,
+    /// the watchdog and a second signal reach it there).
+    pub children: Arc<ChildRegistry>,
 }
 
 /// Why a transport ended.

@@ -29,6 +29,8 @@ mod auth_logout;
 mod auth_signin;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod bad_input;
+#[cfg(all(feature = "http", feature = "auth", target_os = "linux"))]
+mod child_registry;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod cli;
 mod common;

@@ -267,6 +267,7 @@ impl Rig {
                 signal: Box::pin(signal),
                 host: host.clone(),
                 sign_in: sign_in_starter(),
+                limits: crate::log::limits::BridgeLimits::new(),
             },
         );
         Rig {

@@ -79,6 +79,7 @@ impl Handler<Connect> for Upstream {
                 max_line_bytes: self.max_line_bytes,
                 pace: self.editor.clone(),
                 queue_stats: self.queue_stats.clone(),
+                children: self.children.clone(),
             },
         )?;
         self.generation += 1;

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::Upstream;
 use super::reply::UpstreamReply;
 use crate::actors::frontend::messages::FromUpstream;
-use crate::log::limits;
+use crate::log::limits::BridgeLimits;
 use crate::protocol::errors::ErrorObject;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message};
@@ -18,9 +18,9 @@ use crate::transport::queue::Delivery;
 use crate::transport::upstream::RequestFailure;
 
 /// The warning for an upstream frame that is not a JSON-RPC message (either mode), quoting
-/// its start ([`Frame::excerpt`]); limited per kind ([`limits::UPSTREAM_NOT_JSONRPC`]).
-fn warn_not_jsonrpc(frame: &Frame) {
-    if limits::UPSTREAM_NOT_JSONRPC.allow() {
+/// its start ([`Frame::excerpt`]); limited per kind ([`BridgeLimits::upstream_not_jsonrpc`]).
+fn warn_not_jsonrpc(frame: &Frame, limits: &BridgeLimits) {
+    if limits.upstream_not_jsonrpc.allow_shared() {
         tracing::warn!(target: "upstream", "the upstream sent a frame that is not a JSON-RPC message: {}", frame.excerpt());
     }
 }
@@ -37,10 +37,14 @@ pub(super) fn line_over_limit(limit_bytes: usize) -> String {
 /// requests it names, which then fail with `invalid_response` at once: the id recovered from
 /// the line (`recovered`), or else, for a JSON-RPC batch (an array, which MCP does not
 /// allow), the ids its responses answer ([`jsonrpc::batch_ids`]). A frame that names none is
-/// only logged. Both warnings are limited ([`limits::UPSTREAM_NOT_JSONRPC`]).
-pub(super) fn unusable_frame(frame: &Frame, recovered: Option<&Id>) -> Vec<Id> {
+/// only logged. Both warnings are limited ([`BridgeLimits::upstream_not_jsonrpc`] of `limits`).
+pub(super) fn unusable_frame(
+    frame: &Frame,
+    recovered: Option<&Id>,
+    limits: &BridgeLimits,
+) -> Vec<Id> {
     if let Some(id) = recovered {
-        warn_not_jsonrpc(frame);
+        warn_not_jsonrpc(frame, limits);
         return vec![id.clone()];
     }
     let batch = match frame {
@@ -48,8 +52,8 @@ pub(super) fn unusable_frame(frame: &Frame, recovered: Option<&Id>) -> Vec<Id> {
         Frame::TooLong { .. } => Vec::new(),
     };
     if batch.is_empty() {
-        warn_not_jsonrpc(frame);
-    } else if limits::UPSTREAM_NOT_JSONRPC.allow() {
+        warn_not_jsonrpc(frame, limits);
+    } else if limits.upstream_not_jsonrpc.allow_shared() {
         tracing::warn!(target: "upstream", "the upstream sent a JSON-RPC batch (an array), which MCP does not allow: each request it answers fails with invalid_response: {}", frame.excerpt());
     }
     batch
@@ -84,7 +88,7 @@ impl Upstream {
         let parsed = match &frame {
             Frame::Line(l) => jsonrpc::parse(l, MAX_UPSTREAM_DEPTH),
             Frame::TooLong { id, len_bytes, .. } => {
-                if limits::UPSTREAM_LINE_TOO_LONG.allow() {
+                if self.limits.upstream_line_too_long.allow_shared() {
                     tracing::warn!(target: "upstream", "the upstream sent a line of {len_bytes} bytes, over the limit of {} bytes", self.max_line_bytes);
                 }
                 // Its request (the id recovered from the whole line) fails with
@@ -116,7 +120,7 @@ impl Upstream {
             }
             Ok(Message::Request { id, method, .. }) => self.answer_request(&id, &method),
             Err(e) => {
-                for id in unusable_frame(&frame, e.id()) {
+                for id in unusable_frame(&frame, e.id(), &self.limits) {
                     self.resolve(&id, UpstreamReply::Invalid(None));
                 }
             }
@@ -139,7 +143,7 @@ impl Upstream {
             .as_ref()
             .is_some_and(|c| c.transport.answers_requests());
         if !answers {
-            if limits::UPSTREAM_REQUEST.allow() {
+            if self.limits.upstream_request.allow_shared() {
                 tracing::warn!(target: "upstream", "ignored a request from the upstream ({method}): 2026-07-28 servers send none, and this transport carries no answer to one");
             }
             return;
@@ -147,7 +151,7 @@ impl Upstream {
         let answer = if method == methods::PING {
             jsonrpc::response(id, json!({"resultType": "complete"}))
         } else {
-            if limits::UPSTREAM_REQUEST.allow() {
+            if self.limits.upstream_request.allow_shared() {
                 tracing::warn!(target: "upstream", "the upstream sent a request ({method}); 2026-07-28 servers send none: answered -32601");
             }
             jsonrpc::error_response(Some(id), ErrorObject::method_not_found(method).to_value())

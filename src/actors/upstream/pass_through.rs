@@ -10,7 +10,6 @@ use super::Upstream;
 use super::frames::{line_over_limit, unusable_frame};
 use super::reply::UpstreamReply;
 use crate::actors::frontend::messages::FromUpstream;
-use crate::log::limits;
 use crate::protocol::era;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{Id, MAX_UPSTREAM_DEPTH};
@@ -35,7 +34,7 @@ impl Upstream {
         let read = match &frame {
             Frame::Line(l) => passthrough::read(l, MAX_UPSTREAM_DEPTH),
             Frame::TooLong { id, len_bytes, .. } => {
-                if limits::UPSTREAM_LINE_TOO_LONG.allow() {
+                if self.limits.upstream_line_too_long.allow_shared() {
                     tracing::warn!(target: "upstream", "the upstream sent a line of {len_bytes} bytes, over the limit of {} bytes", self.max_line_bytes);
                 }
                 // As in the correlation mode: its request fails, with no second warning.
@@ -57,7 +56,7 @@ impl Upstream {
                 .frontend
                 .do_send(FromUpstream::Relayed { message, kind }),
             Err(e) => {
-                for id in unusable_frame(&frame, e.id()) {
+                for id in unusable_frame(&frame, e.id(), &self.limits) {
                     self.out.frontend.do_send(FromUpstream::RelayFailed {
                         id,
                         reply: UpstreamReply::Invalid(None),

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use std::cell::RefCell;
 use std::io::Write;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
@@ -15,6 +16,7 @@ use crate::config::BridgeConfig;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, Id};
+use crate::transport::children::ChildRegistry;
 use crate::transport::queue::{EDITOR_QUEUE, QueueStats};
 use crate::transport::writer::Writer;
 
@@ -37,8 +39,12 @@ impl Write for Capture {
 }
 
 /// The host of doctor's bridge: the exit code goes to doctor (the System keeps running: doctor
-/// may start a second bridge, and reports after the last one).
-struct DoctorHost(RefCell<Option<oneshot::Sender<i32>>>);
+/// may start a second bridge, and reports after the last one); its child server joins the
+/// registry of doctor's process.
+struct DoctorHost {
+    exit: RefCell<Option<oneshot::Sender<i32>>>,
+    children: Arc<ChildRegistry>,
+}
 
 impl Host for DoctorHost {
     fn step(&self, step: &'static str) {
@@ -46,9 +52,12 @@ impl Host for DoctorHost {
     }
     fn start_watchdog(&self, _after: Duration) {}
     fn exit(&self, code: i32) {
-        if let Some(tx) = self.0.borrow_mut().take() {
+        if let Some(tx) = self.exit.borrow_mut().take() {
             let _ = tx.send(code);
         }
+    }
+    fn children(&self) -> Arc<ChildRegistry> {
+        self.children.clone()
     }
 }
 
@@ -72,8 +81,12 @@ pub struct Editor {
 
 impl Editor {
     /// Starts the bridge's actors with `config` (and the SignIn actor that `sign_in` starts)
-    /// in front of this editor. Call inside the actix System.
-    pub fn start(config: BridgeConfig, sign_in: Option<StartSignIn>) -> Editor {
+    /// in front of this editor; a child server joins `children`. Call inside the actix System.
+    pub fn start(
+        config: BridgeConfig,
+        sign_in: Option<StartSignIn>,
+        children: Arc<ChildRegistry>,
+    ) -> Editor {
         let (input, rx) = mpsc::channel::<Frame>(INPUT_QUEUE_FRAMES);
         let frames =
             futures_util::stream::unfold(
@@ -92,7 +105,10 @@ impl Editor {
             Box::pin(frames),
             writer,
             Box::pin(std::future::pending()),
-            Rc::new(DoctorHost(RefCell::new(Some(exit_tx)))),
+            Rc::new(DoctorHost {
+                exit: RefCell::new(Some(exit_tx)),
+                children,
+            }),
             sign_in,
         );
         Editor {

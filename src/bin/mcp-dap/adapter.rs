@@ -187,8 +187,8 @@ impl Adapter {
             })
             .collect();
         let name = adapter.command.to_string_lossy().into_owned();
-        let (process, io) =
-            child::spawn(&resolved.into_os_string(), &args).map_err(|e| format!("{name}: {e}"))?;
+        let (process, io) = child::spawn(&resolved.into_os_string(), &args, &crate::CHILDREN)
+            .map_err(|e| format!("{name}: {e}"))?;
         Ok(Box::pin(async move {
             let port = match printed {
                 false => port,

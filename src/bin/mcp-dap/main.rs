@@ -14,13 +14,15 @@ mod session;
 mod sessions;
 mod tools;
 
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, LazyLock, mpsc};
 
 use actix::prelude::*;
 use clap::Parser;
 use tokio::sync::watch;
 
+use mcp_bridge::app::process::{stop_children_at_panic, stop_every_child};
 use mcp_bridge::server::{CacheScope, Outcome, ResourceDef, ResourceTemplateDef, Server};
+use mcp_bridge::transport::children::ChildRegistry;
 
 use sessions::{CloseAll, Find, Sessions};
 
@@ -43,6 +45,13 @@ struct Cli {
     #[arg(long = "adapter-printing-port", value_name = "NAME=COMMAND...")]
     adapters_printing_port: Vec<String>,
 }
+
+/// The process's children: every adapter joins it at its start (`adapter.rs`), and the panic
+/// hook and the end of all sessions reach each adapter's process group through it.
+static CHILDREN: LazyLock<Arc<ChildRegistry>> = LazyLock::new(ChildRegistry::new);
+
+/// The exit code of an internal error (a panic anywhere), as the bridge's.
+const EXIT_INTERNAL_ERROR: i32 = 1;
 
 /// What the DAP thread hands back: the Sessions' address, the channel that gives it the
 /// server, and the resource list it publishes.
@@ -120,6 +129,9 @@ fn main() -> std::io::Result<()> {
     // debugpy's launcher starts the debuggee in a process group of its own: as a subreaper
     // this process inherits it if the launcher dies, and the sweep at the end finds it.
     mcp_bridge::transport::isolation::become_subreaper();
+    // An internal error stops every adapter's group and every other descendant, and exits,
+    // instead of leaving the adapters' processes behind.
+    stop_children_at_panic(CHILDREN.clone(), "mcp-dap", EXIT_INTERNAL_ERROR);
     let DapSide {
         sessions,
         server: server_tx,
@@ -156,9 +168,9 @@ fn main() -> std::io::Result<()> {
 }
 
 /// Every session ends before the process does (the end of stdin, a termination signal):
-/// each gets `disconnect`, at most [`sessions::SHUTDOWN_TIME_LIMIT`] in all; whatever a
-/// disconnect left (a debuggee of an adapter that crashed) ends in the sweep of the
-/// descendants.
+/// each gets `disconnect`, at most [`sessions::SHUTDOWN_TIME_LIMIT`] in all; then every
+/// adapter's group that is still registered gets SIGKILL, and whatever is left (a debuggee of
+/// an adapter that crashed) ends in the sweep of the descendants.
 fn end_all_sessions(sessions: Addr<Sessions>) {
     let (done_tx, done_rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -169,7 +181,7 @@ fn end_all_sessions(sessions: Addr<Sessions>) {
         let _ = done_tx.send(());
     });
     let _ = done_rx.recv_timeout(sessions::SHUTDOWN_TIME_LIMIT + SHUTDOWN_MARGIN);
-    mcp_bridge::transport::isolation::stop_descendants();
+    stop_every_child(&CHILDREN);
 }
 
 /// What the end of the sessions may take beyond [`sessions::SHUTDOWN_TIME_LIMIT`] (the
