@@ -110,6 +110,52 @@ async fn a_loopback_origin_gets_its_preflight_answered_and_reads_the_session_id(
 }
 
 #[tokio::test]
+async fn a_request_with_two_origins_gets_400_and_no_cors_header() {
+    let server = HttpServer::example();
+    let client = client();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "http-cors-test", "version": "1.0.0"}}});
+    // RFC 6454 §7.3: a request carries one Origin; of two, which one to judge cannot be told.
+    for (first, second) in [
+        (LOOPBACK_ORIGIN, FOREIGN_ORIGIN),
+        (FOREIGN_ORIGIN, LOOPBACK_ORIGIN),
+        (LOOPBACK_ORIGIN, LOOPBACK_ORIGIN),
+    ] {
+        let post = client
+            .post(&server.url)
+            .header("origin", first)
+            .header("origin", second)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(initialize.to_string());
+        let options = preflight(&client, &server.url, first, "POST").header("origin", second);
+        for request in [post, options] {
+            let response = request.send().await.expect("the request");
+            assert_eq!(
+                (
+                    header(&response, "access-control-allow-origin"),
+                    header(&response, "vary"),
+                    header(&response, "mcp-session-id")
+                ),
+                (None, None, None),
+                "{first} {second}"
+            );
+            assert_eq!(
+                json_answer(response).await,
+                (
+                    400,
+                    "application/json".into(),
+                    json!({"jsonrpc": "2.0", "error": {"code": -32600,
+                        "message": "Bad request: more than one Origin"}})
+                ),
+                "{first} {second}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
 async fn a_foreign_origin_gets_403_preflight_included_and_no_cors_header() {
     let server = HttpServer::example();
     let client = client();

@@ -31,7 +31,8 @@
 //!   such an origin echoes it in `Access-Control-Allow-Origin` and exposes `Mcp-Session-Id`
 //!   and `MCP-Protocol-Version`; a foreign origin gets 403, preflight included.
 //! - An `Origin` that is not allowed gets 403 (the spec's protection against DNS rebinding);
-//!   on a loopback address, so does a `Host` that is not a loopback name.
+//!   on a loopback address, so does a `Host` that is not a loopback name. Two `Origin` or
+//!   two `Host` fields get 400.
 //! - The body, the header section, the time to read the headers, each request's run time,
 //!   the requests in flight and the connections are bounded ([`HttpOptions`]).
 //! - With [`HttpOptions::bearer`], a POST must carry `Authorization: Bearer <token>` that the
