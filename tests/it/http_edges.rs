@@ -240,6 +240,53 @@ async fn an_empty_accept_is_served_as_none_and_a_comma_inside_a_quoted_parameter
 }
 
 #[tokio::test]
+async fn an_accept_without_a_valid_media_range_is_served_as_none_and_a_valid_range_decides() {
+    let server = HttpServer::example();
+    let client = client();
+    let url = &server.url;
+    let json_type = "application/json".to_owned();
+    // RFC 9110 §12.5.1: a field whose members are no media range (no `type/subtype`, or a
+    // `q` that is no qvalue, §12.4.2) is invalid; it is disregarded, as an empty one is.
+    for (id, accept) in [
+        (1, ";;;"),
+        (2, "json"),
+        (3, " ;q=1 , ;"),
+        (4, "application/json;q=1.5"),
+    ] {
+        let answer = answer_of(
+            post_echo(&client, url, Some(accept), id)
+                .send()
+                .await
+                .expect("POST"),
+        )
+        .await;
+        assert_eq!(
+            answer,
+            (200, json_type.clone(), vec![echo_result(id)]),
+            "{accept:?}"
+        );
+    }
+    // One valid range among invalid members decides alone.
+    let answer = answer_of(
+        post_echo(&client, url, Some(";;;, text/html"), 5)
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!(answer, (406, String::new(), vec![]));
+    let session = open_session(&client, url).await;
+    let get = get_stream(&client, url, &session, ";;;")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(
+        (get.status().as_u16(), content_type(&get)),
+        (200, "text/event-stream".to_owned())
+    );
+}
+
+#[tokio::test]
 async fn a_progress_token_that_is_no_usable_id_gets_400_in_a_session_as_without_one() {
     let server = HttpServer::example();
     let client = client();

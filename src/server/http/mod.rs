@@ -15,8 +15,9 @@
 //! - `Accept` (RFC 9110 §12.5.1, media ranges with their quality; `q=0` takes nothing): a
 //!   POST that takes `application/json` is answered as above; one that takes only
 //!   `text/event-stream` gets every 200 answer as SSE; one that takes neither gets 406. No
-//!   `Accept`, or one that names no range (`Accept:` empty), is served as one that takes
-//!   both; a comma inside a quoted parameter separates nothing. Both paths, sessions too.
+//!   `Accept`, or one that names no valid range (`Accept:` empty, `;;;`), is served as one
+//!   that takes both; a comma inside a quoted parameter separates nothing. Both paths,
+//!   sessions too.
 //! - A response stream that the client closes cancels its request: the handler's
 //!   [`RequestContext::cancelled`](super::RequestContext::cancelled) fires and nothing more
 //!   is written (2026-07-28 basic/patterns/cancellation: on HTTP, closing the stream is the
