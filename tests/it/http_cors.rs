@@ -73,12 +73,8 @@ async fn a_loopback_origin_gets_its_preflight_answered_and_reads_the_session_id(
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "http-cors-test", "version": "1.0.0"}}});
-    let response = client
-        .post(url)
+    let response = legacy_post(&client, url, None, ACCEPT_BOTH, &initialize)
         .header("origin", LOOPBACK_ORIGIN)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(initialize.to_string())
         .send()
         .await
         .expect("POST");
@@ -122,13 +118,9 @@ async fn a_request_with_two_origins_gets_400_and_no_cors_header() {
         (FOREIGN_ORIGIN, LOOPBACK_ORIGIN),
         (LOOPBACK_ORIGIN, LOOPBACK_ORIGIN),
     ] {
-        let post = client
-            .post(&server.url)
+        let post = legacy_post(&client, &server.url, None, ACCEPT_BOTH, &initialize)
             .header("origin", first)
-            .header("origin", second)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(initialize.to_string());
+            .header("origin", second);
         let options = preflight(&client, &server.url, first, "POST").header("origin", second);
         for request in [post, options] {
             let response = request.send().await.expect("the request");
