@@ -73,12 +73,8 @@ async fn a_loopback_origin_gets_its_preflight_answered_and_reads_the_session_id(
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "http-cors-test", "version": "1.0.0"}}});
-    let response = client
-        .post(url)
+    let response = legacy_post(&client, url, None, ACCEPT_BOTH, &initialize)
         .header("origin", LOOPBACK_ORIGIN)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(initialize.to_string())
         .send()
         .await
         .expect("POST");
@@ -107,6 +103,103 @@ async fn a_loopback_origin_gets_its_preflight_answered_and_reads_the_session_id(
         ),
         (204, Some("GET, POST, DELETE".into()), None)
     );
+}
+
+#[tokio::test]
+async fn an_error_answer_to_an_admitted_origin_carries_the_cors_headers() {
+    let server = HttpServer::example();
+    let client = client();
+    let url = &server.url;
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "http-cors-test", "version": "1.0.0"}}});
+    // A page reads an error only with the CORS headers (Fetch, "CORS check").
+    let requests = [
+        (
+            legacy_post(&client, url, Some("deadbeef"), ACCEPT_BOTH, &initialize),
+            404,
+        ),
+        (
+            client
+                .post(url)
+                .header("content-type", "text/plain")
+                .body("{}"),
+            415,
+        ),
+        (
+            legacy_post(&client, url, None, "text/html", &initialize),
+            406,
+        ),
+        (client.get(url), 405),
+        (
+            legacy_post(&client, url, None, ACCEPT_BOTH, &json!([])),
+            400,
+        ),
+    ];
+    for (request, status) in requests {
+        let response = request
+            .header("origin", LOOPBACK_ORIGIN)
+            .send()
+            .await
+            .expect("the request");
+        assert_eq!(
+            [
+                "access-control-allow-origin",
+                "access-control-expose-headers",
+                "vary",
+            ]
+            .map(|name| header(&response, name)),
+            [
+                Some(LOOPBACK_ORIGIN.into()),
+                Some("mcp-session-id, mcp-protocol-version, www-authenticate".into()),
+                Some("origin".into()),
+            ],
+            "{status}"
+        );
+        assert_eq!(response.status().as_u16(), status);
+    }
+}
+
+#[tokio::test]
+async fn a_request_with_two_origins_gets_400_and_no_cors_header() {
+    let server = HttpServer::example();
+    let client = client();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "http-cors-test", "version": "1.0.0"}}});
+    // RFC 6454 §7.3: a request carries one Origin; of two, which one to judge cannot be told.
+    for (first, second) in [
+        (LOOPBACK_ORIGIN, FOREIGN_ORIGIN),
+        (FOREIGN_ORIGIN, LOOPBACK_ORIGIN),
+        (LOOPBACK_ORIGIN, LOOPBACK_ORIGIN),
+    ] {
+        let post = legacy_post(&client, &server.url, None, ACCEPT_BOTH, &initialize)
+            .header("origin", first)
+            .header("origin", second);
+        let options = preflight(&client, &server.url, first, "POST").header("origin", second);
+        for request in [post, options] {
+            let response = request.send().await.expect("the request");
+            assert_eq!(
+                (
+                    header(&response, "access-control-allow-origin"),
+                    header(&response, "vary"),
+                    header(&response, "mcp-session-id")
+                ),
+                (None, None, None),
+                "{first} {second}"
+            );
+            assert_eq!(
+                json_answer(response).await,
+                (
+                    400,
+                    "application/json".into(),
+                    json!({"jsonrpc": "2.0", "error": {"code": -32600,
+                        "message": "Bad request: more than one Origin"}})
+                ),
+                "{first} {second}"
+            );
+        }
+    }
 }
 
 #[tokio::test]

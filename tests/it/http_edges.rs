@@ -12,7 +12,7 @@ use common::{conformance_fixture_bin, embedded_example_bin};
 use serde_json::{Value, json};
 use std::process::{Command, Stdio};
 
-const LEGACY: &str = "2025-11-25";
+const LEGACY: &str = LEGACY_VERSION;
 const MODERN: &str = "2026-07-28";
 
 const EMBEDDED_USAGE: &str = "usage: embedded [--http ADDR]
@@ -240,6 +240,53 @@ async fn an_empty_accept_is_served_as_none_and_a_comma_inside_a_quoted_parameter
 }
 
 #[tokio::test]
+async fn an_accept_without_a_valid_media_range_is_served_as_none_and_a_valid_range_decides() {
+    let server = HttpServer::example();
+    let client = client();
+    let url = &server.url;
+    let json_type = "application/json".to_owned();
+    // RFC 9110 §12.5.1: a field whose members are no media range (no `type/subtype`, or a
+    // `q` that is no qvalue, §12.4.2) is invalid; it is disregarded, as an empty one is.
+    for (id, accept) in [
+        (1, ";;;"),
+        (2, "json"),
+        (3, " ;q=1 , ;"),
+        (4, "application/json;q=1.5"),
+    ] {
+        let answer = answer_of(
+            post_echo(&client, url, Some(accept), id)
+                .send()
+                .await
+                .expect("POST"),
+        )
+        .await;
+        assert_eq!(
+            answer,
+            (200, json_type.clone(), vec![echo_result(id)]),
+            "{accept:?}"
+        );
+    }
+    // One valid range among invalid members decides alone.
+    let answer = answer_of(
+        post_echo(&client, url, Some(";;;, text/html"), 5)
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!(answer, (406, String::new(), vec![]));
+    let session = open_session(&client, url).await;
+    let get = get_stream(&client, url, &session, ";;;")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(
+        (get.status().as_u16(), content_type(&get)),
+        (200, "text/event-stream".to_owned())
+    );
+}
+
+#[tokio::test]
 async fn a_progress_token_that_is_no_usable_id_gets_400_in_a_session_as_without_one() {
     let server = HttpServer::example();
     let client = client();
@@ -356,49 +403,11 @@ fn initialize_params() -> Value {
         "clientInfo": {"name": "http-edges-test", "version": "1.0.0"}})
 }
 
-/// A 2025-11-25 POST of `body` with `accept`, in `session` when given.
-fn legacy_post(
-    client: &reqwest::Client,
-    url: &str,
-    session: Option<&str>,
-    accept: &str,
-    body: &Value,
-) -> reqwest::RequestBuilder {
-    let mut builder = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", accept);
-    if let Some(session) = session {
-        builder = builder
-            .header("mcp-session-id", session)
-            .header("mcp-protocol-version", LEGACY);
-    }
-    builder.body(body.to_string())
-}
-
-fn session_of(response: &reqwest::Response) -> Option<String> {
-    response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-}
-
 /// Starts a session (`initialize`, `notifications/initialized`) and gives its id.
 async fn open_session(client: &reqwest::Client, url: &str) -> String {
-    let both = "application/json, text/event-stream";
-    let response = legacy_post(client, url, None, both, &initialize(initialize_params()))
-        .send()
-        .await
-        .expect("POST initialize");
-    assert_eq!(response.status().as_u16(), 200);
-    let session = session_of(&response).expect("an Mcp-Session-Id");
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let response = legacy_post(client, url, Some(&session), both, &initialized)
-        .send()
-        .await
-        .expect("POST initialized");
-    assert_eq!(response.status().as_u16(), 202);
+    let initialize = initialize(initialize_params());
+    let (session, status, _) = open_legacy_session(client, url, &initialize, ACCEPT_BOTH).await;
+    assert_eq!(status, 200);
     session
 }
 
@@ -434,7 +443,7 @@ async fn in_a_session_a_post_that_takes_only_sse_gets_sse_and_q_0_is_not_accepta
         .send()
         .await
         .expect("POST initialize");
-    let session = session_of(&response).expect("an Mcp-Session-Id on the SSE answer");
+    let session = session_id(&response).expect("an Mcp-Session-Id on the SSE answer");
     let (status, kind, messages) = answer_of(response).await;
     assert_eq!((status, kind.as_str(), messages.len()), (200, sse, 1));
     assert_eq!(
@@ -502,7 +511,7 @@ async fn an_initialize_answered_with_an_error_leaves_no_session() {
             .send()
             .await
             .expect("POST initialize");
-        assert_eq!(session_of(&response), None, "{detail}");
+        assert_eq!(session_id(&response), None, "{detail}");
         assert_eq!(
             answer_of(response).await,
             (200, "application/json".into(), vec![invalid_params(detail)])
@@ -580,7 +589,7 @@ async fn a_new_get_stream_takes_over_from_the_old_one_which_ends_and_loses_no_me
         .await
         .expect("GET");
     assert_eq!(second.status().as_u16(), 200);
-    assert_eq!(session_of(&second).as_deref(), Some(session.as_str()));
+    assert_eq!(session_id(&second).as_deref(), Some(session.as_str()));
     seen.push_str(&rest_of(first).await.expect("the first stream ends whole"));
     let before = ticks(&events_of(&seen));
     let last = *before.last().expect("ticks on the first stream");
@@ -630,7 +639,7 @@ async fn an_id_whose_stream_closed_before_its_response_still_gets_400_duplicate_
             .send()
             .await
             .expect("POST");
-        assert_eq!(session_of(&response).as_deref(), Some(session.as_str()));
+        assert_eq!(session_id(&response).as_deref(), Some(session.as_str()));
         assert_eq!(
             answer_of(response).await,
             (
@@ -809,17 +818,7 @@ async fn on_sigterm_a_session_request_not_yet_answered_gets_the_stops_503() {
     let both = "application/json, text/event-stream";
     let params = json!({"protocolVersion": LEGACY, "capabilities": {"elicitation": {"form": {}}},
         "clientInfo": {"name": "http-edges-test", "version": "1.0.0"}});
-    let response = legacy_post(&client, &url, None, both, &initialize(params))
-        .send()
-        .await
-        .expect("POST initialize");
-    let session = session_of(&response).expect("an Mcp-Session-Id");
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let response = legacy_post(&client, &url, Some(&session), both, &initialized)
-        .send()
-        .await
-        .expect("POST initialized");
-    assert_eq!(response.status().as_u16(), 202);
+    let (session, _, _) = open_legacy_session(&client, &url, &initialize(params), both).await;
     // With the GET stream open, the call's elicitation goes there, and its POST waits with
     // nothing written when the server stops.
     let get = get_stream(&client, &url, &session, "text/event-stream")

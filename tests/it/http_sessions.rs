@@ -10,7 +10,7 @@ use common::http_serve::*;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-const V: &str = "2025-11-25";
+const V: &str = LEGACY_VERSION;
 
 fn initialize(capabilities: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -20,48 +20,6 @@ fn initialize(capabilities: Value) -> Value {
 
 fn request(id: Value, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-/// A POST of `body` as a 2025-11-25 client sends it, in `session` when given.
-fn post(
-    client: &reqwest::Client,
-    url: &str,
-    session: Option<&str>,
-    body: &Value,
-) -> reqwest::RequestBuilder {
-    let mut builder = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    if let Some(session) = session {
-        builder = builder
-            .header("mcp-session-id", session)
-            .header("mcp-protocol-version", V);
-    }
-    builder.body(body.to_string())
-}
-
-fn session_header(response: &reqwest::Response) -> Option<String> {
-    response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-}
-
-/// Every message of an answer: the JSON body, or each event of an SSE stream.
-async fn messages(response: reqwest::Response) -> Vec<Value> {
-    let is_sse = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if is_sse {
-        Events::new(response).all().await
-    } else {
-        let (_, _, body) = json_answer(response).await;
-        vec![body]
-    }
 }
 
 fn example_info() -> Value {
@@ -94,27 +52,14 @@ fn list_changed(list: &str) -> Value {
     json!({"jsonrpc": "2.0", "method": format!("notifications/{list}/list_changed")})
 }
 
-/// Starts a session (`initialize`, then `notifications/initialized`): its id and the
-/// `initialize` answer's status and messages.
+/// Starts a session (`initialize` with `capabilities`, then `notifications/initialized`): its
+/// id and the `initialize` answer's status and messages.
 async fn open_session(
     client: &reqwest::Client,
     url: &str,
     capabilities: Value,
 ) -> (String, u16, Vec<Value>) {
-    let response = post(client, url, None, &initialize(capabilities))
-        .send()
-        .await
-        .expect("POST initialize");
-    let status = response.status().as_u16();
-    let session = session_header(&response).expect("an Mcp-Session-Id on the initialize answer");
-    let answer = messages(response).await;
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let response = post(client, url, Some(&session), &initialized)
-        .send()
-        .await
-        .expect("POST initialized");
-    assert_eq!(response.status().as_u16(), 202);
-    (session, status, answer)
+    open_legacy_session(client, url, &initialize(capabilities), ACCEPT_BOTH).await
 }
 
 /// Sends `probe` every 20 ms until its answer's status is `until`, every answer before it
@@ -149,7 +94,7 @@ async fn call(
     session: &str,
     body: &Value,
 ) -> (u16, Vec<Value>) {
-    let response = post(client, url, Some(session), body)
+    let response = legacy_post(client, url, Some(session), ACCEPT_BOTH, body)
         .send()
         .await
         .expect("POST");
@@ -234,7 +179,7 @@ async fn the_get_stream_carries_the_sessions_list_changes_and_a_new_one_takes_ov
     // opens a new one): the first ends, and the session's messages go to the second.
     let second = get().await.expect("GET");
     assert_eq!(second.status().as_u16(), 200);
-    assert_eq!(session_header(&second).as_deref(), Some(session.as_str()));
+    assert_eq!(session_id(&second).as_deref(), Some(session.as_str()));
     assert_eq!(events.all().await, Vec::<Value>::new());
     let mut events = Events::new(second);
     let add = request(json!(2), "tools/call", json!({"name": "add_tool"}));
@@ -263,7 +208,7 @@ async fn a_deleted_session_and_an_unknown_one_get_404() {
         204
     );
     let list = request(json!(2), "tools/list", json!({}));
-    let response = post(&client, &server.url, Some(&session), &list)
+    let response = legacy_post(&client, &server.url, Some(&session), ACCEPT_BOTH, &list)
         .send()
         .await
         .expect("POST");
@@ -283,10 +228,11 @@ async fn a_deleted_session_and_an_unknown_one_get_404() {
         delete(&session).await.expect("DELETE").status().as_u16(),
         404
     );
-    let response = post(
+    let response = legacy_post(
         &client,
         &server.url,
         Some("0123456789abcdef0123456789abcdef"),
+        ACCEPT_BOTH,
         &list,
     )
     .send()
@@ -358,7 +304,7 @@ async fn at_the_session_bound_an_initialize_ends_the_session_idle_longest_never_
     // other client out) ends the idle session, not the busy one.
     let (third, status, _) = open_session(&client, url, json!({})).await;
     assert_eq!(status, 200);
-    let response = post(&client, url, Some(&idle), &list)
+    let response = legacy_post(&client, url, Some(&idle), ACCEPT_BOTH, &list)
         .send()
         .await
         .expect("POST");
@@ -370,11 +316,11 @@ async fn at_the_session_bound_an_initialize_ends_the_session_idle_longest_never_
     assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
     // Every session busy: 503 until one is idle again.
     let third_stream = open_get(&client, url, &third).await;
-    let response = post(&client, url, None, &initialize(json!({})))
+    let response = legacy_post(&client, url, None, ACCEPT_BOTH, &initialize(json!({})))
         .send()
         .await
         .expect("POST initialize");
-    assert_eq!(session_header(&response), None);
+    assert_eq!(session_id(&response), None);
     assert_eq!(
         json_answer(response).await,
         (
@@ -386,7 +332,7 @@ async fn at_the_session_bound_an_initialize_ends_the_session_idle_longest_never_
         )
     );
     drop(third_stream);
-    let probe = || post(&client, url, None, &initialize(json!({}))).send();
+    let probe = || legacy_post(&client, url, None, ACCEPT_BOTH, &initialize(json!({}))).send();
     let what = "the session whose stream closed did not become idle";
     time_until_status(Instant::now(), 503, 200, what, probe).await;
     let (status, answer) = call(&client, url, &busy, &list).await;
@@ -408,17 +354,17 @@ async fn at_the_session_bound_a_burst_of_initialize_posts_ends_its_own_sessions_
     // unclaimed session before the one a client uses, however long that one has been idle.
     let mut burst = Vec::new();
     for _ in 0..5 {
-        let response = post(&client, url, None, &initialize(json!({})))
+        let response = legacy_post(&client, url, None, ACCEPT_BOTH, &initialize(json!({})))
             .send()
             .await
             .expect("POST initialize");
         assert_eq!(response.status().as_u16(), 200);
-        burst.push(session_header(&response).expect("an Mcp-Session-Id"));
+        burst.push(session_id(&response).expect("an Mcp-Session-Id"));
         let _ = messages(response).await;
     }
     let (status, answer) = call(&client, url, &used, &list).await;
     assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
-    let response = post(&client, url, Some(&burst[0]), &list)
+    let response = legacy_post(&client, url, Some(&burst[0]), ACCEPT_BOTH, &list)
         .send()
         .await
         .expect("POST");
@@ -448,12 +394,18 @@ async fn a_session_that_no_message_follows_after_its_initialize_ends_at_its_clai
     // Unclaimed: nothing follows its initialize, as when its client went away before the
     // answer and never learnt the id.
     let started = Instant::now();
-    let response = post(&client, &server.url, None, &initialize(json!({})))
-        .send()
-        .await
-        .expect("POST initialize");
+    let response = legacy_post(
+        &client,
+        &server.url,
+        None,
+        ACCEPT_BOTH,
+        &initialize(json!({})),
+    )
+    .send()
+    .await
+    .expect("POST initialize");
     assert_eq!(response.status().as_u16(), 200);
-    let unclaimed = session_header(&response).expect("an Mcp-Session-Id");
+    let unclaimed = session_id(&response).expect("an Mcp-Session-Id");
     messages(response).await;
     // It ends at its claim time limit (the server's debug line says when).
     server
@@ -465,7 +417,7 @@ async fn a_session_that_no_message_follows_after_its_initialize_ends_at_its_clai
         "ended after {ended:?}"
     );
     let list = request(json!(2), "tools/list", json!({}));
-    let response = post(&client, &server.url, Some(&unclaimed), &list)
+    let response = legacy_post(&client, &server.url, Some(&unclaimed), ACCEPT_BOTH, &list)
         .send()
         .await
         .expect("POST");
@@ -488,7 +440,7 @@ async fn an_elicitation_of_the_session_is_answered_by_the_clients_post() {
     let (session, _, _) =
         open_session(&client, &server.url, json!({"elicitation": {"form": {}}})).await;
     let ask = request(json!(7), "tools/call", json!({"name": "ask_name"}));
-    let response = post(&client, &server.url, Some(&session), &ask)
+    let response = legacy_post(&client, &server.url, Some(&session), ACCEPT_BOTH, &ask)
         .send()
         .await
         .expect("POST");
@@ -506,7 +458,7 @@ async fn an_elicitation_of_the_session_is_answered_by_the_clients_post() {
     );
     let answer = json!({"jsonrpc": "2.0", "id": elicitation_id,
         "result": {"action": "accept", "content": {"name": "Ada"}}});
-    let response = post(&client, &server.url, Some(&session), &answer)
+    let response = legacy_post(&client, &server.url, Some(&session), ACCEPT_BOTH, &answer)
         .send()
         .await
         .expect("POST the answer");
@@ -620,7 +572,7 @@ async fn progress_of_a_request_whose_stream_closed_reaches_no_other_post() {
     let chatter = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "chatter", "arguments": {"interval_ms": 20, "late": 0},
         "_meta": {"progressToken": "A"}}});
-    let response = post(&client, &server.url, Some(&session), &chatter)
+    let response = legacy_post(&client, &server.url, Some(&session), ACCEPT_BOTH, &chatter)
         .send()
         .await
         .expect("POST chatter");
@@ -647,7 +599,7 @@ async fn the_cancellation_of_an_elicitation_whose_stream_closed_reaches_no_other
     let (session, _, _) =
         open_session(&client, &server.url, json!({"elicitation": {"form": {}}})).await;
     let ask = |id: i64| request(json!(id), "tools/call", json!({"name": "ask_name"}));
-    let response = post(&client, &server.url, Some(&session), &ask(1))
+    let response = legacy_post(&client, &server.url, Some(&session), ACCEPT_BOTH, &ask(1))
         .send()
         .await
         .expect("POST ask 1");
@@ -655,7 +607,7 @@ async fn the_cancellation_of_an_elicitation_whose_stream_closed_reaches_no_other
     let elicitation = first.next().await.expect("the elicitation of call 1");
     assert_eq!(elicitation["method"], "elicitation/create");
     drop(first);
-    let response = post(&client, &server.url, Some(&session), &ask(2))
+    let response = legacy_post(&client, &server.url, Some(&session), ACCEPT_BOTH, &ask(2))
         .send()
         .await
         .expect("POST ask 2");
@@ -666,14 +618,14 @@ async fn the_cancellation_of_an_elicitation_whose_stream_closed_reaches_no_other
     // stream, now closed; call 2's stream must not carry that.
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 1}});
-    let response = post(&client, &server.url, Some(&session), &cancel)
+    let response = legacy_post(&client, &server.url, Some(&session), ACCEPT_BOTH, &cancel)
         .send()
         .await
         .expect("POST cancelled");
     assert_eq!(response.status().as_u16(), 202);
     let answer = json!({"jsonrpc": "2.0", "id": elicitation["id"],
         "result": {"action": "accept", "content": {"name": "Ada"}}});
-    let response = post(&client, &server.url, Some(&session), &answer)
+    let response = legacy_post(&client, &server.url, Some(&session), ACCEPT_BOTH, &answer)
         .send()
         .await
         .expect("POST the answer");

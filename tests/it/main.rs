@@ -80,6 +80,9 @@ mod http_edges;
 // 2025-11-25 sessions of the server API over HTTP (through the embedded bridge).
 #[cfg(all(feature = "http-server", feature = "http"))]
 mod http_sessions;
+// How the server API over HTTP closes a connection: the lingering close at its stop.
+#[cfg(all(feature = "http-server", feature = "http"))]
+mod http_close;
 // Browser clients of the server API over HTTP: CORS, and a real headless Chromium.
 #[cfg(all(feature = "http-server", feature = "http"))]
 mod http_cors;

@@ -77,17 +77,36 @@ fn split_unquoted(text: &str, separator: u8) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Whether the `Accept` fields of `headers` name no media range: none, or only empty ones
-/// (`Accept:` with nothing, or only commas). RFC 9110 §12.5.1: without the field any media
-/// type is acceptable; a field that lists nothing makes no answer acceptable, and the
-/// section lets a server disregard it rather than answer 406. It is served as no field.
+/// Whether the `Accept` fields of `headers` name no valid media range: none, only empty
+/// ones (`Accept:` with nothing, or only commas), or only members that are no media range
+/// (`;;;`, `json`: no `type/subtype`; a `q` that is no qvalue, RFC 9110 §12.4.2; a value
+/// that is not header text). RFC 9110 §12.5.1: without the field any media type is
+/// acceptable; a field that lists nothing valid makes no answer acceptable, and the section
+/// lets a server disregard it rather than answer 406. It is served as no field.
 fn names_no_range(headers: &HeaderMap) -> bool {
-    headers.get_all(header::ACCEPT).iter().all(|value| {
-        value
-            .as_bytes()
-            .iter()
-            .all(|b| matches!(b, b' ' | b'\t' | b','))
-    })
+    !headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| split_unquoted(value, b','))
+        .any(is_media_range)
+}
+
+/// Whether `member` (one member of an `Accept` list) is a media range: `type/subtype`, each
+/// part not empty, with a `q` parameter, if any, that is a qvalue.
+fn is_media_range(member: &str) -> bool {
+    let mut parts = split_unquoted(member, b';');
+    let name = parts.next().unwrap_or_default().trim();
+    let named = name
+        .split_once('/')
+        .is_some_and(|(kind, subtype)| !kind.trim().is_empty() && !subtype.trim().is_empty());
+    named
+        && parts.all(|param| match param.split_once('=') {
+            Some((key, value)) if key.trim().eq_ignore_ascii_case("q") => {
+                qvalue(value.trim()).is_some()
+            }
+            _ => true,
+        })
 }
 
 /// A qvalue, `0` to `1` with at most three decimals (RFC 9110 §12.4.2), in thousandths.
@@ -242,6 +261,30 @@ mod tests {
         assert_eq!(post_takes(&with(&[""])), Takes::Json);
         assert_eq!(post_takes(&with(&[" , "])), Takes::Json);
         assert_eq!(post_takes(&with(&["", "text/html"])), Takes::Neither);
+    }
+
+    #[test]
+    fn an_accept_of_members_that_are_no_media_range_is_served_as_none() {
+        for invalid in [
+            ";;;",
+            "json",
+            " ;q=1 , ;",
+            "application/json;q=1.5",
+            "/json",
+            "text/",
+        ] {
+            assert_eq!(post_takes(&with(&[invalid])), Takes::Json, "{invalid}");
+            assert!(takes_sse(&with(&[invalid])), "{invalid}");
+        }
+        assert_eq!(post_takes(&with(&[";;;, text/html"])), Takes::Neither);
+        assert_eq!(
+            post_takes(&with(&[";;;", "text/event-stream"])),
+            Takes::SseOnly
+        );
+        assert_eq!(
+            post_takes(&with(&["json;q=2, application/json;q=0"])),
+            Takes::Neither
+        );
     }
 
     #[test]

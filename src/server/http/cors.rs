@@ -36,9 +36,14 @@ pub(super) fn allowed_headers(tool_params: &HashMap<String, Vec<HeaderParam>>) -
     HeaderValue::from_str(&list).unwrap_or_else(|_| HeaderValue::from_static(ALLOWED_HEADERS))
 }
 
-/// The request's `Origin` when the `Origin` check admits it.
+/// The request's `Origin` when the `Origin` check admits it (a request with two gets 400,
+/// without CORS headers).
 pub(super) fn admitted_origin(options: &HttpOptions, headers: &HeaderMap) -> Option<HeaderValue> {
-    let origin = headers.get(header::ORIGIN)?;
+    let mut origins = headers.get_all(header::ORIGIN).iter();
+    let origin = origins.next()?;
+    if origins.next().is_some() {
+        return None;
+    }
     origin_allowed(options, origin.to_str().ok()?).then(|| origin.clone())
 }
 

@@ -15,8 +15,9 @@
 //! - `Accept` (RFC 9110 §12.5.1, media ranges with their quality; `q=0` takes nothing): a
 //!   POST that takes `application/json` is answered as above; one that takes only
 //!   `text/event-stream` gets every 200 answer as SSE; one that takes neither gets 406. No
-//!   `Accept`, or one that names no range (`Accept:` empty), is served as one that takes
-//!   both; a comma inside a quoted parameter separates nothing. Both paths, sessions too.
+//!   `Accept`, or one that names no valid range (`Accept:` empty, `;;;`), is served as one
+//!   that takes both; a comma inside a quoted parameter separates nothing. Both paths,
+//!   sessions too.
 //! - A response stream that the client closes cancels its request: the handler's
 //!   [`RequestContext::cancelled`](super::RequestContext::cancelled) fires and nothing more
 //!   is written (2026-07-28 basic/patterns/cancellation: on HTTP, closing the stream is the
@@ -31,7 +32,8 @@
 //!   such an origin echoes it in `Access-Control-Allow-Origin` and exposes `Mcp-Session-Id`
 //!   and `MCP-Protocol-Version`; a foreign origin gets 403, preflight included.
 //! - An `Origin` that is not allowed gets 403 (the spec's protection against DNS rebinding);
-//!   on a loopback address, so does a `Host` that is not a loopback name.
+//!   on a loopback address, so does a `Host` that is not a loopback name. Two `Origin` or
+//!   two `Host` fields get 400.
 //! - The body, the header section, the time to read the headers, each request's run time,
 //!   the requests in flight and the connections are bounded ([`HttpOptions`]).
 //! - With [`HttpOptions::bearer`], a POST must carry `Authorization: Bearer <token>` that the
@@ -77,6 +79,9 @@
 //!
 //! [`HttpServer::run_until`] stops: listen and session streams end at once, requests still
 //! running have [`HttpOptions::shutdown_grace_time_limit`], and every stream ends whole.
+//! Every connection that the server ends closes lingering (RFC 9112 §9.6): its write half
+//! first, then its client's input read and dropped until the client closes (at most
+//! [`LINGER_TIME_LIMIT`]), so that no reset takes the answers in transit from the client.
 //!
 //! Status codes of JSON answers: 400 for -32020, -32021, -32022, a request without the
 //! required `_meta` (-32602) and a body that is no JSON-RPC request (-32700, -32600); 404
@@ -129,12 +134,14 @@ use crate::protocol::request_headers::{self, HeaderText};
 mod accept;
 mod bearer;
 mod cors;
+mod linger;
 mod options;
 mod origin;
 mod session;
 
 use bearer::{Auth, check_bearer, metadata};
 pub use bearer::{Bearer, TokenVerifier, Verdict};
+pub use linger::LINGER_TIME_LIMIT;
 pub use options::*;
 use options::{ACCEPT_ERROR_PAUSE, MIN_HEADER_BYTES, SHUTDOWN_CUT_TIME_LIMIT};
 use origin::{check_origin_and_host, origin_allowed};
@@ -297,29 +304,33 @@ impl HttpServer {
                 }
             };
             let shared = self.shared.clone();
-            let connection = builder.serve_connection(
+            let mut connection = builder.serve_connection(
                 TokioIo::new(stream),
                 hyper::service::service_fn(move |request| {
                     let shared = shared.clone();
-                    async move { Ok::<_, Infallible>(answer(&shared, request).await) }
+                    // Boxed: a connection is polled without its shutdown (below) only when
+                    // its service's future is `Unpin`.
+                    Box::pin(async move { Ok::<_, Infallible>(answer(&shared, request).await) })
                 }),
             );
             let stopping = self.shared.stopping.clone();
             tokio::spawn(async move {
-                let mut connection = std::pin::pin!(connection);
+                // hyper hands the socket back at the end instead of closing it: the close
+                // lingers (`linger`).
                 let ended = tokio::select! {
-                    ended = connection.as_mut() => ended,
+                    ended = std::future::poll_fn(|cx| connection.poll_without_shutdown(cx)) => ended,
                     () = stopping.cancelled() => {
                         // No more requests on it: an idle connection closes now, one with an
                         // answer under way once that answer has ended.
-                        connection.as_mut().graceful_shutdown();
-                        connection.await
+                        Pin::new(&mut connection).graceful_shutdown();
+                        std::future::poll_fn(|cx| connection.poll_without_shutdown(cx)).await
                     }
                 };
                 // A connection's error (a reset, a header timeout) concerns that client only.
                 if let Err(error) = ended {
                     tracing::debug!(%error, "HTTP connection ended with an error");
                 }
+                linger::close(connection.into_parts().io.into_inner()).await;
                 drop(permit);
             });
         }

@@ -6,7 +6,8 @@ use super::*;
 /// 403 for an `Origin` that is not allowed, or a non-loopback host on a loopback listener:
 /// the authority of an absolute-form request target, else the `Host` header (RFC 9112
 /// §3.2.2: the target's authority overrides `Host`); 400 for more than one `Host` header
-/// (RFC 9112 §3.2: a server MUST refuse it).
+/// (RFC 9112 §3.2: a server MUST refuse it) and for more than one `Origin` header (RFC 6454
+/// §7.3: a user agent sends at most one; which of two to judge cannot be told).
 pub(super) fn check_origin_and_host(
     shared: &Shared,
     headers: &HeaderMap,
@@ -16,6 +17,13 @@ pub(super) fn check_origin_and_host(
         let error = RpcError::new(
             ErrorCode::INVALID_REQUEST,
             "Bad request: more than one Host",
+        );
+        return Some(error_answer(StatusCode::BAD_REQUEST, None, error));
+    }
+    if headers.get_all(header::ORIGIN).iter().nth(1).is_some() {
+        let error = RpcError::new(
+            ErrorCode::INVALID_REQUEST,
+            "Bad request: more than one Origin",
         );
         return Some(error_answer(StatusCode::BAD_REQUEST, None, error));
     }

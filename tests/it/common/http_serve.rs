@@ -1,6 +1,7 @@
-//! The harness of the tests of the server API over HTTP (`http_server`, `http_sessions`): a
-//! server process on a loopback port, a real HTTP client (reqwest), the events of an SSE
-//! answer, and the client scripts of the interop set.
+//! The harness of the tests of the server API over HTTP (`http_server`, `http_sessions`,
+//! `http_edges`, `http_cors`, `http_close`): a server process on a loopback port, a real HTTP
+//! client (reqwest), the POSTs of a 2025-11-25 session, the events of an SSE answer, and the
+//! client scripts of the interop set.
 
 use super::{conformance_fixture_bin, embedded_example_bin, server_bin};
 use futures_util::StreamExt;
@@ -140,6 +141,80 @@ pub async fn json_answer(response: reqwest::Response) -> (u16, String, Value) {
         content_type,
         serde_json::from_str(&text).unwrap_or(Value::Null),
     )
+}
+
+/// The protocol revision of 2025-11-25 clients (sessions).
+pub const LEGACY_VERSION: &str = "2025-11-25";
+/// The `Accept` of a 2025-11-25 client's POST: JSON or SSE.
+pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// A POST of `body` as a 2025-11-25 client sends it, with `accept`, in `session` when given.
+pub fn legacy_post(
+    client: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    accept: &str,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    let mut builder = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", accept);
+    if let Some(session) = session {
+        builder = builder
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", LEGACY_VERSION);
+    }
+    builder.body(body.to_string())
+}
+
+/// The answer's `Mcp-Session-Id`.
+pub fn session_id(response: &reqwest::Response) -> Option<String> {
+    response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Every message of an answer: the JSON body, or each event of an SSE stream.
+pub async fn messages(response: reqwest::Response) -> Vec<Value> {
+    let is_sse = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if is_sse {
+        Events::new(response).all().await
+    } else {
+        let (_, _, body) = json_answer(response).await;
+        vec![body]
+    }
+}
+
+/// Starts a session with `initialize` (a POST with `accept`), then
+/// `notifications/initialized` (202): its id and the `initialize` answer's status and
+/// messages.
+pub async fn open_legacy_session(
+    client: &reqwest::Client,
+    url: &str,
+    initialize: &Value,
+    accept: &str,
+) -> (String, u16, Vec<Value>) {
+    let response = legacy_post(client, url, None, accept, initialize)
+        .send()
+        .await
+        .expect("POST initialize");
+    let status = response.status().as_u16();
+    let session = session_id(&response).expect("an Mcp-Session-Id on the initialize answer");
+    let answer = messages(response).await;
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = legacy_post(client, url, Some(&session), accept, &initialized)
+        .send()
+        .await
+        .expect("POST initialized");
+    assert_eq!(response.status().as_u16(), 202);
+    (session, status, answer)
 }
 
 /// The events of an SSE stream, each `data` as JSON; keep-alive comments skipped.
