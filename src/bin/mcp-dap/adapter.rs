@@ -86,6 +86,8 @@ pub enum AdapterNews {
     BreakpointsSet {
         /// The source's path, as the request named it.
         source: String,
+        /// The request's arguments, which a child session's start sends again.
+        arguments: Value,
         /// The response's body.
         body: Value,
     },
@@ -125,8 +127,8 @@ pub struct Stop;
 /// A request in flight.
 struct InFlight {
     command: String,
-    /// The source path of a `setBreakpoints`.
-    source: Option<String>,
+    /// The source path and the arguments of a `setBreakpoints`.
+    source: Option<(String, Value)>,
     reply: oneshot::Sender<Result<Value, DapError>>,
     timer: SpawnHandle,
 }
@@ -245,8 +247,12 @@ impl Adapter {
             .arguments
             .as_ref()
             .filter(|_| request.command == "setBreakpoints")
-            .and_then(|a| a.get("source")?.get("path")?.as_str())
-            .map(str::to_owned);
+            .and_then(|a| {
+                Some((
+                    a.get("source")?.get("path")?.as_str()?.to_owned(),
+                    a.clone(),
+                ))
+            });
         let message = types::request(seq, &request.command, request.arguments);
         self.write(ctx, message);
         let timer = ctx.run_later(REQUEST_TIME_LIMIT, move |act, _| {
@@ -300,9 +306,10 @@ impl Adapter {
             return;
         };
         ctx.cancel_future(flight.timer);
-        if let (true, Some(source)) = (response.success, flight.source) {
+        if let (true, Some((source, arguments))) = (response.success, flight.source) {
             self.session.do_send(AdapterNews::BreakpointsSet {
                 source,
+                arguments,
                 body: response.body.clone().unwrap_or(Value::Null),
             });
         }

@@ -128,6 +128,10 @@ pub struct LaunchSpec {
     pub arguments: Value,
     /// The adapter's id for `initialize`.
     pub adapter_id: String,
+    /// The `setBreakpoints` arguments sent in the configuration phase, before
+    /// `configurationDone`: a child session gets its parent's (as VS Code sends each child
+    /// session the breakpoints).
+    pub breakpoints: Vec<Value>,
 }
 
 /// Runs the start sequence. Answers once `launch` is answered.
@@ -248,6 +252,9 @@ pub struct Session {
     entry_pending: bool,
     /// Where the child sessions the adapter asks for are started, and this session's adapter.
     children: Option<(Recipient<Child>, AdapterDef)>,
+    /// The arguments of the last `setBreakpoints` the adapter accepted, by source path (none
+    /// for a source cleared): what a child session's configuration sends again.
+    breakpoint_requests: BTreeMap<String, Value>,
 }
 
 impl Session {
@@ -280,6 +287,7 @@ impl Session {
             focus: None,
             entry_pending: false,
             children: None,
+            breakpoint_requests: BTreeMap::new(),
         }
     }
 
@@ -383,6 +391,7 @@ impl Session {
             adapter: adapter.clone(),
             request: request.to_owned(),
             configuration,
+            breakpoints: self.breakpoint_requests.values().cloned().collect(),
         });
         ctx.spawn(asked.into_actor(self).map(move |opened, act, _| {
             let opened = opened.unwrap_or_else(|_| Err("mcp-dap is ending".into()));
@@ -602,7 +611,20 @@ impl Handler<AdapterNews> for Session {
                 self.initialized = None;
                 return;
             }
-            AdapterNews::BreakpointsSet { source, body } => {
+            AdapterNews::BreakpointsSet {
+                source,
+                arguments,
+                body,
+            } => {
+                let cleared = arguments
+                    .get("breakpoints")
+                    .and_then(Value::as_array)
+                    .is_none_or(Vec::is_empty);
+                if cleared {
+                    self.breakpoint_requests.remove(&source);
+                } else {
+                    self.breakpoint_requests.insert(source.clone(), arguments);
+                }
                 // The `setBreakpoints` answer replaces the source's breakpoints, in the order
                 // the adapter wrote it and its events: a `breakpoint` event read after it is
                 // the later word, and is applied after it.
@@ -822,6 +844,16 @@ impl Handler<Start> for Session {
                 }
                 First::Initialized => false,
             };
+            // DAP "Launch Sequencing": the breakpoints go in the configuration phase. One
+            // the adapter refuses leaves the others and the start as they are.
+            for arguments in spec.breakpoints {
+                let _ = adapter
+                    .send(Request {
+                        command: "setBreakpoints".into(),
+                        arguments: Some(arguments),
+                    })
+                    .await;
+            }
             adapter
                 .send(Request {
                     command: "configurationDone".into(),

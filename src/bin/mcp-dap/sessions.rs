@@ -51,6 +51,8 @@ pub struct Child {
     pub request: String,
     /// The child's configuration, the request's arguments.
     pub configuration: Value,
+    /// The parent's `setBreakpoints` arguments, sent again in the child's configuration.
+    pub breakpoints: Vec<Value>,
 }
 
 /// The Session of an id.
@@ -168,6 +170,7 @@ impl Handler<Child> for Sessions {
             request,
             arguments: child.configuration,
             adapter_id: adapter.adapter_id.clone(),
+            breakpoints: child.breakpoints,
         };
         let me = ctx.address();
         let opening = <Self as Handler<Open>>::handle(

@@ -345,6 +345,7 @@ async fn launch(
         request: "launch",
         arguments,
         adapter_id,
+        breakpoints: Vec::new(),
     };
     let started = session.send(Start(spec)).await;
     let failure = match started {
@@ -402,6 +403,7 @@ async fn attach(sessions: Addr<Sessions>, args: AttachArgs) -> Result<Outcome, O
         request: "attach",
         arguments,
         adapter_id,
+        breakpoints: Vec::new(),
     };
     let failure = match session.send(Start(spec)).await {
         Ok(Ok(())) => None,
