@@ -215,10 +215,11 @@ pub fn request(seq: i64, command: &str, arguments: Option<Value>) -> Value {
     message
 }
 
-/// The answer to a reverse request this client does not support.
-pub fn refusal(seq: i64, request: &ReverseRequest) -> Value {
+/// The answer `success: false` to a reverse request, with `message` (DAP ErrorResponse:
+/// the adapter shows it, or acts on the failure).
+pub fn refusal(seq: i64, request: &ReverseRequest, message: &str) -> Value {
     json!({"seq": seq, "type": "response", "request_seq": request.seq, "success": false,
-        "command": request.command, "message": "not supported by mcp-dap"})
+        "command": request.command, "message": message})
 }
 
 /// The response of a reverse request the client carried out: `success: true`, no body.

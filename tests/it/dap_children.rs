@@ -169,6 +169,84 @@ fn without_follow_children_the_children_run_without_a_debugger() {
     assert_eq!(children, Vec::<Value>::new());
 }
 
+const CHILD_WORKS: &str = "\
+import subprocess
+import sys
+
+def work():
+    value = 6 * 7
+    print(\"child got\", value, flush=True)
+
+if len(sys.argv) > 1:
+    work()
+    raise SystemExit(4)
+done = subprocess.run([sys.executable, \"-Xfrozen_modules=off\", __file__, \"child\"])
+print(\"child exit\", done.returncode, flush=True)
+raise SystemExit(5)
+";
+
+/// The line of `value = 6 * 7`, which only the child runs.
+const CHILD_LINE: i64 = 5;
+
+#[test]
+fn a_breakpoint_set_in_the_parent_stops_the_child_session() {
+    let program = write("dap-child-break", CHILD_WORKS);
+    let mut b = start();
+    let launched = call(&mut b, "1", "launch", json!({"program": program}));
+    assert_eq!(launched["state"]["reason"], "entry", "{launched}");
+    let set = call(
+        &mut b,
+        "2",
+        "set_breakpoints",
+        json!({"session": "s1", "source": program, "lines": [CHILD_LINE]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    call(&mut b, "3", "continue", json!({"session": "s1"}));
+    // The child's session opens once debugpy announces the child: its state is listed then.
+    let child_state = json!("dap://sessions/s2/state");
+    let mut asked = 0;
+    let opened = wait_until(|| {
+        asked += 1;
+        listed(&mut b, &format!("list{asked}")).contains(&child_state)
+    });
+    assert!(opened, "no child session was listed");
+    let stopped = call(&mut b, "4", "wait", json!({"session": "s2"}));
+    assert_eq!(
+        (
+            &stopped["status"],
+            &stopped["reason"],
+            &stopped["top_frame"]["name"],
+            &stopped["top_frame"]["line"],
+            &stopped["parent"],
+        ),
+        (
+            &json!("stopped"),
+            &json!("breakpoint"),
+            &json!("work"),
+            &json!(CHILD_LINE),
+            &json!("s1")
+        ),
+        "{stopped}"
+    );
+    assert_eq!(
+        stopped["breakpoints"],
+        json!([{"id": stopped["breakpoints"][0]["id"], "verified": true, "source": program,
+            "line": CHILD_LINE}])
+    );
+    call(&mut b, "5", "continue", json!({"session": "s2"}));
+    let exited = call(&mut b, "6", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        exited,
+        json!({"session": "s1", "status": "exited", "exit_code": 5, "breakpoints": set["breakpoints"]})
+    );
+    assert_eq!(
+        read_text(&mut b, "7", "dap://sessions/s1/output"),
+        "child got 42\nchild exit 4\n"
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
 const MANY: &str = "\
 import subprocess
 import sys
@@ -180,20 +258,17 @@ raise SystemExit(5)
 ";
 
 #[test]
-// Known defect, not a skip of a passing case: a child let go beyond the session limit is
-// attached, configured and disconnected by mcp-dap, and debugpy's adapter at times ends its
-// process on finalizing such a session (`sessions.py` `finalize`: `os._exit(1)` on an error),
-// so the parent's `exited` is lost (one CI run, and about 60 % of Pool(10) runs by hand).
-// The fix to make: refuse `startDebugging` for a child that gets no session, so that debugpy
-// unblocks it itself (`servers.py`: "No clients to wait for - unblocking").
-#[ignore = "debugpy's adapter may exit when a child let go is disconnected: the parent's exit code is lost"]
+// A child beyond the limit is refused (`startDebugging` answered `success: false`): debugpy
+// runs it on without a debugger itself, and nothing of it is finalized as a client session
+// (a disconnected client session at times made debugpy's adapter `os._exit(1)`, losing the
+// parent's `exited`).
 fn a_child_beyond_the_session_limit_runs_without_a_debugger_and_the_parent_hears_of_it() {
     let (exited, output, uris, children) = run(&write("dap-many", MANY), json!({}));
     assert_eq!(
         exited,
         json!({"session": "s1", "status": "exited", "exit_code": 5})
     );
-    // s1 and seven children fill the eight sessions; the eighth child is let go.
+    // s1 and seven children fill the eight sessions; the eighth child is refused.
     assert_eq!(uris, uris_of(8));
     let expected: Vec<Value> = (2..=8).map(|n| child_of_s1(&format!("s{n}"))).collect();
     assert_eq!(children, expected);

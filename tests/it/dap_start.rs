@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 const REFUSAL_LIMIT: Duration = Duration::from_secs(10);
 
 /// The tool error of a call.
-fn call_error(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> String {
+pub(crate) fn call_error(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> String {
     b.send_request(
         json!(id),
         "tools/call",
@@ -134,9 +134,9 @@ fn launch_without_an_adapter_picks_lldb_for_an_executable_and_language_names_map
     assert_eq!(
         error,
         format!(
-            "cannot tell the adapter of {} (neither a .py file nor an ELF executable): name it \
+            "cannot tell the adapter of {:?} (neither a .py file nor an ELF executable): name it \
              with `adapter` (debugpy (or python), lldb (or c, cpp, c++, rust))",
-            text.display()
+            text.display().to_string()
         )
     );
     b.close_stdin();

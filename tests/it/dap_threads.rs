@@ -5,7 +5,7 @@
 //! scripted adapter (`common/dap_script.py`): its `evaluate` sends the events it is given.
 
 use crate::common;
-use crate::dap::{call, modern};
+use crate::dap::{call, modern, read_text};
 use crate::dap_variables::start_scripted;
 
 use common::*;
@@ -208,12 +208,16 @@ fn a_breakpoint_event_right_after_the_set_breakpoints_answer_is_the_later_word()
         json!({"source": "/scripted/prog.c", "breakpoints": [{"id": 100, "verified": false,
             "source": "/scripted/prog.c", "line": 5}]})
     );
-    // The step's stop is read after the event: the state of its answer has the event's word.
+    // The step's stop is read after the event: the state once the step is answered has the
+    // event's word.
     let step = call(&mut b, "3", "next", json!({"session": "s1"}));
+    assert_eq!(step["status"], "stopped", "{step}");
+    let state: Value =
+        parse_json(&read_text(&mut b, "4", "dap://sessions/s1/state")).expect("the state is JSON");
     assert_eq!(
-        step["breakpoints"],
+        state["breakpoints"],
         json!([{"id": 100, "verified": true, "source": "/scripted/prog.c", "line": 5}]),
-        "{step}"
+        "{state}"
     );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));

@@ -47,6 +47,8 @@ mod dap_children;
 #[cfg(target_os = "linux")]
 mod dap_clients;
 #[cfg(target_os = "linux")]
+mod dap_inputs;
+#[cfg(target_os = "linux")]
 mod dap_lldb;
 #[cfg(target_os = "linux")]
 mod dap_sessions;

@@ -86,12 +86,16 @@ pub enum AdapterNews {
     BreakpointsSet {
         /// The source's path, as the request named it.
         source: String,
+        /// The request's arguments, which a child session's start sends again.
+        arguments: Value,
         /// The response's body.
         body: Value,
     },
-    /// DAP's `startDebugging` reverse request, accepted: its arguments (`request`, `launch`
-    /// or `attach`, and the `configuration` of the new session).
-    StartDebugging(Value),
+    /// DAP's `startDebugging` reverse request: its arguments (`request`, `launch` or
+    /// `attach`, and the `configuration` of the new session), and where to say whether a
+    /// session opens for it (`Err` with the reason when none does). The request is answered
+    /// only then, so that a child that gets no session is refused.
+    StartDebugging(Value, oneshot::Sender<Result<(), String>>),
 }
 
 /// Sends one DAP request; the answer is its response's `body` (`null` when none).
@@ -123,8 +127,8 @@ pub struct Stop;
 /// A request in flight.
 struct InFlight {
     command: String,
-    /// The source path of a `setBreakpoints`.
-    source: Option<String>,
+    /// The source path and the arguments of a `setBreakpoints`.
+    source: Option<(String, Value)>,
     reply: oneshot::Sender<Result<Value, DapError>>,
     timer: SpawnHandle,
 }
@@ -243,8 +247,12 @@ impl Adapter {
             .arguments
             .as_ref()
             .filter(|_| request.command == "setBreakpoints")
-            .and_then(|a| a.get("source")?.get("path")?.as_str())
-            .map(str::to_owned);
+            .and_then(|a| {
+                Some((
+                    a.get("source")?.get("path")?.as_str()?.to_owned(),
+                    a.clone(),
+                ))
+            });
         let message = types::request(seq, &request.command, request.arguments);
         self.write(ctx, message);
         let timer = ctx.run_later(REQUEST_TIME_LIMIT, move |act, _| {
@@ -298,9 +306,10 @@ impl Adapter {
             return;
         };
         ctx.cancel_future(flight.timer);
-        if let (true, Some(source)) = (response.success, flight.source) {
+        if let (true, Some((source, arguments))) = (response.success, flight.source) {
             self.session.do_send(AdapterNews::BreakpointsSet {
                 source,
+                arguments,
                 body: response.body.clone().unwrap_or(Value::Null),
             });
         }
@@ -487,17 +496,33 @@ impl StreamHandler<Result<Frame, FramingError>> for Adapter {
                 // `success: false` (runInTerminal is only sent to a client that declared
                 // `supportsRunInTerminalRequest`, which this one does not). `startDebugging`
                 // (a child session, declared with `supportsStartDebuggingRequest`) is
-                // answered at once: its response only acknowledges it, and the session
-                // starts apart.
-                let seq = self.next_seq;
-                self.next_seq += 1;
-                if request.command == "startDebugging" {
-                    self.write(ctx, types::acceptance(seq, &request));
-                    let arguments = request.arguments.unwrap_or(Value::Null);
-                    self.session.do_send(AdapterNews::StartDebugging(arguments));
-                } else {
-                    self.write(ctx, types::refusal(seq, &request));
+                // answered once the Sessions actor says whether a session opens for it: a
+                // refusal makes debugpy run the child on without a debugger itself
+                // (`adapter/servers.py`: "No clients to wait for - unblocking"), with no
+                // client session of ours to end.
+                if request.command != "startDebugging" {
+                    let seq = self.next_seq;
+                    self.next_seq += 1;
+                    self.write(
+                        ctx,
+                        types::refusal(seq, &request, "not supported by mcp-dap"),
+                    );
+                    return;
                 }
+                let (reply, room) = oneshot::channel();
+                let arguments = request.arguments.clone().unwrap_or(Value::Null);
+                self.session
+                    .do_send(AdapterNews::StartDebugging(arguments, reply));
+                ctx.spawn(room.into_actor(self).map(move |room, act, ctx| {
+                    let seq = act.next_seq;
+                    act.next_seq += 1;
+                    let answer = match room {
+                        Ok(Ok(())) => types::acceptance(seq, &request),
+                        Ok(Err(reason)) => types::refusal(seq, &request, &reason),
+                        Err(_) => types::refusal(seq, &request, "the session ended"),
+                    };
+                    act.write(ctx, answer);
+                }));
             }
             Ok(Frame::Message(Incoming::Unknown)) => {}
             Ok(Frame::Oversized(oversized)) => self.skipped(ctx, oversized),

@@ -159,14 +159,25 @@ impl Registry {
     /// The adapter of `name`; an `--adapter` of a built-in name replaces it.
     ///
     /// Errors: the text for an unknown name, or for an lldb-dap that is nowhere in PATH.
+    /// A name is matched without regard to ASCII case (`Python`, `LLDB`); an `--adapter`
+    /// name spelled exactly as given wins over one that differs only in case.
     pub fn resolve(&self, name: &str) -> Result<AdapterDef, String> {
-        if let Some(def) = self.custom.get(name) {
+        let custom = self.custom.get(name).or_else(|| {
+            self.custom
+                .iter()
+                .find(|(known, _)| known.eq_ignore_ascii_case(name))
+                .map(|(_, def)| def)
+        });
+        if let Some(def) = custom {
             return Ok(def.clone());
         }
-        if let Some((_, builtin)) = ALIASES.iter().find(|(alias, _)| *alias == name) {
+        if let Some((_, builtin)) = ALIASES
+            .iter()
+            .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
+        {
             return self.resolve(builtin);
         }
-        match name {
+        match name.to_ascii_lowercase().as_str() {
             // debugpy's adapter speaks DAP on its stdio when started without --port.
             "debugpy" => Ok(AdapterDef {
                 command: "python3".into(),
@@ -186,7 +197,8 @@ impl Registry {
                 })
             }
             _ => Err(format!(
-                "unknown adapter {name:?}; the adapters: {}",
+                "unknown adapter {}; the adapters: {}",
+                crate::echo::echoed(name),
                 self.names().join(", ")
             )),
         }
@@ -256,7 +268,7 @@ pub fn adapter_for_program(program: &Path, registry: &Registry) -> Result<&'stat
     if let Err(e) = read {
         return Err(format!(
             "cannot read the program {}: {e}; name its adapter with `adapter` ({choices})",
-            program.display()
+            crate::echo::echoed(&program.to_string_lossy())
         ));
     }
     if head.starts_with(&ELF_MAGIC) {
@@ -269,7 +281,7 @@ pub fn adapter_for_program(program: &Path, registry: &Registry) -> Result<&'stat
     Err(format!(
         "cannot tell the adapter of {} (neither a .py file nor an ELF executable): name it with \
          `adapter` ({choices})",
-        program.display()
+        crate::echo::echoed(&program.to_string_lossy())
     ))
 }
 

@@ -10,6 +10,7 @@
 
 mod adapter;
 mod adapters;
+mod echo;
 mod session;
 mod sessions;
 mod tools;

@@ -128,6 +128,10 @@ pub struct LaunchSpec {
     pub arguments: Value,
     /// The adapter's id for `initialize`.
     pub adapter_id: String,
+    /// The `setBreakpoints` arguments sent in the configuration phase, before
+    /// `configurationDone`: a child session gets its parent's (as VS Code sends each child
+    /// session the breakpoints).
+    pub breakpoints: Vec<Value>,
 }
 
 /// Runs the start sequence. Answers once `launch` is answered.
@@ -227,9 +231,8 @@ pub struct Session {
     state: State,
     output: String,
     adapter: Addr<Adapter>,
-    /// Where the resource updates go; `None` for a session that is not listed (a child let
-    /// go without a session of its own has no resources to update).
-    server: Option<Server>,
+    /// Where the resource updates go.
+    server: Server,
     waiters: Vec<oneshot::Sender<State>>,
     initialized: Option<oneshot::Sender<()>>,
     /// Counts stops and resumes: the moment of each, so that a place fetched for a stop that
@@ -249,11 +252,14 @@ pub struct Session {
     entry_pending: bool,
     /// Where the child sessions the adapter asks for are started, and this session's adapter.
     children: Option<(Recipient<Child>, AdapterDef)>,
+    /// The arguments of the last `setBreakpoints` the adapter accepted, by source path (none
+    /// for a source cleared): what a child session's configuration sends again.
+    breakpoint_requests: BTreeMap<String, Value>,
 }
 
 impl Session {
     /// A session of `id` over `adapter`.
-    pub fn new(id: String, adapter: Addr<Adapter>, server: Option<Server>) -> Self {
+    pub fn new(id: String, adapter: Addr<Adapter>, server: Server) -> Self {
         Self {
             state: State {
                 session: id,
@@ -281,6 +287,7 @@ impl Session {
             focus: None,
             entry_pending: false,
             children: None,
+            breakpoint_requests: BTreeMap::new(),
         }
     }
 
@@ -358,24 +365,48 @@ impl Session {
     }
 
     /// Hands a child session to the supervisor: `request` (`attach` or `launch`) with
-    /// `configuration`.
-    fn child(&mut self, request: &str, configuration: Value) {
+    /// `configuration`. `room` hears whether a session opens for it (`Err` with the reason
+    /// when none does); a child without one gets a line in this session's output, `fate`
+    /// after its name (what becomes of it).
+    fn child(
+        &mut self,
+        ctx: &mut Context<Self>,
+        request: &str,
+        configuration: Value,
+        fate: &'static str,
+        room: Option<oneshot::Sender<Result<(), String>>>,
+    ) {
         let Some((to, adapter)) = &self.children else {
+            if let Some(room) = room {
+                let _ = room.send(Err("mcp-dap does not follow this session's children".into()));
+            }
             return;
         };
-        to.do_send(Child {
+        let name = configuration["name"]
+            .as_str()
+            .unwrap_or("a child process")
+            .to_owned();
+        let asked = to.send(Child {
             parent: self.state.session.clone(),
             adapter: adapter.clone(),
             request: request.to_owned(),
             configuration,
+            breakpoints: self.breakpoint_requests.values().cloned().collect(),
         });
+        ctx.spawn(asked.into_actor(self).map(move |opened, act, _| {
+            let opened = opened.unwrap_or_else(|_| Err("mcp-dap is ending".into()));
+            if let Err(reason) = &opened {
+                act.append_output(&format!("mcp-dap: {name} {fate}: {reason}\n"));
+            }
+            if let Some(room) = room {
+                let _ = room.send(opened);
+            }
+        }));
     }
 
-    /// Tells the MCP server that the resource `uri` changed, when the session is listed.
+    /// Tells the MCP server that the resource `uri` changed.
     fn notify(&self, uri: String) {
-        if let Some(server) = &self.server {
-            server.notify(ListenEvent::ResourceUpdated { uri });
-        }
+        self.server.notify(ListenEvent::ResourceUpdated { uri });
     }
 
     fn changed_state(&mut self) {
@@ -580,7 +611,20 @@ impl Handler<AdapterNews> for Session {
                 self.initialized = None;
                 return;
             }
-            AdapterNews::BreakpointsSet { source, body } => {
+            AdapterNews::BreakpointsSet {
+                source,
+                arguments,
+                body,
+            } => {
+                let cleared = arguments
+                    .get("breakpoints")
+                    .and_then(Value::as_array)
+                    .is_none_or(Vec::is_empty);
+                if cleared {
+                    self.breakpoint_requests.remove(&source);
+                } else {
+                    self.breakpoint_requests.insert(source.clone(), arguments);
+                }
                 // The `setBreakpoints` answer replaces the source's breakpoints, in the order
                 // the adapter wrote it and its events: a `breakpoint` event read after it is
                 // the later word, and is applied after it.
@@ -598,14 +642,20 @@ impl Handler<AdapterNews> for Session {
                 return;
             }
             AdapterNews::Event(event) => event,
-            AdapterNews::StartDebugging(arguments) => {
+            AdapterNews::StartDebugging(arguments, room) => {
                 // DAP StartDebuggingRequestArguments: `request` and `configuration`.
                 let request = arguments["request"].as_str().unwrap_or("attach").to_owned();
                 let configuration = arguments
                     .get("configuration")
                     .cloned()
                     .unwrap_or(Value::Null);
-                self.child(&request, configuration);
+                self.child(
+                    ctx,
+                    &request,
+                    configuration,
+                    "runs without a debugger",
+                    Some(room),
+                );
                 return;
             }
         };
@@ -682,7 +732,16 @@ impl Handler<AdapterNews> for Session {
             // debugpy's form of `startDebugging` (to a client without
             // `supportsStartDebuggingRequest`): its body is the child's attach
             // configuration, `connect` the adapter's listener for clients.
-            "debugpyAttach" => self.child("attach", body),
+            // An event cannot be refused: a child that gets no session is not attached, and
+            // debugpy holds it as it holds any child no client attaches to, until the
+            // parent's `launch` session ends (`adapter/sessions.py` ends it then).
+            "debugpyAttach" => self.child(
+                ctx,
+                "attach",
+                body,
+                "waits for a debugger until this session ends",
+                None,
+            ),
             // `thread`, `process`, `module` and the adapter's own events change neither
             // resource.
             _ => {}
@@ -785,6 +844,16 @@ impl Handler<Start> for Session {
                 }
                 First::Initialized => false,
             };
+            // DAP "Launch Sequencing": the breakpoints go in the configuration phase. One
+            // the adapter refuses leaves the others and the start as they are.
+            for arguments in spec.breakpoints {
+                let _ = adapter
+                    .send(Request {
+                        command: "setBreakpoints".into(),
+                        arguments: Some(arguments),
+                    })
+                    .await;
+            }
             adapter
                 .send(Request {
                     command: "configurationDone".into(),

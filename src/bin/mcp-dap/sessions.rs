@@ -35,11 +35,13 @@ pub struct Open {
 }
 
 /// Starts a child session that a session's adapter asked for (DAP's `startDebugging`,
-/// debugpy's `debugpyAttach`): a session of its own, or, when no session is free, the child
-/// let go (attached, configured and detached, so that it runs on and never waits for a
-/// debugger).
+/// debugpy's `debugpyAttach`). The answer comes at once: `Ok` when a session is being
+/// opened for it (its place taken), `Err` with the reason when none is (`MAX_SESSIONS` are
+/// open), so that the adapter's request can be refused and the child run without a
+/// debugger. A session whose start fails later is closed, with a line in the parent's
+/// output.
 #[derive(Message)]
-#[rtype(result = "()")]
+#[rtype(result = "Result<(), String>")]
 pub struct Child {
     /// The session that heard of the child.
     pub parent: String,
@@ -49,6 +51,8 @@ pub struct Child {
     pub request: String,
     /// The child's configuration, the request's arguments.
     pub configuration: Value,
+    /// The parent's `setBreakpoints` arguments, sent again in the child's configuration.
+    pub breakpoints: Vec<Value>,
 }
 
 /// The Session of an id.
@@ -131,7 +135,7 @@ impl Handler<Open> for Sessions {
             let adapter = adapter?.start();
             let id = format!("s{}", act.next_id);
             act.next_id += 1;
-            let session = Session::new(id.clone(), adapter, Some(act.server.clone()))
+            let session = Session::new(id.clone(), adapter, act.server.clone())
                 .child_of(open.parent)
                 .following(children, open.adapter);
             let session = context.run(session);
@@ -143,9 +147,14 @@ impl Handler<Open> for Sessions {
 }
 
 impl Handler<Child> for Sessions {
-    type Result = ();
+    type Result = Result<(), String>;
 
-    fn handle(&mut self, child: Child, ctx: &mut Context<Self>) {
+    fn handle(&mut self, child: Child, ctx: &mut Context<Self>) -> Self::Result {
+        if self.open.len() + self.starting >= MAX_SESSIONS {
+            return Err(format!(
+                "{MAX_SESSIONS} sessions are open, the most at once"
+            ));
+        }
         let parent = self.open.get(&child.parent).cloned();
         let adapter = adapters::child_adapter(&child.adapter, &child.configuration);
         let request = if child.request == "launch" {
@@ -161,16 +170,8 @@ impl Handler<Child> for Sessions {
             request,
             arguments: child.configuration,
             adapter_id: adapter.adapter_id.clone(),
+            breakpoints: child.breakpoints,
         };
-        if self.open.len() + self.starting >= MAX_SESSIONS {
-            if let Some(parent) = &parent {
-                parent.do_send(Note(format!(
-                    "{name} runs without a debugger: {MAX_SESSIONS} sessions are open, the most at once"
-                )));
-            }
-            let_go(&adapter, spec);
-            return;
-        }
         let me = ctx.address();
         let opening = <Self as Handler<Open>>::handle(
             self,
@@ -199,25 +200,8 @@ impl Handler<Child> for Sessions {
             }
             .into_actor(act)
         }));
+        Ok(())
     }
-}
-
-/// A child that gets no session of its own is let go: attached, configured and detached, as
-/// debugpy's adapter does with a child no client attaches to (`servers.py`), so that it runs
-/// on instead of waiting for a debugger.
-fn let_go(adapter: &AdapterDef, spec: LaunchSpec) {
-    let context = Context::<Session>::new();
-    let Ok(connected) = Adapter::spawn(adapter, context.address().recipient()) else {
-        return;
-    };
-    actix::spawn(async move {
-        let Ok(adapter) = connected.await else {
-            return;
-        };
-        let session = context.run(Session::new(String::new(), adapter.start(), None));
-        let _ = session.send(Start(spec)).await;
-        let _ = session.send(Finish(Ending::Detach)).await;
-    });
 }
 
 impl Handler<Find> for Sessions {

@@ -133,7 +133,8 @@ pub struct BreakpointArgs {
     session: String,
     /// The source file's path.
     source: String,
-    /// The lines (1-based); an empty list clears the file's breakpoints.
+    /// The lines (1-based, DAP `linesStartAt1`); an empty list clears the file's
+    /// breakpoints. A line below 1 is invalid arguments, never sent to the adapter.
     lines: Vec<i64>,
     /// An expression: the breakpoints stop only where it is true.
     condition: Option<String>,
@@ -264,7 +265,8 @@ async fn find(sessions: &Addr<Sessions>, id: &str) -> Result<Addr<Session>, Outc
     match sessions.send(Find(id.to_owned())).await {
         Ok(Some(session)) => Ok(session),
         _ => Err(Outcome::tool_error(format!(
-            "no session {id:?} is open (it was terminated, or never launched)"
+            "no session {} is open (it was terminated, or never launched)",
+            crate::echo::echoed(id)
         ))),
     }
 }
@@ -345,6 +347,7 @@ async fn launch(
         request: "launch",
         arguments,
         adapter_id,
+        breakpoints: Vec::new(),
     };
     let started = session.send(Start(spec)).await;
     let failure = match started {
@@ -402,6 +405,7 @@ async fn attach(sessions: Addr<Sessions>, args: AttachArgs) -> Result<Outcome, O
         request: "attach",
         arguments,
         adapter_id,
+        breakpoints: Vec::new(),
     };
     let failure = match session.send(Start(spec)).await {
         Ok(Ok(())) => None,
@@ -423,6 +427,13 @@ async fn set_breakpoints(
     sessions: Addr<Sessions>,
     args: BreakpointArgs,
 ) -> Result<Outcome, Outcome> {
+    // DAP lines start at 1 (`linesStartAt1` of `initialize`): a line below is the tools'
+    // invalid-arguments error, not a request the adapter answers as it will.
+    if let Some(line) = args.lines.iter().find(|line| **line < 1) {
+        return Err(Outcome::tool_error(format!(
+            "Invalid arguments: lines: {line} is not a line (lines start at 1)"
+        )));
+    }
     let session = find(&sessions, &args.session).await?;
     let (_, adapter) = snapshot(&session).await?;
     let path = absolute(&args.source, None);
@@ -475,6 +486,11 @@ async fn resume(
     match session.send(resume).await {
         Ok(Ok((state, thread))) => {
             let mut value = state_value(&state);
+            // The breakpoints are the state resource's and `set_breakpoints`' to tell: a
+            // resume answer with each of 3000 breakpoints is 190 KB for one step.
+            if let Some(fields) = value.as_object_mut() {
+                fields.remove("breakpoints");
+            }
             value["resumed_thread_id"] = json!(thread);
             Ok(json_result(value))
         }
