@@ -1,6 +1,6 @@
 //! The Frontend actor: the 2025-11-25 stdio server for one editor connection. It reads the
 //! frames of stdin (the reader never waits for a slot), owns the lifecycle
-//! (`awaiting_initialize -> initializing -> ready | pass_through -> closing`, [`Phase`]:
+//! (`awaiting_initialize -> initializing -> ready | pass_through -> closing`, `Phase`:
 //! `pass_through` when the upstream is a legacy server, `protocol::era`), answers `ping`,
 //! `logging/setLevel`, `server/discover` and every bad line itself, and admits each forwarded
 //! request as a slot. Because this actor handles one message at a time, "is the slot still
@@ -154,7 +154,7 @@ impl Phase {
         }
     }
 
-    /// The listen side, to change (see [`Phase::listen`]).
+    /// The listen side, to change (see `Phase::listen`).
     fn listen_mut(&mut self) -> Option<&mut ListenSide> {
         match self {
             Phase::Ready(r) => r.listen.as_mut(),
@@ -197,7 +197,7 @@ pub const REPLY_MASK: ReplyMask = ReplyMask {
 };
 
 /// The Frontend actor. What every phase uses is here; what one phase uses is in its
-/// [`Phase`].
+/// `Phase`.
 pub struct Frontend {
     /// What the bridge runs with: limits, time limits, the upstream, the item filter.
     config: Arc<BridgeConfig>,
