@@ -183,6 +183,10 @@ const PANIC_DIR_ENV: &str = "MCP_BRIDGE_IT_PANIC_DIR";
 /// The exit code that the panic hook of the process that panics gives.
 const PANIC_EXIT: i32 = 70;
 
+/// The file whose presence in the report folder lets the process panic: the test first
+/// checks that every grandchild runs, which a panic at once would race with.
+const PANIC_GO: &str = "go";
+
 /// This test's name, to run it again as the process that panics.
 const PANIC_TEST: &str = "child_registry::a_panic_ends_the_group_of_every_child";
 
@@ -202,6 +206,7 @@ fn a_panic_ends_the_group_of_every_child() {
     let mut process = run.spawn().expect("run the test binary again");
     let groups = reported(&dir);
     every_group_ends(&groups, || {
+        std::fs::write(dir.join(PANIC_GO), "").expect("tell the process to panic");
         let status = process.wait().expect("the process that panics ends");
         assert_eq!(status.code(), Some(PANIC_EXIT));
     });
@@ -209,8 +214,8 @@ fn a_panic_ends_the_group_of_every_child() {
 
 /// The process that panics: the panic hook of the application
 /// (`app::process::stop_children_at_panic`), [`CHILDREN`] children started by
-/// `transport::child::spawn`, each with a grandchild in its group, then a panic once every
-/// child has reported. It is no subreaper, so only the registry reaches the grandchildren.
+/// `transport::child::spawn`, each with a grandchild in its group, then a panic once the test
+/// says so ([`PANIC_GO`]). It is no subreaper, so only the registry reaches the grandchildren.
 fn panic_with_children(dir: PathBuf) -> ! {
     use mcp_bridge::transport::children::ChildRegistry;
     let children = ChildRegistry::new();
@@ -231,7 +236,7 @@ fn panic_with_children(dir: PathBuf) -> ! {
                 .unwrap_or_else(|e| panic!("child {n}: {e}"));
             started.push(child);
         }
-        while std::fs::read_dir(&dir).map_or(0, |d| d.count()) < CHILDREN {
+        while !dir.join(PANIC_GO).exists() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         panic!("the test's panic, with {} children", started.len());
