@@ -552,11 +552,14 @@ async fn a_client_that_closes_the_stream_cancels_its_request() {
 #[tokio::test]
 async fn two_hundred_concurrent_clients_each_get_their_own_answer() {
     let server = HttpServer::example();
-    let calls = (0..200).map(|n| {
+    // A client of its own each: a connection of its own. They are built first: building one
+    // takes CPU time on this one-thread runtime, and 200 builds between a connect and its
+    // request's write could outlast the server's header read time limit (10 s) on a busy
+    // machine, which then closes the connection unanswered.
+    let clients: Vec<reqwest::Client> = (0..200).map(|_| client()).collect();
+    let calls = (0..200i64).zip(clients).map(|(n, client)| {
         let url = server.url.clone();
         tokio::spawn(async move {
-            // A client of its own: a connection of its own.
-            let client = client();
             let text = format!("client {n}");
             let call = request(
                 json!(n),
