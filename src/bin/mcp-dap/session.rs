@@ -17,7 +17,7 @@ use mcp_bridge::server::{ListenEvent, Server};
 
 use crate::adapter::{Adapter, AdapterNews, DapError, Request, RequestThen, Stop};
 use crate::adapters::AdapterDef;
-use crate::sessions::Child;
+use crate::sessions::{Child, Ended};
 
 /// The program output a session keeps, in bytes: the newest part (a tail), so that a chatty
 /// program costs bounded memory.
@@ -252,6 +252,9 @@ pub struct Session {
     entry_pending: bool,
     /// Where the child sessions the adapter asks for are started, and this session's adapter.
     children: Option<(Recipient<Child>, AdapterDef)>,
+    /// Where a child session tells that its debuggee ended (its place is free then), until
+    /// it has told.
+    ended_to: Option<Recipient<Ended>>,
     /// The arguments of the last `setBreakpoints` the adapter accepted, by source path (none
     /// for a source cleared): what a child session's configuration sends again.
     breakpoint_requests: BTreeMap<String, Value>,
@@ -287,6 +290,7 @@ impl Session {
             focus: None,
             entry_pending: false,
             children: None,
+            ended_to: None,
             breakpoint_requests: BTreeMap::new(),
         }
     }
@@ -358,9 +362,16 @@ impl Session {
 
     /// The session that hands the child sessions its adapter asks for (`startDebugging`,
     /// `debugpyAttach`) to `to`; `adapter` is its own adapter, which a child configuration
-    /// without `connect` is started with.
-    pub fn following(mut self, to: Recipient<Child>, adapter: AdapterDef) -> Self {
+    /// without `connect` is started with. A child session tells `ended` once its debuggee
+    /// ended.
+    pub fn following(
+        mut self,
+        to: Recipient<Child>,
+        ended: Recipient<Ended>,
+        adapter: AdapterDef,
+    ) -> Self {
         self.children = Some((to, adapter));
+        self.ended_to = Some(ended);
         self
     }
 
@@ -411,6 +422,11 @@ impl Session {
 
     fn changed_state(&mut self) {
         self.notify(state_uri(&self.state.session));
+        let ended = matches!(self.state.status, Status::Exited | Status::Terminated);
+        let child = self.state.parent.is_some();
+        if let Some(to) = self.ended_to.take_if(|_| ended && child) {
+            to.do_send(Ended(self.state.session.clone()));
+        }
         if self.state.settled() {
             for waiter in self.waiters.drain(..) {
                 let _ = waiter.send(self.state.clone());
