@@ -291,6 +291,22 @@ pub(crate) fn group_exists(pgid: i32) -> bool {
     unsafe { libc::kill(-pgid, 0) == 0 }
 }
 
+/// Waits until none of `pids` runs and none of the process groups `groups` exists (both read
+/// while mcp-dap ran: its descendants are reparented once it ends).
+pub(crate) fn assert_nothing_left(pids: &[i32], groups: &[i32]) {
+    assert!(
+        wait_until(|| pids.iter().all(|&p| !process_alive(p))),
+        "still running: {:?}",
+        pids.iter()
+            .filter(|&&p| process_alive(p))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        wait_until(|| groups.iter().all(|&g| !group_exists(g))),
+        "a process group is left: {groups:?}"
+    );
+}
+
 #[test]
 fn the_end_of_stdin_mid_session_leaves_no_adapter_nor_debuggee() {
     let program = write_program();
@@ -308,17 +324,7 @@ fn the_end_of_stdin_mid_session_leaves_no_adapter_nor_debuggee() {
     );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
-    assert!(
-        wait_until(|| pids.iter().all(|&p| !process_alive(p))),
-        "still running: {:?}",
-        pids.iter()
-            .filter(|&&p| process_alive(p))
-            .collect::<Vec<_>>()
-    );
-    assert!(
-        wait_until(|| groups.iter().all(|&g| !group_exists(g))),
-        "a process group is left: {groups:?}"
-    );
+    assert_nothing_left(&pids, &groups);
 }
 
 /// The command line of `pid`.

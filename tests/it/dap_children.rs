@@ -247,13 +247,23 @@ fn a_breakpoint_set_in_the_parent_stops_the_child_session() {
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }
 
+/// Eight children alive at once: each says `ready` once debugpy let it run (attached, or
+/// refused), then waits for its stdin to close, so that no child ends (freeing its session)
+/// before the eighth is announced.
 const MANY: &str = "\
 import subprocess
 import sys
 
+children = []
 for i in range(8):
-    done = subprocess.run([sys.executable, \"-c\", f\"print({i})\"], capture_output=True, text=True)
-    print(done.stdout.strip(), flush=True)
+    code = f\"import sys; print('ready', flush=True); sys.stdin.read(); print({i})\"
+    child = subprocess.Popen([sys.executable, \"-c\", code], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    child.stdout.readline()
+    children.append(child)
+for child in children:
+    out, _ = child.communicate()
+    print(out.strip(), flush=True)
 raise SystemExit(5)
 ";
 
@@ -268,7 +278,7 @@ fn a_child_beyond_the_session_limit_runs_without_a_debugger_and_the_parent_hears
         exited,
         json!({"session": "s1", "status": "exited", "exit_code": 5})
     );
-    // s1 and seven children fill the eight sessions; the eighth child is refused.
+    // s1 and seven live children fill the eight sessions; the eighth child is refused.
     assert_eq!(uris, uris_of(8));
     let expected: Vec<Value> = (2..=8).map(|n| child_of_s1(&format!("s{n}"))).collect();
     assert_eq!(children, expected);
@@ -388,6 +398,79 @@ fn a_child_announced_with_debugpy_attach_is_a_session_of_its_own() {
             read_text(&mut b, "6", "dap://sessions/s2/output")
         ),
         ("parent done\n".to_owned(), "child works\n".to_owned())
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+/// More children than `MAX_SESSIONS` (8), one after another, then a line in the parent after
+/// them (`AFTER_CHILDREN_LINE`).
+const SHORT_LIVED: &str = "\
+import subprocess
+import sys
+
+for i in range(10):
+    subprocess.run([sys.executable, \"-c\", \"pass\"], stderr=subprocess.DEVNULL)
+print(\"children done\", flush=True)
+";
+
+/// The line of `print(\"children done\")`.
+const AFTER_CHILDREN_LINE: i64 = 6;
+
+#[test]
+fn children_that_ended_free_their_sessions_and_a_launch_is_accepted_after_them() {
+    let program = write("dap-short-lived", SHORT_LIVED);
+    let mut b = start();
+    let launched = call(&mut b, "1", "launch", json!({"program": program}));
+    assert_eq!(launched["state"]["reason"], "entry", "{launched}");
+    call(
+        &mut b,
+        "2",
+        "set_breakpoints",
+        json!({"session": "s1", "source": program, "lines": [AFTER_CHILDREN_LINE]}),
+    );
+    call(&mut b, "3", "continue", json!({"session": "s1"}));
+    let stopped = call(&mut b, "4", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        (
+            &stopped["status"],
+            &stopped["reason"],
+            &stopped["top_frame"]["line"]
+        ),
+        (
+            &json!("stopped"),
+            &json!("breakpoint"),
+            &json!(AFTER_CHILDREN_LINE)
+        ),
+        "{stopped}"
+    );
+    // Ten children had sessions s2 to s11, each ended with its child, none refused; each
+    // got the parent's breakpoint in its configuration.
+    let children: Vec<Value> = (2..=11)
+        .map(|n| {
+            call(
+                &mut b,
+                &format!("w{n}"),
+                "wait",
+                json!({"session": format!("s{n}")}),
+            )
+        })
+        .collect();
+    let expected: Vec<Value> = (2..=11)
+        .map(|n| {
+            let mut child = child_of_s1(&format!("s{n}"));
+            child["breakpoints"] = stopped["breakpoints"].clone();
+            child
+        })
+        .collect();
+    assert_eq!(children, expected);
+    assert_eq!(read_text(&mut b, "5", "dap://sessions/s1/output"), "");
+    let other = write("dap-short-lived-other", "value = 1\n");
+    let second = call(&mut b, "6", "launch", json!({"program": other}));
+    assert_eq!(
+        (&second["session"], &second["state"]["reason"]),
+        (&json!("s12"), &json!("entry")),
+        "{second}"
     );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));

@@ -5,8 +5,8 @@
 
 use crate::common;
 use crate::dap::{
-    CALL_LIMIT, call, descendants, group_exists, modern, process_group, read_text, start, venv_bin,
-    write_program,
+    CALL_LIMIT, assert_nothing_left, call, descendants, modern, process_group, read_text, start,
+    venv_bin, write_program,
 };
 use crate::dap_lldb::{build_program, require_lldb_dap};
 
@@ -192,15 +192,5 @@ fn sigterm_mid_session_leaves_no_adapter_nor_debuggee_and_exits_as_at_the_end_of
     let groups: Vec<i32> = pids.iter().map(|&p| process_group(p)).collect();
     b.signal("-TERM");
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
-    assert!(
-        wait_until(|| pids.iter().all(|&p| !process_alive(p))),
-        "still running: {:?}",
-        pids.iter()
-            .filter(|&&p| process_alive(p))
-            .collect::<Vec<_>>()
-    );
-    assert!(
-        wait_until(|| groups.iter().all(|&g| !group_exists(g))),
-        "a process group is left: {groups:?}"
-    );
+    assert_nothing_left(&pids, &groups);
 }

@@ -12,12 +12,16 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use mcp_bridge::dap::types::{ContinuedBody, ExitedBody, OutputBody, StackFrame, StoppedBody};
+use mcp_bridge::dap::types::{ContinuedBody, ExitedBody, OutputBody, StoppedBody};
 use mcp_bridge::server::{ListenEvent, Server};
 
 use crate::adapter::{Adapter, AdapterNews, DapError, Request, RequestThen, Stop};
 use crate::adapters::AdapterDef;
-use crate::sessions::Child;
+use crate::sessions::{Child, Ended};
+
+use threads::{StillStopped, ThreadStop};
+
+mod threads;
 
 /// The program output a session keeps, in bytes: the newest part (a tail), so that a chatty
 /// program costs bounded memory.
@@ -215,17 +219,6 @@ pub fn breakpoint_entry(breakpoint: &Value, source: Option<&str>) -> Value {
     entry
 }
 
-/// Where one stopped thread is.
-#[derive(Debug, Clone, PartialEq)]
-struct ThreadStop {
-    /// The reason of its own `stopped` event; `None` for a thread stopped with all others.
-    reason: Option<String>,
-    /// The adapter's reason, where `reason` says otherwise.
-    adapter_reason: Option<String>,
-    /// Its top frame, as [`top_frame`] gives it.
-    top_frame: Option<Value>,
-}
-
 /// The actor.
 pub struct Session {
     state: State,
@@ -252,6 +245,9 @@ pub struct Session {
     entry_pending: bool,
     /// Where the child sessions the adapter asks for are started, and this session's adapter.
     children: Option<(Recipient<Child>, AdapterDef)>,
+    /// Where a child session tells that its debuggee ended (its place is free then), until
+    /// it has told.
+    ended_to: Option<Recipient<Ended>>,
     /// The arguments of the last `setBreakpoints` the adapter accepted, by source path (none
     /// for a source cleared): what a child session's configuration sends again.
     breakpoint_requests: BTreeMap<String, Value>,
@@ -287,67 +283,9 @@ impl Session {
             focus: None,
             entry_pending: false,
             children: None,
+            ended_to: None,
             breakpoint_requests: BTreeMap::new(),
         }
-    }
-
-    /// The state's stop fields from the stopped threads: `stopped` while one thread is,
-    /// `running` once none is (an ended session stays ended).
-    fn show_threads(&mut self) {
-        if matches!(self.state.status, Status::Exited | Status::Terminated) {
-            return;
-        }
-        if self.focus.is_none_or(|t| !self.stopped.contains_key(&t)) {
-            self.focus = self.stopped.keys().next().copied();
-        }
-        let focus = self.focus.and_then(|t| Some((t, self.stopped.get(&t)?)));
-        match focus {
-            Some((thread, stop)) => {
-                self.state.status = Status::Stopped;
-                self.state.reason = stop.reason.clone();
-                self.state.adapter_reason = stop.adapter_reason.clone();
-                self.state.thread_id = Some(thread);
-                self.state.top_frame = stop.top_frame.clone();
-            }
-            None => {
-                if self.state.status == Status::Stopped {
-                    self.state.status = Status::Running;
-                }
-                self.state.reason = None;
-                self.state.adapter_reason = None;
-                self.state.thread_id = None;
-                self.state.top_frame = None;
-            }
-        }
-        self.state.other_stopped_threads = self
-            .stopped
-            .iter()
-            .filter(|(t, _)| Some(**t) != self.focus)
-            .map(|(t, stop)| {
-                let mut entry = json!({"thread_id": t, "top_frame": stop.top_frame});
-                if let Some(reason) = &stop.reason {
-                    entry["reason"] = json!(reason);
-                }
-                entry
-            })
-            .collect();
-    }
-
-    /// Resumed threads: `thread`, or all. The stops fetched meanwhile are old.
-    fn resumed(&mut self, thread: Option<i64>) {
-        self.stops += 1;
-        self.entry_pending = false;
-        match thread {
-            Some(thread) => {
-                self.stopped.remove(&thread);
-                self.thread_moments.insert(thread, self.stops);
-            }
-            None => {
-                self.stopped.clear();
-                self.all_resumed_at = self.stops;
-            }
-        }
-        self.show_threads();
     }
 
     /// The session as the child of `parent`.
@@ -358,9 +296,16 @@ impl Session {
 
     /// The session that hands the child sessions its adapter asks for (`startDebugging`,
     /// `debugpyAttach`) to `to`; `adapter` is its own adapter, which a child configuration
-    /// without `connect` is started with.
-    pub fn following(mut self, to: Recipient<Child>, adapter: AdapterDef) -> Self {
+    /// without `connect` is started with. A child session tells `ended` once its debuggee
+    /// ended.
+    pub fn following(
+        mut self,
+        to: Recipient<Child>,
+        ended: Recipient<Ended>,
+        adapter: AdapterDef,
+    ) -> Self {
         self.children = Some((to, adapter));
+        self.ended_to = Some(ended);
         self
     }
 
@@ -411,6 +356,11 @@ impl Session {
 
     fn changed_state(&mut self) {
         self.notify(state_uri(&self.state.session));
+        let ended = matches!(self.state.status, Status::Exited | Status::Terminated);
+        let child = self.state.parent.is_some();
+        if let Some(to) = self.ended_to.take_if(|_| ended && child) {
+            to.do_send(Ended(self.state.session.clone()));
+        }
         if self.state.settled() {
             for waiter in self.waiters.drain(..) {
                 let _ = waiter.send(self.state.clone());
@@ -444,149 +394,6 @@ impl Session {
             .into_actor(self),
         );
     }
-
-    /// A `stopped` event. The state changes only once the adapter has said where the stop is
-    /// (one frame of `stackTrace` per stopped thread), so that no reader sees a stop without
-    /// its place. A stop of every thread (`allThreadsStopped`), and a stop that names no
-    /// thread, ask the adapter for its `threads` first (DAP StoppedEvent: `threadId` is
-    /// optional).
-    fn stopped(&mut self, body: StoppedBody, ctx: &mut Context<Self>) {
-        self.stops += 1;
-        let stop = self.stops;
-        let adapter = self.adapter.clone();
-        let named = body.thread_id;
-        if let Some(thread) = named {
-            self.thread_moments.insert(thread, stop);
-        }
-        let every = body.all_threads_stopped || named.is_none();
-        let last_focus = self.focus;
-        let places = async move {
-            let mut threads: Vec<i64> = named.into_iter().collect();
-            if every {
-                let listed = adapter
-                    .send(Request {
-                        command: "threads".into(),
-                        arguments: None,
-                    })
-                    .await;
-                if let Ok(Ok(listed)) = listed {
-                    let ids = listed
-                        .get("threads")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|t| t.get("id")?.as_i64());
-                    for id in ids {
-                        if !threads.contains(&id) {
-                            threads.push(id);
-                        }
-                    }
-                }
-            }
-            // The thread of the event, else the one the user was on, else the first.
-            let focus = named
-                .or(last_focus.filter(|t| threads.contains(t)))
-                .or(threads.first().copied());
-            if let Some(focus) = focus {
-                threads.retain(|t| *t != focus);
-                threads.insert(0, focus);
-            }
-            let mut places = Vec::new();
-            for thread in threads.into_iter().take(MAX_STOPPED_THREADS_SHOWN) {
-                let trace = adapter.send(Request {
-                    command: "stackTrace".into(),
-                    arguments: Some(json!({"threadId": thread, "levels": 1})),
-                });
-                let top = match trace.await {
-                    Ok(Ok(body)) => top_frame(&body),
-                    _ => None,
-                };
-                places.push((thread, top));
-            }
-            (focus, places)
-        };
-        ctx.spawn(places.into_actor(self).map(move |(focus, places), act, _| {
-            act.apply_stop(stop, body, focus, places);
-        }));
-    }
-
-    /// Applies the stop of moment `stop` with the places fetched for it. A later resume of
-    /// every thread makes it old; a later resume or stop of one thread makes that thread's
-    /// part old (DAP events of other threads may come between a stop and its `stackTrace`).
-    fn apply_stop(
-        &mut self,
-        stop: u64,
-        body: StoppedBody,
-        focus: Option<i64>,
-        places: Vec<(i64, Option<Value>)>,
-    ) {
-        if self.all_resumed_at > stop {
-            return;
-        }
-        let old = |act: &Self, thread: i64| act.thread_moments.get(&thread) > Some(&stop);
-        let places: Vec<(i64, Option<Value>)> =
-            places.into_iter().filter(|(t, _)| !old(self, *t)).collect();
-        let had_focus = focus.is_some();
-        let focus = focus.filter(|t| places.iter().any(|(p, _)| p == t));
-        if had_focus && focus.is_none() {
-            // Its own thread ran on meanwhile: the others are stopped still.
-            let kept = places
-                .into_iter()
-                .filter(|(t, _)| !self.stopped.contains_key(t))
-                .map(|(t, top)| {
-                    let stop = ThreadStop {
-                        reason: None,
-                        adapter_reason: None,
-                        top_frame: top,
-                    };
-                    (t, stop)
-                });
-            self.stopped.extend(kept.collect::<Vec<_>>());
-            self.show_threads();
-            self.changed_state();
-            return;
-        }
-        let (mut reason, mut adapter_reason) = (body.reason, None);
-        if std::mem::take(&mut self.entry_pending) && reason != "entry" {
-            adapter_reason = Some(std::mem::replace(&mut reason, "entry".into()));
-        }
-        for (thread, top) in places {
-            let own = Some(thread) == focus;
-            let entry = ThreadStop {
-                reason: own.then(|| reason.clone()),
-                adapter_reason: adapter_reason.clone().filter(|_| own),
-                top_frame: top,
-            };
-            // A thread stopped by its own event keeps that reason when all others stop.
-            if !own && self.stopped.contains_key(&thread) {
-                if let Some(known) = self.stopped.get_mut(&thread) {
-                    known.top_frame = entry.top_frame;
-                }
-                continue;
-            }
-            self.stopped.insert(thread, entry);
-        }
-        if focus.is_some() {
-            self.focus = focus;
-        } else {
-            // No thread at all: the stop is shown without one.
-            self.state.status = Status::Stopped;
-            self.state.reason = Some(reason);
-            self.state.adapter_reason = adapter_reason;
-            self.changed_state();
-            return;
-        }
-        self.show_threads();
-        self.changed_state();
-    }
-}
-
-/// The first frame of a `stackTrace` body as `{file, line, name, frameId}`.
-fn top_frame(body: &Value) -> Option<Value> {
-    let frames = body.get("stackFrames")?.as_array()?;
-    let frame: StackFrame = serde_json::from_value(frames.first()?.clone()).ok()?;
-    let file = frame.source.and_then(|s| s.path).unwrap_or_default();
-    Some(json!({"file": file, "line": frame.line, "name": frame.name, "frameId": frame.id}))
 }
 
 impl Actor for Session {
@@ -671,15 +478,8 @@ impl Handler<AdapterNews> for Session {
                 self.stopped(body, ctx);
             }
             "continued" => {
-                // DAP ContinuedEvent: only `threadId` continued, unless
-                // `allThreadsContinued`.
                 let body: ContinuedBody = serde_json::from_value(body).unwrap_or_default();
-                let thread = body.thread_id.filter(|_| !body.all_threads_continued);
-                self.resumed(thread);
-                if self.state.status == Status::Starting && self.stopped.is_empty() {
-                    self.state.status = Status::Running;
-                }
-                self.changed_state();
+                self.continued(body);
             }
             "output" => {
                 if let Ok(output) = serde_json::from_value::<OutputBody>(body) {
@@ -983,30 +783,6 @@ impl Handler<Resume> for Session {
             };
             Ok((state, thread))
         })
-    }
-}
-
-/// The threads a `continue` left stopped (its response's `allThreadsContinued: false`).
-#[derive(Message)]
-#[rtype(result = "()")]
-struct StillStopped {
-    others: BTreeMap<i64, ThreadStop>,
-    /// The resume's count of [`Session::stops`]: a later stop or resume made this old.
-    resumed_at: u64,
-}
-
-impl Handler<StillStopped> for Session {
-    type Result = ();
-
-    fn handle(&mut self, still: StillStopped, _: &mut Context<Self>) {
-        if self.stops != still.resumed_at {
-            return;
-        }
-        for (thread, stop) in still.others {
-            self.stopped.entry(thread).or_insert(stop);
-        }
-        self.show_threads();
-        self.changed_state();
     }
 }
 

@@ -2,7 +2,7 @@
 //! and Session actors), keeps the handles the tools name (a bounded number), publishes the
 //! resource list, and ends every session at shutdown.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -17,8 +17,14 @@ use crate::adapters::{self, AdapterDef};
 use crate::session::{self, Ending, Finish, LaunchSpec, Note, Session, Start};
 
 /// Sessions open at once. Each holds an adapter and a debuggee process; the bound keeps a
-/// model that forgets to terminate from filling the machine.
+/// model that forgets to terminate from filling the machine. A child session whose debuggee
+/// ended holds neither, and does not count.
 pub const MAX_SESSIONS: usize = 8;
+
+/// Child sessions whose debuggee ended that stay readable (state and output) until they are
+/// terminated; beyond it the oldest is forgotten, so that a program that runs children for
+/// ever (a `multiprocessing` pool) costs bounded memory.
+pub const MAX_ENDED_CHILD_SESSIONS: usize = 32;
 
 /// How long the end of all sessions may take at shutdown (each `disconnect`, then the stop
 /// steps of each process group) before the process exits anyway.
@@ -65,6 +71,12 @@ pub struct Find(pub String);
 #[rtype(result = "bool")]
 pub struct Close(pub String, pub Ending);
 
+/// A child session whose debuggee ended (DAP `exited` or `terminated`, or its adapter
+/// connection closed): its place is free.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Ended(pub String);
+
 /// Ends every session (the end of stdin).
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -74,6 +86,9 @@ pub struct CloseAll;
 pub struct Sessions {
     server: Server,
     open: BTreeMap<String, Addr<Session>>,
+    /// The child sessions of `open` whose debuggee ended, oldest first: they do not count
+    /// against the bound.
+    ended: VecDeque<String>,
     next_id: u64,
     /// Sessions whose adapter is being connected to: they count against the bound.
     starting: usize,
@@ -86,10 +101,16 @@ impl Sessions {
         Self {
             server,
             open: BTreeMap::new(),
+            ended: VecDeque::new(),
             next_id: 1,
             starting: 0,
             listed,
         }
+    }
+
+    /// Whether `MAX_SESSIONS` sessions are open or starting.
+    fn full(&self) -> bool {
+        self.open.len() - self.ended.len() + self.starting >= MAX_SESSIONS
     }
 
     fn publish(&self) {
@@ -118,7 +139,7 @@ impl Handler<Open> for Sessions {
     type Result = ResponseActFuture<Self, Result<(String, Addr<Session>), String>>;
 
     fn handle(&mut self, open: Open, ctx: &mut Context<Self>) -> Self::Result {
-        if self.open.len() + self.starting >= MAX_SESSIONS {
+        if self.full() {
             let full =
                 format!("{MAX_SESSIONS} sessions are open, the most at once: terminate one first");
             return Box::pin(fut::ready(Err(full)));
@@ -130,6 +151,7 @@ impl Handler<Open> for Sessions {
         };
         self.starting += 1;
         let children = ctx.address().recipient();
+        let ended = ctx.address().recipient();
         Box::pin(connected.into_actor(self).map(move |adapter, act, _| {
             act.starting -= 1;
             let adapter = adapter?.start();
@@ -137,7 +159,7 @@ impl Handler<Open> for Sessions {
             act.next_id += 1;
             let session = Session::new(id.clone(), adapter, act.server.clone())
                 .child_of(open.parent)
-                .following(children, open.adapter);
+                .following(children, ended, open.adapter);
             let session = context.run(session);
             act.open.insert(id.clone(), session.clone());
             act.publish();
@@ -150,7 +172,7 @@ impl Handler<Child> for Sessions {
     type Result = Result<(), String>;
 
     fn handle(&mut self, child: Child, ctx: &mut Context<Self>) -> Self::Result {
-        if self.open.len() + self.starting >= MAX_SESSIONS {
+        if self.full() {
             return Err(format!(
                 "{MAX_SESSIONS} sessions are open, the most at once"
             ));
@@ -212,6 +234,32 @@ impl Handler<Find> for Sessions {
     }
 }
 
+impl Handler<Ended> for Sessions {
+    type Result = ();
+
+    fn handle(&mut self, Ended(id): Ended, ctx: &mut Context<Self>) {
+        if !self.open.contains_key(&id) || self.ended.contains(&id) {
+            return;
+        }
+        self.ended.push_back(id);
+        if self.ended.len() <= MAX_ENDED_CHILD_SESSIONS {
+            return;
+        }
+        let Some(oldest) = self.ended.pop_front() else {
+            return;
+        };
+        if let Some(session) = self.open.remove(&oldest) {
+            self.publish();
+            ctx.spawn(
+                async move {
+                    let _ = session.send(Finish(Ending::Detach)).await;
+                }
+                .into_actor(self),
+            );
+        }
+    }
+}
+
 impl Handler<Close> for Sessions {
     type Result = ResponseFuture<bool>;
 
@@ -219,6 +267,7 @@ impl Handler<Close> for Sessions {
         let Some(session) = self.open.remove(&id) else {
             return Box::pin(async { false });
         };
+        self.ended.retain(|ended| *ended != id);
         self.publish();
         Box::pin(async move {
             let _ = session.send(Finish(ending)).await;
@@ -231,6 +280,7 @@ impl Handler<CloseAll> for Sessions {
     type Result = ResponseFuture<()>;
 
     fn handle(&mut self, _: CloseAll, _: &mut Context<Self>) -> Self::Result {
+        self.ended.clear();
         let sessions: Vec<_> = std::mem::take(&mut self.open).into_values().collect();
         Box::pin(async move {
             let ends = sessions
