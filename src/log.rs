@@ -75,10 +75,9 @@ pub fn relay_upstream_line(line: Vec<u8>) {
     stderr_queue().push(line, queue::Source::Upstream);
 }
 
-/// Writes the pending summaries of the rate-limited warnings, then waits at most `limit`
-/// until the stderr queue is written (the bridge exits).
+/// Waits at most `limit` until the stderr queue is written (the bridge exits; each bridge's
+/// Supervisor has written the summaries of its rate-limited warnings).
 pub fn flush(limit: Duration) {
-    limits::flush_all();
     if let Some(q) = STDERR.get() {
         q.flush(limit);
     }

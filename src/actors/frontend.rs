@@ -38,7 +38,7 @@ use super::sign_in_side::{EditorInitialized, EditorLinks, SignInSide};
 use super::supervisor::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener};
 use super::upstream::{self, UpstreamLinks, UpstreamReply};
 use crate::config::BridgeConfig;
-use crate::log::limits;
+use crate::log::limits::BridgeLimits;
 use crate::profile::REQUEST_ID_PREFIX;
 use crate::protocol::errors::{self, Cause};
 use crate::protocol::framing::Frame;
@@ -219,6 +219,8 @@ pub struct Frontend {
     metrics: Link<MethodBatch>,
     /// The SignIn actor of a URL upstream with sign-in.
     sign_in: Option<SignInSide>,
+    /// The rate limits of this bridge's warnings (shared with the slot futures).
+    limits: Arc<BridgeLimits>,
     /// The phase of the connection, with the data live in it alone.
     phase: Phase,
     /// The editor's requests in flight as slots (the `initialize` that runs, the forwarded
@@ -264,6 +266,8 @@ pub struct FrontendOut {
     pub metrics: Link<MethodBatch>,
     /// The SignIn actor of a URL upstream with sign-in (`None`: no sign-in).
     pub sign_in: Option<SignInSide>,
+    /// The rate limits of this bridge's warnings.
+    pub limits: Arc<BridgeLimits>,
 }
 
 /// The links to the Frontend: one per message it handles, counted in its stats.
@@ -308,6 +312,7 @@ impl Frontend {
             methods: MethodTimes::default(),
             metrics: out.metrics,
             sign_in: out.sign_in,
+            limits: out.limits,
             phase: Phase::AwaitingInitialize,
             slots: HashMap::default(),
             progress_routes: HashMap::default(),
@@ -378,7 +383,7 @@ impl Frontend {
         let line = match frame {
             Frame::Line(line) => line,
             Frame::TooLong { len_bytes, id, .. } => {
-                if limits::EDITOR_LINE_TOO_LONG.allow() {
+                if self.limits.editor_line_too_long.allow_shared() {
                     tracing::warn!(target: "frontend", "a line of {len_bytes} bytes is over the limit of {} bytes", self.config.max_line_bytes);
                 }
                 if id.as_ref().is_some_and(is_bridge_request_id) {

@@ -145,8 +145,8 @@ pub struct SupervisorParts {
     /// Starts the SignIn actor (the application's, with the feature `auth`; `None`: no
     /// sign-in ever).
     pub sign_in: Option<StartSignIn>,
-    /// The rate limits of this bridge's warnings (the Upstream's and the Listener's); the
-    /// Supervisor writes their summaries at its end.
+    /// The rate limits of this bridge's warnings (the Frontend's, the Upstream's and the
+    /// Listener's); the Supervisor writes their summaries at its end.
     pub limits: Arc<BridgeLimits>,
 }
 
@@ -326,6 +326,7 @@ impl Supervisor {
                 },
                 metrics: Link::new(&me_addr, &me_stats),
                 sign_in: sign_in.as_ref().map(|s| s.editor_side()),
+                limits: parts.limits.clone(),
             },
         ));
         let seat = ListenerSeat {
@@ -444,10 +445,8 @@ impl Supervisor {
                     host.step("sign-in: stop");
                     s.stop_actor().await;
                 }
-                // The summaries of the rate-limited warnings come before the totals: this
-                // bridge's, then the process's (the Frontend's kinds).
+                // The summaries of this bridge's rate-limited warnings come before the totals.
                 limits.flush();
-                crate::log::limits::flush_all();
                 host.step("metrics: totals");
                 let _ = totals.send(WriteTotals { ran }).await;
             }

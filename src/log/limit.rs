@@ -118,11 +118,6 @@ impl RateLimited {
         }
     }
 
-    /// One warning of this kind (a static of the process): true when the caller logs it.
-    pub fn allow(&'static self) -> bool {
-        decide(self)
-    }
-
     /// One warning of this kind (one bridge's, [`super::limits::BridgeLimits`]): true when
     /// the caller logs it.
     pub fn allow_shared(self: &Arc<Self>) -> bool {

@@ -1,39 +1,15 @@
 //! The rate-limited warnings of the bridge: one [`RateLimited`] per kind of warning that the
-//! upstream or the editor can cause once per frame, each with its summary line. The kinds of
-//! the Upstream and the Listener belong to one bridge ([`BridgeLimits`], created with its
-//! Supervisor, which writes their summaries at its end), so that one bridge's flood neither
-//! silences nor flushes another's (an embedded HTTP server runs one bridge per session). The
-//! kinds that the Frontend logs are still statics of the process.
+//! upstream or the editor can cause once per frame, each with its summary line. Every kind
+//! belongs to one bridge ([`BridgeLimits`], created with its Supervisor, handed to its
+//! Frontend, Upstream and Listener, and flushed by the Supervisor at its end), so that one
+//! bridge's flood neither silences nor flushes another's (an embedded HTTP server runs one
+//! bridge per session).
 
 use std::sync::Arc;
 
 use super::limit::RateLimited;
 
-/// A line of the editor over `--max-line-bytes`.
-pub static EDITOR_LINE_TOO_LONG: RateLimited = RateLimited::new(
-    |n| tracing::warn!(target: "frontend", "{n} more lines of the client over the limit were not logged"),
-);
-/// A URL of an input request that the bridge declined.
-pub static DECLINED_URL: RateLimited = RateLimited::new(
-    |n| tracing::warn!(target: "input", "{n} more declined URLs of input requests were not logged"),
-);
-/// A result of the upstream that the result rules cannot shape (`shape::Unusable`).
-pub static UNUSABLE_RESULT: RateLimited = RateLimited::new(
-    |n| tracing::warn!(target: "translate", "{n} more results of the upstream that the bridge cannot use were not logged"),
-);
-
-/// Every kind of the process, for [`flush_all`].
-const ALL: [&RateLimited; 3] = [&UNUSABLE_RESULT, &EDITOR_LINE_TOO_LONG, &DECLINED_URL];
-
-/// Writes the summary of every kind of the process that has warnings counted and not yet
-/// summarized.
-pub fn flush_all() {
-    for kind in ALL {
-        kind.flush();
-    }
-}
-
-/// The kinds of warning of one bridge (its Upstream and its Listener).
+/// The kinds of warning of one bridge (its Frontend, its Upstream and its Listener).
 #[derive(Debug)]
 pub struct BridgeLimits {
     /// A line of the upstream that is not a JSON-RPC message.
@@ -48,6 +24,12 @@ pub struct BridgeLimits {
     pub listen_lost: Arc<RateLimited>,
     /// A subscription change whose listen stream failed.
     pub change_failed: Arc<RateLimited>,
+    /// A line of the editor over `--max-line-bytes`.
+    pub editor_line_too_long: Arc<RateLimited>,
+    /// A URL of an input request that the bridge declined.
+    pub declined_url: Arc<RateLimited>,
+    /// A result of the upstream that the result rules cannot shape (`shape::Unusable`).
+    pub unusable_result: Arc<RateLimited>,
 }
 
 impl BridgeLimits {
@@ -69,6 +51,15 @@ impl BridgeLimits {
             change_failed: Arc::new(RateLimited::new(
                 |n| tracing::warn!(target: "listener", "{n} more failed subscription changes were not logged"),
             )),
+            editor_line_too_long: Arc::new(RateLimited::new(
+                |n| tracing::warn!(target: "frontend", "{n} more lines of the client over the limit were not logged"),
+            )),
+            declined_url: Arc::new(RateLimited::new(
+                |n| tracing::warn!(target: "input", "{n} more declined URLs of input requests were not logged"),
+            )),
+            unusable_result: Arc::new(RateLimited::new(
+                |n| tracing::warn!(target: "translate", "{n} more results of the upstream that the bridge cannot use were not logged"),
+            )),
         })
     }
 
@@ -76,6 +67,9 @@ impl BridgeLimits {
     /// summarized (the bridge stops).
     pub fn flush(&self) {
         for kind in [
+            &self.unusable_result,
+            &self.editor_line_too_long,
+            &self.declined_url,
             &self.upstream_not_jsonrpc,
             &self.listen_lost,
             &self.upstream_line_too_long,

@@ -364,6 +364,12 @@ impl FrameQueue {
         self.written_bytes += bytes as u64;
     }
 
+    /// A frame of `bytes` bytes went to the sink without the queue (the writer handed it
+    /// off at once).
+    pub(crate) fn handed_off(&mut self, bytes: usize) {
+        self.written_bytes += bytes as u64;
+    }
+
     /// Bytes written to the sink so far.
     pub fn written_bytes(&self) -> u64 {
         self.written_bytes

@@ -18,9 +18,10 @@
 //!   Anything else (a terminal, a file) is written by a thread of its own with blocking
 //!   writes: everything queued, then one flush.
 //! - **Channels** (an HTTP session's output in `embed::serve_http`, the input of an
-//!   in-process server) take each frame as one message from a task of the current runtime
-//!   ([`Writer::for_channel`]): no thread, and a full channel holds the frames in this
-//!   queue, with its bounds.
+//!   in-process server) take each frame as one message ([`Writer::for_channel`]): a frame
+//!   that finds the queue empty and the channel with room goes into it at once (as a pipe's
+//!   is written at once); the others wait in this queue, with its bounds, for a task of the
+//!   current runtime: no thread, and a full channel holds the frames in the queue.
 
 use serde_json::Value;
 use std::fs::File;
@@ -56,7 +57,17 @@ struct State {
     fd: Option<Arc<AsyncFd<File>>>,
     /// A task writes (a pipe's or a channel's): frames wake `wake_task`, not the thread.
     by_task: bool,
+    /// The channel's hand-off without its task, while the writer is open (`None` for a pipe
+    /// or a thread): see [`HandOff`].
+    hand_off: Option<HandOff>,
 }
+
+/// Gives one frame straight to the channel of [`Writer::for_channel`] when the channel has
+/// room for it: true when the frame went (or was dropped as the task drops it). A frame that
+/// finds the queue empty takes it, so that it never waits in the queue for the task's next
+/// turn, where its bytes would count against the bounds and refuse the requests behind it
+/// though the channel can take them all.
+type HandOff = Box<dyn Fn(&OutFrame) -> bool + Send>;
 
 struct Shared {
     state: Mutex<State>,
@@ -78,6 +89,7 @@ impl Shared {
 
     fn fail(&self, st: &mut State) {
         st.broken = true;
+        st.hand_off = None;
         st.queue.clear();
         self.stats.size(&st.queue);
     }
@@ -111,6 +123,7 @@ impl Writer {
                     broken: false,
                     fd,
                     by_task,
+                    hand_off: None,
                 }),
                 wake_task: Notify::new(),
                 wake_thread: Condvar::new(),
@@ -142,6 +155,18 @@ impl Writer {
         stats: Arc<QueueStats>,
     ) -> Self {
         let w = Writer::shared(bounds, stats, None, true);
+        let direct = lines.clone();
+        w.shared.lock().hand_off = Some(Box::new(move |frame: &OutFrame| {
+            match direct.try_reserve() {
+                Ok(permit) => {
+                    if let Some(line) = message(frame.to_vec()) {
+                        permit.send(line);
+                    }
+                    true
+                }
+                Err(_) => false,
+            }
+        }));
         tokio::spawn(channel_task(w.shared.clone(), lines, message));
         w
     }
@@ -194,6 +219,14 @@ impl Writer {
             return Sent::Closed;
         }
         let was_empty = st.queue.is_empty();
+        // Nothing queued nor in the task's hands: the frame may pass them all, in order.
+        if was_empty
+            && let Some(hand_off) = &st.hand_off
+            && hand_off(&frame)
+        {
+            st.queue.handed_off(frame.len());
+            return Sent::Queued;
+        }
         let sent = st.queue.push(frame, delivery);
         match sent {
             Sent::Queued => {}
@@ -286,6 +319,8 @@ impl Writer {
     pub fn close(&self) {
         let mut st = self.shared.lock();
         st.closed = true;
+        // The channel closes when the task ends: no sender may outlive it here.
+        st.hand_off = None;
         drop(st);
         self.shared.wake_task.notify_one();
         self.shared.wake_thread.notify_all();

@@ -188,6 +188,40 @@ fn legacy_bad_lines_and_modern_requests_get_the_bridges_error_table() {
     assert_eq!(r["result"], text_result("ok"));
 }
 
+/// Bytes of the text of the large `echo` call: more than the 16 MiB of the queue toward the
+/// in-process server (`UPSTREAM_QUEUE_MAX_BYTES`), which an empty queue takes whole.
+const LARGE_ECHO_TEXT_BYTES: usize = 20_000_000;
+/// Small `echo` calls written right behind the large one.
+const SMALL_CALLS_BEHIND: i64 = 5;
+
+#[test]
+fn legacy_small_calls_right_behind_a_call_over_the_queue_bound_all_get_their_results() {
+    let mut b = start(Revision::Legacy);
+    b.initialize();
+    let large = "x".repeat(LARGE_ECHO_TEXT_BYTES);
+    // One write: the small calls reach the bridge while the large one is still on its way
+    // to the in-process server.
+    let mut calls = vec![json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": large}}})];
+    for id in 2..2 + SMALL_CALLS_BEHIND {
+        calls.push(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": format!("small {id}")}}}));
+    }
+    b.send_at_once(&calls);
+    for id in 2..2 + SMALL_CALLS_BEHIND {
+        let r = b.recv_response(&json!(id));
+        assert_eq!(
+            r,
+            json!({"jsonrpc": "2.0", "id": id, "result": text_result(&format!("small {id}"))})
+        );
+    }
+    let r = b.recv_response(&json!(1));
+    assert_eq!(
+        r,
+        json!({"jsonrpc": "2.0", "id": 1, "result": text_result(&large)})
+    );
+}
+
 #[test]
 fn legacy_end_of_input_ends_the_process_with_0_without_the_watchdog() {
     let mut b = start(Revision::Legacy);

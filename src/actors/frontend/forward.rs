@@ -153,6 +153,7 @@ impl Frontend {
             cancel_reason: self.cancel_reason_of(&id),
             filter: self.config.item_filter.clone(),
             observer: self.config.observer.clone(),
+            limits: self.limits.clone(),
         };
         let fut = rounds::run(env, f, fwd.params, id.clone());
         let slot_id = id.clone();

@@ -13,6 +13,7 @@ use crate::actors::link::Link;
 use crate::actors::pending::{Abandon, PendingLinks, Register};
 use crate::actors::upstream::{Call, UpstreamLinks, UpstreamReply};
 use crate::config::Timeouts;
+use crate::log::limits::BridgeLimits;
 use crate::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_error};
 use crate::protocol::input::{self, AnswerFailure, InputAnswer, Plan, Question};
@@ -60,6 +61,8 @@ pub struct SlotEnv {
     pub filter: Option<Arc<ItemFilter>>,
     /// Who hears the adaptations of the results besides the log (`mcp-bridge doctor`).
     pub observer: Option<crate::transport::observe::Observer>,
+    /// The rate limits of this bridge's warnings.
+    pub limits: Arc<BridgeLimits>,
 }
 
 impl SlotEnv {
@@ -278,7 +281,7 @@ pub async fn run(env: SlotEnv, f: Forwarded, original: Object, client: Id) -> Sl
                 return match shaped {
                     Ok(shaped) => SlotOutcome::Result(shaped),
                     Err(shape::Unusable(why)) => {
-                        if crate::log::limits::UNUSABLE_RESULT.allow() {
+                        if env.limits.unusable_result.allow_shared() {
                             tracing::warn!(target: "translate", "{why}: the request gets invalid_response");
                         }
                         SlotOutcome::Error(Cause::InvalidResponse.error(Some(json!(why))))
@@ -360,7 +363,7 @@ async fn ask_round(
     for (key, req) in requests {
         match input::plan(key, req, &env.editor_capabilities) {
             Ok(Plan::Decline(why)) => {
-                if crate::log::limits::DECLINED_URL.allow() {
+                if env.limits.declined_url.allow_shared() {
                     tracing::warn!(target: "input", "declined the URL of input request {key:?}: {}", why.describe());
                 }
                 responses.insert(key.clone(), input::decline_response());

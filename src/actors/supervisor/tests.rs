@@ -210,6 +210,8 @@ struct Rig {
     host: Rc<TestHost>,
     output: Sink,
     supervisor: Addr<Supervisor>,
+    /// The rate limits of this bridge's warnings, as its Supervisor got them.
+    limits: Arc<crate::log::limits::BridgeLimits>,
 }
 
 impl Rig {
@@ -257,6 +259,7 @@ impl Rig {
             *seat.borrow_mut() = Some(addr.clone());
             UpstreamLinks::new(&addr, stats)
         });
+        let limits = crate::log::limits::BridgeLimits::new();
         let supervisor = Supervisor::run(
             config,
             SupervisorParts {
@@ -267,7 +270,7 @@ impl Rig {
                 signal: Box::pin(signal),
                 host: host.clone(),
                 sign_in: sign_in_starter(),
-                limits: crate::log::limits::BridgeLimits::new(),
+                limits: limits.clone(),
             },
         );
         Rig {
@@ -277,6 +280,7 @@ impl Rig {
             host,
             output,
             supervisor,
+            limits,
         }
     }
 
@@ -386,6 +390,29 @@ async fn after_the_exit_the_supervisor_stops_though_its_signal_never_comes() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(rig.signal.is_some(), "the signal never came");
+}
+
+#[actix::test]
+async fn the_editors_lines_over_the_limit_count_against_their_own_bridge_alone() {
+    // Two bridges in one process (two sessions of the embedded HTTP server): the warnings of
+    // one editor's flood of lines over the limit are its own bridge's to count.
+    let flooded = Rig::start(json!({"tools": {}}));
+    let quiet = Rig::start(json!({"tools": {}}));
+    for id in 1..=i64::from(crate::log::limit::WARN_BURST) {
+        if let Some(tx) = &flooded.input {
+            let _ = tx.send(Frame::TooLong {
+                len_bytes: 2_000_000,
+                head: b"{".to_vec(),
+                id: Some(Id::Int(id)),
+            });
+        }
+        let r = flooded.wait_response(id).await;
+        assert_eq!(r["error"]["data"]["cause"], "line_too_long", "{r}");
+    }
+    // The burst of the flooded bridge is spent: its next warning is counted, not logged.
+    assert!(!flooded.limits.editor_line_too_long.allow_shared());
+    // The other bridge logs its first.
+    assert!(quiet.limits.editor_line_too_long.allow_shared());
 }
 
 #[actix::test]

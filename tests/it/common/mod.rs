@@ -502,6 +502,19 @@ impl Bridge {
         self.send_raw(&line);
     }
 
+    /// Writes `messages`, one line each, with one write (they reach the bridge together).
+    pub fn send_at_once(&mut self, messages: &[Value]) {
+        let mut lines = Vec::new();
+        for v in messages {
+            if let (Some(id), Some(m)) = (v.get("id"), v.get("method").and_then(Value::as_str)) {
+                self.methods.insert(id.to_string(), m.to_string());
+            }
+            lines.extend(serde_json::to_vec(v).expect("serialize"));
+            lines.push(b'\n');
+        }
+        self.send_raw(&lines);
+    }
+
     /// Writes a request given as raw JSON text (repeated keys, unpaired surrogates, numbers
     /// written as they are); `id` and `method` say what it is, so its result is validated
     /// against the right schema.
