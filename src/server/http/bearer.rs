@@ -1,7 +1,20 @@
 //! The optional bearer-token check of the HTTP server (RFC 6750 §2.1, §3) and the RFC 9728
 //! protected-resource metadata it points clients to.
 
-use super::*;
+use super::{
+    Body, HttpOptions, PROTECTED_RESOURCE_METADATA_PATH, error_answer, not_allowed, with_body,
+};
+use crate::server::{ErrorCode, RpcError};
+use bytes::Bytes;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method as HttpMethod, Response, StatusCode};
+use serde_json::json;
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
 
 /// The future of [`TokenVerifier::verify`]: true lets the request through.
 pub type Verdict<'a> = Pin<Box<dyn Future<Output = bool> + Send + 'a>>;

@@ -4,7 +4,11 @@
 //! transport does, through its preflights. A foreign origin gets the check's 403, preflight
 //! included, so its page can neither send nor read.
 
-use super::*;
+use super::{Body, HttpOptions, Shared, empty, origin_allowed};
+use crate::protocol::remote::HeaderParam;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Response, StatusCode};
+use std::collections::HashMap;
 
 /// How long a browser may keep a preflight's answer (10 minutes, in seconds).
 const PREFLIGHT_MAX_AGE_SECS: &str = "600";

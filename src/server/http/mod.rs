@@ -100,11 +100,9 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::fmt;
 use std::future::Future;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
-use std::pin::Pin;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -127,7 +125,6 @@ use super::{ErrorCode, RpcError, Server};
 use crate::protocol::errors::{Cause, ErrorObject};
 use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
 use crate::protocol::methods;
-use crate::protocol::raw;
 use crate::protocol::remote::{HeaderParam, header_params};
 use crate::protocol::request_headers::{self, HeaderText};
 

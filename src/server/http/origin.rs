@@ -1,7 +1,11 @@
 //! The `Origin` and `Host` checks of the HTTP server: the protection against DNS rebinding
 //! that 2026-07-28 basic/transports asks of a server.
 
-use super::*;
+use super::{Body, HttpOptions, Shared, error_answer};
+use crate::server::{ErrorCode, RpcError};
+use hyper::header::{self, HeaderMap};
+use hyper::{Response, StatusCode};
+use std::net::IpAddr;
 
 /// 403 for an `Origin` that is not allowed, or a non-loopback host on a loopback listener:
 /// the authority of an absolute-form request target, else the `Host` header (RFC 9112

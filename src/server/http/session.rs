@@ -3,13 +3,37 @@
 //! embedded bridge's in-process bridge, `embed::serve_http`). The rules: the module doc of
 //! `server::http`.
 
+use super::{
+    Body, HttpOptions, Shared, accept, bad_body, check_bearer, empty, error_answer, not_allowed,
+    read_body, stopped_answer, with_body,
+};
+use crate::protocol::errors::Cause;
+use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
+use crate::protocol::methods;
+use crate::protocol::raw;
+use crate::server::RpcError;
+use crate::server::dispatch;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method as HttpMethod, Request, Response, StatusCode};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::task::Poll;
 use std::time::Instant;
-
-use super::*;
 
 /// The header of the session id (2025-11-25 basic/transports).
 pub const SESSION_ID_HEADER: &str = "mcp-session-id";

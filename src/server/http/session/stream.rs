@@ -2,7 +2,16 @@
 //! its response) or the GET stream (the session's messages while it is the live one), with
 //! keep-alive comments in between.
 
-use super::*;
+use super::{Out, StreamGuard};
+use crate::server::http::{Body, KEEP_ALIVE_COMMENT, keep_alive_ticks, sse_event, sse_headers};
+use bytes::Bytes;
+use http_body_util::{BodyExt, StreamBody};
+use hyper::Response;
+use hyper::body::Frame;
+use std::convert::Infallible;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// Where a session's SSE stream takes its messages.
 pub(super) enum Source {
