@@ -3,14 +3,15 @@
 
 use bytes::BytesMut;
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_bridge::protocol::framing::{Frame, FrameCodec};
-use mcp_bridge::protocol::jsonrpc::{self, MAX_CLIENT_DEPTH, MAX_UPSTREAM_DEPTH};
-use mcp_bridge::protocol::legacy::Forwarded;
-use mcp_bridge::protocol::list_items::ItemKind;
-use mcp_bridge::protocol::modern::RequestMeta;
-use mcp_bridge::protocol::raw;
-use mcp_bridge::protocol::shape;
-use mcp_bridge::protocol::translate;
+use mcp_bridge::protocol::revisions::legacy::Forwarded;
+use mcp_bridge::protocol::revisions::modern::RequestMeta;
+use mcp_bridge::protocol::rules::list_items::ItemKind;
+use mcp_bridge::protocol::rules::shape;
+use mcp_bridge::protocol::rules::translate;
+use mcp_bridge::protocol::wire::framing::{Frame, FrameCodec};
+use mcp_bridge::protocol::wire::id::Id;
+use mcp_bridge::protocol::wire::jsonrpc::{self, MAX_CLIENT_DEPTH, MAX_UPSTREAM_DEPTH};
+use mcp_bridge::protocol::wire::raw;
 use serde_json::json;
 use std::hint::black_box;
 use tokio_util::codec::Decoder;
@@ -36,7 +37,7 @@ fn meta() -> RequestMeta {
         protocol_version: "2026-07-28".into(),
         client_capabilities: json!({"elicitation": {"form": {}}, "roots": {}}),
         client_info: Some(json!({"name": "mcp-bridge", "version": "0.1.0"})),
-        log_level: Some(mcp_bridge::protocol::log_level::LogLevel::Info),
+        log_level: Some(mcp_bridge::protocol::revisions::log_level::LogLevel::Info),
     }
 }
 
@@ -64,7 +65,7 @@ fn benches(c: &mut Criterion) {
                 {
                     let fwd = translate::forward_params(params, &m, || Some(json!("bp-1")));
                     let out = raw::request_frame(
-                        &jsonrpc::Id::Int(1),
+                        &Id::Int(1),
                         "tools/call",
                         fwd.map(|f| f.params.to_parts()).unwrap_or_default(),
                     );
@@ -82,7 +83,7 @@ fn benches(c: &mut Criterion) {
                 && let Ok(shaped) =
                     shape::shape_result(Forwarded::ToolsCall, members, None, &mut Vec::new())
             {
-                let out = raw::response_frame(&jsonrpc::Id::Int(42), shaped);
+                let out = raw::response_frame(&Id::Int(42), shaped);
                 black_box(out.len());
             }
         })
@@ -141,7 +142,7 @@ fn benches(c: &mut Criterion) {
                     let mut notes = Vec::new();
                     let shaped = translate::shape_result(Forwarded::ToolsCall, result, &mut notes)
                         .unwrap_or_default();
-                    let out = serde_json::to_vec(&jsonrpc::response(&jsonrpc::Id::Int(42), shaped));
+                    let out = serde_json::to_vec(&jsonrpc::response(&Id::Int(42), shaped));
                     black_box(out.map(|v| v.len()).unwrap_or(0));
                 }
             })

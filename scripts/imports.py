@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The import check of the crate: no import circle, and every import goes down the layers.
 
-Reads every `.rs` file under src/. Each file is a module: `protocol/jsonrpc.rs` is
+Reads every `.rs` file under src/. Each file is a module: `protocol/wire/jsonrpc.rs` is
 `protocol/jsonrpc`, `transport/http/mod.rs` is `transport/http`, `lib.rs` is `lib`; `main.rs`
 and `bin/*.rs` are the binaries, which reach the library only through `mcp_bridge::` paths.
 Comments, strings, and the items under `#[cfg(test)]` with the files that they declare, are

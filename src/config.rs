@@ -5,10 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::protocol::defaults::{DISCOVER_TIMEOUT, MAX_IN_FLIGHT_REQUESTS, SHUTDOWN_GRACE};
-use crate::protocol::item_filter::ItemFilter;
-use crate::protocol::legacy::Forwarded;
 use crate::protocol::listen::ListenTimings;
+pub use crate::protocol::revisions::defaults::{
+    DISCOVER_TIMEOUT, MAX_IN_FLIGHT_REQUESTS, SHUTDOWN_GRACE,
+};
+use crate::protocol::revisions::legacy::Forwarded;
+use crate::protocol::rules::item_filter::ItemFilter;
 use crate::transport::open::UpstreamSpec;
 
 /// Time limits of forwarded requests.
@@ -81,7 +83,7 @@ pub struct BridgeConfig {
     /// `--max-line-bytes`, on both sides.
     pub max_line_bytes: usize,
     /// The deepest nesting of `{`/`[` in an editor's line (the executable:
-    /// [`crate::protocol::jsonrpc::MAX_CLIENT_DEPTH`], 64 levels; an embedded server:
+    /// [`crate::protocol::wire::jsonrpc::MAX_CLIENT_DEPTH`], 64 levels; an embedded server:
     /// `Limits::max_depth`); a deeper line gets -32600 `too_deep`.
     pub max_depth: usize,
     /// Time limits per method.

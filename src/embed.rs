@@ -36,11 +36,11 @@ use tokio_util::codec::FramedRead;
 
 use crate::actors::supervisor;
 use crate::config::{BridgeConfig, Timeouts};
-use crate::protocol::errors::Cause;
-use crate::protocol::framing::{Frame, FrameCodec, READ_CHUNK_BYTES};
-use crate::protocol::jsonrpc::{self, Message};
 use crate::protocol::listen::ListenTimings;
-use crate::protocol::methods;
+use crate::protocol::revisions::errors::Cause;
+use crate::protocol::revisions::methods;
+use crate::protocol::wire::framing::{Frame, FrameCodec, READ_CHUNK_BYTES};
+use crate::protocol::wire::jsonrpc::{self, Message};
 use crate::server::connection::{self, AtEnd, Input};
 use crate::server::{Limits, Server};
 use crate::transport::open::UpstreamSpec;

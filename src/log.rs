@@ -8,8 +8,8 @@ pub mod limit;
 pub mod limits;
 pub mod queue;
 
-pub(crate) use crate::protocol::excerpt::without_split_char;
-pub use crate::protocol::excerpt::{EXCERPT_BYTES, excerpt, excerpt_of, sanitize};
+pub(crate) use crate::protocol::wire::excerpt::without_split_char;
+pub use crate::protocol::wire::excerpt::{EXCERPT_BYTES, excerpt, excerpt_of, sanitize};
 use std::fmt;
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The Frontend actor: the 2025-11-25 stdio server for one editor connection. It reads the
 //! frames of stdin (the reader never waits for a slot), owns the lifecycle
 //! (`awaiting_initialize -> initializing -> ready | pass_through -> closing`, `Phase`:
-//! `pass_through` when the upstream is a legacy server, `protocol::era`), answers `ping`,
+//! `pass_through` when the upstream is a legacy server, `protocol::rules::era`), answers `ping`,
 //! `logging/setLevel`, `server/discover` and every bad line itself, and admits each forwarded
 //! request as a slot. Because this actor handles one message at a time, "is the slot still
 //! live? then write its frame" is one step: that is the output lock of the design.
@@ -40,18 +40,19 @@ use super::upstream::{self, UpstreamLinks, UpstreamReply};
 use crate::config::BridgeConfig;
 use crate::log::limits::BridgeLimits;
 use crate::profile::REQUEST_ID_PREFIX;
-use crate::protocol::errors::{self, Cause};
-use crate::protocol::framing::Frame;
-use crate::protocol::input::InputAnswer;
-use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
-use crate::protocol::legacy::{self, EditorNotification, EditorRequest, RequestClass};
-use crate::protocol::list_items::ItemKind;
 use crate::protocol::listen::Declared;
-use crate::protocol::log_level::LogLevel;
-use crate::protocol::modern::{self, RequestMeta, UpstreamNotification};
-use crate::protocol::raw;
-use crate::protocol::relay;
-use crate::protocol::translate::{self, MetaKeys, ReplyMask};
+use crate::protocol::revisions::errors::{self, Cause};
+use crate::protocol::revisions::legacy::{self, EditorNotification, EditorRequest, RequestClass};
+use crate::protocol::revisions::log_level::LogLevel;
+use crate::protocol::revisions::modern::{self, RequestMeta, UpstreamNotification};
+use crate::protocol::rules::input::InputAnswer;
+use crate::protocol::rules::list_items::ItemKind;
+use crate::protocol::rules::relay;
+use crate::protocol::rules::translate::{self, MetaKeys, ReplyMask};
+use crate::protocol::wire::framing::Frame;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc::{self, Message, ParseError};
+use crate::protocol::wire::raw;
 use crate::transport::queue::Delivery;
 use crate::transport::writer::Writer;
 
@@ -62,11 +63,11 @@ enum Phase {
     /// The start of the connection, and the end of a failed `initialize`: only an
     /// `initialize` starts the upstream.
     AwaitingInitialize,
-    /// `initialize` runs: the era of the upstream is being decided (`protocol::era`).
+    /// `initialize` runs: the era of the upstream is being decided (`protocol::rules::era`).
     Initializing(Initializing),
     /// A 2026-07-28 upstream answered `server/discover`: each forwarded request is a slot.
     Ready(Ready),
-    /// A legacy upstream (`protocol::era`): the 2025-11-25 protocol passes through unchanged.
+    /// A legacy upstream (`protocol::rules::era`): the 2025-11-25 protocol passes through unchanged.
     PassThrough(PassThrough),
     /// The input ended or the upstream was lost: nothing new starts.
     Closing(Closing),

@@ -24,11 +24,13 @@ use super::link::{ActorStats, Link};
 use super::supervisor::messages::ActorEnded;
 use super::upstream;
 use crate::log::limits::BridgeLimits;
-use crate::protocol::errors::Cause;
-use crate::protocol::jsonrpc::{self, Id};
-use crate::protocol::listen::{self, Backoff, Declared, Fact, LineLevel, ListenTimings, StreamEnd};
-use crate::protocol::log_level::LogLevel;
-use crate::protocol::modern::RequestMeta;
+use crate::protocol::listen::{self, Backoff, Declared, Fact, ListenTimings, StreamEnd};
+use crate::protocol::revisions::errors::Cause;
+use crate::protocol::revisions::log_level::LogLevel;
+use crate::protocol::revisions::modern::RequestMeta;
+use crate::protocol::revisions::note::LineLevel;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc;
 use crate::transport::queue::Delivery;
 use crate::transport::writer::Writer;
 /// Subscription changes that wait behind the one in flight; the next gets

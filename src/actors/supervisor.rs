@@ -34,7 +34,7 @@ use super::sign_in_side::SignInSide;
 use super::upstream::{Close, Upstream, UpstreamLinks, UpstreamOut};
 use crate::config::BridgeConfig;
 use crate::log::limits::BridgeLimits;
-use crate::protocol::framing::Frame;
+use crate::protocol::wire::framing::Frame;
 use crate::transport::children::ChildRegistry;
 use crate::transport::queue::QueueStats;
 use crate::transport::writer::{Drain, Writer};

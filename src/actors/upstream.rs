@@ -21,7 +21,7 @@ use super::frontend::messages::FromUpstream;
 use super::link::{ActorStats, Counted, Link};
 use super::supervisor::messages::{ActorEnded, UpstreamGone};
 use crate::log::limits::BridgeLimits;
-use crate::protocol::jsonrpc::Id;
+use crate::protocol::wire::id::Id;
 use crate::transport::children::ChildRegistry;
 use crate::transport::open as seam;
 use crate::transport::queue::{Delivery, QueueStats, Sent};

@@ -34,9 +34,9 @@ use crate::actors::supervisor::{StartSignIn, watchdog_after};
 use crate::auth::opener::EnvSecrets;
 use crate::cli::EXIT_USAGE;
 use crate::config::BridgeConfig;
-use crate::protocol::list_items::{self, ItemKind};
-use crate::protocol::methods;
-use crate::protocol::note::Note;
+use crate::protocol::revisions::methods;
+use crate::protocol::revisions::note::Note;
+use crate::protocol::rules::list_items::{self, ItemKind};
 use crate::transport::children::ChildRegistry;
 use crate::transport::observe::{Decided, Observed, Observer};
 use crate::transport::open::UpstreamSpec;
@@ -223,7 +223,7 @@ async fn session(
         .request(
             methods::INITIALIZE,
             json!({
-                "protocolVersion": crate::protocol::legacy::PROTOCOL_VERSION,
+                "protocolVersion": crate::protocol::revisions::legacy::PROTOCOL_VERSION,
                 "capabilities": {},
                 "clientInfo": {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")},
             }),

@@ -14,7 +14,7 @@ use crate::actors::supervisor::messages::{Shutdown, ShutdownCause};
 use crate::actors::supervisor::{Host, Supervisor, start_with};
 use crate::config::BridgeConfig;
 use crate::log;
-use crate::protocol::framing::{Frame, FrameCodec};
+use crate::protocol::wire::framing::{Frame, FrameCodec};
 use crate::transport::children::ChildRegistry;
 use crate::transport::queue::{EDITOR_QUEUE, QueueStats};
 use crate::transport::writer::Writer;

@@ -1,5 +1,5 @@
 //! mcp-legacy-server: the smallest honest 2025-11-25-only MCP server on stdio, a test fixture
-//! for the bridge's era fallback (`protocol::era`). It knows nothing of 2026-07-28: a request
+//! for the bridge's era fallback (`protocol::rules::era`). It knows nothing of 2026-07-28: a request
 //! it does not know (`server/discover` among them) gets the answer a real legacy server gives,
 //! chosen by `--discover-answer`:
 //!

@@ -1,9 +1,9 @@
 //! The filter options (`--allow-tool`, `--deny-tool`, `--allow-prompt`, `--deny-prompt`,
 //! `--allow-resource`, `--deny-resource`), flattened into the command line, and the item
-//! filter they make (`protocol::item_filter`). Each glob is checked as it is read: an invalid
+//! filter they make (`protocol::rules::item_filter`). Each glob is checked as it is read: an invalid
 //! one is a usage error (exit 2) naming the option, the glob and why.
 
-use crate::protocol::item_filter::{GlobError, Globs, ItemFilter, check_glob};
+use crate::protocol::rules::item_filter::{GlobError, Globs, ItemFilter, check_glob};
 
 /// The heading of the filter options in `--help`.
 const FILTERS_HEADING: &str = "Filters";
@@ -54,7 +54,7 @@ impl FilterArgs {
 #[cfg(test)]
 mod tests {
     use super::super::{Parsed, parse};
-    use crate::protocol::list_items::ItemKind;
+    use crate::protocol::rules::list_items::ItemKind;
     use serde_json::json;
 
     #[test]

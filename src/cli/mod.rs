@@ -12,12 +12,12 @@ pub mod filter;
 pub mod sign_in;
 
 use crate::config::{BridgeConfig, Timeouts};
-use crate::protocol::framing::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
-use crate::protocol::item_filter::ItemFilter;
 use crate::protocol::listen::{
     LISTEN_ACK_TIMEOUT_SECS, LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS,
     LISTEN_STABLE_SECS, ListenTimings,
 };
+use crate::protocol::rules::item_filter::ItemFilter;
+use crate::protocol::wire::framing::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
 use crate::transport::http::client::{ProxyEnv, is_loopback};
 use crate::transport::http::headers::{check_user_header, looks_secret};
 use crate::transport::http::{DEFAULT_MAX_RESPONSE_BYTES, HttpSpec, MAX_MAX_RESPONSE_BYTES};
@@ -413,7 +413,7 @@ impl Cli {
             discover_timeout: Duration::from_secs_f64(self.discover_timeout),
             open_upstream: crate::transport::open::open,
             max_line_bytes: self.max_line_bytes as usize,
-            max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
+            max_depth: crate::protocol::wire::jsonrpc::MAX_CLIENT_DEPTH,
             timeouts: Timeouts {
                 list: Duration::from_secs_f64(self.list_timeout),
                 read: Duration::from_secs_f64(self.read_timeout),

@@ -1,33 +1,19 @@
 //! The pure protocol layer: values in, values out. Nothing here does I/O, starts a task,
 //! reads a clock or knows about actors; every rule here is table-tested beside its code.
+//!
+//! Its rooms, lowest first; a room imports only from its own and lower rooms
+//! (`scripts/imports.py` checks it, as it checks the layers):
+//! - [`wire`]: JSON-RPC 2.0 on newline-delimited lines, without any MCP meaning;
+//! - [`revisions`]: the two revisions as types (2025-11-25 for the editor, 2026-07-28 for the
+//!   upstream), their methods, errors and log levels;
+//! - [`listen`]: the listen stream of 2026-07-28 and its 2025-11-25 notifications;
+//! - [`rules`]: what the bridge decides between the two revisions: the era, translation, the
+//!   result rules, the item filter, relay and pass-through, and the bridge's fixed choices.
 
-pub mod defaults;
-pub mod era;
-pub mod errors;
-pub mod excerpt;
-pub mod framing;
-pub mod id;
-pub mod idscan;
-pub mod input;
-pub mod item_filter;
-pub mod jsonrpc;
-pub mod legacy;
-pub mod list_items;
 pub mod listen;
-pub mod log_level;
-pub mod methods;
-pub mod modern;
-pub mod note;
-pub mod numbers;
-pub mod passthrough;
-pub mod raw;
 pub mod redirect;
-pub mod relay;
-pub mod remote;
 pub mod request_headers;
-pub mod shape;
-pub mod spare;
-pub mod surrogates;
-pub mod tool_schema;
+pub mod revisions;
+pub mod rules;
 pub mod tools_refetch;
-pub mod translate;
+pub mod wire;

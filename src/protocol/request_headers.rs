@@ -3,16 +3,16 @@
 //! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers and the `Mcp-Param-*` headers
 //! of annotated tool arguments must be present and equal what the body says, after the
 //! `=?base64?...?=` decoding, integers compared as numbers. A mismatch is -32020
-//! HeaderMismatch (HTTP 400). The inverse of the client's rules in [`super::remote`]; nothing
+//! HeaderMismatch (HTTP 400). The inverse of the client's rules in [`crate::protocol::rules::remote`]; nothing
 //! here knows HTTP.
 
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::errors::{ErrorCode, ErrorObject};
-use super::methods;
-use super::modern::META_PROTOCOL_VERSION;
-use super::remote::{HeaderParam, PARAM_HEADER_PREFIX, ParamType};
+use crate::protocol::revisions::errors::{ErrorCode, ErrorObject};
+use crate::protocol::revisions::methods;
+use crate::protocol::revisions::modern::META_PROTOCOL_VERSION;
+use crate::protocol::rules::remote::{HeaderParam, PARAM_HEADER_PREFIX, ParamType};
 
 /// The header of the protocol version (case-insensitive, as every header name).
 pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
@@ -185,7 +185,7 @@ fn check_param<'h>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::remote::header_params;
+    use crate::protocol::rules::remote::header_params;
     use std::collections::HashMap;
 
     fn params(name: &str, arguments: Value) -> Value {

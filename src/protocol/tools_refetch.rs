@@ -8,8 +8,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::errors::ErrorCode;
-use super::remote::HeaderParam;
+use crate::protocol::revisions::errors::ErrorCode;
+use crate::protocol::rules::remote::HeaderParam;
 
 /// Most pages of `tools/list` one re-fetch reads while it looks for the tool.
 pub const MAX_PAGES: usize = 16;
@@ -91,7 +91,7 @@ pub fn look_up(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::remote::ParamType;
+    use crate::protocol::rules::remote::ParamType;
 
     fn region() -> HeaderParam {
         HeaderParam {

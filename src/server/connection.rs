@@ -2,7 +2,7 @@
 //! cancelled request gets no response), the input trace, and the three ways a connection ends
 //! (end of input, graceful close, write failure). Never interprets a request's method.
 
-use crate::protocol::methods;
+use crate::protocol::revisions::methods;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::Write;
@@ -20,11 +20,12 @@ use super::dispatch::{self, ConnectionLink};
 use super::error::{ErrorCode, RpcError};
 use super::output::{spawn_forwarder, spawn_writer};
 use super::{Limits, Server};
-use crate::protocol::errors::Cause;
-use crate::protocol::framing::{
+use crate::protocol::revisions::errors::Cause;
+use crate::protocol::wire::framing::{
     DEFAULT_MAX_LINE_BYTES, Frame, FrameCodec, READ_CHUNK_BYTES, TOO_LONG_HEAD_BYTES,
 };
-use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc::{self, Message, ParseError};
 
 /// The longest input line accepted in memory, newline excluded (64 MiB, as the bridge's
 /// default).

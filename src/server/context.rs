@@ -2,7 +2,7 @@
 //! capabilities, progress token, log level), MRTR retry data, cancellation, and the request-scoped
 //! notifications (progress, log) it may send before its response. Owns none of the routing.
 
-use crate::protocol::methods;
+use crate::protocol::revisions::methods;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -11,10 +11,10 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::output::Outbox;
 use super::{IntoReply, Outcome, Reply, Server, elicit_form};
-use crate::protocol::jsonrpc;
-use crate::protocol::modern::RequestMeta;
+use crate::protocol::revisions::modern::RequestMeta;
+use crate::protocol::wire::jsonrpc;
 
-pub use crate::protocol::log_level::LogLevel;
+pub use crate::protocol::revisions::log_level::LogLevel;
 
 /// The per-request keys of `params._meta` as the server read them (2026-07-28 basic/index,
 /// `RequestMetaObject`, the type the bridge writes its own requests with) and the request's

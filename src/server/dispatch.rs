@@ -2,8 +2,9 @@
 //! basic/index), parameter checks, and calling the handler (a panic becomes `-32603`). Result
 //! shapes live in `results.rs`; nothing is written here except through the request's context.
 
-use crate::protocol::jsonrpc::{self, Id};
-use crate::protocol::methods;
+use crate::protocol::revisions::methods;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc;
 use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
@@ -19,7 +20,7 @@ use super::results::finish;
 use super::{BoxedHandler, Outcome, PROTOCOL_VERSION, RpcError, Server};
 
 // The bridge's own requests are written with the same type: one reading for both sides.
-use crate::protocol::modern::{META_PROGRESS_TOKEN, MetaError, RequestMeta};
+use crate::protocol::revisions::modern::{META_PROGRESS_TOKEN, MetaError, RequestMeta};
 
 /// The connection a request came in on.
 #[derive(Clone)]
@@ -343,7 +344,7 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::modern::{
+    use crate::protocol::revisions::modern::{
         META_CLIENT_CAPABILITIES as CAPABILITIES_KEY, META_LOG_LEVEL as LOG_LEVEL_KEY,
         META_PROTOCOL_VERSION as VERSION_KEY,
     };

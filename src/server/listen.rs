@@ -2,9 +2,9 @@
 //! server honours, the acknowledgement, forwarding of published events, and the two ways the
 //! server ends a listen. The stream's state lives in its own request task, not in the connection.
 
-use crate::protocol::framing::message_text;
 use crate::protocol::listen::Declared;
-use crate::protocol::methods;
+use crate::protocol::revisions::methods;
+use crate::protocol::wire::framing::message_text;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,10 +14,10 @@ use tokio::sync::{Notify, broadcast};
 use super::RpcError;
 use super::context::RequestContext;
 use super::output::{Outbox, Queued};
-use crate::protocol::jsonrpc;
+use crate::protocol::wire::jsonrpc;
 
 /// The `_meta` key that ties a listen-stream message to its listen request.
-pub use crate::protocol::modern::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID_KEY;
+pub use crate::protocol::revisions::modern::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID_KEY;
 
 /// Events published to open listen streams with [`Server::notify`](super::Server::notify): a
 /// list change goes to listens that asked for that list; `ResourceUpdated` to listens whose

@@ -1,6 +1,6 @@
 //! The methods the server API serves (2026-07-28), parsed once from the request's name.
 
-use crate::protocol::methods;
+use crate::protocol::revisions::methods;
 
 /// The methods a 2026-07-28 client may call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -70,7 +70,7 @@ pub use outcome::{IntoReply, Outcome, Reply, elicit_form};
 /// The only protocol revision this server speaks.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
 /// The `_meta` key of the server's identity on every result.
-pub use crate::protocol::modern::META_SERVER_INFO as SERVER_INFO_KEY;
+pub use crate::protocol::revisions::modern::META_SERVER_INFO as SERVER_INFO_KEY;
 /// [`Server::end_listens`] calls that may wait for a listen stream that is busy writing.
 const END_QUEUE: usize = 16;
 
@@ -111,10 +111,10 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_line_bytes: crate::protocol::framing::DEFAULT_MAX_LINE_BYTES,
-            max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
-            max_in_flight: crate::protocol::defaults::MAX_IN_FLIGHT_REQUESTS,
-            shutdown_grace: crate::protocol::defaults::SHUTDOWN_GRACE,
+            max_line_bytes: crate::protocol::wire::framing::DEFAULT_MAX_LINE_BYTES,
+            max_depth: crate::protocol::wire::jsonrpc::MAX_CLIENT_DEPTH,
+            max_in_flight: crate::protocol::revisions::defaults::MAX_IN_FLIGHT_REQUESTS,
+            shutdown_grace: crate::protocol::revisions::defaults::SHUTDOWN_GRACE,
         }
     }
 }
@@ -242,7 +242,7 @@ impl Server {
     /// Answers one request outside any connection (see `connection::answer_alone`).
     pub(crate) async fn answer_alone(
         &self,
-        id: &crate::protocol::jsonrpc::Id,
+        id: &crate::protocol::wire::id::Id,
         method: &str,
         params: Option<Value>,
     ) -> Option<Value> {

@@ -2,7 +2,7 @@
 //! retry's `inputResponses`/`requestState`, and refusing with `-32021` an input request that the
 //! client capabilities of this very request do not cover. Never decides what to ask.
 
-use crate::protocol::methods;
+use crate::protocol::revisions::methods;
 use serde_json::{Map, Value};
 
 use super::RpcError;

@@ -99,7 +99,7 @@ pub fn elicit_form(message: &str, fields: &[&str]) -> Value {
         .map(|field| ((*field).to_owned(), json!({ "type": "string" })))
         .collect();
     json!({
-        "method": crate::protocol::methods::ELICITATION_CREATE,
+        "method": crate::protocol::revisions::methods::ELICITATION_CREATE,
         "params": {
             "message": message,
             "requestedSchema": { "type": "object", "properties": properties, "required": fields },

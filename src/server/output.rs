@@ -2,7 +2,7 @@
 //! task, which writes each line with its newline in one `write_all` and flushes when the queue is
 //! empty. Never parses or reorders what it is given.
 
-use crate::protocol::framing::message_text;
+use crate::protocol::wire::framing::message_text;
 use serde_json::Value;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;

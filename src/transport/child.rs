@@ -14,7 +14,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
-use crate::protocol::framing::{Frame, FrameCodec};
+use crate::protocol::wire::framing::{Frame, FrameCodec};
 use crate::transport::children::{ChildRegistry, Membership};
 use crate::transport::isolation;
 use crate::transport::stderr_tail::{self, StderrTail, TailWriter};
@@ -154,7 +154,7 @@ async fn relay_stderr(stderr: tokio::process::ChildStderr, tail: TailWriter) {
 }
 
 /// A child's stderr line over [`MAX_STDERR_LINE_BYTES`] as the bridge writes it: its first
-/// [`crate::protocol::framing::TOO_LONG_HEAD_BYTES`] bytes (`head`; without a UTF-8 character
+/// [`crate::protocol::wire::framing::TOO_LONG_HEAD_BYTES`] bytes (`head`; without a UTF-8 character
 /// that the cut split at its end), then the marker `… (<len_bytes> bytes, cut)`, without the
 /// newline. Example: `fixture stderr yyy… (70017 bytes, cut)`.
 pub fn cut_line(mut head: Vec<u8>, len_bytes: usize) -> Vec<u8> {

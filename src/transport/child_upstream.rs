@@ -24,8 +24,8 @@ use super::queue::{Delivery, OutFrame, Sent, UPSTREAM_QUEUE};
 use super::upstream::{Abandoned, EndCause, OpenOptions, Opened, Transport, TransportEvent};
 use super::writer::Writer;
 use super::{isolation, lines};
-use crate::protocol::framing::FrameCodec;
-use crate::protocol::jsonrpc::Id;
+use crate::protocol::wire::framing::FrameCodec;
+use crate::protocol::wire::id::Id;
 
 /// How long the bridge waits for the exit status of a child that closed its stdout, before it
 /// kills the child's group and says so (`it closed its stdout and was still running 500 ms

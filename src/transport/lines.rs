@@ -1,4 +1,4 @@
-//! The codec of [`crate::protocol::framing`] on byte sources: as a stream over an
+//! The codec of [`crate::protocol::wire::framing`] on byte sources: as a stream over an
 //! `AsyncRead` (the editor's stdin pipe, the child's stdout and stderr), or driven by hand over
 //! a blocking `Read` on a thread of its own (a stdin that is a terminal or a file). The rules of
 //! the lines are the codec's; nothing here looks into a line. The stream also keeps the
@@ -18,11 +18,12 @@ use tokio::time::Sleep;
 use tokio_util::codec::{Decoder, FramedRead};
 
 use super::writer::Writer;
-use crate::protocol::framing::{Frame, FrameCodec, READ_CHUNK_BYTES, SpareBuffer};
+use crate::protocol::wire::framing::{Frame, FrameCodec, READ_CHUNK_BYTES};
+use crate::protocol::wire::spare::SpareBuffer;
 
 /// How long the stream of [`frames`] keeps its codec's spare large read buffer after it came
 /// back (from a large line, one of
-/// [`KEEP_BUFFER_BYTES`](crate::protocol::framing::KEEP_BUFFER_BYTES) or more, or from a line
+/// [`KEEP_BUFFER_BYTES`](crate::protocol::wire::spare::KEEP_BUFFER_BYTES) or more, or from a line
 /// read into it and copied out) when no other line takes it (2 s): back-to-back large results
 /// reuse one block of memory, and an idle bridge holds none a moment later.
 pub const SPARE_BUFFER_KEEP: Duration = Duration::from_secs(2);
@@ -42,7 +43,7 @@ pub const SPARE_BUFFER_KEEP: Duration = Duration::from_secs(2);
 ///
 /// The codec gets a [`SpareBuffer`]: the block a large line took comes back when the line is
 /// dropped (once written) and the next line of
-/// [`SPARE_MOVE_BYTES`](crate::protocol::framing::SPARE_MOVE_BYTES) or more is read into it;
+/// [`SPARE_MOVE_BYTES`](crate::protocol::wire::framing::SPARE_MOVE_BYTES) or more is read into it;
 /// the stream drops the block [`SPARE_BUFFER_KEEP`] after it came back if no line took it
 /// meanwhile, and at the end of input.
 pub fn frames<R: AsyncRead + Unpin + 'static>(
@@ -240,7 +241,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for Paced<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::framing::KEEP_BUFFER_BYTES;
+    use crate::protocol::wire::spare::KEEP_BUFFER_BYTES;
     use bytes::Bytes;
     use tokio::io::AsyncWriteExt;
 

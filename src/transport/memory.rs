@@ -15,8 +15,8 @@ use tokio::sync::{mpsc, oneshot};
 use super::queue::{Delivery, OutFrame, Sent, UPSTREAM_QUEUE};
 use super::upstream::{Abandoned, EndCause, OpenOptions, Opened, Transport, TransportEvent};
 use super::writer::Writer;
-use crate::protocol::framing::{Frame, FrameCodec};
-use crate::protocol::jsonrpc::Id;
+use crate::protocol::wire::framing::{Frame, FrameCodec};
+use crate::protocol::wire::id::Id;
 use crate::server::Server;
 use tokio_util::codec::Decoder;
 

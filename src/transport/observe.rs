@@ -9,9 +9,9 @@
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-use crate::protocol::note::Note;
+use crate::protocol::revisions::note::Note;
 
-/// How the era probe of the first `initialize` ended (`protocol::era`).
+/// How the era probe of the first `initialize` ended (`protocol::rules::era`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decided {
     /// A 2026-07-28 server: the bridge translates; the version of the discover result and
@@ -96,7 +96,7 @@ impl Observer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::note::LineLevel;
+    use crate::protocol::revisions::note::LineLevel;
 
     #[test]
     fn notes_are_sent_only_when_there_are_some() {

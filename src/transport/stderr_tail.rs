@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 
-use crate::protocol::excerpt::{EXCERPT_BYTES, excerpt_of};
+use crate::protocol::wire::excerpt::{EXCERPT_BYTES, excerpt_of};
 
 /// Most lines of a child's stderr that are kept (the last ones; blank lines do not count).
 pub const STDERR_TAIL_LINES: usize = 5;

@@ -28,9 +28,9 @@ use super::children::ChildRegistry;
 use super::queue::{Delivery, OutFrame, QueueStats, Sent};
 
 use super::writer::Writer;
-use crate::protocol::framing::Frame;
-use crate::protocol::jsonrpc::Id;
-use crate::protocol::raw::RawResult;
+use crate::protocol::wire::framing::Frame;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::raw::RawResult;
 
 /// What the correlation layer gives a transport when it opens it.
 #[derive(Clone, Debug)]
@@ -140,7 +140,7 @@ pub enum TransportEvent {
     Frame(Frame),
     /// A success response the transport read already (HTTP reads each response to know
     /// that its request is answered): the same as a [`TransportEvent::Frame`] of it, which the
-    /// correlation layer would read with [`crate::protocol::raw::response`] into these, without a second read.
+    /// correlation layer would read with [`crate::protocol::wire::raw::response`] into these, without a second read.
     Response {
         /// The response's id.
         id: Id,
@@ -197,7 +197,7 @@ pub trait Transport {
         }
     }
 
-    /// The upstream is a legacy server (`protocol::era`): from now on until it ends, the
+    /// The upstream is a legacy server (`protocol::rules::era`): from now on until it ends, the
     /// transport carries the 2025-11-25 protocol as it came (HTTP: 2025-11-25 Streamable
     /// HTTP with its session). Called once, before the first message of the pass-through.
     /// The default does nothing (stdio and in-process carry both eras alike).

@@ -33,8 +33,8 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::{Notify, mpsc};
 
 use super::queue::{Bounds, Delivery, FrameQueue, OutFrame, QueueStats, Sent};
-use crate::protocol::framing::encode_message;
-use crate::protocol::jsonrpc::Id;
+use crate::protocol::wire::framing::encode_message;
+use crate::protocol::wire::id::Id;
 
 /// How [`Writer::drain`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,8 +7,8 @@ use mcp_bridge::actors::link::ActorStats;
 use mcp_bridge::actors::upstream::{
     Call, CallAnswer, Cancel, CancelReason, Close, Connect, Upstream, UpstreamLinks, UpstreamReply,
 };
-use mcp_bridge::protocol::jsonrpc::Id;
-use mcp_bridge::protocol::raw::Object;
+use mcp_bridge::protocol::wire::id::Id;
+use mcp_bridge::protocol::wire::raw::Object;
 use mcp_bridge::server::{Outcome, RpcError, Server, ToolDef};
 use mcp_bridge::transport::open::UpstreamSpec;
 use mcp_bridge::transport::queue::{EDITOR_QUEUE, QueueStats};

@@ -10,8 +10,8 @@ use crate::common::memory_editor::{DEADLINE, Editor};
 use futures_util::future::LocalBoxFuture;
 use http_fixture::{Canned, HttpFixture};
 use mcp_bridge::config::{BridgeConfig, Timeouts};
-use mcp_bridge::protocol::framing::DEFAULT_MAX_LINE_BYTES;
 use mcp_bridge::protocol::listen::ListenTimings;
+use mcp_bridge::protocol::wire::framing::DEFAULT_MAX_LINE_BYTES;
 use mcp_bridge::server::{Outcome, Server, ToolDef};
 use mcp_bridge::transport::http::{HttpSpec, TokenSource};
 use mcp_bridge::transport::open::UpstreamSpec;
@@ -87,7 +87,7 @@ async fn a_401_goes_to_the_token_provider_and_the_refused_listen_opens_after_the
         discover_timeout: DEADLINE,
         open_upstream: mcp_bridge::transport::open::open,
         max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-        max_depth: mcp_bridge::protocol::jsonrpc::MAX_CLIENT_DEPTH,
+        max_depth: mcp_bridge::protocol::wire::jsonrpc::MAX_CLIENT_DEPTH,
         timeouts: Timeouts::default(),
         max_in_flight: 256,
         shutdown_grace: Duration::from_secs(2),

@@ -14,8 +14,9 @@ use crate::common;
 
 use bytes::BytesMut;
 use common::Bridge;
-use mcp_bridge::protocol::framing::{Frame, FrameCodec};
-use mcp_bridge::protocol::jsonrpc::{self, Id, MAX_CLIENT_DEPTH, MAX_UPSTREAM_DEPTH, Message};
+use mcp_bridge::protocol::wire::framing::{Frame, FrameCodec};
+use mcp_bridge::protocol::wire::id::Id;
+use mcp_bridge::protocol::wire::jsonrpc::{self, MAX_CLIENT_DEPTH, MAX_UPSTREAM_DEPTH, Message};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};

@@ -10,9 +10,9 @@ use mcp_bridge::actors::upstream::{
     Call, CallAnswer, Cancel, CancelReason, Close, Connect, Relay, Upstream, UpstreamLinks,
     UpstreamReply,
 };
-use mcp_bridge::protocol::framing::Frame;
-use mcp_bridge::protocol::jsonrpc::Id;
-use mcp_bridge::protocol::raw::Object;
+use mcp_bridge::protocol::wire::framing::Frame;
+use mcp_bridge::protocol::wire::id::Id;
+use mcp_bridge::protocol::wire::raw::Object;
 use mcp_bridge::transport::open::{Opener, UpstreamSpec};
 use mcp_bridge::transport::program::SpawnError;
 use mcp_bridge::transport::queue::{Delivery, EDITOR_QUEUE, QueueStats, Sent};

@@ -11,12 +11,13 @@ use super::slots::{
 };
 use super::{Frontend, Phase, Ready};
 use crate::actors::upstream;
-use crate::protocol::errors::Cause;
-use crate::protocol::jsonrpc::{self, Id};
-use crate::protocol::legacy::{Forwarded, RequestClass};
-use crate::protocol::raw;
-use crate::protocol::relay;
-use crate::protocol::translate::{self, MetaKeys};
+use crate::protocol::revisions::errors::Cause;
+use crate::protocol::revisions::legacy::{Forwarded, RequestClass};
+use crate::protocol::rules::relay;
+use crate::protocol::rules::translate::{self, MetaKeys};
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc;
+use crate::protocol::wire::raw;
 use crate::transport::queue::Delivery;
 
 impl Frontend {

@@ -7,10 +7,11 @@ use serde_json::json;
 use std::collections::VecDeque;
 
 use super::{Frontend, Phase};
-use crate::protocol::errors::Cause;
-use crate::protocol::framing::Frame;
-use crate::protocol::jsonrpc::{self, Id, Message};
-use crate::protocol::legacy::{EditorNotification, EditorRequest, RequestClass};
+use crate::protocol::revisions::errors::Cause;
+use crate::protocol::revisions::legacy::{EditorNotification, EditorRequest, RequestClass};
+use crate::protocol::wire::framing::Frame;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc::{self, Message};
 
 /// Frames of the editor held while `initialize` runs (the era of the upstream is being
 /// decided), at most this many; requests also count against `--max-in-flight`. Beyond either

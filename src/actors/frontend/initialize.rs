@@ -1,4 +1,4 @@
-//! `initialize`: the era of the upstream decided by `server/discover` (`protocol::era`), the
+//! `initialize`: the era of the upstream decided by `server/discover` (`protocol::rules::era`), the
 //! editor's `initialize` answered from the discover result or passed through to a legacy
 //! server under a time limit of its own, and the time limit that leaves out sign-in time.
 
@@ -13,15 +13,16 @@ use super::rounds::{CancelReason, TimedOut, probe};
 use super::{Frontend, Initializing, PassThrough, Phase, REPLY_MASK, Ready, pass_through};
 use crate::actors::sign_in_side::SignInTimes;
 use crate::actors::upstream::{self, Relay, UpstreamLinks, UpstreamReply};
-use crate::protocol::era::{self, Era, HttpAnswer, HttpBody, LegacySign, ProbeAnswer};
-use crate::protocol::errors::{Cause, ErrorObject};
-use crate::protocol::jsonrpc::{self, Id};
-use crate::protocol::legacy::{self, RequestClass};
 use crate::protocol::listen::Declared;
-use crate::protocol::methods;
-use crate::protocol::modern::{Discovered, RequestMeta};
-use crate::protocol::raw::Object;
-use crate::protocol::translate;
+use crate::protocol::revisions::errors::{Cause, ErrorObject};
+use crate::protocol::revisions::legacy::{self, RequestClass};
+use crate::protocol::revisions::methods;
+use crate::protocol::revisions::modern::{Discovered, RequestMeta};
+use crate::protocol::rules::era::{self, Era, HttpAnswer, HttpBody, LegacySign, ProbeAnswer};
+use crate::protocol::rules::translate;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc;
+use crate::protocol::wire::raw::Object;
 use crate::transport::child;
 use crate::transport::observe::{Decided, Observed};
 #[cfg(feature = "http")]

@@ -13,11 +13,11 @@ use super::{Frontend, Phase};
 use crate::actors::listener::{Change, ListenFact, SetLogLevel};
 use crate::actors::supervisor::messages::StartListener;
 use crate::actors::upstream::UpstreamReply;
-use crate::protocol::errors::Cause;
-use crate::protocol::jsonrpc::Id;
-use crate::protocol::legacy::RequestClass;
 use crate::protocol::listen::{self, Fact, ListenGate, Step, StreamEnd};
-use crate::protocol::modern::UpstreamNotification;
+use crate::protocol::revisions::errors::Cause;
+use crate::protocol::revisions::legacy::RequestClass;
+use crate::protocol::revisions::modern::UpstreamNotification;
+use crate::protocol::wire::id::Id;
 
 /// The Frontend's side of the listen stream, once the Listener was asked for.
 pub(super) struct ListenSide {

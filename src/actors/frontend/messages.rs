@@ -7,8 +7,8 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 use crate::actors::upstream::reply::UpstreamReply;
-use crate::protocol::jsonrpc::Id;
-use crate::protocol::passthrough::MessageKind;
+use crate::protocol::rules::passthrough::MessageKind;
+use crate::protocol::wire::id::Id;
 
 /// What the Upstream actor tells the Frontend, in upstream order.
 #[derive(Message, Debug)]

@@ -6,11 +6,12 @@ use std::time::Instant;
 
 use super::Frontend;
 use crate::actors::upstream::Relay;
-use crate::protocol::errors::{Cause, ErrorObject};
-use crate::protocol::item_filter::ItemFilter;
-use crate::protocol::jsonrpc::{self, Id};
-use crate::protocol::legacy::{self, EditorNotification, Forwarded, RequestClass};
-use crate::protocol::passthrough::{self, MessageKind};
+use crate::protocol::revisions::errors::{Cause, ErrorObject};
+use crate::protocol::revisions::legacy::{self, EditorNotification, Forwarded, RequestClass};
+use crate::protocol::rules::item_filter::ItemFilter;
+use crate::protocol::rules::passthrough::{self, MessageKind};
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc;
 use crate::transport::queue::Delivery;
 
 /// One request of the editor sent on in pass-through, not answered yet.

@@ -15,16 +15,16 @@ use crate::actors::upstream::{Call, UpstreamLinks, UpstreamReply};
 use crate::config::Timeouts;
 use crate::log::limits::BridgeLimits;
 use crate::profile::ELICITATION_ID_PREFIX;
-use crate::protocol::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_error};
-use crate::protocol::input::{self, AnswerFailure, InputAnswer, Plan, Question};
-use crate::protocol::item_filter::ItemFilter;
-use crate::protocol::jsonrpc::Id;
-use crate::protocol::legacy::Forwarded;
-use crate::protocol::listen::LineLevel;
-use crate::protocol::modern::ResultType;
-use crate::protocol::raw::{FrameParts, Object};
-use crate::protocol::shape::{self, ResultMembers};
-use crate::protocol::translate;
+use crate::protocol::revisions::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_error};
+use crate::protocol::revisions::legacy::Forwarded;
+use crate::protocol::revisions::modern::ResultType;
+use crate::protocol::revisions::note::{LineLevel, Note};
+use crate::protocol::rules::input::{self, AnswerFailure, InputAnswer, Plan, Question};
+use crate::protocol::rules::item_filter::ItemFilter;
+use crate::protocol::rules::shape::{self, ResultMembers};
+use crate::protocol::rules::translate;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::raw::{FrameParts, Object};
 use crate::transport::queue::{Delivery, UPSTREAM_QUEUE_MAX_BYTES};
 use crate::transport::writer::Writer;
 /// What the slot answers: a result or an error object.
@@ -192,7 +192,7 @@ impl Drop for OpenUrls {
     }
 }
 
-fn log_notes(notes: Vec<translate::Note>) {
+fn log_notes(notes: Vec<Note>) {
     for n in notes {
         match n.level {
             LineLevel::Warn => tracing::warn!(target: "translate", "{}", n.text),

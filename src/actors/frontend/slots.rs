@@ -2,7 +2,7 @@
 //! limit its progress and log notifications. Time is passed in, so the bucket is testable.
 
 use super::rounds::CancelReason;
-use crate::protocol::legacy::RequestClass;
+use crate::protocol::revisions::legacy::RequestClass;
 use actix::SpawnHandle;
 use serde_json::Value;
 use std::time::Instant;

@@ -4,7 +4,7 @@
 use actix::prelude::*;
 
 use crate::protocol::listen::Declared;
-use crate::protocol::modern::RequestMeta;
+use crate::protocol::revisions::modern::RequestMeta;
 
 /// Why the bridge stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

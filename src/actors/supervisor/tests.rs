@@ -6,9 +6,9 @@
 use super::*;
 use crate::actors::upstream::{Call, Cancel, Connect, Disconnect, Listen, Relay, UpstreamReply};
 use crate::config::{MAX_IN_FLIGHT_REQUESTS, Timeouts};
-use crate::protocol::jsonrpc::Id;
 use crate::protocol::listen::ListenTimings;
-use crate::protocol::raw::RawResult;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::raw::RawResult;
 use crate::transport::open::UpstreamSpec;
 use crate::transport::program::SpawnError;
 use crate::transport::queue::EDITOR_QUEUE;
@@ -185,7 +185,7 @@ fn config() -> BridgeConfig {
         discover_timeout: Duration::from_secs(60),
         open_upstream: crate::transport::open::open,
         max_line_bytes: 1 << 20,
-        max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
+        max_depth: crate::protocol::wire::jsonrpc::MAX_CLIENT_DEPTH,
         timeouts: Timeouts::default(),
         max_in_flight: MAX_IN_FLIGHT_REQUESTS,
         shutdown_grace: Duration::from_secs(1),

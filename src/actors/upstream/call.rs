@@ -12,9 +12,9 @@ use tokio::sync::oneshot;
 use super::reply::{CancelReason, UpstreamReply};
 use super::{Pending, Upstream, UpstreamLinks};
 use crate::profile::PROBE_ID_PREFIX;
-use crate::protocol::jsonrpc::Id;
-use crate::protocol::modern;
-use crate::protocol::raw::{self, Object};
+use crate::protocol::revisions::modern;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::raw::{self, Object};
 use crate::transport::queue::{Delivery, Sent};
 use crate::transport::upstream::Abandoned;
 
@@ -76,7 +76,7 @@ impl Call {
     }
 
     /// The call as the era probe, the request the bridge sends before it knows the era
-    /// (`server/discover`, `protocol::era`): its upstream id is the string
+    /// (`server/discover`, `protocol::rules::era`): its upstream id is the string
     /// [`PROBE_ID_PREFIX`]`N` instead of the number `N`, so that it does not equal the id of
     /// an editor's request passed through afterwards to a legacy server (editors number their
     /// requests). The prefix is reserved: an editor request with the very string id of a probe

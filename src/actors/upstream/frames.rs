@@ -8,12 +8,13 @@ use super::Upstream;
 use super::reply::UpstreamReply;
 use crate::actors::frontend::messages::FromUpstream;
 use crate::log::limits::BridgeLimits;
-use crate::protocol::errors::ErrorObject;
-use crate::protocol::framing::Frame;
-use crate::protocol::jsonrpc::{self, Id, MAX_UPSTREAM_DEPTH, Message};
 use crate::protocol::listen;
-use crate::protocol::methods;
-use crate::protocol::raw::{self, RawResult};
+use crate::protocol::revisions::errors::ErrorObject;
+use crate::protocol::revisions::methods;
+use crate::protocol::wire::framing::Frame;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc::{self, MAX_UPSTREAM_DEPTH, Message};
+use crate::protocol::wire::raw::{self, RawResult};
 use crate::transport::queue::Delivery;
 use crate::transport::upstream::RequestFailure;
 

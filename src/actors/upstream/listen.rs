@@ -7,8 +7,8 @@ use serde_json::Value;
 use super::Upstream;
 use super::reply::UpstreamReply;
 use crate::actors::frontend::messages::FromUpstream;
-use crate::protocol::jsonrpc::Id;
 use crate::protocol::listen;
+use crate::protocol::wire::id::Id;
 use crate::transport::queue::{Delivery, Sent};
 
 impl Upstream {

@@ -1,4 +1,4 @@
-//! Pass-through (a legacy upstream, `protocol::era`): the editor's messages go upstream as
+//! Pass-through (a legacy upstream, `protocol::rules::era`): the editor's messages go upstream as
 //! they came ([`Relay`]), the upstream's frames to the Frontend as they came; an answer to a
 //! request of the bridge's own still in flight when pass-through began (the probe) is dropped.
 
@@ -10,11 +10,12 @@ use super::Upstream;
 use super::frames::{line_over_limit, unusable_frame};
 use super::reply::UpstreamReply;
 use crate::actors::frontend::messages::FromUpstream;
-use crate::protocol::era;
-use crate::protocol::framing::Frame;
-use crate::protocol::jsonrpc::{Id, MAX_UPSTREAM_DEPTH};
-use crate::protocol::methods;
-use crate::protocol::passthrough::{self, MessageKind};
+use crate::protocol::revisions::methods;
+use crate::protocol::rules::era;
+use crate::protocol::rules::passthrough::{self, MessageKind};
+use crate::protocol::wire::framing::Frame;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc::MAX_UPSTREAM_DEPTH;
 use crate::transport::queue::{Delivery, Sent};
 use crate::transport::upstream::Abandoned;
 
@@ -106,7 +107,7 @@ impl Upstream {
     }
 }
 
-/// Pass-through (a legacy upstream, `protocol::era`): send one message of the editor as it
+/// Pass-through (a legacy upstream, `protocol::rules::era`): send one message of the editor as it
 /// came. The first `Relay` puts the actor in pass-through until the next transport: from then
 /// on every frame of the upstream goes to the Frontend as [`FromUpstream::Relayed`], but an
 /// answer to a request of the bridge's own still in flight then (the probe, whose id is never

@@ -3,7 +3,7 @@
 //! ([`FromUpstream::ListenEnded`](crate::actors::frontend::messages::FromUpstream)), the reason
 //! in `Call`, so they live in this file, which imports no actor.
 
-use crate::protocol::raw::RawResult;
+use crate::protocol::wire::raw::RawResult;
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 
@@ -13,7 +13,7 @@ pub use crate::transport::upstream::RequestFailure;
 #[derive(Debug)]
 pub enum UpstreamReply {
     /// A JSON-RPC result: an object's members as raw slices of the upstream's line (see
-    /// [`crate::protocol::raw`]), or the text of any other value.
+    /// [`crate::protocol::wire::raw`]), or the text of any other value.
     Result(RawResult),
     /// A JSON-RPC error object.
     Error(Value),

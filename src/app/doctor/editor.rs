@@ -13,9 +13,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::actors::supervisor::{self, Host, StartSignIn};
 use crate::config::BridgeConfig;
-use crate::protocol::errors::ErrorCode;
-use crate::protocol::framing::Frame;
-use crate::protocol::jsonrpc::{self, Id};
+use crate::protocol::revisions::errors::ErrorCode;
+use crate::protocol::wire::framing::Frame;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc;
 use crate::transport::children::ChildRegistry;
 use crate::transport::queue::{EDITOR_QUEUE, QueueStats};
 use crate::transport::writer::Writer;

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::sign_in::SignInFound;
 use super::snippets::{self, Snippet};
-use crate::protocol::list_items::{self, ItemKind};
-use crate::protocol::note::{LineLevel, Note};
+use crate::protocol::revisions::note::{LineLevel, Note};
+use crate::protocol::rules::list_items::{self, ItemKind};
 use crate::transport::observe::Decided;
 
 /// What one list gave, over all its pages.

@@ -1,7 +1,11 @@
 //! How a listen stream ends, what comes after (a new stream, and when), and the log lines of
 //! a loss.
 
-use super::*;
+use super::LISTEN_METHOD;
+use crate::protocol::revisions::errors::{Cause, ErrorObject};
+use crate::protocol::revisions::note::LineLevel;
+use serde_json::{Value, json};
+use std::time::Duration;
 
 /// How a stream ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,7 +109,9 @@ impl StreamEnd {
     /// acknowledgment: the upstream error as it came, else an error of the table.
     pub fn change_error(&self) -> ErrorObject {
         match self {
-            StreamEnd::Refused { error } => crate::protocol::errors::relay_upstream_error(error),
+            StreamEnd::Refused { error } => {
+                crate::protocol::revisions::errors::relay_upstream_error(error)
+            }
             StreamEnd::AckTimeout { limit } => Cause::Timeout.error(Some(json!({
                 "method": LISTEN_METHOD, "timeoutSeconds": limit.as_secs_f64()
             }))),

@@ -1,7 +1,10 @@
 //! A listen event of the upstream and the 2025-11-25 notification it becomes for the editor
 //! (never with the subscription id), and the synthetic events after a gap.
 
-use super::*;
+use crate::protocol::revisions::methods;
+use crate::protocol::revisions::modern::UpstreamNotification;
+use crate::protocol::wire::jsonrpc;
+use serde_json::{Value, json};
 
 /// One event of a listen stream.
 #[derive(Clone, Debug, PartialEq, Eq)]

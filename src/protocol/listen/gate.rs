@@ -1,7 +1,15 @@
 //! The [`ListenGate`]: the state of the step that writes listen traffic to the editor, which
 //! decides which stream is active by its generation.
 
-use super::*;
+use super::end::StreamEnd;
+use super::event::ListenEvent;
+use super::subscription_id;
+use super::subscriptions::{Declared, unacknowledged};
+use crate::protocol::revisions::modern::UpstreamNotification;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc;
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap};
 
 /// What the [`ListenGate`] tells the Listener, in the order of the upstream.
 #[derive(Clone, Debug, PartialEq)]

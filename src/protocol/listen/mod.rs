@@ -8,11 +8,10 @@
 //! every upstream notification in upstream order, so a list change written before a result
 //! reaches the editor before that result.
 
-use super::errors::{Cause, ErrorObject};
-use super::jsonrpc::{self, Id};
-use super::methods;
-use super::modern::{META_SUBSCRIPTION_ID, RequestMeta, UpstreamNotification};
-pub use super::note::LineLevel;
+use crate::protocol::revisions::methods;
+use crate::protocol::revisions::modern::{META_SUBSCRIPTION_ID, RequestMeta};
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc;
 
 mod end;
 mod event;
@@ -26,8 +25,6 @@ pub use end::*;
 pub use event::*;
 pub use gate::*;
 use serde_json::{Map, Value, json};
-use std::collections::{BTreeSet, HashMap};
-use std::time::Duration;
 pub use subscriptions::*;
 pub use timings::*;
 

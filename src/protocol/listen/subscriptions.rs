@@ -1,7 +1,9 @@
 //! What the editor may be told over the listen stream: the declared notifications, the
 //! filter asked for, the resources subscribed, and what the acknowledgment left out.
 
-use super::*;
+use super::event::ListenEvent;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeSet;
 
 /// What the `initialize` result declared to the editor, and so what the bridge listens for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,6 +1,10 @@
 //! The listen stream's rules, each on its own.
 
 use super::*;
+use crate::protocol::revisions::modern::UpstreamNotification;
+use crate::protocol::revisions::note::LineLevel;
+use std::collections::BTreeSet;
+use std::time::Duration;
 
 const ALL: Declared = Declared {
     tools: true,
@@ -99,7 +103,7 @@ fn listen_params_carry_the_meta_and_the_filter() {
         protocol_version: "2026-07-28".into(),
         client_capabilities: json!({}),
         client_info: Some(json!({"name": "mcp-bridge", "version": "0"})),
-        log_level: Some(crate::protocol::log_level::LogLevel::Warning),
+        log_level: Some(crate::protocol::revisions::log_level::LogLevel::Warning),
     };
     let p = listen_params(&meta, json!({"toolsListChanged": true}));
     assert_eq!(p["notifications"], json!({"toolsListChanged": true}));

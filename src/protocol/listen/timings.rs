@@ -1,7 +1,7 @@
 //! The waits of the listen stream: the settings (`--listen-*`) and the backoff before a new
 //! stream after a loss.
 
-use super::*;
+use std::time::Duration;
 
 /// The wait before the first new stream after a loss, in milliseconds (`--listen-backoff-initial`).
 pub const LISTEN_BACKOFF_INITIAL_MS: u64 = 500;

@@ -5,7 +5,7 @@
 //! included, so its page can neither send nor read.
 
 use super::{Body, HttpOptions, Shared, empty, origin_allowed};
-use crate::protocol::remote::HeaderParam;
+use crate::protocol::rules::remote::HeaderParam;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Response, StatusCode};
 use std::collections::HashMap;

@@ -122,11 +122,12 @@ use super::dispatch::{self, ConnectionLink};
 use super::method::Method;
 use super::output::Outbox;
 use super::{ErrorCode, RpcError, Server};
-use crate::protocol::errors::{Cause, ErrorObject};
-use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
-use crate::protocol::methods;
-use crate::protocol::remote::{HeaderParam, header_params};
 use crate::protocol::request_headers::{self, HeaderText};
+use crate::protocol::revisions::errors::{Cause, ErrorObject};
+use crate::protocol::revisions::methods;
+use crate::protocol::rules::remote::{HeaderParam, header_params};
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc::{self, Message, ParseError};
 
 mod accept;
 mod bearer;
@@ -516,7 +517,7 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
 fn names_modern_version(params: Option<&Value>) -> bool {
     params
         .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(crate::protocol::modern::META_PROTOCOL_VERSION))
+        .and_then(|m| m.get(crate::protocol::revisions::modern::META_PROTOCOL_VERSION))
         .is_some()
 }
 

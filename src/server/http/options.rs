@@ -32,7 +32,8 @@ pub const DEFAULT_BODY_READ_TIME_LIMIT: Duration = Duration::from_secs(30);
 /// should time out and then be cancelled).
 pub const DEFAULT_REQUEST_TIME_LIMIT: Duration = Duration::from_secs(300);
 /// Requests in flight at once, listen streams included (256, as on stdio).
-pub const DEFAULT_MAX_IN_FLIGHT: usize = crate::protocol::defaults::MAX_IN_FLIGHT_REQUESTS;
+pub const DEFAULT_MAX_IN_FLIGHT: usize =
+    crate::protocol::revisions::defaults::MAX_IN_FLIGHT_REQUESTS;
 /// Connections open at once (1024): past it the server accepts no more until one closes.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// The interval of the SSE keep-alive comments (15 s): proxies drop idle streams, and the
@@ -174,7 +175,7 @@ impl Default for HttpOptions {
             request_time_limit: DEFAULT_REQUEST_TIME_LIMIT,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
-            max_depth: crate::protocol::jsonrpc::MAX_CLIENT_DEPTH,
+            max_depth: crate::protocol::wire::jsonrpc::MAX_CLIENT_DEPTH,
             keep_alive_interval: DEFAULT_KEEP_ALIVE_INTERVAL,
             allowed_origins: Vec::new(),
             allow_loopback_origins: true,

@@ -7,10 +7,11 @@ use super::{
     Body, HttpOptions, Shared, accept, bad_body, check_bearer, empty, error_answer, not_allowed,
     read_body, stopped_answer, with_body,
 };
-use crate::protocol::errors::Cause;
-use crate::protocol::jsonrpc::{self, Id, Message, ParseError};
-use crate::protocol::methods;
-use crate::protocol::raw;
+use crate::protocol::revisions::errors::Cause;
+use crate::protocol::revisions::methods;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc::{self, Message, ParseError};
+use crate::protocol::wire::raw;
 use crate::server::RpcError;
 use crate::server::dispatch;
 use bytes::Bytes;
@@ -64,7 +65,8 @@ pub const SESSION_OUTPUT_QUEUE_MESSAGES: usize = 64;
 /// it comes (256, the bridge's requests in flight): a POST that reuses one gets
 /// `duplicate_id`. Past it the oldest is forgotten (a request the bridge cancelled sends no
 /// response, and a client must not make the list grow for good).
-pub const SESSION_ORPHAN_MAX_IDS: usize = crate::protocol::defaults::MAX_IN_FLIGHT_REQUESTS;
+pub const SESSION_ORPHAN_MAX_IDS: usize =
+    crate::protocol::revisions::defaults::MAX_IN_FLIGHT_REQUESTS;
 /// The longest pause between two checks of idle sessions; a shorter idle time limit is
 /// checked four times per limit.
 const IDLE_CHECK_MAX_INTERVAL: Duration = Duration::from_secs(1);

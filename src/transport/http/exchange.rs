@@ -29,14 +29,15 @@ use super::probe::{self, Outgoing};
 use super::refetch;
 use super::rewrite::rewrite;
 use super::signed::post;
-use crate::protocol::era::ReadBody;
-use crate::protocol::framing::Frame;
-use crate::protocol::item_filter;
-use crate::protocol::jsonrpc::{Id, MAX_UPSTREAM_DEPTH};
-use crate::protocol::list_items::ItemKind;
 use crate::protocol::listen;
-use crate::protocol::raw;
-use crate::protocol::remote::HeaderParam;
+use crate::protocol::rules::era::ReadBody;
+use crate::protocol::rules::item_filter;
+use crate::protocol::rules::list_items::ItemKind;
+use crate::protocol::rules::remote::HeaderParam;
+use crate::protocol::wire::framing::Frame;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc::MAX_UPSTREAM_DEPTH;
+use crate::protocol::wire::raw;
 use crate::transport::upstream::{RequestFailure, TransportEvent};
 
 /// The most times one request is sent again after its response stream broke.

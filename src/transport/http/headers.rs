@@ -6,7 +6,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName
 use serde_json::Value;
 
 use super::probe::Outgoing;
-use crate::protocol::remote::{self, HeaderParam};
+use crate::protocol::rules::remote::{self, HeaderParam};
 
 /// `Accept` of every POST: both response kinds (the spec's MUST).
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";

@@ -54,8 +54,8 @@ use super::exchange::{
 };
 use super::headers;
 use super::signed::{send_detail, send_signed};
-use crate::protocol::framing::Frame;
-use crate::protocol::jsonrpc::Id;
+use crate::protocol::wire::framing::Frame;
+use crate::protocol::wire::id::Id;
 use crate::transport::token::AccessToken;
 use crate::transport::upstream::{EndCause, RequestFailure, TransportEvent};
 

@@ -10,7 +10,7 @@ use futures_util::{Stream, StreamExt};
 use std::cell::Cell;
 use std::rc::Rc;
 
-use crate::protocol::idscan::UTF8_BOM;
+use crate::protocol::wire::idscan::UTF8_BOM;
 
 /// Why a body could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -7,7 +7,7 @@
 //!
 //! The HTTP client (TLS roots, proxy) is made in [`client`]; the headers of a POST in
 //! [`headers`]; the message rules of a remote server (`x-mcp-header`, icons) are pure, in
-//! [`crate::protocol::remote`].
+//! [`crate::protocol::rules::remote`].
 
 pub mod client;
 mod exchange;
@@ -39,8 +39,8 @@ use super::queue::{Delivery, OutFrame, Sent};
 use super::token::{NoToken, TokenProvider};
 use super::upstream::{Abandoned, EndCause, OpenOptions, Opened, Transport, TransportEvent};
 use super::writer::Writer;
-use crate::protocol::jsonrpc::Id;
-use crate::protocol::remote::HeaderParam;
+use crate::protocol::rules::remote::HeaderParam;
+use crate::protocol::wire::id::Id;
 
 pub use client::ProxyEnv;
 

@@ -15,9 +15,9 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::protocol::jsonrpc::Id;
-use crate::protocol::modern::META_PROTOCOL_VERSION;
-use crate::protocol::raw::{KeySeed, StrVisitor};
+use crate::protocol::revisions::modern::META_PROTOCOL_VERSION;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::raw::{KeySeed, StrVisitor};
 
 /// What the headers of a POST read of its message (2026-07-28 basic/transports/http,
 /// "Standard headers"), borrowed from the message's text.

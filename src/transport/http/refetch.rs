@@ -18,7 +18,7 @@ use super::limit;
 use super::probe::Outgoing;
 use super::rewrite::rewrite;
 use super::signed::post;
-use crate::protocol::remote::HeaderParam;
+use crate::protocol::rules::remote::HeaderParam;
 use crate::protocol::tools_refetch::{self, Found};
 use crate::transport::upstream::RequestFailure;
 

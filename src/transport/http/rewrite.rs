@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::Shared;
-use crate::protocol::note::{LineLevel, Note};
-use crate::protocol::remote;
+use crate::protocol::revisions::note::{LineLevel, Note};
+use crate::protocol::rules::remote;
 
 /// The rules of a remote server on a result: tools with broken `x-mcp-header` annotations
 /// dropped (and the others' annotations kept for their calls), only `data:` icons. What they

@@ -59,7 +59,7 @@ pub fn start_upstream(
     use mcp_bridge::transport::queue::QueueStats;
     let (tx, rx) = mpsc::unbounded_channel();
     let upstream = mcp_bridge::actors::upstream::Upstream::new(
-        mcp_bridge::protocol::framing::DEFAULT_MAX_LINE_BYTES,
+        mcp_bridge::protocol::wire::framing::DEFAULT_MAX_LINE_BYTES,
         ActorStats::new("upstream"),
         editor,
         QueueStats::new("upstream_queue"),

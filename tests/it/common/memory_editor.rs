@@ -4,8 +4,8 @@
 
 use mcp_bridge::actors::supervisor;
 use mcp_bridge::config::{BridgeConfig, Timeouts};
-use mcp_bridge::protocol::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::protocol::listen::ListenTimings;
+use mcp_bridge::protocol::wire::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::server::Server;
 use mcp_bridge::transport::open::UpstreamSpec;
 use mcp_bridge::transport::queue::{EDITOR_QUEUE, QueueStats};
@@ -26,7 +26,7 @@ pub fn memory_config(server: Server) -> BridgeConfig {
         discover_timeout: DEADLINE,
         open_upstream: mcp_bridge::transport::open::open_in_process,
         max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-        max_depth: mcp_bridge::protocol::jsonrpc::MAX_CLIENT_DEPTH,
+        max_depth: mcp_bridge::protocol::wire::jsonrpc::MAX_CLIENT_DEPTH,
         timeouts: Timeouts::default(),
         max_in_flight: 256,
         shutdown_grace: Duration::from_secs(2),

@@ -41,7 +41,7 @@ use tokio_util::codec::{Decoder, Encoder};
 
 use super::id::Id;
 use super::idscan::{IdScanner, UTF8_BOM};
-pub use super::spare::{KEEP_BUFFER_BYTES, SpareBuffer};
+use super::spare::{KEEP_BUFFER_BYTES, SpareBuffer};
 
 /// How many bytes of the start of an over-long line are kept (for a log or stderr line).
 pub const TOO_LONG_HEAD_BYTES: usize = 256;

@@ -14,7 +14,7 @@ pub enum LineLevel {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Note {
     /// The level of the line: debug for an adaptation, info where marked, warn for an item
-    /// dropped from a list ([`list_items`](super::list_items)).
+    /// dropped from a list ([`list_items`](crate::protocol::rules::list_items)).
     pub level: LineLevel,
     /// What was changed, without any content of the message.
     pub text: String,

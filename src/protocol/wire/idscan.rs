@@ -356,7 +356,7 @@ fn integer_id(text: &[u8]) -> Option<Id> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::jsonrpc::nested_arrays;
+    use crate::protocol::wire::jsonrpc::nested_arrays;
 
     fn int(i: i64) -> Option<Id> {
         Some(Id::Int(i))

@@ -15,8 +15,8 @@
 use serde_json::{Value, json};
 use std::fmt;
 
-use super::errors::{Cause, ErrorCode, ErrorObject};
-use super::modern::{self, Discovered};
+use crate::protocol::revisions::errors::{Cause, ErrorCode, ErrorObject};
+use crate::protocol::revisions::modern::{self, Discovered};
 
 /// The `_meta` member name a modern `-32602` (a missing or bad required `_meta` key,
 /// 2026-07-28 basic/index) names in its message or data; a `-32602` that does not name it is

@@ -22,7 +22,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use super::jsonrpc::{self, Id};
+use super::id::Id;
+use super::jsonrpc;
 use super::surrogates;
 
 /// A raw slice at least this long goes to the writer as a slice of its read buffer; a shorter

@@ -3,13 +3,12 @@
 //! 2025-11-25 editor. What 2026-07-28 allows and the 2025-11-25 schema refuses is adapted here,
 //! never passed through; every adaptation is reported as a [`Note`] for the log.
 
-use super::errors::{Cause, ErrorCode, ErrorObject};
-use super::legacy::{self, Forwarded};
-use super::modern::{self, Discovered, RequestMeta};
-pub use super::note::Note;
-use super::raw::{self, FrameParts, Object, Params, RawJson, RawResult};
 use super::shape;
-pub use super::tool_schema::adapt_tool;
+use crate::protocol::revisions::errors::{Cause, ErrorCode, ErrorObject};
+use crate::protocol::revisions::legacy::{self, Forwarded};
+use crate::protocol::revisions::modern::{self, Discovered, RequestMeta};
+use crate::protocol::revisions::note::Note;
+use crate::protocol::wire::raw::{self, FrameParts, Object, Params, RawJson, RawResult};
 use serde_json::{Map, Value, json};
 
 /// Which server capabilities the bridge can honour towards the editor besides plain
@@ -233,7 +232,7 @@ pub fn forward_params(
 /// `content` array (`[]` for a missing or `null` one; one of another kind is refused), with a
 /// text block of the serialized `structuredContent` when it has none, and a non-object
 /// `structuredContent` is dropped after that; the items of a list result are
-/// repaired, adapted ([`adapt_tool`]) and checked, and those that 2025-11-25 refuses are
+/// repaired, adapted ([`adapt_tool`](super::tool_schema::adapt_tool)) and checked, and those that 2025-11-25 refuses are
 /// dropped with a warning ([`list_items::shape_items`](super::list_items::shape_items)).
 ///
 /// The bridge runs these rules on raw text ([`shape::shape_result`]: untouched members keep
@@ -269,7 +268,7 @@ pub fn is_resource_not_found(method: Forwarded, params: &Object, error: &ErrorOb
     requested.is_some() && requested.as_deref() == reported
 }
 
-/// Adapts an upstream error (as [`relay_upstream_error`](super::errors::relay_upstream_error)
+/// Adapts an upstream error (as [`relay_upstream_error`](crate::protocol::revisions::errors::relay_upstream_error)
 /// gives it) for a 2025-11-25 editor: resource not found ([`is_resource_not_found`]) gets
 /// code -32002 ([`ErrorCode::RESOURCE_NOT_FOUND`]) with the upstream message and data; every
 /// other error, also every other -32602, is unchanged.
@@ -282,8 +281,9 @@ pub fn adapt_error(method: Forwarded, params: &Object, mut error: ErrorObject) -
 
 #[cfg(test)]
 mod tests {
-    use super::super::note::LineLevel;
     use super::*;
+    use crate::protocol::revisions::note::LineLevel;
+    use crate::protocol::rules::tool_schema::adapt_tool;
 
     fn meta() -> RequestMeta {
         RequestMeta {

@@ -301,7 +301,7 @@ pub fn filter_icons_report(method: &str, result: &mut Value) -> Vec<String> {
             }
             if let Some(info) = result
                 .get_mut("_meta")
-                .and_then(|m| m.get_mut(super::modern::META_SERVER_INFO))
+                .and_then(|m| m.get_mut(crate::protocol::revisions::modern::META_SERVER_INFO))
                 && keep_data_icons(info)
             {
                 named.push("serverInfo".to_owned());

@@ -18,10 +18,10 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::{Value, json};
 use std::borrow::Cow;
 
-use super::errors::{ErrorCode, ErrorObject};
-use super::legacy::{self, Forwarded, RequestClass};
 use super::list_items::ItemKind;
-use super::raw::{self, Object, RawJson};
+use crate::protocol::revisions::errors::{ErrorCode, ErrorObject};
+use crate::protocol::revisions::legacy::{self, Forwarded, RequestClass};
+use crate::protocol::wire::raw::{self, Object, RawJson};
 
 /// A glob that does not parse, or a set of them that does not build: the option, the glob as
 /// given (control characters as spaces) and why.
@@ -76,7 +76,7 @@ impl Globs {
         let set = |option: &'static str, globs: &[String]| -> Result<GlobSet, GlobError> {
             let error = |glob: &str, reason: String| GlobError {
                 option,
-                glob: super::excerpt::sanitize(glob),
+                glob: crate::protocol::wire::excerpt::sanitize(glob),
                 reason,
             };
             let mut b = GlobSetBuilder::new();

@@ -9,8 +9,8 @@
 //! still refuses ([`ItemKind::check`], exact: the `jsonschema` crate over the embedded schema),
 //! keeping every valid item in its order.
 
-use super::legacy::Forwarded;
-use super::note::{LineLevel, Note};
+use crate::protocol::revisions::legacy::Forwarded;
+use crate::protocol::revisions::note::{LineLevel, Note};
 #[cfg(feature = "schema-check")]
 use jsonschema::Validator;
 use serde_json::value::RawValue;
@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 /// The official 2025-11-25 schema (`src/protocol/schemas/`, a byte copy of the MCP
 /// specification's `schema/2025-11-25/schema.json`; licence note beside it).
-pub const SCHEMA_2025_11_25: &str = include_str!("schemas/schema-2025-11-25.json");
+pub const SCHEMA_2025_11_25: &str = include_str!("../schemas/schema-2025-11-25.json");
 
 /// The most characters of a validation error that a warning line quotes.
 pub const MAX_REASON_CHARS: usize = 200;

@@ -6,8 +6,9 @@
 
 use serde_json::Value;
 
-use super::jsonrpc::{self, Id, ParseError};
-use super::methods;
+use crate::protocol::revisions::methods;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc::{self, ParseError};
 
 /// Whether a notification of the upstream may be dropped when the queue toward the editor is
 /// over its notification bound: progress and log messages (as in the translating mode);
@@ -81,7 +82,7 @@ pub fn kind(value: &Value) -> Result<MessageKind, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::jsonrpc::{MAX_CLIENT_DEPTH, Message, nested_arrays};
+    use crate::protocol::wire::jsonrpc::{MAX_CLIENT_DEPTH, Message, nested_arrays};
 
     /// The same answer as `jsonrpc::parse` for every line of the table.
     #[test]

@@ -3,10 +3,10 @@
 //! method name), log levels, and the params of `initialize`, `logging/setLevel` and
 //! `notifications/cancelled`.
 
-use super::jsonrpc::Id;
 use super::log_level::LogLevel;
 use super::methods;
 use super::modern::META_PROTOCOL_VERSION;
+use crate::protocol::wire::id::Id;
 use serde_json::Value;
 
 /// The protocol revision the bridge speaks to the editor.
@@ -132,7 +132,7 @@ pub enum EditorRequest {
     SetLevel(Option<LogLevel>),
     /// `server/discover`: a 2026-07-28 method the bridge does not serve (-32601).
     Discover,
-    /// `resources/subscribe` with its params (read by [`super::listen::resource_uri`]).
+    /// `resources/subscribe` with its params (read by [`crate::protocol::listen::resource_uri`]).
     Subscribe(Option<Value>),
     /// `resources/unsubscribe` with its params.
     Unsubscribe(Option<Value>),

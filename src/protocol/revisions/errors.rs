@@ -169,7 +169,7 @@ impl ErrorObject {
             Some(v) => text.push_str(&format!(": {v}")),
             None => {}
         }
-        super::excerpt::sanitize(&text)
+        crate::protocol::wire::excerpt::sanitize(&text)
     }
 }
 

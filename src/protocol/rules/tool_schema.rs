@@ -2,7 +2,7 @@
 //! schemas adapted where 2026-07-28 admits what the 2025-11-25 schema refuses, each change
 //! reported as a [`Note`].
 
-use super::note::{LineLevel, Note, debug};
+use crate::protocol::revisions::note::{LineLevel, Note, debug};
 use serde_json::{Map, Value, json};
 
 /// Adapts one tool of a `tools/list` result to the 2025-11-25 `Tool` schema: both schemas

@@ -3,9 +3,9 @@
 //! `resultType` of a result (basic/index "resultType", basic/patterns/mrtr), and the
 //! upstream's notifications as typed values ([`UpstreamNotification`]).
 
-use super::jsonrpc;
 use super::log_level::LogLevel;
 use super::methods;
+use crate::protocol::wire::jsonrpc;
 use serde_json::{Map, Value};
 
 /// The protocol revision the bridge speaks to the upstream server.
@@ -231,12 +231,12 @@ pub fn cancelled_notification(request_id: Value, reason: Option<&str>) -> Value 
 
 /// A notification of the upstream, read once from its method; every variant keeps the params
 /// as they came (a listen-stream notification is told apart by its `_meta`, see
-/// [`super::listen::ListenGate`]). An absent `params` is `{}`.
+/// [`crate::protocol::listen::ListenGate`]). An absent `params` is `{}`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum UpstreamNotification {
-    /// `notifications/progress` (reshaped by [`super::relay::progress_for_editor`]).
+    /// `notifications/progress` (reshaped by [`crate::protocol::rules::relay::progress_for_editor`]).
     Progress(Value),
-    /// `notifications/message`, a log message (reshaped by [`super::relay::log_for_editor`]).
+    /// `notifications/message`, a log message (reshaped by [`crate::protocol::rules::relay::log_for_editor`]).
     Message(Value),
     /// `notifications/cancelled`: the server ended a request (a listen stream on stdio).
     Cancelled(Value),

@@ -6,18 +6,18 @@
 //! What is rebuilt: `_meta` when it loses the server info (its other members stay raw), a list
 //! item that a repair or a schema rule changed (an unchanged item stays raw; a changed one is
 //! written from its value tree, whose numbers keep their text:
-//! [`super::numbers::keep_number_text`], but whose strings take serde_json's escapes), and
+//! [`crate::protocol::wire::numbers::keep_number_text`], but whose strings take serde_json's escapes), and
 //! `content` when a text block of the `structuredContent` is appended (the existing blocks
 //! stay raw).
 
-use super::errors::Cause;
 use super::item_filter::ItemFilter;
-use super::legacy::Forwarded;
 use super::list_items::{self, ItemKind};
-use super::modern::{self, ResultType};
-use super::note::{Note, debug};
-use super::raw::{self, FrameParts, RawJson, RawResult};
 use super::tool_schema;
+use crate::protocol::revisions::errors::Cause;
+use crate::protocol::revisions::legacy::Forwarded;
+use crate::protocol::revisions::modern::{self, ResultType};
+use crate::protocol::revisions::note::{Note, debug};
+use crate::protocol::wire::raw::{self, FrameParts, RawJson, RawResult};
 
 /// One member of a result being shaped: its original text, or rebuilt.
 #[derive(Debug)]

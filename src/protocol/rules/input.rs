@@ -3,9 +3,9 @@
 //! checks of the editor's answers, and the params of the retry. Pure: no ids are minted and
 //! nothing is sent here.
 
-use super::errors::{Cause, ErrorObject};
-use super::methods;
-use super::raw::{Object, RawJson};
+use crate::protocol::revisions::errors::{Cause, ErrorObject};
+use crate::protocol::revisions::methods;
+use crate::protocol::wire::raw::{Object, RawJson};
 use serde_json::{Map, Value, json};
 
 /// Input requests in one round at most.
@@ -316,7 +316,7 @@ pub fn accepted_url<'q>(q: &'q Question, response: &Value) -> Option<&'q str> {
 /// `notifications/elicitation/complete` for the editor (2025-11-25 URL elicitation): the
 /// upstream stopped asking for the URL of `elicitation_id`, or its request ended.
 pub fn elicitation_complete(elicitation_id: &str) -> Value {
-    super::jsonrpc::notification(
+    crate::protocol::wire::jsonrpc::notification(
         methods::ELICITATION_COMPLETE,
         json!({"elicitationId": elicitation_id}),
     )

@@ -3,9 +3,9 @@
 //! `logging/setLevel`. Pure: the caller owns the routes from tokens to requests, the slots
 //! and the rate limits.
 
-use super::jsonrpc;
-use super::log_level::LogLevel;
-use super::methods;
+use crate::protocol::revisions::log_level::LogLevel;
+use crate::protocol::revisions::methods;
+use crate::protocol::wire::jsonrpc;
 use serde_json::{Map, Value};
 
 /// The prefix of the progress tokens the bridge sends upstream in place of the editor's.

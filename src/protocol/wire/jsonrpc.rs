@@ -5,8 +5,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-pub use super::id::Id;
-pub use super::idscan::IdScanner;
+use super::id::Id;
 
 /// Nesting limit of a message from the editor (levels of `{`/`[`).
 pub const MAX_CLIENT_DEPTH: usize = 64;
@@ -257,7 +256,7 @@ pub fn batch_ids(line: &[u8], max_depth: usize) -> Vec<Id> {
 
 /// Recovers the id of a line that cannot be parsed, in one pass over the whole line: the
 /// value of the last top-level `"id"` member, as the parser would keep it; `None` when no id
-/// is known for sure. The rules are on [`IdScanner`].
+/// is known for sure. The rules are on [`IdScanner`](super::idscan::IdScanner).
 pub fn recover_id(line: &[u8]) -> Option<Id> {
     super::idscan::recover_id(line)
 }
@@ -273,7 +272,7 @@ pub fn response(id: &Id, result: Value) -> Value {
 
 /// A JSON-RPC 2.0 error response. Without an id the `id` member is left out, because the
 /// 2025-11-25 schema refuses `"id": null`. `error` is an error object
-/// ([`super::errors::ErrorObject`] or its JSON).
+/// ([`crate::protocol::revisions::errors::ErrorObject`] or its JSON).
 pub fn error_response(id: Option<&Id>, error: impl Into<Value>) -> Value {
     let mut m = Map::with_capacity(3);
     m.insert("jsonrpc".into(), "2.0".into());
