@@ -34,8 +34,8 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::FramedRead;
 
+use crate::actors::config::{BridgeConfig, Timeouts};
 use crate::actors::supervisor;
-use crate::config::{BridgeConfig, Timeouts};
 use crate::protocol::listen::ListenTimings;
 use crate::protocol::revisions::errors::Cause;
 use crate::protocol::revisions::methods;

@@ -16,12 +16,9 @@ pub mod app;
 pub mod auth;
 #[cfg(feature = "auth")]
 pub mod cli;
-pub mod config;
 pub mod dap;
 pub mod embed;
-pub mod files;
 pub mod log;
-pub mod profile;
 pub mod protocol;
 pub mod server;
 pub mod transport;

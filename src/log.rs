@@ -4,6 +4,7 @@
 //! stderr that nobody reads drops and counts lines, it never blocks the JSON-RPC path. The
 //! warnings a peer can cause at will are rate-limited ([`limit`], [`limits`]).
 
+pub mod files;
 pub mod limit;
 pub mod limits;
 pub mod queue;

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use super::pending::{Abandon, PendingLinks, Register};
 use super::sign_in_side::EditorLinks;
 use crate::auth::gate::{Consent, ConsentAnswer};
-use crate::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::rules::input::{self, InputAnswer, Plan};
+use crate::protocol::rules::profile::ELICITATION_ID_PREFIX;
 use crate::transport::queue::Delivery;
 use crate::transport::writer::Writer;
 /// The key of the sign-in question in the log (not an upstream input request).

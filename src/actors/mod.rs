@@ -13,6 +13,7 @@
 //! circle (`scripts/imports.py` checks it, for every module of the crate); a message whose
 //! handler is not in every build lives in a feature-free leaf (`sign_in_side.rs`).
 
+pub mod config;
 #[cfg(feature = "auth")]
 pub mod consent;
 pub mod frontend;

@@ -11,9 +11,9 @@ use tokio::sync::oneshot;
 
 use super::link::{ActorStats, Link};
 use super::supervisor::messages::ActorEnded;
-use crate::profile::REQUEST_ID_PREFIX;
 use crate::protocol::revisions::modern;
 use crate::protocol::rules::input::InputAnswer;
+use crate::protocol::rules::profile::REQUEST_ID_PREFIX;
 use crate::protocol::wire::id::Id;
 use crate::transport::queue::Delivery;
 use crate::transport::writer::Writer;

@@ -32,7 +32,7 @@ use super::metrics::{Metrics, WriteTotals};
 use super::pending::{self, PendingLinks, PendingTable};
 use super::sign_in_side::SignInSide;
 use super::upstream::{Close, Upstream, UpstreamLinks, UpstreamOut};
-use crate::config::BridgeConfig;
+use crate::actors::config::BridgeConfig;
 use crate::log::limits::BridgeLimits;
 use crate::protocol::wire::framing::Frame;
 use crate::transport::children::ChildRegistry;

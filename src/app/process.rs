@@ -10,9 +10,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::actors::config::BridgeConfig;
 use crate::actors::supervisor::messages::{Shutdown, ShutdownCause};
 use crate::actors::supervisor::{Host, Supervisor, start_with};
-use crate::config::BridgeConfig;
 use crate::log;
 use crate::protocol::wire::framing::{Frame, FrameCodec};
 use crate::transport::children::ChildRegistry;

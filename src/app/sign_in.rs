@@ -11,6 +11,7 @@ use actix::prelude::*;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use crate::actors::config::BridgeConfig;
 use crate::actors::link::{ActorStats, Link};
 use crate::actors::signin::{SignInActor, SignInLinks};
 use crate::actors::supervisor::messages::ActorEnded;
@@ -20,7 +21,6 @@ use crate::auth::setup::SignInSetup;
 use crate::auth::signin::SignIn;
 use crate::auth::store;
 use crate::cli::sign_in::SignInArgs;
-use crate::config::BridgeConfig;
 use crate::transport::http::TokenSource;
 use crate::transport::open::UpstreamSpec;
 use crate::transport::token::TokenProvider;

@@ -89,13 +89,13 @@ impl Receiver {
             .map_err(|e| {
                 SignInError::new(
                     SignInCause::RedirectPortUnavailable,
-                    format!("127.0.0.1:{port}: {}", crate::files::io_error_text(&e)),
+                    format!("127.0.0.1:{port}: {}", crate::log::files::io_error_text(&e)),
                 )
             })?;
         let addr = listener.local_addr().map_err(|e| {
             SignInError::new(
                 SignInCause::RedirectPortUnavailable,
-                crate::files::io_error_text(&e),
+                crate::log::files::io_error_text(&e),
             )
         })?;
         let (tx, rx) = oneshot::channel();

@@ -358,7 +358,12 @@ impl Inner {
     ) -> Result<Option<(lock::EntryLock, TokenRecord)>, SignInError> {
         let guard = lock::lock(&self.store.lock_dir, &self.key, REFRESH_LOCK_TIMEOUT)
             .await
-            .map_err(|e| failed(format!("entry lock: {}", crate::files::io_error_text(&e))))?;
+            .map_err(|e| {
+                failed(format!(
+                    "entry lock: {}",
+                    crate::log::files::io_error_text(&e)
+                ))
+            })?;
         let stored = self
             .read_stored()
             .await
@@ -600,7 +605,12 @@ impl Inner {
             self.cfg.sign_in_timeout + SIGN_IN_LOCK_SLACK,
         )
         .await
-        .map_err(|e| failed(format!("entry lock: {}", crate::files::io_error_text(&e))))?;
+        .map_err(|e| {
+            failed(format!(
+                "entry lock: {}",
+                crate::log::files::io_error_text(&e)
+            ))
+        })?;
         if let Some(rec) = self.read_stored().await
             && rejected != Some(rec.access_token.as_str())
             && !rec.needs_refresh(now_unix_secs(), REFRESH_MARGIN_SECS)

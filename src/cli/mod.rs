@@ -11,7 +11,7 @@ use std::time::Duration;
 pub mod filter;
 pub mod sign_in;
 
-use crate::config::{BridgeConfig, Timeouts};
+use crate::actors::config::{BridgeConfig, Timeouts};
 use crate::protocol::listen::{
     LISTEN_ACK_TIMEOUT_SECS, LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS,
     LISTEN_STABLE_SECS, ListenTimings,
@@ -370,7 +370,7 @@ impl Cli {
             spec.headers.push((name, value));
         }
         if let Some(path) = &self.ca_file {
-            let pem = crate::files::read_option_file("--ca-file", path)?;
+            let pem = crate::log::files::read_option_file("--ca-file", path)?;
             match reqwest::Certificate::from_pem_bundle(&pem) {
                 Ok(certs) if !certs.is_empty() => {}
                 _ => {

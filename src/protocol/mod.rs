@@ -11,9 +11,6 @@
 //!   result rules, the item filter, relay and pass-through, and the bridge's fixed choices.
 
 pub mod listen;
-pub mod redirect;
-pub mod request_headers;
 pub mod revisions;
 pub mod rules;
-pub mod tools_refetch;
 pub mod wire;

@@ -84,7 +84,7 @@ pub fn open(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnEr
     }
 }
 
-/// How the bridge opens its upstream ([`crate::config::BridgeConfig::open_upstream`]): [`open`]
+/// How the bridge opens its upstream ([`crate::actors::config::BridgeConfig::open_upstream`]): [`open`]
 /// (every transport of the build) for the executable, [`open_in_process`] for an embedded
 /// server, so that a server that never starts a child process does not link the code that
 /// starts one (the spec is only known at run time; the function is chosen at build time).

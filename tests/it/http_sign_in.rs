@@ -9,7 +9,7 @@ use crate::common::memory_editor::{DEADLINE, Editor};
 
 use futures_util::future::LocalBoxFuture;
 use http_fixture::{Canned, HttpFixture};
-use mcp_bridge::config::{BridgeConfig, Timeouts};
+use mcp_bridge::actors::config::{BridgeConfig, Timeouts};
 use mcp_bridge::protocol::listen::ListenTimings;
 use mcp_bridge::protocol::wire::framing::DEFAULT_MAX_LINE_BYTES;
 use mcp_bridge::server::{Outcome, Server, ToolDef};

@@ -11,8 +11,8 @@ use tokio::sync::oneshot;
 
 use super::reply::{CancelReason, UpstreamReply};
 use super::{Pending, Upstream, UpstreamLinks};
-use crate::profile::PROBE_ID_PREFIX;
 use crate::protocol::revisions::modern;
+use crate::protocol::rules::profile::PROBE_ID_PREFIX;
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::raw::{self, Object};
 use crate::transport::queue::{Delivery, Sent};

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::actors::config::BridgeConfig;
 use crate::actors::supervisor::{self, Host, StartSignIn};
-use crate::config::BridgeConfig;
 use crate::protocol::revisions::errors::ErrorCode;
 use crate::protocol::wire::framing::Frame;
 use crate::protocol::wire::id::Id;

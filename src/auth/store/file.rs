@@ -64,13 +64,15 @@ pub fn key_from(env: Option<&str>, file: Option<&Path>) -> Result<Option<FileKey
     let Some(path) = file else {
         return Ok(None);
     };
-    let meta = fs::metadata(path)
-        .map_err(|e| KeyError::Read(crate::files::cannot_read("--token-key-file", path, &e)))?;
+    let meta = fs::metadata(path).map_err(|e| {
+        KeyError::Read(crate::log::files::cannot_read("--token-key-file", path, &e))
+    })?;
     if meta.permissions().mode() & 0o077 != 0 {
         return Err(KeyError::NotPrivate);
     }
-    let text = fs::read_to_string(path)
-        .map_err(|e| KeyError::Read(crate::files::cannot_read("--token-key-file", path, &e)))?;
+    let text = fs::read_to_string(path).map_err(|e| {
+        KeyError::Read(crate::log::files::cannot_read("--token-key-file", path, &e))
+    })?;
     FileKey::from_hex(&text).map(Some)
 }
 
@@ -83,7 +85,7 @@ pub struct FileStore {
 fn unavailable(e: std::io::Error) -> StoreError {
     StoreError::Unavailable(format!(
         "token directory: {}",
-        crate::files::io_error_text(&e)
+        crate::log::files::io_error_text(&e)
     ))
 }
 

@@ -24,7 +24,7 @@
 //!   cancellation).
 //! - The standard headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, and
 //!   `Mcp-Param-*` for the tools' `x-mcp-header` arguments) are checked against the body
-//!   ([`crate::protocol::request_headers`]): -32020 with 400 on a mismatch.
+//!   ([`crate::server::http::request_headers`]): -32020 with 400 on a mismatch.
 //! - A notification gets 202; GET, DELETE and every other method without `Mcp-Session-Id`
 //!   get 405 with `Allow: POST`, but OPTIONS; another path gets 404.
 //! - CORS for the origins that the `Origin` check admits, and only for them: OPTIONS (a
@@ -122,12 +122,12 @@ use super::dispatch::{self, ConnectionLink};
 use super::method::Method;
 use super::output::Outbox;
 use super::{ErrorCode, RpcError, Server};
-use crate::protocol::request_headers::{self, HeaderText};
 use crate::protocol::revisions::errors::{Cause, ErrorObject};
 use crate::protocol::revisions::methods;
 use crate::protocol::rules::remote::{HeaderParam, header_params};
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc::{self, Message, ParseError};
+use request_headers::HeaderText;
 
 mod accept;
 mod bearer;
@@ -135,6 +135,7 @@ mod cors;
 mod linger;
 mod options;
 mod origin;
+pub mod request_headers;
 mod session;
 
 use bearer::{Auth, check_bearer, metadata};

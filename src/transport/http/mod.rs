@@ -15,10 +15,12 @@ pub mod headers;
 mod legacy;
 mod limit;
 pub mod probe;
+pub mod redirect;
 mod refetch;
 mod rewrite;
 mod signed;
 pub mod tls;
+pub mod tools_refetch;
 
 use bytes::Bytes;
 use futures_util::StreamExt;

@@ -2,7 +2,7 @@
 //! annotations are older than the server's: `tools/list` is fetched again and the call is
 //! sent once more with the new `Mcp-Param-*` headers (2026-07-28 transports/http; the rules
 //! are pure, in
-//! [`crate::protocol::tools_refetch`]). One re-fetch and at most one retry per call: the
+//! [`crate::transport::http::tools_refetch`]). One re-fetch and at most one retry per call: the
 //! retry's answer, a -32020 too, goes to the editor as it came.
 
 use bytes::Bytes;
@@ -19,7 +19,7 @@ use super::probe::Outgoing;
 use super::rewrite::rewrite;
 use super::signed::post;
 use crate::protocol::rules::remote::HeaderParam;
-use crate::protocol::tools_refetch::{self, Found};
+use crate::transport::http::tools_refetch::{self, Found};
 use crate::transport::upstream::RequestFailure;
 
 /// The id of the re-fetch's `tools/list` requests (answered on their own POST, never seen by

@@ -10,7 +10,7 @@ use url::Url;
 
 use super::Shared;
 use super::headers;
-use crate::protocol::redirect::{self, Redirect};
+use crate::transport::http::redirect::{self, Redirect};
 use crate::transport::token::{
     AccessToken, Challenge, ChallengeOutcome, MAX_CHALLENGES_PER_REQUEST,
 };

@@ -2,8 +2,8 @@
 //! `supervisor::start_on` over a channel, and the lines the bridge writes toward it come back
 //! over another (no pipe and no process).
 
+use mcp_bridge::actors::config::{BridgeConfig, Timeouts};
 use mcp_bridge::actors::supervisor;
-use mcp_bridge::config::{BridgeConfig, Timeouts};
 use mcp_bridge::protocol::listen::ListenTimings;
 use mcp_bridge::protocol::wire::framing::{DEFAULT_MAX_LINE_BYTES, Frame};
 use mcp_bridge::server::Server;
