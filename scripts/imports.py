@@ -2,7 +2,7 @@
 """The import check of the crate: no import circle, and every import goes down the layers.
 
 Reads every `.rs` file under src/. Each file is a module: `protocol/wire/jsonrpc.rs` is
-`protocol/jsonrpc`, `transport/http/mod.rs` is `transport/http`, `lib.rs` is `lib`; `main.rs`
+`protocol/wire/jsonrpc`, `transport/http/mod.rs` is `transport/http`, `lib.rs` is `lib`; `main.rs`
 and `bin/*.rs` are the binaries, which reach the library only through `mcp_bridge::` paths.
 Comments, strings, and the items under `#[cfg(test)]` with the files that they declare, are
 left out. A module imports another when its code names it:
@@ -19,8 +19,9 @@ which only tests and the binaries have, is not tracked as a module of its own.
 The rule: a module is made of its children, so a module that names one of its own descendants
 does not import it. Every other edge counts: child to parent, sibling, across the tree. The
 check fails on an edge in an import circle (a strongly connected component of more than one
-module) or to a higher layer (LAYERS), unless ALLOWED holds it; and on an ALLOWED edge that is
-no longer either, so that the list only shrinks.
+module), to a higher layer (LAYERS), or inside a layer to a higher room (ROOMS: the folders of
+a layer, each a sub-layer, such as protocol/wire below protocol/rules), unless ALLOWED holds it;
+and on an ALLOWED edge that is no longer one of these, so that the list only shrinks.
 
 Usage: python3 scripts/imports.py [-v] [SRC]
   -v prints the graph, the circles and the edges against the layers; SRC is the crate's src/
@@ -36,15 +37,23 @@ from collections import defaultdict
 # top-level module not named here belongs to the application, the top layer: app, cli, embed,
 # lib, main, the binaries.
 LAYERS = [
-    ("protocol", {"protocol", "profile"}),  # the MCP wire as values: no I/O, clock or actor
+    ("protocol", {"protocol"}),  # the MCP wire as values: no I/O, clock or actor
     ("dap", {"dap"}),  # the Debug Adapter Protocol as values: no I/O, clock or actor
-    ("log", {"log", "files"}),  # the stderr sink; the option files' I/O and error text
+    ("log", {"log"}),  # the stderr sink; the option files' I/O and error text (log/files)
     ("server", {"server"}),  # the embedded MCP server API
     ("transport", {"transport"}),  # above server: transport::memory serves a Server in process
     ("auth", {"auth"}),
-    ("actors", {"actors", "config"}),  # config: what the actors run with, built by the application
+    ("actors", {"actors"}),  # actors/config: what the actors run with, built by the application
 ]
 APPLICATION = "application"
+
+# The rooms of a layer's top module, lowest first: a module of a room imports modules of its own
+# room and of lower rooms (and of lower layers). The top module itself (`protocol/mod.rs`) and a
+# file of it outside every room rank above its rooms.
+ROOMS = {
+    # JSON-RPC on lines < the two revisions as types < the listen stream < what the bridge decides
+    "protocol": ["wire", "revisions", "listen", "rules"],
+}
 
 # Known edges in a circle or against the layers, each with the change that removes it: none.
 # An entry that is no longer needed fails the check, so the set never outlives its reason.
@@ -313,8 +322,24 @@ def layer(module):
     return len(LAYERS), APPLICATION
 
 
+def room(module):
+    """(rank, name) of the module's room inside its top module, or None for a top module
+    without rooms."""
+    rooms = ROOMS.get(module[0]) if module else None
+    if rooms is None:
+        return None
+    if len(module) > 1 and module[1] in rooms:
+        return rooms.index(module[1]), name(module[:2])
+    return len(rooms), module[0]
+
+
+def up_the_rooms(a, b):
+    """Whether a imports a module of a higher room of the same top module."""
+    return a[:1] == b[:1] and room(a) is not None and room(b) > room(a)
+
+
 def offending_edges(graph):
-    """{(from, to): [why, ..]} for each edge in a circle or to a higher layer."""
+    """{(from, to): [why, ..]} for each edge in a circle, to a higher layer or a higher room."""
     offending = defaultdict(list)
     for circle in circles(graph):
         for a in circle:
@@ -324,6 +349,8 @@ def offending_edges(graph):
         for b in targets:
             if layer(b) > layer(a):
                 offending[a, b].append(f"goes up the layers: {layer(a)[1]} imports {layer(b)[1]}")
+            elif up_the_rooms(a, b):
+                offending[a, b].append(f"goes up the rooms: {room(a)[1]} imports {room(b)[1]}")
     return offending
 
 
@@ -336,9 +363,9 @@ def print_graph(graph, offending):
         for a in circle:
             for b in sorted(graph[a].keys() & set(circle)):
                 print(edge(a, b))
-    print("against the layers:")
+    print("against the layers and the rooms:")
     for a, b in sorted(offending):
-        if layer(b) > layer(a):
+        if layer(b) > layer(a) or up_the_rooms(a, b):
             print(edge(a, b))
 
 
@@ -377,7 +404,7 @@ def main(argv):
         print(f"imports: {len(messages)} failure(s) in {len(graph)} modules and {edges} edges "
               "(python3 scripts/imports.py -v prints the graph and the circles)")
         return 1
-    print(f"imports: {len(graph)} modules, {edges} edges, no circle or layer edge outside ALLOWED;"
+    print(f"imports: {len(graph)} modules, {edges} edges, no circle, layer or room edge outside ALLOWED;"
           f" {len(ALLOWED)} allowed edges left")
     return 0
 
