@@ -7,15 +7,15 @@ use serde_json::{Value, json};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 
-use crate::common::auth_fixture::{self, Behaviour};
-use crate::common::http_fixture::{Canned, HttpFixture};
 use crate::common::legacy_http_fixture::{LegacyFixture, Script};
 use crate::common::signed_bridge;
 use crate::common::{bridge_bin, server_bin};
 use mcp_bridge::server::{Outcome, PromptDef, ResourceDef, Server, ToolDef};
+use mcp_test_fixtures::auth_fixture::{self, Behaviour};
+use mcp_test_fixtures::http_fixture::{Canned, HttpFixture};
 
 fn legacy_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_mcp-legacy-server")
+    crate::common::legacy_server_bin()
 }
 
 /// Runs `mcp-bridge doctor <args>`, stdin closed; its output.

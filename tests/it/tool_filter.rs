@@ -28,7 +28,7 @@ fn demo(bridge_args: &[&str], server_args: &[&str]) -> Bridge {
 /// pass-through, whose tools are `echo`, `ask`, `count`, `flip`, `slow`, `stubborn`,
 /// `cancelled`, `exit`.
 fn legacy(bridge_args: &[&str]) -> Bridge {
-    let upstream = vec![env!("CARGO_BIN_EXE_mcp-legacy-server").to_string()];
+    let upstream = vec![common::legacy_server_bin().to_string()];
     let mut b = Bridge::start_cmd(bridge_args, &upstream);
     b.initialize_only(json!({}));
     b.wait_stderr("passing the 2025-11-25 protocol through unchanged");
