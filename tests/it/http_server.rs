@@ -2,7 +2,7 @@
 //! stateless): the embedded example (`examples/embedded`, `--http`) and the fixture server
 //! (`mcp-fixture-server --test-tools --http`) started as processes on a loopback port, and a
 //! real HTTP client (reqwest). Then `mcp-bridge` in the URL form in front of the example. Last,
-//! the tools of the conformance fixture (`examples/conformance`) that no 2026-07-28 scenario of
+//! the tools of the conformance fixture (`fixtures/examples/conformance`) that no 2026-07-28 scenario of
 //! the official suite calls.
 
 use crate::common;
@@ -843,7 +843,7 @@ fn the_python_mcp_2x_client_lists_and_calls_tools_of_the_example_over_http() {
     );
 }
 
-// ---- the conformance fixture (examples/conformance): the tools of the suite's 2025-11-25
+// ---- the conformance fixture (fixtures/examples/conformance): the tools of the suite's 2025-11-25
 // scenarios, which reach 2025-11-25 clients through the in-process bridge, asked here over
 // 2026-07-28 HTTP as the bridge asks them
 
