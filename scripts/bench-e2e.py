@@ -40,7 +40,7 @@ median. Peak RSS is VmHWM of the bridge process alone (from /proc), without its 
 large rows also give it without the file-backed pages mapped at the end (RssFile: the
 binary's own pages, 8-10 MiB of this binary depending on the page cache, not the payload).
 
-  cargo build --release && python3 scripts/bench-e2e.py [--runs 5] [--requests 5000]
+  cargo build --release --workspace && python3 scripts/bench-e2e.py [--runs 5] [--requests 5000]
   python3 scripts/bench-e2e.py --node --runs 5 --requests 2000
   python3 scripts/bench-e2e.py --large-result-mib 16 --runs 5 --calls 3
   python3 scripts/bench-e2e.py --large-mib 16 --runs 5 --calls 3
@@ -223,7 +223,7 @@ def main():
     bridge = os.path.join(bindir, "mcp-bridge")
     for b in (server, bridge):
         if not os.access(b, os.X_OK):
-            sys.exit(f"bench-e2e: {b} is missing; run cargo build --{a.profile}")
+            sys.exit(f"bench-e2e: {b} is missing; run cargo build --workspace --{a.profile}")
     if not shutil.which("socat"):
         sys.exit("bench-e2e: socat is missing (Debian: apt-get install socat)")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Memory benchmark of mcp-bridge: peak RSS while a peer misbehaves. Not in CI.
 
-  cargo build --release && python3 scripts/bench-memory.py [--seconds 20] [--requests 1500]
+  cargo build --release --workspace && python3 scripts/bench-memory.py [--seconds 20] [--requests 1500]
 
 Case A, a flooding upstream and a slow editor: after `logging/setLevel info`, one
 `tools/call log_flood` makes the fixture server write `notifications/message` as fast as the
@@ -252,7 +252,7 @@ def main():
     args = ap.parse_args()
     for exe in (BRIDGE, SERVER):
         if not os.path.exists(exe):
-            sys.exit(f"missing {exe}: run cargo build --release first")
+            sys.exit(f"missing {exe}: run cargo build --release --workspace first")
     ok = True
     if args.case in ("A", "all"):
         a = case_a(args.seconds)

@@ -8,7 +8,7 @@
 #   tests/conformance/consenting-browser (Node's fetch follows the start URL and its redirects).
 #   server rows (tests/conformance/server-scenarios.tsv): the suite is the client of a server on
 #   the server API served over HTTP (server::http): examples/embedded or the conformance fixture
-#   examples/conformance, with the suite's reference tools.
+#   fixtures/examples/conformance, with the suite's reference tools.
 #
 #   bash scripts/conformance.sh [FILTER]     FILTER: a grep -E pattern on
 #     "SUITE VERSION SCENARIO CLIENT" (client rows) or "SUITE VERSION SCENARIO SERVER NAME"
@@ -68,7 +68,7 @@ export BROWSER="$HERE/consenting-browser"
 mkdir -p "$OUT"
 
 # ---- servers of the server rows: examples/embedded ("example") or the conformance fixture
-# with the suite's reference tools, examples/conformance ("fixture"), both on the server API
+# with the suite's reference tools, fixtures/examples/conformance ("fixture"), both on the server API
 # over HTTP (server::http), each started once, with --http 127.0.0.1:0, when a row first names it.
 declare -A server_bin=(
   [example]="${MCP_EMBEDDED_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/debug/examples/embedded}"
@@ -81,7 +81,7 @@ trap 'for p in "${server_pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 start_server() {
   local name="$1" bin="${server_bin[$1]:-}" log="$OUT/$1-http.log" url=""
   [[ -n "$bin" ]] || { echo "conformance: no server named $name (example, fixture)" >&2; exit 2; }
-  [[ -x "$bin" ]] || { echo "conformance: the $name binary not found: $bin (cargo build --examples)" >&2; exit 2; }
+  [[ -x "$bin" ]] || { echo "conformance: the $name binary not found: $bin (cargo build --workspace --examples)" >&2; exit 2; }
   "$bin" --http 127.0.0.1:0 2>"$log" </dev/null &
   server_pids+=($!)
   for _ in $(seq 1 100); do

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Live sign-in in a long-running bridge (a script, not CI).
 
-Starts the sign-in fixture (`cargo run --example signin-fixture`: the fixture authorization
-server and protected MCP endpoint of tests/it/common/auth_fixture.rs in front of the crate's server with
+Starts the sign-in fixture (`cargo run -p mcp-test-fixtures --example signin-fixture`: the fixture
+authorization server and protected MCP endpoint of fixtures/src/auth_fixture.rs in front of the crate's server with
 the tool `echo`) with access tokens that expire every --expires-in seconds and a revocation of
 every refresh token --revoke-after seconds into the run, and one bridge process in front of
 it (memory token store, a free redirect port). The script is the editor: it initializes with
@@ -54,7 +54,8 @@ def main():
                     help="revoke every refresh token this long after the start, s (300)")
     args = ap.parse_args()
 
-    subprocess.run(["cargo", "build", "-q", "--bin", "mcp-bridge", "--example", "signin-fixture"],
+    subprocess.run(["cargo", "build", "-q", "--bin", "mcp-bridge"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "-q", "-p", "mcp-test-fixtures", "--example", "signin-fixture"],
                    cwd=ROOT, check=True)
     scratch = tempfile.mkdtemp(prefix="mcp-bridge-live-signin-")
     browser = os.path.join(scratch, "follow-browser")

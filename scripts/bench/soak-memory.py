@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The long soak of the stdio bridge: many requests, many in flight, some cancelled. Not in CI.
 
-  cargo build --release
+  cargo build --release --workspace
   python3 scripts/bench/soak-memory.py [--requests 200000] [--in-flight 64] [--cancel-percent 7]
       [--bridge target/release/mcp-bridge] [--server target/release/mcp-fixture-server]
 

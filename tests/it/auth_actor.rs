@@ -6,7 +6,7 @@
 //! current token still serves; the stop ends the actor, which reports its end.
 
 use crate::common;
-use crate::common::auth_fixture;
+use mcp_test_fixtures::auth_fixture;
 
 use actix::prelude::*;
 use auth_fixture::{call, default_behaviour, free_port, start};

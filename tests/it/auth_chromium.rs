@@ -5,7 +5,7 @@
 //! `scripts/test-browser.sh` (run by scripts/test) installs Chromium when missing and runs this
 //! file with `--ignored`.
 
-use crate::common::auth_fixture;
+use mcp_test_fixtures::auth_fixture;
 
 use auth_fixture::{call, default_behaviour, free_port, start};
 use mcp_bridge::auth::opener::BrowserOpener;

@@ -7,14 +7,15 @@
 //! authorization endpoint.
 
 use crate::common::signed_bridge::{bridge, echo, fixture_with, protected_server};
-use crate::common::{Bridge, http_fixture::HttpFixture, wait_until};
+use crate::common::{Bridge, wait_until};
+use mcp_test_fixtures::http_fixture::HttpFixture;
 use serde_json::{Value, json};
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::common::auth_fixture::{Behaviour, Fixture};
+use mcp_test_fixtures::auth_fixture::{Behaviour, Fixture};
 
 /// Long enough for a sign-in of a few polls (and the 6 s of a `slow_down`) on a busy machine.
 const SIGN_IN_WAIT: Duration = Duration::from_secs(60);
@@ -300,7 +301,7 @@ fn a_stored_registration_without_the_device_grant_is_replaced_once() {
     // dynamic registration (kept in the file store) has no device code grant type.
     let (_up, fx) = device_fixture(|b| b.device_authorization = false);
     let dir = crate::common::scratch_dir("device-old-client");
-    let port = crate::common::auth_fixture::free_port().to_string();
+    let port = mcp_test_fixtures::auth_fixture::free_port().to_string();
     let browser = crate::common::signed_bridge::browser(&dir);
     let state = dir.to_string_lossy().into_owned();
     let env = [

@@ -5,9 +5,9 @@
 //! behind the pass-through) signs in at the authorization server metadata of its origin, or
 //! at the default endpoints (2025-03-26 authorization §2.3.2, §2.3.3).
 
-use crate::common::auth_fixture::Fixture;
 use crate::common::legacy_http_fixture::{LegacyFixture, Script};
 use crate::common::signed_bridge::{bridge, echo, fixture_with, protected_server};
+use mcp_test_fixtures::auth_fixture::Fixture;
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

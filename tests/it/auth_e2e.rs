@@ -5,9 +5,9 @@
 //! restart (file store), and `logout` removing it.
 
 use crate::common;
-use crate::common::auth_fixture;
-use crate::common::http_fixture;
 use crate::common::legacy_http_fixture;
+use mcp_test_fixtures::auth_fixture;
+use mcp_test_fixtures::http_fixture;
 
 use auth_fixture::{Fixture, default_behaviour, free_port, start};
 use http_fixture::HttpFixture;

@@ -5,7 +5,7 @@
 //! makes it (opened at its first use): it opens the keychain at the sign-in, marks the sign-in
 //! (`<state dir>/signins/<key>`), and `logout` removes the entry and the marker.
 
-use crate::common::auth_fixture;
+use mcp_test_fixtures::auth_fixture;
 
 use auth_fixture::{default_behaviour, start};
 use mcp_bridge::auth::gate::{Consent, ConsentAnswer};

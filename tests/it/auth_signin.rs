@@ -4,7 +4,7 @@
 //! log line these tests produce is scanned for the secrets the fixture handed out.
 
 use crate::common;
-use crate::common::auth_fixture;
+use mcp_test_fixtures::auth_fixture;
 
 use auth_fixture::{Behaviour, Fixture, call, default_behaviour, free_port, start};
 use mcp_bridge::auth::errors::SignInCause;

@@ -288,7 +288,7 @@ fn a_byte_order_mark_before_the_upstreams_first_line_is_ignored_and_elsewhere_fa
     let init = b.initialize();
     assert_eq!(
         init["result"]["serverInfo"]["name"],
-        json!("mcp-example-server"),
+        json!("mcp-fixture-server"),
         "{init}"
     );
     let r = b.tools_call(json!(4), "echo", json!({"text": "hi"}));

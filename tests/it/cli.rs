@@ -461,7 +461,7 @@ fn name_and_instructions(args: &[&str]) -> (Value, Value) {
 
 #[test]
 fn options_after_the_command_go_to_the_command_and_options_before_it_to_the_bridge() {
-    let server = env!("CARGO_BIN_EXE_mcp-fixture-server");
+    let server = crate::common::server_bin();
     let expected = (
         json!("custom"),
         json!("set by --instructions after the command"),

@@ -7,15 +7,15 @@ use serde_json::{Value, json};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 
-use crate::common::auth_fixture::{self, Behaviour};
-use crate::common::http_fixture::{Canned, HttpFixture};
 use crate::common::legacy_http_fixture::{LegacyFixture, Script};
 use crate::common::signed_bridge;
 use crate::common::{bridge_bin, server_bin};
 use mcp_bridge::server::{Outcome, PromptDef, ResourceDef, Server, ToolDef};
+use mcp_test_fixtures::auth_fixture::{self, Behaviour};
+use mcp_test_fixtures::http_fixture::{Canned, HttpFixture};
 
 fn legacy_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_mcp-legacy-server")
+    crate::common::legacy_server_bin()
 }
 
 /// Runs `mcp-bridge doctor <args>`, stdin closed; its output.
@@ -105,7 +105,7 @@ fn a_2026_server_is_translated_and_each_item_the_bridge_repairs_or_drops_is_name
     assert_eq!(r["protocol_version"], json!("2025-11-25"));
     assert_eq!(
         r["server"],
-        json!({"name": "mcp-example-server", "version": env!("CARGO_PKG_VERSION")})
+        json!({"name": "mcp-fixture-server", "version": env!("CARGO_PKG_VERSION")})
     );
     assert_eq!(
         counts(&r),
@@ -172,11 +172,11 @@ fn a_2026_server_is_translated_and_each_item_the_bridge_repairs_or_drops_is_name
         r["config"],
         json!({
             "vscode": {"file": ".vscode/mcp.json",
-                "json": {"servers": {"mcp-example-server": vscode}}},
+                "json": {"servers": {"mcp-fixture-server": vscode}}},
             "claude_desktop": {"file": "claude_desktop_config.json",
-                "json": {"mcpServers": {"mcp-example-server": entry}}},
+                "json": {"mcpServers": {"mcp-fixture-server": entry}}},
             "cursor": {"file": ".cursor/mcp.json",
-                "json": {"mcpServers": {"mcp-example-server": entry}}},
+                "json": {"mcpServers": {"mcp-fixture-server": entry}}},
         })
     );
 }
@@ -188,7 +188,7 @@ fn the_text_report_has_one_line_per_finding_and_the_verdict_last() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     let lines: Vec<&str> = text.lines().collect();
     for want in [
-        format!("server: mcp-example-server {}", env!("CARGO_PKG_VERSION")),
+        format!("server: mcp-fixture-server {}", env!("CARGO_PKG_VERSION")),
         "revision: 2026-07-28 (translated for the 2025-11-25 editor)".to_string(),
         "why: it answered server/discover with a DiscoverResult that supports 2026-07-28".into(),
         "transport: stdio".into(),

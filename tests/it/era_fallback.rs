@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 fn legacy_bin() -> String {
-    env!("CARGO_BIN_EXE_mcp-legacy-server").to_string()
+    common::legacy_server_bin().to_string()
 }
 
 /// `mcp-bridge <bridge_args> -- mcp-legacy-server <server_args>`.

@@ -29,7 +29,7 @@ async fn discover_advertises_what_is_registered_with_server_info_and_cache_field
     assert_eq!(result["instructions"], "Use echo.");
     assert_eq!(result["ttlMs"], 60_000);
     assert_eq!(result["cacheScope"], "public");
-    assert_eq!(result["_meta"][SERVER_INFO]["name"], "mcp-example-server");
+    assert_eq!(result["_meta"][SERVER_INFO]["name"], "mcp-fixture-server");
     let (_, status) = up.finish().await;
     assert!(status.success());
 }

@@ -2,7 +2,7 @@
 //! stateless): the embedded example (`examples/embedded`, `--http`) and the fixture server
 //! (`mcp-fixture-server --test-tools --http`) started as processes on a loopback port, and a
 //! real HTTP client (reqwest). Then `mcp-bridge` in the URL form in front of the example. Last,
-//! the tools of the conformance fixture (`examples/conformance`) that no 2026-07-28 scenario of
+//! the tools of the conformance fixture (`fixtures/examples/conformance`) that no 2026-07-28 scenario of
 //! the official suite calls.
 
 use crate::common;
@@ -636,7 +636,7 @@ fn metadata_url(endpoint: &str) -> String {
 fn fixture_echo_result(id: i64, text: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete",
         "content": [{"type": "text", "text": text}],
-        "_meta": {SERVER_INFO: {"name": "mcp-example-server", "version": env!("CARGO_PKG_VERSION")}}}})
+        "_meta": {SERVER_INFO: {"name": "mcp-fixture-server", "version": env!("CARGO_PKG_VERSION")}}}})
 }
 
 #[tokio::test]
@@ -744,7 +744,7 @@ fn mcp_bridge_in_the_url_form_with_a_header_env_token_serves_a_bearer_protected_
         &[("FIXTURE_TOKEN", &good)],
     );
     let init = b.initialize();
-    assert_eq!(init["result"]["serverInfo"]["name"], "mcp-example-server");
+    assert_eq!(init["result"]["serverInfo"]["name"], "mcp-fixture-server");
     let call = b.tools_call(json!(2), "echo", json!({"text": "with a token"}));
     assert_eq!(
         call,
@@ -797,7 +797,7 @@ fn the_typescript_sdk_v2_client_with_a_token_calls_a_bearer_protected_server() {
     );
     assert_eq!(
         report,
-        json!({"server": "mcp-example-server",
+        json!({"server": "mcp-fixture-server",
             "tools": ["echo", "add", "slow", "log", "fail", "ask_name"],
             "echo": [{"type": "text", "text": "h\u{e9} over HTTP"}]})
     );
@@ -843,7 +843,7 @@ fn the_python_mcp_2x_client_lists_and_calls_tools_of_the_example_over_http() {
     );
 }
 
-// ---- the conformance fixture (examples/conformance): the tools of the suite's 2025-11-25
+// ---- the conformance fixture (fixtures/examples/conformance): the tools of the suite's 2025-11-25
 // scenarios, which reach 2025-11-25 clients through the in-process bridge, asked here over
 // 2026-07-28 HTTP as the bridge asks them
 

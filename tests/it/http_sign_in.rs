@@ -4,8 +4,8 @@
 //! request goes again with the new token, and the listen stream that was refused with 401
 //! opens again after that sign-in.
 
-use crate::common::http_fixture;
 use crate::common::memory_editor::{DEADLINE, Editor};
+use mcp_test_fixtures::http_fixture;
 
 use futures_util::future::LocalBoxFuture;
 use http_fixture::{Canned, HttpFixture};

@@ -10,8 +10,8 @@
 //! its expiry is wall-clock time, which a sleep advances.)
 
 use crate::common;
-use crate::common::http_fixture::HttpFixture;
 use crate::common::relay::Relay;
+use mcp_test_fixtures::http_fixture::HttpFixture;
 
 use common::{Bridge, text_of, wait_until};
 use mcp_bridge::server::{ListenEvent, Outcome, Server, ToolDef};

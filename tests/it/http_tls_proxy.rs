@@ -4,7 +4,7 @@
 //! loopback host that never goes through the proxy.
 
 use crate::common;
-use crate::common::http_fixture;
+use mcp_test_fixtures::http_fixture;
 
 use common::{Bridge, error_of, text_of};
 use http_fixture::HttpFixture;

@@ -5,7 +5,7 @@
 //! icons, `--header`/`--header-env`, and a URL upstream that never stops the bridge.
 
 use crate::common;
-use crate::common::http_fixture;
+use mcp_test_fixtures::http_fixture;
 
 use common::{Bridge, error_of, text_of, wait_until};
 use http_fixture::{Break, Canned, HttpFixture};

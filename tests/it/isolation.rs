@@ -288,10 +288,10 @@ fn an_upstream_that_writes_to_fds_3_to_20_never_reaches_the_editor() {
     assert_eq!(first["id"], json!(0));
     assert_eq!(first["result"]["protocolVersion"], "2025-11-25");
     assert_eq!(
-        first["result"]["serverInfo"]["name"], "mcp-example-server",
+        first["result"]["serverInfo"]["name"], "mcp-fixture-server",
         "{first}"
     );
-    e.wait_stderr("mcp-example-server: --write-to-fds reached 0 descriptors\n");
+    e.wait_stderr("mcp-fixture-server: --write-to-fds reached 0 descriptors\n");
     e.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     e.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
     e.close_stdin();

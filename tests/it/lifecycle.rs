@@ -280,7 +280,7 @@ fn the_initialize_result_comes_from_discover() {
     );
     let result = &r["result"];
     assert_eq!(result["protocolVersion"], "2025-11-25");
-    assert_eq!(result["serverInfo"]["name"], "mcp-example-server");
+    assert_eq!(result["serverInfo"]["name"], "mcp-fixture-server");
     assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(result["instructions"], "Use the echo tool.");
     let caps = result["capabilities"]

@@ -112,6 +112,7 @@ mod lifecycle;
 mod list_items;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod notifications;
+mod packages;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod queues;
 #[cfg(all(feature = "http", feature = "auth"))]

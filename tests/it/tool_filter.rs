@@ -3,7 +3,7 @@
 //! from its list (the others in the server's order, each page with the server's cursor), a
 //! request that names it gets the error of a missing one and never reaches the server, list
 //! changes still pass, an invalid glob is exit 2; on the translating path
-//! (`mcp-example-server`) and in pass-through (`mcp-legacy-server` over stdio, the scripted
+//! (`mcp-fixture-server`) and in pass-through (`mcp-legacy-server` over stdio, the scripted
 //! 2025-11-25 HTTP server).
 
 use crate::common;
@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use std::process::Command;
 use std::time::Duration;
 
-/// `mcp-bridge <bridge_args> -- mcp-example-server <server_args>`: the demo server alone, whose
+/// `mcp-bridge <bridge_args> -- mcp-fixture-server <server_args>`: the demo tools alone, whose
 /// tools are `echo`, `add`, `slow`, `log`, `fail`, `ask_name`, in that order.
 fn demo(bridge_args: &[&str], server_args: &[&str]) -> Bridge {
     let mut upstream = vec![server_bin().to_string()];
@@ -28,7 +28,7 @@ fn demo(bridge_args: &[&str], server_args: &[&str]) -> Bridge {
 /// pass-through, whose tools are `echo`, `ask`, `count`, `flip`, `slow`, `stubborn`,
 /// `cancelled`, `exit`.
 fn legacy(bridge_args: &[&str]) -> Bridge {
-    let upstream = vec![env!("CARGO_BIN_EXE_mcp-legacy-server").to_string()];
+    let upstream = vec![common::legacy_server_bin().to_string()];
     let mut b = Bridge::start_cmd(bridge_args, &upstream);
     b.initialize_only(json!({}));
     b.wait_stderr("passing the 2025-11-25 protocol through unchanged");

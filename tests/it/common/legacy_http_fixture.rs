@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-use super::recording;
+use mcp_test_fixtures::recording;
 pub use recording::Seen;
 
 /// The protocol version the fixture negotiates.

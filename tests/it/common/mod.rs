@@ -4,19 +4,13 @@
 //! receives against the 2026-07-28 schema.
 
 #[cfg(all(feature = "http", feature = "auth"))]
-pub mod auth_fixture;
-#[cfg(all(feature = "http", feature = "auth"))]
 pub mod collector;
-#[cfg(all(feature = "http", feature = "auth"))]
-pub mod http_fixture;
 #[cfg(all(feature = "http-server", feature = "http"))]
 pub mod http_serve;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod legacy_http_fixture;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod memory_editor;
-#[cfg(all(feature = "http", feature = "auth"))]
-pub mod recording;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod relay;
 pub mod schema;
@@ -78,58 +72,129 @@ pub fn example_server_bin() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-example-server")
 }
 
-/// The fixture upstream (`mcp-fixture-server`): the example server's tools and the modes that
-/// misbehave on purpose.
+/// The fixture upstream (`mcp-fixture-server` of the package `mcp-test-fixtures`): the example
+/// server's tools and the modes that misbehave on purpose. Built as [`package_target`] tells.
 pub fn server_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_mcp-fixture-server")
+    static BUILT: OnceLock<String> = OnceLock::new();
+    BUILT.get_or_init(|| fixture_bin("mcp-fixture-server"))
 }
 
-/// The example of the embedded bridge (`examples/embedded/main.rs`), brought up to date once per
-/// test binary with `cargo build --example embedded` and the features this test was built
-/// with (`cargo test --test it` does not build examples; a fresh one costs about a second).
+/// The 2025-11-25-only fixture upstream (`mcp-legacy-server` of the package
+/// `mcp-test-fixtures`), built as [`package_target`] tells.
+pub fn legacy_server_bin() -> &'static str {
+    static BUILT: OnceLock<String> = OnceLock::new();
+    BUILT.get_or_init(|| fixture_bin("mcp-legacy-server"))
+}
+
+/// The example of the embedded bridge (`examples/embedded/main.rs`), built as
+/// [`package_target`] tells (`cargo test --test it` does not build examples).
 pub fn embedded_example_bin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| build_example("embedded")).clone()
+    BUILT
+        .get_or_init(|| package_target("mcp-bridge", "--example", "embedded", &[]))
+        .clone()
 }
 
-/// The conformance fixture (`examples/conformance`: the official conformance suite's reference
-/// tools, resources and prompts on the server API), built as [`embedded_example_bin`] is. It
-/// needs the feature `http-server`.
+/// The conformance fixture (`examples/conformance` of the package `mcp-test-fixtures`: the
+/// official conformance suite's reference tools, resources and prompts on the server API),
+/// built as [`package_target`] tells. It needs the feature `http-server`.
 pub fn conformance_fixture_bin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| build_example("conformance")).clone()
+    BUILT
+        .get_or_init(|| {
+            package_target(
+                "mcp-test-fixtures",
+                "--example",
+                "conformance",
+                &["http-server"],
+            )
+        })
+        .clone()
 }
 
 /// The README's minimal server (`examples/minimal.rs`: one typed tool, `serve_stdio`), built as
-/// [`embedded_example_bin`] is.
+/// [`package_target`] tells.
 pub fn minimal_example_bin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| build_example("minimal")).clone()
+    BUILT
+        .get_or_init(|| package_target("mcp-bridge", "--example", "minimal", &[]))
+        .clone()
 }
 
-/// `cargo build --example NAME` with this test binary's features; the path of the example.
-fn build_example(name: &str) -> PathBuf {
-    let bin_dir = std::path::Path::new(server_bin())
+/// A binary of the package `mcp-test-fixtures`, with its feature `http-server` when this test
+/// binary has the bridge's.
+fn fixture_bin(name: &str) -> String {
+    let own: &[&str] = if cfg!(feature = "http-server") {
+        &["http-server"]
+    } else {
+        &[]
+    };
+    let path = package_target("mcp-test-fixtures", "--bin", name, own);
+    path.to_str()
+        .unwrap_or_else(|| panic!("a binary path that is not UTF-8: {}", path.display()))
+        .to_string()
+}
+
+/// A binary or example of another package of the workspace (or an example of this one), as
+/// fresh as the sources: `cargo build -p PACKAGE KIND NAME` into this test binary's target
+/// directory and profile, with this test binary's features of the bridge (and `own`, the
+/// package's own features). An integration test gets `CARGO_BIN_EXE_*` only for the binaries
+/// of its own package, and `cargo test` builds no example and no other package's binary; cargo
+/// decides what is stale, so a binary is never one left by an earlier build (already fresh:
+/// well under a second). Called once per test binary and target, through a `OnceLock`. Fails
+/// the test with the command when the build fails or leaves no file.
+fn package_target(package: &str, kind: &str, name: &str, own: &[&str]) -> PathBuf {
+    // This build's binaries: <target>/debug for the profile `dev`, <target>/NAME for others.
+    let bin_dir = std::path::Path::new(example_server_bin())
         .parent()
         .expect("the binaries' directory");
-    let features: Vec<&str> = [
+    let target_dir = bin_dir.parent().expect("the target directory");
+    let profile = match bin_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => "dev",
+        Some(other) => other,
+        None => panic!("no profile directory in {}", bin_dir.display()),
+    };
+    let prefix = if package == "mcp-bridge" {
+        ""
+    } else {
+        "mcp-bridge/"
+    };
+    let mut features: Vec<String> = [
         ("schema-check", cfg!(feature = "schema-check")),
         ("http", cfg!(feature = "http")),
         ("auth", cfg!(feature = "auth")),
         ("http-server", cfg!(feature = "http-server")),
     ]
     .into_iter()
-    .filter_map(|(name, on)| on.then_some(name))
+    .filter(|(_, on)| *on)
+    .map(|(feature, _)| format!("{prefix}{feature}"))
     .collect();
+    features.extend(own.iter().map(|f| f.to_string()));
     let features = features.join(",");
+    let command = format!(
+        "cargo build -p {package} {kind} {name} --no-default-features --features '{features}' \
+         --profile {profile} --target-dir {}",
+        target_dir.display()
+    );
     let built = Command::new(env!("CARGO"))
-        .args(["build", "--example", name, "--no-default-features"])
-        .args(["--features", features.as_str()])
+        .args(["build", "-p", package, kind, name, "--no-default-features"])
+        .args(["--features", features.as_str(), "--profile", profile])
+        .arg("--target-dir")
+        .arg(target_dir)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
-        .unwrap_or_else(|e| panic!("run cargo build --example {name}: {e}"));
-    assert!(built.success(), "cargo build --example {name} failed");
-    bin_dir.join("examples").join(name)
+        .unwrap_or_else(|e| panic!("run {command}: {e}"));
+    assert!(built.success(), "{command} failed: {built}");
+    let path = match kind {
+        "--example" => bin_dir.join("examples").join(name),
+        _ => bin_dir.join(name),
+    };
+    assert!(
+        path.is_file(),
+        "{command} succeeded but left no {}",
+        path.display()
+    );
+    path
 }
 
 /// A key of the file token store (`MCP_BRIDGE_TOKEN_KEY`, 64 hex digits) for tests.

@@ -2,10 +2,10 @@
 //! memory token store, its state in a scratch directory, a `$BROWSER` that consents), and the
 //! protected MCP server behind it.
 
-use super::auth_fixture::{Behaviour, Fixture, default_behaviour, free_port, start};
-use super::http_fixture::HttpFixture;
 use super::{Bridge, scratch_dir};
 use mcp_bridge::server::{Outcome, Server, ToolDef};
+use mcp_test_fixtures::auth_fixture::{Behaviour, Fixture, default_behaviour, free_port, start};
+use mcp_test_fixtures::http_fixture::HttpFixture;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
