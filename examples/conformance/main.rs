@@ -306,7 +306,9 @@ fn http_addr() -> Option<std::net::SocketAddr> {
         [flag] if flag == "--http" => usage_error("--http needs an ADDR"),
         [flag, ..] => usage_error(&format!("unexpected argument {flag:?}")),
     };
-    Some(mcp_bridge::server::http::parse_addr(value).unwrap_or_else(|e| usage_error(&e)))
+    Some(
+        mcp_bridge::server::http::parse_addr(value).unwrap_or_else(|e| usage_error(&e.to_string())),
+    )
 }
 
 fn usage_error(why: &str) -> ! {

@@ -278,13 +278,22 @@ pub(crate) enum Scope {
     Private,
 }
 
-pub(crate) fn parse_error(text: &str) -> Result<RpcError, String> {
-    let (code, message) = text
-        .split_once(':')
-        .ok_or_else(|| "expected CODE:MESSAGE".to_owned())?;
+/// Why a `CODE:MESSAGE` option is refused (clap adds the option and the value).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ErrorOptionError {
+    #[error("expected CODE:MESSAGE")]
+    NoColon,
+    /// The part before the first `:`, as given.
+    #[error("not an integer code: {0}")]
+    NotACode(String),
+}
+
+/// Reads a JSON-RPC error given as `CODE:MESSAGE`.
+pub(crate) fn parse_error(text: &str) -> Result<RpcError, ErrorOptionError> {
+    let (code, message) = text.split_once(':').ok_or(ErrorOptionError::NoColon)?;
     let code = code
         .trim()
         .parse::<i64>()
-        .map_err(|_| format!("not an integer code: {code}"))?;
+        .map_err(|_| ErrorOptionError::NotACode(code.to_owned()))?;
     Ok(RpcError::new(code, message))
 }

@@ -70,15 +70,20 @@ fn no_glob_is_no_filter() {
 #[test]
 fn an_invalid_glob_is_named_with_its_option_and_the_reason() {
     assert_eq!(check_glob("read_*"), Ok("read_*".to_string()));
+    let reason = |g| check_glob(g).map_err(|e| e.to_string());
     assert_eq!(
         check_glob("read_["),
+        Err(GlobSyntax(globset::ErrorKind::UnclosedClass))
+    );
+    assert_eq!(
+        reason("read_["),
         Err("unclosed character class; missing ']'".to_string())
     );
     assert_eq!(
-        check_glob("{a,b"),
+        reason("{a,b"),
         Err("unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)".to_string())
     );
-    assert_eq!(check_glob("a\\"), Err("dangling '\\'".to_string()));
+    assert_eq!(reason("a\\"), Err("dangling '\\'".to_string()));
     let e = Globs::new(
         ("--allow-prompt", &strings(&["ok"])),
         ("--deny-prompt", &strings(&["[z-a]"])),
