@@ -55,7 +55,7 @@ fn main() {
     // checked and an explicit token store opens now, before any thread of the actor system
     // (`auto` opens at its first use: a stored sign-in or the first 401/403).
     if let Err(cause) = mcp_bridge::app::sign_in::sign_in(&mut config, &cli.sign_in, &secrets) {
-        mcp_bridge::log::raw_line("cli", "error", &cause);
+        mcp_bridge::log::raw_line("cli", "error", &cause.to_string());
         mcp_bridge::log::flush(mcp_bridge::log::STDERR_EXIT_FLUSH);
         std::process::exit(EXIT_USAGE);
     }

@@ -55,7 +55,9 @@ fn http_addr() -> Option<std::net::SocketAddr> {
         [flag, ..] => usage_error(&format!("unexpected argument {flag:?}")),
     };
     #[cfg(feature = "http-server")]
-    return Some(mcp_bridge::server::http::parse_addr(value).unwrap_or_else(|e| usage_error(&e)));
+    return Some(
+        mcp_bridge::server::http::parse_addr(value).unwrap_or_else(|e| usage_error(&e.to_string())),
+    );
     #[cfg(not(feature = "http-server"))]
     usage_error(&format!("--http {value}: this build has no HTTP server (feature http-server)"))
 }

@@ -35,7 +35,7 @@ use super::listener::ListenerLinks;
 use super::metrics::{METRICS_INTERVAL, MethodBatch, MethodTimes};
 use super::pending::{PendingLinks, Resolve};
 use super::sign_in_side::{EditorInitialized, EditorLinks, SignInSide};
-use super::supervisor::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener};
+use super::supervisor::messages::{ActorEnded, ActorKind, Shutdown, ShutdownCause, StartListener};
 use super::upstream::{self, UpstreamLinks, UpstreamReply};
 use crate::actors::config::BridgeConfig;
 use crate::log::limits::BridgeLimits;
@@ -54,6 +54,7 @@ use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc::{self, Message, ParseError};
 use crate::protocol::wire::raw;
 use crate::transport::queue::Delivery;
+use crate::transport::upstream::EndCause;
 use crate::transport::writer::Writer;
 
 /// The phase of the connection: `awaiting_initialize -> initializing -> ready | pass_through
@@ -78,13 +79,13 @@ struct Initializing {
     /// The editor's frames that arrived meanwhile, in order: handled once `initialize` ends,
     /// in the phase it leads to.
     held: HeldFrames,
-    /// Where the exit status of a lost upstream goes (the probe waits for it,
+    /// Where the end of a lost upstream goes (the probe waits for it,
     /// [`INITIALIZE_EXIT_STATUS_WAIT`]); taken by the first loss.
-    exit_status: Option<oneshot::Sender<(String, Vec<String>)>>,
-    /// The exit status of an upstream lost meanwhile: its warning waits for the decision,
+    exit_status: Option<oneshot::Sender<EndCause>>,
+    /// The end of an upstream lost meanwhile: its warning waits for the decision,
     /// since a server that exits at `server/discover` is the expected sign of a legacy
     /// server (rmcp's servers end at any first message but `initialize`).
-    lost: Option<String>,
+    lost: Option<EndCause>,
 }
 
 /// The data of `ready`.
@@ -651,7 +652,9 @@ impl Actor for Frontend {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.supervisor.ended.do_send(ActorEnded("frontend"));
+        self.supervisor
+            .ended
+            .do_send(ActorEnded(ActorKind::Frontend));
     }
 }
 
@@ -720,14 +723,7 @@ impl Handler<FromUpstream> for Frontend {
 
 impl Handler<UpstreamLost> for Frontend {
     type Result = bool;
-    fn handle(
-        &mut self,
-        UpstreamLost {
-            status,
-            stderr_tail,
-        }: UpstreamLost,
-        ctx: &mut Context<Self>,
-    ) -> bool {
+    fn handle(&mut self, UpstreamLost { cause }: UpstreamLost, ctx: &mut Context<Self>) -> bool {
         // A server that went away before it answered the `initialize` passed to it (one that
         // crashes at start, also after it was started again for its exit at server/discover:
         // an rmcp 1.x legacy server answers once started again) failed to start: that
@@ -742,10 +738,10 @@ impl Handler<UpstreamLost> for Frontend {
                 } else {
                     ""
                 };
-                tracing::warn!(target: "upstream", "the upstream server failed to start: it exited ({status}) before it answered initialize{again}");
+                tracing::warn!(target: "upstream", "the upstream server failed to start: it exited ({cause}) before it answered initialize{again}");
                 let e = Cause::UpstreamExited.error(Some(json!(initialize::failed_start_detail(
-                    &status,
-                    &stderr_tail
+                    &cause.to_string(),
+                    cause.stderr_tail()
                 ))));
                 self.observe_failed_start(&e);
                 self.fail_passed_initialize(&wait, e);
@@ -756,15 +752,15 @@ impl Handler<UpstreamLost> for Frontend {
         if !matches!(self.phase, Phase::Ready(_) | Phase::PassThrough(_)) {
             if let Phase::Initializing(initializing) = &mut self.phase {
                 if let Some(tx) = initializing.exit_status.take() {
-                    let _ = tx.send((status.clone(), stderr_tail));
+                    let _ = tx.send(cause.clone());
                 }
-                initializing.lost = Some(status);
+                initializing.lost = Some(cause);
             } else {
-                tracing::warn!(target: "upstream", "the upstream server exited ({status})");
+                tracing::warn!(target: "upstream", "the upstream server exited ({cause})");
             }
             return false;
         }
-        tracing::error!(target: "upstream", "the upstream server exited ({status})");
+        tracing::error!(target: "upstream", "the upstream server exited ({cause})");
         let left = self.phase.close();
         let ids: Vec<Id> = self.slots.keys().cloned().collect();
         for id in ids {

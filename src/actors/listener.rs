@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use super::frontend::messages::{ChangeAnswer, GateUpdate};
 use super::link::{ActorStats, Link};
-use super::supervisor::messages::ActorEnded;
+use super::supervisor::messages::{ActorEnded, ActorKind};
 use super::upstream;
 use crate::log::limits::BridgeLimits;
 use crate::protocol::listen::{self, Backoff, Declared, Fact, ListenTimings, StreamEnd};
@@ -388,7 +388,7 @@ impl Actor for Listener {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.links.ended.do_send(ActorEnded("listener"));
+        self.links.ended.do_send(ActorEnded(ActorKind::Listener));
     }
 }
 

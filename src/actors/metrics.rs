@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::link::{ActorStats, Link};
-use super::supervisor::messages::ActorEnded;
+use super::supervisor::messages::{ActorEnded, ActorKind};
 use crate::transport::queue::QueueStats;
 /// Interval of the periodic metrics line while requests flow.
 pub const METRICS_INTERVAL: Duration = Duration::from_secs(30);
@@ -238,7 +238,7 @@ impl Actor for Metrics {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.ended.do_send(ActorEnded("metrics"));
+        self.ended.do_send(ActorEnded(ActorKind::Metrics));
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use tokio::sync::oneshot;
 
 use super::link::{ActorStats, Link};
-use super::supervisor::messages::ActorEnded;
+use super::supervisor::messages::{ActorEnded, ActorKind};
 use crate::protocol::revisions::modern;
 use crate::protocol::rules::input::InputAnswer;
 use crate::protocol::rules::profile::REQUEST_ID_PREFIX;
@@ -43,7 +43,7 @@ impl Actor for PendingTable {
     type Context = Context<Self>;
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.ended.do_send(ActorEnded("pending"));
+        self.ended.do_send(ActorEnded(ActorKind::Pending));
     }
 }
 

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use super::consent::EditorConsent;
 use super::link::{ActorStats, Link};
 use super::sign_in_side::{EditorInitialized, SignInSide};
-use super::supervisor::messages::ActorEnded;
+use super::supervisor::messages::{ActorEnded, ActorKind};
 use crate::auth::errors::{SignInCause, SignInError};
 use crate::auth::gate::Consent;
 use crate::auth::signin::SignIn;
@@ -89,7 +89,7 @@ impl Actor for SignInActor {
     type Context = Context<Self>;
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.ended.do_send(ActorEnded("sign-in"));
+        self.ended.do_send(ActorEnded(ActorKind::SignIn));
     }
 }
 

@@ -23,7 +23,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use self::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener, UpstreamGone};
+use self::messages::{ActorEnded, ActorKind, Shutdown, ShutdownCause, StartListener, UpstreamGone};
 use super::frontend::messages::{Finish, Quiesce, UpstreamLost};
 use super::frontend::{Frontend, FrontendLinks, FrontendOut, SupervisorLinks};
 use super::link::{ActorStats, Link};
@@ -71,7 +71,7 @@ pub trait Host {
     /// ([`watchdog_after`]).
     fn start_watchdog(&self, after: Duration);
     /// An actor reported its end.
-    fn ended(&self, actor: &'static str) {
+    fn ended(&self, actor: ActorKind) {
         tracing::debug!(target: "supervisor", "the {actor} actor stopped");
     }
     /// The bridge ends with this exit code (0 end of input or a signal, 1 loss of the upstream).
@@ -172,8 +172,8 @@ pub struct Supervisor {
     sign_in: Option<Rc<dyn SignInHandle>>,
     pending_stop: Link<pending::StopPending>,
     totals: Link<WriteTotals>,
-    /// The actors that run, by name (each reports its end with [`ActorEnded`]).
-    running: BTreeSet<&'static str>,
+    /// The actors that run (each reports its end with [`ActorEnded`]).
+    running: BTreeSet<ActorKind>,
     stopping: bool,
     /// The exit code, once the last shutdown step is done.
     exit_code: Option<i32>,
@@ -299,10 +299,15 @@ impl Supervisor {
         if sign_in.is_some() {
             counted.push(si_stats);
         }
-        let mut running: BTreeSet<&'static str> =
-            ["frontend", "upstream", "pending", "metrics"].into();
+        let mut running: BTreeSet<ActorKind> = [
+            ActorKind::Frontend,
+            ActorKind::Upstream,
+            ActorKind::Pending,
+            ActorKind::Metrics,
+        ]
+        .into();
         if sign_in.is_some() {
-            running.insert("sign-in");
+            running.insert(ActorKind::SignIn);
         }
         me_ctx.run(Metrics::new(
             counted,
@@ -456,7 +461,8 @@ impl Supervisor {
                 act.exit_when_all_ended(ctx);
                 ctx.run_later(END_REPORT_WAIT, |act, ctx| {
                     if !act.exited {
-                        tracing::debug!(target: "supervisor", "still running at the exit: {:?}", act.running);
+                        let names: BTreeSet<&str> = act.running.iter().map(|a| a.name()).collect();
+                        tracing::debug!(target: "supervisor", "still running at the exit: {names:?}");
                         act.exit(ctx);
                     }
                 });
@@ -492,23 +498,13 @@ impl Handler<Shutdown> for Supervisor {
 
 impl Handler<UpstreamGone> for Supervisor {
     type Result = ();
-    fn handle(
-        &mut self,
-        UpstreamGone {
-            status,
-            stderr_tail,
-        }: UpstreamGone,
-        ctx: &mut Context<Self>,
-    ) {
+    fn handle(&mut self, UpstreamGone { cause }: UpstreamGone, ctx: &mut Context<Self>) {
         if self.stopping {
-            tracing::debug!(target: "supervisor", "the upstream server ended during the shutdown ({status})");
+            tracing::debug!(target: "supervisor", "the upstream server ended during the shutdown ({cause})");
             return;
         }
         // The Frontend answers its slots and says whether the bridge was ready.
-        let ask = self.frontend.upstream_lost.send(UpstreamLost {
-            status,
-            stderr_tail,
-        });
+        let ask = self.frontend.upstream_lost.send(UpstreamLost { cause });
         ctx.spawn(
             async move { ask.await.unwrap_or(false) }
                 .into_actor(self)
@@ -536,16 +532,16 @@ impl Handler<StartListener> for Supervisor {
                 self.limits.clone(),
             );
             seat.ctx.run(listener);
-            self.running.insert("listener");
+            self.running.insert(ActorKind::Listener);
         }
     }
 }
 
 impl Handler<ActorEnded> for Supervisor {
     type Result = ();
-    fn handle(&mut self, ActorEnded(name): ActorEnded, ctx: &mut Context<Self>) {
-        self.host.ended(name);
-        self.running.remove(name);
+    fn handle(&mut self, ActorEnded(actor): ActorEnded, ctx: &mut Context<Self>) {
+        self.host.ended(actor);
+        self.running.remove(&actor);
         self.exit_when_all_ended(ctx);
     }
 }

@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 
 use super::frontend::messages::FromUpstream;
 use super::link::{ActorStats, Counted, Link};
-use super::supervisor::messages::{ActorEnded, UpstreamGone};
+use super::supervisor::messages::{ActorEnded, ActorKind, UpstreamGone};
 use crate::log::limits::BridgeLimits;
 use crate::protocol::wire::id::Id;
 use crate::transport::children::ChildRegistry;
@@ -159,7 +159,7 @@ impl Actor for Upstream {
     type Context = Context<Self>;
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.out.ended.do_send(ActorEnded("upstream"));
+        self.out.ended.do_send(ActorEnded(ActorKind::Upstream));
     }
 }
 

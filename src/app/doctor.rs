@@ -103,7 +103,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>, secrets: &EnvSecrets) -> i3
     let signed = if d.sign_in {
         let mut config = d.cli.config();
         if let Err(cause) = crate::app::sign_in::sign_in(&mut config, &d.cli.sign_in, secrets) {
-            crate::log::raw_line("cli", "error", &cause);
+            crate::log::raw_line("cli", "error", &cause.to_string());
             crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
             return EXIT_USAGE;
         }
@@ -167,7 +167,7 @@ async fn examine(
             .iter()
             .any(|(n, _)| n == reqwest::header::AUTHORIZATION)
         {
-            found.bridge_uses = Err(sign_in::STATIC_AUTHORIZATION.to_owned());
+            found.bridge_uses = Err(sign_in::NoRegistration::StaticAuthorization);
         }
         if let Some(config) = signed.filter(|_| found.possible()) {
             let mut second =

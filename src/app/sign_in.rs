@@ -20,19 +20,29 @@ use crate::auth::opener::EnvSecrets;
 use crate::auth::setup::SignInSetup;
 use crate::auth::signin::SignIn;
 use crate::auth::store;
-use crate::cli::sign_in::SignInArgs;
+use crate::cli::sign_in::{SignInArgs, SignInOptionsError};
 use crate::transport::http::TokenSource;
 use crate::transport::open::UpstreamSpec;
 use crate::transport::token::TokenProvider;
 
+/// Why the sign-in of the URL form cannot be set up at start: the usage message (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The sign-in options do not go together.
+    #[error(transparent)]
+    Options(#[from] SignInOptionsError),
+    /// The token store chosen does not open.
+    #[error(transparent)]
+    Store(#[from] store::OpenError),
+}
+
 /// Sets up the sign-in of `config` (a URL upstream without a static `Authorization` header):
-/// the [`SignInSetup`] of the SignIn actor. Errors: the usage message (exit 2): invalid
-/// sign-in options, a token store that does not open.
+/// the [`SignInSetup`] of the SignIn actor. Errors: [`SetupError`].
 pub fn sign_in(
     config: &mut BridgeConfig,
     args: &SignInArgs,
     secrets: &EnvSecrets,
-) -> Result<(), String> {
+) -> Result<(), SetupError> {
     let UpstreamSpec::Http(spec) = &mut config.upstream else {
         return Ok(());
     };
@@ -48,8 +58,7 @@ pub fn sign_in(
         args.token_store,
         secrets.token_key.as_deref(),
         args.token_key_file.as_deref(),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let mut cfg = args.config(spec.url.clone(), secrets);
     cfg.extra_ca_pem = spec.ca_pem.clone();
     config.sign_in = Some(SignInSetup { config: cfg, store });

@@ -85,23 +85,40 @@ pub fn validate_shown_url(raw: &str) -> Result<Url, SignInError> {
     Ok(url)
 }
 
+/// Which rule a server URL of `logout` breaks ([`check_server_url`]); the text names the rule,
+/// never the URL (its query may carry a secret).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ServerUrlError {
+    #[error("the URL is not valid")]
+    NotAUrl,
+    #[error("the URL must use https (or http with a loopback host)")]
+    Scheme,
+    #[error("the URL has no host")]
+    NoHost,
+    #[error("the URL must not hold a user or a password")]
+    UserInfo,
+    #[error("the URL must not have a fragment")]
+    Fragment,
+}
+
 /// Checks a server URL of the URL form or of `logout`: `https`, or `http` with a loopback
-/// host; a host; no user information; no fragment. Errors: the usage message.
-pub fn check_server_url(text: &str) -> Result<Url, String> {
-    let url = Url::parse(text).map_err(|_| "the URL is not valid".to_string())?;
+/// host; a host; no user information; no fragment. Errors: [`ServerUrlError`], the usage
+/// message.
+pub fn check_server_url(text: &str) -> Result<Url, ServerUrlError> {
+    let url = Url::parse(text).map_err(|_| ServerUrlError::NotAUrl)?;
     match url.scheme() {
         "https" => {}
         "http" if is_loopback(&url) => {}
-        _ => return Err("the URL must use https (or http with a loopback host)".into()),
+        _ => return Err(ServerUrlError::Scheme),
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err("the URL has no host".into());
+        return Err(ServerUrlError::NoHost);
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err("the URL must not hold a user or a password".into());
+        return Err(ServerUrlError::UserInfo);
     }
     if url.fragment().is_some() {
-        return Err("the URL must not have a fragment".into());
+        return Err(ServerUrlError::Fragment);
     }
     Ok(url)
 }

@@ -12,6 +12,7 @@ pub mod filter;
 pub mod sign_in;
 
 use crate::actors::config::{BridgeConfig, Timeouts};
+use crate::log::files::CannotRead;
 use crate::protocol::listen::{
     LISTEN_ACK_TIMEOUT_SECS, LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS,
     LISTEN_STABLE_SECS, ListenTimings,
@@ -19,7 +20,7 @@ use crate::protocol::listen::{
 use crate::protocol::rules::item_filter::ItemFilter;
 use crate::protocol::wire::framing::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
 use crate::transport::http::client::{ProxyEnv, is_loopback};
-use crate::transport::http::headers::{check_user_header, looks_secret};
+use crate::transport::http::headers::{HeaderError, check_user_header, looks_secret};
 use crate::transport::http::{DEFAULT_MAX_RESPONSE_BYTES, HttpSpec, MAX_MAX_RESPONSE_BYTES};
 use crate::transport::open::UpstreamSpec;
 
@@ -123,25 +124,34 @@ impl LogLevelArg {
     }
 }
 
-/// Reads seconds from `min` to [`MAX_TIMEOUT_SECS`]. Errors: `expected seconds, at least
-/// <min> and at most 2592000` (clap adds the option and the value; exit [`EXIT_USAGE`]).
-fn seconds_from(s: &str, min: f64) -> Result<f64, String> {
+/// A time limit that is not a number of seconds in its range (clap adds the option and the
+/// value; exit [`EXIT_USAGE`]): `expected seconds, at least <min> and at most 2592000`.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "expected seconds, at least {min_secs} and at most {}",
+    MAX_TIMEOUT_SECS
+)]
+pub struct SecondsError {
+    /// The least the option takes, in seconds.
+    pub min_secs: f64,
+}
+
+/// Reads seconds from `min` to [`MAX_TIMEOUT_SECS`]. Errors: [`SecondsError`].
+fn seconds_from(s: &str, min: f64) -> Result<f64, SecondsError> {
     match s.parse::<f64>() {
         Ok(v) if (min..=MAX_TIMEOUT_SECS).contains(&v) => Ok(v),
-        _ => Err(format!(
-            "expected seconds, at least {min} and at most {MAX_TIMEOUT_SECS}"
-        )),
+        _ => Err(SecondsError { min_secs: min }),
     }
 }
 
 /// The value parser of time limits in seconds: [`MIN_TIMEOUT_SECS`] to [`MAX_TIMEOUT_SECS`].
-pub fn seconds(s: &str) -> Result<f64, String> {
+pub fn seconds(s: &str) -> Result<f64, SecondsError> {
     seconds_from(s, MIN_TIMEOUT_SECS)
 }
 
 /// The value parser of the listen stream's waits in seconds: [`MIN_LISTEN_WAIT_SECS`] to
 /// [`MAX_TIMEOUT_SECS`].
-pub fn listen_wait_seconds(s: &str) -> Result<f64, String> {
+pub fn listen_wait_seconds(s: &str) -> Result<f64, SecondsError> {
     seconds_from(s, MIN_LISTEN_WAIT_SECS)
 }
 
@@ -278,37 +288,96 @@ fn looks_like_a_mistyped_url(arg: &std::ffi::OsStr) -> bool {
         && !looks_like_url(arg)
 }
 
+/// Which rule the upstream URL breaks ([`check_url`]): the text names the rule, never the URL
+/// (it may carry a secret in its query).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    /// The url crate does not parse it (its reason names no part of the URL).
+    #[error("the URL is not valid ({0})")]
+    NotAUrl(url::ParseError),
+    #[error("the URL uses http with a host that is not loopback: use https")]
+    HttpNotLoopback,
+    #[error("the URL must use https (or http to a loopback host)")]
+    Scheme,
+    #[error("the URL has no host")]
+    NoHost,
+    #[error("the URL must not carry a user or a password")]
+    UserInfo,
+    #[error("the URL must not have a fragment")]
+    Fragment,
+}
+
 /// Checks the upstream URL: `https`, or `http` to a loopback host; no user info, no
-/// fragment. Errors name the rule, never the URL (it may carry a secret in its query).
-pub fn check_url(text: &str) -> Result<url::Url, String> {
-    let url = url::Url::parse(text).map_err(|e| format!("the URL is not valid ({e})"))?;
+/// fragment. Errors: [`UrlError`].
+pub fn check_url(text: &str) -> Result<url::Url, UrlError> {
+    let url = url::Url::parse(text).map_err(UrlError::NotAUrl)?;
     match url.scheme() {
         "https" => {}
         "http" if is_loopback(&url) => {}
-        "http" => {
-            return Err(
-                "the URL uses http with a host that is not loopback: use https".to_string(),
-            );
-        }
-        _ => return Err("the URL must use https (or http to a loopback host)".to_string()),
+        "http" => return Err(UrlError::HttpNotLoopback),
+        _ => return Err(UrlError::Scheme),
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err("the URL has no host".to_string());
+        return Err(UrlError::NoHost);
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err("the URL must not carry a user or a password".to_string());
+        return Err(UrlError::UserInfo);
     }
     if url.fragment().is_some() {
-        return Err("the URL must not have a fragment".to_string());
+        return Err(UrlError::Fragment);
     }
     Ok(url)
+}
+
+/// Why the URL form cannot be read ([`Cli`]'s URL, headers and CA file): the cause for the
+/// usage line (exit [`EXIT_USAGE`]). Never the URL or a header's value (they may carry a
+/// secret); a header's name and a variable's name are the user's own words.
+#[derive(Debug, thiserror::Error)]
+pub enum UrlFormError {
+    /// The first argument starts like an http(s) URL but does not parse as one.
+    #[error(
+        "the upstream starts like an http(s) URL but is not one: {}",
+        URL_FORM_RULE
+    )]
+    MistypedUrl,
+    /// An option of the URL form given with a command: the option's words.
+    #[error("{0} apply only to a URL upstream")]
+    OnlyForUrl(&'static str),
+    #[error("the URL form takes no arguments after the URL")]
+    ArgumentsAfterUrl,
+    #[error("the URL is not valid UTF-8")]
+    NotUtf8,
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    /// `--header` without `:`, `--header-env` without `=`: the option and its form.
+    #[error("{option} takes {form}")]
+    OptionForm {
+        option: &'static str,
+        form: &'static str,
+    },
+    #[error(transparent)]
+    HeaderName(#[from] HeaderError),
+    /// The value given with `--header` is not valid header text.
+    #[error("the value of the header {0} is not valid header text")]
+    HeaderValue(reqwest::header::HeaderName),
+    /// The variable that `--header-env` names is not set.
+    #[error("the variable {var} of --header-env {header} is not set")]
+    VariableUnset { var: String, header: String },
+    /// The variable that `--header-env` names holds no valid header text.
+    #[error("the variable {var} of --header-env {header} is not valid header text")]
+    VariableValue { var: String, header: String },
+    #[error(transparent)]
+    CaFile(#[from] CannotRead),
+    /// `--ca-file` holds no PEM certificate: its path.
+    #[error("--ca-file {0} holds no PEM certificate")]
+    NoCertificate(String),
 }
 
 impl Cli {
     /// Reads the URL form (when the first positional argument is a URL): the URL rules,
     /// the headers (`--header-env` variables read now), the CA file, the proxy variables.
-    /// URL-form options with a command are refused. Errors: the cause for the usage line.
-    fn read_url_form(&mut self) -> Result<(), String> {
+    /// URL-form options with a command are refused. Errors: [`UrlFormError`].
+    fn read_url_form(&mut self) -> Result<(), UrlFormError> {
         let url_options = !self.header.is_empty()
             || !self.header_env.is_empty()
             || self.ca_file.is_some()
@@ -319,30 +388,29 @@ impl Cli {
             .is_some_and(|a| looks_like_a_mistyped_url(a))
         {
             // Never the argument itself: a URL may carry a secret in its query.
-            return Err(format!(
-                "the upstream starts like an http(s) URL but is not one: {URL_FORM_RULE}"
-            ));
+            return Err(UrlFormError::MistypedUrl);
         }
         let Some(first) = self.command.first().filter(|a| looks_like_url(a)) else {
             if self.sign_in.given() {
-                return Err("the sign-in options apply only to a URL upstream".into());
+                return Err(UrlFormError::OnlyForUrl("the sign-in options"));
             }
             if url_options {
-                return Err("--header, --header-env, --ca-file and --max-response-bytes apply only to a URL upstream".into());
+                return Err(UrlFormError::OnlyForUrl(
+                    "--header, --header-env, --ca-file and --max-response-bytes",
+                ));
             }
             return Ok(());
         };
         if self.command.len() > 1 {
-            return Err("the URL form takes no arguments after the URL".into());
+            return Err(UrlFormError::ArgumentsAfterUrl);
         }
-        let text = first
-            .to_str()
-            .ok_or_else(|| "the URL is not valid UTF-8".to_string())?;
+        let text = first.to_str().ok_or(UrlFormError::NotUtf8)?;
         let mut spec = HttpSpec::new(check_url(text)?);
         for h in &self.header {
-            let (name, value) = h
-                .split_once(':')
-                .ok_or_else(|| "--header takes NAME:VALUE".to_string())?;
+            let (name, value) = h.split_once(':').ok_or(UrlFormError::OptionForm {
+                option: "--header",
+                form: "NAME:VALUE",
+            })?;
             let name = check_user_header(name.trim())?;
             if looks_secret(&name) {
                 self.warnings.push(format!(
@@ -350,21 +418,27 @@ impl Cli {
                 ));
             }
             let mut value = reqwest::header::HeaderValue::from_str(value.trim())
-                .map_err(|_| format!("the value of the header {name} is not valid header text"))?;
+                .map_err(|_| UrlFormError::HeaderValue(name.clone()))?;
             value.set_sensitive(true);
             spec.headers.push((name, value));
         }
         for h in &self.header_env {
-            let (name, var) = h
-                .split_once('=')
-                .ok_or_else(|| "--header-env takes NAME=VAR".to_string())?;
+            let (name, var) = h.split_once('=').ok_or(UrlFormError::OptionForm {
+                option: "--header-env",
+                form: "NAME=VAR",
+            })?;
             // The errors name the header as the user typed it (a HeaderName is lowercase).
             let typed = name.trim();
             let name = check_user_header(typed)?;
-            let text = std::env::var(var)
-                .map_err(|_| format!("the variable {var} of --header-env {typed} is not set"))?;
+            let text = std::env::var(var).map_err(|_| UrlFormError::VariableUnset {
+                var: var.to_owned(),
+                header: typed.to_owned(),
+            })?;
             let mut value = reqwest::header::HeaderValue::from_str(text.trim()).map_err(|_| {
-                format!("the variable {var} of --header-env {typed} is not valid header text")
+                UrlFormError::VariableValue {
+                    var: var.to_owned(),
+                    header: typed.to_owned(),
+                }
             })?;
             value.set_sensitive(true);
             spec.headers.push((name, value));
@@ -374,10 +448,7 @@ impl Cli {
             match reqwest::Certificate::from_pem_bundle(&pem) {
                 Ok(certs) if !certs.is_empty() => {}
                 _ => {
-                    return Err(format!(
-                        "--ca-file {} holds no PEM certificate",
-                        path.display()
-                    ));
+                    return Err(UrlFormError::NoCertificate(path.display().to_string()));
                 }
             }
             spec.ca_pem = Some(pem);
@@ -469,7 +540,7 @@ where
                 }
                 Err(e) => Parsed::Usage(usage_line(&e.to_string())),
             },
-            Err(cause) => Parsed::Usage(usage_line(&cause)),
+            Err(cause) => Parsed::Usage(usage_line(&cause.to_string())),
         },
         Err(e) => match e.kind() {
             ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -816,7 +887,7 @@ mod tests {
             match (want, &got) {
                 // "https:///mcp" parses with the host "mcp" (the url crate's special-scheme rule).
                 (Ok(()), Ok(())) => {}
-                (Err(w), Err(g)) => assert_eq!(g, w, "{url}"),
+                (Err(w), Err(g)) => assert_eq!(g.to_string(), *w, "{url}"),
                 _ => panic!("{url}: want {want:?}, got {got:?}"),
             }
         }

@@ -9,6 +9,7 @@ use url::Url;
 
 use crate::auth::client_credentials::Grant;
 use crate::auth::device::SignInMode;
+use crate::auth::errors::SignInCause;
 use crate::auth::opener::EnvSecrets;
 use crate::auth::receiver::DEFAULT_REDIRECT_PORT;
 use crate::auth::registration::{RegistrationOptions, check_metadata_url};
@@ -79,21 +80,48 @@ const OWN_AUTHORIZE_PARAMS: [&str; 8] = [
     "resource",
 ];
 
+/// Why a `--authorize-param` is refused (clap adds the option and the value).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AuthorizeParamError {
+    #[error("expected NAME=VALUE")]
+    NoEquals,
+    #[error("the parameter name is empty")]
+    EmptyName,
+    /// A parameter the bridge sets itself (`state`, `redirect_uri`, ...): the sign-in's
+    /// security rests on it.
+    #[error("{0} is a parameter the bridge sets itself; it cannot be replaced")]
+    OwnParam(String),
+}
+
 /// Reads `--authorize-param NAME=VALUE` (split at the first `=`; the value may be empty).
-/// Errors: no `=`, an empty name, or a parameter the bridge sets itself.
-fn authorize_param(arg: &str) -> Result<(String, String), String> {
+/// Errors: [`AuthorizeParamError`].
+fn authorize_param(arg: &str) -> Result<(String, String), AuthorizeParamError> {
     let Some((name, value)) = arg.split_once('=') else {
-        return Err("expected NAME=VALUE".into());
+        return Err(AuthorizeParamError::NoEquals);
     };
     if name.is_empty() {
-        return Err("the parameter name is empty".into());
+        return Err(AuthorizeParamError::EmptyName);
     }
     if OWN_AUTHORIZE_PARAMS.contains(&name) {
-        return Err(format!(
-            "{name} is a parameter the bridge sets itself; it cannot be replaced"
-        ));
+        return Err(AuthorizeParamError::OwnParam(name.to_owned()));
     }
     Ok((name.to_string(), value.to_string()))
+}
+
+/// Why the sign-in options do not go together ([`SignInArgs::check`]): the usage message
+/// (exit 2).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SignInOptionsError {
+    /// An option that needs another, or two that exclude each other: the rule.
+    #[error("{0}")]
+    Combination(&'static str),
+    #[error("--client-issuer must be a URL")]
+    IssuerNotAUrl,
+    /// `--client-metadata-url` breaks its rule: the message of its sign-in cause.
+    #[error("{}", .0.message())]
+    MetadataUrl(SignInCause),
+    #[error("--account must not be empty")]
+    EmptyAccount,
 }
 
 impl SignInArgs {
@@ -117,48 +145,51 @@ impl SignInArgs {
     /// secret, and takes no `--client-metadata-url` and no `--sign-in device` (no user signs
     /// in); a client secret needs `--client-id` and
     /// `--client-issuer`; `--client-issuer` needs `--client-id`; `--client-metadata-url` is an
-    /// https URL with a path. Errors: the usage message.
-    pub fn check(&self, secrets: &EnvSecrets) -> Result<(), String> {
+    /// https URL with a path. Errors: [`SignInOptionsError`].
+    pub fn check(&self, secrets: &EnvSecrets) -> Result<(), SignInOptionsError> {
+        use SignInOptionsError::Combination;
         if self.grant == Grant::ClientCredentials {
             if self.client_id.is_none() {
-                return Err("--grant client-credentials needs --client-id (and its secret in MCP_BRIDGE_CLIENT_SECRET)".into());
+                return Err(Combination(
+                    "--grant client-credentials needs --client-id (and its secret in MCP_BRIDGE_CLIENT_SECRET)",
+                ));
             }
             if secrets.client_secret.is_none() {
-                return Err(
-                    "--grant client-credentials needs the client's secret in MCP_BRIDGE_CLIENT_SECRET"
-                        .into(),
-                );
+                return Err(Combination(
+                    "--grant client-credentials needs the client's secret in MCP_BRIDGE_CLIENT_SECRET",
+                ));
             }
             if self.client_metadata_url.is_some() {
-                return Err(
-                    "--client-metadata-url does not apply to --grant client-credentials".into(),
-                );
+                return Err(Combination(
+                    "--client-metadata-url does not apply to --grant client-credentials",
+                ));
             }
             if self.sign_in == SignInMode::Device {
-                return Err(
-                    "--sign-in device does not apply to --grant client-credentials (no user signs in)"
-                        .into(),
-                );
+                return Err(Combination(
+                    "--sign-in device does not apply to --grant client-credentials (no user signs in)",
+                ));
             }
         }
         if secrets.client_secret.is_some()
             && (self.client_id.is_none() || self.client_issuer.is_none())
         {
-            return Err("MCP_BRIDGE_CLIENT_SECRET needs --client-id and --client-issuer (the secret only goes to that issuer)".into());
+            return Err(Combination(
+                "MCP_BRIDGE_CLIENT_SECRET needs --client-id and --client-issuer (the secret only goes to that issuer)",
+            ));
         }
         if self.client_issuer.is_some() && self.client_id.is_none() {
-            return Err("--client-issuer needs --client-id".into());
+            return Err(Combination("--client-issuer needs --client-id"));
         }
         if let Some(i) = &self.client_issuer
             && Url::parse(i).is_err()
         {
-            return Err("--client-issuer must be a URL".into());
+            return Err(SignInOptionsError::IssuerNotAUrl);
         }
         if let Some(u) = &self.client_metadata_url {
-            check_metadata_url(u).map_err(|e| e.cause.message().to_string())?;
+            check_metadata_url(u).map_err(|e| SignInOptionsError::MetadataUrl(e.cause))?;
         }
         if self.account.is_empty() {
-            return Err("--account must not be empty".into());
+            return Err(SignInOptionsError::EmptyAccount);
         }
         Ok(())
     }
@@ -198,16 +229,15 @@ mod tests {
             authorize_param("prompt="),
             Ok(("prompt".into(), String::new()))
         );
+        let refused = |arg| authorize_param(arg).map_err(|e| e.to_string());
         assert_eq!(
             authorize_param("audience"),
-            Err("expected NAME=VALUE".into())
+            Err(AuthorizeParamError::NoEquals)
         );
+        assert_eq!(refused("audience"), Err("expected NAME=VALUE".into()));
+        assert_eq!(refused("=x"), Err("the parameter name is empty".into()));
         assert_eq!(
-            authorize_param("=x"),
-            Err("the parameter name is empty".into())
-        );
-        assert_eq!(
-            authorize_param("state=1"),
+            refused("state=1"),
             Err("state is a parameter the bridge sets itself; it cannot be replaced".into())
         );
     }

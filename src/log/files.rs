@@ -14,16 +14,36 @@ pub fn io_error_text(e: &std::io::Error) -> String {
 /// The message of a file named by `option` that cannot be read:
 /// `--ca-file /nonexist cannot be read: No such file or directory (os error 2)`.
 pub fn cannot_read(option: &str, path: &Path, e: &std::io::Error) -> String {
-    format!(
-        "{option} {} cannot be read: {}",
-        crate::log::sanitize(&path.display().to_string()),
-        io_error_text(e)
-    )
+    CannotRead::new(option, path, e).to_string()
 }
 
-/// Reads the whole file that `option` names. Errors: [`cannot_read`]'s message.
-pub fn read_option_file(option: &str, path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| cannot_read(option, path, &e))
+/// A file named by an option that cannot be read: the option, the path and the OS's words, each
+/// with control characters as spaces ([`cannot_read`] is its text).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{option} {path} cannot be read: {why}")]
+pub struct CannotRead {
+    /// The option that names the file (`--ca-file`).
+    pub option: String,
+    /// The path as given.
+    pub path: String,
+    /// The OS's text of the error ([`io_error_text`]).
+    pub why: String,
+}
+
+impl CannotRead {
+    /// The failure to read `path`, named by `option`, with `e`.
+    pub fn new(option: &str, path: &Path, e: &std::io::Error) -> Self {
+        CannotRead {
+            option: option.to_owned(),
+            path: crate::log::sanitize(&path.display().to_string()),
+            why: io_error_text(e),
+        }
+    }
+}
+
+/// Reads the whole file that `option` names. Errors: [`CannotRead`].
+pub fn read_option_file(option: &str, path: &Path) -> Result<Vec<u8>, CannotRead> {
+    std::fs::read(path).map_err(|e| CannotRead::new(option, path, &e))
 }
 
 #[cfg(test)]
@@ -33,8 +53,9 @@ mod tests {
     #[test]
     fn a_missing_file_is_told_in_the_os_words() {
         let e = read_option_file("--ca-file", Path::new("/nonexistent/ca.pem")).unwrap_err();
+        assert_eq!(e.why, "No such file or directory (os error 2)");
         assert_eq!(
-            e,
+            e.to_string(),
             "--ca-file /nonexistent/ca.pem cannot be read: No such file or directory (os error 2)"
         );
     }
@@ -43,7 +64,7 @@ mod tests {
     fn a_directory_is_told_in_the_os_words() {
         let e = read_option_file("--ca-file", Path::new("/")).unwrap_err();
         assert_eq!(
-            e,
+            e.to_string(),
             "--ca-file / cannot be read: Is a directory (os error 21)"
         );
     }

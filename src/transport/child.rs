@@ -173,35 +173,6 @@ pub fn signal_group(pgid: i32, signal: i32) {
     }
 }
 
-/// How a child ended, for the log: `exit code N` or `signal N`.
-pub fn describe_status(status: &ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(c), _) => format!("exit code {c}"),
-        (None, Some(s)) => format!("signal {s}"),
-        _ => "unknown status".into(),
-    }
-}
-
-/// What an exit status (as [`describe_status`] gives it) means when it is not the server's
-/// own: 127 and 126 are the codes a shell or `env` exits with when the program it was to run
-/// is not found or cannot be executed (POSIX Shell Command Language §2.8.2, "Exit Status for
-/// Commands"). A server that exits so at its first message never ran: the detail says so, and
-/// the bridge does not start it again for `initialize` as it does a server that ended its
-/// session (rmcp's). `None` for any other status.
-pub fn cannot_run(status: &str) -> Option<String> {
-    let why = match status {
-        "exit code 127" => {
-            "a program it runs was not found (the code of a shell or env: a #! interpreter, a command of a script, an npx or uvx package)"
-        }
-        "exit code 126" => {
-            "a program it runs cannot be executed (the code of a shell or env: no permission, or not a program)"
-        }
-        _ => return None,
-    };
-    Some(format!("{status}: {why}"))
-}
-
 impl ChildProcess {
     /// The process group id (the child's pid).
     pub fn pgid(&self) -> i32 {

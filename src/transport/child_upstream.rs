@@ -19,6 +19,7 @@ use tokio::io::{AsyncRead, ReadBuf};
 use tokio::time::Sleep;
 
 use super::child::{self, ChildProcess};
+use super::child_status::ChildStatus;
 use super::program::{self, SpawnError};
 use super::queue::{Delivery, OutFrame, Sent, UPSTREAM_QUEUE};
 use super::upstream::{Abandoned, EndCause, OpenOptions, Opened, Transport, TransportEvent};
@@ -169,9 +170,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for UntilEof<R> {
 /// `signal 9` as if something else had killed it.
 /// With it, the last lines of its stderr (after the kill: the end of its stderr comes then at
 /// the latest, unless a process outside its group holds the pipe).
-async fn status_after_loss(child: Option<ChildProcess>) -> (String, Vec<String>) {
+async fn status_after_loss(child: Option<ChildProcess>) -> (ChildStatus, Vec<String>) {
     let Some(mut c) = child else {
-        return ("unknown status".to_string(), Vec::new());
+        return (ChildStatus::Unknown, Vec::new());
     };
     let status = c.wait_for(EXIT_STATUS_WAIT).await;
     let tail = c.take_stderr_tail();
@@ -182,11 +183,10 @@ async fn status_after_loss(child: Option<ChildProcess>) -> (String, Vec<String>)
         None => Vec::new(),
     };
     let status = match status {
-        Some(s) => child::describe_status(&s),
-        None => format!(
-            "it closed its stdout and was still running {} ms later: the bridge killed it (SIGKILL)",
-            EXIT_STATUS_WAIT.as_millis()
-        ),
+        Some(s) => ChildStatus::from(&s),
+        None => ChildStatus::KilledAfterOutputEnded {
+            waited: EXIT_STATUS_WAIT,
+        },
     };
     (status, stderr_tail)
 }
@@ -221,7 +221,7 @@ impl Transport for Child {
         Box::pin(async move {
             let status = child?.stop(grace).await?;
             Some(EndCause::ChildExited {
-                status: child::describe_status(&status),
+                status: ChildStatus::from(&status),
                 stderr_tail: Vec::new(),
             })
         })

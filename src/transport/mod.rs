@@ -7,6 +7,7 @@
 //! frames.
 
 pub mod child;
+pub mod child_status;
 pub mod child_upstream;
 pub mod children;
 #[cfg(feature = "http")]

@@ -24,6 +24,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::child_status::ChildStatus;
 use super::children::ChildRegistry;
 use super::queue::{Delivery, OutFrame, QueueStats, Sent};
 
@@ -51,13 +52,13 @@ pub struct OpenOptions {
 /// Why a transport ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EndCause {
-    /// The child process ended: `status` is `exit code N`, `signal N` or `unknown status`
-    /// (its stdout closed, or it exited and what was left in its stdout was read);
+    /// The child process ended (its stdout closed, or it exited and what was left in its
+    /// stdout was read): `status` says how;
     /// `stderr_tail` the last lines of its stderr, quoted (`stderr_tail.rs`), when it was lost
     /// (empty after a shutdown's stop).
     ChildExited {
         /// How it ended.
-        status: String,
+        status: ChildStatus,
         /// The last lines of its stderr, quoted.
         stderr_tail: Vec<String>,
     },
@@ -73,6 +74,16 @@ pub enum EndCause {
 }
 
 impl EndCause {
+    /// What the end means when the server never ran: a child that exited with a shell's code
+    /// for a program not found or not executable ([`ChildStatus::cannot_run`]); `None` for
+    /// every other end.
+    pub fn cannot_run(&self) -> Option<String> {
+        match self {
+            EndCause::ChildExited { status, .. } => status.cannot_run(),
+            _ => None,
+        }
+    }
+
     /// The last lines of a lost child's stderr, quoted; empty for every other end.
     pub fn stderr_tail(&self) -> &[String] {
         match self {
@@ -83,11 +94,11 @@ impl EndCause {
 }
 
 impl fmt::Display for EndCause {
-    /// The text of the log lines and of [`crate::actors::supervisor::messages::UpstreamGone`]; for a
-    /// child it is the status alone, as the log has always shown it.
+    /// The text of the log lines and of the error of a failed start; for a child it is the
+    /// status alone, as the log has always shown it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            EndCause::ChildExited { status, .. } => f.write_str(status),
+            EndCause::ChildExited { status, .. } => status.fmt(f),
             EndCause::ServerReturned(None) => f.write_str("the in-process server closed"),
             EndCause::ServerReturned(Some(e)) => write!(f, "the in-process server failed: {e}"),
             EndCause::PeerDropped => f.write_str("the in-process server went away"),

@@ -313,6 +313,6 @@ async fn the_end_of_the_in_memory_server_is_reported_with_its_cause() {
         .flatten();
     assert_eq!(
         gone.as_deref(),
-        Some("UpstreamGone { status: \"the in-process server closed\", stderr_tail: [] }")
+        Some("UpstreamGone { cause: ServerReturned(None) }")
     );
 }

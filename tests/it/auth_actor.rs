@@ -36,7 +36,7 @@ impl Actor for Ends {
 impl Handler<ActorEnded> for Ends {
     type Result = ();
     fn handle(&mut self, ActorEnded(name): ActorEnded, _: &mut Context<Self>) {
-        self.0.lock().unwrap().push(name);
+        self.0.lock().unwrap().push(name.name());
     }
 }
 

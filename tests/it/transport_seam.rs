@@ -13,6 +13,7 @@ use mcp_bridge::actors::upstream::{
 use mcp_bridge::protocol::wire::framing::Frame;
 use mcp_bridge::protocol::wire::id::Id;
 use mcp_bridge::protocol::wire::raw::Object;
+use mcp_bridge::transport::child_status::ChildStatus;
 use mcp_bridge::transport::open::{Opener, UpstreamSpec};
 use mcp_bridge::transport::program::SpawnError;
 use mcp_bridge::transport::queue::{Delivery, EDITOR_QUEUE, QueueStats, Sent};
@@ -274,7 +275,7 @@ async fn the_end_event_fails_what_is_pending_and_reaches_the_frontend_with_its_c
     assert!(
         r.events
             .send(TransportEvent::Ended(EndCause::ChildExited {
-                status: "exit code 3".into(),
+                status: ChildStatus::Exited(3),
                 stderr_tail: Vec::new(),
             }))
             .is_ok()
@@ -285,7 +286,7 @@ async fn the_end_event_fails_what_is_pending_and_reaches_the_frontend_with_its_c
     );
     assert_eq!(
         next(&mut r.told).await.as_deref(),
-        Some("UpstreamGone { status: \"exit code 3\", stderr_tail: [] }")
+        Some("UpstreamGone { cause: ChildExited { status: Exited(3), stderr_tail: [] } }")
     );
     // Closed: a new call is answered at once, and Close finds nothing to stop.
     let (after, after_answer) = new_call(&r.upstream, "ping");

@@ -23,7 +23,6 @@ use crate::protocol::rules::translate;
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc;
 use crate::protocol::wire::raw::Object;
-use crate::transport::child;
 use crate::transport::observe::{Decided, Observed};
 #[cfg(feature = "http")]
 use crate::transport::open::UpstreamSpec;
@@ -257,17 +256,17 @@ impl Frontend {
             // editor's `initialize`. One that exits again before it answers failed to start
             // (the `UpstreamLost` handler), and is no legacy server.
             if closed && !http {
-                let Ok(Ok((status, stderr_tail))) =
+                let Ok(Ok(cause)) =
                     tokio::time::timeout(INITIALIZE_EXIT_STATUS_WAIT, exit_rx).await
                 else {
                     return Err(Cause::UpstreamExited.error(None));
                 };
-                if let Some(detail) = child::cannot_run(&status) {
-                    let detail = failed_start_detail(&detail, &stderr_tail);
-                    tracing::warn!(target: "upstream", "the upstream server failed to start: it exited ({status}) at server/discover");
+                if let Some(detail) = cause.cannot_run() {
+                    let detail = failed_start_detail(&detail, cause.stderr_tail());
+                    tracing::warn!(target: "upstream", "the upstream server failed to start: it exited ({cause}) at server/discover");
                     return Err(Cause::UpstreamExited.error(Some(json!(detail))));
                 }
-                tracing::debug!(target: "frontend", "the upstream exited at server/discover ({status}): starting it again");
+                tracing::debug!(target: "frontend", "the upstream exited at server/discover ({cause}): starting it again");
                 return match upstream.connect.send(upstream::Connect(spec_again)).await {
                     Ok(Ok(())) => Ok(Probed::Legacy(LegacySign::ExitedAtDiscover, request)),
                     Ok(Err(e)) => Err(Cause::SpawnFailed.error(Some(json!(e.to_string())))),
@@ -280,7 +279,7 @@ impl Frontend {
                 // The upstream went away: its exit status says why.
                 Era::Error(e) if closed => {
                     match tokio::time::timeout(INITIALIZE_EXIT_STATUS_WAIT, exit_rx).await {
-                        Ok(Ok((status, _))) => Err(e.with_detail(status)),
+                        Ok(Ok(cause)) => Err(e.with_detail(cause.to_string())),
                         _ => Err(e),
                     }
                 }

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use crate::actors::upstream::reply::UpstreamReply;
 use crate::protocol::rules::passthrough::MessageKind;
 use crate::protocol::wire::id::Id;
+use crate::transport::upstream::EndCause;
 
 /// What the Upstream actor tells the Frontend, in upstream order.
 #[derive(Message, Debug)]
@@ -88,8 +89,7 @@ pub struct Finish;
 #[derive(Message, Debug)]
 #[rtype(result = "bool")]
 pub struct UpstreamLost {
-    /// How it ended (`exit code 3`).
-    pub status: String,
-    /// The last lines of a child's stderr, quoted (for the error of a failed start).
-    pub stderr_tail: Vec<String>,
+    /// How it ended (`exit code 3`), with the last lines of a child's stderr, quoted (for the
+    /// error of a failed start).
+    pub cause: EndCause,
 }

@@ -5,6 +5,7 @@ use actix::prelude::*;
 
 use crate::protocol::listen::Declared;
 use crate::protocol::revisions::modern::RequestMeta;
+use crate::transport::upstream::EndCause;
 
 /// Why the bridge stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,16 +28,16 @@ pub enum ShutdownCause {
 #[rtype(result = "()")]
 pub struct Shutdown(pub ShutdownCause);
 
-/// The upstream ended (its child closed its stdout or exited); `status` is how it ended,
-/// `stderr_tail` the last lines of a child's stderr, quoted (empty for other upstreams). The
+/// The upstream ended (its child closed its stdout or exited, the in-process server stopped,
+/// the HTTP session ended); `cause` says how, with the last lines of a child's stderr. The
 /// Supervisor asks the Frontend whether the bridge was ready: then the cascade runs with
 /// [`ShutdownCause::UpstreamLost`]; before that the bridge keeps serving (a later
 /// `initialize` starts a new child).
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
 pub struct UpstreamGone {
-    pub status: String,
-    pub stderr_tail: Vec<String>,
+    /// How the upstream ended (its text is the log's: `exit code 3`).
+    pub cause: EndCause,
 }
 
 /// The Frontend asks for the Listener (after `notifications/initialized`, when the
@@ -51,8 +52,40 @@ pub struct StartListener {
     pub meta: RequestMeta,
 }
 
-/// An actor stopped (its `stopped` hook), by name: `frontend`, `upstream`, `listener`,
-/// `pending`, `metrics`.
+/// The actors of one bridge that report their end to the Supervisor, one variant per kind
+/// (the Supervisor itself reports to nobody).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ActorKind {
+    Frontend,
+    Upstream,
+    Listener,
+    Pending,
+    Metrics,
+    /// The SignIn actor of a URL upstream with sign-in.
+    SignIn,
+}
+
+impl ActorKind {
+    /// The name of the actor in the log (`the sign-in actor stopped`) and in its counters.
+    pub fn name(self) -> &'static str {
+        match self {
+            ActorKind::Frontend => "frontend",
+            ActorKind::Upstream => "upstream",
+            ActorKind::Listener => "listener",
+            ActorKind::Pending => "pending",
+            ActorKind::Metrics => "metrics",
+            ActorKind::SignIn => "sign-in",
+        }
+    }
+}
+
+impl std::fmt::Display for ActorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An actor stopped (its `stopped` hook): which one.
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
-pub struct ActorEnded(pub &'static str);
+pub struct ActorEnded(pub ActorKind);

@@ -9,9 +9,11 @@ use crate::actors::upstream::{Call, Cancel, Connect, Disconnect, Listen, Relay, 
 use crate::protocol::listen::ListenTimings;
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::raw::RawResult;
+use crate::transport::child_status::ChildStatus;
 use crate::transport::open::UpstreamSpec;
 use crate::transport::program::SpawnError;
 use crate::transport::queue::EDITOR_QUEUE;
+use crate::transport::upstream::EndCause;
 use serde_json::{Value, json};
 use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
@@ -34,7 +36,7 @@ impl Host for TestHost {
     fn start_watchdog(&self, _after: Duration) {
         self.journal.borrow_mut().push("watchdog started".into());
     }
-    fn ended(&self, actor: &'static str) {
+    fn ended(&self, actor: ActorKind) {
         self.journal.borrow_mut().push(format!("ended {actor}"));
     }
     fn exit(&self, code: i32) {
@@ -84,7 +86,7 @@ struct FakeUpstream {
 impl Actor for FakeUpstream {
     type Context = Context<Self>;
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.out.ended.do_send(ActorEnded("upstream"));
+        self.out.ended.do_send(ActorEnded(ActorKind::Upstream));
     }
 }
 
@@ -167,8 +169,10 @@ impl Handler<Lose> for FakeUpstream {
             let _ = tx.send(UpstreamReply::Closed);
         }
         self.out.gone.do_send(UpstreamGone {
-            status: "exit status 3".into(),
-            stderr_tail: Vec::new(),
+            cause: EndCause::ChildExited {
+                status: ChildStatus::Exited(3),
+                stderr_tail: Vec::new(),
+            },
         });
     }
 }

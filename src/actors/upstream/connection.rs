@@ -49,10 +49,7 @@ impl Upstream {
             return;
         }
         self.ending = None;
-        self.out.gone.do_send(UpstreamGone {
-            status: cause.to_string(),
-            stderr_tail: cause.stderr_tail().to_vec(),
-        });
+        self.out.gone.do_send(UpstreamGone { cause });
     }
 }
 

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use url::Url;
 
+use crate::auth::errors::SignInCause;
 use crate::auth::metadata::{ResourceMetadata, ServerMetadata};
 use crate::auth::opener::EnvSecrets;
 use crate::auth::registration::{self, ClientKind};
@@ -23,6 +24,21 @@ use futures_util::future::LocalBoxFuture;
 
 /// Why the bridge does not sign in where a static `Authorization` header is given.
 pub const STATIC_AUTHORIZATION: &str = "the server refuses the Authorization header given with --header or --header-env, and such a header turns the bridge's sign-in off";
+
+/// Why the bridge would use no registration with the server (doctor's
+/// `registration_refused`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoRegistration {
+    /// The discovery did not reach the registrations (`SignInFound::error` says why).
+    #[error("the sign-in metadata was not found")]
+    NotDiscovered,
+    /// The registration rule refuses every registration offered: its cause (`name: message`).
+    #[error("{}: {}", .0.name(), .0.message())]
+    Refused(SignInCause),
+    /// A static `Authorization` header turns the bridge's sign-in off.
+    #[error("{}", STATIC_AUTHORIZATION)]
+    StaticAuthorization,
+}
 
 /// A 401 or 403 challenge of the server, as the transport handed it over.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,7 +88,7 @@ pub struct SignInFound {
     /// `dynamic registration`.
     pub offered: Vec<&'static str>,
     /// The registration the bridge would use with the options given, or why none.
-    pub bridge_uses: Result<&'static str, String>,
+    pub bridge_uses: Result<&'static str, NoRegistration>,
     /// Why the discovery failed (no metadata, metadata that fails its checks).
     pub error: Option<String>,
     /// With `--sign-in`: whether the second bridge, which signed in, got past `initialize`.
@@ -106,7 +122,7 @@ pub async fn discover(
         resource: None,
         server: None,
         offered: Vec::new(),
-        bridge_uses: Err(String::new()),
+        bridge_uses: Err(NoRegistration::NotDiscovered),
         error: None,
         signed_in: None,
         nothing_published: false,
@@ -140,7 +156,7 @@ pub async fn discover(
             }
             found.bridge_uses = registration::kind_for(&registration_options, &server)
                 .map(kind_name)
-                .map_err(|cause| format!("{}: {}", cause.name(), cause.message()));
+                .map_err(NoRegistration::Refused);
             found.nothing_published =
                 server == crate::auth::metadata::default_endpoints(&server.issuer);
             found.resource = Some(resource);
@@ -180,7 +196,7 @@ impl SignInFound {
         });
         let (uses, refused) = match &self.bridge_uses {
             Ok(kind) => (json!(kind), Value::Null),
-            Err(why) if self.error.is_none() => (Value::Null, json!(why)),
+            Err(why) if self.error.is_none() => (Value::Null, json!(why.to_string())),
             Err(_) => (Value::Null, Value::Null),
         };
         json!({

@@ -86,14 +86,61 @@ pub struct Registry {
     custom: BTreeMap<String, AdapterDef>,
 }
 
+/// Why an `--adapter` or `--adapter-printing-port` option is refused (exit 2): the option's
+/// value as given, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdapterOptionError {
+    #[error("--adapter {0:?}: expected NAME=COMMAND [ARG...]")]
+    NoName(String),
+    #[error("--adapter {0:?}: the command is empty")]
+    EmptyCommand(String),
+    #[error("--adapter {0:?}: the name is empty")]
+    EmptyName(String),
+}
+
+/// Why no adapter fits a session (the tool's error): each names the choices.
+#[derive(Debug, thiserror::Error)]
+pub enum NoAdapter {
+    /// No adapter has this name (echoed): the adapters there are.
+    #[error("unknown adapter {name}; the adapters: {choices}")]
+    Unknown { name: String, choices: String },
+    /// lldb-dap is nowhere in `PATH` (its value, lossy): where it was looked for and how to
+    /// install it.
+    #[error(
+        "no lldb-dap found: looked for lldb-dap, lldb-dap-NN, lldb-vscode and lldb-vscode-NN \
+         in PATH ({path}); install it (on Debian: {}), or give its command with \
+         `mcp-dap --adapter lldb=/path/to/lldb-dap`",
+        LLDB_INSTALL_HINT
+    )]
+    NoLldbDap { path: String },
+    /// The program (echoed) cannot be read to tell its adapter.
+    #[error(
+        "cannot read the program {program}: {error}; name its adapter with `adapter` ({choices})"
+    )]
+    Unreadable {
+        program: String,
+        error: std::io::Error,
+        choices: String,
+    },
+    /// The program (echoed) is neither a Python file nor an ELF executable.
+    #[error(
+        "cannot tell the adapter of {program} (neither a .py file nor an ELF executable): name \
+         it with `adapter` ({choices})"
+    )]
+    UnknownKind { program: String, choices: String },
+}
+
 impl Registry {
     /// The registry with the adapters of `--adapter NAME=COMMAND...` options: `COMMAND...` is
     /// split at whitespace; an argument `{port}` makes it a TCP adapter. With `printing`, the
     /// adapters of `--adapter-printing-port NAME=COMMAND...`: adapters that choose their port
     /// and print it.
     ///
-    /// Errors: the text for an option without `NAME=` or without a command.
-    pub fn with_all_options(options: &[String], printing: &[String]) -> Result<Self, String> {
+    /// Errors: [`AdapterOptionError`], an option without `NAME=` or without a command.
+    pub fn with_all_options(
+        options: &[String],
+        printing: &[String],
+    ) -> Result<Self, AdapterOptionError> {
         let mut custom = BTreeMap::new();
         let all = options
             .iter()
@@ -101,16 +148,14 @@ impl Registry {
             .chain(printing.iter().map(|o| (o, true)));
         for (option, prints_port) in all {
             let Some((name, command)) = option.split_once('=') else {
-                return Err(format!(
-                    "--adapter {option:?}: expected NAME=COMMAND [ARG...]"
-                ));
+                return Err(AdapterOptionError::NoName(option.clone()));
             };
             let mut words = command.split_whitespace().map(OsString::from);
             let (name, Some(program)) = (name.trim(), words.next()) else {
-                return Err(format!("--adapter {option:?}: the command is empty"));
+                return Err(AdapterOptionError::EmptyCommand(option.clone()));
             };
             if name.is_empty() {
-                return Err(format!("--adapter {option:?}: the name is empty"));
+                return Err(AdapterOptionError::EmptyName(option.clone()));
             }
             let args: Vec<OsString> = words.collect();
             let reach = if prints_port {
@@ -158,10 +203,10 @@ impl Registry {
 
     /// The adapter of `name`; an `--adapter` of a built-in name replaces it.
     ///
-    /// Errors: the text for an unknown name, or for an lldb-dap that is nowhere in PATH.
+    /// Errors: [`NoAdapter`], an unknown name or an lldb-dap that is nowhere in PATH.
     /// A name is matched without regard to ASCII case (`Python`, `LLDB`); an `--adapter`
     /// name spelled exactly as given wins over one that differs only in case.
-    pub fn resolve(&self, name: &str) -> Result<AdapterDef, String> {
+    pub fn resolve(&self, name: &str) -> Result<AdapterDef, NoAdapter> {
         let custom = self.custom.get(name).or_else(|| {
             self.custom
                 .iter()
@@ -196,11 +241,10 @@ impl Registry {
                     reach: Reach::Stdio,
                 })
             }
-            _ => Err(format!(
-                "unknown adapter {}; the adapters: {}",
-                crate::echo::echoed(name),
-                self.names().join(", ")
-            )),
+            _ => Err(NoAdapter::Unknown {
+                name: crate::echo::echoed(name),
+                choices: self.names().join(", "),
+            }),
         }
     }
 }
@@ -217,8 +261,9 @@ fn version_of(file: &str, base: &str) -> Option<u32> {
 /// lldb-dap in `path_var`: `lldb-dap`, then `lldb-dap-NN` newest first, then the same for
 /// `lldb-vscode`, its name before LLVM 18.
 ///
-/// Errors: the text that names what was looked for, where, and how to install it.
-pub fn find_lldb_dap(path_var: &std::ffi::OsStr) -> Result<PathBuf, String> {
+/// Errors: [`NoAdapter::NoLldbDap`], which names what was looked for, where, and how to
+/// install it.
+pub fn find_lldb_dap(path_var: &std::ffi::OsStr) -> Result<PathBuf, NoAdapter> {
     let dirs: Vec<PathBuf> = std::env::split_paths(path_var).collect();
     for base in LLDB_NAMES {
         if let Some(found) = dirs.iter().map(|d| d.join(base)).find(|p| is_executable(p)) {
@@ -243,19 +288,16 @@ pub fn find_lldb_dap(path_var: &std::ffi::OsStr) -> Result<PathBuf, String> {
             return Ok(path);
         }
     }
-    Err(format!(
-        "no lldb-dap found: looked for lldb-dap, lldb-dap-NN, lldb-vscode and lldb-vscode-NN \
-         in PATH ({}); install it (on Debian: {LLDB_INSTALL_HINT}), or give its command with \
-         `mcp-dap --adapter lldb=/path/to/lldb-dap`",
-        path_var.to_string_lossy()
-    ))
+    Err(NoAdapter::NoLldbDap {
+        path: path_var.to_string_lossy().into_owned(),
+    })
 }
 
 /// The adapter of a `launch` that names none, from its program: a Python file (`.py`,
 /// `.pyw`, or a `#!` line naming python) gets debugpy, an ELF executable lldb-dap.
 ///
-/// Errors: the text that says why none fits, and the choices.
-pub fn adapter_for_program(program: &Path, registry: &Registry) -> Result<&'static str, String> {
+/// Errors: [`NoAdapter`], why none fits, with the choices.
+pub fn adapter_for_program(program: &Path, registry: &Registry) -> Result<&'static str, NoAdapter> {
     let extension = program.extension().and_then(|e| e.to_str());
     if matches!(extension, Some("py" | "pyw")) {
         return Ok("debugpy");
@@ -265,11 +307,12 @@ pub fn adapter_for_program(program: &Path, registry: &Registry) -> Result<&'stat
         std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_PROBE_BYTES), &mut head)
     });
     let choices = registry.names().join(", ");
-    if let Err(e) = read {
-        return Err(format!(
-            "cannot read the program {}: {e}; name its adapter with `adapter` ({choices})",
-            crate::echo::echoed(&program.to_string_lossy())
-        ));
+    if let Err(error) = read {
+        return Err(NoAdapter::Unreadable {
+            program: crate::echo::echoed(&program.to_string_lossy()),
+            error,
+            choices,
+        });
     }
     if head.starts_with(&ELF_MAGIC) {
         return Ok("lldb");
@@ -278,11 +321,10 @@ pub fn adapter_for_program(program: &Path, registry: &Registry) -> Result<&'stat
     if first_line.starts_with(b"#!") && String::from_utf8_lossy(first_line).contains("python") {
         return Ok("debugpy");
     }
-    Err(format!(
-        "cannot tell the adapter of {} (neither a .py file nor an ELF executable): name it with \
-         `adapter` ({choices})",
-        crate::echo::echoed(&program.to_string_lossy())
-    ))
+    Err(NoAdapter::UnknownKind {
+        program: crate::echo::echoed(&program.to_string_lossy()),
+        choices,
+    })
 }
 
 /// What to say of an adapter that ended before it answered `initialize` (`cause`): its
@@ -418,6 +460,54 @@ pub fn printed_port(line: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_adapter_option_says_which_part_is_missing() {
+        for (option, want, text) in [
+            (
+                "debugpy",
+                AdapterOptionError::NoName("debugpy".into()),
+                "--adapter \"debugpy\": expected NAME=COMMAND [ARG...]",
+            ),
+            (
+                "x= ",
+                AdapterOptionError::EmptyCommand("x= ".into()),
+                "--adapter \"x= \": the command is empty",
+            ),
+            (
+                "=prog",
+                AdapterOptionError::EmptyName("=prog".into()),
+                "--adapter \"=prog\": the name is empty",
+            ),
+        ] {
+            let got = Registry::with_all_options(&[option.to_owned()], &[]).err();
+            assert_eq!(got.as_ref(), Some(&want), "{option}");
+            assert_eq!(got.map(|e| e.to_string()).as_deref(), Some(text));
+        }
+    }
+
+    #[test]
+    fn an_unknown_adapter_and_an_unknown_program_name_the_choices() {
+        let registry = Registry::with_all_options(&[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        let choices = registry.names().join(", ");
+        assert_eq!(
+            registry.resolve("nope").err().map(|e| e.to_string()),
+            Some(format!("unknown adapter \"nope\"; the adapters: {choices}"))
+        );
+        assert_eq!(
+            adapter_for_program(Path::new("/nonexistent/prog"), &registry)
+                .err()
+                .map(|e| e.to_string()),
+            Some(format!(
+                "cannot read the program \"/nonexistent/prog\": No such file or directory (os error 2); name its adapter with `adapter` ({choices})"
+            ))
+        );
+        let no_lldb = find_lldb_dap(std::ffi::OsStr::new("/nonexistent")).err();
+        assert!(
+            matches!(&no_lldb, Some(NoAdapter::NoLldbDap { path }) if path == "/nonexistent"),
+            "{no_lldb:?}"
+        );
+    }
 
     #[test]
     fn the_port_of_a_listen_line_is_its_last_number() {

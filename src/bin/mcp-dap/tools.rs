@@ -311,9 +311,12 @@ async fn launch(
     let program = absolute(&args.program, cwd.as_deref());
     let name = match args.adapter.as_deref() {
         Some(name) => name,
-        None => adapters::adapter_for_program(&program, registry).map_err(Outcome::tool_error)?,
+        None => adapters::adapter_for_program(&program, registry)
+            .map_err(|e| Outcome::tool_error(e.to_string()))?,
     };
-    let def = registry.resolve(name).map_err(Outcome::tool_error)?;
+    let def = registry
+        .resolve(name)
+        .map_err(|e| Outcome::tool_error(e.to_string()))?;
     let stop_on_entry = args.stop_on_entry.unwrap_or(true);
     let arguments = adapters::launch_arguments(
         def.flavor,

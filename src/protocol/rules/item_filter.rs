@@ -32,26 +32,32 @@ pub struct GlobError {
     pub option: &'static str,
     /// The glob as given.
     pub glob: String,
-    /// What is wrong (globset's words: `unclosed character class; missing ']'`).
-    pub reason: String,
+    /// What is wrong.
+    pub reason: GlobSyntax,
 }
+
+/// Why one glob does not parse, or a set of them does not build, in globset's words
+/// (`unclosed character class; missing ']'`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct GlobSyntax(pub globset::ErrorKind);
 
 /// One glob of the filter's syntax: `*` any text (also `/`), `?` one character, `[abc]`,
 /// `[!abc]`, `[a-z]`, `{a,b}`, `\` before a character matches it literally; case-sensitive,
 /// the whole key must match. The same syntax on every system (globset would read `\` as a
 /// path separator on Windows). Errors: the reason, in globset's words.
-fn glob(text: &str) -> Result<globset::Glob, String> {
+fn glob(text: &str) -> Result<globset::Glob, GlobSyntax> {
     GlobBuilder::new(text)
         .literal_separator(false)
         .backslash_escape(true)
         .case_insensitive(false)
         .build()
-        .map_err(|e| e.kind().to_string())
+        .map_err(|e| GlobSyntax(e.kind().clone()))
 }
 
 /// Checks one glob as the command line gives it: `Ok` with the glob unchanged, or the reason
 /// (for clap's `invalid value '<glob>' for '<option>': <reason>`).
-pub fn check_glob(text: &str) -> Result<String, String> {
+pub fn check_glob(text: &str) -> Result<String, GlobSyntax> {
     glob(text).map(|_| text.to_string())
 }
 
@@ -74,7 +80,7 @@ impl Globs {
             return Ok(None);
         }
         let set = |option: &'static str, globs: &[String]| -> Result<GlobSet, GlobError> {
-            let error = |glob: &str, reason: String| GlobError {
+            let error = |glob: &str, reason: GlobSyntax| GlobError {
                 option,
                 glob: crate::protocol::wire::excerpt::sanitize(glob),
                 reason,
@@ -84,7 +90,7 @@ impl Globs {
                 b.add(glob(g).map_err(|reason| error(g, reason))?);
             }
             b.build()
-                .map_err(|e| error(&globs.join(" "), e.kind().to_string()))
+                .map_err(|e| error(&globs.join(" "), GlobSyntax(e.kind().clone())))
         };
         Ok(Some(Globs {
             allow: match allow.is_empty() {
@@ -364,15 +370,20 @@ mod tests {
     #[test]
     fn an_invalid_glob_is_named_with_its_option_and_the_reason() {
         assert_eq!(check_glob("read_*"), Ok("read_*".to_string()));
+        let reason = |g| check_glob(g).map_err(|e| e.to_string());
         assert_eq!(
             check_glob("read_["),
+            Err(GlobSyntax(globset::ErrorKind::UnclosedClass))
+        );
+        assert_eq!(
+            reason("read_["),
             Err("unclosed character class; missing ']'".to_string())
         );
         assert_eq!(
-            check_glob("{a,b"),
+            reason("{a,b"),
             Err("unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)".to_string())
         );
-        assert_eq!(check_glob("a\\"), Err("dangling '\\'".to_string()));
+        assert_eq!(reason("a\\"), Err("dangling '\\'".to_string()));
         let e = Globs::new(
             ("--allow-prompt", &strings(&["ok"])),
             ("--deny-prompt", &strings(&["[z-a]"])),

@@ -29,6 +29,22 @@ pub const MAX_REASON_CHARS: usize = 200;
 /// The most characters of an item's name that a log line quotes (longer ones end with `…`).
 pub const MAX_LABEL_CHARS: usize = 80;
 
+/// Why the 2025-11-25 schema refuses an item ([`ItemKind::check`]); its text follows `dropped`
+/// in the warning line and doctor's report.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaRefusal {
+    /// The first validation error: its place in the item and what is wrong (`/name: ...`),
+    /// without the item's values, at most [`MAX_REASON_CHARS`] characters.
+    #[error("{0}")]
+    Refused(String),
+    /// The validator refused the item without naming an error.
+    #[error("refused by the 2025-11-25 schema")]
+    Unexplained,
+    /// The embedded schema did not compile (never with the vendored file).
+    #[error("the 2025-11-25 schema did not compile")]
+    NotCompiled,
+}
+
 /// The kind of item a list result holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ItemKind {
@@ -113,7 +129,7 @@ impl ItemKind {
     /// the item's values, at most [`MAX_REASON_CHARS`] characters). `Err` also when the
     /// embedded schema did not compile (never with the vendored file; a unit test shows it).
     /// Without the feature `schema-check`, every item passes.
-    pub fn check(self, item: &Value) -> Result<(), String> {
+    pub fn check(self, item: &Value) -> Result<(), SchemaRefusal> {
         #[cfg(not(feature = "schema-check"))]
         {
             let _ = (self, item);
@@ -122,20 +138,20 @@ impl ItemKind {
         #[cfg(feature = "schema-check")]
         {
             let Some(v) = validators()[self.index()].as_ref() else {
-                return Err("the 2025-11-25 schema did not compile".into());
+                return Err(SchemaRefusal::NotCompiled);
             };
             if v.is_valid(item) {
                 return Ok(());
             }
-            let reason = v.iter_errors(item).next().map_or_else(
-                || "refused by the 2025-11-25 schema".to_string(),
-                |e| {
-                    let path = e.instance_path().to_string();
-                    let at = if path.is_empty() { "/".into() } else { path };
-                    format!("{at}: {}", e.masked())
-                },
-            );
-            Err(reason.chars().take(MAX_REASON_CHARS).collect())
+            let Some(e) = v.iter_errors(item).next() else {
+                return Err(SchemaRefusal::Unexplained);
+            };
+            let path = e.instance_path().to_string();
+            let at = if path.is_empty() { "/".into() } else { path };
+            let reason = format!("{at}: {}", e.masked());
+            Err(SchemaRefusal::Refused(
+                reason.chars().take(MAX_REASON_CHARS).collect(),
+            ))
         }
     }
 }

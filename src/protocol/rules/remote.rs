@@ -80,17 +80,38 @@ fn is_tchar(b: u8) -> bool {
 /// annotation).
 const DATA_KEYWORDS: &[&str] = &["const", "default", "enum", "examples"];
 
+/// Why a tool's `x-mcp-header` annotations break a rule (each names the header, never a value).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AnnotationError {
+    /// An `x-mcp-header` value that is not a string.
+    #[error("an x-mcp-header value is not a string")]
+    NotAString,
+    /// A name that is empty or not an RFC 9110 token.
+    #[error("the header name {0:?} is not a token")]
+    NotAToken(String),
+    /// A name used twice (case-insensitively).
+    #[error("the header name {0:?} is used twice")]
+    UsedTwice(String),
+    /// An annotation not reachable through `properties` alone (inside `items`, `anyOf`,
+    /// `$ref`, ..., or on the schema's root).
+    #[error("the header {0:?} is on a property not reachable through properties alone")]
+    Unreachable(String),
+    /// An annotation on a property whose type is not `string`, `integer` or `boolean`.
+    #[error("the header {0:?} is on a property that is not a string, integer or boolean")]
+    WrongType(String),
+}
+
 /// The `x-mcp-header` annotations of an `inputSchema`, or why the tool breaks a rule: a name
 /// that is empty or not an RFC 9110 token, a name used twice (case-insensitively), a type
 /// other than `string`/`integer`/`boolean`, or an annotation not reachable through
 /// `properties` alone (inside `items`, `anyOf`, `$ref`, ...).
-pub fn header_params(input_schema: &Value) -> Result<Vec<HeaderParam>, String> {
+pub fn header_params(input_schema: &Value) -> Result<Vec<HeaderParam>, AnnotationError> {
     let mut out = Vec::new();
     walk(input_schema, &mut Vec::new(), true, &mut out)?;
     let mut seen = HashSet::new();
     for p in &out {
         if !seen.insert(p.name.to_ascii_lowercase()) {
-            return Err(format!("the header name {:?} is used twice", p.name));
+            return Err(AnnotationError::UsedTwice(p.name.clone()));
         }
     }
     Ok(out)
@@ -103,7 +124,7 @@ fn walk(
     path: &mut Vec<String>,
     reachable: bool,
     out: &mut Vec<HeaderParam>,
-) -> Result<(), String> {
+) -> Result<(), AnnotationError> {
     match schema {
         Value::Array(items) => {
             for item in items {
@@ -142,27 +163,21 @@ fn annotation(
     name: &Value,
     path: &[String],
     reachable: bool,
-) -> Result<HeaderParam, String> {
+) -> Result<HeaderParam, AnnotationError> {
     let Some(name) = name.as_str() else {
-        return Err("an x-mcp-header value is not a string".into());
+        return Err(AnnotationError::NotAString);
     };
     if name.is_empty() || !name.bytes().all(is_tchar) {
-        return Err(format!("the header name {name:?} is not a token"));
+        return Err(AnnotationError::NotAToken(name.to_owned()));
     }
     if !reachable || path.is_empty() {
-        return Err(format!(
-            "the header {name:?} is on a property not reachable through properties alone"
-        ));
+        return Err(AnnotationError::Unreachable(name.to_owned()));
     }
     let kind = match map.get("type").and_then(Value::as_str) {
         Some("string") => ParamType::String,
         Some("integer") => ParamType::Integer,
         Some("boolean") => ParamType::Boolean,
-        _ => {
-            return Err(format!(
-                "the header {name:?} is on a property that is not a string, integer or boolean"
-            ));
-        }
+        _ => return Err(AnnotationError::WrongType(name.to_owned())),
     };
     Ok(HeaderParam {
         name: name.to_owned(),
@@ -461,7 +476,11 @@ mod tests {
             ),
         ];
         for (s, why) in table {
-            assert_eq!(header_params(&s), Err(why.to_string()), "{s}");
+            assert_eq!(
+                header_params(&s).map_err(|e| e.to_string()),
+                Err(why.to_string()),
+                "{s}"
+            );
         }
     }
 

@@ -209,12 +209,18 @@ pub fn loopback(port: u16) -> SocketAddr {
 /// ```
 ///
 /// # Errors
-/// The text is none of these forms.
-pub fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+/// [`AddrError`]: the text is none of these forms.
+pub fn parse_addr(text: &str) -> Result<SocketAddr, AddrError> {
     let port = text.strip_prefix(':').unwrap_or(text);
     if let Ok(port) = port.parse::<u16>() {
         return Ok(loopback(port));
     }
     text.parse::<SocketAddr>()
-        .map_err(|_| format!("{text:?} is not PORT or IP:PORT"))
+        .map_err(|_| AddrError(text.to_owned()))
 }
+
+/// An address of the command line that is neither `PORT` nor `IP:PORT` (a host name is not
+/// resolved): the text as given.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not PORT or IP:PORT")]
+pub struct AddrError(pub String);

@@ -130,9 +130,24 @@ impl<S: tower_service::Service<R>, R> tower_service::Service<R> for Counted<S> {
     }
 }
 
-/// Makes the client of `spec`, whose connections are counted in `opened`. Errors: why, for
-/// `connect_failed` (never a URL or a secret).
-pub fn build(spec: &HttpSpec, opened: &Opened) -> Result<reqwest::Client, String> {
+/// Why the HTTP client of an upstream cannot be made, for `connect_failed`: reqwest's words
+/// without the URL, never a secret.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// `--ca-file` holds something reqwest does not take as certificates.
+    #[error("the CA file cannot be used: {0}")]
+    CaFile(reqwest::Error),
+    /// The proxy variable of the environment (`HTTPS_PROXY`, ...) is not a proxy URL.
+    #[error("the proxy URL of the environment is not valid")]
+    ProxyUrl,
+    /// reqwest cannot make the client (its TLS backend).
+    #[error("the HTTP client cannot be made: {0}")]
+    Build(reqwest::Error),
+}
+
+/// Makes the client of `spec`, whose connections are counted in `opened`. Errors:
+/// [`ClientError`].
+pub fn build(spec: &HttpSpec, opened: &Opened) -> Result<reqwest::Client, ClientError> {
     super::tls::install_provider();
     let mut b = reqwest::Client::builder()
         .connector_layer(opened.clone())
@@ -145,7 +160,7 @@ pub fn build(spec: &HttpSpec, opened: &Opened) -> Result<reqwest::Client, String
         .user_agent(concat!("mcp-bridge/", env!("CARGO_PKG_VERSION")));
     let certs = match &spec.ca_pem {
         Some(pem) => reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|e| format!("the CA file cannot be used: {}", e.without_url()))?,
+            .map_err(|e| ClientError::CaFile(e.without_url()))?,
         None => Vec::new(),
     };
     #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
@@ -168,12 +183,11 @@ pub fn build(spec: &HttpSpec, opened: &Opened) -> Result<reqwest::Client, String
             .as_deref()
             .and_then(reqwest::NoProxy::from_string);
         let p = reqwest::Proxy::all(proxy)
-            .map_err(|_| "the proxy URL of the environment is not valid".to_string())?
+            .map_err(|_| ClientError::ProxyUrl)?
             .no_proxy(no_proxy);
         b = b.proxy(p);
     }
-    b.build()
-        .map_err(|e| format!("the HTTP client cannot be made: {}", e.without_url()))
+    b.build().map_err(|e| ClientError::Build(e.without_url()))
 }
 
 #[cfg(test)]

@@ -44,16 +44,24 @@ const REFUSED: &[&str] = &[
 /// line shows in process lists and editor logs; `--header-env` is the way).
 const SECRET_LIKE: &[&str] = &["authorization", "cookie", "x-api-key", "api-key"];
 
-/// Checks a header name a user gives. Errors: why it is refused (names the header, never a
-/// value).
-pub fn check_user_header(name: &str) -> Result<HeaderName, String> {
+/// Why a header name a user gives is refused: each names the header as typed, never a value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    /// A header that the bridge or HTTP itself sets (`Mcp-*`, `Content-Length`, ...).
+    #[error("the header {0} is set by the bridge or by HTTP and cannot be given")]
+    Reserved(String),
+    /// Not an RFC 9110 field name.
+    #[error("{0:?} is not a header name")]
+    NotAName(String),
+}
+
+/// Checks a header name a user gives. Errors: [`HeaderError`].
+pub fn check_user_header(name: &str) -> Result<HeaderName, HeaderError> {
     let lower = name.to_ascii_lowercase();
     if REFUSED.contains(&lower.as_str()) || lower.starts_with("mcp-") {
-        return Err(format!(
-            "the header {name} is set by the bridge or by HTTP and cannot be given"
-        ));
+        return Err(HeaderError::Reserved(name.to_owned()));
     }
-    HeaderName::from_bytes(lower.as_bytes()).map_err(|_| format!("{name:?} is not a header name"))
+    HeaderName::from_bytes(lower.as_bytes()).map_err(|_| HeaderError::NotAName(name.to_owned()))
 }
 
 /// Whether a header name usually carries a secret (a warning for `--header`).
@@ -175,7 +183,9 @@ mod tests {
             "Transfer-Encoding",
         ] {
             assert_eq!(
-                check_user_header(name).map(|_| ()),
+                check_user_header(name)
+                    .map_err(|e| e.to_string())
+                    .map(|_| ()),
                 Err(format!(
                     "the header {name} is set by the bridge or by HTTP and cannot be given"
                 )),
@@ -183,7 +193,9 @@ mod tests {
             );
         }
         assert_eq!(
-            check_user_header("bad name").map(|_| ()),
+            check_user_header("bad name")
+                .map_err(|e| e.to_string())
+                .map(|_| ()),
             Err("\"bad name\" is not a header name".into())
         );
         assert_eq!(

@@ -519,15 +519,43 @@ async fn renew(sh: Rc<Shared>) -> bool {
     ok.is_ok()
 }
 
-async fn renew_steps(sh: &Rc<Shared>) -> Result<(), String> {
+/// Why a new session could not be started (the warning line of [`renew`]); a failed request
+/// of the renewal names its method (`initialize: HTTP 500`), never a URL or a token.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum RenewalError {
+    #[error("the transport is closed")]
+    Closed,
+    /// The session that the last renewal started was forgotten at once: no loop of renewals.
+    #[error("the server answered 404 right after a new session")]
+    RenewedInVain,
+    #[error("no initialize to send again")]
+    NoInitialize,
+    #[error("the new initialize result has no protocolVersion")]
+    NoProtocolVersion,
+    /// A request of the renewal got no response, or its response broke (the transport's
+    /// detail).
+    #[error("{method}: {detail}")]
+    Unanswered { method: String, detail: String },
+    /// A request of the renewal got a status other than a success (a 404 too).
+    #[error("{method}: HTTP {status}")]
+    Status { method: String, status: u16 },
+    /// The response of a request of the renewal holds no response to it.
+    #[error("{method}: no response")]
+    NoResponse { method: String },
+    /// A request of the renewal got a JSON-RPC error.
+    #[error("{method}: an error response")]
+    ErrorResponse { method: String },
+}
+
+async fn renew_steps(sh: &Rc<Shared>) -> Result<(), RenewalError> {
     if sh.closed.get() {
-        return Err("the transport is closed".into());
+        return Err(RenewalError::Closed);
     }
     if sh.legacy.renewed_in_vain.get() {
-        return Err("the server answered 404 right after a new session".into());
+        return Err(RenewalError::RenewedInVain);
     }
     let Some(params) = sh.legacy.replay.borrow().initialize.clone() else {
-        return Err("no initialize to send again".into());
+        return Err(RenewalError::NoInitialize);
     };
     tracing::warn!(target: "http", "the server forgot the HTTP session (HTTP 404): starting a new one");
     // The dead session is never sent again; the version comes from the new result.
@@ -546,7 +574,7 @@ async fn renew_steps(sh: &Rc<Shared>) -> Result<(), String> {
         .get("protocolVersion")
         .and_then(Value::as_str)
         .and_then(|s| HeaderValue::from_str(s).ok())
-        .ok_or("the new initialize result has no protocolVersion")?;
+        .ok_or(RenewalError::NoProtocolVersion)?;
     *sh.legacy.version.borrow_mut() = Some(version);
     sh.legacy.generation.set(n);
     sh.legacy.renewed_in_vain.set(true);
@@ -573,7 +601,7 @@ async fn renew_steps(sh: &Rc<Shared>) -> Result<(), String> {
 
 /// POSTs a message of the new session (the headers of the session now, no waiting for a
 /// renewal: it is the renewal). Errors: no response, or not a success (a 404 too).
-async fn own_post(sh: &Shared, msg: &Value) -> Result<reqwest::Response, String> {
+async fn own_post(sh: &Shared, msg: &Value) -> Result<reqwest::Response, RenewalError> {
     let body = Bytes::from(serde_json::to_vec(msg).unwrap_or_default());
     let h = base(sh, headers::ACCEPT_BOTH);
     let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
@@ -585,9 +613,15 @@ async fn own_post(sh: &Shared, msg: &Value) -> Result<reqwest::Response, String>
             .build()
     })
     .await
-    .map_err(|f| format!("{method}: {}", f.detail))?;
+    .map_err(|f| RenewalError::Unanswered {
+        method: method.to_owned(),
+        detail: f.detail,
+    })?;
     if !resp.status().is_success() {
-        return Err(format!("{method}: HTTP {}", resp.status().as_u16()));
+        return Err(RenewalError::Status {
+            method: method.to_owned(),
+            status: resp.status().as_u16(),
+        });
     }
     Ok(resp)
 }
@@ -595,7 +629,7 @@ async fn own_post(sh: &Shared, msg: &Value) -> Result<reqwest::Response, String>
 /// POSTs a request of the new session and reads its result (JSON, or an SSE stream whose
 /// other messages are dropped: they belong to no request of the editor). Errors: as
 /// [`own_post`], an error response, or no response. The result and the response's headers.
-async fn own_request(sh: &Shared, msg: &Value) -> Result<(HeaderMap, Value), String> {
+async fn own_request(sh: &Shared, msg: &Value) -> Result<(HeaderMap, Value), RenewalError> {
     let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
     let want = msg.get("id").and_then(Id::from_value);
     let resp = own_post(sh, msg).await?;
@@ -607,8 +641,10 @@ async fn own_request(sh: &Shared, msg: &Value) -> Result<(HeaderMap, Value), Str
     };
     match response_body(resp, sh.max_response_bytes)
         .await
-        .map_err(|l| format!("{method}: {}", RequestFailure::from(l).detail))?
-    {
+        .map_err(|l| RenewalError::Unanswered {
+            method: method.to_owned(),
+            detail: RequestFailure::from(l).detail,
+        })? {
         ResponseBody::Json(body) => *found.borrow_mut() = read(&body),
         ResponseBody::Events(resp) => {
             let _ = sse_events(resp, sh.max_response_bytes, |event| {
@@ -623,10 +659,14 @@ async fn own_request(sh: &Shared, msg: &Value) -> Result<(HeaderMap, Value), Str
         }
     }
     let Some(mut v) = found.into_inner() else {
-        return Err(format!("{method}: no response"));
+        return Err(RenewalError::NoResponse {
+            method: method.to_owned(),
+        });
     };
     let Some(result) = v.get_mut("result").map(Value::take) else {
-        return Err(format!("{method}: an error response"));
+        return Err(RenewalError::ErrorResponse {
+            method: method.to_owned(),
+        });
     };
     Ok((head, result))
 }

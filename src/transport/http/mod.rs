@@ -224,7 +224,7 @@ pub struct Http {
 /// `connect_failed` detail); no request is sent until the first message.
 pub fn open(spec: &HttpSpec, options: OpenOptions) -> Result<Opened, SpawnError> {
     let opened = client::Opened::default();
-    let client = client::build(spec, &opened).map_err(SpawnError::Connect)?;
+    let client = client::build(spec, &opened).map_err(|e| SpawnError::Connect(e.to_string()))?;
     let (tx, rx) = mpsc::unbounded_channel();
     let shared = Rc::new(Shared {
         client: RefCell::new(client),
