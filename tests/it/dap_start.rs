@@ -194,3 +194,56 @@ fn sigterm_mid_session_leaves_no_adapter_nor_debuggee_and_exits_as_at_the_end_of
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
     assert_nothing_left(&pids, &groups);
 }
+
+/// The time limits of a start's waits for the adapter (`adapter::REQUEST_TIME_LIMIT`) and of
+/// `wait` as the test asks for it.
+const REQUEST_TIME_LIMIT_SECS: u64 = 30;
+const SHORT_WAIT_SECS: u64 = 1;
+
+#[test]
+fn a_wait_that_runs_out_names_what_it_waited_for() {
+    let mut b = crate::dap_variables::start_scripted();
+    let launched = call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": "/scripted/prog", "adapter": "script", "stop_on_entry": false}),
+    );
+    assert_eq!(launched["state"]["status"], "running", "{launched}");
+    let error = call_error(
+        &mut b,
+        "2",
+        "wait",
+        json!({"session": "s1", "timeout_secs": SHORT_WAIT_SECS}),
+    );
+    assert_eq!(
+        error,
+        format!(
+            "the program did not stop within {SHORT_WAIT_SECS} s; it is still running (wait \
+             again, or pause it)"
+        )
+    );
+    // An adapter that never answers `launch` (its `initialized` came first): the start ends at
+    // the request's time limit, and says which answer never came.
+    let began = Instant::now();
+    let error = call_error(
+        &mut b,
+        "3",
+        "launch",
+        json!({"program": "/scripted/prog", "adapter": "script",
+            "launch_arguments": {"silent_launch": true}}),
+    );
+    assert!(
+        began.elapsed() >= Duration::from_secs(REQUEST_TIME_LIMIT_SECS),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(
+        error,
+        format!(
+            "launch failed: the adapter did not answer launch within {REQUEST_TIME_LIMIT_SECS} s"
+        )
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}

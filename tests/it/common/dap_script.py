@@ -10,6 +10,8 @@ what it does:
 - `verify_after_set`: each `setBreakpoints` response is followed at once by a `breakpoint`
   event that says the breakpoint is verified.
 - `all_threads_continued`: the `allThreadsContinued` of its `continue` responses.
+- `silent_launch`: the `launch` request is never answered (its `initialized` event came
+  with the `initialize` response).
 
 An `evaluate` whose expression is a JSON list of events sends them after its response, so a
 test sends any event when it wants. A thread's stack is one frame: id `100 * thread`, name
@@ -84,7 +86,8 @@ def handle(request):
         event("initialized")
     elif command == "launch":
         config.update(arguments)
-        respond(request)
+        if not config.get("silent_launch"):
+            respond(request)
     elif command == "configurationDone":
         respond(request)
         for message in config.get("after_configuration", []):
