@@ -158,3 +158,22 @@ fn adapter_names_are_matched_in_any_case() {
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }
+
+/// serde_json gives `invalid number` alone for a number that an unsigned field cannot hold:
+/// the error names the argument and the range instead.
+#[test]
+fn a_negative_number_for_an_unsigned_argument_says_what_was_expected() {
+    let mut b = start();
+    let error = call_error(
+        &mut b,
+        "1",
+        "wait",
+        json!({"session": "s1", "timeout_secs": -1}),
+    );
+    assert_eq!(
+        error,
+        "Invalid arguments: timeout_secs: -1 is not an integer from 0 to 18446744073709551615"
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}

@@ -527,6 +527,52 @@ fn the_minimal_example_serves_its_tool_to_clients_of_both_revisions() {
     );
 }
 
+/// The bytes of a string argument a tester sent where a number belongs.
+const HUGE_ARGUMENT_BYTES: usize = 5_000_000;
+
+/// What an error shows of a long input: its first bytes (`protocol::excerpt::EXCERPT_BYTES`).
+const SHOWN_INPUT_BYTES: usize = 120;
+
+#[test]
+fn an_argument_of_the_wrong_type_is_echoed_bounded_and_a_number_out_of_range_says_what_was_expected()
+ {
+    let program = minimal_example_bin();
+    let mut b = Bridge::start_program(&program.to_string_lossy(), Revision::Modern);
+    let huge = "x".repeat(HUGE_ARGUMENT_BYTES);
+    let shown = "x".repeat(SHOWN_INPUT_BYTES);
+    let i64_range = "an integer from -9223372036854775808 to 9223372036854775807";
+    let cases = [
+        (
+            json!({"a": huge, "b": 1}),
+            format!(
+                "Invalid arguments: invalid type: string \"{shown}\"… ({HUGE_ARGUMENT_BYTES} \
+                 bytes), expected i64"
+            ),
+        ),
+        (
+            json!({"a": 1, "b": 1.5}),
+            format!("Invalid arguments: b: 1.5 is not {i64_range}"),
+        ),
+        (
+            json!({"a": 9_223_372_036_854_775_808_u64, "b": 1}),
+            format!("Invalid arguments: a: 9223372036854775808 is not {i64_range}"),
+        ),
+    ];
+    for (n, (arguments, expected)) in cases.into_iter().enumerate() {
+        let r = b.request(
+            json!(n),
+            "tools/call",
+            modern(json!({"name": "add", "arguments": arguments}), json!({})),
+        );
+        assert_eq!(
+            r["result"],
+            json!({"resultType": "complete", "isError": true,
+                "content": [{"type": "text", "text": expected}],
+                "_meta": {SERVER_INFO: {"name": "adder", "version": "1.0.0"}}})
+        );
+    }
+}
+
 #[test]
 fn the_readme_quotes_the_minimal_example_whole() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
