@@ -6,7 +6,7 @@
 
 use crate::common;
 use crate::dap::{call, modern, read_text};
-use crate::dap_variables::start_scripted;
+use crate::dap_variables::{start_scripted, tool_error};
 
 use common::*;
 use serde_json::{Value, json};
@@ -218,6 +218,64 @@ fn a_breakpoint_event_right_after_the_set_breakpoints_answer_is_the_later_word()
         state["breakpoints"],
         json!([{"id": 100, "verified": true, "source": "/scripted/prog.c", "line": 5}]),
         "{state}"
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+/// A multithreaded program stops at a breakpoint in one thread while the others run: `pause`
+/// stops a running thread then, the one named or, by default, the first that runs; a thread
+/// that is stopped already is not paused again. `wait` answers at once while a thread is
+/// stopped.
+#[test]
+fn pause_stops_a_running_thread_while_another_is_stopped() {
+    let mut b = start_scripted();
+    let launched = launch_scripted(
+        &mut b,
+        json!([[1, "main"], [2, "worker"], [3, "reader"]]),
+        json!({"reason": "breakpoint", "threadId": 1}),
+        json!({}),
+    );
+    let at_breakpoint = json!({"session": "s1", "status": "stopped", "reason": "entry",
+        "adapter_reason": "breakpoint", "thread_id": 1, "top_frame": place(1)});
+    assert_eq!(launched["state"], at_breakpoint);
+    assert_eq!(
+        call(&mut b, "2", "wait", json!({"session": "s1"})),
+        at_breakpoint
+    );
+    let paused = call(
+        &mut b,
+        "3",
+        "pause",
+        json!({"session": "s1", "thread_id": 3}),
+    );
+    assert_eq!(
+        paused,
+        json!({"session": "s1", "status": "stopped", "reason": "pause", "thread_id": 3,
+            "top_frame": place(3), "other_stopped_threads": [
+                {"thread_id": 1, "top_frame": place(1), "reason": "entry"}]})
+    );
+    // Without `thread_id`: the thread that runs.
+    let paused = call(&mut b, "4", "pause", json!({"session": "s1"}));
+    let every_thread = json!({"session": "s1", "status": "stopped", "reason": "pause",
+        "thread_id": 2, "top_frame": place(2), "other_stopped_threads": [
+            {"thread_id": 1, "top_frame": place(1), "reason": "entry"},
+            {"thread_id": 3, "top_frame": place(3), "reason": "pause"}]});
+    assert_eq!(paused, every_thread);
+    // The state resource shows every stopped thread.
+    assert_eq!(state_of(&mut b, "5"), every_thread);
+    assert_eq!(
+        tool_error(
+            &mut b,
+            "6",
+            "pause",
+            json!({"session": "s1", "thread_id": 1})
+        ),
+        "thread 1 is stopped already"
+    );
+    assert_eq!(
+        tool_error(&mut b, "7", "pause", json!({"session": "s1"})),
+        "every thread is stopped already"
     );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
