@@ -275,7 +275,7 @@ fn pause_stops_a_running_thread_while_another_is_stopped() {
     );
     assert_eq!(
         tool_error(&mut b, "7", "pause", json!({"session": "s1"})),
-        "every thread is stopped already"
+        "the program is not running (status \"stopped\")"
     );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));

@@ -853,7 +853,12 @@ async fn pause(sessions: Addr<Sessions>, args: PauseArgs) -> Result<Outcome, Out
                 None if ids.is_empty() => {
                     return Err(Outcome::tool_error("the program has no thread to pause"));
                 }
-                None => return Err(Outcome::tool_error("every thread is stopped already")),
+                None => {
+                    let status = serde_json::to_value(state.status).unwrap_or_default();
+                    return Err(Outcome::tool_error(format!(
+                        "the program is not running (status {status})"
+                    )));
+                }
             }
         }
     };
