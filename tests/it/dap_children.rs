@@ -4,7 +4,7 @@
 //! child is debugged as a session of its own, or runs without a debugger; none waits for ever.
 
 use crate::common;
-use crate::dap::{call, modern, read_text, start};
+use crate::dap::{call, launch_stopped, listen_to, modern, read_text, start};
 
 use common::*;
 use serde_json::{Value, json};
@@ -192,8 +192,7 @@ const CHILD_LINE: i64 = 5;
 fn a_breakpoint_set_in_the_parent_stops_the_child_session() {
     let program = write("dap-child-break", CHILD_WORKS);
     let mut b = start();
-    let launched = call(&mut b, "1", "launch", json!({"program": program}));
-    assert_eq!(launched["state"]["reason"], "entry", "{launched}");
+    launch_stopped(&mut b, &program);
     let set = call(
         &mut b,
         "2",
@@ -421,8 +420,7 @@ const AFTER_CHILDREN_LINE: i64 = 6;
 fn children_that_ended_free_their_sessions_and_a_launch_is_accepted_after_them() {
     let program = write("dap-short-lived", SHORT_LIVED);
     let mut b = start();
-    let launched = call(&mut b, "1", "launch", json!({"program": program}));
-    assert_eq!(launched["state"]["reason"], "entry", "{launched}");
+    launch_stopped(&mut b, &program);
     call(
         &mut b,
         "2",
@@ -501,15 +499,7 @@ fn a_debugpy_attach_child_beyond_the_session_limit_is_not_attached_and_the_paren
     assert_eq!(pids.len(), MAX_SESSIONS, "{pids:?}");
     let groups: Vec<i32> = pids.iter().map(|&p| crate::dap::process_group(p)).collect();
     let output_uri = "dap://sessions/s1/output";
-    b.send_request(
-        json!("L"),
-        "subscriptions/listen",
-        modern(json!({"notifications": {"resourceSubscriptions": [output_uri]}})),
-    );
-    assert_eq!(
-        b.recv()["method"],
-        "notifications/subscriptions/acknowledged"
-    );
+    listen_to(&mut b, &[output_uri]);
     // The scripted adapter sends the events of an `evaluate` after its answer.
     let announce = json!([{"event": "debugpyAttach", "body": {"name": "Subprocess 9",
         "request": "attach", "connect": {"host": "127.0.0.1", "port": 9}, "subProcessId": 9}}]);

@@ -5,8 +5,8 @@
 
 use crate::common;
 use crate::dap::{
-    CALL_LIMIT, assert_nothing_left, call, descendants, modern, process_group, read_text, start,
-    venv_bin, write_program,
+    CALL_LIMIT, assert_nothing_left, call, debugpy_processes, launch_stopped, modern, read_text,
+    start, venv_bin, write_program,
 };
 use crate::dap_lldb::{build_program, require_lldb_dap};
 
@@ -183,13 +183,8 @@ fn a_python3_without_debugpy_is_named_with_its_install_command_and_the_adapter_o
 fn sigterm_mid_session_leaves_no_adapter_nor_debuggee_and_exits_as_at_the_end_of_stdin() {
     let program = write_program();
     let mut b = start();
-    let launched = call(&mut b, "1", "launch", json!({"program": program}));
-    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
-    let server = b.child.id() as i32;
-    let pids = descendants(server);
-    // The adapter, debugpy's launcher and the debuggee.
-    assert_eq!(pids.len(), 3, "descendants of mcp-dap: {pids:?}");
-    let groups: Vec<i32> = pids.iter().map(|&p| process_group(p)).collect();
+    launch_stopped(&mut b, &program);
+    let (pids, groups) = debugpy_processes(&b);
     b.signal("-TERM");
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
     assert_nothing_left(&pids, &groups);

@@ -5,7 +5,7 @@
 //! scripted adapter (`common/dap_script.py`): its `evaluate` sends the events it is given.
 
 use crate::common;
-use crate::dap::{call, modern, read_text};
+use crate::dap::{call, listen_to, modern, read_text};
 use crate::dap_variables::{start_scripted, tool_error};
 
 use common::*;
@@ -28,19 +28,6 @@ fn state_of(b: &mut Bridge, id: &str) -> Value {
     );
     let text = read["result"]["contents"][0]["text"].as_str().unwrap_or("");
     serde_json::from_str(text).expect("the state is JSON")
-}
-
-/// Subscribes to the output of session s1.
-fn listen_to_output(b: &mut Bridge) {
-    b.send_request(
-        json!("L"),
-        "subscriptions/listen",
-        modern(json!({"notifications": {"resourceSubscriptions": [OUTPUT_URI]}})),
-    );
-    assert_eq!(
-        b.recv()["method"],
-        "notifications/subscriptions/acknowledged"
-    );
 }
 
 /// Has the scripted adapter send `events`, then an output line `mark`; answers once the
@@ -132,7 +119,7 @@ fn a_stop_without_a_thread_asks_for_the_threads_and_the_tools_use_the_stopped_on
 #[test]
 fn continued_resumes_only_the_threads_it_names() {
     let mut b = start_scripted();
-    listen_to_output(&mut b);
+    listen_to(&mut b, &[OUTPUT_URI]);
     let launched = launch_scripted(
         &mut b,
         json!([[1, "main"], [2, "worker"], [3, "reader"]]),
