@@ -199,6 +199,7 @@ fn config() -> BridgeConfig {
         metrics_interval: None,
         item_filter: None,
         observer: None,
+        in_process: false,
     }
 }
 
