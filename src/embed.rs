@@ -403,6 +403,7 @@ fn legacy_config(server: Server, options: &AutoOptions) -> BridgeConfig {
         metrics_interval: None,
         item_filter: None,
         observer: None,
+        in_process: true,
     }
 }
 

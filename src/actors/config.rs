@@ -106,6 +106,10 @@ pub struct BridgeConfig {
     /// Who hears the era decision and the adaptations of results (`mcp-bridge doctor`;
     /// `None`: the bridge, which only logs them).
     pub observer: Option<crate::transport::observe::Observer>,
+    /// Whether the upstream is a server in this process (the embedded bridge): there is no
+    /// upstream server then, and the error messages of the bridge's table that name one say
+    /// "the server" (`protocol::revisions::errors::in_process_error`).
+    pub in_process: bool,
 }
 
 /// The sign-in settings of [`BridgeConfig::sign_in`] (`crate::auth::setup::SignInSetup` with the

@@ -326,8 +326,15 @@ impl Frontend {
         }
     }
 
-    /// Writes a response (or a frame that is never dropped: list changes, answers).
+    /// Writes a response (or a frame that is never dropped: list changes, answers). An error
+    /// of the table toward the client of a server in this process names no upstream server.
     fn write(&self, v: &Value) {
+        if self.config.in_process
+            && let Some(worded) = errors::in_process_error(v)
+        {
+            self.output.send_message(&worded, Delivery::Always);
+            return;
+        }
         self.output.send_message(v, Delivery::Always);
     }
 

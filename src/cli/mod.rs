@@ -504,6 +504,7 @@ impl Cli {
             metrics_interval: self.metrics_interval.map(Duration::from_secs_f64),
             item_filter: self.item_filter.clone(),
             observer: None,
+            in_process: false,
         }
     }
 }

@@ -83,9 +83,11 @@ impl ServerBuilder {
     /// Adds a tool whose arguments are a Rust type: its `inputSchema` is generated from `A`
     /// ([`ToolDef::typed`]), and the handler gets `params.arguments` deserialized into `A`.
     /// Arguments that do not fit `A` get a tool execution error (`isError: true`, the text
-    /// `Invalid arguments: ...` naming the problem), and the handler is not called: MCP
-    /// 2025-11-25 server/tools counts input validation errors as tool execution errors, so
-    /// that the model sees them and can correct its call (SEP-1303). A definition with a
+    /// `Invalid arguments: ...` naming the problem; a long string of the arguments is shown
+    /// as its excerpt, a number that fits no integer field with the range expected), and the
+    /// handler is not called: MCP 2025-11-25 server/tools counts input validation errors as
+    /// tool execution errors, so that the model sees them and can correct its call
+    /// (SEP-1303). A definition with a
     /// description or an `outputSchema`: [`Self::typed_tool_def`].
     ///
     /// ```
@@ -146,14 +148,16 @@ impl ServerBuilder {
         R: HandlerReturn<M>,
     {
         let handler = Arc::new(handler);
+        let schema = Arc::new(def.input_schema().clone());
         self.tool(def, move |arguments, ctx| {
             let handler = handler.clone();
+            let schema = schema.clone();
             async move {
-                match serde_json::from_value::<A>(arguments) {
+                match <A as serde::Deserialize>::deserialize(&arguments) {
                     Ok(arguments) => handler(arguments, ctx).into_future().await,
-                    Err(e) => {
-                        Reply::Outcome(Outcome::tool_error(format!("Invalid arguments: {e}")))
-                    }
+                    Err(e) => Reply::Outcome(Outcome::tool_error(
+                        invalid_arguments::invalid_arguments(&e, &arguments, &schema),
+                    )),
                 }
             }
         })

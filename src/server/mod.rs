@@ -42,6 +42,7 @@ mod error;
 mod handler;
 #[cfg(feature = "http-server")]
 pub mod http;
+mod invalid_arguments;
 mod listen;
 mod method;
 mod mrtr;

@@ -11,49 +11,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// A debug adapter for mcp-dap that answers every request with success (and `initialize`
-/// with the `initialized` event) and starts `sleep 1000` in its own process group, then
-/// writes `<its group>.<the sleep's pid>` as the name of an empty file in the folder of its
-/// second argument. With `hang` as its first argument it never answers `disconnect` nor
-/// `terminate`: mcp-dap gives up at its disconnect time limit and stops its group.
-const ADAPTER: &str = r#"
-import json, os, subprocess, sys
-
-hang = sys.argv[1] == "hang"
-sleep = subprocess.Popen(["sleep", "1000"])
-open(os.path.join(sys.argv[2], "%d.%d" % (os.getpgrp(), sleep.pid)), "w").close()
-out, inp, seq = sys.stdout.buffer, sys.stdin.buffer, 0
-
-
-def write(message):
-    global seq
-    seq += 1
-    message["seq"] = seq
-    body = json.dumps(message).encode()
-    out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    out.flush()
-
-
-while True:
-    header = b""
-    while not header.endswith(b"\r\n\r\n"):
-        byte = inp.read(1)
-        if not byte:
-            sys.exit(0)
-        header += byte
-    length = int(header.decode().lower().split("content-length:")[1].split("\r\n")[0])
-    request = json.loads(inp.read(length))
-    command = request["command"]
-    if hang and command in ("disconnect", "terminate"):
-        continue
-    write({"type": "response", "request_seq": request["seq"], "success": True,
-           "command": command, "body": {}})
-    if command == "initialize":
-        write({"type": "event", "event": "initialized"})
-    if command == "disconnect":
-        sys.exit(0)
-"#;
-
 /// The adapters (and the processes of the panic test) started here.
 const CHILDREN: usize = 3;
 
@@ -116,32 +73,27 @@ fn every_group_ends(groups: &[(i32, i32)], end: impl FnOnce()) {
     }
 }
 
-/// mcp-dap with the adapter `kids` ([`ADAPTER`], `hang` or not), which reports in `dir`.
-fn start_dap(mode: &str, dir: &Path) -> Bridge {
-    let script = dir.join("adapter.py");
-    std::fs::write(&script, ADAPTER).expect("write the adapter");
+/// mcp-dap with the scripted adapter (`common/dap_script.py`) as `kids`, and
+/// [`CHILDREN`] sessions of it launched: each adapter starts a grandchild (`sleep 1000`) in
+/// its own group and reports it in `dir/groups`; with `hang`, it never answers `disconnect`
+/// nor `terminate`, so mcp-dap gives up at its disconnect time limit and stops its group.
+fn start_dap(hang: bool, dir: &Path) -> Bridge {
     let reports = dir.join("groups");
     std::fs::create_dir(&reports).expect("create the report folder");
-    let adapter = format!(
-        "kids=python3 {} {mode} {}",
-        script.display(),
-        reports.display()
-    );
-    Bridge::start_command(
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/dap_script.py");
+    let adapter = format!("kids=python3 {}", script.display());
+    let mut b = Bridge::start_command(
         Command::new(env!("CARGO_BIN_EXE_mcp-dap")).args(["--adapter", &adapter]),
         Revision::Modern,
-    )
-}
-
-/// Launches [`CHILDREN`] sessions of the adapter `kids`.
-fn launch_all(b: &mut Bridge) {
+    );
     for n in 1..=CHILDREN {
         let id = json!(format!("launch-{n}"));
         b.send_request(
             id.clone(),
             "tools/call",
             crate::dap::modern(json!({"name": "launch", "arguments": {
-                "program": "/scripted/prog", "adapter": "kids", "stop_on_entry": false}})),
+                "program": "/scripted/prog", "adapter": "kids", "stop_on_entry": false,
+                "launch_arguments": {"grandchild_report": reports, "ignore_end": hang}}})),
         );
         let r = b.recv_response_within(&id, crate::dap::CALL_LIMIT);
         assert_eq!(r["result"]["isError"], Value::Null, "{r}");
@@ -151,13 +103,13 @@ fn launch_all(b: &mut Bridge) {
             "{r}"
         );
     }
+    b
 }
 
 #[test]
 fn sigterm_ends_the_groups_of_three_adapters_of_mcp_dap() {
     let dir = scratch_dir("registry-sigterm");
-    let mut b = start_dap("answer", &dir);
-    launch_all(&mut b);
+    let mut b = start_dap(false, &dir);
     let groups = reported(&dir.join("groups"));
     every_group_ends(&groups, || {
         b.signal("-TERM");
@@ -168,8 +120,7 @@ fn sigterm_ends_the_groups_of_three_adapters_of_mcp_dap() {
 #[test]
 fn adapters_that_never_answer_disconnect_end_with_their_groups_at_the_end_of_stdin() {
     let dir = scratch_dir("registry-hang");
-    let mut b = start_dap("hang", &dir);
-    launch_all(&mut b);
+    let mut b = start_dap(true, &dir);
     let groups = reported(&dir.join("groups"));
     every_group_ends(&groups, || {
         b.close_stdin();

@@ -62,6 +62,44 @@ pub(crate) fn read_text(b: &mut Bridge, id: &str, uri: &str) -> String {
         .to_owned()
 }
 
+/// Launches `program` as the first session, `s1`, with its stop at the entry (the default),
+/// and gives the launch's answer, which says so.
+pub(crate) fn launch_stopped(b: &mut Bridge, program: &str) -> Value {
+    let launched = call(b, "1", "launch", json!({"program": program}));
+    assert_eq!(
+        (
+            &launched["session"],
+            &launched["state"]["status"],
+            &launched["state"]["reason"]
+        ),
+        (&json!("s1"), &json!("stopped"), &json!("entry")),
+        "{launched}"
+    );
+    launched
+}
+
+/// Subscribes to the resources `uris` on a listen stream, once it is acknowledged.
+pub(crate) fn listen_to(b: &mut Bridge, uris: &[&str]) {
+    b.send_request(
+        json!("L"),
+        "subscriptions/listen",
+        modern(json!({"notifications": {"resourceSubscriptions": uris}})),
+    );
+    assert_eq!(
+        b.recv()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+}
+
+/// The processes below mcp-dap with one debugpy session (the adapter, debugpy's launcher
+/// and the debuggee), and their process groups.
+pub(crate) fn debugpy_processes(b: &Bridge) -> (Vec<i32>, Vec<i32>) {
+    let pids = descendants(b.child.id() as i32);
+    assert_eq!(pids.len(), 3, "descendants of mcp-dap: {pids:?}");
+    let groups = pids.iter().map(|&p| process_group(p)).collect();
+    (pids, groups)
+}
+
 pub(crate) const CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(45);
 
 pub(crate) fn call(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> Value {
@@ -311,13 +349,9 @@ pub(crate) fn assert_nothing_left(pids: &[i32], groups: &[i32]) {
 fn the_end_of_stdin_mid_session_leaves_no_adapter_nor_debuggee() {
     let program = write_program();
     let mut b = start();
-    let launched = call(&mut b, "1", "launch", json!({"program": program}));
-    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
+    launch_stopped(&mut b, &program);
+    let (pids, groups) = debugpy_processes(&b);
     let server = b.child.id() as i32;
-    let pids = descendants(server);
-    // The adapter, debugpy's launcher and the debuggee.
-    assert_eq!(pids.len(), 3, "descendants of mcp-dap: {pids:?}");
-    let groups: Vec<i32> = pids.iter().map(|&p| process_group(p)).collect();
     assert!(
         groups.iter().all(|&g| g > 0 && g != process_group(server)),
         "{groups:?}"
@@ -343,8 +377,7 @@ fn an_adapter_killed_mid_session_ends_the_wait_at_once_with_the_cause_and_the_ot
     let program = program.to_string_lossy().into_owned();
     let other = write_program();
     let mut b = start();
-    let launched = call(&mut b, "1", "launch", json!({"program": program}));
-    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
+    launch_stopped(&mut b, &program);
     // A second session, which must not notice the loss of the first one's adapter.
     let second = call(&mut b, "1b", "launch", json!({"program": other}));
     assert_eq!(second["session"], "s2", "{second}");

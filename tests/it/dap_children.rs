@@ -4,7 +4,7 @@
 //! child is debugged as a session of its own, or runs without a debugger; none waits for ever.
 
 use crate::common;
-use crate::dap::{call, modern, read_text, start};
+use crate::dap::{call, launch_stopped, listen_to, modern, read_text, start};
 
 use common::*;
 use serde_json::{Value, json};
@@ -192,8 +192,7 @@ const CHILD_LINE: i64 = 5;
 fn a_breakpoint_set_in_the_parent_stops_the_child_session() {
     let program = write("dap-child-break", CHILD_WORKS);
     let mut b = start();
-    let launched = call(&mut b, "1", "launch", json!({"program": program}));
-    assert_eq!(launched["state"]["reason"], "entry", "{launched}");
+    launch_stopped(&mut b, &program);
     let set = call(
         &mut b,
         "2",
@@ -421,8 +420,7 @@ const AFTER_CHILDREN_LINE: i64 = 6;
 fn children_that_ended_free_their_sessions_and_a_launch_is_accepted_after_them() {
     let program = write("dap-short-lived", SHORT_LIVED);
     let mut b = start();
-    let launched = call(&mut b, "1", "launch", json!({"program": program}));
-    assert_eq!(launched["state"]["reason"], "entry", "{launched}");
+    launch_stopped(&mut b, &program);
     call(
         &mut b,
         "2",
@@ -474,4 +472,49 @@ fn children_that_ended_free_their_sessions_and_a_launch_is_accepted_after_them()
     );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+/// mcp-dap's bound on sessions open at once (`sessions::MAX_SESSIONS`).
+const MAX_SESSIONS: usize = 8;
+
+/// The line the parent's output gets for a child announced with `debugpyAttach` that gets no
+/// session: debugpy holds such a child until the parent's `launch` session ends, then ends it
+/// (its `adapter/sessions.py`), so the line says how long it waits.
+const NOT_ATTACHED: &str = "mcp-dap: Subprocess 9 waits for a debugger until this session ends: \
+                            8 sessions are open, the most at once\n";
+
+#[test]
+fn a_debugpy_attach_child_beyond_the_session_limit_is_not_attached_and_the_parent_says_so() {
+    let mut b = crate::dap_variables::start_scripted();
+    for n in 1..=MAX_SESSIONS {
+        let launched = call(
+            &mut b,
+            &format!("launch-{n}"),
+            "launch",
+            json!({"program": "/scripted/prog", "adapter": "script", "stop_on_entry": false}),
+        );
+        assert_eq!(launched["session"], json!(format!("s{n}")), "{launched}");
+    }
+    let pids = crate::dap::descendants(b.child.id() as i32);
+    assert_eq!(pids.len(), MAX_SESSIONS, "{pids:?}");
+    let groups: Vec<i32> = pids.iter().map(|&p| crate::dap::process_group(p)).collect();
+    let output_uri = "dap://sessions/s1/output";
+    listen_to(&mut b, &[output_uri]);
+    // The scripted adapter sends the events of an `evaluate` after its answer.
+    let announce = json!([{"event": "debugpyAttach", "body": {"name": "Subprocess 9",
+        "request": "attach", "connect": {"host": "127.0.0.1", "port": 9}, "subProcessId": 9}}]);
+    call(
+        &mut b,
+        "announce",
+        "evaluate",
+        json!({"session": "s1", "expression": announce.to_string(), "frame_id": 0}),
+    );
+    let update = b.recv_notification("notifications/resources/updated");
+    assert_eq!(update["params"]["uri"], output_uri, "{update}");
+    assert_eq!(read_text(&mut b, "output", output_uri), NOT_ATTACHED);
+    // No session opened for the child.
+    assert_eq!(listed(&mut b, "list"), uris_of(MAX_SESSIONS));
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+    crate::dap::assert_nothing_left(&pids, &groups);
 }

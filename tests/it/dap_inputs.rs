@@ -3,7 +3,7 @@
 //! resume answers.
 
 use crate::common;
-use crate::dap::{call, read_text, start, write_program};
+use crate::dap::{call, launch_stopped, read_text, start, write_program};
 use crate::dap_lldb::require_lldb_dap;
 use crate::dap_start::call_error;
 
@@ -17,8 +17,7 @@ const HUGE_INPUT_BYTES: usize = 5_000_000;
 fn a_breakpoint_line_below_one_is_invalid_and_never_reaches_the_adapter() {
     let program = write_program();
     let mut b = start();
-    let launched = call(&mut b, "1", "launch", json!({"program": program}));
-    assert_eq!(launched["session"], "s1", "{launched}");
+    launch_stopped(&mut b, &program);
     for (id, line) in [("2", 0), ("3", -3)] {
         let error = call_error(
             &mut b,
@@ -42,7 +41,7 @@ fn a_breakpoint_line_below_one_is_invalid_and_never_reaches_the_adapter() {
 fn a_resume_answer_carries_no_breakpoint_list() {
     let program = write_program();
     let mut b = start();
-    let launched = call(&mut b, "1", "launch", json!({"program": program}));
+    let launched = launch_stopped(&mut b, &program);
     let thread = launched["state"]["thread_id"].clone();
     assert!(thread.is_i64(), "{launched}");
     let lines: Vec<i64> = (1..=9).collect();
@@ -154,6 +153,25 @@ fn adapter_names_are_matched_in_any_case() {
             "launch failed: Could not create a target for a program '{missing}': '{missing}' \
              does not exist."
         )
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+/// serde_json gives `invalid number` alone for a number that an unsigned field cannot hold:
+/// the error names the argument and the range instead.
+#[test]
+fn a_negative_number_for_an_unsigned_argument_says_what_was_expected() {
+    let mut b = start();
+    let error = call_error(
+        &mut b,
+        "1",
+        "wait",
+        json!({"session": "s1", "timeout_secs": -1}),
+    );
+    assert_eq!(
+        error,
+        "Invalid arguments: timeout_secs: -1 is not an integer from 0 to 18446744073709551615"
     );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));

@@ -2,7 +2,7 @@
 //! installs) debugging a small C program built with `cc -g` in the test.
 
 use crate::common;
-use crate::dap::{call, frame_id, modern, read_text};
+use crate::dap::{call, frame_id, listen_to, modern, read_text};
 
 use common::*;
 use serde_json::{Value, json};
@@ -112,15 +112,7 @@ fn a_c_program_under_lldb_dap_breaks_steps_is_inspected_and_exits_with_its_code_
     let (source, binary) = build_program("dap-lldb");
     let mut b = start();
     let state_uri = "dap://sessions/s1/state";
-    b.send_request(
-        json!("L"),
-        "subscriptions/listen",
-        modern(json!({"notifications": {"resourceSubscriptions": [state_uri]}})),
-    );
-    assert_eq!(
-        b.recv()["method"],
-        "notifications/subscriptions/acknowledged"
-    );
+    listen_to(&mut b, &[state_uri]);
 
     // lldb-dap stops a program launched with stopOnEntry at its first instruction, in the
     // dynamic loader: no source there. Its reason, `exception`, is kept beside `entry`.

@@ -5,8 +5,8 @@
 
 use crate::common;
 use crate::dap::{
-    CALL_LIMIT, assert_nothing_left, call, descendants, modern, process_group, read_text, start,
-    venv_bin, write_program,
+    CALL_LIMIT, assert_nothing_left, call, debugpy_processes, launch_stopped, modern, read_text,
+    start, venv_bin, write_program,
 };
 use crate::dap_lldb::{build_program, require_lldb_dap};
 
@@ -183,14 +183,62 @@ fn a_python3_without_debugpy_is_named_with_its_install_command_and_the_adapter_o
 fn sigterm_mid_session_leaves_no_adapter_nor_debuggee_and_exits_as_at_the_end_of_stdin() {
     let program = write_program();
     let mut b = start();
-    let launched = call(&mut b, "1", "launch", json!({"program": program}));
-    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
-    let server = b.child.id() as i32;
-    let pids = descendants(server);
-    // The adapter, debugpy's launcher and the debuggee.
-    assert_eq!(pids.len(), 3, "descendants of mcp-dap: {pids:?}");
-    let groups: Vec<i32> = pids.iter().map(|&p| process_group(p)).collect();
+    launch_stopped(&mut b, &program);
+    let (pids, groups) = debugpy_processes(&b);
     b.signal("-TERM");
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
     assert_nothing_left(&pids, &groups);
+}
+
+/// The time limits of a start's waits for the adapter (`adapter::REQUEST_TIME_LIMIT`) and of
+/// `wait` as the test asks for it.
+const REQUEST_TIME_LIMIT_SECS: u64 = 30;
+const SHORT_WAIT_SECS: u64 = 1;
+
+#[test]
+fn a_wait_that_runs_out_names_what_it_waited_for() {
+    let mut b = crate::dap_variables::start_scripted();
+    let launched = call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": "/scripted/prog", "adapter": "script", "stop_on_entry": false}),
+    );
+    assert_eq!(launched["state"]["status"], "running", "{launched}");
+    let error = call_error(
+        &mut b,
+        "2",
+        "wait",
+        json!({"session": "s1", "timeout_secs": SHORT_WAIT_SECS}),
+    );
+    assert_eq!(
+        error,
+        format!(
+            "the program did not stop within {SHORT_WAIT_SECS} s; it is still running (wait \
+             again, or pause it)"
+        )
+    );
+    // An adapter that never answers `launch` (its `initialized` came first): the start ends at
+    // the request's time limit, and says which answer never came.
+    let began = Instant::now();
+    let error = call_error(
+        &mut b,
+        "3",
+        "launch",
+        json!({"program": "/scripted/prog", "adapter": "script",
+            "launch_arguments": {"silent_launch": true}}),
+    );
+    assert!(
+        began.elapsed() >= Duration::from_secs(REQUEST_TIME_LIMIT_SECS),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(
+        error,
+        format!(
+            "launch failed: the adapter did not answer launch within {REQUEST_TIME_LIMIT_SECS} s"
+        )
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }

@@ -5,8 +5,8 @@
 //! scripted adapter (`common/dap_script.py`): its `evaluate` sends the events it is given.
 
 use crate::common;
-use crate::dap::{call, modern, read_text};
-use crate::dap_variables::start_scripted;
+use crate::dap::{call, listen_to, modern, read_text};
+use crate::dap_variables::{start_scripted, tool_error};
 
 use common::*;
 use serde_json::{Value, json};
@@ -28,19 +28,6 @@ fn state_of(b: &mut Bridge, id: &str) -> Value {
     );
     let text = read["result"]["contents"][0]["text"].as_str().unwrap_or("");
     serde_json::from_str(text).expect("the state is JSON")
-}
-
-/// Subscribes to the output of session s1.
-fn listen_to_output(b: &mut Bridge) {
-    b.send_request(
-        json!("L"),
-        "subscriptions/listen",
-        modern(json!({"notifications": {"resourceSubscriptions": [OUTPUT_URI]}})),
-    );
-    assert_eq!(
-        b.recv()["method"],
-        "notifications/subscriptions/acknowledged"
-    );
 }
 
 /// Has the scripted adapter send `events`, then an output line `mark`; answers once the
@@ -132,7 +119,7 @@ fn a_stop_without_a_thread_asks_for_the_threads_and_the_tools_use_the_stopped_on
 #[test]
 fn continued_resumes_only_the_threads_it_names() {
     let mut b = start_scripted();
-    listen_to_output(&mut b);
+    listen_to(&mut b, &[OUTPUT_URI]);
     let launched = launch_scripted(
         &mut b,
         json!([[1, "main"], [2, "worker"], [3, "reader"]]),
@@ -218,6 +205,64 @@ fn a_breakpoint_event_right_after_the_set_breakpoints_answer_is_the_later_word()
         state["breakpoints"],
         json!([{"id": 100, "verified": true, "source": "/scripted/prog.c", "line": 5}]),
         "{state}"
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
+/// A multithreaded program stops at a breakpoint in one thread while the others run: `pause`
+/// stops a running thread then, the one named or, by default, the first that runs; a thread
+/// that is stopped already is not paused again. `wait` answers at once while a thread is
+/// stopped.
+#[test]
+fn pause_stops_a_running_thread_while_another_is_stopped() {
+    let mut b = start_scripted();
+    let launched = launch_scripted(
+        &mut b,
+        json!([[1, "main"], [2, "worker"], [3, "reader"]]),
+        json!({"reason": "breakpoint", "threadId": 1}),
+        json!({}),
+    );
+    let at_breakpoint = json!({"session": "s1", "status": "stopped", "reason": "entry",
+        "adapter_reason": "breakpoint", "thread_id": 1, "top_frame": place(1)});
+    assert_eq!(launched["state"], at_breakpoint);
+    assert_eq!(
+        call(&mut b, "2", "wait", json!({"session": "s1"})),
+        at_breakpoint
+    );
+    let paused = call(
+        &mut b,
+        "3",
+        "pause",
+        json!({"session": "s1", "thread_id": 3}),
+    );
+    assert_eq!(
+        paused,
+        json!({"session": "s1", "status": "stopped", "reason": "pause", "thread_id": 3,
+            "top_frame": place(3), "other_stopped_threads": [
+                {"thread_id": 1, "top_frame": place(1), "reason": "entry"}]})
+    );
+    // Without `thread_id`: the thread that runs.
+    let paused = call(&mut b, "4", "pause", json!({"session": "s1"}));
+    let every_thread = json!({"session": "s1", "status": "stopped", "reason": "pause",
+        "thread_id": 2, "top_frame": place(2), "other_stopped_threads": [
+            {"thread_id": 1, "top_frame": place(1), "reason": "entry"},
+            {"thread_id": 3, "top_frame": place(3), "reason": "pause"}]});
+    assert_eq!(paused, every_thread);
+    // The state resource shows every stopped thread.
+    assert_eq!(state_of(&mut b, "5"), every_thread);
+    assert_eq!(
+        tool_error(
+            &mut b,
+            "6",
+            "pause",
+            json!({"session": "s1", "thread_id": 1})
+        ),
+        "thread 1 is stopped already"
+    );
+    assert_eq!(
+        tool_error(&mut b, "7", "pause", json!({"session": "s1"})),
+        "the program is not running (status \"stopped\")"
     );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));

@@ -3,7 +3,10 @@
 //! given with `--adapter NAME=COMMAND...` on stdio and on TCP. Real debugpy and lldb-dap.
 
 use crate::common;
-use crate::dap::{call, descendants, frame_id, modern, start, start_with, write_program};
+use crate::dap::{
+    call, descendants, frame_id, launch_stopped, listen_to, modern, start, start_with,
+    write_program,
+};
 use crate::dap_lldb::{build_program, require_lldb_dap, state_at_update};
 
 use common::*;
@@ -100,6 +103,30 @@ fn launch_env_a_condition_and_a_hit_condition_choose_the_stop() {
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }
 
+/// Launches the test program as session s1 under the adapter `adapter` (the adapter's own
+/// launch argument `console: internalConsole`), stopped at its entry, and runs it to its exit
+/// (code 3) and its output.
+fn runs_to_its_exit(b: &mut Bridge, program: &str, adapter: &str) {
+    let launched = call(
+        b,
+        "1",
+        "launch",
+        json!({"program": program, "adapter": adapter,
+            "launch_arguments": {"console": "internalConsole"}}),
+    );
+    assert_eq!(
+        at(&launched["state"]),
+        (json!("<module>"), json!(1), json!("entry"))
+    );
+    call(b, "2", "continue", json!({"session": "s1"}));
+    let exited = call(b, "3", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        (&exited["status"], &exited["exit_code"]),
+        (&json!("exited"), &json!(3))
+    );
+    assert_eq!(output_of(b, "4", "s1"), "y is 42\n");
+}
+
 // The loop on one line: a pause after the program's first line of output lands on that
 // line whatever the moment (Python's tracer reports the next line event there).
 const SPIN: &str = "\
@@ -113,15 +140,7 @@ fn a_running_program_is_listed_by_threads_paused_and_its_scopes_read() {
     let program = write("dap-pause", "spin.py", SPIN);
     let mut b = start();
     let output_uri = "dap://sessions/s1/output";
-    b.send_request(
-        json!("L"),
-        "subscriptions/listen",
-        modern(json!({"notifications": {"resourceSubscriptions": [output_uri]}})),
-    );
-    assert_eq!(
-        b.recv()["method"],
-        "notifications/subscriptions/acknowledged"
-    );
+    listen_to(&mut b, &[output_uri]);
     let launched = call(
         &mut b,
         "1",
@@ -253,36 +272,11 @@ fn an_adapter_given_by_its_command_runs_on_stdio_and_on_tcp() {
     ]);
     // A custom adapter gets the plain launch arguments; the adapter's own come in
     // launch_arguments.
-    let launched = call(
-        &mut b,
-        "1",
-        "launch",
-        json!({"program": program, "adapter": "py",
-            "launch_arguments": {"console": "internalConsole"}}),
-    );
-    assert_eq!(
-        at(&launched["state"]),
-        (json!("<module>"), json!(1), json!("entry"))
-    );
-    call(&mut b, "2", "continue", json!({"session": "s1"}));
-    let exited = call(&mut b, "3", "wait", json!({"session": "s1"}));
-    assert_eq!(
-        (&exited["status"], &exited["exit_code"]),
-        (&json!("exited"), &json!(3))
-    );
-    assert_eq!(output_of(&mut b, "4", "s1"), "y is 42\n");
+    runs_to_its_exit(&mut b, &program, "py");
 
     let (source, binary) = build_program("dap-tcp");
     let state_uri = "dap://sessions/s2/state";
-    b.send_request(
-        json!("L"),
-        "subscriptions/listen",
-        modern(json!({"notifications": {"resourceSubscriptions": [state_uri]}})),
-    );
-    assert_eq!(
-        b.recv()["method"],
-        "notifications/subscriptions/acknowledged"
-    );
+    listen_to(&mut b, &[state_uri]);
     let launched = call(
         &mut b,
         "5",
@@ -414,24 +408,7 @@ fn an_adapter_that_prints_its_port_is_reached_on_that_port() {
         "--adapter-printing-port",
         &format!("silent={}", silent.display()),
     ]);
-    let launched = call(
-        &mut b,
-        "1",
-        "launch",
-        json!({"program": program, "adapter": "printed",
-            "launch_arguments": {"console": "internalConsole"}}),
-    );
-    assert_eq!(
-        at(&launched["state"]),
-        (json!("<module>"), json!(1), json!("entry"))
-    );
-    call(&mut b, "2", "continue", json!({"session": "s1"}));
-    let exited = call(&mut b, "3", "wait", json!({"session": "s1"}));
-    assert_eq!(
-        (&exited["status"], &exited["exit_code"]),
-        (&json!("exited"), &json!(3))
-    );
-    assert_eq!(output_of(&mut b, "4", "s1"), "y is 42\n");
+    runs_to_its_exit(&mut b, &program, "printed");
 
     let r = b.request(
         json!("5"),
@@ -459,7 +436,7 @@ fn a_python_variable_is_expanded_by_its_reference() {
         "data = {\"k\": [10, 20]}\nprint(\"ok\")\n",
     );
     let mut b = start();
-    call(&mut b, "1", "launch", json!({"program": program}));
+    launch_stopped(&mut b, &program);
     let step = call(&mut b, "2", "next", json!({"session": "s1"}));
     assert_eq!(step["top_frame"]["line"], json!(2), "{step}");
     let vars = call(&mut b, "3", "variables", json!({"session": "s1"}));
@@ -519,7 +496,7 @@ fn a_page_of_a_python_list_is_that_part_of_what_debugpy_lists() {
         "big = list(range(1000, 1080))\nprint(\"ok\")\n",
     );
     let mut b = start();
-    call(&mut b, "1", "launch", json!({"program": program}));
+    launch_stopped(&mut b, &program);
     let step = call(&mut b, "2", "next", json!({"session": "s1"}));
     assert_eq!(step["top_frame"]["line"], json!(2), "{step}");
     let vars = call(&mut b, "3", "variables", json!({"session": "s1"}));

@@ -142,6 +142,87 @@ fn legacy_an_input_request_becomes_an_elicitation_of_the_editor_and_the_call_com
     assert_eq!(r["result"], text_result("Hi, Ada!"));
 }
 
+/// A server of the test whose one tool, `again`, asks the user once more at each answer: the
+/// bridge ends the call after `input::MAX_ROUNDS` (10) rounds with its `too_many_rounds`,
+/// whose message names the server behind it.
+fn server_that_asks_for_ever() -> mcp_bridge::server::Server {
+    use mcp_bridge::server::{Outcome, Server, ToolDef, elicit_form};
+    Server::builder("asker", "1.0.0")
+        .tool(ToolDef::no_input("again"), |_, _| async {
+            Ok(Outcome::ask("again", elicit_form("Again?", &["again"])))
+        })
+        .build()
+}
+
+/// The server is in the process of the bridge (`serve_stdio_auto`, here on in-memory pipes):
+/// the bridge's errors name no upstream server.
+#[test]
+fn legacy_an_error_of_the_bridge_names_the_server_not_an_upstream_server() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (mut to_server, server_input) = tokio::io::duplex(1 << 16);
+    let (server_output, from_server) = tokio::io::duplex(1 << 16);
+    let serving = std::thread::spawn(move || {
+        mcp_bridge::embed::serve_stdio_auto(
+            server_that_asks_for_ever(),
+            server_input,
+            server_output,
+            mcp_bridge::embed::AutoOptions::default(),
+        )
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let error = runtime.block_on(async move {
+        let mut lines = BufReader::new(from_server).lines();
+        let requests = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "it", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "again"}}),
+        ];
+        for request in requests {
+            let line = format!("{request}\n");
+            to_server
+                .write_all(line.as_bytes())
+                .await
+                .expect("write a request");
+        }
+        let read = async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let frame: Value = serde_json::from_str(&line).expect("a JSON line");
+                if frame["id"] == 2 {
+                    return frame["error"].clone();
+                }
+                if frame["method"] == "elicitation/create" {
+                    let answer = json!({"jsonrpc": "2.0", "id": frame["id"],
+                        "result": {"action": "accept", "content": {"again": "yes"}}});
+                    let line = format!("{answer}\n");
+                    to_server
+                        .write_all(line.as_bytes())
+                        .await
+                        .expect("write an answer");
+                }
+            }
+            Value::Null
+        };
+        let error = tokio::time::timeout(RECV_TIMEOUT, read)
+            .await
+            .expect("the answer to tools/call");
+        drop(to_server);
+        error
+    });
+    assert_eq!(
+        error,
+        json!({"code": -32603, "message": "The server asked for input too many times",
+            "data": {"cause": "too_many_rounds", "detail": 10}})
+    );
+    let served = serving.join().expect("the server's thread");
+    assert!(served.is_ok(), "{served:?}");
+}
+
 #[test]
 fn legacy_a_list_change_that_a_call_publishes_reaches_the_editor_before_its_result() {
     let mut b = start(Revision::Legacy);
@@ -525,6 +606,52 @@ fn the_minimal_example_serves_its_tool_to_clients_of_both_revisions() {
         json!({"resultType": "complete", "content": [{"type": "text", "text": "0"}],
                "_meta": {SERVER_INFO: {"name": "adder", "version": "1.0.0"}}})
     );
+}
+
+/// The bytes of a string argument a tester sent where a number belongs.
+const HUGE_ARGUMENT_BYTES: usize = 5_000_000;
+
+/// What an error shows of a long input: its first bytes (`protocol::wire::excerpt::EXCERPT_BYTES`).
+const SHOWN_INPUT_BYTES: usize = 120;
+
+#[test]
+fn an_argument_of_the_wrong_type_is_echoed_bounded_and_a_number_out_of_range_says_what_was_expected()
+ {
+    let program = minimal_example_bin();
+    let mut b = Bridge::start_program(&program.to_string_lossy(), Revision::Modern);
+    let huge = "x".repeat(HUGE_ARGUMENT_BYTES);
+    let shown = "x".repeat(SHOWN_INPUT_BYTES);
+    let i64_range = "an integer from -9223372036854775808 to 9223372036854775807";
+    let cases = [
+        (
+            json!({"a": huge, "b": 1}),
+            format!(
+                "Invalid arguments: invalid type: string \"{shown}\"… ({HUGE_ARGUMENT_BYTES} \
+                 bytes), expected i64"
+            ),
+        ),
+        (
+            json!({"a": 1, "b": 1.5}),
+            format!("Invalid arguments: b: 1.5 is not {i64_range}"),
+        ),
+        (
+            json!({"a": 9_223_372_036_854_775_808_u64, "b": 1}),
+            format!("Invalid arguments: a: 9223372036854775808 is not {i64_range}"),
+        ),
+    ];
+    for (n, (arguments, expected)) in cases.into_iter().enumerate() {
+        let r = b.request(
+            json!(n),
+            "tools/call",
+            modern(json!({"name": "add", "arguments": arguments}), json!({})),
+        );
+        assert_eq!(
+            r["result"],
+            json!({"resultType": "complete", "isError": true,
+                "content": [{"type": "text", "text": expected}],
+                "_meta": {SERVER_INFO: {"name": "adder", "version": "1.0.0"}}})
+        );
+    }
 }
 
 #[test]

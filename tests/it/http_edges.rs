@@ -137,6 +137,36 @@ async fn answer_of(response: reqwest::Response) -> (u16, String, Vec<Value>) {
     (status, kind, messages)
 }
 
+/// [`answer_of`] the POST of [`post_echo`].
+async fn echo_answer(
+    client: &reqwest::Client,
+    url: &str,
+    accept: Option<&str>,
+    id: i64,
+) -> (u16, String, Vec<Value>) {
+    answer_of(
+        post_echo(client, url, accept, id)
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await
+}
+
+/// Asserts that a new session's GET with `accept` as its `Accept` gets its stream.
+async fn assert_a_get_stream_opens(client: &reqwest::Client, url: &str, accept: &str) {
+    let session = open_session(client, url).await;
+    let get = get_stream(client, url, &session, accept)
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(
+        (get.status().as_u16(), content_type(&get)),
+        (200, "text/event-stream".to_owned()),
+        "{accept:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_stateless_post_that_takes_only_sse_gets_sse_and_one_that_takes_neither_406() {
     let server = HttpServer::example();
@@ -191,13 +221,7 @@ async fn an_empty_accept_is_served_as_none_and_a_comma_inside_a_quoted_parameter
     let json_type = "application/json".to_owned();
     // RFC 9110 §12.5.1: a field that names no media range is disregarded, as no field is.
     for (id, accept) in [(1, ""), (2, " , ")] {
-        let answer = answer_of(
-            post_echo(&client, url, Some(accept), id)
-                .send()
-                .await
-                .expect("POST"),
-        )
-        .await;
+        let answer = echo_answer(&client, url, Some(accept), id).await;
         assert_eq!(
             answer,
             (200, json_type.clone(), vec![echo_result(id)]),
@@ -206,37 +230,17 @@ async fn an_empty_accept_is_served_as_none_and_a_comma_inside_a_quoted_parameter
     }
     // The quoted value holds `application/json`: the range is text/html alone.
     let accept = r#"text/html;a=", application/json, ""#;
-    let answer = answer_of(
-        post_echo(&client, url, Some(accept), 3)
-            .send()
-            .await
-            .expect("POST"),
-    )
-    .await;
+    let answer = echo_answer(&client, url, Some(accept), 3).await;
     assert_eq!(answer, (406, String::new(), vec![]), "{accept}");
     let accept = r#"application/json;a="x,y", text/html"#;
-    let answer = answer_of(
-        post_echo(&client, url, Some(accept), 4)
-            .send()
-            .await
-            .expect("POST"),
-    )
-    .await;
+    let answer = echo_answer(&client, url, Some(accept), 4).await;
     assert_eq!(
         answer,
         (200, json_type.clone(), vec![echo_result(4)]),
         "{accept}"
     );
     // A session's GET with an empty `Accept` gets its stream.
-    let session = open_session(&client, url).await;
-    let get = get_stream(&client, url, &session, "")
-        .send()
-        .await
-        .expect("GET");
-    assert_eq!(
-        (get.status().as_u16(), content_type(&get)),
-        (200, "text/event-stream".to_owned())
-    );
+    assert_a_get_stream_opens(&client, url, "").await;
 }
 
 #[tokio::test]
@@ -253,13 +257,7 @@ async fn an_accept_without_a_valid_media_range_is_served_as_none_and_a_valid_ran
         (3, " ;q=1 , ;"),
         (4, "application/json;q=1.5"),
     ] {
-        let answer = answer_of(
-            post_echo(&client, url, Some(accept), id)
-                .send()
-                .await
-                .expect("POST"),
-        )
-        .await;
+        let answer = echo_answer(&client, url, Some(accept), id).await;
         assert_eq!(
             answer,
             (200, json_type.clone(), vec![echo_result(id)]),
@@ -267,23 +265,9 @@ async fn an_accept_without_a_valid_media_range_is_served_as_none_and_a_valid_ran
         );
     }
     // One valid range among invalid members decides alone.
-    let answer = answer_of(
-        post_echo(&client, url, Some(";;;, text/html"), 5)
-            .send()
-            .await
-            .expect("POST"),
-    )
-    .await;
+    let answer = echo_answer(&client, url, Some(";;;, text/html"), 5).await;
     assert_eq!(answer, (406, String::new(), vec![]));
-    let session = open_session(&client, url).await;
-    let get = get_stream(&client, url, &session, ";;;")
-        .send()
-        .await
-        .expect("GET");
-    assert_eq!(
-        (get.status().as_u16(), content_type(&get)),
-        (200, "text/event-stream".to_owned())
-    );
+    assert_a_get_stream_opens(&client, url, ";;;").await;
 }
 
 #[tokio::test]

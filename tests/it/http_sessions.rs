@@ -287,15 +287,33 @@ async fn open_get(client: &reqwest::Client, url: &str, session: &str) -> reqwest
     response
 }
 
-#[tokio::test]
-async fn at_the_session_bound_an_initialize_ends_the_session_idle_longest_never_a_busy_one() {
+/// The server with room for two sessions (`--http-max-sessions 2`), a client, and a
+/// `tools/list` request (id 2).
+fn two_sessions_at_most() -> (HttpServer, reqwest::Client, Value) {
     let server = HttpServer::start(
         common::server_bin(),
         &["--test-tools", "--http-max-sessions", "2"],
     );
-    let client = client();
+    (server, client(), request(json!(2), "tools/list", json!({})))
+}
+
+/// An `initialize` POST without a session.
+fn initialize_post(client: &reqwest::Client, url: &str) -> reqwest::RequestBuilder {
+    legacy_post(client, url, None, ACCEPT_BOTH, &initialize(json!({})))
+}
+
+/// [`initialize_post`], sent.
+async fn post_initialize(client: &reqwest::Client, url: &str) -> reqwest::Response {
+    initialize_post(client, url)
+        .send()
+        .await
+        .expect("POST initialize")
+}
+
+#[tokio::test]
+async fn at_the_session_bound_an_initialize_ends_the_session_idle_longest_never_a_busy_one() {
+    let (server, client, list) = two_sessions_at_most();
     let url = &server.url;
-    let list = request(json!(2), "tools/list", json!({}));
     // `idle` has no stream open; `busy` holds its GET stream.
     let (idle, _, _) = open_session(&client, url, json!({})).await;
     let (busy, _, _) = open_session(&client, url, json!({})).await;
@@ -316,10 +334,7 @@ async fn at_the_session_bound_an_initialize_ends_the_session_idle_longest_never_
     assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
     // Every session busy: 503 until one is idle again.
     let third_stream = open_get(&client, url, &third).await;
-    let response = legacy_post(&client, url, None, ACCEPT_BOTH, &initialize(json!({})))
-        .send()
-        .await
-        .expect("POST initialize");
+    let response = post_initialize(&client, url).await;
     assert_eq!(session_id(&response), None);
     assert_eq!(
         json_answer(response).await,
@@ -332,7 +347,7 @@ async fn at_the_session_bound_an_initialize_ends_the_session_idle_longest_never_
         )
     );
     drop(third_stream);
-    let probe = || legacy_post(&client, url, None, ACCEPT_BOTH, &initialize(json!({}))).send();
+    let probe = || initialize_post(&client, url).send();
     let what = "the session whose stream closed did not become idle";
     time_until_status(Instant::now(), 503, 200, what, probe).await;
     let (status, answer) = call(&client, url, &busy, &list).await;
@@ -341,23 +356,15 @@ async fn at_the_session_bound_an_initialize_ends_the_session_idle_longest_never_
 
 #[tokio::test]
 async fn at_the_session_bound_a_burst_of_initialize_posts_ends_its_own_sessions_first() {
-    let server = HttpServer::start(
-        common::server_bin(),
-        &["--test-tools", "--http-max-sessions", "2"],
-    );
-    let client = client();
+    let (server, client, list) = two_sessions_at_most();
     let url = &server.url;
-    let list = request(json!(2), "tools/list", json!({}));
     // A client that uses its session (its `notifications/initialized` claimed it), idle now.
     let (used, _, _) = open_session(&client, url, json!({})).await;
     // A burst of `initialize` POSTs that nothing follows: each ends the burst's own
     // unclaimed session before the one a client uses, however long that one has been idle.
     let mut burst = Vec::new();
     for _ in 0..5 {
-        let response = legacy_post(&client, url, None, ACCEPT_BOTH, &initialize(json!({})))
-            .send()
-            .await
-            .expect("POST initialize");
+        let response = post_initialize(&client, url).await;
         assert_eq!(response.status().as_u16(), 200);
         burst.push(session_id(&response).expect("an Mcp-Session-Id"));
         let _ = messages(response).await;

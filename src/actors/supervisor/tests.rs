@@ -203,6 +203,7 @@ fn config() -> BridgeConfig {
         metrics_interval: None,
         item_filter: None,
         observer: None,
+        in_process: false,
     }
 }
 

@@ -227,6 +227,9 @@ pub struct Session {
     /// Where the resource updates go.
     server: Server,
     waiters: Vec<oneshot::Sender<State>>,
+    /// Waits for the stop of one thread (a `pause` while another thread is stopped): each
+    /// answers once its thread is stopped, or a stop names no thread, or the session ended.
+    thread_waiters: Vec<(i64, oneshot::Sender<State>)>,
     initialized: Option<oneshot::Sender<()>>,
     /// Counts stops and resumes: the moment of each, so that a place fetched for a stop that
     /// a later resume or stop made old is not applied.
@@ -275,6 +278,7 @@ impl Session {
             adapter,
             server,
             waiters: Vec::new(),
+            thread_waiters: Vec::new(),
             initialized: None,
             stops: 0,
             all_resumed_at: 0,
@@ -365,6 +369,15 @@ impl Session {
             for waiter in self.waiters.drain(..) {
                 let _ = waiter.send(self.state.clone());
             }
+        }
+        let threadless_stop = self.state.status == Status::Stopped && self.stopped.is_empty();
+        let every_waiter = ended || threadless_stop;
+        let (answered, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.thread_waiters)
+            .into_iter()
+            .partition(|(thread, _)| every_waiter || self.stopped.contains_key(thread));
+        self.thread_waiters = waiting;
+        for (_, waiter) in answered {
+            let _ = waiter.send(self.state.clone());
         }
     }
 
@@ -824,14 +837,30 @@ impl Handler<Pause> for Session {
     type Result = ResponseFuture<Result<State, String>>;
 
     fn handle(&mut self, pause: Pause, _: &mut Context<Self>) -> Self::Result {
-        if self.state.status != Status::Running {
-            let status = serde_json::to_value(self.state.status).unwrap_or_default();
-            return Box::pin(async move {
-                Err(format!("the program is not running (status {status})"))
-            });
+        // A multithreaded program stops in one thread while the others run (DAP's event model
+        // is per thread): a thread that runs can be paused then.
+        let refusal = match self.state.status {
+            Status::Running => None,
+            Status::Stopped if self.stopped.contains_key(&pause.thread) => {
+                Some(format!("thread {} is stopped already", pause.thread))
+            }
+            Status::Stopped if !self.stopped.is_empty() => None,
+            status => {
+                let status = serde_json::to_value(status).unwrap_or_default();
+                Some(format!("the program is not running (status {status})"))
+            }
+        };
+        if let Some(refusal) = refusal {
+            return Box::pin(async move { Err(refusal) });
         }
+        // While every thread runs, the first stop answers (an adapter may stop another
+        // thread than the one asked); while one is stopped, only the stop of the paused one.
         let (waiter, settled) = oneshot::channel();
-        self.waiters.push(waiter);
+        if self.state.status == Status::Running {
+            self.waiters.push(waiter);
+        } else {
+            self.thread_waiters.push((pause.thread, waiter));
+        }
         let request = self.adapter.send(Request {
             command: "pause".into(),
             arguments: Some(json!({"threadId": pause.thread})),

@@ -143,12 +143,12 @@ pub struct BreakpointArgs {
     hit_condition: Option<String>,
 }
 
-/// `pause`: stops a running program.
+/// `pause`: stops a thread that runs (another may be stopped already).
 #[derive(Deserialize, JsonSchema)]
 pub struct PauseArgs {
     /// The session id.
     session: String,
-    /// The thread (default: the thread of the last stop, else the first thread).
+    /// The thread (default: the first thread that runs).
     thread_id: Option<i64>,
 }
 
@@ -829,16 +829,40 @@ async fn threads(sessions: Addr<Sessions>, args: SessionArgs) -> Result<Outcome,
 async fn pause(sessions: Addr<Sessions>, args: PauseArgs) -> Result<Outcome, Outcome> {
     let session = find(&sessions, &args.session).await?;
     let (state, adapter) = snapshot(&session).await?;
-    let thread = match args.thread_id.or(state.thread_id) {
+    // While a thread is stopped, the default is the first thread that runs.
+    let stopped: Vec<i64> = state
+        .thread_id
+        .into_iter()
+        .chain(
+            state
+                .other_stopped_threads
+                .iter()
+                .filter_map(|t| t["thread_id"].as_i64()),
+        )
+        .collect();
+    let thread = match args.thread_id {
         Some(thread) => thread,
         None => {
             let body = dap(&adapter, "threads", json!({})).await?;
-            body.get("threads")
+            let ids: Vec<i64> = body
+                .get("threads")
                 .and_then(Value::as_array)
-                .and_then(|all| all.first())
-                .and_then(|t| t.get("id"))
-                .and_then(Value::as_i64)
-                .ok_or_else(|| Outcome::tool_error("the program has no thread to pause"))?
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.get("id").and_then(Value::as_i64))
+                .collect();
+            match ids.iter().find(|id| !stopped.contains(id)) {
+                Some(id) => *id,
+                None if ids.is_empty() => {
+                    return Err(Outcome::tool_error("the program has no thread to pause"));
+                }
+                None => {
+                    let status = serde_json::to_value(state.status).unwrap_or_default();
+                    return Err(Outcome::tool_error(format!(
+                        "the program is not running (status {status})"
+                    )));
+                }
+            }
         }
     };
     let paused = session.send(Pause {

@@ -365,6 +365,27 @@ pub fn initialize_running() -> ErrorObject {
     e
 }
 
+/// An error response of the table ([`Cause::error`]: `data.cause` is set) in the words for a
+/// server in the bridge's own process (the embedded bridge), which is no upstream server: `The
+/// upstream server exited` reads `The server exited`. `None` when `frame` is no such error, or
+/// its message names no upstream server.
+pub fn in_process_error(frame: &Value) -> Option<Value> {
+    let error = frame.get("error")?;
+    error.get("data")?.get("cause")?.as_str()?;
+    let message = error.get("message")?.as_str()?;
+    if !message.contains(UPSTREAM_SERVER) {
+        return None;
+    }
+    let worded = message.replace(UPSTREAM_SERVER, "server");
+    let mut frame = frame.clone();
+    frame["error"]["message"] = Value::String(worded);
+    Some(frame)
+}
+
+/// The words of the table's messages for the server behind the bridge (`The upstream server
+/// exited`).
+const UPSTREAM_SERVER: &str = "upstream server";
+
 /// An upstream JSON-RPC error as the editor gets it: code, message and data are kept, except
 /// -32042 (`URLElicitationRequiredError`), which becomes -32603 without data, because editors
 /// open the URLs in its data.
@@ -381,6 +402,28 @@ pub fn relay_upstream_error(error: &Value) -> ErrorObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_of_the_table_names_no_upstream_server_in_process() {
+        let frame = json!({"jsonrpc": "2.0", "id": 1,
+            "error": Cause::UpstreamBusy.error_object(Some(json!(16)))});
+        assert_eq!(
+            in_process_error(&frame),
+            Some(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603,
+                "message": "The server is not reading its input; try again later",
+                "data": {"cause": "upstream_busy", "detail": 16}}}))
+        );
+        let spawn = json!({"error": Cause::SpawnFailed.error_object(None)});
+        assert_eq!(
+            in_process_error(&spawn).map(|f| f["error"]["message"].clone()),
+            Some(json!("The bridge could not start the server"))
+        );
+        // The server's own error (no `data.cause`) and a message without the words pass.
+        let own = json!({"error": {"code": -32603, "message": "The upstream server is down"}});
+        assert_eq!(in_process_error(&own), None);
+        let parse = json!({"error": Cause::ParseError.error_object(None)});
+        assert_eq!(in_process_error(&parse), None);
+    }
 
     #[test]
     fn the_log_text_says_why() {

@@ -10,6 +10,12 @@ what it does:
 - `verify_after_set`: each `setBreakpoints` response is followed at once by a `breakpoint`
   event that says the breakpoint is verified.
 - `all_threads_continued`: the `allThreadsContinued` of its `continue` responses.
+- `silent_launch`: the `launch` request is never answered (its `initialized` event came
+  with the `initialize` response).
+- `grandchild_report`: a folder; at `launch` it starts `sleep 1000` (in its own process
+  group, which the adapter's start gave it) and writes an empty file named `<its process
+  group>.<the sleep's pid>` there.
+- `ignore_end`: `disconnect` and `terminate` are never answered.
 
 An `evaluate` whose expression is a JSON list of events sends them after its response, so a
 test sends any event when it wants. A thread's stack is one frame: id `100 * thread`, name
@@ -17,6 +23,8 @@ test sends any event when it wants. A thread's stack is one frame: id `100 * thr
 """
 
 import json
+import os
+import subprocess
 import sys
 
 out = sys.stdout.buffer
@@ -84,7 +92,14 @@ def handle(request):
         event("initialized")
     elif command == "launch":
         config.update(arguments)
-        respond(request)
+        report = config.get("grandchild_report")
+        if report:
+            sleep = subprocess.Popen(["sleep", "1000"])
+            open(os.path.join(report, "%d.%d" % (os.getpgrp(), sleep.pid)), "w").close()
+        if not config.get("silent_launch"):
+            respond(request)
+    elif command in ("disconnect", "terminate") and config.get("ignore_end"):
+        pass
     elif command == "configurationDone":
         respond(request)
         for message in config.get("after_configuration", []):

@@ -35,6 +35,7 @@ pub fn memory_config(server: Server) -> BridgeConfig {
         metrics_interval: None,
         item_filter: None,
         observer: None,
+        in_process: false,
     }
 }
 
