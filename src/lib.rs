@@ -16,7 +16,6 @@ pub mod app;
 pub mod auth;
 #[cfg(feature = "auth")]
 pub mod cli;
-pub mod dap;
 pub mod embed;
 pub mod log;
 pub mod protocol;

@@ -83,7 +83,7 @@ fn start_dap(hang: bool, dir: &Path) -> Bridge {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/dap_script.py");
     let adapter = format!("kids=python3 {}", script.display());
     let mut b = Bridge::start_command(
-        Command::new(env!("CARGO_BIN_EXE_mcp-dap")).args(["--adapter", &adapter]),
+        Command::new(common::dap_bin()).args(["--adapter", &adapter]),
         Revision::Modern,
     );
     for n in 1..=CHILDREN {

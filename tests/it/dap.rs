@@ -37,7 +37,7 @@ pub(crate) fn start_with(args: &[&str]) -> Bridge {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-dap"));
+    let mut cmd = Command::new(common::dap_bin());
     cmd.args(args).env("PATH", path);
     Bridge::start_command(&mut cmd, Revision::Modern)
 }

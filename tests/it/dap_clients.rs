@@ -44,7 +44,7 @@ fn run_client(program: &str, args: &[&str], python_program: &str) -> Value {
     let path = venv_path();
     let env = [
         ("PATH", path.as_str()),
-        ("DAP_BIN", env!("CARGO_BIN_EXE_mcp-dap")),
+        ("DAP_BIN", crate::common::dap_bin()),
         ("DAP_PROGRAM", python_program),
     ];
     sdk_client::run(program, args, &env)

@@ -79,10 +79,7 @@ pub(crate) fn require_lldb_dap() {
 
 fn start() -> Bridge {
     require_lldb_dap();
-    Bridge::start_command(
-        &mut Command::new(env!("CARGO_BIN_EXE_mcp-dap")),
-        Revision::Modern,
-    )
+    Bridge::start_command(&mut Command::new(common::dap_bin()), Revision::Modern)
 }
 
 /// The state resource after each update until `status` is `want`: the updates are awaited,
@@ -299,7 +296,7 @@ fn a_c_program_under_lldb_dap_breaks_steps_is_inspected_and_exits_with_its_code_
 #[test]
 fn no_lldb_dap_in_path_is_a_tool_error_that_names_what_was_looked_for() {
     let empty = scratch_dir("dap-no-lldb");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-dap"));
+    let mut cmd = Command::new(common::dap_bin());
     cmd.env("PATH", &empty);
     let mut b = Bridge::start_command(&mut cmd, Revision::Modern);
     let r = b.request(

@@ -35,10 +35,7 @@ pub(crate) fn call_error(b: &mut Bridge, id: &str, name: &str, arguments: Value)
 fn a_launch_that_lldb_dap_refuses_ends_at_once_with_the_adapters_message() {
     require_lldb_dap();
     let missing = scratch_dir("dap-refused").join("no-such-program");
-    let mut b = Bridge::start_command(
-        &mut Command::new(env!("CARGO_BIN_EXE_mcp-dap")),
-        Revision::Modern,
-    );
+    let mut b = Bridge::start_command(&mut Command::new(common::dap_bin()), Revision::Modern);
     let began = Instant::now();
     let error = call_error(
         &mut b,
@@ -164,7 +161,7 @@ fn a_python3_without_debugpy_is_named_with_its_install_command_and_the_adapter_o
         std::env::var("PATH").unwrap_or_default()
     );
     let program = write_program();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-dap"));
+    let mut cmd = Command::new(common::dap_bin());
     cmd.env("PATH", path);
     let mut b = Bridge::start_command(&mut cmd, Revision::Modern);
     let error = call_error(&mut b, "1", "launch", json!({"program": program}));

@@ -40,7 +40,7 @@ pub(crate) fn start_scripted() -> Bridge {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/dap_script.py");
     let adapter = format!("script=python3 {}", script.display());
     Bridge::start_command(
-        Command::new(env!("CARGO_BIN_EXE_mcp-dap")).args(["--adapter", &adapter]),
+        Command::new(common::dap_bin()).args(["--adapter", &adapter]),
         Revision::Modern,
     )
 }
@@ -60,10 +60,7 @@ pub(crate) fn tool_error(b: &mut Bridge, id: &str, name: &str, arguments: Value)
 fn a_page_of_a_huge_array_is_read_from_lldb_dap_and_the_session_goes_on() {
     require_lldb_dap();
     let (source, binary) = build_c("dap-big-array", BIG_ARRAY);
-    let mut b = Bridge::start_command(
-        &mut Command::new(env!("CARGO_BIN_EXE_mcp-dap")),
-        Revision::Modern,
-    );
+    let mut b = Bridge::start_command(&mut Command::new(common::dap_bin()), Revision::Modern);
     call(
         &mut b,
         "1",

@@ -1,6 +1,6 @@
 //! The packages of the workspace as cargo sees them (`cargo metadata`): what
-//! `cargo install --path .` installs, and that the test fixtures are a package that is never
-//! published, so no install puts them on a user's PATH.
+//! `cargo install --path .` and `cargo install --path mcp-dap` install, and that the test
+//! fixtures are a package that is never published, so no install puts them on a user's PATH.
 
 use serde_json::{Value, json};
 use std::process::Command;
@@ -55,7 +55,8 @@ fn cargo_install_of_the_bridge_installs_no_fixture() {
         packages(&metadata()),
         vec![
             json!({"name": "mcp-bridge", "publishable": true,
-                "bins": ["mcp-bridge", "mcp-dap", "mcp-example-server"]}),
+                "bins": ["mcp-bridge", "mcp-example-server"]}),
+            json!({"name": "mcp-dap", "publishable": true, "bins": ["mcp-dap"]}),
             json!({"name": "mcp-test-fixtures", "publishable": false,
                 "bins": ["mcp-fixture-server", "mcp-legacy-server"]}),
         ]

@@ -86,6 +86,13 @@ pub fn legacy_server_bin() -> &'static str {
     BUILT.get_or_init(|| fixture_bin("mcp-legacy-server"))
 }
 
+/// The MCP server of the Debug Adapter Protocol (`mcp-dap` of the package `mcp-dap`), built as
+/// [`package_target`] tells.
+pub fn dap_bin() -> &'static str {
+    static BUILT: OnceLock<String> = OnceLock::new();
+    BUILT.get_or_init(|| utf8_path(package_target("mcp-dap", "--bin", "mcp-dap", &[])))
+}
+
 /// The example of the embedded bridge (`examples/embedded/main.rs`), built as
 /// [`package_target`] tells (`cargo test --test it` does not build examples).
 pub fn embedded_example_bin() -> PathBuf {
@@ -129,7 +136,11 @@ fn fixture_bin(name: &str) -> String {
     } else {
         &[]
     };
-    let path = package_target("mcp-test-fixtures", "--bin", name, own);
+    utf8_path(package_target("mcp-test-fixtures", "--bin", name, own))
+}
+
+/// `path` as text, for the helpers that hand a binary's path out as `&str`.
+fn utf8_path(path: PathBuf) -> String {
     path.to_str()
         .unwrap_or_else(|| panic!("a binary path that is not UTF-8: {}", path.display()))
         .to_string()

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use mcp_bridge::dap::types::{ContinuedBody, ExitedBody, OutputBody, StoppedBody};
+use crate::dap::types::{ContinuedBody, ExitedBody, OutputBody, StoppedBody};
 use mcp_bridge::server::{ListenEvent, Server};
 
 use crate::adapter::{Adapter, AdapterNews, DapError, Request, RequestThen, Stop};

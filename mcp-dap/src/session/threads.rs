@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use actix::prelude::*;
 use serde_json::{Value, json};
 
-use mcp_bridge::dap::types::{ContinuedBody, StackFrame, StoppedBody};
+use crate::dap::types::{ContinuedBody, StackFrame, StoppedBody};
 
 use super::{MAX_STOPPED_THREADS_SHOWN, Session, Status};
 use crate::adapter::Request;

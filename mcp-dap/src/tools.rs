@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use mcp_bridge::dap::types::{Scope, StackFrame, Variable};
+use crate::dap::types::{Scope, StackFrame, Variable};
 use mcp_bridge::server::{Outcome, ServerBuilder};
 
 use crate::adapter::{Adapter, DapError, Request};

@@ -15,8 +15,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::oneshot;
 use tokio_util::codec::{Encoder, FramedRead};
 
-use mcp_bridge::dap::framing::{DapCodec, Frame, FramingError, MAX_BODY_BYTES, Oversized};
-use mcp_bridge::dap::types::{self, Event, Incoming, Response};
+use crate::dap::framing::{DapCodec, Frame, FramingError, MAX_BODY_BYTES, Oversized};
+use crate::dap::types::{self, Event, Incoming, Response};
 use mcp_bridge::transport::child::{self, ChildProcess};
 
 use crate::adapters::{AdapterDef, PORT_PLACEHOLDER, Reach};
@@ -191,8 +191,12 @@ impl Adapter {
             })
             .collect();
         let name = adapter.command.to_string_lossy().into_owned();
-        let (process, io) = child::spawn(&resolved.into_os_string(), &args, &crate::CHILDREN)
-            .map_err(|e| format!("{name}: {e}"))?;
+        let (process, io) = child::spawn(
+            &resolved.into_os_string(),
+            &args,
+            &crate::children::CHILDREN,
+        )
+        .map_err(|e| format!("{name}: {e}"))?;
         Ok(Box::pin(async move {
             let port = match printed {
                 false => port,

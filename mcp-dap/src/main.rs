@@ -8,14 +8,7 @@
 //! process group. SIGTERM, SIGINT and SIGHUP do the same, and the process exits 0, as at the
 //! end of stdin.
 
-mod adapter;
-mod adapters;
-mod echo;
-mod session;
-mod sessions;
-mod tools;
-
-use std::sync::{Arc, LazyLock, mpsc};
+use std::sync::{Arc, mpsc};
 
 use actix::prelude::*;
 use clap::Parser;
@@ -23,9 +16,10 @@ use tokio::sync::watch;
 
 use mcp_bridge::app::process::{stop_children_at_panic, stop_every_child};
 use mcp_bridge::server::{CacheScope, Outcome, ResourceDef, ResourceTemplateDef, Server};
-use mcp_bridge::transport::children::ChildRegistry;
 
-use sessions::{CloseAll, Find, Sessions};
+use mcp_dap::children::CHILDREN;
+use mcp_dap::sessions::{CloseAll, Find, Sessions};
+use mcp_dap::{adapters, session, sessions, tools};
 
 /// The command line.
 #[derive(Parser)]
@@ -46,10 +40,6 @@ struct Cli {
     #[arg(long = "adapter-printing-port", value_name = "NAME=COMMAND...")]
     adapters_printing_port: Vec<String>,
 }
-
-/// The process's children: every adapter joins it at its start (`adapter.rs`), and the panic
-/// hook and the end of all sessions reach each adapter's process group through it.
-static CHILDREN: LazyLock<Arc<ChildRegistry>> = LazyLock::new(ChildRegistry::new);
 
 /// The exit code of an internal error (a panic anywhere), as the bridge's.
 const EXIT_INTERNAL_ERROR: i32 = 1;
