@@ -1,14 +1,17 @@
-//! The library of `mcp-dap` (`main.rs` serves it on stdio): the DAP codec ([`dap`]) and the
-//! actors that drive the adapters: per session an [`adapter`] actor (the DAP connection) and a
-//! [`session`] actor (its state), the [`sessions`] supervisor, and the MCP [`tools`] that
-//! reach them; [`adapters`] resolves an adapter's command and [`echo`] bounds what a tool
-//! shows of the debuggee's input; [`children`] holds the process's children.
+//! The library of `mcp-dap` (`main.rs` reads the command line): the DAP codec (`dap`), below
+//! the actors that drive the adapters: per session an Adapter actor (`adapter`: the DAP
+//! connection) and a Session actor (`session`: its state and threads), the Sessions supervisor
+//! (`sessions`), and the MCP tools that reach them (`tools`). [`adapters`] resolves an
+//! adapter's command (the command line's `--adapter`); `echo` bounds what an error repeats of
+//! a client's input; `children` holds the process's children; [`serve`] wires them and serves
+//! them on stdio.
 
-pub mod adapter;
+mod adapter;
 pub mod adapters;
-pub mod children;
-pub mod dap;
-pub mod echo;
-pub mod session;
-pub mod sessions;
-pub mod tools;
+mod children;
+mod dap;
+mod echo;
+pub mod serve;
+mod session;
+mod sessions;
+mod tools;
