@@ -524,4 +524,143 @@ mod tests {
             assert_eq!(printed_port(line), want, "{line:?}");
         }
     }
+
+    /// A def's command line as text, and how it is started and reached.
+    fn shape(def: &AdapterDef) -> (String, String, Flavor, Reach) {
+        let args: Vec<String> = def
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let command = def.command.to_string_lossy().into_owned();
+        (command, args.join(" "), def.flavor, def.reach.clone())
+    }
+
+    #[test]
+    fn a_name_picks_its_adapter_without_regard_to_case_and_an_option_replaces_a_builtin() {
+        let builtin = Registry::default();
+        for name in ["debugpy", "python", "Python", "DEBUGPY"] {
+            let def = builtin
+                .resolve(name)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(
+                shape(&def),
+                (
+                    "python3".into(),
+                    "-m debugpy.adapter".into(),
+                    Flavor::Debugpy,
+                    Reach::Stdio
+                ),
+                "{name}"
+            );
+            assert_eq!(def.adapter_id, "debugpy");
+        }
+        let options = [
+            "debugpy=/venv/bin/python -m debugpy.adapter".to_owned(),
+            "Mine=/bin/mine --port {port}".to_owned(),
+            "mine=/bin/other".to_owned(),
+        ];
+        let given = Registry::with_all_options(&options, &["js=node dap.js".to_owned()])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let python = given.resolve("python").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            shape(&python),
+            (
+                "/venv/bin/python".into(),
+                "-m debugpy.adapter".into(),
+                Flavor::Debugpy,
+                Reach::Stdio
+            )
+        );
+        // The exact spelling wins over a name that differs only in case.
+        let exact = given.resolve("Mine").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            shape(&exact),
+            (
+                "/bin/mine".into(),
+                "--port {port}".into(),
+                Flavor::Other,
+                Reach::Tcp
+            )
+        );
+        let other = given.resolve("MINE").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(other.adapter_id, "Mine");
+        let js = given.resolve("js").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            shape(&js),
+            (
+                "node".into(),
+                "dap.js".into(),
+                Flavor::Other,
+                Reach::Printed
+            )
+        );
+        assert_eq!(
+            given.names(),
+            [
+                "debugpy (or python)",
+                "lldb (or c, cpp, c++, rust)",
+                "Mine",
+                "debugpy",
+                "js",
+                "mine"
+            ]
+        );
+    }
+
+    #[test]
+    fn launch_arguments_follow_the_adapter() {
+        let env = BTreeMap::from([("A".to_owned(), "1".to_owned())]);
+        let extra = json!({"justMyCode": false, "sourceMap": {"/a": "/b"}});
+        let wish = LaunchWish {
+            program: Path::new("/w/p"),
+            args: &["x".to_owned()],
+            cwd: Some(Path::new("/w")),
+            env: &env,
+            stop_on_entry: true,
+            follow_children: false,
+            extra: extra.as_object(),
+        };
+        assert_eq!(
+            launch_arguments(Flavor::Debugpy, &wish),
+            json!({"request": "launch", "program": "/w/p", "args": ["x"], "stopOnEntry": true,
+                "cwd": "/w", "console": "internalConsole", "justMyCode": false,
+                "subProcess": false, "env": {"A": "1"}, "sourceMap": {"/a": "/b"}})
+        );
+        let wish = LaunchWish {
+            cwd: None,
+            extra: None,
+            ..wish
+        };
+        assert_eq!(
+            launch_arguments(Flavor::Lldb, &wish),
+            json!({"request": "launch", "program": "/w/p", "args": ["x"], "stopOnEntry": true,
+                "env": ["A=1"]})
+        );
+    }
+
+    #[test]
+    fn a_child_session_with_connect_reaches_its_listener_else_a_new_parent_adapter() {
+        let parent = Registry::default()
+            .resolve("debugpy")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let child = child_adapter(
+            &parent,
+            &json!({"connect": {"host": "127.0.0.1", "port": 5678}}),
+        );
+        assert_eq!(
+            shape(&child),
+            (
+                String::new(),
+                String::new(),
+                Flavor::Debugpy,
+                Reach::Listening(5678)
+            )
+        );
+        assert_eq!(child.adapter_id, "debugpy");
+        for configuration in [json!({}), json!({"connect": {"port": 70000}})] {
+            let child = child_adapter(&parent, &configuration);
+            assert_eq!(shape(&child), shape(&parent), "{configuration}");
+        }
+    }
 }

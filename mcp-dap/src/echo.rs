@@ -38,4 +38,15 @@ mod tests {
             )
         );
     }
+
+    #[test]
+    fn an_input_of_the_bound_comes_back_whole_and_one_byte_more_is_cut() {
+        let at_bound = "a".repeat(MAX_ECHOED_INPUT_BYTES);
+        assert_eq!(echoed(&at_bound), format!("{at_bound:?}"));
+        let over = "a".repeat(MAX_ECHOED_INPUT_BYTES + 1);
+        assert_eq!(
+            echoed(&over),
+            format!("{at_bound:?}... ({} bytes)", MAX_ECHOED_INPUT_BYTES + 1)
+        );
+    }
 }

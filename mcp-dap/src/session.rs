@@ -875,3 +875,24 @@ impl Handler<Pause> for Session {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_breakpoint_takes_the_requested_source_when_it_names_none() {
+        let answered = json!({"id": 3, "verified": true, "line": 12,
+            "source": {"path": "/w/p.py"}});
+        assert_eq!(
+            breakpoint_entry(&answered, Some("/other.py")),
+            json!({"id": 3, "verified": true, "source": "/w/p.py", "line": 12})
+        );
+        let refused = json!({"verified": false, "message": "no code at line 99"});
+        assert_eq!(
+            breakpoint_entry(&refused, Some("/w/p.py")),
+            json!({"id": null, "verified": false, "source": "/w/p.py", "line": null,
+                "message": "no code at line 99"})
+        );
+    }
+}

@@ -1011,3 +1011,46 @@ pub fn register(
         async move { either(end(s, args, Ending::Detach).await) }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variable(value: Value) -> Variable {
+        serde_json::from_value(value).unwrap_or_else(|e| panic!("a variable: {e}"))
+    }
+
+    #[test]
+    fn a_value_over_the_bound_is_cut_at_a_character_boundary_and_marked() {
+        let short = variable(json!({"name": "n", "value": "3", "type": "int",
+            "variablesReference": 0}));
+        assert_eq!(
+            variable_value(&short),
+            json!({"name": "n", "value": "3", "type": "int", "variablesReference": 0})
+        );
+        // A two-byte character across the bound: the cut falls before it.
+        let long = format!("{}é{}", "a".repeat(MAX_VALUE_BYTES - 1), "b".repeat(9));
+        let list = variable(json!({"name": "s", "value": long, "variablesReference": 4,
+            "indexedVariables": 2000}));
+        assert_eq!(
+            variable_value(&list),
+            json!({"name": "s", "value": "a".repeat(MAX_VALUE_BYTES - 1), "type": null,
+                "variablesReference": 4, "cut": true, "indexedVariables": 2000})
+        );
+    }
+
+    #[test]
+    fn a_value_that_shows_no_contents_is_empty_or_a_type_at_an_address() {
+        for (value, want) in [
+            ("", true),
+            ("Point @ 0x00007ffd5e1c", true),
+            ("int[3] @ 0xABCdef01", true),
+            ("{x:3, y:4}", false),
+            ("tag @ 0x", false),
+            ("Point @ 0x12zz", false),
+            ("[1, 2, 3]", false),
+        ] {
+            assert_eq!(shows_no_contents(value), want, "{value:?}");
+        }
+    }
+}

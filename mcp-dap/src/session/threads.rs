@@ -262,3 +262,185 @@ impl Handler<StillStopped> for Session {
         self.changed_state();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::Adapter;
+    use mcp_bridge::server::Server;
+
+    /// A session of id `s1` whose adapter and server are never reached: the model is plain
+    /// data, and a notification without a listener goes nowhere.
+    fn session() -> Session {
+        let adapter = Context::<Adapter>::new().address();
+        let mut session = Session::new("s1".into(), adapter, Server::builder("t", "0").build());
+        session.state.status = Status::Running;
+        session
+    }
+
+    fn stopped(reason: &str, thread: Option<i64>, all: bool) -> StoppedBody {
+        let body = json!({"reason": reason, "threadId": thread, "allThreadsStopped": all});
+        serde_json::from_value(body).unwrap_or_else(|e| panic!("a stopped body: {e}"))
+    }
+
+    fn frame(line: i64) -> Option<Value> {
+        Some(json!({"file": "/p.py", "line": line, "name": "f", "frameId": line}))
+    }
+
+    /// The part of the state resource that the thread model writes.
+    fn shown(session: &Session) -> Value {
+        let state = serde_json::to_value(&session.state).unwrap_or_default();
+        let keys = [
+            "status",
+            "reason",
+            "adapter_reason",
+            "thread_id",
+            "top_frame",
+            "other_stopped_threads",
+        ];
+        keys.iter()
+            .filter_map(|k| Some((k.to_string(), state.get(*k)?.clone())))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    }
+
+    /// A stop at the next moment (as `stopped` counts them) with `places`, as the adapter's
+    /// answers to `stackTrace` bring them; the first place is the focus of an event that names
+    /// no thread.
+    fn stop(session: &mut Session, body: StoppedBody, places: Vec<(i64, Option<Value>)>) {
+        session.stops += 1;
+        if let Some(thread) = body.thread_id {
+            session.thread_moments.insert(thread, session.stops);
+        }
+        let focus = body.thread_id.or(places.first().map(|(t, _)| *t));
+        session.apply_stop(session.stops, body, focus, places);
+    }
+
+    #[test]
+    fn a_thread_that_stops_is_shown_until_it_resumes() {
+        let mut s = session();
+        stop(
+            &mut s,
+            stopped("breakpoint", Some(7), false),
+            vec![(7, frame(3))],
+        );
+        assert_eq!(
+            shown(&s),
+            json!({"status": "stopped", "reason": "breakpoint", "thread_id": 7,
+                "top_frame": frame(3)})
+        );
+        s.resumed(Some(7));
+        assert_eq!(shown(&s), json!({"status": "running"}));
+    }
+
+    #[test]
+    fn a_stop_of_every_thread_keeps_the_reason_of_a_thread_that_stopped_by_its_own_event() {
+        let mut s = session();
+        stop(
+            &mut s,
+            stopped("breakpoint", Some(1), false),
+            vec![(1, frame(3))],
+        );
+        stop(
+            &mut s,
+            stopped("pause", Some(2), true),
+            vec![(2, frame(9)), (1, frame(4))],
+        );
+        assert_eq!(
+            shown(&s),
+            json!({"status": "stopped", "reason": "pause", "thread_id": 2, "top_frame": frame(9),
+                "other_stopped_threads": [
+                    {"thread_id": 1, "top_frame": frame(4), "reason": "breakpoint"}]})
+        );
+        // One thread continues (DAP ContinuedEvent without allThreadsContinued): the other
+        // is shown.
+        let continued = serde_json::from_value(json!({"threadId": 2})).unwrap_or_default();
+        s.continued(continued);
+        assert_eq!(
+            shown(&s),
+            json!({"status": "stopped", "reason": "breakpoint", "thread_id": 1,
+                "top_frame": frame(4)})
+        );
+    }
+
+    #[test]
+    fn a_place_fetched_before_every_thread_resumed_is_not_applied() {
+        let mut s = session();
+        s.stops += 1;
+        s.thread_moments.insert(5, s.stops);
+        let moment = s.stops;
+        s.resumed(None);
+        s.apply_stop(
+            moment,
+            stopped("step", Some(5), false),
+            Some(5),
+            vec![(5, frame(8))],
+        );
+        assert_eq!(shown(&s), json!({"status": "running"}));
+    }
+
+    #[test]
+    fn the_threads_of_a_stop_whose_own_thread_ran_on_stay_stopped_without_a_reason() {
+        let mut s = session();
+        s.stops += 1;
+        s.thread_moments.insert(1, s.stops);
+        let moment = s.stops;
+        // Thread 1 resumes before the places of its stop come back.
+        s.resumed(Some(1));
+        s.apply_stop(
+            moment,
+            stopped("breakpoint", Some(1), true),
+            Some(1),
+            vec![(1, frame(3)), (2, frame(6))],
+        );
+        assert_eq!(
+            shown(&s),
+            json!({"status": "stopped", "thread_id": 2, "top_frame": frame(6)})
+        );
+    }
+
+    #[test]
+    fn the_first_stop_after_stop_on_entry_is_the_entry_with_the_adapters_reason_beside_it() {
+        let mut s = session();
+        s.entry_pending = true;
+        stop(
+            &mut s,
+            stopped("exception", Some(1), false),
+            vec![(1, frame(1))],
+        );
+        assert_eq!(
+            shown(&s),
+            json!({"status": "stopped", "reason": "entry", "adapter_reason": "exception",
+                "thread_id": 1, "top_frame": frame(1)})
+        );
+        stop(
+            &mut s,
+            stopped("exception", Some(1), false),
+            vec![(1, frame(2))],
+        );
+        assert_eq!(
+            shown(&s),
+            json!({"status": "stopped", "reason": "exception", "thread_id": 1,
+                "top_frame": frame(2)})
+        );
+    }
+
+    #[test]
+    fn the_top_frame_of_a_stack_trace_is_its_file_line_name_and_id() {
+        let body = json!({"stackFrames": [
+            {"id": 1000, "name": "main", "line": 12, "column": 1,
+                "source": {"name": "p.py", "path": "/w/p.py"}},
+            {"id": 1001, "name": "<module>", "line": 30, "column": 1}]});
+        assert_eq!(
+            top_frame(&body),
+            Some(json!({"file": "/w/p.py", "line": 12, "name": "main", "frameId": 1000}))
+        );
+        let without_source = json!({"stackFrames": [{"id": 1, "name": "??", "line": 0,
+            "column": 0}]});
+        assert_eq!(
+            top_frame(&without_source),
+            Some(json!({"file": "", "line": 0, "name": "??", "frameId": 1}))
+        );
+        assert_eq!(top_frame(&json!({"stackFrames": []})), None);
+    }
+}
