@@ -17,7 +17,6 @@ use mcp_bridge::server::{ListenEvent, Server};
 
 use crate::adapter::{Adapter, AdapterNews, DapError, Request, RequestThen, Stop};
 use crate::adapters::AdapterDef;
-use crate::sessions::{Child, Ended};
 
 use threads::{StillStopped, ThreadStop};
 
@@ -203,6 +202,33 @@ pub struct Pause {
     /// The time limit.
     pub limit: Duration,
 }
+
+/// To the supervisor (`sessions`): starts a child session that a session's adapter asked for
+/// (DAP's `startDebugging`, debugpy's `debugpyAttach`). The answer comes at once: `Ok` when a
+/// session is being opened for it (its place taken), `Err` with the reason when none is
+/// (`sessions::MAX_SESSIONS` are open), so that the adapter's request can be refused and the child run without a
+/// debugger. A session whose start fails later is closed, with a line in the parent's
+/// output.
+#[derive(Message)]
+#[rtype(result = "Result<(), String>")]
+pub struct Child {
+    /// The session that heard of the child.
+    pub parent: String,
+    /// The parent's adapter.
+    pub adapter: AdapterDef,
+    /// `attach` or `launch`.
+    pub request: String,
+    /// The child's configuration, the request's arguments.
+    pub configuration: Value,
+    /// The parent's `setBreakpoints` arguments, sent again in the child's configuration.
+    pub breakpoints: Vec<Value>,
+}
+
+/// To the supervisor (`sessions`): a child session whose debuggee ended (DAP `exited` or
+/// `terminated`, or its adapter connection closed): its place is free.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Ended(pub String);
 
 /// A DAP `Breakpoint` in the state's form; `source` is used when the breakpoint names none.
 pub fn breakpoint_entry(breakpoint: &Value, source: Option<&str>) -> Value {

@@ -10,11 +10,9 @@ use tokio::sync::watch;
 
 use mcp_bridge::server::{ListenEvent, ResourceDef, Server};
 
-use serde_json::Value;
-
 use crate::adapter::Adapter;
 use crate::adapters::{self, AdapterDef};
-use crate::session::{self, Ending, Finish, LaunchSpec, Note, Session, Start};
+use crate::session::{self, Child, Ended, Ending, Finish, LaunchSpec, Note, Session, Start};
 
 /// Sessions open at once. Each holds an adapter and a debuggee process; the bound keeps a
 /// model that forgets to terminate from filling the machine. A child session whose debuggee
@@ -40,27 +38,6 @@ pub struct Open {
     pub parent: Option<String>,
 }
 
-/// Starts a child session that a session's adapter asked for (DAP's `startDebugging`,
-/// debugpy's `debugpyAttach`). The answer comes at once: `Ok` when a session is being
-/// opened for it (its place taken), `Err` with the reason when none is (`MAX_SESSIONS` are
-/// open), so that the adapter's request can be refused and the child run without a
-/// debugger. A session whose start fails later is closed, with a line in the parent's
-/// output.
-#[derive(Message)]
-#[rtype(result = "Result<(), String>")]
-pub struct Child {
-    /// The session that heard of the child.
-    pub parent: String,
-    /// The parent's adapter.
-    pub adapter: AdapterDef,
-    /// `attach` or `launch`.
-    pub request: String,
-    /// The child's configuration, the request's arguments.
-    pub configuration: Value,
-    /// The parent's `setBreakpoints` arguments, sent again in the child's configuration.
-    pub breakpoints: Vec<Value>,
-}
-
 /// The Session of an id.
 #[derive(Message)]
 #[rtype(result = "Option<Addr<Session>>")]
@@ -70,12 +47,6 @@ pub struct Find(pub String);
 #[derive(Message)]
 #[rtype(result = "bool")]
 pub struct Close(pub String, pub Ending);
-
-/// A child session whose debuggee ended (DAP `exited` or `terminated`, or its adapter
-/// connection closed): its place is free.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Ended(pub String);
 
 /// Ends every session (the end of stdin).
 #[derive(Message)]
