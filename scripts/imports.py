@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""The import check of the crate: no import circle, and every import goes down the layers.
+"""The import check of each package: no import circle, and every import goes down the layers.
 
-Reads every `.rs` file under src/. Each file is a module: `protocol/wire/jsonrpc.rs` is
+Checks the src/ of each package of PACKAGES (the bridge's src/ and mcp-dap/src/), each on its
+own: a package's paths into another package (mcp-dap's `mcp_bridge::`) are not its modules.
+Reads every `.rs` file under a src/. Each file is a module: `protocol/wire/jsonrpc.rs` is
 `protocol/wire/jsonrpc`, `transport/http/mod.rs` is `transport/http`, `lib.rs` is `lib`; `main.rs`
-and `bin/*.rs` are the binaries, which reach the library only through `mcp_bridge::` paths.
+and `bin/*.rs` are the binaries, which reach the library only through paths that start with the
+library's name (`mcp_bridge::`, `mcp_dap::`).
 Comments, strings, and the items under `#[cfg(test)]` with the files that they declare, are
 left out. A module imports another when its code names it:
 - in a `use` tree (braces, `self` and `as` included), or in a path that starts with `crate::`,
-  `super::`, `self::` or `mcp_bridge::`;
+  `super::`, `self::` or the library's name;
 - in a path through a module that a `use` brought in (`http::client::ProxyEnv` after
   `use crate::transport::http;`), or through a child module's bare name (`exchange::post`);
 - by calling a `#[macro_export]` macro (`counted_handlers!`): an import of the module that
@@ -19,13 +22,14 @@ which only tests and the binaries have, is not tracked as a module of its own.
 The rule: a module is made of its children, so a module that names one of its own descendants
 does not import it. Every other edge counts: child to parent, sibling, across the tree. The
 check fails on an edge in an import circle (a strongly connected component of more than one
-module), to a higher layer (LAYERS), or inside a layer to a higher room (ROOMS: the folders of
-a layer, each a sub-layer, such as protocol/wire below protocol/rules), unless ALLOWED holds it;
-and on an ALLOWED edge that is no longer one of these, so that the list only shrinks.
+module), to a higher layer (`layers`), or inside a layer to a higher room (`rooms`: the folders
+of a layer, each a sub-layer, such as protocol/wire below protocol/rules), unless `allowed` holds
+it; and on an `allowed` edge that is no longer one of these, so that the list only shrinks.
 
 Usage: python3 scripts/imports.py [-v] [SRC]
-  -v prints the graph, the circles and the edges against the layers; SRC is the crate's src/
-  by default. Exit status 1 on a failure, with one message per edge.
+  -v prints the graph, the circles and the edges against the layers; SRC is the src/ of one
+  package of PACKAGES (src, mcp-dap/src), every package's by default. Exit status 1 on a
+  failure, with one message per edge.
 """
 
 import pathlib
@@ -33,36 +37,57 @@ import re
 import sys
 from collections import defaultdict
 
-# The layers, lowest first. A module imports modules of its own layer and of lower ones. A
-# top-level module not named here belongs to the application, the top layer: app, cli, embed,
-# lib, main, the binaries.
-LAYERS = [
-    ("protocol", {"protocol"}),  # the MCP wire as values: no I/O, clock or actor
-    ("dap", {"dap"}),  # the Debug Adapter Protocol as values: no I/O, clock or actor
-    ("log", {"log"}),  # the stderr sink; the option files' I/O and error text (log/files)
-    ("server", {"server"}),  # the embedded MCP server API
-    ("transport", {"transport"}),  # above server: transport::memory serves a Server in process
-    ("auth", {"auth"}),
-    ("actors", {"actors"}),  # actors/config: what the actors run with, built by the application
-]
+# Each package's src/ (from the repository's root), with its library's name (the anchor of its
+# binaries' paths) and:
+# - layers, lowest first. A module imports modules of its own layer and of lower ones. A
+#   top-level module not named there belongs to the application, the top layer (lib, main, the
+#   binaries, and the package's own wiring).
+# - rooms of a layer's top module, lowest first: a module of a room imports modules of its own
+#   room and of lower rooms (and of lower layers). The top module itself (`protocol/mod.rs`) and
+#   a file of it outside every room rank above its rooms.
+# - allowed: known edges in a circle or against the layers, each with the change that removes
+#   it: none. An entry that is no longer needed fails the check, so the set never outlives its
+#   reason.
+PACKAGES = {
+    "src": {
+        "library": "mcp_bridge",
+        "layers": [
+            ("protocol", {"protocol"}),  # the MCP wire as values: no I/O, clock or actor
+            ("log", {"log"}),  # the stderr sink; the option files' I/O and error text (log/files)
+            ("server", {"server"}),  # the embedded MCP server API
+            ("transport", {"transport"}),  # above server: transport::memory serves a Server in process
+            ("auth", {"auth"}),
+            ("actors", {"actors"}),  # actors/config: what the actors run with, built by the application
+        ],
+        "rooms": {
+            # JSON-RPC on lines < the two revisions as types < the listen stream < what the
+            # bridge decides
+            "protocol": ["wire", "revisions", "listen", "rules"],
+        },
+        "allowed": set(),
+    },
+    "mcp-dap/src": {
+        "library": "mcp_dap",
+        "layers": [
+            ("dap", {"dap"}),  # the Debug Adapter Protocol as values: no I/O, clock or actor
+            # what the actors share: the bound of an echoed input, the process's children
+            ("shared", {"echo", "children"}),
+            ("adapters", {"adapters"}),  # the adapters' commands and launch arguments
+            ("adapter", {"adapter"}),  # the actor of one DAP connection
+            ("session", {"session"}),  # the actor of one session, above its adapter
+            ("sessions", {"sessions"}),  # the supervisor of the sessions
+            ("tools", {"tools"}),  # the MCP tools, which reach the actors
+        ],
+        "rooms": {},
+        "allowed": set(),
+    },
+}
 APPLICATION = "application"
 
-# The rooms of a layer's top module, lowest first: a module of a room imports modules of its own
-# room and of lower rooms (and of lower layers). The top module itself (`protocol/mod.rs`) and a
-# file of it outside every room rank above its rooms.
-ROOMS = {
-    # JSON-RPC on lines < the two revisions as types < the listen stream < what the bridge decides
-    "protocol": ["wire", "revisions", "listen", "rules"],
-}
-
-# Known edges in a circle or against the layers, each with the change that removes it: none.
-# An entry that is no longer needed fails the check, so the set never outlives its reason.
-ALLOWED = set()
-
-ANCHORS = ("crate", "super", "self", "mcp_bridge")
 USE = re.compile(r"(?<![\w:])use\s+([^;]+);")
 # `$crate::..` and `$x::..` in a macro's body are the caller's paths: the call counts instead.
-ANCHORED = re.compile(r"(?<![\w:$])(crate|super|self|mcp_bridge)((?:::\w+)+)")
+# {library}: the package's library name.
+ANCHORED = r"(?<![\w:$])(crate|super|self|{library})((?:::\w+)+)"
 RELATIVE = re.compile(r"(?<![\w:$])([a-z_]\w*)((?:::\w+)+)")
 TEST_ONLY = re.compile(r"#\[cfg\((?:test|all\(test\b[^\]]*\))\)\]")
 ATTRIBUTE = re.compile(r"\s*#\[[^\]]*\]")
@@ -194,10 +219,15 @@ def name(module):
 
 
 class Crate:
-    """The files under src/, their code (no tests, comments or strings), the exported macros."""
+    """The files under a package's src/, their code (no tests, comments or strings), the exported
+    macros, and the package's layers, rooms and allowed edges."""
 
-    def __init__(self, src):
-        self.src = src
+    def __init__(self, src_name, src, package):
+        self.src_name, self.src = src_name, src
+        self.library = package["library"]
+        self.layers, self.rooms, self.allowed = package["layers"], package["rooms"], package["allowed"]
+        self.anchors = ("crate", "super", "self", self.library)
+        self.anchored = re.compile(ANCHORED.replace("{library}", self.library))
         self.files, self.code, self.macros = {}, {}, {}
         test_files = set()
         for path in sorted(src.rglob("*.rs")):
@@ -213,7 +243,7 @@ class Crate:
     def absolute(self, module, segments):
         """The names of a path from the crate root, or None when it is not of the library."""
         head = segments[0]
-        if head == "mcp_bridge":
+        if head == self.library:
             return segments[1:]
         if is_binary(module):
             return None
@@ -258,14 +288,14 @@ def named_modules(crate, module):
             if bound and names is not None and crate.target(names) == tuple(names):
                 aliases[bound] = tuple(names)
         rest_of_code = blank(rest_of_code, use.start(), use.end())  # read once, as a tree
-    for path in ANCHORED.finditer(rest_of_code):
+    for path in crate.anchored.finditer(rest_of_code):
         segments = [path.group(1)] + path.group(2).split("::")[1:]
         note(crate.absolute(module, segments), path.start(), path.group(0))
     for path in RELATIVE.finditer(rest_of_code):
         head, rest = path.group(1), path.group(2).split("::")[1:]
         if head in aliases:
             note(list(aliases[head]) + rest, path.start(), path.group(0))
-        elif head not in ANCHORS:
+        elif head not in crate.anchors:
             note(crate.absolute(module, [head] + rest), path.start(), path.group(0))
     for macro, home in crate.macros.items():
         for call in re.finditer(r"(?<![\w$])" + macro + r"!", rest_of_code):
@@ -314,18 +344,18 @@ def circles(graph):
     return sorted(found, key=lambda c: (-len(c), c))
 
 
-def layer(module):
+def layer(crate, module):
     """(rank, name) of the module's layer."""
-    for rank, (layer_name, tops) in enumerate(LAYERS):
+    for rank, (layer_name, tops) in enumerate(crate.layers):
         if module and module[0] in tops:
             return rank, layer_name
-    return len(LAYERS), APPLICATION
+    return len(crate.layers), APPLICATION
 
 
-def room(module):
+def room(crate, module):
     """(rank, name) of the module's room inside its top module, or None for a top module
     without rooms."""
-    rooms = ROOMS.get(module[0]) if module else None
+    rooms = crate.rooms.get(module[0]) if module else None
     if rooms is None:
         return None
     if len(module) > 1 and module[1] in rooms:
@@ -333,12 +363,12 @@ def room(module):
     return len(rooms), module[0]
 
 
-def up_the_rooms(a, b):
+def up_the_rooms(crate, a, b):
     """Whether a imports a module of a higher room of the same top module."""
-    return a[:1] == b[:1] and room(a) is not None and room(b) > room(a)
+    return a[:1] == b[:1] and room(crate, a) is not None and room(crate, b) > room(crate, a)
 
 
-def offending_edges(graph):
+def offending_edges(crate, graph):
     """{(from, to): [why, ..]} for each edge in a circle, to a higher layer or a higher room."""
     offending = defaultdict(list)
     for circle in circles(graph):
@@ -347,14 +377,16 @@ def offending_edges(graph):
                 offending[a, b].append("closes an import circle: " + ", ".join(map(name, circle)))
     for a, targets in graph.items():
         for b in targets:
-            if layer(b) > layer(a):
-                offending[a, b].append(f"goes up the layers: {layer(a)[1]} imports {layer(b)[1]}")
-            elif up_the_rooms(a, b):
-                offending[a, b].append(f"goes up the rooms: {room(a)[1]} imports {room(b)[1]}")
+            if layer(crate, b) > layer(crate, a):
+                offending[a, b].append(
+                    f"goes up the layers: {layer(crate, a)[1]} imports {layer(crate, b)[1]}")
+            elif up_the_rooms(crate, a, b):
+                offending[a, b].append(
+                    f"goes up the rooms: {room(crate, a)[1]} imports {room(crate, b)[1]}")
     return offending
 
 
-def print_graph(graph, offending):
+def print_graph(crate, graph, offending):
     for module in sorted(graph):
         print(f"{name(module):28} -> {', '.join(sorted(map(name, graph[module]))) or '-'}")
     edge = lambda a, b: f"    {name(a)} -> {name(b)}   ({'; '.join(graph[a][b][:3])})"
@@ -365,48 +397,61 @@ def print_graph(graph, offending):
                 print(edge(a, b))
     print("against the layers and the rooms:")
     for a, b in sorted(offending):
-        if layer(b) > layer(a) or up_the_rooms(a, b):
+        if layer(crate, b) > layer(crate, a) or up_the_rooms(crate, a, b):
             print(edge(a, b))
 
 
 def problems(crate, graph, offending):
-    """One message for each offending edge that ALLOWED lacks, and each entry it no longer needs."""
+    """One message for each offending edge that `allowed` lacks, and each entry it no longer needs."""
     messages = []
     for (a, b), whys in sorted(offending.items()):
-        if (name(a), name(b)) not in ALLOWED:
+        if (name(a), name(b)) not in crate.allowed:
             path = crate.files[a].relative_to(crate.src.parent)
             where = graph[a][b]
             lines = "".join(f"\n    {path}:{line}" for line in where[:3])
             more = f"\n    (and {len(where) - 3} more lines)" if len(where) > 3 else ""
             messages.append(f"{name(a)} -> {name(b)} {'; '.join(whys)}{lines}{more}")
     edges = {(name(a), name(b)) for a in graph for b in graph[a]}
-    for entry in sorted(ALLOWED - {(name(a), name(b)) for a, b in offending}):
+    for entry in sorted(crate.allowed - {(name(a), name(b)) for a, b in offending}):
         state = "is no longer in a circle or up the layers" if entry in edges else "is gone"
         messages.append(f"the edge {entry[0]} -> {entry[1]} {state}: "
-                        "delete its entry from ALLOWED in scripts/imports.py")
+                        f"delete its entry from the allowed edges of {crate.src_name} in "
+                        "scripts/imports.py")
     return messages
+
+
+def check(src_name, src, verbose):
+    """Checks one package's src/: 0, or 1 on a failure (with one message per edge)."""
+    crate = Crate(src_name, src, PACKAGES[src_name])
+    graph = import_graph(crate)
+    offending = offending_edges(crate, graph)
+    if verbose:
+        print_graph(crate, graph, offending)
+    edges = sum(map(len, graph.values()))
+    messages = problems(crate, graph, offending)
+    for message in messages:
+        print(f"imports ({src_name}): " + message)
+    if messages:
+        print(f"imports ({src_name}): {len(messages)} failure(s) in {len(graph)} modules and {edges} "
+              f"edges (python3 scripts/imports.py -v {src_name} prints the graph and the circles)")
+        return 1
+    print(f"imports ({src_name}): {len(graph)} modules, {edges} edges, no circle, layer or room edge"
+          f" outside the allowed ones; {len(crate.allowed)} allowed edges left")
+    return 0
 
 
 def main(argv):
     verbose = "-v" in argv
     args = [a for a in argv if a != "-v"]
-    src = pathlib.Path(args[0] if args else pathlib.Path(__file__).resolve().parent.parent / "src")
-    crate = Crate(src)
-    graph = import_graph(crate)
-    offending = offending_edges(graph)
-    if verbose:
-        print_graph(graph, offending)
-    edges = sum(map(len, graph.values()))
-    messages = problems(crate, graph, offending)
-    for message in messages:
-        print("imports: " + message)
-    if messages:
-        print(f"imports: {len(messages)} failure(s) in {len(graph)} modules and {edges} edges "
-              "(python3 scripts/imports.py -v prints the graph and the circles)")
-        return 1
-    print(f"imports: {len(graph)} modules, {edges} edges, no circle, layer or room edge outside ALLOWED;"
-          f" {len(ALLOWED)} allowed edges left")
-    return 0
+    root = pathlib.Path(__file__).resolve().parent.parent
+    chosen = list(PACKAGES)
+    if args:
+        given = pathlib.Path(args[0]).resolve()
+        chosen = [src_name for src_name in PACKAGES if (root / src_name).resolve() == given]
+        if not chosen:
+            print(f"imports: {args[0]} is none of the src/ folders this checks: {', '.join(PACKAGES)}")
+            return 2
+    return max(check(src_name, root / src_name, verbose) for src_name in chosen)
 
 
 if __name__ == "__main__":
