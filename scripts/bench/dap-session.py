@@ -10,6 +10,7 @@ followed by `get_stack_trace` until it does, as an agent would poll, and each po
 Sizes are the characters of each result's content text; tokens are estimated at 4
 characters each.
 
+    cargo build --release -p mcp-dap    # the package mcp-dap/ of the workspace
     python3 scripts/bench/dap-session.py --mcp-dap target/release/mcp-dap \
         --python tests/interop/.venv/bin/python --mcp-debugger DIR
 """

@@ -17,6 +17,7 @@ median of its rounds. Also: the peak RSS of mcp-dap with 4 sessions open (VmHWM)
 start (spawn to the answer of `initialize`), with --start-baseline in turn with an embedded
 server's.
 
+    cargo build --release -p mcp-dap    # the package mcp-dap/ of the workspace
     python3 scripts/bench/dap-step.py --mcp-dap target/release/mcp-dap \
         --python tests/interop/.venv/bin/python [--rounds 7] [--steps 30] [--mcp-debugger DIR] \
         [--start-baseline target/release/examples/embedded]
