@@ -36,7 +36,8 @@ use super::metrics::{METRICS_INTERVAL, MethodBatch, MethodTimes};
 use super::pending::{PendingLinks, Resolve};
 use super::sign_in_side::{EditorInitialized, EditorLinks, SignInSide};
 use super::supervisor::messages::{ActorEnded, Shutdown, ShutdownCause, StartListener};
-use super::upstream::{self, UpstreamLinks, UpstreamReply};
+use super::upstream::reply::UpstreamReply;
+use super::upstream::{self, UpstreamLinks};
 use crate::actors::config::BridgeConfig;
 use crate::log::limits::BridgeLimits;
 use crate::protocol::listen::Declared;
@@ -79,7 +80,7 @@ struct Initializing {
     /// in the phase it leads to.
     held: HeldFrames,
     /// Where the exit status of a lost upstream goes (the probe waits for it,
-    /// [`INITIALIZE_EXIT_STATUS_WAIT`]); taken by the first loss.
+    /// [`initialize::INITIALIZE_EXIT_STATUS_WAIT`]); taken by the first loss.
     exit_status: Option<oneshot::Sender<(String, Vec<String>)>>,
     /// The exit status of an upstream lost meanwhile: its warning waits for the decision,
     /// since a server that exits at `server/discover` is the expected sign of a legacy

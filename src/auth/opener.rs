@@ -103,7 +103,7 @@ impl BrowserOpener {
             SignInCause::BrowserLaunchFailed,
             format!(
                 "$BROWSER names {}, which is not found: set BROWSER to an installed browser, or use --no-browser",
-                crate::log::sanitize(&program)
+                crate::protocol::wire::excerpt::sanitize(&program)
             ),
         ))
     }

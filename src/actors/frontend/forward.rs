@@ -5,7 +5,8 @@ use actix::prelude::*;
 use serde_json::{Value, json};
 use std::time::Instant;
 
-use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome};
+use super::rounds::{self, SlotEnv, SlotOutcome};
+use crate::actors::upstream::reply::CancelReason;
 use super::slots::{
     LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
 };

@@ -81,7 +81,7 @@ pub enum Frame {
 }
 
 impl Frame {
-    /// The frame as a warning quotes it ([`crate::log::excerpt`]): the first bytes of the line
+    /// The frame as a warning quotes it ([`super::excerpt::excerpt`]): the first bytes of the line
     /// (of its head, for a line over the limit, which ends with the line's whole length in
     /// bytes), escaped.
     pub fn excerpt(&self) -> String {
