@@ -23,7 +23,10 @@ use std::time::Instant;
 use tokio::sync::oneshot;
 
 use self::held::HeldFrames;
+// The limits that the black-box tests check.
+#[cfg(feature = "internals")]
 pub use self::held::{MAX_HELD_BYTES, MAX_HELD_FRAMES};
+#[cfg(feature = "internals")]
 pub use self::initialize::INITIALIZE_EXIT_STATUS_WAIT;
 use self::initialize::InitializeWait;
 use self::listen::ListenSide;

@@ -56,11 +56,13 @@ impl ActorStats {
     }
 
     /// Messages in the mailbox now.
+    #[cfg(test)]
     pub fn depth(&self) -> i64 {
         self.depth.load(Ordering::Relaxed)
     }
 
     /// Messages handled so far (mailbox and stream items).
+    #[cfg(test)]
     pub fn handled(&self) -> u64 {
         self.handled.load(Ordering::Relaxed)
     }
@@ -190,11 +192,6 @@ where
     pub fn send(&self, message: M) -> RecipientRequest<Counted<M>> {
         let ticket = self.stats.enter();
         self.to.send(Counted { message, ticket })
-    }
-
-    /// The counters of the actor behind the link.
-    pub fn stats(&self) -> &Arc<ActorStats> {
-        &self.stats
     }
 }
 

@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use super::held::HeldFrames;
 use super::rounds::{TimedOut, probe};
-use crate::actors::upstream::reply::CancelReason;
 use super::{Frontend, Initializing, PassThrough, Phase, REPLY_MASK, Ready, pass_through};
-use crate::auth::clock::SignInTimes;
+use crate::actors::upstream::reply::CancelReason;
 use crate::actors::upstream::reply::UpstreamReply;
 use crate::actors::upstream::{self, Relay, UpstreamLinks};
+use crate::auth::clock::SignInTimes;
 use crate::protocol::listen::Declared;
 use crate::protocol::revisions::errors::{Cause, ErrorObject};
 use crate::protocol::revisions::legacy::{self, RequestClass};

@@ -43,7 +43,6 @@ pub struct TimedOut {
     pub limit: Duration,
 }
 
-
 /// The actors and settings a slot future works with.
 #[derive(Clone)]
 pub struct SlotEnv {

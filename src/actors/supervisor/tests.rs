@@ -5,10 +5,10 @@
 
 use super::*;
 use crate::actors::config::Timeouts;
-use crate::protocol::revisions::defaults::MAX_IN_FLIGHT_REQUESTS;
 use crate::actors::upstream::reply::UpstreamReply;
 use crate::actors::upstream::{Call, Cancel, Connect, Disconnect, Listen, Relay};
 use crate::protocol::listen::ListenTimings;
+use crate::protocol::revisions::defaults::MAX_IN_FLIGHT_REQUESTS;
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::raw::RawResult;
 use crate::transport::open::UpstreamSpec;

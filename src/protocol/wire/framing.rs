@@ -195,11 +195,6 @@ impl FrameCodec {
         self
     }
 
-    /// The line limit in bytes.
-    pub fn max_line_bytes(&self) -> usize {
-        self.max_line_bytes
-    }
-
     /// The next frame in `buf`, or `None` when `buf` holds no complete line (what is left
     /// stays in `buf`, or streams through the over-long line). Never fails.
     fn next_frame(&mut self, buf: &mut BytesMut) -> Option<Frame> {
