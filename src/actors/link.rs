@@ -196,7 +196,9 @@ where
 }
 
 /// `counted_handlers!(Actor: M1, M2, ...)`: the actor handles `Counted<Mi>` by handling `Mi`,
-/// counted in the message's ticket.
+/// counted in the message's ticket. Exported for the actors of the tests (it names internal
+/// paths), so hidden from the documentation.
+#[doc(hidden)]
 #[macro_export]
 macro_rules! counted_handlers {
     ($actor:ty: $($m:ty),+ $(,)?) => {

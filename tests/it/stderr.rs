@@ -5,8 +5,8 @@
 use crate::common;
 
 use common::{Bridge, RECV_TIMEOUT, TOTALS_PREFIX, text_of};
-use mcp_bridge::protocol::wire::excerpt::EXCERPT_BYTES;
 use mcp_bridge::log::limit::{WARN_BURST, WARN_SUMMARY_INTERVAL};
+use mcp_bridge::protocol::wire::excerpt::EXCERPT_BYTES;
 use mcp_bridge::protocol::wire::framing::TOO_LONG_HEAD_BYTES;
 use mcp_bridge::transport::child::MAX_STDERR_LINE_BYTES;
 use serde_json::json;
