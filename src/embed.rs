@@ -6,7 +6,7 @@
 //!   with [`Discover::Refuse`], -32601 `method_not_found`), and the next line decides;
 //! - `initialize` selects the **legacy path** (2025-11-25): the same Frontend and actors as the
 //!   `mcp-bridge` executable, with the upstream on the `Memory` transport
-//!   ([`UpstreamSpec::Memory`]): the server runs on a task of the same process, its messages
+//!   (the bridge's internal `UpstreamSpec::Memory`): the server runs on a task of the same process, its messages
 //!   cross in memory, and the bridge's fallback name is the server's name;
 //! - any other line selects the **modern path** (2026-07-28): the server serves the
 //!   connection itself, and a request past [`Limits::max_in_flight`] is refused at once with
@@ -19,7 +19,7 @@
 //! other requests and cancels the rest.
 //!
 //! The legacy path logs as the bridge does, through `tracing`: its lines go to the process's
-//! subscriber, if any ([`crate::log::init`] installs the executable's stderr format).
+//! subscriber, if any (the `mcp-bridge` executable installs its own stderr format).
 //!
 //! On the memory link the time limits of the requests do not apply (they are
 //! [`MEMORY_TIME_LIMIT`]); only the wait for the editor's answers to one round of input

@@ -9,8 +9,7 @@ pub mod limit;
 pub mod limits;
 pub mod queue;
 
-pub(crate) use crate::protocol::wire::excerpt::without_split_char;
-pub use crate::protocol::wire::excerpt::{EXCERPT_BYTES, excerpt, excerpt_of, sanitize};
+use crate::protocol::wire::excerpt::sanitize;
 use std::fmt;
 use std::sync::OnceLock;
 use std::time::Duration;

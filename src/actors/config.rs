@@ -6,9 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::protocol::listen::ListenTimings;
-pub use crate::protocol::revisions::defaults::{
-    DISCOVER_TIMEOUT, MAX_IN_FLIGHT_REQUESTS, SHUTDOWN_GRACE,
-};
 use crate::protocol::revisions::legacy::Forwarded;
 use crate::protocol::rules::item_filter::ItemFilter;
 use crate::transport::open::UpstreamSpec;

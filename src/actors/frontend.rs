@@ -23,7 +23,10 @@ use std::time::Instant;
 use tokio::sync::oneshot;
 
 use self::held::HeldFrames;
+// The limits that the black-box tests check.
+#[cfg(feature = "internals")]
 pub use self::held::{MAX_HELD_BYTES, MAX_HELD_FRAMES};
+#[cfg(feature = "internals")]
 pub use self::initialize::INITIALIZE_EXIT_STATUS_WAIT;
 use self::initialize::InitializeWait;
 use self::listen::ListenSide;
@@ -36,7 +39,8 @@ use super::metrics::{METRICS_INTERVAL, MethodBatch, MethodTimes};
 use super::pending::{PendingLinks, Resolve};
 use super::sign_in_side::{EditorInitialized, EditorLinks, SignInSide};
 use super::supervisor::messages::{ActorEnded, ActorKind, Shutdown, ShutdownCause, StartListener};
-use super::upstream::{self, UpstreamLinks, UpstreamReply};
+use super::upstream::reply::UpstreamReply;
+use super::upstream::{self, UpstreamLinks};
 use crate::actors::config::BridgeConfig;
 use crate::log::limits::BridgeLimits;
 use crate::protocol::listen::Declared;
@@ -80,7 +84,7 @@ struct Initializing {
     /// in the phase it leads to.
     held: HeldFrames,
     /// Where the end of a lost upstream goes (the probe waits for it,
-    /// [`INITIALIZE_EXIT_STATUS_WAIT`]); taken by the first loss.
+    /// [`initialize::INITIALIZE_EXIT_STATUS_WAIT`]); taken by the first loss.
     exit_status: Option<oneshot::Sender<EndCause>>,
     /// The end of an upstream lost meanwhile: its warning waits for the decision,
     /// since a server that exits at `server/discover` is the expected sign of a legacy

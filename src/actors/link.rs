@@ -56,11 +56,13 @@ impl ActorStats {
     }
 
     /// Messages in the mailbox now.
+    #[cfg(test)]
     pub fn depth(&self) -> i64 {
         self.depth.load(Ordering::Relaxed)
     }
 
     /// Messages handled so far (mailbox and stream items).
+    #[cfg(test)]
     pub fn handled(&self) -> u64 {
         self.handled.load(Ordering::Relaxed)
     }
@@ -191,15 +193,12 @@ where
         let ticket = self.stats.enter();
         self.to.send(Counted { message, ticket })
     }
-
-    /// The counters of the actor behind the link.
-    pub fn stats(&self) -> &Arc<ActorStats> {
-        &self.stats
-    }
 }
 
 /// `counted_handlers!(Actor: M1, M2, ...)`: the actor handles `Counted<Mi>` by handling `Mi`,
-/// counted in the message's ticket.
+/// counted in the message's ticket. Exported for the actors of the tests (it names internal
+/// paths), so hidden from the documentation.
+#[doc(hidden)]
 #[macro_export]
 macro_rules! counted_handlers {
     ($actor:ty: $($m:ty),+ $(,)?) => {

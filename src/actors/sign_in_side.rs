@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::link::Link;
 use super::pending::PendingLinks;
-pub use crate::auth::clock::SignInTimes;
+use crate::auth::clock::SignInTimes;
 use crate::transport::writer::Writer;
 
 /// What a sign-in after `notifications/initialized` asks the editor with.

@@ -30,8 +30,6 @@ use crate::transport::writer::Writer;
 use actix::dev::ToEnvelope;
 use serde_json::Value;
 
-pub use crate::transport::child_upstream::{EXIT_EOF_WAIT, EXIT_STATUS_WAIT};
-
 mod call;
 mod connection;
 mod frames;
@@ -43,7 +41,7 @@ pub use connection::{Close, Connect, Disconnect};
 pub use listen::Listen;
 pub use pass_through::Relay;
 use pass_through::Unanswered;
-pub use reply::{CancelReason, UpstreamReply};
+use reply::UpstreamReply;
 
 struct Pending {
     tx: oneshot::Sender<UpstreamReply>,

@@ -1,9 +1,11 @@
-//! The application around the actors: the start-up wiring of the executable (what the command
-//! line asks for, put into the configuration before the actor system runs) and the process
-//! the actors run in.
+//! The application around the actors: the executable's body (`executable`), its start-up
+//! wiring (what the command line asks for, put into the configuration before the actor system
+//! runs) and the process the actors run in.
 
 #[cfg(feature = "auth")]
 pub mod doctor;
+#[cfg(all(feature = "http", feature = "auth"))]
+pub mod executable;
 #[cfg(feature = "auth")]
 pub mod logout;
 pub mod process;

@@ -222,7 +222,7 @@ impl SignInGate {
         };
         let message = format!(
             "The MCP server needs a sign-in. Open the link and confirm the code {} to sign in.",
-            crate::log::sanitize(user_code)
+            crate::protocol::wire::excerpt::sanitize(user_code)
         );
         match consent.ask_url(message, url.to_string()).await {
             ConsentAnswer::Accept => Ok(()),
@@ -243,8 +243,8 @@ pub fn device_sign_in_line(verification_uri: &str, user_code: &str) {
     let line = format!(
         "{}: sign in at {} with the code {}\n",
         crate::log::TAG,
-        crate::log::sanitize(verification_uri),
-        crate::log::sanitize(user_code)
+        crate::protocol::wire::excerpt::sanitize(verification_uri),
+        crate::protocol::wire::excerpt::sanitize(user_code)
     );
     crate::log::stderr_queue().push(line.into_bytes(), crate::log::queue::Source::Bridge);
 }
@@ -254,7 +254,7 @@ pub fn sign_in_line(url: &str) {
     let line = format!(
         "{}: sign in at {}\n",
         crate::log::TAG,
-        crate::log::sanitize(url)
+        crate::protocol::wire::excerpt::sanitize(url)
     );
     crate::log::stderr_queue().push(line.into_bytes(), crate::log::queue::Source::Bridge);
 }

@@ -75,6 +75,7 @@ pub enum BrowserOpener {
     /// A program run as `<program> <start URL>` (no shell), with stdin, stdout and stderr on
     /// the null device; for an embedder that brings its own browser, and for tests, which
     /// run many sign-ins in one process and cannot share one `$BROWSER`.
+    #[cfg(feature = "internals")]
     Program(std::path::PathBuf),
 }
 
@@ -91,19 +92,20 @@ impl BrowserOpener {
     /// [`missing_browser_in`]), `None` when it is found, `$BROWSER` is not set, or the opener
     /// is a [`BrowserOpener::Program`] (whose spawn reports its own failure).
     pub fn check(&self) -> Option<SignInError> {
-        let BrowserOpener::System {
-            browser_env,
-            path_env,
-        } = self
-        else {
-            return None;
+        let (browser_env, path_env) = match self {
+            BrowserOpener::System {
+                browser_env,
+                path_env,
+            } => (browser_env, path_env),
+            #[cfg(feature = "internals")]
+            BrowserOpener::Program(_) => return None,
         };
         let program = missing_browser_in(browser_env.as_deref(), path_env.as_deref())?;
         Some(SignInError::new(
             SignInCause::BrowserLaunchFailed,
             format!(
                 "$BROWSER names {}, which is not found: set BROWSER to an installed browser, or use --no-browser",
-                crate::log::sanitize(&program)
+                crate::protocol::wire::excerpt::sanitize(&program)
             ),
         ))
     }
@@ -116,6 +118,7 @@ impl BrowserOpener {
             BrowserOpener::System { browser_env, .. } => {
                 open_system(browser_env.as_deref(), start_url).await
             }
+            #[cfg(feature = "internals")]
             BrowserOpener::Program(program) => open_program(program, &start_url),
         }
     }
@@ -152,6 +155,7 @@ async fn open_system(browser_env: Option<&str>, start_url: String) -> Result<(),
 }
 
 /// Starts `program start_url` and leaves it running (tokio reaps it when it exits).
+#[cfg(feature = "internals")]
 fn open_program(program: &std::path::Path, start_url: &str) -> Result<(), SignInError> {
     use std::process::Stdio;
     tokio::process::Command::new(program)

@@ -122,6 +122,7 @@ impl Receiver {
     }
 
     /// The bound address.
+    #[cfg(test)]
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }

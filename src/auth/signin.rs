@@ -195,11 +195,6 @@ impl SignIn {
         })
     }
 
-    /// The redirect URI of this provider.
-    pub fn redirect_uri(&self) -> &str {
-        &self.inner.redirect_uri
-    }
-
     /// `notifications/initialized` arrived: from now on a sign-in asks the editor through
     /// `consent` (`None`: the editor declared no URL elicitation, and a sign-in fails with
     /// `reauthorization_required`) and never opens a browser; a flow that runs and has not

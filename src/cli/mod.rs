@@ -643,7 +643,7 @@ fn clap_cause(e: &clap::Error) -> String {
         .take_while(|l| !l.trim().is_empty())
         .map(str::trim)
         .collect();
-    crate::log::sanitize(&first.join(" "))
+    crate::protocol::wire::excerpt::sanitize(&first.join(" "))
 }
 
 /// The text of a usage error: the cause, then the usage.

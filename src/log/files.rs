@@ -8,7 +8,7 @@ use std::path::Path;
 /// for an error that did not come from the OS (`stream did not contain valid UTF-8`); control
 /// characters become spaces.
 pub fn io_error_text(e: &std::io::Error) -> String {
-    crate::log::sanitize(&e.to_string())
+    crate::protocol::wire::excerpt::sanitize(&e.to_string())
 }
 
 /// The message of a file named by `option` that cannot be read:

@@ -158,7 +158,7 @@ async fn relay_stderr(stderr: tokio::process::ChildStderr, tail: TailWriter) {
 /// that the cut split at its end), then the marker `… (<len_bytes> bytes, cut)`, without the
 /// newline. Example: `fixture stderr yyy… (70017 bytes, cut)`.
 pub fn cut_line(mut head: Vec<u8>, len_bytes: usize) -> Vec<u8> {
-    head.truncate(crate::log::without_split_char(&head));
+    head.truncate(crate::protocol::wire::excerpt::without_split_char(&head));
     head.extend_from_slice(format!("… ({len_bytes} bytes, cut)").as_bytes());
     head
 }

@@ -69,13 +69,6 @@ impl ChildRegistry {
     }
 }
 
-impl Membership {
-    /// The group's id.
-    pub fn pgid(&self) -> libc::pid_t {
-        self.pgid
-    }
-}
-
 impl Drop for Membership {
     fn drop(&mut self) {
         self.registry.lock().remove(&self.pgid);

@@ -3,8 +3,6 @@
 //! process (an embedded server links no code that starts one).
 
 use std::ffi::OsString;
-use std::fmt;
-use std::sync::Arc;
 
 use super::program::SpawnError;
 use super::upstream::{OpenOptions, Opened};
@@ -24,7 +22,8 @@ pub enum UpstreamSpec {
     /// An in-process [`Server`]: frames cross as bytes through bounded channels, no pipe and
     /// no process (the embedded bridge, actor tests).
     Memory(Server),
-    /// A transport opened by the embedder's own function (a scripted transport in tests).
+    /// A transport opened by a function of the tests (a scripted transport).
+    #[cfg(feature = "internals")]
     Opener(Opener),
     /// A 2026-07-28 server at a URL over Streamable HTTP (`mcp-bridge [options] <url>`;
     /// feature `http`).
@@ -34,11 +33,15 @@ pub enum UpstreamSpec {
 
 /// A function that opens a transport ([`UpstreamSpec::Opener`]); its error is what
 /// `initialize` reports as `spawn_failed`.
+#[cfg(feature = "internals")]
 #[derive(Clone)]
-pub struct Opener(pub Arc<dyn Fn(OpenOptions) -> Result<Opened, SpawnError> + Send + Sync>);
+pub struct Opener(
+    pub std::sync::Arc<dyn Fn(OpenOptions) -> Result<Opened, SpawnError> + Send + Sync>,
+);
 
-impl fmt::Debug for Opener {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+#[cfg(feature = "internals")]
+impl std::fmt::Debug for Opener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Opener")
     }
 }
@@ -62,7 +65,9 @@ impl UpstreamSpec {
                 .map(|n| n.to_string_lossy().into_owned()),
             #[cfg(feature = "http")]
             UpstreamSpec::Http(spec) => spec.url.host_str().map(str::to_owned),
-            UpstreamSpec::Memory(_) | UpstreamSpec::Opener(_) => None,
+            UpstreamSpec::Memory(_) => None,
+            #[cfg(feature = "internals")]
+            UpstreamSpec::Opener(_) => None,
         }
     }
 }
@@ -78,6 +83,7 @@ pub fn open(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnEr
             super::child_upstream::open(command, args, options)
         }
         UpstreamSpec::Memory(server) => Ok(super::memory::open(server.clone(), options)),
+        #[cfg(feature = "internals")]
         UpstreamSpec::Opener(Opener(open)) => open(options),
         #[cfg(feature = "http")]
         UpstreamSpec::Http(spec) => super::http::open(spec, options),
@@ -98,6 +104,7 @@ pub type OpenUpstream = fn(&UpstreamSpec, OpenOptions) -> Result<Opened, SpawnEr
 pub fn open_in_process(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnError> {
     match spec {
         UpstreamSpec::Memory(server) => Ok(super::memory::open(server.clone(), options)),
+        #[cfg(feature = "internals")]
         UpstreamSpec::Opener(Opener(open)) => open(options),
         _ => Err(SpawnError::Start(
             "this bridge opens only an in-process upstream".into(),

@@ -121,6 +121,7 @@ impl OutFrame {
     }
 
     /// No bytes.
+    #[cfg(feature = "internals")]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

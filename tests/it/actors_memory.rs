@@ -4,8 +4,9 @@
 
 use actix::prelude::*;
 use mcp_bridge::actors::link::ActorStats;
+use mcp_bridge::actors::upstream::reply::{CancelReason, UpstreamReply};
 use mcp_bridge::actors::upstream::{
-    Call, CallAnswer, Cancel, CancelReason, Close, Connect, Upstream, UpstreamLinks, UpstreamReply,
+    Call, CallAnswer, Cancel, Close, Connect, Upstream, UpstreamLinks,
 };
 use mcp_bridge::protocol::wire::id::Id;
 use mcp_bridge::protocol::wire::raw::Object;

@@ -12,7 +12,8 @@ use crate::common;
 use crate::common::legacy_http_fixture;
 
 use common::{Bridge, RECV_TIMEOUT, wait_until};
-use legacy_http_fixture::{LegacyFixture, Script, Seen};
+use legacy_http_fixture::{LegacyFixture, Script};
+use mcp_test_fixtures::recording::Seen;
 use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
 

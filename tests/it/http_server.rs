@@ -8,6 +8,7 @@
 use crate::common;
 
 use common::http_serve::*;
+use common::sdk_client::interop_dir;
 use common::*;
 use futures_util::StreamExt;
 use serde_json::{Value, json};

@@ -144,7 +144,7 @@ fn initialized(flags: &[&str], sse: bool) -> (HttpFixture, Arc<AtomicUsize>, Bri
 }
 
 /// The headers of a POST that the 2026-07-28 transport defines, in a fixed order.
-fn standard_headers(s: &http_fixture::Seen) -> Vec<(String, String)> {
+fn standard_headers(s: &mcp_test_fixtures::recording::Seen) -> Vec<(String, String)> {
     [
         "accept",
         "content-type",

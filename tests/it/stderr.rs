@@ -5,8 +5,8 @@
 use crate::common;
 
 use common::{Bridge, RECV_TIMEOUT, TOTALS_PREFIX, text_of};
-use mcp_bridge::log::EXCERPT_BYTES;
 use mcp_bridge::log::limit::{WARN_BURST, WARN_SUMMARY_INTERVAL};
+use mcp_bridge::protocol::wire::excerpt::EXCERPT_BYTES;
 use mcp_bridge::protocol::wire::framing::TOO_LONG_HEAD_BYTES;
 use mcp_bridge::transport::child::MAX_STDERR_LINE_BYTES;
 use serde_json::json;
@@ -184,7 +184,7 @@ fn the_upstreams_bad_frames_give_the_burst_then_summaries_with_exact_counts() {
 
 /// A server that prints its log on stdout can be spotted: the warning quotes the line, its
 /// first `EXCERPT_BYTES` bytes, with control characters escaped so that they cannot garble the
-/// terminal (invalid UTF-8 too: `log::excerpt`'s unit test, JSON cannot carry it here).
+/// terminal (invalid UTF-8 too: `protocol::wire::excerpt`'s unit test, JSON cannot carry it here).
 #[test]
 fn a_frame_that_is_not_json_rpc_is_quoted_escaped_and_cut_in_its_warning() {
     let mut b = Bridge::start(&[], &[]);

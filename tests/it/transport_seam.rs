@@ -6,9 +6,9 @@ use actix::prelude::*;
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
 use mcp_bridge::actors::link::ActorStats;
+use mcp_bridge::actors::upstream::reply::{CancelReason, UpstreamReply};
 use mcp_bridge::actors::upstream::{
-    Call, CallAnswer, Cancel, CancelReason, Close, Connect, Relay, Upstream, UpstreamLinks,
-    UpstreamReply,
+    Call, CallAnswer, Cancel, Close, Connect, Relay, Upstream, UpstreamLinks,
 };
 use mcp_bridge::protocol::wire::framing::Frame;
 use mcp_bridge::protocol::wire::id::Id;

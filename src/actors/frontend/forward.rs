@@ -5,12 +5,13 @@ use actix::prelude::*;
 use serde_json::{Value, json};
 use std::time::Instant;
 
-use super::rounds::{self, CancelReason, SlotEnv, SlotOutcome};
+use super::rounds::{self, SlotEnv, SlotOutcome};
 use super::slots::{
     LOG_BURST, MAX_LOG_MESSAGES_PER_SEC, MAX_PROGRESS_PER_SEC, PROGRESS_BURST, Slot, TokenBucket,
 };
 use super::{Frontend, Phase, Ready};
 use crate::actors::upstream;
+use crate::actors::upstream::reply::CancelReason;
 use crate::protocol::revisions::errors::Cause;
 use crate::protocol::revisions::legacy::{Forwarded, RequestClass};
 use crate::protocol::rules::relay;

@@ -9,10 +9,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::held::HeldFrames;
-use super::rounds::{CancelReason, TimedOut, probe};
+use super::rounds::{TimedOut, probe};
 use super::{Frontend, Initializing, PassThrough, Phase, REPLY_MASK, Ready, pass_through};
-use crate::actors::sign_in_side::SignInTimes;
-use crate::actors::upstream::{self, Relay, UpstreamLinks, UpstreamReply};
+use crate::actors::upstream::reply::CancelReason;
+use crate::actors::upstream::reply::UpstreamReply;
+use crate::actors::upstream::{self, Relay, UpstreamLinks};
+use crate::auth::clock::SignInTimes;
 use crate::protocol::listen::Declared;
 use crate::protocol::revisions::errors::{Cause, ErrorObject};
 use crate::protocol::revisions::legacy::{self, RequestClass};
@@ -33,7 +35,7 @@ use crate::transport::queue::Delivery;
 /// status of the upstream process, which its error then names (`data.detail`: `exit code 3`,
 /// `signal 9`, or that the bridge killed a child still running); without it in time the error
 /// goes out without a detail. A bound, not the usual wait: the transport reports within its
-/// own [`upstream::EXIT_STATUS_WAIT`] (500 ms, then the kill), and at once for a child that
+/// own [`crate::transport::child_upstream::EXIT_STATUS_WAIT`] (500 ms, then the kill), and at once for a child that
 /// exited; this leaves room for the kill and the messages on a busy machine.
 pub const INITIALIZE_EXIT_STATUS_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 

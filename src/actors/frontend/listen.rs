@@ -12,7 +12,7 @@ use super::messages::{ChangeAnswer, GateUpdate};
 use super::{Frontend, Phase};
 use crate::actors::listener::{Change, ListenFact, SetLogLevel};
 use crate::actors::supervisor::messages::StartListener;
-use crate::actors::upstream::UpstreamReply;
+use crate::actors::upstream::reply::UpstreamReply;
 use crate::protocol::listen::{self, Fact, ListenGate, Step, StreamEnd};
 use crate::protocol::revisions::errors::Cause;
 use crate::protocol::revisions::legacy::RequestClass;

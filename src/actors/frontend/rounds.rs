@@ -12,7 +12,8 @@ use std::time::Duration;
 use crate::actors::config::Timeouts;
 use crate::actors::link::Link;
 use crate::actors::pending::{Abandon, PendingLinks, Register};
-use crate::actors::upstream::{Call, UpstreamLinks, UpstreamReply};
+use crate::actors::upstream::reply::{CancelReason, UpstreamReply};
+use crate::actors::upstream::{Call, UpstreamLinks};
 use crate::log::limits::BridgeLimits;
 use crate::protocol::revisions::errors::{Cause, ErrorCode, ErrorObject, relay_upstream_error};
 use crate::protocol::revisions::legacy::Forwarded;
@@ -41,9 +42,6 @@ pub struct TimedOut {
     /// The time limit that passed.
     pub limit: Duration,
 }
-
-/// The editor's reason for a cancel (defined beside `Call`, which carries it).
-pub use crate::actors::upstream::CancelReason;
 
 /// The actors and settings a slot future works with.
 #[derive(Clone)]

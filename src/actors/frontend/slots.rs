@@ -1,7 +1,7 @@
 //! The slot of one request from the editor while it is in flight, and the token buckets that
 //! limit its progress and log notifications. Time is passed in, so the bucket is testable.
 
-use super::rounds::CancelReason;
+use crate::actors::upstream::reply::CancelReason;
 use crate::protocol::revisions::legacy::RequestClass;
 use actix::SpawnHandle;
 use serde_json::Value;

@@ -4,9 +4,11 @@
 //! the actors' end reports before the exit, the exit code and what the editor got.
 
 use super::*;
-use crate::actors::config::{MAX_IN_FLIGHT_REQUESTS, Timeouts};
-use crate::actors::upstream::{Call, Cancel, Connect, Disconnect, Listen, Relay, UpstreamReply};
+use crate::actors::config::Timeouts;
+use crate::actors::upstream::reply::UpstreamReply;
+use crate::actors::upstream::{Call, Cancel, Connect, Disconnect, Listen, Relay};
 use crate::protocol::listen::ListenTimings;
+use crate::protocol::revisions::defaults::MAX_IN_FLIGHT_REQUESTS;
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::raw::RawResult;
 use crate::transport::child_status::ChildStatus;

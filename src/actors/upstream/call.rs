@@ -129,6 +129,7 @@ pub struct CallAnswer {
 
 impl CallAnswer {
     /// The upstream id of the request, once it is sent.
+    #[cfg(feature = "internals")]
     pub fn sent_id(&self) -> Option<Id> {
         self.sent.0.get().cloned()
     }

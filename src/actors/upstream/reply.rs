@@ -7,7 +7,7 @@ use crate::protocol::wire::raw::RawResult;
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 
-pub use crate::transport::upstream::RequestFailure;
+use crate::transport::upstream::RequestFailure;
 
 /// The answer to one upstream request.
 #[derive(Debug)]

@@ -106,6 +106,7 @@ impl ListenGate {
     }
 
     /// The generation of the active stream (0 before the first acknowledgment).
+    #[cfg(test)]
     pub fn active_generation(&self) -> u64 {
         self.active
     }

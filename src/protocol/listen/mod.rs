@@ -31,6 +31,7 @@ pub use timings::*;
 /// The method of a listen request.
 pub const LISTEN_METHOD: &str = methods::SUBSCRIPTIONS_LISTEN;
 /// The notification that acknowledges a listen request.
+#[cfg(test)]
 pub const ACKNOWLEDGED: &str = methods::SUBSCRIPTIONS_ACKNOWLEDGED;
 /// The id of the listen request of a generation. The Listener chooses it, so that the
 /// [`ListenGate`] knows the stream before the request goes out; upstream ids of other requests are

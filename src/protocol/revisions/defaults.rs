@@ -7,5 +7,3 @@ use std::time::Duration;
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// Default limit of requests in flight.
 pub const MAX_IN_FLIGHT_REQUESTS: usize = 256;
-/// Default time limit of `server/discover`.
-pub const DISCOVER_TIMEOUT: Duration = Duration::from_secs(60);

@@ -56,7 +56,7 @@ impl fmt::Display for ErrorCode {
 }
 
 /// A JSON-RPC 2.0 error object `{code, message, data?}`: the `error` member of an error
-/// response. The bridge builds its own from a [`Cause`]; the server API's handlers answer with
+/// response. The bridge builds its own from a `Cause`; the server API's handlers answer with
 /// one (`server::RpcError` is this type).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[error("JSON-RPC error {code}: {message}")]

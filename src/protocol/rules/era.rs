@@ -63,10 +63,12 @@ pub enum HttpBody<'a> {
     /// No body.
     Empty,
     /// A body that is not JSON (an HTML error page, text).
+    #[cfg(test)]
     NotJson,
     /// A JSON-RPC error response: its `error` object.
     RpcError(&'a Value),
     /// JSON that is not a JSON-RPC error response.
+    #[cfg(test)]
     OtherJson,
 }
 
@@ -106,6 +108,7 @@ impl ReadBody {
     }
 
     /// The body as [`decide`] reads it.
+    #[cfg(test)]
     pub fn as_body(&self) -> HttpBody<'_> {
         match self {
             ReadBody::Empty => HttpBody::Empty,

@@ -299,6 +299,7 @@ pub fn item_label(item: &Value, index: usize) -> String {
 /// [`ItemKind::check`] admits it; each dropped item is one warning naming the list, the item
 /// and the reason. The kept items keep their order. A result without an array under
 /// [`ItemKind::member`] is left as it is.
+#[cfg(feature = "internals")]
 pub fn shape_items(
     kind: ItemKind,
     result: &mut Map<String, Value>,

@@ -20,6 +20,3 @@ pub const PROBE_ID_PREFIX: &str = "mcp-bridge-probe-";
 /// The prefix of the `elicitationId` the bridge mints for a URL elicitation (2025-11-25 needs
 /// one; 2026-07-28 has none).
 pub const ELICITATION_ID_PREFIX: &str = "mcp-bridge-elicitation-";
-
-/// The client name the bridge reports upstream in `io.modelcontextprotocol/clientInfo`.
-pub const CLIENT_NAME: &str = "mcp-bridge";

@@ -42,6 +42,7 @@ pub fn header_value(value: &str) -> String {
 /// The `Mcp-Name` value of a request: `params.name` of `tools/call` and `prompts/get`,
 /// `params.uri` of `resources/read`, encoded by [`header_value`]; `None` for other methods
 /// or when the member is not a string.
+#[cfg(test)]
 pub fn mcp_name(method: &str, params: &Value) -> Option<String> {
     let key = match method {
         "tools/call" | "prompts/get" => "name",
@@ -294,6 +295,7 @@ fn keep_data_icons(item: &mut Value) -> bool {
 /// remote server the trust of a local process. Applies to the result of `server/discover`
 /// (`serverInfo` and the server info `_meta`) and of the four list methods. Returns how many
 /// items lost an icon ([`filter_icons_report`] names them).
+#[cfg(test)]
 pub fn filter_icons(method: &str, result: &mut Value) -> usize {
     filter_icons_report(method, result).len()
 }

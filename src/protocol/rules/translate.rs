@@ -3,12 +3,16 @@
 //! 2025-11-25 editor. What 2026-07-28 allows and the 2025-11-25 schema refuses is adapted here,
 //! never passed through; every adaptation is reported as a [`Note`] for the log.
 
+#[cfg(feature = "internals")]
 use super::shape;
 use crate::protocol::revisions::errors::{Cause, ErrorCode, ErrorObject};
 use crate::protocol::revisions::legacy::{self, Forwarded};
 use crate::protocol::revisions::modern::{self, Discovered, RequestMeta};
+#[cfg(feature = "internals")]
 use crate::protocol::revisions::note::Note;
-use crate::protocol::wire::raw::{self, FrameParts, Object, Params, RawJson, RawResult};
+#[cfg(feature = "internals")]
+use crate::protocol::wire::raw::RawResult;
+use crate::protocol::wire::raw::{self, FrameParts, Object, Params, RawJson};
 use serde_json::{Map, Value, json};
 
 /// Which server capabilities the bridge can honour towards the editor besides plain
@@ -240,6 +244,7 @@ pub fn forward_params(
 ///
 /// Errors: [`Cause::InvalidResponse`] when the result is not an object, or a rule cannot shape
 /// it ([`shape::Unusable`]).
+#[cfg(feature = "internals")]
 pub fn shape_result(
     method: Forwarded,
     result: Value,

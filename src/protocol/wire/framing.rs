@@ -81,7 +81,7 @@ pub enum Frame {
 }
 
 impl Frame {
-    /// The frame as a warning quotes it ([`crate::log::excerpt`]): the first bytes of the line
+    /// The frame as a warning quotes it ([`super::excerpt::excerpt`]): the first bytes of the line
     /// (of its head, for a line over the limit, which ends with the line's whole length in
     /// bytes), escaped.
     pub fn excerpt(&self) -> String {
@@ -193,11 +193,6 @@ impl FrameCodec {
     pub fn with_spare(mut self, spare: SpareBuffer) -> Self {
         self.spare = Some(spare);
         self
-    }
-
-    /// The line limit in bytes.
-    pub fn max_line_bytes(&self) -> usize {
-        self.max_line_bytes
     }
 
     /// The next frame in `buf`, or `None` when `buf` holds no complete line (what is left

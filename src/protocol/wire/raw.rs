@@ -602,6 +602,7 @@ impl Object {
     }
 
     /// The value tree (a copy; tests and transports that need a value).
+    #[cfg(feature = "internals")]
     pub fn to_value(&self) -> Option<Value> {
         self.to_parts().to_value()
     }
@@ -651,6 +652,7 @@ impl FrameParts {
     }
 
     /// No bytes.
+    #[cfg(feature = "internals")]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

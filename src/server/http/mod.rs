@@ -24,7 +24,7 @@
 //!   cancellation).
 //! - The standard headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, and
 //!   `Mcp-Param-*` for the tools' `x-mcp-header` arguments) are checked against the body
-//!   ([`crate::server::http::request_headers`]): -32020 with 400 on a mismatch.
+//!   (`request_headers`): -32020 with 400 on a mismatch.
 //! - A notification gets 202; GET, DELETE and every other method without `Mcp-Session-Id`
 //!   get 405 with `Allow: POST`, but OPTIONS; another path gets 404.
 //! - CORS for the origins that the `Origin` check admits, and only for them: OPTIONS (a
@@ -135,7 +135,7 @@ mod cors;
 mod linger;
 mod options;
 mod origin;
-pub mod request_headers;
+mod request_headers;
 mod session;
 
 use bearer::{Auth, check_bearer, metadata};

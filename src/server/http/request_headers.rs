@@ -3,7 +3,7 @@
 //! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers and the `Mcp-Param-*` headers
 //! of annotated tool arguments must be present and equal what the body says, after the
 //! `=?base64?...?=` decoding, integers compared as numbers. A mismatch is -32020
-//! HeaderMismatch (HTTP 400). The inverse of the client's rules in [`crate::protocol::rules::remote`]; nothing
+//! HeaderMismatch (HTTP 400). The inverse of the client's rules in the bridge's `protocol::rules::remote`; nothing
 //! here knows HTTP.
 
 use base64::Engine;

@@ -44,7 +44,7 @@ use super::writer::Writer;
 use crate::protocol::rules::remote::HeaderParam;
 use crate::protocol::wire::id::Id;
 
-pub use client::ProxyEnv;
+use client::ProxyEnv;
 
 /// Default of `--max-response-bytes`: the longest JSON response body, and the longest event
 /// of an SSE response, in bytes (64 MiB).

@@ -263,8 +263,6 @@ impl Events {
     }
 }
 
-pub use super::sdk_client::interop_dir;
-
 /// Runs a client script (`program args`) of the interop set ([`super::sdk_client::run`])
 /// with `MCP_URL` set to `url` (and `MCP_TOKEN` to `token`).
 pub fn run_client(program: &str, args: &[&str], url: &str, token: Option<&str>) -> Value {

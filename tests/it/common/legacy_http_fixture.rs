@@ -30,7 +30,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use mcp_test_fixtures::recording;
-pub use recording::Seen;
+use recording::Seen;
 
 /// The protocol version the fixture negotiates.
 pub const VERSION: &str = "2025-11-25";
