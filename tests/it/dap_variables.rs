@@ -37,8 +37,17 @@ int main(void) {
 
 /// mcp-dap started with the scripted adapter as `script`.
 pub(crate) fn start_scripted() -> Bridge {
+    start_scripted_with(&[])
+}
+
+/// [`start_scripted`] with the scripted adapter's command-line options `options`.
+pub(crate) fn start_scripted_with(options: &[&str]) -> Bridge {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/dap_script.py");
-    let adapter = format!("script=python3 {}", script.display());
+    let mut adapter = format!("script=python3 {}", script.display());
+    for option in options {
+        adapter.push(' ');
+        adapter.push_str(option);
+    }
     Bridge::start_command(
         Command::new(common::dap_bin()).args(["--adapter", &adapter]),
         Revision::Modern,
