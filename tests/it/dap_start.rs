@@ -15,10 +15,6 @@ use serde_json::{Value, json};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// How long a start that the adapter refuses may take: far below the 30 s that a wait for
-/// an `initialized` event that never comes would take.
-const REFUSAL_LIMIT: Duration = Duration::from_secs(10);
-
 /// The tool error of a call.
 pub(crate) fn call_error(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> String {
     b.send_request(
@@ -36,14 +32,14 @@ fn a_launch_that_lldb_dap_refuses_ends_at_once_with_the_adapters_message() {
     require_lldb_dap();
     let missing = scratch_dir("dap-refused").join("no-such-program");
     let mut b = Bridge::start_command(&mut Command::new(common::dap_bin()), Revision::Modern);
-    let began = Instant::now();
+    // The adapter's own words: a start that waited for an `initialized` event instead would
+    // end with the wait's error.
     let error = call_error(
         &mut b,
         "1",
         "launch",
         json!({"program": missing, "adapter": "lldb"}),
     );
-    assert!(began.elapsed() < REFUSAL_LIMIT, "{:?}", began.elapsed());
     let missing = missing.display();
     assert_eq!(
         error,
