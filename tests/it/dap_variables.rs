@@ -35,6 +35,15 @@ int main(void) {
 }
 ";
 
+/// The most a `variables` result carries, in bytes of the JSON of its variables
+/// (`tools::MAX_VARIABLES_RESULT_BYTES`).
+const MAX_VARIABLES_RESULT_BYTES: usize = 64 * 1024;
+
+/// How many strings of [`BIG_ARRAY`] a page of 1000 lists within
+/// [`MAX_VARIABLES_RESULT_BYTES`]: each is about 1,130 bytes of JSON (its value cut at
+/// 1024 bytes, its name, type and `variablesReference`), and the 58 first take 65,530.
+const BOUNDED_PAGE_LENGTH: usize = 58;
+
 /// mcp-dap started with the scripted adapter as `script`.
 pub(crate) fn start_scripted() -> Bridge {
     start_scripted_with(&[])
@@ -134,18 +143,40 @@ fn a_page_of_a_huge_array_is_read_from_lldb_dap_and_the_session_goes_on() {
         (&json!("[11999]"), Some(1), &json!(false)),
         "{last}"
     );
-    // A page of 1000 such strings passes the result's bound (64 KiB): it stops before it.
+    // A page of 1000 such strings passes the result's bound (64 KiB): it stops before the
+    // string that would pass it. Each string is the same size, so the count is fixed.
     let bounded = call(
         &mut b,
         "7",
         "variables",
         json!({"session": "s1", "variables_reference": reference, "count": 1000}),
     );
-    let listed = bounded["variables"].as_array().map(Vec::len).unwrap_or(0);
-    assert!((50..1000).contains(&listed), "{listed} listed");
+    let listed = bounded["variables"].as_array().cloned().unwrap_or_default();
+    let bytes: usize = listed.iter().map(|v| v.to_string().len()).sum();
+    let following = call(
+        &mut b,
+        "7b",
+        "variables",
+        json!({"session": "s1", "variables_reference": reference, "start": listed.len(),
+            "count": 1}),
+    );
+    let one_more = following["variables"][0].to_string().len();
     assert_eq!(
-        bounded["next"],
-        json!({"variables_reference": reference, "start": listed})
+        (
+            listed.len(),
+            bytes <= MAX_VARIABLES_RESULT_BYTES,
+            bytes + one_more > MAX_VARIABLES_RESULT_BYTES
+        ),
+        (BOUNDED_PAGE_LENGTH, true, true),
+        "{bytes} bytes listed, {one_more} more"
+    );
+    assert_eq!(
+        (&bounded["start"], &bounded["more"], &bounded["next"]),
+        (
+            &json!(0),
+            &json!(true),
+            &json!({"variables_reference": reference, "start": BOUNDED_PAGE_LENGTH})
+        )
     );
     call(&mut b, "8", "continue", json!({"session": "s1"}));
     let exited = call(&mut b, "9", "wait", json!({"session": "s1"}));
