@@ -609,6 +609,58 @@ mod tests {
     }
 
     #[test]
+    fn a_language_name_resolves_to_the_adapter_of_its_language() {
+        let languages = ["c", "cpp", "c++", "rust", "C++", "Rust"];
+        // The built-in lldb is looked for in PATH; given with `--adapter`, it is the same on
+        // every machine.
+        let options = ["lldb=/opt/llvm/bin/lldb-dap".to_owned()];
+        let given = Registry::with_all_options(&options, &[]).unwrap_or_else(|e| panic!("{e}"));
+        for name in languages {
+            let def = given
+                .resolve(name)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(
+                (shape(&def), def.adapter_id.as_str()),
+                (
+                    (
+                        "/opt/llvm/bin/lldb-dap".into(),
+                        String::new(),
+                        Flavor::Lldb,
+                        Reach::Stdio
+                    ),
+                    "lldb"
+                ),
+                "{name}"
+            );
+        }
+        let python = given.resolve("python").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (shape(&python), python.adapter_id.as_str()),
+            (
+                (
+                    "python3".into(),
+                    "-m debugpy.adapter".into(),
+                    Flavor::Debugpy,
+                    Reach::Stdio
+                ),
+                "debugpy"
+            )
+        );
+        // Without it, each language name gives what `lldb` gives: the lldb-dap of PATH, or
+        // the error that names where it was looked for.
+        let builtin = Registry::default();
+        let outcome = |name: &str| {
+            builtin
+                .resolve(name)
+                .map(|def| (shape(&def), def.adapter_id))
+                .map_err(|e| e.to_string())
+        };
+        for name in languages {
+            assert_eq!(outcome(name), outcome("lldb"), "{name}");
+        }
+    }
+
+    #[test]
     fn launch_arguments_follow_the_adapter() {
         let env = BTreeMap::from([("A".to_owned(), "1".to_owned())]);
         let extra = json!({"justMyCode": false, "sourceMap": {"/a": "/b"}});

@@ -169,6 +169,61 @@ fn without_follow_children_the_children_run_without_a_debugger() {
     assert_eq!(children, Vec::<Value>::new());
 }
 
+/// The notification of a resource list change on the listen stream `L`.
+fn list_changed() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/resources/list_changed",
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": "L"}}})
+}
+
+#[test]
+fn a_child_session_opens_with_a_list_change_and_its_resources_stay_listed_until_it_is_terminated() {
+    let program = write("dap-fork-list", FORK);
+    let mut b = start();
+    b.send_request(
+        json!("L"),
+        "subscriptions/listen",
+        modern(json!({"notifications": {"resourcesListChanged": true}})),
+    );
+    assert_eq!(
+        b.recv()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    let method = "notifications/resources/list_changed";
+    // A change is written before the result of the call that made it: here `s1` opened.
+    let launched = call(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": program, "stop_on_entry": false}),
+    );
+    assert_eq!(launched["session"], "s1", "{launched}");
+    assert_eq!(b.take_notifications(method), [list_changed()]);
+    let exited = call(&mut b, "2", "wait", json!({"session": "s1"}));
+    assert_eq!(
+        exited,
+        json!({"session": "s1", "status": "exited", "exit_code": 5})
+    );
+    let child = call(&mut b, "3", "wait", json!({"session": "s2"}));
+    assert_eq!(child, child_of_s1("s2"));
+    // One change: `s2` opened (before the parent's end, which waited for the child). The
+    // child's end changes nothing in the list: its state and output stay readable until it
+    // is terminated.
+    assert_eq!(b.take_notifications(method), [list_changed()]);
+    assert_eq!(listed(&mut b, "4"), uris_of(2));
+    // Terminated, it leaves the list: one change, written before the result. Had the child's
+    // end made one, it would be here too (mcp-dap's supervisor hears of that end before
+    // this call).
+    let ended = call(&mut b, "5", "terminate", json!({"session": "s2"}));
+    assert_eq!(
+        ended,
+        json!({"terminated": "s2", "last_state": child_of_s1("s2")})
+    );
+    assert_eq!(b.take_notifications(method), [list_changed()]);
+    assert_eq!(listed(&mut b, "6"), uris_of(1));
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+}
+
 const CHILD_WORKS: &str = "\
 import subprocess
 import sys

@@ -82,14 +82,11 @@ fn start() -> Bridge {
     Bridge::start_command(&mut Command::new(common::dap_bin()), Revision::Modern)
 }
 
-/// The state resource after each update until `status` is `want`: the updates are awaited,
-/// never polled.
+/// The state resource after each of its updates until `status` is `want` (updates of other
+/// resources are passed over): the updates are awaited, never polled.
 pub(crate) fn state_at_update(b: &mut Bridge, uri: &str, want: &str) -> Value {
     for n in 0..8 {
-        let update = b.recv_notification("notifications/resources/updated");
-        if update["params"]["uri"] != uri {
-            continue;
-        }
+        next_update_of(b, uri);
         let read = b.request(
             json!(format!("read-{uri}-{n}")),
             "resources/read",
@@ -104,12 +101,19 @@ pub(crate) fn state_at_update(b: &mut Bridge, uri: &str, want: &str) -> Value {
     panic!("{uri} did not become {want}");
 }
 
+/// Waits for the next `notifications/resources/updated` of `uri`; those of other resources
+/// before it are passed over.
+fn next_update_of(b: &mut Bridge, uri: &str) {
+    while b.recv_notification("notifications/resources/updated")["params"]["uri"] != uri {}
+}
+
 #[test]
 fn a_c_program_under_lldb_dap_breaks_steps_is_inspected_and_exits_with_its_code_and_output() {
     let (source, binary) = build_program("dap-lldb");
     let mut b = start();
     let state_uri = "dap://sessions/s1/state";
-    listen_to(&mut b, &[state_uri]);
+    let output_uri = "dap://sessions/s1/output";
+    listen_to(&mut b, &[state_uri, output_uri]);
 
     // lldb-dap stops a program launched with stopOnEntry at its first instruction, in the
     // dynamic loader: no source there. Its reason, `exception`, is kept beside `entry`.
@@ -274,19 +278,22 @@ fn a_c_program_under_lldb_dap_breaks_steps_is_inspected_and_exits_with_its_code_
         "{exited}"
     );
     // The program's line (lldb-dap runs it on a terminal: `\r\n`), then lldb's own, which
-    // lldb-dap may send after its `exited` event: read again until it is there.
+    // lldb-dap may send after its `exited` event: read again at each update of the output
+    // until it is there (each update since the listen began is kept, so none is missed).
     let expected = format!("s is 9\r\nProcess {thread} exited with status = 7 (0x00000007) \n");
-    let deadline = std::time::Instant::now() + RECV_TIMEOUT;
     let mut read = 0;
-    let text = loop {
+    loop {
         read += 1;
-        let text = read_text(&mut b, &format!("15-{read}"), "dap://sessions/s1/output");
-        if text == expected || std::time::Instant::now() > deadline {
-            break text;
+        let text = read_text(&mut b, &format!("15-{read}"), output_uri);
+        if text == expected {
+            break;
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    assert_eq!(text, expected);
+        assert!(
+            expected.starts_with(&text),
+            "the output is not a beginning of {expected:?}: {text:?}"
+        );
+        next_update_of(&mut b, output_uri);
+    }
     let ended = call(&mut b, "16", "terminate", json!({"session": "s1"}));
     assert_eq!(ended["terminated"], "s1");
     b.close_stdin();

@@ -355,6 +355,67 @@ async fn at_the_session_bound_an_initialize_ends_the_session_idle_longest_never_
 }
 
 #[tokio::test]
+async fn at_the_session_bound_an_initialize_ends_the_one_of_two_idle_sessions_idle_longer() {
+    let (server, client, list) = two_sessions_at_most();
+    let url = &server.url;
+    let (first, _, _) = open_session(&client, url, json!({})).await;
+    let (second, _, _) = open_session(&client, url, json!({})).await;
+    // A request in `first` after `second` opened: both idle, `second` the longer.
+    let (status, answer) = call(&client, url, &first, &list).await;
+    assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
+    let (_, status, _) = open_session(&client, url, json!({})).await;
+    assert_eq!(status, 200);
+    let response = legacy_post(&client, url, Some(&second), ACCEPT_BOTH, &list)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(
+        json_answer(response).await,
+        (404, "application/json".into(), unknown_session())
+    );
+    let (status, answer) = call(&client, url, &first, &list).await;
+    assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
+}
+
+#[tokio::test]
+async fn at_the_session_bound_a_session_with_a_call_in_flight_is_busy_and_not_ended() {
+    let (server, client, list) = two_sessions_at_most();
+    let url = &server.url;
+    let (calling, _, _) = open_session(&client, url, json!({})).await;
+    let (idle, _, _) = open_session(&client, url, json!({})).await;
+    // `chatter` reports progress at once and then every second, and never answers: once its
+    // first progress came, the call is in flight. By the time of their last answers
+    // `calling` has been idle longer than `idle`, but it is busy.
+    let chatter = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "chatter", "arguments": {"interval_ms": 1000, "late": 0},
+        "_meta": {"progressToken": "C"}}});
+    let response = legacy_post(&client, url, Some(&calling), ACCEPT_BOTH, &chatter)
+        .send()
+        .await
+        .expect("POST chatter");
+    let mut events = Events::new(response);
+    let progress = events.next().await.expect("a progress of chatter");
+    assert_eq!(
+        progress,
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": "C", "progress": 1, "message": "tick 1"}})
+    );
+    let (_, status, _) = open_session(&client, url, json!({})).await;
+    assert_eq!(status, 200);
+    let response = legacy_post(&client, url, Some(&idle), ACCEPT_BOTH, &list)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(
+        json_answer(response).await,
+        (404, "application/json".into(), unknown_session())
+    );
+    let (status, answer) = call(&client, url, &calling, &list).await;
+    assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
+    drop(events);
+}
+
+#[tokio::test]
 async fn at_the_session_bound_a_burst_of_initialize_posts_ends_its_own_sessions_first() {
     let (server, client, list) = two_sessions_at_most();
     let url = &server.url;

@@ -1,8 +1,15 @@
 """A scripted debug adapter for mcp-dap's tests: it speaks DAP on stdin and stdout and sends
-the sequences a real adapter cannot be made to send on demand. Its `launch` arguments say
-what it does:
+the sequences a real adapter cannot be made to send on demand. Its command line says what
+comes before `launch`:
+
+- `--no-initialized`: the `initialize` response comes without the `initialized` event, and
+  no `initialized` event comes later (a program that ends before its configuration, an
+  adapter that never starts it).
+
+Its `launch` arguments say what it does then:
 
 - `threads`: the threads, `[[id, name], ...]` (default `[[1, "main"]]`).
+- `after_launch`: the events it sends after the `launch` response.
 - `after_configuration`: the events it sends after the `configurationDone` response.
 - `oversized_reference`, `oversized_bytes`: a `variables` request of that reference gets a
   response of that many bytes, its `body` first and its `request_seq` after it (lldb-dap's
@@ -16,6 +23,11 @@ what it does:
   group, which the adapter's start gave it) and writes an empty file named `<its process
   group>.<the sleep's pid>` there.
 - `ignore_end`: `disconnect` and `terminate` are never answered.
+- `steps_never_stop`: `next`, `stepIn` and `stepOut` are answered, and no `stopped` event
+  follows (a step into code that never returns).
+- `variables`: `{"REFERENCE": [Variable, ...]}`: a `variables` request of a reference listed
+  gets its page of that list (DAP `start` and `count`; the whole list from `start` without
+  `count`).
 
 An `evaluate` whose expression is a JSON list of events sends them after its response, so a
 test sends any event when it wants. A thread's stack is one frame: id `100 * thread`, name
@@ -31,6 +43,7 @@ out = sys.stdout.buffer
 inp = sys.stdin.buffer
 seq = 0
 config = {}
+no_initialized = "--no-initialized" in sys.argv[1:]
 
 
 def write(message):
@@ -89,7 +102,8 @@ def handle(request):
     arguments = request.get("arguments") or {}
     if command == "initialize":
         respond(request, {"supportsConfigurationDoneRequest": True})
-        event("initialized")
+        if not no_initialized:
+            event("initialized")
     elif command == "launch":
         config.update(arguments)
         report = config.get("grandchild_report")
@@ -98,6 +112,8 @@ def handle(request):
             open(os.path.join(report, "%d.%d" % (os.getpgrp(), sleep.pid)), "w").close()
         if not config.get("silent_launch"):
             respond(request)
+            for message in config.get("after_launch", []):
+                event(message["event"], message.get("body"))
     elif command in ("disconnect", "terminate") and config.get("ignore_end"):
         pass
     elif command == "configurationDone":
@@ -117,8 +133,14 @@ def handle(request):
         respond(request, {"scopes": [{"name": "Locals", "variablesReference": 1,
                                       "expensive": False}]})
     elif command == "variables":
-        if arguments.get("variablesReference") == config.get("oversized_reference"):
+        reference = arguments.get("variablesReference")
+        listed = config.get("variables", {}).get(str(reference))
+        if reference == config.get("oversized_reference"):
             oversized(request, config.get("oversized_bytes", 17 << 20))
+        elif listed is not None:
+            start = arguments.get("start", 0)
+            count = arguments.get("count") or len(listed)
+            respond(request, {"variables": listed[start:start + count]})
         else:
             respond(request, {"variables": [{"name": "n", "value": "1",
                                              "variablesReference": 0}]})
@@ -142,7 +164,8 @@ def handle(request):
         respond(request, {"allThreadsContinued": config.get("all_threads_continued", True)})
     elif command in ("next", "stepIn", "stepOut"):
         respond(request)
-        event("stopped", {"reason": "step", "threadId": arguments["threadId"]})
+        if not config.get("steps_never_stop"):
+            event("stopped", {"reason": "step", "threadId": arguments["threadId"]})
     elif command == "pause":
         respond(request)
         event("stopped", {"reason": "pause", "threadId": arguments["threadId"]})
