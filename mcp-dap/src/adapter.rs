@@ -73,6 +73,86 @@ pub enum DapError {
     Silent(String, u64),
 }
 
+/// Why an adapter could not be started or connected to (the `launch` and `attach` tools'
+/// error after `cannot start the adapter: ` or `cannot attach: `). `name` is the adapter's
+/// command as configured; each time limit is [`CONNECT_TIME_LIMIT`].
+#[derive(Debug, thiserror::Error)]
+pub enum AdapterStartError {
+    /// Nothing accepted a connection on the port of a DAP server that runs already.
+    #[error(
+        "no debug adapter accepted a connection on 127.0.0.1:{port} within {} s: {error}",
+        CONNECT_TIME_LIMIT.as_secs()
+    )]
+    NotListening { port: u16, error: std::io::Error },
+    /// The command cannot be run: its text names it and where it was looked for.
+    #[error("{}", .0.log_message(None))]
+    NotFound(mcp_bridge::transport::program::StartError),
+    /// No port of 127.0.0.1 was free for a TCP adapter.
+    #[error("no free port: {0}")]
+    NoFreePort(std::io::Error),
+    /// The process did not start.
+    #[error("{name}: {error}")]
+    Spawn { name: String, error: std::io::Error },
+    /// An adapter that prints its port printed none: its output failed, ended, or said
+    /// nothing of a port in time.
+    #[error("{name}: {why}")]
+    NoPortPrinted { name: String, why: NoPortPrinted },
+    /// A TCP adapter did not accept a connection on the port given to it.
+    #[error(
+        "{name} did not accept a connection on 127.0.0.1:{port} within {} s: {error}",
+        CONNECT_TIME_LIMIT.as_secs()
+    )]
+    NotAccepting {
+        name: String,
+        port: u16,
+        error: std::io::Error,
+    },
+    /// An adapter printed its port, then did not accept a connection on it.
+    #[error(
+        "{name} printed the port {port} but did not accept a connection on 127.0.0.1:{port} \
+         within {} s: {error}",
+        CONNECT_TIME_LIMIT.as_secs()
+    )]
+    PrintedNotAccepting {
+        name: String,
+        port: u16,
+        error: std::io::Error,
+    },
+}
+
+/// Why an adapter that prints the port it listens on gave none.
+#[derive(Debug, thiserror::Error)]
+pub enum NoPortPrinted {
+    /// Its output could not be read.
+    #[error("its output: {0}")]
+    Unreadable(std::io::Error),
+    /// Its output ended first.
+    #[error("its output ended before it printed the port it listens on")]
+    Ended,
+    /// Nothing within [`CONNECT_TIME_LIMIT`].
+    #[error(
+        "it printed no port it listens on within {} s",
+        CONNECT_TIME_LIMIT.as_secs()
+    )]
+    Silent,
+}
+
+/// Why no session opens for a child process that a session's adapter announced (DAP's
+/// `startDebugging`, debugpy's `debugpyAttach`): the text of the refusal of `startDebugging`
+/// and of the line in the parent's output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoChildSession {
+    /// The most sessions are open (`sessions::MAX_SESSIONS`, the number).
+    #[error("{0} sessions are open, the most at once")]
+    Full(usize),
+    /// The session does not hand its children to a supervisor.
+    #[error("mcp-dap does not follow this session's children")]
+    NotFollowed,
+    /// The supervisor is gone: mcp-dap is ending.
+    #[error("mcp-dap is ending")]
+    Ending,
+}
+
 /// What the Adapter tells its Session.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -95,7 +175,7 @@ pub enum AdapterNews {
     /// `attach`, and the `configuration` of the new session), and where to say whether a
     /// session opens for it (`Err` with the reason when none does). The request is answered
     /// only then, so that a child that gets no session is refused.
-    StartDebugging(Value, oneshot::Sender<Result<(), String>>),
+    StartDebugging(Value, oneshot::Sender<Result<(), NoChildSession>>),
 }
 
 /// Sends one DAP request; the answer is its response's `body` (`null` when none).
@@ -150,22 +230,19 @@ impl Adapter {
     /// most [`CONNECT_TIME_LIMIT`]). Call it on the DAP thread: the child gets SIGKILL when
     /// the thread that forked it ends (`transport::isolation`).
     ///
-    /// Errors: the text of an adapter that cannot be started, naming its command and where it
-    /// was looked for, or of one that did not accept the connection.
+    /// Errors: [`AdapterStartError`], an adapter that cannot be started (its text names its
+    /// command and where it was looked for) or that did not accept the connection.
     pub fn spawn(
         adapter: &AdapterDef,
         session: Recipient<AdapterNews>,
-    ) -> Result<LocalBoxFuture<'static, Result<Self, String>>, String> {
+    ) -> Result<LocalBoxFuture<'static, Result<Self, AdapterStartError>>, AdapterStartError> {
         if let Reach::Listening(port) = adapter.reach {
             // A DAP server that runs already (debugpy.listen() in the program): no process of
             // ours, only the connection.
             return Ok(Box::pin(async move {
-                let stream = connect(port).await.map_err(|e| {
-                    format!(
-                        "no debug adapter accepted a connection on 127.0.0.1:{port} within {} s: {e}",
-                        CONNECT_TIME_LIMIT.as_secs()
-                    )
-                })?;
+                let stream = connect(port)
+                    .await
+                    .map_err(|error| AdapterStartError::NotListening { port, error })?;
                 let (read, write) = stream.into_split();
                 Ok(Self::over(None, Box::new(write), Box::new(read), session))
             }));
@@ -173,10 +250,10 @@ impl Adapter {
         let path_var = std::env::var_os("PATH");
         let resolved =
             mcp_bridge::transport::program::resolve(&adapter.command, path_var.as_deref())
-                .map_err(|e| e.log_message(None))?;
+                .map_err(AdapterStartError::NotFound)?;
         let port = match adapter.reach {
             Reach::Stdio | Reach::Listening(_) | Reach::Printed => None,
-            Reach::Tcp => Some(free_port().map_err(|e| format!("no free port: {e}"))?),
+            Reach::Tcp => Some(free_port().map_err(AdapterStartError::NoFreePort)?),
         };
         let printed = adapter.reach == Reach::Printed;
         let args: Vec<OsString> = adapter
@@ -196,7 +273,10 @@ impl Adapter {
             &args,
             &crate::children::CHILDREN,
         )
-        .map_err(|e| format!("{name}: {e}"))?;
+        .map_err(|error| AdapterStartError::Spawn {
+            name: name.clone(),
+            error,
+        })?;
         Ok(Box::pin(async move {
             let port = match printed {
                 false => port,
@@ -204,11 +284,11 @@ impl Adapter {
                     Ok((port, rest)) => {
                         // What it prints after the port is not DAP either.
                         drain(rest);
-                        return Self::connected(port, process, session, &name).await;
+                        return Self::connected(port, process, session, name).await;
                     }
-                    Err(e) => {
+                    Err(why) => {
                         process.stop(STOP_GRACE).await;
-                        return Err(format!("{name}: {e}"));
+                        return Err(AdapterStartError::NoPortPrinted { name, why });
                     }
                 },
             };
@@ -222,12 +302,9 @@ impl Adapter {
                         let (read, write) = stream.into_split();
                         (Box::new(write), Box::new(read))
                     }
-                    Err(e) => {
+                    Err(error) => {
                         process.stop(STOP_GRACE).await;
-                        return Err(format!(
-                            "{name} did not accept a connection on 127.0.0.1:{port} within {} s: {e}",
-                            CONNECT_TIME_LIMIT.as_secs()
-                        ));
+                        return Err(AdapterStartError::NotAccepting { name, port, error });
                     }
                 },
             };
@@ -400,8 +477,8 @@ impl Adapter {
         port: u16,
         process: ChildProcess,
         session: Recipient<AdapterNews>,
-        name: &str,
-    ) -> Result<Self, String> {
+        name: String,
+    ) -> Result<Self, AdapterStartError> {
         match connect(port).await {
             Ok(stream) => {
                 let (read, write) = stream.into_split();
@@ -412,12 +489,9 @@ impl Adapter {
                     session,
                 ))
             }
-            Err(e) => {
+            Err(error) => {
                 process.stop(STOP_GRACE).await;
-                Err(format!(
-                    "{name} printed the port {port} but did not accept a connection on 127.0.0.1:{port} within {} s: {e}",
-                    CONNECT_TIME_LIMIT.as_secs()
-                ))
+                Err(AdapterStartError::PrintedNotAccepting { name, port, error })
             }
         }
     }
@@ -433,10 +507,10 @@ fn drain(mut out: impl AsyncRead + Unpin + 'static) {
 
 /// The port an adapter prints ([`adapters::printed_port`]) in the lines of `out`, within
 /// [`CONNECT_TIME_LIMIT`], each line at most [`MAX_PRINTED_LINE_BYTES`]; then the rest of
-/// `out`. Errors: the output ended, or the time ran out, first.
+/// `out`. Errors: [`NoPortPrinted`], the output failed or ended, or the time ran out, first.
 async fn read_printed_port<R: AsyncRead + Unpin + 'static>(
     out: R,
-) -> Result<(u16, tokio::io::BufReader<R>), String> {
+) -> Result<(u16, tokio::io::BufReader<R>), NoPortPrinted> {
     use tokio::io::AsyncBufReadExt;
     let mut reader = tokio::io::BufReader::new(out);
     let find = async {
@@ -447,9 +521,9 @@ async fn read_printed_port<R: AsyncRead + Unpin + 'static>(
                 .take(MAX_PRINTED_LINE_BYTES as u64)
                 .read_until(b'\n', &mut line)
                 .await
-                .map_err(|e| format!("its output: {e}"))?;
+                .map_err(NoPortPrinted::Unreadable)?;
             if n == 0 {
-                return Err("its output ended before it printed the port it listens on".to_owned());
+                return Err(NoPortPrinted::Ended);
             }
             if let Some(port) = crate::adapters::printed_port(&String::from_utf8_lossy(&line)) {
                 return Ok(port);
@@ -459,10 +533,7 @@ async fn read_printed_port<R: AsyncRead + Unpin + 'static>(
     match tokio::time::timeout(CONNECT_TIME_LIMIT, find).await {
         Ok(Ok(port)) => Ok((port, reader)),
         Ok(Err(e)) => Err(e),
-        Err(_) => Err(format!(
-            "it printed no port it listens on within {} s",
-            CONNECT_TIME_LIMIT.as_secs()
-        )),
+        Err(_) => Err(NoPortPrinted::Silent),
     }
 }
 
@@ -522,7 +593,7 @@ impl StreamHandler<Result<Frame, FramingError>> for Adapter {
                     act.next_seq += 1;
                     let answer = match room {
                         Ok(Ok(())) => types::acceptance(seq, &request),
-                        Ok(Err(reason)) => types::refusal(seq, &request, &reason),
+                        Ok(Err(reason)) => types::refusal(seq, &request, &reason.to_string()),
                         Err(_) => types::refusal(seq, &request, "the session ended"),
                     };
                     act.write(ctx, answer);
@@ -572,5 +643,84 @@ impl Handler<Stop> for Adapter {
 
     fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
         self.lose(ctx, "the session ended".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_start_names_the_adapter_and_the_time_limit() {
+        let refused = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let secs = CONNECT_TIME_LIMIT.as_secs();
+        for (error, text) in [
+            (
+                AdapterStartError::NoPortPrinted {
+                    name: "dap".into(),
+                    why: NoPortPrinted::Ended,
+                },
+                "dap: its output ended before it printed the port it listens on".to_owned(),
+            ),
+            (
+                AdapterStartError::NoPortPrinted {
+                    name: "dap".into(),
+                    why: NoPortPrinted::Silent,
+                },
+                format!("dap: it printed no port it listens on within {secs} s"),
+            ),
+            (
+                AdapterStartError::NotAccepting {
+                    name: "dap".into(),
+                    port: 4711,
+                    error: refused(),
+                },
+                format!(
+                    "dap did not accept a connection on 127.0.0.1:4711 within {secs} s: {}",
+                    refused()
+                ),
+            ),
+            (
+                AdapterStartError::PrintedNotAccepting {
+                    name: "dap".into(),
+                    port: 4711,
+                    error: refused(),
+                },
+                format!(
+                    "dap printed the port 4711 but did not accept a connection on \
+                     127.0.0.1:4711 within {secs} s: {}",
+                    refused()
+                ),
+            ),
+            (
+                AdapterStartError::NotListening {
+                    port: 5678,
+                    error: refused(),
+                },
+                format!(
+                    "no debug adapter accepted a connection on 127.0.0.1:5678 within {secs} s: {}",
+                    refused()
+                ),
+            ),
+        ] {
+            assert_eq!(error.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn a_refused_child_session_says_why() {
+        for (refusal, text) in [
+            (
+                NoChildSession::Full(8),
+                "8 sessions are open, the most at once",
+            ),
+            (
+                NoChildSession::NotFollowed,
+                "mcp-dap does not follow this session's children",
+            ),
+            (NoChildSession::Ending, "mcp-dap is ending"),
+        ] {
+            assert_eq!(refusal.to_string(), text);
+        }
     }
 }

@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use crate::dap::types::{ContinuedBody, ExitedBody, OutputBody, StoppedBody};
 use mcp_bridge::server::{ListenEvent, Server};
 
-use crate::adapter::{Adapter, AdapterNews, DapError, Request, RequestThen, Stop};
+use crate::adapter::{Adapter, AdapterNews, DapError, NoChildSession, Request, RequestThen, Stop};
 use crate::adapters::AdapterDef;
 
 use threads::{StillStopped, ThreadStop};
@@ -104,6 +104,46 @@ pub struct State {
     pub parent: Option<String>,
 }
 
+impl Status {
+    /// Its name in the state resource (its serde form), without quotes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Starting => "starting",
+            Status::Running => "running",
+            Status::Stopped => "stopped",
+            Status::Exited => "exited",
+            Status::Terminated => "terminated",
+        }
+    }
+}
+
+/// Why a session's `wait`, `resume` or `pause` has no state to answer with (the tool's
+/// error); a status is shown as the state resource shows it, in quotes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    /// The session's actor ended before it answered.
+    #[error("the session ended")]
+    Ended,
+    /// The program did not stop within the wait's time limit, in seconds.
+    #[error("the program did not stop within {0} s; it is still running (wait again, or pause it)")]
+    StillRunning(u64),
+    /// A resume of a thread that is not stopped.
+    #[error("thread {thread} is not stopped (status \"{}\")", .status.name())]
+    ThreadNotStopped { thread: i64, status: Status },
+    /// A resume while no thread is stopped.
+    #[error("the program is not stopped (status \"{}\")", .0.name())]
+    NotStopped(Status),
+    /// A pause of a thread that is stopped.
+    #[error("thread {0} is stopped already")]
+    ThreadStoppedAlready(i64),
+    /// A pause while the program is not running.
+    #[error("the program is not running (status \"{}\")", .0.name())]
+    NotRunning(Status),
+    /// The adapter refused the request, or did not answer it.
+    #[error(transparent)]
+    Dap(#[from] DapError),
+}
+
 impl State {
     /// Whether the debuggee is neither starting nor running: a `wait` ends.
     pub fn settled(&self) -> bool {
@@ -154,7 +194,7 @@ pub struct Output;
 
 /// Waits until the debuggee is settled ([`State::settled`]), at most `limit`.
 #[derive(Message)]
-#[rtype(result = "Result<State, String>")]
+#[rtype(result = "Result<State, SessionError>")]
 pub struct Wait {
     /// The time limit.
     pub limit: Duration,
@@ -163,7 +203,7 @@ pub struct Wait {
 /// Resumes a stopped thread (`continue`, `next`, `stepIn`, `stepOut`); with `wait`, answers
 /// at the next settled state (at most `limit`). The answer names the thread resumed.
 #[derive(Message)]
-#[rtype(result = "Result<(State, i64), String>")]
+#[rtype(result = "Result<(State, i64), SessionError>")]
 pub struct Resume {
     /// The DAP command.
     pub command: &'static str,
@@ -195,7 +235,7 @@ pub struct Finish(pub Ending);
 
 /// Pauses `thread` and answers at the stop (at most `limit`).
 #[derive(Message)]
-#[rtype(result = "Result<State, String>")]
+#[rtype(result = "Result<State, SessionError>")]
 pub struct Pause {
     /// The thread.
     pub thread: i64,
@@ -206,11 +246,11 @@ pub struct Pause {
 /// To the supervisor (`sessions`): starts a child session that a session's adapter asked for
 /// (DAP's `startDebugging`, debugpy's `debugpyAttach`). The answer comes at once: `Ok` when a
 /// session is being opened for it (its place taken), `Err` with the reason when none is
-/// (`sessions::MAX_SESSIONS` are open), so that the adapter's request can be refused and the child run without a
+/// ([`NoChildSession::Full`]), so that the adapter's request can be refused and the child run without a
 /// debugger. A session whose start fails later is closed, with a line in the parent's
 /// output.
 #[derive(Message)]
-#[rtype(result = "Result<(), String>")]
+#[rtype(result = "Result<(), NoChildSession>")]
 pub struct Child {
     /// The session that heard of the child.
     pub parent: String,
@@ -349,11 +389,11 @@ impl Session {
         request: &str,
         configuration: Value,
         fate: &'static str,
-        room: Option<oneshot::Sender<Result<(), String>>>,
+        room: Option<oneshot::Sender<Result<(), NoChildSession>>>,
     ) {
         let Some((to, adapter)) = &self.children else {
             if let Some(room) = room {
-                let _ = room.send(Err("mcp-dap does not follow this session's children".into()));
+                let _ = room.send(Err(NoChildSession::NotFollowed));
             }
             return;
         };
@@ -369,7 +409,7 @@ impl Session {
             breakpoints: self.breakpoint_requests.values().cloned().collect(),
         });
         ctx.spawn(asked.into_actor(self).map(move |opened, act, _| {
-            let opened = opened.unwrap_or_else(|_| Err("mcp-dap is ending".into()));
+            let opened = opened.unwrap_or(Err(NoChildSession::Ending));
             if let Err(reason) = &opened {
                 act.append_output(&format!("mcp-dap: {name} {fate}: {reason}\n"));
             }
@@ -738,19 +778,16 @@ impl Handler<Output> for Session {
 }
 
 /// Waits on `waiter` at most `limit`; the state of a session that ended meanwhile otherwise.
-async fn settle(waiter: oneshot::Receiver<State>, limit: Duration) -> Result<State, String> {
+async fn settle(waiter: oneshot::Receiver<State>, limit: Duration) -> Result<State, SessionError> {
     match tokio::time::timeout(limit, waiter).await {
         Ok(Ok(state)) => Ok(state),
-        Ok(Err(_)) => Err("the session ended".into()),
-        Err(_) => Err(format!(
-            "the program did not stop within {} s; it is still running (wait again, or pause it)",
-            limit.as_secs()
-        )),
+        Ok(Err(_)) => Err(SessionError::Ended),
+        Err(_) => Err(SessionError::StillRunning(limit.as_secs())),
     }
 }
 
 impl Handler<Wait> for Session {
-    type Result = ResponseFuture<Result<State, String>>;
+    type Result = ResponseFuture<Result<State, SessionError>>;
 
     fn handle(&mut self, wait: Wait, _: &mut Context<Self>) -> Self::Result {
         if self.state.settled() {
@@ -764,15 +801,15 @@ impl Handler<Wait> for Session {
 }
 
 impl Handler<Resume> for Session {
-    type Result = ResponseFuture<Result<(State, i64), String>>;
+    type Result = ResponseFuture<Result<(State, i64), SessionError>>;
 
     fn handle(&mut self, resume: Resume, ctx: &mut Context<Self>) -> Self::Result {
         let thread = resume.thread.or(self.focus);
         let Some(thread) = thread.filter(|t| self.stopped.contains_key(t)) else {
-            let status = serde_json::to_value(self.state.status).unwrap_or_default();
+            let status = self.state.status;
             let error = match resume.thread {
-                Some(thread) => format!("thread {thread} is not stopped (status {status})"),
-                None => format!("the program is not stopped (status {status})"),
+                Some(thread) => SessionError::ThreadNotStopped { thread, status },
+                None => SessionError::NotStopped(status),
             };
             return Box::pin(async move { Err(error) });
         };
@@ -802,8 +839,8 @@ impl Handler<Resume> for Session {
         Box::pin(async move {
             let answer = match request.await {
                 Ok(Ok(answer)) => answer,
-                Ok(Err(e)) => return Err(e.to_string()),
-                Err(_) => return Err("the session ended".into()),
+                Ok(Err(e)) => return Err(e.into()),
+                Err(_) => return Err(SessionError::Ended),
             };
             let only_one = answer.get("allThreadsContinued") == Some(&Value::Bool(false));
             let still = only_one && !others.is_empty();
@@ -817,7 +854,7 @@ impl Handler<Resume> for Session {
                     .send(Snapshot)
                     .await
                     .map(|(state, _)| state)
-                    .map_err(|_| "the session ended".to_owned())?,
+                    .map_err(|_| SessionError::Ended)?,
                 None => running,
             };
             Ok((state, thread))
@@ -860,7 +897,7 @@ impl Handler<Finish> for Session {
 }
 
 impl Handler<Pause> for Session {
-    type Result = ResponseFuture<Result<State, String>>;
+    type Result = ResponseFuture<Result<State, SessionError>>;
 
     fn handle(&mut self, pause: Pause, _: &mut Context<Self>) -> Self::Result {
         // A multithreaded program stops in one thread while the others run (DAP's event model
@@ -868,13 +905,10 @@ impl Handler<Pause> for Session {
         let refusal = match self.state.status {
             Status::Running => None,
             Status::Stopped if self.stopped.contains_key(&pause.thread) => {
-                Some(format!("thread {} is stopped already", pause.thread))
+                Some(SessionError::ThreadStoppedAlready(pause.thread))
             }
             Status::Stopped if !self.stopped.is_empty() => None,
-            status => {
-                let status = serde_json::to_value(status).unwrap_or_default();
-                Some(format!("the program is not running (status {status})"))
-            }
+            status => Some(SessionError::NotRunning(status)),
         };
         if let Some(refusal) = refusal {
             return Box::pin(async move { Err(refusal) });
@@ -894,8 +928,8 @@ impl Handler<Pause> for Session {
         Box::pin(async move {
             match request.await {
                 Ok(Ok(_)) => {}
-                Ok(Err(e)) => return Err(e.to_string()),
-                Err(_) => return Err("the session ended".into()),
+                Ok(Err(e)) => return Err(e.into()),
+                Err(_) => return Err(SessionError::Ended),
             }
             settle(settled, pause.limit).await
         })
@@ -905,6 +939,57 @@ impl Handler<Pause> for Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_is_named_as_the_state_resource_shows_it() {
+        for status in [
+            Status::Starting,
+            Status::Running,
+            Status::Stopped,
+            Status::Exited,
+            Status::Terminated,
+        ] {
+            assert_eq!(
+                serde_json::to_value(status).ok(),
+                Some(json!(status.name()))
+            );
+        }
+    }
+
+    #[test]
+    fn a_refused_resume_or_pause_names_the_status_in_quotes() {
+        for (error, text) in [
+            (
+                SessionError::ThreadNotStopped {
+                    thread: 3,
+                    status: Status::Running,
+                },
+                "thread 3 is not stopped (status \"running\")",
+            ),
+            (
+                SessionError::NotStopped(Status::Exited),
+                "the program is not stopped (status \"exited\")",
+            ),
+            (
+                SessionError::ThreadStoppedAlready(7),
+                "thread 7 is stopped already",
+            ),
+            (
+                SessionError::NotRunning(Status::Starting),
+                "the program is not running (status \"starting\")",
+            ),
+            (
+                SessionError::StillRunning(5),
+                "the program did not stop within 5 s; it is still running (wait again, or pause it)",
+            ),
+            (
+                SessionError::Dap(DapError::Refused("no thread 9".into())),
+                "no thread 9",
+            ),
+        ] {
+            assert_eq!(error.to_string(), text);
+        }
+    }
 
     #[test]
     fn a_breakpoint_takes_the_requested_source_when_it_names_none() {

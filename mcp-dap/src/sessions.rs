@@ -10,7 +10,7 @@ use tokio::sync::watch;
 
 use mcp_bridge::server::{ListenEvent, ResourceDef, Server};
 
-use crate::adapter::Adapter;
+use crate::adapter::{Adapter, AdapterStartError, NoChildSession};
 use crate::adapters::{self, AdapterDef};
 use crate::session::{self, Child, Ended, Ending, Finish, LaunchSpec, Note, Session, Start};
 
@@ -28,9 +28,21 @@ pub const MAX_ENDED_CHILD_SESSIONS: usize = 32;
 /// steps of each process group) before the process exits anyway.
 pub const SHUTDOWN_TIME_LIMIT: Duration = Duration::from_secs(10);
 
+/// Why no session opens (the `launch` and `attach` tools' error after their prefix, and the
+/// line in a parent's output for a child session).
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// [`MAX_SESSIONS`] sessions are open or starting.
+    #[error("{MAX_SESSIONS} sessions are open, the most at once: terminate one first")]
+    Full,
+    /// The adapter could not be started or connected to.
+    #[error(transparent)]
+    Start(#[from] AdapterStartError),
+}
+
 /// Starts a session's actors with `adapter`.
 #[derive(Message)]
-#[rtype(result = "Result<(String, Addr<Session>), String>")]
+#[rtype(result = "Result<(String, Addr<Session>), OpenError>")]
 pub struct Open {
     /// The adapter.
     pub adapter: AdapterDef,
@@ -107,18 +119,16 @@ impl Actor for Sessions {
 }
 
 impl Handler<Open> for Sessions {
-    type Result = ResponseActFuture<Self, Result<(String, Addr<Session>), String>>;
+    type Result = ResponseActFuture<Self, Result<(String, Addr<Session>), OpenError>>;
 
     fn handle(&mut self, open: Open, ctx: &mut Context<Self>) -> Self::Result {
         if self.full() {
-            let full =
-                format!("{MAX_SESSIONS} sessions are open, the most at once: terminate one first");
-            return Box::pin(fut::ready(Err(full)));
+            return Box::pin(fut::ready(Err(OpenError::Full)));
         }
         let context = Context::<Session>::new();
         let connected = match Adapter::spawn(&open.adapter, context.address().recipient()) {
             Ok(connected) => connected,
-            Err(e) => return Box::pin(fut::ready(Err(e))),
+            Err(e) => return Box::pin(fut::ready(Err(e.into()))),
         };
         self.starting += 1;
         let children = ctx.address().recipient();
@@ -140,13 +150,11 @@ impl Handler<Open> for Sessions {
 }
 
 impl Handler<Child> for Sessions {
-    type Result = Result<(), String>;
+    type Result = Result<(), NoChildSession>;
 
     fn handle(&mut self, child: Child, ctx: &mut Context<Self>) -> Self::Result {
         if self.full() {
-            return Err(format!(
-                "{MAX_SESSIONS} sessions are open, the most at once"
-            ));
+            return Err(NoChildSession::Full(MAX_SESSIONS));
         }
         let parent = self.open.get(&child.parent).cloned();
         let adapter = adapters::child_adapter(&child.adapter, &child.configuration);
@@ -185,7 +193,7 @@ impl Handler<Child> for Sessions {
                         }
                         Err(_) => "the session ended".to_owned(),
                     },
-                    Err(e) => e,
+                    Err(e) => e.to_string(),
                 };
                 if let Some(parent) = parent {
                     parent.do_send(Note(format!("{name} could not be debugged: {failure}")));

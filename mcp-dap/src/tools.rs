@@ -497,7 +497,7 @@ async fn resume(
             value["resumed_thread_id"] = json!(thread);
             Ok(json_result(value))
         }
-        Ok(Err(e)) => Err(Outcome::tool_error(e)),
+        Ok(Err(e)) => Err(Outcome::tool_error(e.to_string())),
         Err(_) => Err(Outcome::tool_error("the session ended")),
     }
 }
@@ -871,7 +871,7 @@ async fn pause(sessions: Addr<Sessions>, args: PauseArgs) -> Result<Outcome, Out
     });
     match paused.await {
         Ok(Ok(state)) => Ok(json_result(state_value(&state))),
-        Ok(Err(e)) => Err(Outcome::tool_error(e)),
+        Ok(Err(e)) => Err(Outcome::tool_error(e.to_string())),
         Err(_) => Err(Outcome::tool_error("the session ended")),
     }
 }
@@ -906,7 +906,7 @@ async fn wait(sessions: Addr<Sessions>, args: WaitArgs) -> Result<Outcome, Outco
         .await
     {
         Ok(Ok(state)) => Ok(json_result(state_value(&state))),
-        Ok(Err(e)) => Err(Outcome::tool_error(e)),
+        Ok(Err(e)) => Err(Outcome::tool_error(e.to_string())),
         Err(_) => Err(Outcome::tool_error("the session ended")),
     }
 }
