@@ -134,8 +134,8 @@ fn frame_message(line: String, max_line_bytes: usize) -> Vec<Frame> {
 /// [`SERVER_RESULT_WAIT`]).
 async fn ended(done: oneshot::Receiver<io::Result<()>>) -> EndCause {
     match tokio::time::timeout(SERVER_RESULT_WAIT, done).await {
-        Ok(Ok(Ok(()))) => EndCause::ServerReturned(None),
-        Ok(Ok(Err(e))) => EndCause::ServerReturned(Some(e.to_string())),
+        Ok(Ok(Ok(()))) => EndCause::ServerClosed,
+        Ok(Ok(Err(e))) => EndCause::ServerFailed(e.to_string()),
         Ok(Err(_)) | Err(_) => EndCause::PeerDropped,
     }
 }
@@ -170,8 +170,8 @@ impl Transport for Memory {
         Box::pin(async move {
             let done = done?;
             match tokio::time::timeout(grace, done).await {
-                Ok(Ok(Ok(()))) => Some(EndCause::ServerReturned(None)),
-                Ok(Ok(Err(e))) => Some(EndCause::ServerReturned(Some(e.to_string()))),
+                Ok(Ok(Ok(()))) => Some(EndCause::ServerClosed),
+                Ok(Ok(Err(e))) => Some(EndCause::ServerFailed(e.to_string())),
                 Ok(Err(_)) => Some(EndCause::PeerDropped),
                 Err(_) => {
                     task.abort();

@@ -62,9 +62,12 @@ pub enum EndCause {
         /// The last lines of its stderr, quoted.
         stderr_tail: Vec<String>,
     },
-    /// The in-process server stopped serving: it closed the connection (`None`) or failed
-    /// with this I/O error.
-    ServerReturned(Option<String>),
+    /// The in-process server stopped serving: it closed the connection.
+    ServerClosed,
+    /// The in-process server stopped serving with an I/O error: its text, the words of the
+    /// embedder's server or of the OS (kept as text: an `io::Error` is neither `Clone` nor
+    /// `Eq`).
+    ServerFailed(String),
     /// The in-process server's task went away without a word (it panicked or was aborted).
     PeerDropped,
     /// A 2025-11-25 HTTP server answered `404` to a message carrying its `Mcp-Session-Id`
@@ -99,8 +102,8 @@ impl fmt::Display for EndCause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EndCause::ChildExited { status, .. } => status.fmt(f),
-            EndCause::ServerReturned(None) => f.write_str("the in-process server closed"),
-            EndCause::ServerReturned(Some(e)) => write!(f, "the in-process server failed: {e}"),
+            EndCause::ServerClosed => f.write_str("the in-process server closed"),
+            EndCause::ServerFailed(e) => write!(f, "the in-process server failed: {e}"),
             EndCause::PeerDropped => f.write_str("the in-process server went away"),
             EndCause::SessionEnded => f.write_str("the server ended the HTTP session: HTTP 404"),
         }
@@ -245,4 +248,23 @@ pub struct Opened {
     pub transport: Box<dyn Transport>,
     /// The events, ending with [`TransportEvent::Ended`].
     pub events: LocalBoxStream<'static, TransportEvent>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_end_of_an_in_process_server_says_how_it_ended() {
+        for (cause, text) in [
+            (EndCause::ServerClosed, "the in-process server closed"),
+            (
+                EndCause::ServerFailed("broken pipe".into()),
+                "the in-process server failed: broken pipe",
+            ),
+            (EndCause::PeerDropped, "the in-process server went away"),
+        ] {
+            assert_eq!(cause.to_string(), text);
+        }
+    }
 }

@@ -314,6 +314,6 @@ async fn the_end_of_the_in_memory_server_is_reported_with_its_cause() {
         .flatten();
     assert_eq!(
         gone.as_deref(),
-        Some("UpstreamGone { cause: ServerReturned(None) }")
+        Some("UpstreamGone { cause: ServerClosed }")
     );
 }

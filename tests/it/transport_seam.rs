@@ -57,7 +57,7 @@ impl Transport for Scripted {
     }
     fn close(self: Box<Self>, grace: Duration) -> LocalBoxFuture<'static, Option<EndCause>> {
         let _ = self.0.send(Done::Closed(grace));
-        Box::pin(async { Some(EndCause::ServerReturned(None)) })
+        Box::pin(async { Some(EndCause::ServerClosed) })
     }
     fn kill(self: Box<Self>) -> LocalBoxFuture<'static, ()> {
         Box::pin(async {})
