@@ -13,6 +13,7 @@ use mcp_bridge::protocol::wire::raw::Object;
 use mcp_bridge::server::{Outcome, RpcError, Server, ToolDef};
 use mcp_bridge::transport::open::UpstreamSpec;
 use mcp_bridge::transport::queue::{EDITOR_QUEUE, QueueStats};
+use mcp_bridge::transport::upstream::EndCause;
 use mcp_bridge::transport::writer::Writer;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -288,7 +289,7 @@ async fn the_upstream_correlates_cancels_and_closes_over_memory() {
         .await
         .ok()
         .flatten();
-    assert_eq!(closed.as_deref(), Some("the in-process server closed"));
+    assert_eq!(closed, Some(EndCause::ServerClosed));
     let (after, _after_answer) = new_call(&upstream, "echo", json!({}));
     let after = upstream.send(after).await;
     // Close is the Upstream's last shutdown step: the actor has stopped.

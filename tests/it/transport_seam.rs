@@ -316,7 +316,7 @@ async fn close_runs_the_transports_own_steps_with_the_grace() {
         .await
         .ok()
         .flatten();
-    assert_eq!(closed.as_deref(), Some("the in-process server closed"));
+    assert_eq!(closed, Some(EndCause::ServerClosed));
     assert_eq!(
         next(&mut r.done).await,
         Some(Done::Closed(Duration::from_millis(1500)))

@@ -152,10 +152,13 @@ impl Handler<Disconnect> for FakeUpstream {
 }
 
 impl Handler<Close> for FakeUpstream {
-    type Result = Option<String>;
-    fn handle(&mut self, _: Close, ctx: &mut Context<Self>) -> Option<String> {
+    type Result = Option<EndCause>;
+    fn handle(&mut self, _: Close, ctx: &mut Context<Self>) -> Option<EndCause> {
         ctx.stop();
-        Some("exit status 0".into())
+        Some(EndCause::ChildExited {
+            status: ChildStatus::Exited(0),
+            stderr_tail: Vec::new(),
+        })
     }
 }
 

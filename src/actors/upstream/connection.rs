@@ -118,22 +118,22 @@ impl Handler<Disconnect> for Upstream {
 
 /// Stop the transport with its shutdown steps, each waiting at most `grace` (a child: close
 /// stdin, wait, SIGTERM, wait, SIGKILL to the group). Resolves with how it ended; then the
-/// actor stops (the last shutdown step of the Upstream).
+/// actor stops (the last shutdown step of the Upstream). `None` when no transport was open.
 #[derive(Message)]
-#[rtype(result = "Option<String>")]
+#[rtype(result = "Option<EndCause>")]
 pub struct Close {
     pub grace: Duration,
 }
 
 impl Handler<Close> for Upstream {
-    type Result = ResponseActFuture<Self, Option<String>>;
+    type Result = ResponseActFuture<Self, Option<EndCause>>;
     fn handle(&mut self, m: Close, _: &mut Context<Self>) -> Self::Result {
         let conn = self.conn.take();
         self.fail_all_pending();
         Box::pin(
             async move {
                 let c = conn?;
-                c.transport.close(m.grace).await.map(|e| e.to_string())
+                c.transport.close(m.grace).await
             }
             .into_actor(self)
             .map(|status, _, ctx| {
