@@ -252,12 +252,12 @@ impl Supervisor {
     /// Wires and runs every actor of one bridge (see the module doc); the Listener waits for
     /// [`StartListener`].
     pub fn run(mut config: BridgeConfig, parts: SupervisorParts) -> Addr<Supervisor> {
-        let fe_stats = ActorStats::new("frontend");
-        let up_stats = ActorStats::new("upstream");
-        let li_stats = ActorStats::new("listener");
-        let pe_stats = ActorStats::new("pending");
-        let su_stats = ActorStats::new("supervisor");
-        let me_stats = ActorStats::new("metrics");
+        let fe_stats = ActorStats::new(ActorKind::Frontend.name());
+        let up_stats = ActorStats::new(ActorKind::Upstream.name());
+        let li_stats = ActorStats::new(ActorKind::Listener.name());
+        let pe_stats = ActorStats::new(ActorKind::Pending.name());
+        let su_stats = ActorStats::new(ActorKind::Supervisor.name());
+        let me_stats = ActorStats::new(ActorKind::Metrics.name());
 
         let mut su_ctx: Context<Supervisor> = Context::new();
         let mut fe_ctx: Context<Frontend> = Context::new();
@@ -268,7 +268,7 @@ impl Supervisor {
         let me = su_ctx.address();
         let ended: Link<ActorEnded> = Link::new(&me, &su_stats);
         // Before the Upstream: its transport asks the SignIn actor for every token.
-        let si_stats = ActorStats::new("sign-in");
+        let si_stats = ActorStats::new(ActorKind::SignIn.name());
         let sign_in = parts
             .sign_in
             .and_then(|start| start(&mut config, &ended, &si_stats));

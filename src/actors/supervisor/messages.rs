@@ -52,10 +52,12 @@ pub struct StartListener {
     pub meta: RequestMeta,
 }
 
-/// The actors of one bridge that report their end to the Supervisor, one variant per kind
-/// (the Supervisor itself reports to nobody).
+/// The actors of one bridge, one variant per kind: each reports its end to the Supervisor,
+/// and each has counters under its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ActorKind {
+    /// The Supervisor itself, which reports its end to nobody: only its counters.
+    Supervisor,
     Frontend,
     Upstream,
     Listener,
@@ -69,6 +71,7 @@ impl ActorKind {
     /// The name of the actor in the log (`the sign-in actor stopped`) and in its counters.
     pub fn name(self) -> &'static str {
         match self {
+            ActorKind::Supervisor => "supervisor",
             ActorKind::Frontend => "frontend",
             ActorKind::Upstream => "upstream",
             ActorKind::Listener => "listener",
