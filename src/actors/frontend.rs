@@ -825,7 +825,7 @@ impl Handler<Quiesce> for Frontend {
         // stops short (`head -1 requests.jsonl | mcp-bridge ...` prints nothing) is explained.
         // After a signal the requests of `answer` get `closed` below; the others none.
         let (what, unanswered) = match signal {
-            Some(name) => (format!("the stop at {name}"), cancelled - answer.len()),
+            Some(signal) => (format!("the stop at {signal}"), cancelled - answer.len()),
             None => ("the end of the input".to_string(), cancelled),
         };
         match unanswered {
@@ -841,7 +841,7 @@ impl Handler<Quiesce> for Frontend {
         // answer (see [`Quiesce`]); at the end of input nothing is answered.
         if let Some(signal) = signal {
             for id in answer {
-                self.reply_error(Some(&id), Cause::Closed, Some(json!(signal)));
+                self.reply_error(Some(&id), Cause::Closed, Some(json!(signal.name())));
             }
         }
     }

@@ -23,7 +23,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use self::messages::{ActorEnded, ActorKind, Shutdown, ShutdownCause, StartListener, UpstreamGone};
+use self::messages::{
+    ActorEnded, ActorKind, Shutdown, ShutdownCause, StartListener, StopSignal, UpstreamGone,
+};
 use super::frontend::messages::{Finish, Quiesce, UpstreamLost};
 use super::frontend::{Frontend, FrontendLinks, FrontendOut, SupervisorLinks};
 use super::link::{ActorStats, Link};
@@ -138,8 +140,8 @@ pub struct SupervisorParts {
     pub queues: Vec<Arc<QueueStats>>,
     /// Starts the upstream actor.
     pub upstream: StartUpstream,
-    /// Resolves with the name of a signal that stops the bridge (never, in a test).
-    pub signal: Pin<Box<dyn Future<Output = &'static str>>>,
+    /// Resolves with the signal that stops the bridge (never, in a test).
+    pub signal: Pin<Box<dyn Future<Output = StopSignal>>>,
     /// The process.
     pub host: Rc<dyn Host>,
     /// Starts the SignIn actor (the application's, with the feature `auth`; `None`: no
@@ -206,13 +208,13 @@ where
 }
 
 /// Starts the actors with the real [`Upstream`] on `input` and `output`, stopped by `signal`
-/// (the name of the signal that ends the bridge), with `host` around them and the SignIn actor
+/// (the signal that ends the bridge), with `host` around them and the SignIn actor
 /// that `sign_in` starts.
 pub fn start_with(
     config: BridgeConfig,
     input: LocalBoxStream<'static, Frame>,
     output: Writer,
-    signal: Pin<Box<dyn Future<Output = &'static str>>>,
+    signal: Pin<Box<dyn Future<Output = StopSignal>>>,
     host: Rc<dyn Host>,
     sign_in: Option<StartSignIn>,
 ) -> Addr<Supervisor> {
@@ -362,9 +364,9 @@ impl Supervisor {
             exit_code: None,
             exited: false,
         };
-        su_ctx.spawn(parts.signal.into_actor(&supervisor).map(|name, act, ctx| {
-            tracing::info!(target: "supervisor", "received {name}: stopping as at the end of the input");
-            act.shutdown(ShutdownCause::Signal(name), ctx);
+        su_ctx.spawn(parts.signal.into_actor(&supervisor).map(|signal, act, ctx| {
+            tracing::info!(target: "supervisor", "received {signal}: stopping as at the end of the input");
+            act.shutdown(ShutdownCause::Signal(signal), ctx);
         }));
         su_ctx.run(supervisor)
     }
@@ -386,7 +388,7 @@ impl Supervisor {
             ShutdownCause::UpstreamLost => 1,
         };
         let signal = match cause {
-            ShutdownCause::Signal(name) => Some(name),
+            ShutdownCause::Signal(signal) => Some(signal),
             _ => None,
         };
         let stop_cause = match cause {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::actors::config::BridgeConfig;
-use crate::actors::supervisor::messages::{Shutdown, ShutdownCause};
+use crate::actors::supervisor::messages::{Shutdown, ShutdownCause, StopSignal};
 use crate::actors::supervisor::{Host, Supervisor, start_with};
 use crate::log;
 use crate::protocol::wire::framing::{Frame, FrameCodec};
@@ -149,7 +149,7 @@ fn stdin_frames(max_line_bytes: usize) -> impl futures_util::Stream<Item = Frame
 /// shutdown steps of the end of input, so the child's group never outlives the bridge. From
 /// then on a second one of them stops the bridge at once ([`stop_at_once`]), the usual
 /// convention of a server that is asked twice.
-async fn termination_signal(children: Arc<ChildRegistry>) -> &'static str {
+async fn termination_signal(children: Arc<ChildRegistry>) -> StopSignal {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
         signal(SignalKind::terminate()),
@@ -160,17 +160,17 @@ async fn termination_signal(children: Arc<ChildRegistry>) -> &'static str {
         return std::future::pending().await;
     };
     let first = tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-        _ = hup.recv() => "SIGHUP",
+        _ = term.recv() => StopSignal::Term,
+        _ = int.recv() => StopSignal::Int,
+        _ = hup.recv() => StopSignal::Hup,
     };
     actix::spawn(async move {
-        let (name, number) = tokio::select! {
-            _ = term.recv() => ("SIGTERM", libc::SIGTERM),
-            _ = int.recv() => ("SIGINT", libc::SIGINT),
-            _ = hup.recv() => ("SIGHUP", libc::SIGHUP),
+        let second = tokio::select! {
+            _ = term.recv() => StopSignal::Term,
+            _ = int.recv() => StopSignal::Int,
+            _ = hup.recv() => StopSignal::Hup,
         };
-        stop_at_once(name, number, &children);
+        stop_at_once(second, &children);
     });
     first
 }
@@ -179,14 +179,16 @@ async fn termination_signal(children: Arc<ChildRegistry>) -> &'static str {
 /// other descendants, one warn line, and exit with `128 + number` (the status of a process that
 /// the signal ended: the shutdown did not finish). What is queued toward the editor is not
 /// written.
-fn stop_at_once(name: &str, number: i32, children: &ChildRegistry) {
+fn stop_at_once(signal: StopSignal, children: &ChildRegistry) {
     stop_every_child(children);
     log::raw_line(
         "supervisor",
         "warn",
-        &format!("received {name} again: stopped at once, without the rest of the shutdown steps"),
+        &format!(
+            "received {signal} again: stopped at once, without the rest of the shutdown steps"
+        ),
     );
-    std::process::exit(128 + number);
+    std::process::exit(128 + signal.number());
 }
 
 /// On every SIGCHLD, reaps the descendants of the upstream that were handed to the bridge (a

@@ -6,6 +6,7 @@ use actix::prelude::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
+use crate::actors::supervisor::messages::StopSignal;
 use crate::actors::upstream::reply::UpstreamReply;
 use crate::protocol::rules::passthrough::MessageKind;
 use crate::protocol::wire::id::Id;
@@ -71,7 +72,7 @@ pub enum GateUpdate {
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
 pub struct Quiesce {
-    pub signal: Option<&'static str>,
+    pub signal: Option<StopSignal>,
 }
 
 /// Shutdown step (Supervisor), after the Listener stopped: what is in the mailbox before it

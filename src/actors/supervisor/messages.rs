@@ -12,14 +12,52 @@ use crate::transport::upstream::EndCause;
 pub enum ShutdownCause {
     /// stdin ended: exit 0, with the watchdog.
     EndOfInput,
-    /// SIGTERM, SIGINT or SIGHUP (named): the steps of the end of input, exit 0.
-    Signal(&'static str),
+    /// SIGTERM, SIGINT or SIGHUP: the steps of the end of input, exit 0.
+    Signal(StopSignal),
     /// Nobody reads the bridge's stdout any more (the editor closed its reading end): no
     /// answer can be delivered, so the steps of the end of input run at once (one warn
     /// line), exit 0.
     OutputClosed,
     /// The upstream was lost while the bridge was ready: exit 1.
     UpstreamLost,
+}
+
+/// A signal that stops the bridge with the steps of the end of input: the three that ask a
+/// process to end (POSIX `<signal.h>`: termination, the terminal's interrupt, its hangup).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopSignal {
+    /// SIGTERM.
+    Term,
+    /// SIGINT.
+    Int,
+    /// SIGHUP.
+    Hup,
+}
+
+impl StopSignal {
+    /// Its name in the log and in the `data.detail` of `closed` (`SIGTERM`).
+    pub fn name(self) -> &'static str {
+        match self {
+            StopSignal::Term => "SIGTERM",
+            StopSignal::Int => "SIGINT",
+            StopSignal::Hup => "SIGHUP",
+        }
+    }
+
+    /// Its number, for the exit status `128 + number` of a process that it ended.
+    pub fn number(self) -> i32 {
+        match self {
+            StopSignal::Term => libc::SIGTERM,
+            StopSignal::Int => libc::SIGINT,
+            StopSignal::Hup => libc::SIGHUP,
+        }
+    }
+}
+
+impl std::fmt::Display for StopSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// Start the shutdown cascade (the Frontend at the end of stdin; the Supervisor's own signal

@@ -215,7 +215,7 @@ fn config() -> BridgeConfig {
 /// One bridge of real actors around a fake upstream.
 struct Rig {
     input: Option<mpsc::UnboundedSender<Frame>>,
-    signal: Option<oneshot::Sender<&'static str>>,
+    signal: Option<oneshot::Sender<StopSignal>>,
     upstream: Rc<RefCell<Option<Addr<FakeUpstream>>>>,
     host: Rc<TestHost>,
     output: Sink,
@@ -247,10 +247,10 @@ impl Rig {
                 rx,
                 |mut rx| async move { rx.recv().await.map(|f| (f, rx)) },
             );
-        let (signal_tx, signal_rx) = oneshot::channel::<&'static str>();
+        let (signal_tx, signal_rx) = oneshot::channel::<StopSignal>();
         let signal = async move {
             match signal_rx.await {
-                Ok(name) => name,
+                Ok(signal) => signal,
                 Err(_) => std::future::pending().await,
             }
         };
@@ -511,7 +511,7 @@ async fn a_signal_runs_the_steps_of_the_end_of_input_and_exits_0() {
     let mut rig = Rig::start(json!({"tools": {}}));
     rig.ready_with_a_call_in_flight().await;
     if let Some(s) = rig.signal.take() {
-        let _ = s.send("SIGTERM");
+        let _ = s.send(StopSignal::Term);
     }
     let (code, steps) = rig.exit().await;
     assert_eq!(code, 0);
