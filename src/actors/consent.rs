@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use super::pending::{Abandon, PendingLinks, Register};
+use super::pending::{Abandon, AbandonReason, PendingLinks, Register};
 use super::sign_in_side::EditorLinks;
 use crate::auth::gate::{Consent, ConsentAnswer};
 use crate::protocol::rules::input::{self, InputAnswer, Plan};
@@ -129,7 +129,7 @@ impl Drop for AbandonOnDrop {
         if let Some(id) = self.id.take() {
             self.pending.abandon.do_send(Abandon {
                 ids: vec![id],
-                reason: "the sign-in ended",
+                reason: AbandonReason::SignInEnded,
             });
         }
     }

@@ -123,13 +123,37 @@ impl Handler<Resolve> for PendingTable {
     }
 }
 
+/// Why the bridge gives up requests of its own to the editor: the `reason` of their
+/// `notifications/cancelled` (2025-11-25 basic/utilities/cancellation), which the editor may
+/// log or show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AbandonReason {
+    /// The request they serve ended first (the editor cancelled it, or it failed).
+    RequestCancelled,
+    /// The editor did not answer within the time limit of input requests.
+    NoAnswerInTime,
+    /// The sign-in that asked for consent ended first.
+    SignInEnded,
+}
+
+impl AbandonReason {
+    /// The `reason` text.
+    pub fn text(self) -> &'static str {
+        match self {
+            AbandonReason::RequestCancelled => "the request was cancelled",
+            AbandonReason::NoAnswerInTime => "the client did not answer in time",
+            AbandonReason::SignInEnded => "the sign-in ended",
+        }
+    }
+}
+
 /// Forget these requests; each one still without an answer gets `notifications/cancelled`
 /// towards the editor.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Abandon {
     pub ids: Vec<String>,
-    pub reason: &'static str,
+    pub reason: AbandonReason,
 }
 
 impl Handler<Abandon> for PendingTable {
@@ -137,7 +161,7 @@ impl Handler<Abandon> for PendingTable {
     fn handle(&mut self, m: Abandon, _: &mut Context<Self>) {
         for id in m.ids {
             if self.entries.remove(&id).is_some() {
-                let n = modern::cancelled_notification(json!(id), Some(m.reason));
+                let n = modern::cancelled_notification(json!(id), Some(m.reason.text()));
                 self.output.send_message(&n, Delivery::Always);
             }
         }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::actors::config::Timeouts;
 use crate::actors::link::Link;
-use crate::actors::pending::{Abandon, PendingLinks, Register};
+use crate::actors::pending::{Abandon, AbandonReason, PendingLinks, Register};
 use crate::actors::upstream::reply::{CancelReason, UpstreamReply};
 use crate::actors::upstream::{Call, UpstreamLinks};
 use crate::log::limits::BridgeLimits;
@@ -139,7 +139,7 @@ async fn send_and_wait(
 struct RoundGuard {
     pending: Link<Abandon>,
     ids: Vec<String>,
-    reason: &'static str,
+    reason: AbandonReason,
 }
 
 impl Drop for RoundGuard {
@@ -404,7 +404,7 @@ async fn ask_round(
     let mut guard = RoundGuard {
         pending: env.pending.abandon.clone(),
         ids: slots.iter().map(|(id, _)| id.clone()).collect(),
-        reason: "the request was cancelled",
+        reason: AbandonReason::RequestCancelled,
     };
     let mut receivers = Vec::with_capacity(slots.len());
     for ((id, rx), (_, q)) in slots.into_iter().zip(&questions) {
@@ -414,7 +414,7 @@ async fn ask_round(
     let answers = match tokio::time::timeout(env.timeouts.input, join_all(receivers)).await {
         Ok(a) => a,
         Err(_) => {
-            guard.reason = "the client did not answer in time";
+            guard.reason = AbandonReason::NoAnswerInTime;
             return Err(SlotOutcome::Error(
                 Cause::InputTimeout.error(Some(json!(env.timeouts.input.as_secs_f64()))),
             ));
