@@ -11,14 +11,9 @@ pub fn io_error_text(e: &std::io::Error) -> String {
     crate::protocol::wire::excerpt::sanitize(&e.to_string())
 }
 
-/// The message of a file named by `option` that cannot be read:
-/// `--ca-file /nonexist cannot be read: No such file or directory (os error 2)`.
-pub fn cannot_read(option: &str, path: &Path, e: &std::io::Error) -> String {
-    CannotRead::new(option, path, e).to_string()
-}
-
 /// A file named by an option that cannot be read: the option, the path and the OS's words, each
-/// with control characters as spaces ([`cannot_read`] is its text).
+/// with control characters as spaces
+/// (`--ca-file /nonexist cannot be read: No such file or directory (os error 2)`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{option} {path} cannot be read: {why}")]
 pub struct CannotRead {

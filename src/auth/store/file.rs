@@ -34,8 +34,9 @@ impl std::fmt::Debug for FileKey {
 pub enum KeyError {
     #[error("the token key must be 64 hex digits")]
     Format,
-    #[error("{0}")]
-    Read(String),
+    /// `--token-key-file` cannot be read: the path and the OS's words.
+    #[error(transparent)]
+    Read(crate::log::files::CannotRead),
     #[error("--token-key-file must be private to your account (chmod 600)")]
     NotPrivate,
 }
@@ -65,13 +66,21 @@ pub fn key_from(env: Option<&str>, file: Option<&Path>) -> Result<Option<FileKey
         return Ok(None);
     };
     let meta = fs::metadata(path).map_err(|e| {
-        KeyError::Read(crate::log::files::cannot_read("--token-key-file", path, &e))
+        KeyError::Read(crate::log::files::CannotRead::new(
+            "--token-key-file",
+            path,
+            &e,
+        ))
     })?;
     if meta.permissions().mode() & 0o077 != 0 {
         return Err(KeyError::NotPrivate);
     }
     let text = fs::read_to_string(path).map_err(|e| {
-        KeyError::Read(crate::log::files::cannot_read("--token-key-file", path, &e))
+        KeyError::Read(crate::log::files::CannotRead::new(
+            "--token-key-file",
+            path,
+            &e,
+        ))
     })?;
     FileKey::from_hex(&text).map(Some)
 }

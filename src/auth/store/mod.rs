@@ -309,8 +309,25 @@ pub const TOKEN_KEY_ENV: &str = "MCP_BRIDGE_TOKEN_KEY";
 
 /// Why a store chosen with `--token-store` did not open (exit 2).
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct OpenError(pub String);
+pub enum OpenError {
+    /// `--token-store keychain`: the keychain does not answer.
+    #[error("--token-store keychain: {0}")]
+    Keychain(StoreError),
+    /// `--token-store file` with a key that is not usable.
+    #[error("--token-store file: {0}")]
+    FileKey(file::KeyError),
+    /// `--token-store file` without a key.
+    #[error(
+        "--token-store file needs a key: set {TOKEN_KEY_ENV} (64 hex digits) or give --token-key-file"
+    )]
+    NoFileKey,
+    /// `--token-store file`: the token directory cannot be used.
+    #[error("--token-store file: {0}")]
+    File(StoreError),
+    /// `auto` with a key that is given and not usable.
+    #[error(transparent)]
+    Key(file::KeyError),
+}
 
 /// Opens the stores of `choice` with the file key `token_key` (`MCP_BRIDGE_TOKEN_KEY`, read at
 /// start) or `key_file` (`--token-key-file`): `auto` tries the keychain, then encrypted files when a key
@@ -328,23 +345,21 @@ pub fn open_with_key(
     let mut chain: Vec<Arc<dyn Backend>> = Vec::new();
     match choice {
         StoreChoice::Keychain => {
-            chain
-                .push(Arc::new(keychain::Keychain::open().map_err(|e| {
-                    OpenError(format!("--token-store keychain: {e}"))
-                })?));
+            chain.push(Arc::new(
+                keychain::Keychain::open().map_err(OpenError::Keychain)?,
+            ));
         }
         StoreChoice::File => {
-            let key = key.map_err(|e| OpenError(format!("--token-store file: {e}")))?.ok_or_else(|| {
-                OpenError(format!("--token-store file needs a key: set {TOKEN_KEY_ENV} (64 hex digits) or give --token-key-file"))
-            })?;
+            let key = key
+                .map_err(OpenError::FileKey)?
+                .ok_or(OpenError::NoFileKey)?;
             chain.push(Arc::new(
-                file::FileStore::open(dir.join("tokens"), key)
-                    .map_err(|e| OpenError(format!("--token-store file: {e}")))?,
+                file::FileStore::open(dir.join("tokens"), key).map_err(OpenError::File)?,
             ));
         }
         StoreChoice::Memory => chain.push(Arc::new(memory::MemoryStore::default())),
         StoreChoice::Auto => {
-            let key = key.map_err(|e| OpenError(e.to_string()))?;
+            let key = key.map_err(OpenError::Key)?;
             chain = auto_chain(&dir, key);
         }
     }
@@ -367,7 +382,7 @@ pub fn open_at_first_use(
         return open_with_key(choice, token_key, key_file);
     }
     let dir = state_dir();
-    let key = file::key_from(token_key, key_file).map_err(|e| OpenError(e.to_string()))?;
+    let key = file::key_from(token_key, key_file).map_err(OpenError::Key)?;
     let tokens = dir.clone();
     let store = TokenStore::lazy(move || auto_chain(&tokens, key), dir.join("locks"))
         .with_markers(dir.join(marker::MARKER_DIR_NAME));
