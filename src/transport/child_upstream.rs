@@ -65,7 +65,7 @@ pub fn open(
     options: OpenOptions,
 ) -> Result<Opened, SpawnError> {
     let (proc_, io) = child::spawn(command, args, &options.children)
-        .map_err(|e| SpawnError::Start(program::spawn_error_detail(command, &e)))?;
+        .map_err(|e| program::spawn_error(command, e))?;
     tracing::debug!(target: "upstream", "started the upstream command (pid {})", proc_.pgid());
     let stdin = child::stdin_pipe(io.stdin).map_err(SpawnError::Stdin)?;
     let stdin = Writer::for_pipe(stdin, UPSTREAM_QUEUE, options.queue_stats);

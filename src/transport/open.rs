@@ -86,7 +86,7 @@ pub fn open(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnEr
         #[cfg(feature = "internals")]
         UpstreamSpec::Opener(Opener(open)) => open(options),
         #[cfg(feature = "http")]
-        UpstreamSpec::Http(spec) => super::http::open(spec, options),
+        UpstreamSpec::Http(spec) => super::http::open(spec, options).map_err(SpawnError::Connect),
     }
 }
 
@@ -97,7 +97,7 @@ pub fn open(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnEr
 pub type OpenUpstream = fn(&UpstreamSpec, OpenOptions) -> Result<Opened, SpawnError>;
 
 /// Opens only the in-process transports ([`UpstreamSpec::Memory`], [`UpstreamSpec::Opener`]);
-/// any other spec fails with [`SpawnError::Start`] (`spawn_failed`), without starting
+/// any other spec fails with [`SpawnError::NotInProcess`] (`spawn_failed`), without starting
 /// anything. The opener of an embedded server ([`crate::embed`]) and of the actor tests.
 ///
 /// Errors: an opener's own error; a child or URL spec.
@@ -106,9 +106,7 @@ pub fn open_in_process(spec: &UpstreamSpec, options: OpenOptions) -> Result<Open
         UpstreamSpec::Memory(server) => Ok(super::memory::open(server.clone(), options)),
         #[cfg(feature = "internals")]
         UpstreamSpec::Opener(Opener(open)) => open(options),
-        _ => Err(SpawnError::Start(
-            "this bridge opens only an in-process upstream".into(),
-        )),
+        _ => Err(SpawnError::NotInProcess),
     }
 }
 
@@ -134,8 +132,11 @@ mod tests {
             args: Vec::new(),
         };
         match open_in_process(&child, options) {
-            Err(SpawnError::Start(detail)) => {
-                assert_eq!(detail, "this bridge opens only an in-process upstream");
+            Err(e @ SpawnError::NotInProcess) => {
+                assert_eq!(
+                    e.to_string(),
+                    "this bridge opens only an in-process upstream"
+                );
             }
             Err(other) => panic!("another error: {other}"),
             Ok(_) => panic!("a child spec opened"),

@@ -183,26 +183,43 @@ fn executable(path: &Path) -> Option<bool> {
 /// it names the program and never an argument or an environment value.
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
-    /// The program cannot be resolved or the OS refused to start it (the text of
-    /// [`spawn_error_detail`]).
-    #[error("{0}")]
-    Start(String),
+    /// The program cannot be resolved (any more) when it is spawned: the program and the
+    /// reason, without the value of any environment variable ([`StartError::editor_detail`]).
+    #[error("{}", .0.editor_detail())]
+    NotRunnable(StartError),
+    /// The OS refused to start the program, which resolves: the program as given and the OS's
+    /// words.
+    #[error("cannot start '{program}': {error}")]
+    Refused {
+        /// The program as given on the command line.
+        program: String,
+        /// What the spawn failed with.
+        error: io::Error,
+    },
+    /// A bridge that opens only an in-process upstream (the embedded one) was given a child
+    /// or a URL.
+    #[error("this bridge opens only an in-process upstream")]
+    NotInProcess,
     /// The child started, but its stdin cannot be made a non-blocking pipe.
     #[error("{0}")]
     Stdin(#[source] io::Error),
     /// The HTTP client for a URL upstream cannot be made (`connect_failed`, never the URL or
     /// a header value).
-    #[error("{0}")]
-    Connect(String),
+    #[cfg(feature = "http")]
+    #[error(transparent)]
+    Connect(super::http::client::ClientError),
 }
 
-/// The `data.detail` of `spawn_failed` for an error of the spawn itself: the resolution's
-/// reason when the program cannot be resolved (any more), else the OS error, with the program
-/// named and never an argument or an environment value.
-pub fn spawn_error_detail(program: &OsStr, error: &io::Error) -> String {
+/// The error of the spawn of `program` itself: the resolution's reason when the program cannot
+/// be resolved (any more), else the OS error; its text names the program and never an
+/// argument or an environment value.
+pub fn spawn_error(program: &OsStr, error: io::Error) -> SpawnError {
     match resolve(program, std::env::var_os("PATH").as_deref()) {
-        Err(e) => e.editor_detail(),
-        Ok(_) => format!("cannot start '{}': {error}", program.to_string_lossy()),
+        Err(e) => SpawnError::NotRunnable(e),
+        Ok(_) => SpawnError::Refused {
+            program: program.to_string_lossy().into_owned(),
+            error,
+        },
     }
 }
 
@@ -353,5 +370,25 @@ mod tests {
         );
         assert!(resolve(OsStr::new("sh"), None).is_ok());
         assert!(resolve(OsStr::new(""), Some(OsStr::new("/bin"))).is_err());
+    }
+
+    #[test]
+    fn a_failed_spawn_names_the_program_and_why() {
+        let missing = spawn_error(
+            OsStr::new("/no/such/srv"),
+            io::Error::from(io::ErrorKind::NotFound),
+        );
+        assert!(matches!(&missing, SpawnError::NotRunnable(e) if e.program == "/no/such/srv"));
+        assert_eq!(
+            missing.to_string(),
+            "cannot start '/no/such/srv': no such file"
+        );
+        let denied = || io::Error::from_raw_os_error(libc::EACCES);
+        let refused = spawn_error(OsStr::new("/bin/sh"), denied());
+        assert!(matches!(&refused, SpawnError::Refused { program, .. } if program == "/bin/sh"));
+        assert_eq!(
+            refused.to_string(),
+            format!("cannot start '/bin/sh': {}", denied())
+        );
     }
 }

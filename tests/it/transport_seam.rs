@@ -78,7 +78,10 @@ async fn rig() -> Rig {
     let opener =
         Opener(Arc::new(move |_options| {
             let Some((rx, done)) = slot.lock().ok().and_then(|mut s| s.take()) else {
-                return Err(SpawnError::Start("opened twice".into()));
+                return Err(SpawnError::Refused {
+                    program: "scripted".into(),
+                    error: std::io::Error::other("opened twice"),
+                });
             };
             let events = futures_util::stream::unfold(rx, |mut rx| async move {
                 rx.recv().await.map(|e| (e, rx))

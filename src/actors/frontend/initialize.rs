@@ -28,6 +28,7 @@ use crate::protocol::wire::raw::Object;
 use crate::transport::observe::{Decided, Observed};
 #[cfg(feature = "http")]
 use crate::transport::open::UpstreamSpec;
+#[cfg(feature = "http")]
 use crate::transport::program::SpawnError;
 use crate::transport::queue::Delivery;
 
@@ -180,6 +181,7 @@ impl Frontend {
         let fut = async move {
             match upstream.connect.send(upstream::Connect(spec)).await {
                 Ok(Ok(())) => {}
+                #[cfg(feature = "http")]
                 Ok(Err(e @ SpawnError::Connect(_))) => {
                     return Err(Cause::ConnectFailed.error(Some(json!(e.to_string()))));
                 }

@@ -36,7 +36,6 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use url::Url;
 
-use super::program::SpawnError;
 use super::queue::{Delivery, OutFrame, Sent};
 use super::token::{NoToken, TokenProvider};
 use super::upstream::{Abandoned, EndCause, OpenOptions, Opened, Transport, TransportEvent};
@@ -220,11 +219,11 @@ pub struct Http {
     shared: Rc<Shared>,
 }
 
-/// Opens the HTTP transport: makes the client (errors: [`SpawnError::Connect`], the
+/// Opens the HTTP transport: makes the client (errors: [`client::ClientError`], the
 /// `connect_failed` detail); no request is sent until the first message.
-pub fn open(spec: &HttpSpec, options: OpenOptions) -> Result<Opened, SpawnError> {
+pub fn open(spec: &HttpSpec, options: OpenOptions) -> Result<Opened, client::ClientError> {
     let opened = client::Opened::default();
-    let client = client::build(spec, &opened).map_err(|e| SpawnError::Connect(e.to_string()))?;
+    let client = client::build(spec, &opened)?;
     let (tx, rx) = mpsc::unbounded_channel();
     let shared = Rc::new(Shared {
         client: RefCell::new(client),
