@@ -112,9 +112,29 @@ fn authorize_param(arg: &str) -> Result<(String, String), AuthorizeParamError> {
 /// (exit 2).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SignInOptionsError {
-    /// An option that needs another, or two that exclude each other: the rule.
-    #[error("{0}")]
-    Combination(&'static str),
+    /// `--grant client-credentials` without `--client-id`.
+    #[error(
+        "--grant client-credentials needs --client-id (and its secret in MCP_BRIDGE_CLIENT_SECRET)"
+    )]
+    ClientCredentialsWithoutClientId,
+    /// `--grant client-credentials` without `MCP_BRIDGE_CLIENT_SECRET`.
+    #[error("--grant client-credentials needs the client's secret in MCP_BRIDGE_CLIENT_SECRET")]
+    ClientCredentialsWithoutSecret,
+    /// `--grant client-credentials` with `--client-metadata-url`, which only a user's sign-in
+    /// uses.
+    #[error("--client-metadata-url does not apply to --grant client-credentials")]
+    ClientCredentialsWithMetadataUrl,
+    /// `--grant client-credentials` with `--sign-in device`: no user signs in.
+    #[error("--sign-in device does not apply to --grant client-credentials (no user signs in)")]
+    ClientCredentialsWithDevice,
+    /// `MCP_BRIDGE_CLIENT_SECRET` without `--client-id` and `--client-issuer`.
+    #[error(
+        "MCP_BRIDGE_CLIENT_SECRET needs --client-id and --client-issuer (the secret only goes to that issuer)"
+    )]
+    SecretWithoutClient,
+    /// `--client-issuer` without `--client-id`.
+    #[error("--client-issuer needs --client-id")]
+    IssuerWithoutClientId,
     #[error("--client-issuer must be a URL")]
     IssuerNotAUrl,
     /// `--client-metadata-url` breaks its rule: the message of its sign-in cause.
@@ -147,38 +167,27 @@ impl SignInArgs {
     /// `--client-issuer`; `--client-issuer` needs `--client-id`; `--client-metadata-url` is an
     /// https URL with a path. Errors: [`SignInOptionsError`].
     pub fn check(&self, secrets: &EnvSecrets) -> Result<(), SignInOptionsError> {
-        use SignInOptionsError::Combination;
         if self.grant == Grant::ClientCredentials {
             if self.client_id.is_none() {
-                return Err(Combination(
-                    "--grant client-credentials needs --client-id (and its secret in MCP_BRIDGE_CLIENT_SECRET)",
-                ));
+                return Err(SignInOptionsError::ClientCredentialsWithoutClientId);
             }
             if secrets.client_secret.is_none() {
-                return Err(Combination(
-                    "--grant client-credentials needs the client's secret in MCP_BRIDGE_CLIENT_SECRET",
-                ));
+                return Err(SignInOptionsError::ClientCredentialsWithoutSecret);
             }
             if self.client_metadata_url.is_some() {
-                return Err(Combination(
-                    "--client-metadata-url does not apply to --grant client-credentials",
-                ));
+                return Err(SignInOptionsError::ClientCredentialsWithMetadataUrl);
             }
             if self.sign_in == SignInMode::Device {
-                return Err(Combination(
-                    "--sign-in device does not apply to --grant client-credentials (no user signs in)",
-                ));
+                return Err(SignInOptionsError::ClientCredentialsWithDevice);
             }
         }
         if secrets.client_secret.is_some()
             && (self.client_id.is_none() || self.client_issuer.is_none())
         {
-            return Err(Combination(
-                "MCP_BRIDGE_CLIENT_SECRET needs --client-id and --client-issuer (the secret only goes to that issuer)",
-            ));
+            return Err(SignInOptionsError::SecretWithoutClient);
         }
         if self.client_issuer.is_some() && self.client_id.is_none() {
-            return Err(Combination("--client-issuer needs --client-id"));
+            return Err(SignInOptionsError::IssuerWithoutClientId);
         }
         if let Some(i) = &self.client_issuer
             && Url::parse(i).is_err()
@@ -240,5 +249,86 @@ mod tests {
             refused("state=1"),
             Err("state is a parameter the bridge sets itself; it cannot be replaced".into())
         );
+    }
+
+    /// The sign-in options of `args` (after the program's name), as clap parses them.
+    fn parsed(args: &[&str]) -> SignInArgs {
+        #[derive(clap::Parser)]
+        struct Line {
+            #[command(flatten)]
+            sign_in: SignInArgs,
+        }
+        let line = <Line as clap::Parser>::try_parse_from(
+            std::iter::once("t").chain(args.iter().copied()),
+        );
+        match line {
+            Ok(line) => line.sign_in,
+            Err(e) => panic!("{args:?} does not parse: {e}"),
+        }
+    }
+
+    #[test]
+    fn options_that_do_not_go_together_are_named_with_the_rule() {
+        let secret = || EnvSecrets {
+            client_secret: Some("s".into()),
+            token_key: None,
+        };
+        let none = EnvSecrets::default;
+        for (args, secrets, refusal, text) in [
+            (
+                &["--grant", "client-credentials"][..],
+                secret(),
+                SignInOptionsError::ClientCredentialsWithoutClientId,
+                "--grant client-credentials needs --client-id (and its secret in MCP_BRIDGE_CLIENT_SECRET)",
+            ),
+            (
+                &["--grant", "client-credentials", "--client-id", "c"][..],
+                none(),
+                SignInOptionsError::ClientCredentialsWithoutSecret,
+                "--grant client-credentials needs the client's secret in MCP_BRIDGE_CLIENT_SECRET",
+            ),
+            (
+                &[
+                    "--grant",
+                    "client-credentials",
+                    "--client-id",
+                    "c",
+                    "--client-metadata-url",
+                    "https://client.example/meta",
+                ][..],
+                secret(),
+                SignInOptionsError::ClientCredentialsWithMetadataUrl,
+                "--client-metadata-url does not apply to --grant client-credentials",
+            ),
+            (
+                &[
+                    "--grant",
+                    "client-credentials",
+                    "--client-id",
+                    "c",
+                    "--sign-in",
+                    "device",
+                ][..],
+                secret(),
+                SignInOptionsError::ClientCredentialsWithDevice,
+                "--sign-in device does not apply to --grant client-credentials (no user signs in)",
+            ),
+            (
+                &["--client-id", "c"][..],
+                secret(),
+                SignInOptionsError::SecretWithoutClient,
+                "MCP_BRIDGE_CLIENT_SECRET needs --client-id and --client-issuer (the secret only goes to that issuer)",
+            ),
+            (
+                &["--client-issuer", "https://issuer.example"][..],
+                none(),
+                SignInOptionsError::IssuerWithoutClientId,
+                "--client-issuer needs --client-id",
+            ),
+        ] {
+            let checked = parsed(args).check(&secrets);
+            assert_eq!(checked, Err(refusal.clone()), "{args:?}");
+            assert_eq!(refusal.to_string(), text);
+        }
     }
 }
