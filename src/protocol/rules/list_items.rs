@@ -33,8 +33,9 @@ pub const MAX_LABEL_CHARS: usize = 80;
 /// in the warning line and doctor's report.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SchemaRefusal {
-    /// The first validation error: its place in the item and what is wrong (`/name: ...`),
-    /// without the item's values, at most [`MAX_REASON_CHARS`] characters.
+    /// The first validation error: its place in the item and what is wrong in the
+    /// validator's words (`/name: ...`), without the item's values, at most
+    /// [`MAX_REASON_CHARS`] characters.
     #[error("{0}")]
     Refused(String),
     /// The validator refused the item without naming an error.
