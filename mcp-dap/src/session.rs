@@ -693,16 +693,20 @@ impl Handler<Start> for Session {
                     answer = &mut launch_answer => First::Answered(answer.unwrap_or_else(|_| ended())),
                 }
             };
+            let neither = || {
+                DapError::Silent(
+                    format!("`initialized` event nor answer to `{}`", spec.request),
+                    INITIALIZED_TIME_LIMIT.as_secs(),
+                )
+            };
             let first = tokio::time::timeout(INITIALIZED_TIME_LIMIT, first)
                 .await
-                .map_err(|_| {
-                    DapError::Silent(
-                        format!("`initialized` event nor answer to `{}`", spec.request),
-                        INITIALIZED_TIME_LIMIT.as_secs(),
-                    )
-                })?;
+                .map_err(|_| neither())?;
             let answered = match first {
                 First::Ended => return Ok(()),
+                // The request's own limit (`REQUEST_TIME_LIMIT`) ran out before the start's
+                // wait did: neither came, and the error says so whichever timer fired first.
+                First::Answered(Err(DapError::Timeout(..))) => return Err(neither()),
                 First::Answered(Err(refused)) => return Err(refused),
                 First::Answered(Ok(_)) if no_debug => return Ok(()),
                 First::Answered(Ok(_)) => {
