@@ -541,12 +541,27 @@ async fn read_printed_port<R: AsyncRead + Unpin + 'static>(
 async fn connect(port: u16) -> std::io::Result<tokio::net::TcpStream> {
     let deadline = tokio::time::Instant::now() + CONNECT_TIME_LIMIT;
     loop {
+        let past = || tokio::time::Instant::now() >= deadline;
         match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
-            Ok(stream) => return Ok(stream),
-            Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
-            Err(_) => tokio::time::sleep(CONNECT_RETRY_INTERVAL).await,
+            Ok(stream) if !to_itself(&stream) => return Ok(stream),
+            // A connection to a port that nobody listens on can be given that same port as
+            // its own and connect to itself (TCP's simultaneous open, RFC 9293 3.5): no
+            // adapter is there, so it counts as refused.
+            Ok(_) if past() => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionRefused,
+                    "nothing listens on the port (a connection to it reached itself)",
+                ));
+            }
+            Err(e) if past() => return Err(e),
+            Ok(_) | Err(_) => tokio::time::sleep(CONNECT_RETRY_INTERVAL).await,
         }
     }
+}
+
+/// Whether `stream` is connected to itself (its local and peer addresses are one).
+fn to_itself(stream: &tokio::net::TcpStream) -> bool {
+    matches!((stream.local_addr(), stream.peer_addr()), (Ok(local), Ok(peer)) if local == peer)
 }
 
 impl Actor for Adapter {
@@ -705,6 +720,23 @@ mod tests {
         ] {
             assert_eq!(error.to_string(), text);
         }
+    }
+
+    #[tokio::test]
+    async fn a_connection_to_itself_is_told_from_one_to_a_listener() {
+        // A socket bound to a port and connected to that same port: TCP's simultaneous open
+        // connects it to itself, as a connect to a port nobody listens on may.
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket.bind(([127, 0, 0, 1], 0).into()).expect("bound");
+        let own = socket.local_addr().expect("its address");
+        let itself = socket.connect(own).await.expect("connected to itself");
+        assert!(to_itself(&itself));
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("a listener");
+        let port = listener.local_addr().expect("its address").port();
+        let other = connect(port).await.expect("connected to the listener");
+        assert!(!to_itself(&other));
     }
 
     #[test]
