@@ -8,6 +8,8 @@
 //!   `http-server`) serves it to 2026-07-28 clients over Streamable HTTP.
 //! - [`embed`]: serves such a server to clients of both revisions on one stdio connection
 //!   (a 2025-11-25 client through the bridge in the same process), or over HTTP.
+//! - [`process`]: child processes for a server that starts programs of its own (as mcp-dap
+//!   starts debug adapters), each reached at a panic and at the end.
 //!
 //! `examples/minimal.rs` is a whole server in a dozen lines:
 //!
@@ -34,7 +36,7 @@
 //! `protocol` is pure (values in, values out); `log` formats stderr; `transport` moves bytes; `auth` signs in to an HTTP
 //! upstream; `actors` wire them into the running system; `app` and `cli` start the executable.
 //! The non-default feature `internals` makes them public (and hidden from the documentation)
-//! for the crate's tests, benches, fixtures and mcp-dap; they have no stability promise.
+//! for the crate's tests, benches and fixtures; they have no stability promise.
 //!
 //! # Features
 //!
@@ -51,6 +53,7 @@
 #![cfg_attr(not(all(feature = "http", feature = "auth")), allow(dead_code))]
 
 pub mod embed;
+pub mod process;
 pub mod server;
 
 // The internal modules: private, or public but hidden with the feature `internals`.

@@ -17,7 +17,7 @@ use tokio_util::codec::{Encoder, FramedRead};
 
 use crate::dap::framing::{DapCodec, Frame, FramingError, MAX_BODY_BYTES, Oversized};
 use crate::dap::types::{self, Event, Incoming, Response};
-use mcp_bridge::transport::child::{self, ChildProcess};
+use mcp_bridge::process::{ChildProcess, spawn};
 
 use crate::adapters::{AdapterDef, PORT_PLACEHOLDER, Reach};
 
@@ -86,7 +86,7 @@ pub enum AdapterStartError {
     NotListening { port: u16, error: std::io::Error },
     /// The command cannot be run: its text names it and where it was looked for.
     #[error("{}", .0.log_message(None))]
-    NotFound(mcp_bridge::transport::program::StartError),
+    NotFound(mcp_bridge::process::StartError),
     /// No port of 127.0.0.1 was free for a TCP adapter.
     #[error("no free port: {0}")]
     NoFreePort(std::io::Error),
@@ -249,7 +249,7 @@ impl Adapter {
         }
         let path_var = std::env::var_os("PATH");
         let resolved =
-            mcp_bridge::transport::program::resolve(&adapter.command, path_var.as_deref())
+            mcp_bridge::process::resolve(&adapter.command, path_var.as_deref())
                 .map_err(AdapterStartError::NotFound)?;
         let port = match adapter.reach {
             Reach::Stdio | Reach::Listening(_) | Reach::Printed => None,
@@ -268,7 +268,7 @@ impl Adapter {
             })
             .collect();
         let name = adapter.command.to_string_lossy().into_owned();
-        let (process, io) = child::spawn(
+        let (process, io) = spawn(
             &resolved.into_os_string(),
             &args,
             &crate::children::CHILDREN,

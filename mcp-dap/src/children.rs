@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, LazyLock};
 
-use mcp_bridge::transport::children::ChildRegistry;
+use mcp_bridge::process::ChildRegistry;
 
 /// The registry of this process's children (one process, one registry: the panic hook, which
 /// has no other way to reach them, reads it).

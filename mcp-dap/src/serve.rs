@@ -11,7 +11,7 @@ use std::sync::{Arc, mpsc};
 use actix::prelude::*;
 use tokio::sync::watch;
 
-use mcp_bridge::app::process::{stop_children_at_panic, stop_every_child};
+use mcp_bridge::process::{stop_children_at_panic, stop_every_child};
 use mcp_bridge::server::{CacheScope, Outcome, ResourceDef, ResourceTemplateDef, Server};
 
 use crate::adapters::Registry;
@@ -93,7 +93,7 @@ pub fn serve_stdio(registry: Registry) -> std::io::Result<()> {
     let registry = Arc::new(registry);
     // debugpy's launcher starts the debuggee in a process group of its own: as a subreaper
     // this process inherits it if the launcher dies, and the sweep at the end finds it.
-    mcp_bridge::transport::isolation::become_subreaper();
+    mcp_bridge::process::become_subreaper();
     // An internal error stops every adapter's group and every other descendant, and exits,
     // instead of leaving the adapters' processes behind.
     stop_children_at_panic(CHILDREN.clone(), "mcp-dap", EXIT_INTERNAL_ERROR);

@@ -72,7 +72,7 @@ pub fn stop_children_at_panic(children: Arc<ChildRegistry>, scope: &'static str,
 }
 
 /// Ends every child at once: SIGKILL to every group in `children`, then the sweep of every
-/// other descendant ([`isolation::stop_descendants`]; blocking). The paths that end the
+/// other descendant (`isolation::stop_descendants`; blocking). The paths that end the
 /// process without the shutdown steps take it: a panic, the watchdog, a second signal.
 pub fn stop_every_child(children: &ChildRegistry) {
     children.kill_all();

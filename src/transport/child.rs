@@ -22,6 +22,10 @@ use crate::transport::stderr_tail::{self, StderrTail, TailWriter};
 /// Longest stderr line of the child that is relayed whole, in bytes; a longer one is cut.
 pub const MAX_STDERR_LINE_BYTES: usize = 64 * 1024;
 
+/// How long [`ChildProcess::kill`] waits for the exit status after SIGKILL (the kernel ends
+/// the group at once; the wait is for the reaping task).
+pub const KILLED_EXIT_TIME_LIMIT: Duration = Duration::from_secs(2);
+
 /// A started child process and the handles the bridge keeps.
 #[derive(Debug)]
 pub struct ChildProcess {
@@ -34,8 +38,8 @@ pub struct ChildProcess {
     stderr_tail: Option<StderrTail>,
 }
 
-/// The stdio ends of the child: its stdin (for a [`crate::transport::writer::Writer`], see
-/// [`stdin_pipe`]) and its stdout.
+/// The stdio ends of the child: its stdin and its stdout. (The bridge writes to the stdin
+/// through its own writer, after `stdin_pipe`.)
 #[derive(Debug)]
 pub struct ChildIo {
     /// The child's stdin.
@@ -47,8 +51,9 @@ pub struct ChildIo {
 /// Starts `command args` with piped stdio in a new process group, with the bridge's
 /// environment and working directory unchanged. The child gets exactly fds 0, 1 and 2 and, on
 /// Linux, SIGKILL when the thread that forked it ends (see
-/// [`isolation::child_pre_exec`]): call this only on the actix System thread, which lives as
-/// long as the bridge. The child's stderr lines are copied to the bridge's stderr as they are.
+/// `isolation::child_pre_exec`): call this only on a thread that lives as long as the child
+/// should (the bridge's actix System thread). The child's stderr lines are copied to the
+/// process's stderr as they are, each line whole.
 /// Its process group joins `children` until the child is reaped and its [`ChildProcess`] is
 /// gone.
 ///
@@ -186,7 +191,7 @@ impl ChildProcess {
 
     /// The last lines of its stderr ([`StderrTail::quoted`] reads them); `None` the second
     /// time.
-    pub fn take_stderr_tail(&mut self) -> Option<StderrTail> {
+    pub(crate) fn take_stderr_tail(&mut self) -> Option<StderrTail> {
         self.stderr_tail.take()
     }
 
@@ -222,10 +227,11 @@ impl ChildProcess {
         status
     }
 
-    /// Kills the whole group at once (a failed discover, the loss of the upstream).
+    /// Kills the whole group at once (a failed discover, the loss of the upstream), and waits
+    /// at most [`KILLED_EXIT_TIME_LIMIT`] for its exit status.
     pub async fn kill(mut self) -> Option<ExitStatus> {
         signal_group(self.pgid, libc::SIGKILL);
-        self.wait_for(Duration::from_secs(2)).await
+        self.wait_for(KILLED_EXIT_TIME_LIMIT).await
     }
 }
 

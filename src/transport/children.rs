@@ -32,7 +32,7 @@ impl ChildRegistry {
 
     /// Registers the group `pgid` (a child that was just started); it leaves when every clone
     /// of the returned membership is dropped.
-    pub fn join(self: &Arc<Self>, pgid: libc::pid_t) -> Arc<Membership> {
+    pub(crate) fn join(self: &Arc<Self>, pgid: libc::pid_t) -> Arc<Membership> {
         self.lock().insert(pgid);
         Arc::new(Membership {
             registry: self.clone(),
@@ -41,12 +41,12 @@ impl ChildRegistry {
     }
 
     /// The registered groups, lowest first.
-    pub fn groups(&self) -> Vec<libc::pid_t> {
+    pub(crate) fn groups(&self) -> Vec<libc::pid_t> {
         self.lock().iter().copied().collect()
     }
 
     /// Whether `pid` leads a registered group (a child whose status its own task collects).
-    pub fn contains(&self, pid: libc::pid_t) -> bool {
+    pub(crate) fn contains(&self, pid: libc::pid_t) -> bool {
         self.lock().contains(&pid)
     }
 

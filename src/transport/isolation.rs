@@ -172,7 +172,7 @@ fn parse_fd(name: &[u8]) -> Option<libc::c_int> {
 }
 
 /// Makes the bridge a child subreaper (Linux `PR_SET_CHILD_SUBREAPER`): a descendant whose
-/// parent dies becomes the bridge's child instead of init's, so [`stop_descendants`] can find
+/// parent dies becomes the bridge's child instead of init's, so `stop_descendants` can find
 /// it, also after it left the child's process group with `setsid`. False when the system
 /// refuses (or is not Linux).
 #[cfg(target_os = "linux")]

@@ -42,6 +42,15 @@ pub struct StartError {
     pub why: Unstartable,
 }
 
+/// The stderr message without a working directory ([`StartError::log_message`]).
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.log_message(None))
+    }
+}
+
+impl std::error::Error for StartError {}
+
 impl StartError {
     /// The stderr message: names the program and where the bridge looked, e.g.
     /// `cannot start 'foo': not found in PATH (/usr/bin:/bin)`.
