@@ -56,7 +56,9 @@ pub mod embed;
 pub mod process;
 pub mod server;
 
-// The internal modules: private, or public but hidden with the feature `internals`.
+// The internal modules: private, or public but hidden with the feature `internals`. Written
+// out in pairs: a module declared by a macro could not name its `#[macro_export]` macros by
+// path (rustc's `macro_expanded_macro_exports_accessed_by_absolute_paths`).
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod actors;

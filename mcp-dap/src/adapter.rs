@@ -248,9 +248,8 @@ impl Adapter {
             }));
         }
         let path_var = std::env::var_os("PATH");
-        let resolved =
-            mcp_bridge::process::resolve(&adapter.command, path_var.as_deref())
-                .map_err(AdapterStartError::NotFound)?;
+        let resolved = mcp_bridge::process::resolve(&adapter.command, path_var.as_deref())
+            .map_err(AdapterStartError::NotFound)?;
         let port = match adapter.reach {
             Reach::Stdio | Reach::Listening(_) | Reach::Printed => None,
             Reach::Tcp => Some(free_port().map_err(AdapterStartError::NoFreePort)?),
