@@ -401,9 +401,30 @@ def print_graph(crate, graph, offending):
             print(edge(a, b))
 
 
-def problems(crate, graph, offending):
-    """One message for each offending edge that `allowed` lacks, and each entry it no longer needs."""
+def glob_imports(crate):
+    """One message for each `use` of all the names of a module's ancestor (`use super::*;`)
+    outside the tests: it hides which names a file takes from its parent, a tie that the edges
+    do not show (a child is part of its parent), so each is imported by name."""
     messages = []
+    for module, code in sorted(crate.code.items()):
+        for use in USE.finditer(code):
+            for segments, _ in use_paths(use.group(1)):
+                if len(segments) < 2 or segments[-1] != "*":
+                    continue
+                names = crate.absolute(module, segments[:-1])
+                if names is not None and tuple(names) == module[:len(names)]:
+                    path = crate.files[module].relative_to(crate.src.parent)
+                    line = code.count("\n", 0, use.start()) + 1
+                    messages.append(f"{name(module)} imports every name of {name(tuple(names))}"
+                                    f" with `use {'::'.join(segments)}`: import them by name"
+                                    f"\n    {path}:{line}")
+    return messages
+
+
+def problems(crate, graph, offending):
+    """One message for each offending edge that `allowed` lacks, each entry it no longer needs,
+    and each glob import of an ancestor outside the tests."""
+    messages = glob_imports(crate)
     for (a, b), whys in sorted(offending.items()):
         if (name(a), name(b)) not in crate.allowed:
             path = crate.files[a].relative_to(crate.src.parent)

@@ -13,7 +13,7 @@
 //! twice.
 
 use futures_util::future::LocalBoxFuture;
-use oauth2::basic::{BasicClient, BasicErrorResponse, BasicErrorResponseType, BasicTokenResponse};
+use oauth2::basic::{BasicClient, BasicTokenResponse};
 use oauth2::{
     AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge,
     RedirectUrl, RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
@@ -25,20 +25,19 @@ use url::Url;
 
 use super::callback;
 use super::challenge::{BearerChallenge, parse_bearer};
-use super::client_credentials::{self, Grant};
+use super::client_credentials::Grant;
 use super::clock::{SignInClock, SignInTimes};
 use super::device::SignInMode;
 use super::errors::{SignInCause, SignInError, failed};
 use super::gate::{CONSENT_COOLDOWN, Consent, SignInGate, UrlDelivery};
-use super::http::{self, AuthHttpError};
+use super::http;
 use super::metadata::{
-    self, ResourceMetadata, ServerMetadata, canonical_resource, select_scopes, split_scopes,
-    union_scopes,
+    ServerMetadata, canonical_resource, select_scopes, split_scopes, union_scopes,
 };
 use super::opener::BrowserOpener;
 use super::receiver::{self, Receiver};
 use super::registration::{self, Client, ClientKind, RegistrationOptions};
-use super::store::records::{ClientAuth, IndexEntry, TokenAuthMethod, TokenRecord, now_unix_secs};
+use super::store::records::{IndexEntry, TokenAuthMethod, TokenRecord, now_unix_secs};
 use super::store::{TokenStore, index, lock, marker, sign_in_key};
 use super::url_check::validate_authorization_url;
 use crate::transport::token::{AccessToken, Challenge, ChallengeOutcome, TokenProvider};
@@ -49,7 +48,7 @@ mod discovery;
 mod failure;
 mod user_grant;
 
-use failure::{TokenFailure, error_code, token_error};
+use failure::TokenFailure;
 
 /// An access token that expires within this margin (or within half its lifetime, when that is
 /// shorter) is refreshed before it is used, so that no token expires on its way to the server.

@@ -1,7 +1,17 @@
 //! [`ServerBuilder`]: the tools, prompts, resources, templates and hooks of a [`Server`],
 //! checked once at [`ServerBuilder::build`].
 
-use super::*;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::broadcast;
+
+use super::context::RequestContext;
+use super::defs::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
+use super::error::RpcError;
+use super::handler::{Handler, HandlerKind, HandlerReturn, boxed};
+use super::outcome::{Outcome, Reply};
+use super::{CacheScope, END_QUEUE, Inner, Registry, Server, invalid_arguments, listen};
 
 /// Collects what a [`Server`] offers.
 pub struct ServerBuilder(pub(super) Registry);

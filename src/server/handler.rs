@@ -1,7 +1,13 @@
 //! The handlers of tools, prompts and resources: synchronous or asynchronous closures
 //! ([`Handler`], [`HandlerReturn`]), boxed once when they are registered.
 
-use super::*;
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+use super::context::RequestContext;
+use super::error::RpcError;
+use super::outcome::{IntoReply, Outcome, Reply};
 
 /// What every handler returns.
 pub type HandlerFuture = BoxFuture<'static, Result<Outcome, RpcError>>;

@@ -50,12 +50,11 @@ mod outcome;
 mod output;
 mod results;
 
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::broadcast;
 
@@ -63,8 +62,8 @@ pub use builder::ServerBuilder;
 pub use context::{LogLevel, RequestContext};
 pub use defs::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
 pub use error::{ErrorCode, ErrorObject, RpcError};
+use handler::BoxedHandler;
 pub use handler::{Asynchronous, Handler, HandlerFuture, HandlerReturn, Synchronous};
-use handler::{BoxedHandler, HandlerKind, boxed};
 pub use listen::{ListenEnd, ListenEvent, SUBSCRIPTION_ID_KEY};
 pub use outcome::{IntoReply, Outcome, Reply, elicit_form};
 

@@ -1,7 +1,9 @@
 //! What a handler answers: an [`Outcome`] (a result, `input_required`, or an error to the
 //! tool's caller), the [`Reply`] of a request, and what converts into one ([`IntoReply`]).
 
-use super::*;
+use serde_json::{Map, Value, json};
+
+use super::error::RpcError;
 
 /// What a handler produced.
 #[derive(Debug, Clone, PartialEq)]

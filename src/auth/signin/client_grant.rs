@@ -2,7 +2,15 @@
 //! `io.modelcontextprotocol/oauth-client-credentials`): a token for the client itself, with no
 //! browser, no redirect and no refresh token, asked again before it expires.
 
-use super::*;
+use oauth2::TokenResponse;
+use oauth2::basic::BasicTokenResponse;
+
+use super::failure::TokenFailure;
+use super::{Inner, auth_type, host_of};
+use crate::auth::client_credentials;
+use crate::auth::errors::{SignInCause, SignInError, failed};
+use crate::auth::metadata::{ServerMetadata, union_scopes};
+use crate::auth::store::records::{ClientAuth, TokenAuthMethod, TokenRecord, now_unix_secs};
 
 impl Inner {
     /// The client credentials grant at `server` (RFC 6749 §4.4, the MCP extension

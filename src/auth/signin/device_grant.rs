@@ -5,14 +5,21 @@
 //! polling of the token endpoint at `interval` (`authorization_pending` polls on,
 //! `slow_down` adds 5 s, §3.5), within `expires_in` and `--sign-in-timeout`.
 
+use oauth2::basic::{BasicClient, BasicErrorResponse, BasicErrorResponseType, BasicTokenResponse};
 use oauth2::{
-    DeviceAuthorizationUrl, DeviceCodeErrorResponse, StandardDeviceAuthorizationResponse,
+    ClientId, ClientSecret, DeviceAuthorizationUrl, DeviceCodeErrorResponse, RequestTokenError,
+    Scope, StandardDeviceAuthorizationResponse, TokenUrl,
 };
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::*;
-use crate::auth::device::{self, MIN_POLL_INTERVAL};
+use super::failure::{TokenFailure, error_code, token_error};
+use super::{Inner, auth_type, user_grant};
+use crate::auth::device::{self, MIN_POLL_INTERVAL, SignInMode};
+use crate::auth::errors::{SignInCause, SignInError, failed};
 use crate::auth::gate::device_sign_in_line;
+use crate::auth::http::{self, AuthHttpError};
+use crate::auth::metadata::ServerMetadata;
+use crate::auth::registration::{Client, ClientKind};
 
 /// How far the `oauth2` crate's end of the polls may lie before the bridge's own reckoning of
 /// `expires_in`: the crate measures it with the wall clock, the bridge with a monotonic one.

@@ -2,7 +2,15 @@
 //! authorization server's metadata (RFC 8414), or, for a server without resource metadata,
 //! the discovery of 2025-03-26 authorization.
 
-use super::*;
+use url::Url;
+
+use super::{Inner, SignIn};
+use crate::auth::challenge::{BearerChallenge, parse_bearer};
+use crate::auth::client_credentials::Grant;
+use crate::auth::device::SignInMode;
+use crate::auth::errors::{SignInError, failed};
+use crate::auth::http::{self, AuthHttpError};
+use crate::auth::metadata::{self, ResourceMetadata, ServerMetadata};
 
 impl Inner {
     /// Whether the grant goes through the authorization endpoint, whose code PKCE protects

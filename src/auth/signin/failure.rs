@@ -2,7 +2,11 @@
 //! endpoint), told apart as the flows need it, and its error without the response body
 //! (which may hold tokens).
 
-use super::*;
+use oauth2::RequestTokenError;
+use oauth2::basic::{BasicErrorResponse, BasicErrorResponseType};
+
+use crate::auth::errors::{SignInError, failed};
+use crate::auth::http::AuthHttpError;
 
 /// A failed token request, `invalid_client` (RFC 6749 §5.2: the client is unknown or its
 /// authentication failed) told apart from the rest; or a browser that did not start, where a

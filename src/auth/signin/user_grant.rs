@@ -2,7 +2,16 @@
 //! authorization code with PKCE), or with a device code (`--sign-in device`, or a browser
 //! that did not start at a server that offers it; RFC 8628), and the sign-in they store.
 
-use super::*;
+use oauth2::TokenResponse;
+use oauth2::basic::BasicTokenResponse;
+
+use super::failure::TokenFailure;
+use super::{Inner, host_of};
+use crate::auth::device::SignInMode;
+use crate::auth::errors::{SignInCause, SignInError};
+use crate::auth::metadata::{ServerMetadata, union_scopes};
+use crate::auth::registration::{Client, ClientKind};
+use crate::auth::store::records::{ClientAuth, TokenRecord, now_unix_secs};
 
 impl Inner {
     /// The token of a user's sign-in with `client`: the device sign-in at `device` (the
