@@ -245,8 +245,8 @@ fn an_answer_over_the_body_limit_fails_its_request_and_the_session_goes_on() {
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }
 
-/// The bounds of an aggregate shown inline (`tools::MAX_INLINE_FIELDS`,
-/// `tools::MAX_INLINE_BYTES`, `tools::MAX_INLINE_REQUESTS`).
+/// The bounds of an aggregate shown inline (`tools::variables::MAX_INLINE_FIELDS`,
+/// `tools::variables::MAX_INLINE_BYTES`, `tools::variables::MAX_INLINE_REQUESTS`).
 const MAX_INLINE_FIELDS: usize = 8;
 const MAX_INLINE_BYTES: usize = 256;
 const MAX_INLINE_REQUESTS: usize = 32;
