@@ -276,7 +276,7 @@ fn a_program_that_ends_before_its_configuration_keeps_its_output_and_exit_code()
 }
 
 /// The time limits of a start's wait for the `initialized` event
-/// (`session::INITIALIZED_TIME_LIMIT`), of a step's wait for its stop
+/// (`session::start::INITIALIZED_TIME_LIMIT`), of a step's wait for its stop
 /// (`tools::STEP_TIME_LIMIT`) and of `attach`'s connection (`adapter::CONNECT_TIME_LIMIT`),
 /// in seconds.
 const INITIALIZED_TIME_LIMIT_SECS: u64 = 30;
