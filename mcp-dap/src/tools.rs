@@ -681,9 +681,9 @@ async fn pause(sessions: Addr<Sessions>, args: PauseArgs) -> Result<Outcome, Out
                     return Err(Outcome::tool_error("the program has no thread to pause"));
                 }
                 None => {
-                    let status = serde_json::to_value(state.status).unwrap_or_default();
                     return Err(Outcome::tool_error(format!(
-                        "the program is not running (status {status})"
+                        "the program is not running (status \"{}\")",
+                        state.status.name()
                     )));
                 }
             }
