@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use crate::dap::types::{ContinuedBody, ExitedBody, OutputBody, StoppedBody};
 use mcp_bridge::server::{ListenEvent, Server};
 
-use crate::adapter::{Adapter, AdapterNews, DapError, NoChildSession, Request, Stop};
+use crate::adapter::{Adapter, AdapterNews, DapError, GoneCause, NoChildSession, Request, Stop};
 use crate::adapters::AdapterDef;
 
 pub use start::{LaunchSpec, Start};
@@ -88,7 +88,7 @@ pub struct State {
     pub exit_code: Option<i64>,
     /// Why the session ended, when the adapter went away.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cause: Option<String>,
+    pub cause: Option<GoneCause>,
     /// The breakpoints as the adapter last told of them (its `setBreakpoints` answers and its
     /// `breakpoint` events): `id`, `verified`, `source`, `line`, `message`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -117,7 +117,7 @@ impl Status {
 
 /// Why a session's `wait`, `resume` or `pause` has no state to answer with (the tool's
 /// error); a status is shown as the state resource shows it, in quotes.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SessionError {
     /// The session's actor ended before it answered.
     #[error("the session ended")]

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::dap::types::{Scope, StackFrame};
 use mcp_bridge::server::{Outcome, ServerBuilder};
 
-use crate::adapter::{Adapter, DapError, Request};
+use crate::adapter::{Adapter, DapError, GoneCause, Request};
 use crate::adapters::{self, LaunchWish, Registry};
 use crate::session::{
     self, Ending, LaunchSpec, Pause, Resume, Session, Snapshot, Start, State, Wait,
@@ -319,7 +319,7 @@ async fn launch(
     );
     let adapter_id = def.adapter_id.clone();
     let hint_def = def.clone();
-    let broken = |cause: &str| adapters::broken_hint(name, &hint_def, cause);
+    let broken = |cause: &GoneCause| adapters::broken_hint(name, &hint_def, &cause.to_string());
     let open = Open {
         adapter: def,
         parent: None,

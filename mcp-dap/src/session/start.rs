@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::{ADAPTERS_WITHOUT_VARIABLE_PAGING, Session, Status};
-use crate::adapter::{DapError, Request, RequestThen};
+use crate::adapter::{DapError, GoneCause, Request, RequestThen};
 
 /// How long a start waits for the adapter's `initialized` event (or its answer to `launch`,
 /// whichever comes first, and then for the other).
@@ -62,7 +62,7 @@ impl Handler<Start> for Session {
         // A `noDebug` launch has no configuration phase (debugpy sends no `initialized`).
         let no_debug = spec.arguments.get("noDebug") == Some(&Value::Bool(true));
         let sequence = async move {
-            let gone = |_| DapError::Gone("the adapter's actor ended".into());
+            let gone = |_| DapError::Gone(GoneCause::ActorEnded);
             adapter
                 .send(Request {
                     command: "initialize".into(),
@@ -91,7 +91,7 @@ impl Handler<Start> for Session {
                 },
                 reply: launched,
             });
-            let ended = || Err(DapError::Gone("the session ended".into()));
+            let ended = || Err(DapError::Gone(GoneCause::SessionEnded));
             let first = async {
                 tokio::select! {
                     heard = &mut initialized_heard => match heard {
