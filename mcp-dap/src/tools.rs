@@ -10,6 +10,7 @@ use std::time::Duration;
 use actix::Addr;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use crate::dap::types::{Scope, StackFrame};
@@ -753,85 +754,60 @@ async fn end(
     ))
 }
 
-/// Registers every tool on `builder`.
+/// Registers every tool on `builder`, in the order `tools/list` shows them.
 pub fn register(
     builder: ServerBuilder,
     sessions: &Addr<Sessions>,
     registry: Arc<Registry>,
 ) -> ServerBuilder {
-    let s = sessions.clone();
-    let builder = builder.typed_tool("launch", move |args: LaunchArgs, _| {
-        let s = s.clone();
+    let builder = tool(builder, sessions, "launch", move |s, args: LaunchArgs| {
         let registry = registry.clone();
-        async move { either(launch(s, &registry, args).await) }
+        async move { launch(s, &registry, args).await }
     });
-    let s = sessions.clone();
-    let builder = builder.typed_tool("attach", move |args: AttachArgs, _| {
-        let s = s.clone();
-        async move { either(attach(s, args).await) }
-    });
-    let s = sessions.clone();
-    let builder = builder.typed_tool("set_breakpoints", move |args: BreakpointArgs, _| {
-        let s = s.clone();
-        async move { either(set_breakpoints(s, args).await) }
-    });
+    let builder = tool(builder, sessions, "attach", attach);
+    let mut builder = tool(builder, sessions, "set_breakpoints", set_breakpoints);
     let steps: [(&str, &'static str, Option<Duration>); 4] = [
         ("continue", "continue", None),
         ("next", "next", Some(STEP_TIME_LIMIT)),
         ("step_in", "stepIn", Some(STEP_TIME_LIMIT)),
         ("step_out", "stepOut", Some(STEP_TIME_LIMIT)),
     ];
-    let mut builder = builder;
     for (name, command, wait) in steps {
-        let s = sessions.clone();
-        builder = builder.typed_tool(name, move |args: ThreadArgs, _| {
-            let s = s.clone();
-            async move { either(resume(s, args, command, wait).await) }
+        builder = tool(builder, sessions, name, move |s, args: ThreadArgs| {
+            resume(s, args, command, wait)
         });
     }
-    let s = sessions.clone();
-    let builder = builder.typed_tool("stack_trace", move |args: StackArgs, _| {
-        let s = s.clone();
-        async move { either(stack_trace(s, args).await) }
+    let builder = tool(builder, sessions, "stack_trace", stack_trace);
+    let builder = tool(builder, sessions, "variables", variables);
+    let builder = tool(builder, sessions, "evaluate", evaluate);
+    let builder = tool(builder, sessions, "wait", wait);
+    let builder = tool(builder, sessions, "scopes", scopes);
+    let builder = tool(builder, sessions, "threads", threads);
+    let builder = tool(builder, sessions, "pause", pause);
+    let builder = tool(builder, sessions, "terminate", |s, args: SessionArgs| {
+        end(s, args, Ending::Terminate)
     });
-    let s = sessions.clone();
-    let builder = builder.typed_tool("variables", move |args: VariablesArgs, _| {
-        let s = s.clone();
-        async move { either(variables(s, args).await) }
-    });
-    let s = sessions.clone();
-    let builder = builder.typed_tool("evaluate", move |args: EvaluateArgs, _| {
-        let s = s.clone();
-        async move { either(evaluate(s, args).await) }
-    });
-    let s = sessions.clone();
-    let builder = builder.typed_tool("wait", move |args: WaitArgs, _| {
-        let s = s.clone();
-        async move { either(wait(s, args).await) }
-    });
-    let s = sessions.clone();
-    let builder = builder.typed_tool("scopes", move |args: ScopesArgs, _| {
-        let s = s.clone();
-        async move { either(scopes(s, args).await) }
-    });
-    let s = sessions.clone();
-    let builder = builder.typed_tool("threads", move |args: SessionArgs, _| {
-        let s = s.clone();
-        async move { either(threads(s, args).await) }
-    });
-    let s = sessions.clone();
-    let builder = builder.typed_tool("pause", move |args: PauseArgs, _| {
-        let s = s.clone();
-        async move { either(pause(s, args).await) }
-    });
-    let s = sessions.clone();
-    let builder = builder.typed_tool("terminate", move |args: SessionArgs, _| {
-        let s = s.clone();
-        async move { either(end(s, args, Ending::Terminate).await) }
-    });
-    let s = sessions.clone();
-    builder.typed_tool("disconnect", move |args: SessionArgs, _| {
-        let s = s.clone();
-        async move { either(end(s, args, Ending::Detach).await) }
+    tool(builder, sessions, "disconnect", |s, args: SessionArgs| {
+        end(s, args, Ending::Detach)
+    })
+}
+
+/// Registers the typed tool `name`, whose `handler` gets the Sessions supervisor and the
+/// tool's arguments; its error is the tool's error result.
+fn tool<A, H, F>(
+    builder: ServerBuilder,
+    sessions: &Addr<Sessions>,
+    name: &str,
+    handler: H,
+) -> ServerBuilder
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    H: Fn(Addr<Sessions>, A) -> F + Send + Sync + 'static,
+    F: Future<Output = Result<Outcome, Outcome>> + Send + 'static,
+{
+    let sessions = sessions.clone();
+    builder.typed_tool(name, move |args: A, _| {
+        let result = handler(sessions.clone(), args);
+        async move { either(result.await) }
     })
 }
