@@ -1,15 +1,17 @@
 //! The Adapter actor: owns one debug adapter process (in its own process group) and its DAP
 //! `seq` table. Each request in flight has a time limit; the loss of the adapter (its stdout
 //! ends, its framing breaks) answers every request in flight at once with the cause, and the
-//! Session hears of it (`AdapterGone`). An answer too large to read fails its request alone:
+//! Session hears of it (`AdapterNews::Gone`). An answer too large to read fails its request alone:
 //! the framing skips it and stays in step, so the adapter is not lost.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
 use futures_util::future::LocalBoxFuture;
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::oneshot;
@@ -45,7 +47,7 @@ type Writer = Box<dyn AsyncWrite + Unpin>;
 type Reader = Box<dyn AsyncRead + Unpin>;
 
 /// Why a DAP request got no result.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum DapError {
     /// The adapter answered `success: false`; its words.
     #[error("{0}")]
@@ -55,7 +57,7 @@ pub enum DapError {
     Timeout(String, u64),
     /// The adapter is gone; the cause.
     #[error("the debug adapter is gone: {0}")]
-    Gone(String),
+    Gone(GoneCause),
     /// The response was over the framing's body limit and was skipped: the command, the
     /// body's length in bytes.
     #[error(
@@ -67,10 +69,38 @@ pub enum DapError {
     /// The adapter ended before it answered `initialize` (it is missing something, or it is
     /// not a debug adapter); the cause.
     #[error("the debug adapter ended before it answered initialize: {0}")]
-    Broken(String),
+    Broken(GoneCause),
     /// Nothing of what a wait waited for (named) came within its time limit, in seconds.
     #[error("the adapter sent no {0} within {1} s")]
     Silent(String, u64),
+}
+
+/// Why the adapter is gone: what every request in flight is answered with, and the state's
+/// `cause` (as its text). Cloned to each request in flight, so an I/O error is shared.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum GoneCause {
+    /// A write to the adapter failed.
+    #[error("cannot write to the adapter: {0}")]
+    Write(Arc<std::io::Error>),
+    /// The adapter's output broke its framing, or its read failed.
+    #[error("the adapter's output cannot be read: {0}")]
+    Read(FramingError),
+    /// The adapter's output ended.
+    #[error("the adapter closed its output (it exited or crashed)")]
+    Closed,
+    /// The session stopped the adapter ([`Stop`]), or ended during its start.
+    #[error("the session ended")]
+    SessionEnded,
+    /// The Adapter actor ended before it answered.
+    #[error("the adapter's actor ended")]
+    ActorEnded,
+}
+
+impl Serialize for GoneCause {
+    /// Its text: the state resource shows the cause as a string.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 /// Why an adapter could not be started or connected to (the `launch` and `attach` tools'
@@ -160,7 +190,7 @@ pub enum AdapterNews {
     /// A DAP event.
     Event(Event),
     /// The adapter is gone; the cause.
-    Gone(String),
+    Gone(GoneCause),
     /// The adapter answered `setBreakpoints` for `source`: told before the events read after
     /// the answer, so that the Session applies each word of the adapter in its order.
     BreakpointsSet {
@@ -221,7 +251,7 @@ pub struct Adapter {
     next_seq: i64,
     in_flight: HashMap<i64, InFlight>,
     session: Recipient<AdapterNews>,
-    gone: Option<String>,
+    gone: Option<GoneCause>,
 }
 
 impl Adapter {
@@ -375,7 +405,7 @@ impl Adapter {
                 .into_actor(self)
                 .map(|(writer, result), act, ctx| match result {
                     Ok(()) => act.writer = Some(writer),
-                    Err(e) => act.lose(ctx, format!("cannot write to the adapter: {e}")),
+                    Err(e) => act.lose(ctx, GoneCause::Write(Arc::new(e))),
                 }),
         );
     }
@@ -423,7 +453,7 @@ impl Adapter {
 
     /// The adapter is gone: every request in flight gets the cause at once, the Session hears
     /// of it, and the process group is stopped.
-    fn lose(&mut self, ctx: &mut Context<Self>, cause: String) {
+    fn lose(&mut self, ctx: &mut Context<Self>, cause: GoneCause) {
         if self.gone.is_some() {
             return;
         }
@@ -618,15 +648,12 @@ impl StreamHandler<Result<Frame, FramingError>> for Adapter {
             Ok(Frame::Unreadable(why)) => {
                 tracing::debug!(target: "mcp-dap", "an unreadable message of the adapter: {why}");
             }
-            Err(e) => self.lose(ctx, format!("the adapter's output cannot be read: {e}")),
+            Err(e) => self.lose(ctx, GoneCause::Read(e)),
         }
     }
 
     fn finished(&mut self, ctx: &mut Context<Self>) {
-        self.lose(
-            ctx,
-            "the adapter closed its output (it exited or crashed)".into(),
-        );
+        self.lose(ctx, GoneCause::Closed);
     }
 }
 
@@ -639,7 +666,7 @@ impl Handler<Request> for Adapter {
         Box::pin(async move {
             answer
                 .await
-                .unwrap_or_else(|_| Err(DapError::Gone("the adapter's actor ended".into())))
+                .unwrap_or_else(|_| Err(DapError::Gone(GoneCause::ActorEnded)))
         })
     }
 }
@@ -656,7 +683,7 @@ impl Handler<Stop> for Adapter {
     type Result = ();
 
     fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
-        self.lose(ctx, "the session ended".into());
+        self.lose(ctx, GoneCause::SessionEnded);
     }
 }
 
@@ -736,6 +763,49 @@ mod tests {
         let port = listener.local_addr().expect("its address").port();
         let other = connect(port).await.expect("connected to the listener");
         assert!(!to_itself(&other));
+    }
+
+    #[test]
+    fn a_lost_adapter_is_told_with_its_cause() {
+        let pipe = || std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        for (error, text) in [
+            (
+                DapError::Gone(GoneCause::Write(Arc::new(pipe()))),
+                format!(
+                    "the debug adapter is gone: cannot write to the adapter: {}",
+                    pipe()
+                ),
+            ),
+            (
+                DapError::Gone(GoneCause::Read(FramingError::Truncated(2))),
+                "the debug adapter is gone: the adapter's output cannot be read: the stream \
+                 ended inside a message (2 bytes unread)"
+                    .to_owned(),
+            ),
+            (
+                DapError::Gone(GoneCause::Closed),
+                "the debug adapter is gone: the adapter closed its output (it exited or crashed)"
+                    .to_owned(),
+            ),
+            (
+                DapError::Gone(GoneCause::SessionEnded),
+                "the debug adapter is gone: the session ended".to_owned(),
+            ),
+            (
+                DapError::Broken(GoneCause::ActorEnded),
+                "the debug adapter ended before it answered initialize: the adapter's actor ended"
+                    .to_owned(),
+            ),
+        ] {
+            assert_eq!(error.to_string(), text);
+        }
+        // The state resource shows the cause as its text.
+        assert_eq!(
+            serde_json::to_value(GoneCause::Closed).ok(),
+            Some(Value::from(
+                "the adapter closed its output (it exited or crashed)"
+            ))
+        );
     }
 
     #[test]

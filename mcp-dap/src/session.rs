@@ -1,8 +1,8 @@
 //! The Session actor: one debug session's state machine and its output tail. It runs the
 //! start sequence of the DAP specification ("Overview: Launch Sequencing": `initialize`, then
-//! `launch`, the `initialized` event, `configurationDone`), follows the events (`stopped`,
-//! `continued`, `exited`, `terminated`, `output`, `breakpoint`) thread by thread, and tells the
-//! MCP server which of its two resources changed.
+//! `launch`, the `initialized` event, `configurationDone`; `start`), follows the events
+//! (`stopped`, `continued`, `exited`, `terminated`, `output`, `breakpoint`) thread by thread
+//! (`threads`), and tells the MCP server which of its two resources changed.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -15,11 +15,13 @@ use tokio::sync::oneshot;
 use crate::dap::types::{ContinuedBody, ExitedBody, OutputBody, StoppedBody};
 use mcp_bridge::server::{ListenEvent, Server};
 
-use crate::adapter::{Adapter, AdapterNews, DapError, NoChildSession, Request, RequestThen, Stop};
+use crate::adapter::{Adapter, AdapterNews, DapError, GoneCause, NoChildSession, Request, Stop};
 use crate::adapters::AdapterDef;
 
+pub use start::{LaunchSpec, Start};
 use threads::{StillStopped, ThreadStop};
 
+mod start;
 mod threads;
 
 /// The program output a session keeps, in bytes: the newest part (a tail), so that a chatty
@@ -33,9 +35,6 @@ pub const DISCONNECT_TIME_LIMIT: Duration = Duration::from_secs(3);
 /// The most stopped threads whose place (top frame) a stop of every thread fetches: one
 /// `stackTrace` each, before the stop is shown.
 pub const MAX_STOPPED_THREADS_SHOWN: usize = 16;
-/// How long a start waits for the adapter's `initialized` event (or its answer to `launch`,
-/// whichever comes first, and then for the other).
-pub const INITIALIZED_TIME_LIMIT: Duration = Duration::from_secs(30);
 
 /// The adapters (by their `adapterID`) that answer a `variables` request with the whole list
 /// whatever its `start` and `count` say: debugpy lists the first 100 items of a collection
@@ -89,7 +88,7 @@ pub struct State {
     pub exit_code: Option<i64>,
     /// Why the session ended, when the adapter went away.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cause: Option<String>,
+    pub cause: Option<GoneCause>,
     /// The breakpoints as the adapter last told of them (its `setBreakpoints` answers and its
     /// `breakpoint` events): `id`, `verified`, `source`, `line`, `message`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -105,21 +104,20 @@ pub struct State {
 }
 
 impl Status {
-    /// Its name in the state resource (its serde form), without quotes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Starting => "starting",
-            Status::Running => "running",
-            Status::Stopped => "stopped",
-            Status::Exited => "exited",
-            Status::Terminated => "terminated",
+    /// Its name in the state resource, without quotes: its serde form, so that the two never
+    /// differ.
+    pub fn name(self) -> String {
+        match serde_json::to_value(self) {
+            Ok(Value::String(name)) => name,
+            // A unit variant serializes to its name: nothing else comes.
+            _ => String::new(),
         }
     }
 }
 
 /// Why a session's `wait`, `resume` or `pause` has no state to answer with (the tool's
 /// error); a status is shown as the state resource shows it, in quotes.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SessionError {
     /// The session's actor ended before it answered.
     #[error("the session ended")]
@@ -160,27 +158,6 @@ pub fn state_uri(id: &str) -> String {
 pub fn output_uri(id: &str) -> String {
     format!("dap://sessions/{id}/output")
 }
-
-/// What to launch.
-#[derive(Debug, Clone)]
-pub struct LaunchSpec {
-    /// `launch` or `attach`.
-    pub request: &'static str,
-    /// The request's arguments (adapter-specific, DAP "LaunchRequestArguments" and
-    /// "AttachRequestArguments").
-    pub arguments: Value,
-    /// The adapter's id for `initialize`.
-    pub adapter_id: String,
-    /// The `setBreakpoints` arguments sent in the configuration phase, before
-    /// `configurationDone`: a child session gets its parent's (as VS Code sends each child
-    /// session the breakpoints).
-    pub breakpoints: Vec<Value>,
-}
-
-/// Runs the start sequence. Answers once `launch` is answered.
-#[derive(Message)]
-#[rtype(result = "Result<(), DapError>")]
-pub struct Start(pub LaunchSpec);
 
 /// The state now, and the adapter for requests.
 #[derive(Message)]
@@ -628,143 +605,6 @@ impl Handler<AdapterNews> for Session {
     }
 }
 
-/// What ends the first wait of a start: DAP's launch sequence lets either come first.
-enum First {
-    /// The `initialized` event: the configuration starts.
-    Initialized,
-    /// The answer to `launch` (or `attach`).
-    Answered(Result<Value, DapError>),
-    /// The session ended (`exited`, `terminated`, the adapter gone) before either.
-    Ended,
-}
-
-impl Handler<Start> for Session {
-    type Result = ResponseActFuture<Self, Result<(), DapError>>;
-
-    fn handle(&mut self, Start(spec): Start, _: &mut Context<Self>) -> Self::Result {
-        // Only a launch stops at its entry: a child's attach configuration carries its
-        // parent's `stopOnEntry` (debugpy copies the launch's), and its first stop is its own.
-        self.entry_pending = spec.request == "launch"
-            && spec.arguments.get("stopOnEntry") == Some(&Value::Bool(true));
-        self.state.pages_variables =
-            !ADAPTERS_WITHOUT_VARIABLE_PAGING.contains(&spec.adapter_id.as_str());
-        let (initialized, mut initialized_heard) = oneshot::channel();
-        self.initialized = Some(initialized);
-        let adapter = self.adapter.clone();
-        // A `noDebug` launch has no configuration phase (debugpy sends no `initialized`).
-        let no_debug = spec.arguments.get("noDebug") == Some(&Value::Bool(true));
-        let sequence = async move {
-            let gone = |_| DapError::Gone("the adapter's actor ended".into());
-            adapter
-                .send(Request {
-                    command: "initialize".into(),
-                    arguments: Some(json!({
-                        "clientID": "mcp-dap", "clientName": "mcp-dap",
-                        "adapterID": spec.adapter_id, "linesStartAt1": true,
-                        "columnsStartAt1": true, "pathFormat": "path",
-                        "supportsStartDebuggingRequest": true,
-                    })),
-                })
-                .await
-                .map_err(gone)?
-                .map_err(|e| match e {
-                    DapError::Gone(cause) => DapError::Broken(cause),
-                    other => other,
-                })?;
-            // DAP "Launch Sequencing": `initialized` may come before or after the answer to
-            // `launch`; debugpy answers `launch` only after `configurationDone`, lldb-dap
-            // answers it first. Whichever comes first decides: a refusal ends the start at
-            // once with the adapter's words, `initialized` starts the configuration.
-            let (launched, mut launch_answer) = oneshot::channel();
-            adapter.do_send(RequestThen {
-                request: Request {
-                    command: spec.request.into(),
-                    arguments: Some(spec.arguments),
-                },
-                reply: launched,
-            });
-            let ended = || Err(DapError::Gone("the session ended".into()));
-            let first = async {
-                tokio::select! {
-                    heard = &mut initialized_heard => match heard {
-                        Ok(()) => First::Initialized,
-                        Err(_) => First::Ended,
-                    },
-                    answer = &mut launch_answer => First::Answered(answer.unwrap_or_else(|_| ended())),
-                }
-            };
-            let neither = || {
-                DapError::Silent(
-                    format!("`initialized` event nor answer to `{}`", spec.request),
-                    INITIALIZED_TIME_LIMIT.as_secs(),
-                )
-            };
-            let first = tokio::time::timeout(INITIALIZED_TIME_LIMIT, first)
-                .await
-                .map_err(|_| neither())?;
-            let answered = match first {
-                First::Ended => return Ok(()),
-                // The request's own limit (`REQUEST_TIME_LIMIT`) ran out before the start's
-                // wait did: neither came, and the error says so whichever timer fired first.
-                First::Answered(Err(DapError::Timeout(..))) => return Err(neither()),
-                First::Answered(Err(refused)) => return Err(refused),
-                First::Answered(Ok(_)) if no_debug => return Ok(()),
-                First::Answered(Ok(_)) => {
-                    match tokio::time::timeout(INITIALIZED_TIME_LIMIT, initialized_heard).await {
-                        Ok(Ok(())) => true,
-                        // The program ended before its configuration: its state stays.
-                        Ok(Err(_)) => return Ok(()),
-                        Err(_) => {
-                            return Err(DapError::Silent(
-                                format!(
-                                    "`initialized` event after the answer to `{}`",
-                                    spec.request
-                                ),
-                                INITIALIZED_TIME_LIMIT.as_secs(),
-                            ));
-                        }
-                    }
-                }
-                First::Initialized => false,
-            };
-            // DAP "Launch Sequencing": the breakpoints go in the configuration phase. One
-            // the adapter refuses leaves the others and the start as they are.
-            for arguments in spec.breakpoints {
-                let _ = adapter
-                    .send(Request {
-                        command: "setBreakpoints".into(),
-                        arguments: Some(arguments),
-                    })
-                    .await;
-            }
-            adapter
-                .send(Request {
-                    command: "configurationDone".into(),
-                    arguments: None,
-                })
-                .await
-                .map_err(gone)??;
-            if !answered {
-                launch_answer.await.unwrap_or_else(|_| ended())?;
-            }
-            Ok(())
-        };
-        Box::pin(sequence.into_actor(self).map(|started, act, _| {
-            // The adapter that went away before the start was done: its cause.
-            if let (Ok(()), Some(cause)) = (&started, &act.state.cause) {
-                return Err(DapError::Gone(cause.clone()));
-            }
-            // A program launched without a stop on entry runs once `launch` is answered: no
-            // adapter is bound to send `continued` for it.
-            if started.is_ok() && act.state.status == Status::Starting {
-                act.state.status = Status::Running;
-                act.changed_state();
-            }
-            started
-        }))
-    }
-}
-
 impl Handler<Snapshot> for Session {
     type Result = MessageResult<Snapshot>;
 
@@ -946,17 +786,15 @@ mod tests {
 
     #[test]
     fn a_status_is_named_as_the_state_resource_shows_it() {
-        for status in [
-            Status::Starting,
-            Status::Running,
-            Status::Stopped,
-            Status::Exited,
-            Status::Terminated,
+        for (status, name) in [
+            (Status::Starting, "starting"),
+            (Status::Running, "running"),
+            (Status::Stopped, "stopped"),
+            (Status::Exited, "exited"),
+            (Status::Terminated, "terminated"),
         ] {
-            assert_eq!(
-                serde_json::to_value(status).ok(),
-                Some(json!(status.name()))
-            );
+            assert_eq!(status.name(), name);
+            assert_eq!(serde_json::to_value(status).ok(), Some(json!(name)));
         }
     }
 

@@ -49,10 +49,6 @@ pub(crate) fn modern(mut params: Value) -> Value {
     params
 }
 
-/// The longest wait for a tool's answer: above mcp-dap's own limit on one DAP request (30 s,
-/// `REQUEST_TIME_LIMIT`), so that the server's limit decides, not the test's. A cold
-/// lldb-dap (liblldb read from disk) under a parallel test run can take more than
-/// `RECV_TIMEOUT` to answer its first request.
 /// The text of the resource `uri`, read with `resources/read`.
 pub(crate) fn read_text(b: &mut Bridge, id: &str, uri: &str) -> String {
     let r = b.request(json!(id), "resources/read", modern(json!({"uri": uri})));
@@ -100,17 +96,77 @@ pub(crate) fn debugpy_processes(b: &Bridge) -> (Vec<i32>, Vec<i32>) {
     (pids, groups)
 }
 
+/// The longest wait for a tool's answer: above mcp-dap's own limit on one DAP request (30 s,
+/// `REQUEST_TIME_LIMIT`), so that the server's limit decides, not the test's. A cold
+/// lldb-dap (liblldb read from disk) under a parallel test run can take more than
+/// `RECV_TIMEOUT` to answer its first request.
 pub(crate) const CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(45);
 
+/// The tool call `name` with `arguments`, with request id `id`: its `structuredContent`
+/// (the call must succeed).
 pub(crate) fn call(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> Value {
+    let r = call_result(b, id, name, arguments);
+    assert_eq!(r["result"]["isError"], Value::Null, "{name}: {r}");
+    r["result"]["structuredContent"].clone()
+}
+
+/// The tool call `name` with `arguments`: the text of its tool error (the call must fail).
+pub(crate) fn call_error(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> String {
+    let r = call_result(b, id, name, arguments);
+    assert_eq!(r["result"]["isError"], true, "{name}: {r}");
+    text_of(&r)
+}
+
+/// The response to the tool call `name`, within [`CALL_LIMIT`].
+fn call_result(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> Value {
     b.send_request(
         json!(id),
         "tools/call",
         modern(json!({"name": name, "arguments": arguments})),
     );
-    let r = b.recv_response_within(&json!(id), CALL_LIMIT);
-    assert_eq!(r["result"]["isError"], Value::Null, "{name}: {r}");
-    r["result"]["structuredContent"].clone()
+    b.recv_response_within(&json!(id), CALL_LIMIT)
+}
+
+/// mcp-dap started with the scripted adapter (`common/dap_script.py`) as `script`.
+pub(crate) fn start_scripted() -> Bridge {
+    start_scripted_with(&[])
+}
+
+/// [`start_scripted`] with the scripted adapter's command-line options `options`.
+pub(crate) fn start_scripted_with(options: &[&str]) -> Bridge {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/dap_script.py");
+    let mut adapter = format!("script=python3 {}", script.display());
+    for option in options {
+        adapter.push(' ');
+        adapter.push_str(option);
+    }
+    Bridge::start_command(
+        Command::new(common::dap_bin()).args(["--adapter", &adapter]),
+        Revision::Modern,
+    )
+}
+
+/// Launches the scripted adapter's program as session `s1` (request id `1`) with the
+/// adapter's `launch_arguments`, and has the adapter stop with `stop` (a DAP `stopped` event's
+/// body) once the configuration is done: the launch's answer.
+pub(crate) fn launch_scripted(b: &mut Bridge, mut launch_arguments: Value, stop: Value) -> Value {
+    launch_arguments["after_configuration"] = json!([{"event": "stopped", "body": stop}]);
+    call(
+        b,
+        "1",
+        "launch",
+        json!({"program": "/scripted/prog", "adapter": "script",
+            "launch_arguments": launch_arguments}),
+    )
+}
+
+/// [`launch_scripted`] to a stop at a breakpoint in thread 1, which the launch's answer
+/// shows.
+pub(crate) fn launch_scripted_to_a_breakpoint(b: &mut Bridge, launch_arguments: Value) -> Value {
+    let stop = json!({"reason": "breakpoint", "threadId": 1});
+    let launched = launch_scripted(b, launch_arguments, stop);
+    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
+    launched
 }
 
 const PROGRAM: &str = "\
@@ -294,22 +350,8 @@ pub(crate) fn descendants(root: i32) -> Vec<i32> {
     let mut found = vec![root];
     let mut i = 0;
     while i < found.len() {
-        let parent = found[i];
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let ppid = stat
-                .rsplit(')')
-                .next()
-                .and_then(|rest| rest.split_whitespace().nth(1))
-                .and_then(|p| p.parse::<i32>().ok());
-            if ppid == Some(parent) && !found.contains(&pid) {
+        for pid in children_of(found[i]) {
+            if !found.contains(&pid) {
                 found.push(pid);
             }
         }
@@ -406,13 +448,10 @@ fn an_adapter_killed_mid_session_ends_the_wait_at_once_with_the_cause_and_the_ot
         json!({"session": "s1", "status": "terminated",
             "cause": "the adapter closed its output (it exited or crashed)"})
     );
-    let r = b.request(
-        json!("4"),
-        "tools/call",
-        modern(json!({"name": "stack_trace", "arguments": {"session": "s1"}})),
+    assert_eq!(
+        call_error(&mut b, "4", "stack_trace", json!({"session": "s1"})),
+        "the program is not stopped: no stack to read"
     );
-    assert_eq!(r["result"]["isError"], true, "{r}");
-    assert_eq!(text_of(&r), "the program is not stopped: no stack to read");
     call(&mut b, "5", "continue", json!({"session": "s2"}));
     let exited = call(&mut b, "6", "wait", json!({"session": "s2"}));
     assert_eq!(

@@ -540,7 +540,7 @@ const NOT_ATTACHED: &str = "mcp-dap: Subprocess 9 waits for a debugger until thi
 
 #[test]
 fn a_debugpy_attach_child_beyond_the_session_limit_is_not_attached_and_the_parent_says_so() {
-    let mut b = crate::dap_variables::start_scripted();
+    let mut b = crate::dap::start_scripted();
     for n in 1..=MAX_SESSIONS {
         let launched = call(
             &mut b,

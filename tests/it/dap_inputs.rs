@@ -3,9 +3,8 @@
 //! resume answers.
 
 use crate::common;
-use crate::dap::{call, launch_stopped, read_text, start, write_program};
-use crate::dap_lldb::require_lldb_dap;
-use crate::dap_start::call_error;
+use crate::dap::{call, call_error, launch_stopped, read_text, start, write_program};
+use crate::dap_lldb::{no_such_program, require_lldb_dap};
 
 use common::*;
 use serde_json::{Value, json};
@@ -146,14 +145,7 @@ fn adapter_names_are_matched_in_any_case() {
         "launch",
         json!({"program": missing, "adapter": "LLDB"}),
     );
-    let missing = missing.display();
-    assert_eq!(
-        error,
-        format!(
-            "launch failed: Could not create a target for a program '{missing}': '{missing}' \
-             does not exist."
-        )
-    );
+    assert_eq!(error, no_such_program(&missing));
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }

@@ -2,11 +2,11 @@
 //! installs) debugging a small C program built with `cc -g` in the test.
 
 use crate::common;
-use crate::dap::{call, frame_id, listen_to, modern, read_text};
+use crate::dap::{call, call_error, frame_id, listen_to, modern, read_text};
 
 use common::*;
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const PROGRAM: &str = "\
@@ -55,6 +55,15 @@ pub(crate) fn build_c(tag: &str, text: &str) -> (String, String) {
     );
     let text = |p: PathBuf| p.to_string_lossy().into_owned();
     (text(source), text(binary))
+}
+
+/// The `launch` tool's error for a `program` that does not exist: lldb-dap's own refusal.
+pub(crate) fn no_such_program(program: &Path) -> String {
+    let missing = program.display();
+    format!(
+        "launch failed: Could not create a target for a program '{missing}': '{missing}' does \
+         not exist."
+    )
 }
 
 /// Fails (never skips) when no lldb-dap is in PATH, with the command that installs it.
@@ -306,17 +315,14 @@ fn no_lldb_dap_in_path_is_a_tool_error_that_names_what_was_looked_for() {
     let mut cmd = Command::new(common::dap_bin());
     cmd.env("PATH", &empty);
     let mut b = Bridge::start_command(&mut cmd, Revision::Modern);
-    let r = b.request(
-        json!("1"),
-        "tools/call",
-        modern(
-            json!({"name": "launch", "arguments": {"program": "/bin/true",
-            "adapter": "lldb"}}),
-        ),
+    let error = call_error(
+        &mut b,
+        "1",
+        "launch",
+        json!({"program": "/bin/true", "adapter": "lldb"}),
     );
-    assert_eq!(r["result"]["isError"], true, "{r}");
     assert_eq!(
-        text_of(&r),
+        error,
         format!(
             "no lldb-dap found: looked for lldb-dap, lldb-dap-NN, lldb-vscode and \
              lldb-vscode-NN in PATH ({}); install it (on Debian: apt-get install lldb-19), or \

@@ -5,27 +5,16 @@
 
 use crate::common;
 use crate::dap::{
-    CALL_LIMIT, assert_nothing_left, call, debugpy_processes, launch_stopped, modern, read_text,
-    start, venv_bin, write_program,
+    assert_nothing_left, call, call_error, debugpy_processes, launch_scripted_to_a_breakpoint,
+    launch_stopped, modern, read_text, start, start_scripted, start_scripted_with, venv_bin,
+    write_program,
 };
-use crate::dap_lldb::{build_program, require_lldb_dap};
+use crate::dap_lldb::{build_program, no_such_program, require_lldb_dap};
 
 use common::*;
 use serde_json::{Value, json};
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// The tool error of a call.
-pub(crate) fn call_error(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> String {
-    b.send_request(
-        json!(id),
-        "tools/call",
-        modern(json!({"name": name, "arguments": arguments})),
-    );
-    let r = b.recv_response_within(&json!(id), CALL_LIMIT);
-    assert_eq!(r["result"]["isError"], true, "{name}: {r}");
-    text_of(&r)
-}
 
 #[test]
 fn a_launch_that_lldb_dap_refuses_ends_at_once_with_the_adapters_message() {
@@ -40,14 +29,7 @@ fn a_launch_that_lldb_dap_refuses_ends_at_once_with_the_adapters_message() {
         "launch",
         json!({"program": missing, "adapter": "lldb"}),
     );
-    let missing = missing.display();
-    assert_eq!(
-        error,
-        format!(
-            "launch failed: Could not create a target for a program '{missing}': '{missing}' \
-             does not exist."
-        )
-    );
+    assert_eq!(error, no_such_program(&missing));
     let listed = b.request(json!("2"), "resources/list", modern(json!({})));
     assert_eq!(listed["result"]["resources"], json!([]));
     b.close_stdin();
@@ -190,7 +172,7 @@ const SHORT_WAIT_SECS: u64 = 1;
 
 #[test]
 fn a_wait_that_runs_out_names_what_it_waited_for() {
-    let mut b = crate::dap_variables::start_scripted();
+    let mut b = start_scripted();
     let launched = call(
         &mut b,
         "1",
@@ -253,7 +235,7 @@ fn ends_before_its_configuration() -> Value {
 fn a_program_that_ends_before_its_configuration_keeps_its_output_and_exit_code() {
     // No `initialized` event ever comes: the configuration never starts, and the program ends
     // after the answer to `launch` (a launch with a debugger, not `noDebug`).
-    let mut b = crate::dap_variables::start_scripted_with(&["--no-initialized"]);
+    let mut b = start_scripted_with(&["--no-initialized"]);
     let launched = call(
         &mut b,
         "1",
@@ -276,7 +258,7 @@ fn a_program_that_ends_before_its_configuration_keeps_its_output_and_exit_code()
 }
 
 /// The time limits of a start's wait for the `initialized` event
-/// (`session::INITIALIZED_TIME_LIMIT`), of a step's wait for its stop
+/// (`session::start::INITIALIZED_TIME_LIMIT`), of a step's wait for its stop
 /// (`tools::STEP_TIME_LIMIT`) and of `attach`'s connection (`adapter::CONNECT_TIME_LIMIT`),
 /// in seconds.
 const INITIALIZED_TIME_LIMIT_SECS: u64 = 30;
@@ -285,7 +267,7 @@ const CONNECT_TIME_LIMIT_SECS: u64 = 10;
 
 #[test]
 fn a_start_that_gets_neither_initialized_nor_the_launch_answer_names_both() {
-    let mut b = crate::dap_variables::start_scripted_with(&["--no-initialized"]);
+    let mut b = start_scripted_with(&["--no-initialized"]);
     let error = call_error(
         &mut b,
         "1",
@@ -310,7 +292,7 @@ fn a_start_that_gets_neither_initialized_nor_the_launch_answer_names_both() {
 
 #[test]
 fn a_start_whose_launch_is_answered_but_never_initialized_names_the_event() {
-    let mut b = crate::dap_variables::start_scripted_with(&["--no-initialized"]);
+    let mut b = start_scripted_with(&["--no-initialized"]);
     let error = call_error(
         &mut b,
         "1",
@@ -332,17 +314,8 @@ fn a_start_whose_launch_is_answered_but_never_initialized_names_the_event() {
 
 #[test]
 fn a_step_that_never_stops_names_the_stop_and_the_program_can_be_paused() {
-    let mut b = crate::dap_variables::start_scripted();
-    let launched = call(
-        &mut b,
-        "1",
-        "launch",
-        json!({"program": "/scripted/prog", "adapter": "script",
-            "launch_arguments": {"steps_never_stop": true,
-                "after_configuration": [{"event": "stopped",
-                    "body": {"reason": "breakpoint", "threadId": 1}}]}}),
-    );
-    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
+    let mut b = start_scripted();
+    launch_scripted_to_a_breakpoint(&mut b, json!({"steps_never_stop": true}));
     let error = call_error(&mut b, "2", "next", json!({"session": "s1"}));
     assert_eq!(
         error,

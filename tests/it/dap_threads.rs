@@ -5,8 +5,7 @@
 //! scripted adapter (`common/dap_script.py`): its `evaluate` sends the events it is given.
 
 use crate::common;
-use crate::dap::{call, listen_to, modern, read_text};
-use crate::dap_variables::{start_scripted, tool_error};
+use crate::dap::{call, call_error, launch_scripted, listen_to, read_text, start_scripted};
 
 use common::*;
 use serde_json::{Value, json};
@@ -21,13 +20,7 @@ fn place(thread: i64) -> Value {
 
 /// The session's state resource now.
 fn state_of(b: &mut Bridge, id: &str) -> Value {
-    let read = b.request(
-        json!(id),
-        "resources/read",
-        modern(json!({"uri": "dap://sessions/s1/state"})),
-    );
-    let text = read["result"]["contents"][0]["text"].as_str().unwrap_or("");
-    serde_json::from_str(text).expect("the state is JSON")
+    parse_json(&read_text(b, id, "dap://sessions/s1/state")).expect("the state is JSON")
 }
 
 /// Has the scripted adapter send `events`, then an output line `mark`; answers once the
@@ -45,32 +38,11 @@ fn send_events(b: &mut Bridge, id: &str, mut events: Vec<Value>) {
     for n in 0..8 {
         let update = b.recv_notification("notifications/resources/updated");
         assert_eq!(update["params"]["uri"], OUTPUT_URI);
-        let read = b.request(
-            json!(format!("{id}-out-{n}")),
-            "resources/read",
-            modern(json!({"uri": OUTPUT_URI})),
-        );
-        let text = read["result"]["contents"][0]["text"].as_str().unwrap_or("");
-        if text.ends_with("mark\n") {
+        if read_text(b, &format!("{id}-out-{n}"), OUTPUT_URI).ends_with("mark\n") {
             return;
         }
     }
     panic!("the output did not end with mark");
-}
-
-fn launch_scripted(b: &mut Bridge, threads: Value, first_stop: Value, extra: Value) -> Value {
-    let mut arguments = json!({"threads": threads,
-        "after_configuration": [{"event": "stopped", "body": first_stop}]});
-    if let (Some(out), Some(extra)) = (arguments.as_object_mut(), extra.as_object()) {
-        out.extend(extra.clone());
-    }
-    call(
-        b,
-        "1",
-        "launch",
-        json!({"program": "/scripted/prog", "adapter": "script",
-            "launch_arguments": arguments}),
-    )
 }
 
 #[test]
@@ -78,9 +50,8 @@ fn a_stop_without_a_thread_asks_for_the_threads_and_the_tools_use_the_stopped_on
     let mut b = start_scripted();
     let launched = launch_scripted(
         &mut b,
-        json!([[1, "main"], [2, "worker"]]),
+        json!({"threads": [[1, "main"], [2, "worker"]]}),
         json!({"reason": "pause", "allThreadsStopped": true}),
-        json!({}),
     );
     // The entry stop of a launch with stopOnEntry is shown as the entry, with the adapter's
     // word beside it.
@@ -122,9 +93,9 @@ fn continued_resumes_only_the_threads_it_names() {
     listen_to(&mut b, &[OUTPUT_URI]);
     let launched = launch_scripted(
         &mut b,
-        json!([[1, "main"], [2, "worker"], [3, "reader"]]),
+        json!({"threads": [[1, "main"], [2, "worker"], [3, "reader"]],
+            "all_threads_continued": false}),
         json!({"reason": "entry", "threadId": 1, "allThreadsStopped": true}),
-        json!({"all_threads_continued": false}),
     );
     assert_eq!(
         launched["state"]["other_stopped_threads"],
@@ -179,9 +150,8 @@ fn a_breakpoint_event_right_after_the_set_breakpoints_answer_is_the_later_word()
     let mut b = start_scripted();
     launch_scripted(
         &mut b,
-        json!([[1, "main"]]),
+        json!({"threads": [[1, "main"]], "verify_after_set": true}),
         json!({"reason": "entry", "threadId": 1}),
-        json!({"verify_after_set": true}),
     );
     let set = call(
         &mut b,
@@ -219,9 +189,8 @@ fn pause_stops_a_running_thread_while_another_is_stopped() {
     let mut b = start_scripted();
     let launched = launch_scripted(
         &mut b,
-        json!([[1, "main"], [2, "worker"], [3, "reader"]]),
+        json!({"threads": [[1, "main"], [2, "worker"], [3, "reader"]]}),
         json!({"reason": "breakpoint", "threadId": 1}),
-        json!({}),
     );
     let at_breakpoint = json!({"session": "s1", "status": "stopped", "reason": "entry",
         "adapter_reason": "breakpoint", "thread_id": 1, "top_frame": place(1)});
@@ -252,7 +221,7 @@ fn pause_stops_a_running_thread_while_another_is_stopped() {
     // The state resource shows every stopped thread.
     assert_eq!(state_of(&mut b, "5"), every_thread);
     assert_eq!(
-        tool_error(
+        call_error(
             &mut b,
             "6",
             "pause",
@@ -261,7 +230,7 @@ fn pause_stops_a_running_thread_while_another_is_stopped() {
         "thread 1 is stopped already"
     );
     assert_eq!(
-        tool_error(&mut b, "7", "pause", json!({"session": "s1"})),
+        call_error(&mut b, "7", "pause", json!({"session": "s1"})),
         "the program is not running (status \"stopped\")"
     );
     b.close_stdin();

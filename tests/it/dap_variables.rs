@@ -4,12 +4,11 @@
 //! session.
 
 use crate::common;
-use crate::dap::{call, modern};
+use crate::dap::{call, call_error, launch_scripted_to_a_breakpoint, read_text, start_scripted};
 use crate::dap_lldb::{build_c, require_lldb_dap};
 
 use common::*;
 use serde_json::{Value, json};
-use std::path::Path;
 use std::process::Command;
 
 /// 12,000 strings of 2,000 bytes: lldb-dap's answer for every element is 26.8 MB, over the
@@ -43,36 +42,6 @@ const MAX_VARIABLES_RESULT_BYTES: usize = 64 * 1024;
 /// [`MAX_VARIABLES_RESULT_BYTES`]: each is about 1,130 bytes of JSON (its value cut at
 /// 1024 bytes, its name, type and `variablesReference`), and the 58 first take 65,530.
 const BOUNDED_PAGE_LENGTH: usize = 58;
-
-/// mcp-dap started with the scripted adapter as `script`.
-pub(crate) fn start_scripted() -> Bridge {
-    start_scripted_with(&[])
-}
-
-/// [`start_scripted`] with the scripted adapter's command-line options `options`.
-pub(crate) fn start_scripted_with(options: &[&str]) -> Bridge {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/common/dap_script.py");
-    let mut adapter = format!("script=python3 {}", script.display());
-    for option in options {
-        adapter.push(' ');
-        adapter.push_str(option);
-    }
-    Bridge::start_command(
-        Command::new(common::dap_bin()).args(["--adapter", &adapter]),
-        Revision::Modern,
-    )
-}
-
-/// The text of a tool call's error.
-pub(crate) fn tool_error(b: &mut Bridge, id: &str, name: &str, arguments: Value) -> String {
-    let r = b.request(
-        json!(id),
-        "tools/call",
-        modern(json!({"name": name, "arguments": arguments})),
-    );
-    assert_eq!(r["result"]["isError"], true, "{r}");
-    text_of(&r)
-}
 
 #[test]
 fn a_page_of_a_huge_array_is_read_from_lldb_dap_and_the_session_goes_on() {
@@ -192,17 +161,8 @@ fn a_page_of_a_huge_array_is_read_from_lldb_dap_and_the_session_goes_on() {
 #[test]
 fn an_answer_over_the_body_limit_fails_its_request_and_the_session_goes_on() {
     let mut b = start_scripted();
-    let launched = call(
-        &mut b,
-        "1",
-        "launch",
-        json!({"program": "/scripted/prog", "adapter": "script",
-            "launch_arguments": {"oversized_reference": 7,
-                "after_configuration": [{"event": "stopped",
-                    "body": {"reason": "breakpoint", "threadId": 1}}]}}),
-    );
-    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
-    let error = tool_error(
+    launch_scripted_to_a_breakpoint(&mut b, json!({"oversized_reference": 7}));
+    let error = call_error(
         &mut b,
         "2",
         "variables",
@@ -229,24 +189,15 @@ fn an_answer_over_the_body_limit_fails_its_request_and_the_session_goes_on() {
         json!({"variables": [{"name": "n", "value": "1", "type": null,
             "variablesReference": 0}], "start": 0, "more": false})
     );
-    let state = b.request(
-        json!("4"),
-        "resources/read",
-        modern(json!({"uri": "dap://sessions/s1/state"})),
-    );
-    let state: Value = serde_json::from_str(
-        state["result"]["contents"][0]["text"]
-            .as_str()
-            .unwrap_or(""),
-    )
-    .expect("the state is JSON");
+    let state: Value =
+        parse_json(&read_text(&mut b, "4", "dap://sessions/s1/state")).expect("the state is JSON");
     assert_eq!(state["status"], "stopped", "{state}");
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
 }
 
-/// The bounds of an aggregate shown inline (`tools::MAX_INLINE_FIELDS`,
-/// `tools::MAX_INLINE_BYTES`, `tools::MAX_INLINE_REQUESTS`).
+/// The bounds of an aggregate shown inline (`tools::variables::MAX_INLINE_FIELDS`,
+/// `tools::variables::MAX_INLINE_BYTES`, `tools::variables::MAX_INLINE_REQUESTS`).
 const MAX_INLINE_FIELDS: usize = 8;
 const MAX_INLINE_BYTES: usize = 256;
 const MAX_INLINE_REQUESTS: usize = 32;
@@ -317,16 +268,7 @@ fn aggregates_are_shown_inline_within_their_bounds() {
         );
     }
     let mut b = start_scripted();
-    let launched = call(
-        &mut b,
-        "1",
-        "launch",
-        json!({"program": "/scripted/prog", "adapter": "script",
-            "launch_arguments": {"variables": listed,
-                "after_configuration": [{"event": "stopped",
-                    "body": {"reason": "breakpoint", "threadId": 1}}]}}),
-    );
-    assert_eq!(launched["state"]["status"], "stopped", "{launched}");
+    launch_scripted_to_a_breakpoint(&mut b, json!({"variables": listed}));
     let locals = call(&mut b, "2", "variables", json!({"session": "s1"}));
     let eight: Vec<String> = (0..MAX_INLINE_FIELDS)
         .map(|i| format!("f{i}: {i}"))

@@ -107,6 +107,27 @@ fn unknown_session() -> Value {
         "data": {"cause": "unknown_session"}}})
 }
 
+/// Asserts that `session` has ended: `request` in it gets 404 with the unknown-session error.
+async fn assert_ended(client: &reqwest::Client, url: &str, session: &str, request: &Value) {
+    let response = legacy_post(client, url, Some(session), ACCEPT_BOTH, request)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(
+        json_answer(response).await,
+        (404, "application/json".into(), unknown_session())
+    );
+}
+
+/// Asserts that `session` still answers: `request` in it gets 200 and the answer to its id.
+async fn assert_answers(client: &reqwest::Client, url: &str, session: &str, request: &Value) {
+    let (status, answer) = call(client, url, session, request).await;
+    assert_eq!(
+        (status, answer[0]["id"].clone()),
+        (200, request["id"].clone())
+    );
+}
+
 #[tokio::test]
 async fn initialize_starts_a_session_that_lists_and_calls_the_example_tools() {
     let server = HttpServer::example();
@@ -208,14 +229,7 @@ async fn a_deleted_session_and_an_unknown_one_get_404() {
         204
     );
     let list = request(json!(2), "tools/list", json!({}));
-    let response = legacy_post(&client, &server.url, Some(&session), ACCEPT_BOTH, &list)
-        .send()
-        .await
-        .expect("POST");
-    assert_eq!(
-        json_answer(response).await,
-        (404, "application/json".into(), unknown_session())
-    );
+    assert_ended(&client, &server.url, &session, &list).await;
     let get = client
         .get(&server.url)
         .header("accept", "text/event-stream")
@@ -322,16 +336,8 @@ async fn at_the_session_bound_an_initialize_ends_the_session_idle_longest_never_
     // other client out) ends the idle session, not the busy one.
     let (third, status, _) = open_session(&client, url, json!({})).await;
     assert_eq!(status, 200);
-    let response = legacy_post(&client, url, Some(&idle), ACCEPT_BOTH, &list)
-        .send()
-        .await
-        .expect("POST");
-    assert_eq!(
-        json_answer(response).await,
-        (404, "application/json".into(), unknown_session())
-    );
-    let (status, answer) = call(&client, url, &busy, &list).await;
-    assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
+    assert_ended(&client, url, &idle, &list).await;
+    assert_answers(&client, url, &busy, &list).await;
     // Every session busy: 503 until one is idle again.
     let third_stream = open_get(&client, url, &third).await;
     let response = post_initialize(&client, url).await;
@@ -350,8 +356,7 @@ async fn at_the_session_bound_an_initialize_ends_the_session_idle_longest_never_
     let probe = || initialize_post(&client, url).send();
     let what = "the session whose stream closed did not become idle";
     time_until_status(Instant::now(), 503, 200, what, probe).await;
-    let (status, answer) = call(&client, url, &busy, &list).await;
-    assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
+    assert_answers(&client, url, &busy, &list).await;
 }
 
 #[tokio::test]
@@ -361,20 +366,11 @@ async fn at_the_session_bound_an_initialize_ends_the_one_of_two_idle_sessions_id
     let (first, _, _) = open_session(&client, url, json!({})).await;
     let (second, _, _) = open_session(&client, url, json!({})).await;
     // A request in `first` after `second` opened: both idle, `second` the longer.
-    let (status, answer) = call(&client, url, &first, &list).await;
-    assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
+    assert_answers(&client, url, &first, &list).await;
     let (_, status, _) = open_session(&client, url, json!({})).await;
     assert_eq!(status, 200);
-    let response = legacy_post(&client, url, Some(&second), ACCEPT_BOTH, &list)
-        .send()
-        .await
-        .expect("POST");
-    assert_eq!(
-        json_answer(response).await,
-        (404, "application/json".into(), unknown_session())
-    );
-    let (status, answer) = call(&client, url, &first, &list).await;
-    assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
+    assert_ended(&client, url, &second, &list).await;
+    assert_answers(&client, url, &first, &list).await;
 }
 
 #[tokio::test]
@@ -402,16 +398,8 @@ async fn at_the_session_bound_a_session_with_a_call_in_flight_is_busy_and_not_en
     );
     let (_, status, _) = open_session(&client, url, json!({})).await;
     assert_eq!(status, 200);
-    let response = legacy_post(&client, url, Some(&idle), ACCEPT_BOTH, &list)
-        .send()
-        .await
-        .expect("POST");
-    assert_eq!(
-        json_answer(response).await,
-        (404, "application/json".into(), unknown_session())
-    );
-    let (status, answer) = call(&client, url, &calling, &list).await;
-    assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
+    assert_ended(&client, url, &idle, &list).await;
+    assert_answers(&client, url, &calling, &list).await;
     drop(events);
 }
 
@@ -430,16 +418,8 @@ async fn at_the_session_bound_a_burst_of_initialize_posts_ends_its_own_sessions_
         burst.push(session_id(&response).expect("an Mcp-Session-Id"));
         let _ = messages(response).await;
     }
-    let (status, answer) = call(&client, url, &used, &list).await;
-    assert_eq!((status, answer[0]["id"].clone()), (200, json!(2)));
-    let response = legacy_post(&client, url, Some(&burst[0]), ACCEPT_BOTH, &list)
-        .send()
-        .await
-        .expect("POST");
-    assert_eq!(
-        json_answer(response).await,
-        (404, "application/json".into(), unknown_session())
-    );
+    assert_answers(&client, url, &used, &list).await;
+    assert_ended(&client, url, &burst[0], &list).await;
 }
 
 #[tokio::test]
@@ -462,16 +442,7 @@ async fn a_session_that_no_message_follows_after_its_initialize_ends_at_its_clai
     // Unclaimed: nothing follows its initialize, as when its client went away before the
     // answer and never learnt the id.
     let started = Instant::now();
-    let response = legacy_post(
-        &client,
-        &server.url,
-        None,
-        ACCEPT_BOTH,
-        &initialize(json!({})),
-    )
-    .send()
-    .await
-    .expect("POST initialize");
+    let response = post_initialize(&client, &server.url).await;
     assert_eq!(response.status().as_u16(), 200);
     let unclaimed = session_id(&response).expect("an Mcp-Session-Id");
     messages(response).await;
@@ -485,14 +456,7 @@ async fn a_session_that_no_message_follows_after_its_initialize_ends_at_its_clai
         "ended after {ended:?}"
     );
     let list = request(json!(2), "tools/list", json!({}));
-    let response = legacy_post(&client, &server.url, Some(&unclaimed), ACCEPT_BOTH, &list)
-        .send()
-        .await
-        .expect("POST");
-    assert_eq!(
-        json_answer(response).await,
-        (404, "application/json".into(), unknown_session())
-    );
+    assert_ended(&client, &server.url, &unclaimed, &list).await;
     // The claimed session lives on (its idle time limit is the default, 30 minutes).
     let ping = request(json!(3), "ping", json!({}));
     assert_eq!(
@@ -557,15 +521,7 @@ async fn progress_reaches_the_post_of_its_token_however_the_body_is_written() {
     let (session, _, _) = open_session(&client, &server.url, json!({})).await;
     // With a GET stream open, a progress notification whose token matched no POST would go
     // there and leave its POST with the response alone.
-    let get = client
-        .get(&server.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", V)
-        .send()
-        .await
-        .expect("GET");
-    assert_eq!(get.status().as_u16(), 200);
+    let _get = open_get(&client, &server.url, &session).await;
     let progress = |token: &str, n: i64| {
         json!({"jsonrpc": "2.0", "method": "notifications/progress",
             "params": {"progressToken": token, "progress": n, "total": 2}})

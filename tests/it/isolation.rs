@@ -5,7 +5,9 @@
 
 use crate::common;
 
-use common::{RECV_TIMEOUT, bridge_bin, collect_stderr, process_alive, scratch_dir, server_bin};
+use common::{
+    RECV_TIMEOUT, bridge_bin, children_of, collect_stderr, process_alive, scratch_dir, server_bin,
+};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -198,32 +200,6 @@ fn fd_numbers(report: &str) -> Vec<i32> {
                 .unwrap_or_else(|| panic!("bad report line {l:?}"))
         })
         .collect()
-}
-
-/// The pids whose parent is `parent` (from `/proc/<pid>/stat`).
-fn children_of(parent: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let ppid = stat
-            .rsplit(')')
-            .next()
-            .and_then(|rest| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<i32>().ok());
-        if ppid == Some(parent) {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 /// Kills a process the test could not get rid of otherwise (cleanup after a failure).

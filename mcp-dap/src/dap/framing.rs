@@ -57,7 +57,7 @@ impl Oversized {
 
 /// A framing error: the stream cannot be read any further, because the next message's start
 /// is unknown.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum FramingError {
     /// No empty line within [`MAX_HEADER_BYTES`].
     #[error("the header part is longer than {MAX_HEADER_BYTES} bytes")]

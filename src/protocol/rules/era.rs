@@ -72,8 +72,10 @@ pub enum HttpBody<'a> {
     OtherJson,
 }
 
-/// The body of a non-2xx HTTP answer to the probe, read once by the HTTP transport; its
-/// [`ReadBody::as_body`] is the [`HttpBody`] of [`ProbeAnswer::Http`].
+/// The body of a non-2xx HTTP answer to the probe, read once by the HTTP transport: the
+/// `error` object of a JSON-RPC error response reaches [`ProbeAnswer::Http`] as
+/// [`HttpBody::RpcError`], any other body as [`HttpBody::Empty`] (the tests' `as_body` keeps
+/// each kind of body apart).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ReadBody {
     /// No body (or only whitespace).

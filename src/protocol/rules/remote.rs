@@ -290,19 +290,18 @@ fn keep_data_icons(item: &mut Value) -> bool {
     removed
 }
 
-/// For an upstream at a URL only `data:` icons reach the editor: an editor loads an `http:`
-/// or `https:` icon of what it takes for a local server, and a `file:` icon would give a
-/// remote server the trust of a local process. Applies to the result of `server/discover`
-/// (`serverInfo` and the server info `_meta`) and of the four list methods. Returns how many
-/// items lost an icon ([`filter_icons_report`] names them).
+/// How many items lost an icon to [`filter_icons_report`].
 #[cfg(test)]
 pub fn filter_icons(method: &str, result: &mut Value) -> usize {
     filter_icons_report(method, result).len()
 }
 
-/// The rule of [`filter_icons`], naming each item that lost an icon: its `name` quoted (a
-/// resource without one: its `uri`, a template: its `uriTemplate`), else `#index`;
-/// `serverInfo` for the server's info.
+/// For an upstream at a URL only `data:` icons reach the editor: an editor loads an `http:`
+/// or `https:` icon of what it takes for a local server, and a `file:` icon would give a
+/// remote server the trust of a local process. Applies to the result of `server/discover`
+/// (`serverInfo` and the server info `_meta`) and of the four list methods. Names each item
+/// that lost an icon: its `name` quoted (a resource without one: its `uri`, a template: its
+/// `uriTemplate`), else `#index`; `serverInfo` for the server's info.
 pub fn filter_icons_report(method: &str, result: &mut Value) -> Vec<String> {
     let list = match method {
         "tools/list" => "tools",

@@ -974,6 +974,33 @@ pub fn process_alive(pid: i32) -> bool {
     }
 }
 
+/// The pids whose parent is `parent` (from `/proc/<pid>/stat`).
+#[cfg(target_os = "linux")]
+pub fn children_of(parent: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<i32>().ok());
+        if ppid == Some(parent) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
 /// `{"code": ..., "cause": ...}` of an error response, for compact assertions.
 pub fn error_of(resp: &Value) -> (i64, String) {
     let e = resp
