@@ -57,7 +57,7 @@ impl<T: IntoReply + Send + 'static> HandlerReturn<Synchronous> for T {
     }
 }
 
-/// A handler of the builder ([`ServerBuilder::tool`], `prompt`, `resource`,
+/// A handler of the builder ([`ServerBuilder::tool`](super::ServerBuilder::tool), `prompt`, `resource`,
 /// `resource_template`, `completion`): any `Fn(Value, RequestContext) -> R` whose `R` is a
 /// [`HandlerReturn`]; the one bound every registration method names. Implemented for every
 /// such closure; a handler never implements it itself.

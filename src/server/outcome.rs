@@ -55,7 +55,7 @@ impl Outcome {
 
     /// An `InputRequiredResult` with one input request under `key` and no `requestState`: the
     /// client answers it and retries, and the handler reads the answer with
-    /// [`RequestContext::input_response`]`(key)`. `request` is a bare `{method, params}`
+    /// [`RequestContext::input_response`](super::RequestContext::input_response)`(key)`. `request` is a bare `{method, params}`
     /// object, such as [`elicit_form`] makes.
     ///
     /// ```
