@@ -138,18 +138,57 @@ fn the_messages_sent_before_the_initialize_result_wait_for_its_session() {
         b.recv_response(&json!("l"))["result"]["tools"][0],
         json!({"name": "echo", "inputSchema": {"type": "object"}})
     );
-    // Released together, the two POSTs after it may arrive in either order.
-    let mut after: Vec<_> = trail(&f)
+    // `tools/list` goes after the `202` of `notifications/initialized`.
+    let after: Vec<_> = trail(&f)
         .into_iter()
         .filter(|(verb, m, _)| verb == "POST" && m != "server/discover")
         .collect();
-    after.sort();
     assert_eq!(
         after,
         vec![
             step("POST", "initialize", 200),
             step("POST", "notifications/initialized", 202),
             step("POST", "tools/list", 200),
+        ]
+    );
+}
+
+/// Each POST is a connection of its own, so a request sent beside `notifications/initialized`
+/// could reach the server before it, and servers refuse a request before it (the Python SDK's
+/// session: "Received request before initialization was complete"): the request goes once
+/// the server has answered the notification with `202`, as the SDK clients send it.
+#[test]
+fn a_request_after_notifications_initialized_waits_for_its_202() {
+    let f = LegacyFixture::start(Script {
+        initialized_delay: std::time::Duration::from_millis(500),
+        ..Script::default()
+    });
+    let mut b = Bridge::start_url(&[], &f.url(), &[]);
+    b.send(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize_params()}),
+    );
+    assert_eq!(
+        b.recv_response(&json!(0)),
+        json!({"jsonrpc": "2.0", "id": 0, "result": initialize_result()})
+    );
+    b.send(&initialized());
+    assert_eq!(
+        b.tools_call(json!(1), "echo", json!({"text": "after"})),
+        json!({"jsonrpc": "2.0", "id": 1,
+            "result": {"content": [{"type": "text", "text": "after"}]}})
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
+    let posts: Vec<_> = trail(&f)
+        .into_iter()
+        .filter(|(verb, m, _)| verb == "POST" && m != "server/discover")
+        .collect();
+    assert_eq!(
+        posts,
+        vec![
+            step("POST", "initialize", 200),
+            step("POST", "notifications/initialized", 202),
+            step("POST", "tools/call", 200),
         ]
     );
 }

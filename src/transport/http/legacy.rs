@@ -8,6 +8,9 @@
 //! - A request's response (JSON, or an SSE stream of the server's messages ending with the
 //!   response) comes back as frames, server requests included; a notification or response
 //!   expects `202`.
+//! - The messages after the editor's `initialize` wait for its response headers (its session
+//!   id), and those after `notifications/initialized` for its `202` ([`Opening`]), so that the
+//!   server sees them in the editor's order.
 //! - After `notifications/initialized` is accepted, a GET opens the server's stream (`405`:
 //!   the server offers none); its messages come back as frames.
 //! - Sign-in as on the modern path: the provider's token on every message, and a POST
@@ -97,31 +100,60 @@ pub(super) struct Replay {
 /// for it.
 pub(super) type Renewal = SharedFuture<LocalBoxFuture<'static, bool>>;
 
-/// The editor's `initialize` under way. An editor may send its next messages before the
-/// `initialize` result (`notifications/initialized`, a `tools/list`); the server takes them
-/// only with the session id of that result (2025-11-25 basic/transports, session
-/// management: "MUST include it in the Mcp-Session-Id header on all of their subsequent HTTP
-/// requests"; a request without it gets 400), so they wait for the response headers of the
-/// `initialize` (or its failure), as they would wait on stdio behind it.
+/// The messages that open a session, under way: the editor's `initialize`, then its
+/// `notifications/initialized`. An editor may send its next messages before the `initialize`
+/// result (`notifications/initialized`, a `tools/list`); the server takes them only with the
+/// session id of that result (2025-11-25 basic/transports, session management: "MUST include
+/// it in the Mcp-Session-Id header on all of their subsequent HTTP requests"; a request without
+/// it gets 400), so they wait for the response headers of the `initialize` (or its failure),
+/// as they would wait on stdio behind it. Each POST is a connection of its own, so a request
+/// sent beside `notifications/initialized` may reach the server first, and servers refuse a
+/// request before it (the Python SDK's session: "Received request before initialization was
+/// complete"): the messages after it wait for its `202` (or its failure) too, as the SDK
+/// clients, which await the notification's POST, do.
 pub(super) struct Opening {
-    /// Resolves when the [`Opened`] of the `initialize` is dropped.
-    gate: SharedFuture<LocalBoxFuture<'static, ()>>,
+    /// Resolves when the [`Opened`] of the last opening message is dropped, and the one
+    /// before it has resolved.
+    gate: Gate,
 }
 
-/// Held by the task of the `initialize` under way: dropped at its response headers, at its
+/// A gate of [`Opening`]: resolves once.
+type Gate = SharedFuture<LocalBoxFuture<'static, ()>>;
+
+/// Held by the task of an opening message under way: dropped at its response headers, at its
 /// failure, or with the task (cancelled), which lets the messages behind it go.
 pub(super) struct Opened {
     _done: tokio::sync::oneshot::Sender<()>,
+    /// The gate of the opening message before this one (the `initialize` under way when this
+    /// is `notifications/initialized`): this message goes after it.
+    behind: Option<Gate>,
 }
 
 impl Opening {
-    /// An `initialize` is about to go: the messages after it wait ([`Opening::wait`]) until
-    /// the [`Opened`] its task holds is dropped.
+    /// Whether `method` opens the session: the messages after it wait for it.
+    pub(super) fn opens(method: Option<&str>) -> bool {
+        matches!(method, Some("initialize" | "notifications/initialized"))
+    }
+
+    /// An opening message is about to go: it waits for the one before it, and the messages
+    /// after it wait ([`Opening::wait`]) until the [`Opened`] its task holds is dropped.
     pub(super) fn begin(sh: &Shared) -> Opened {
         let (done, rx) = tokio::sync::oneshot::channel::<()>();
-        let gate = rx.map(|_| ()).boxed_local().shared();
+        let behind = sh.legacy.opening.borrow().as_ref().map(|o| o.gate.clone());
+        let before = behind.clone();
+        let gate = async move {
+            if let Some(before) = before {
+                before.await;
+            }
+            let _ = rx.await;
+        }
+        .boxed_local()
+        .shared();
         *sh.legacy.opening.borrow_mut() = Some(Opening { gate });
-        Opened { _done: done }
+        Opened {
+            _done: done,
+            behind,
+        }
     }
 
     /// Waits for the `initialize` under way, if any.
@@ -169,8 +201,10 @@ pub(super) async fn run(sh: Rc<Shared>, msg: Value, mut opened: Option<Opened>) 
     if method == "initialize" {
         sh.legacy.replay.borrow_mut().initialize = msg.get("params").cloned();
     }
-    if opened.is_none() {
-        Opening::wait(&sh).await;
+    match opened.as_mut().map(|o| o.behind.take()) {
+        None => Opening::wait(&sh).await,
+        Some(Some(behind)) => behind.await,
+        Some(None) => {}
     }
     let outcome = post(
         &sh,

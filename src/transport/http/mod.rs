@@ -305,7 +305,7 @@ impl Transport for Http {
         if self.shared.legacy.on.get() {
             let id = msg.get("id").and_then(Id::from_value);
             // Set before the task starts: the messages sent after it wait for it.
-            let opened = (msg.get("method").and_then(Value::as_str) == Some("initialize"))
+            let opened = legacy::Opening::opens(msg.get("method").and_then(Value::as_str))
                 .then(|| legacy::Opening::begin(&self.shared));
             self.start(id, legacy::run(self.shared.clone(), msg.clone(), opened));
             return Sent::Queued;

@@ -49,6 +49,9 @@ pub struct Script {
     /// How long the `initialize` waits for its answer (a server that is slow to start a
     /// session).
     pub initialize_delay: Duration,
+    /// How long `notifications/initialized` waits for its `202` (a server that is slow to
+    /// take it).
+    pub initialized_delay: Duration,
 }
 
 impl Default for Script {
@@ -58,6 +61,7 @@ impl Default for Script {
             get_stream: false,
             discover: None,
             initialize_delay: Duration::ZERO,
+            initialized_delay: Duration::ZERO,
         }
     }
 }
@@ -294,6 +298,9 @@ async fn mcp(
     let msg = serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null);
     if method == Method::POST && msg["method"] == "initialize" {
         tokio::time::sleep(st.script.initialize_delay).await;
+    }
+    if method == Method::POST && msg["method"] == "notifications/initialized" {
+        tokio::time::sleep(st.script.initialized_delay).await;
     }
     let (status, response) = answer(&st, &method, &headers, &msg);
     let mut seen = Seen::new(method.as_str(), &headers, msg);
