@@ -82,6 +82,14 @@ fn start_session(b: &mut Bridge) {
     b.send(&initialized());
 }
 
+/// The POSTs the fixture got after `server/discover`, in order: (verb, method, status).
+fn posts_after_discover(f: &LegacyFixture) -> Vec<(String, String, u16)> {
+    trail(f)
+        .into_iter()
+        .filter(|(verb, m, _)| verb == "POST" && m != "server/discover")
+        .collect()
+}
+
 /// The fixture with `script`, the bridge in front of it, the session started, and the GET
 /// stream asked for (refused, or open, as the script says).
 fn started(script: Script) -> (LegacyFixture, Bridge) {
@@ -139,12 +147,8 @@ fn the_messages_sent_before_the_initialize_result_wait_for_its_session() {
         json!({"name": "echo", "inputSchema": {"type": "object"}})
     );
     // `tools/list` goes after the `202` of `notifications/initialized`.
-    let after: Vec<_> = trail(&f)
-        .into_iter()
-        .filter(|(verb, m, _)| verb == "POST" && m != "server/discover")
-        .collect();
     assert_eq!(
-        after,
+        posts_after_discover(&f),
         vec![
             step("POST", "initialize", 200),
             step("POST", "notifications/initialized", 202),
@@ -164,14 +168,7 @@ fn a_request_after_notifications_initialized_waits_for_its_202() {
         ..Script::default()
     });
     let mut b = Bridge::start_url(&[], &f.url(), &[]);
-    b.send(
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize_params()}),
-    );
-    assert_eq!(
-        b.recv_response(&json!(0)),
-        json!({"jsonrpc": "2.0", "id": 0, "result": initialize_result()})
-    );
-    b.send(&initialized());
+    start_session(&mut b);
     assert_eq!(
         b.tools_call(json!(1), "echo", json!({"text": "after"})),
         json!({"jsonrpc": "2.0", "id": 1,
@@ -179,12 +176,8 @@ fn a_request_after_notifications_initialized_waits_for_its_202() {
     );
     b.close_stdin();
     assert_eq!(b.exit_code(RECV_TIMEOUT), Some(0));
-    let posts: Vec<_> = trail(&f)
-        .into_iter()
-        .filter(|(verb, m, _)| verb == "POST" && m != "server/discover")
-        .collect();
     assert_eq!(
-        posts,
+        posts_after_discover(&f),
         vec![
             step("POST", "initialize", 200),
             step("POST", "notifications/initialized", 202),
