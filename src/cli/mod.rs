@@ -8,6 +8,7 @@ use clap::{CommandFactory, Parser, ValueEnum};
 use std::ffi::OsString;
 use std::time::Duration;
 
+pub mod config_file;
 pub mod filter;
 pub mod sign_in;
 
@@ -19,6 +20,7 @@ use crate::protocol::listen::{
 };
 use crate::protocol::rules::item_filter::ItemFilter;
 use crate::protocol::wire::framing::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
+use crate::transport::child::ChildEnv;
 use crate::transport::http::client::{ProxyEnv, is_loopback};
 use crate::transport::http::headers::{HeaderError, check_user_header, looks_secret};
 use crate::transport::http::{DEFAULT_MAX_RESPONSE_BYTES, HttpSpec, MAX_MAX_RESPONSE_BYTES};
@@ -244,6 +246,10 @@ pub struct Cli {
     /// Warnings of the command line, for the log once it runs.
     #[arg(skip)]
     pub warnings: Vec<String>,
+    /// What a child server gets besides the bridge's environment and folder: a server's
+    /// `env` and `cwd` in a configuration file (`config_file`); none on the command line.
+    #[arg(skip)]
+    pub child_env: ChildEnv,
     /// The upstream MCP server command and its arguments, verbatim: everything from the first
     /// argument that is not an option of the bridge (or after `--`); or the URL of the upstream
     /// server
@@ -476,6 +482,7 @@ impl Cli {
             None => UpstreamSpec::Child {
                 command,
                 args: parts.collect(),
+                env: self.child_env.clone(),
             },
         };
         BridgeConfig {
@@ -802,7 +809,7 @@ mod tests {
             panic!("expected Run");
         };
         let c = cli.config();
-        let UpstreamSpec::Child { command, args } = &c.upstream else {
+        let UpstreamSpec::Child { command, args, .. } = &c.upstream else {
             panic!("the command line gives a child upstream");
         };
         assert_eq!(command, "srv");

@@ -22,6 +22,27 @@ use crate::transport::stderr_tail::{self, StderrTail, TailWriter};
 /// Longest stderr line of the child that is relayed whole, in bytes; a longer one is cut.
 pub const MAX_STDERR_LINE_BYTES: usize = 64 * 1024;
 
+/// What a child gets besides the bridge's own environment and working directory (a server's
+/// `env` and `cwd` in a configuration file); the default changes nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChildEnv {
+    /// Variables set (`Some`) or removed (`None`), in order; a `PATH` set here is also where
+    /// the program is looked for.
+    pub vars: Vec<(OsString, Option<OsString>)>,
+    /// Its working directory (`None`: the bridge's).
+    pub cwd: Option<std::path::PathBuf>,
+}
+
+impl ChildEnv {
+    /// The `PATH` the program is looked for in: the one set here, else the bridge's.
+    pub fn path_var(&self) -> Option<OsString> {
+        match self.vars.iter().rev().find(|(name, _)| name == "PATH") {
+            Some((_, value)) => value.clone(),
+            None => std::env::var_os("PATH"),
+        }
+    }
+}
+
 /// A started child process and the handles the bridge keeps.
 #[derive(Debug)]
 pub struct ChildProcess {
@@ -58,7 +79,28 @@ pub fn spawn(
     args: &[OsString],
     children: &Arc<ChildRegistry>,
 ) -> io::Result<(ChildProcess, ChildIo)> {
+    spawn_with(command, args, &ChildEnv::default(), children)
+}
+
+/// [`spawn`], with the variables and the working directory of `env`.
+///
+/// Errors: the `io::Error` of the spawn (not found, permission denied, no such directory, ...).
+pub fn spawn_with(
+    command: &OsString,
+    args: &[OsString],
+    env: &ChildEnv,
+    children: &Arc<ChildRegistry>,
+) -> io::Result<(ChildProcess, ChildIo)> {
     let mut cmd = Command::new(command);
+    for (name, value) in &env.vars {
+        match value {
+            Some(value) => cmd.env(name, value),
+            None => cmd.env_remove(name),
+        };
+    }
+    if let Some(dir) = &env.cwd {
+        cmd.current_dir(dir);
+    }
     cmd.args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
