@@ -271,6 +271,7 @@ impl Adapter {
         let (process, io) = child::spawn(
             &resolved.into_os_string(),
             &args,
+            &child::ChildEnv::default(),
             &crate::children::CHILDREN,
         )
         .map_err(|error| AdapterStartError::Spawn {

@@ -66,26 +66,15 @@ pub struct ChildIo {
 }
 
 /// Starts `command args` with piped stdio in a new process group, with the bridge's
-/// environment and working directory unchanged. The child gets exactly fds 0, 1 and 2 and, on
+/// environment and working directory changed only as `env` says. The child gets exactly fds 0, 1 and 2 and, on
 /// Linux, SIGKILL when the thread that forked it ends (see
 /// [`isolation::child_pre_exec`]): call this only on the actix System thread, which lives as
 /// long as the bridge. The child's stderr lines are copied to the bridge's stderr as they are.
 /// Its process group joins `children` until the child is reaped and its [`ChildProcess`] is
 /// gone.
 ///
-/// Errors: the `io::Error` of the spawn (not found, permission denied, ...).
+/// Errors: the `io::Error` of the spawn (not found, permission denied, no such folder, ...).
 pub fn spawn(
-    command: &OsString,
-    args: &[OsString],
-    children: &Arc<ChildRegistry>,
-) -> io::Result<(ChildProcess, ChildIo)> {
-    spawn_with(command, args, &ChildEnv::default(), children)
-}
-
-/// [`spawn`], with the variables and the working directory of `env`.
-///
-/// Errors: the `io::Error` of the spawn (not found, permission denied, no such directory, ...).
-pub fn spawn_with(
     command: &OsString,
     args: &[OsString],
     env: &ChildEnv,

@@ -65,7 +65,7 @@ pub fn open(
     env: &ChildEnv,
     options: OpenOptions,
 ) -> Result<Opened, SpawnError> {
-    let (proc_, io) = child::spawn_with(command, args, env, &options.children)
+    let (proc_, io) = child::spawn(command, args, env, &options.children)
         .map_err(|e| program::spawn_error(command, env.path_var().as_deref(), e))?;
     tracing::debug!(target: "upstream", "started the upstream command (pid {})", proc_.pgid());
     let stdin = child::stdin_pipe(io.stdin).map_err(SpawnError::Stdin)?;

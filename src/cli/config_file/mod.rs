@@ -128,12 +128,12 @@ pub struct ConfigError {
     /// The member, `servers.NAME.type` (empty: the whole file).
     pub member: String,
     /// What is wrong.
-    pub problem: Problem,
+    pub problem: Box<Problem>,
 }
 
 impl ConfigError {
     fn text(&self) -> String {
-        if let Problem::Unreadable(e) = &self.problem {
+        if let Problem::Unreadable(e) = self.problem.as_ref() {
             return e.to_string();
         }
         let mut text = self.file.clone();
@@ -193,7 +193,7 @@ pub fn load(path: &Path, secrets: &EnvSecrets) -> Result<GatewayConfig, ConfigEr
         file: file.clone(),
         at: None,
         member: String::new(),
-        problem,
+        problem: Box::new(problem),
     };
     let bytes = std::fs::metadata(path)
         .and_then(|m| match m.len() > MAX_CONFIG_FILE_BYTES {
@@ -258,7 +258,7 @@ impl Reader<'_, '_> {
             file: self.file.to_owned(),
             at: Some(jsonc::position(self.text, offset)),
             member: member.to_owned(),
-            problem,
+            problem: Box::new(problem),
         }
     }
 
@@ -333,7 +333,7 @@ pub fn read(
                 file: file.to_owned(),
                 at: Some(e.at),
                 member: String::new(),
-                problem: Problem::Syntax(e.message),
+                problem: Box::new(Problem::Syntax(e.message)),
             });
         }
     };
@@ -501,7 +501,7 @@ fn entry(
                     let hname =
                         check_user_header(header.trim()).map_err(|e| r.error(at, &hm, e.into()))?;
                     let text = r.string(&value.value, &hm)?;
-                    secret_vars.extend(r.used.drain(..));
+                    secret_vars.append(&mut r.used);
                     let mut hvalue =
                         reqwest::header::HeaderValue::from_str(text.trim()).map_err(|_| {
                             r.error(value_start(&value.value), &hm, Problem::HeaderValue)

@@ -155,8 +155,8 @@ fn a_vs_code_file_with_comments_and_trailing_commas_is_read_as_it_is() {
     );
     assert!(c.servers[1].cli.config().upstream.is_http());
     assert_eq!(
-        c.name_table().namespace(0).map(|n| n.server.as_str()),
-        Some("remote")
+        c.servers[1].namespace.as_ref().map(|n| n.prefix.as_str()),
+        Some("remote__")
     );
 }
 

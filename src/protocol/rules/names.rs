@@ -274,11 +274,6 @@ impl NameTable {
         })
     }
 
-    /// The names of the server `server`.
-    pub fn namespace(&self, server: usize) -> Option<&Namespace> {
-        self.spaces.get(server)
-    }
-
     /// Gives the item `original` of kind `kind` of the server `server` its exposed name, and
     /// keeps the way back. The same item again gets the same name; a `server` the table does
     /// not have gets an empty prefix and token. Errors: [`Refused`].
