@@ -86,6 +86,13 @@ The doctor subcommand checks a server through the bridge and says what an editor
 `mcp-bridge doctor [OPTIONS] <COMMAND>...` or `<URL>` (the revision and why, the server's
 name and capabilities, the lists and the items the bridge repairs or drops, the sign-in a URL
 asks for, timings, the editors' configuration); see `mcp-bridge doctor --help`.
+`mcp-bridge doctor --config FILE` checks every server of an editor's configuration file as it
+is, Claude Desktop's or Cursor's {\"mcpServers\": ...} or VS Code's mcp.json, and the names
+their tools get behind one bridge ({server}__{tool}); a server's bridge options go in its
+entry under \"mcp-bridge\", which editors ignore:
+  {\"mcpServers\": {\"files\": {\"command\": \"/usr/local/bin/mcp-server-filesystem\",
+     \"args\": [\"${userHome}/Documents\"],
+     \"mcp-bridge\": {\"denyTool\": [\"write_*\"], \"callTimeout\": 60}}}}
 
 The logout subcommand deletes stored sign-ins of URL servers: `mcp-bridge logout <URL>` one
 (give the server entry's --account, --redirect-port, --token-store and key), `mcp-bridge
@@ -165,7 +172,7 @@ pub fn listen_wait_seconds(s: &str) -> Result<f64, SecondsError> {
     about = "Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP server of either revision.",
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP,
-    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge doctor [--json] [--sign-in] [OPTIONS] <COMMAND [ARGS]... | URL>\n       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all"
+    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge doctor [--json] [--sign-in] [OPTIONS] <COMMAND [ARGS]... | URL>\n       mcp-bridge doctor [--json] [--log-level <LEVEL>] --config <FILE>\n       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all"
 )]
 pub struct Cli {
     /// Server name shown to the editor when the upstream server gives none [default: the command's file name]
