@@ -517,8 +517,18 @@ fn entry(
             cli.command = vec![OsString::from(text)];
             cli.http = Some(spec);
             if !authorization {
+                // One MCP_BRIDGE_CLIENT_SECRET for the file: it is the secret of the servers
+                // that name a clientId, and no concern of the others (their sign-in registers
+                // its own client).
+                let secrets = match cli.sign_in.client_id {
+                    Some(_) => r.secrets.clone(),
+                    None => EnvSecrets {
+                        client_secret: None,
+                        ..r.secrets.clone()
+                    },
+                };
                 cli.sign_in
-                    .check(r.secrets)
+                    .check(&secrets)
                     .map_err(|e| r.error(options.at, &options.member, e.into()))?;
             }
         }

@@ -314,6 +314,22 @@ fn each_bad_file_is_told_with_its_place_and_member() {
 }
 
 #[test]
+fn the_client_secret_is_only_for_the_servers_that_name_a_client_id() {
+    let secrets = EnvSecrets {
+        client_secret: Some("s3cret".into()),
+        token_key: None,
+    };
+    let text = r#"{"servers": {
+        "plain": {"url": "https://a.example/mcp"},
+        "ci": {"url": "https://b.example/mcp", "mcp-bridge": {"clientId": "ci"}}}}"#;
+    let read = read("mcp.json", text, &mut env, &secrets).map(|c| c.servers.len());
+    assert_eq!(
+        read.map_err(|e| e.to_string()),
+        Err("mcp.json:3:48: servers.ci.mcp-bridge: MCP_BRIDGE_CLIENT_SECRET needs --client-id and --client-issuer (the secret only goes to that issuer)".to_owned())
+    );
+}
+
+#[test]
 fn a_repeated_server_keeps_its_first_place_and_its_last_entry() {
     let c = config(
         r#"{"mcpServers": {"a": {"command": "one"}, "b": {"command": "two"}, "a": {"command": "three"}}}"#,
