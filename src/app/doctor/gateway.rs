@@ -14,7 +14,7 @@ use crate::auth::opener::EnvSecrets;
 use crate::cli::EXIT_USAGE;
 use crate::cli::config_file::{self, GatewayConfig, ServerEntry};
 use crate::protocol::rules::list_items::ItemKind;
-use crate::protocol::rules::names::{Change, NameTable, Refused};
+use crate::protocol::rules::names::{NameChange, NameRefused, NameTable};
 use crate::transport::children::ChildRegistry;
 use crate::transport::isolation;
 
@@ -30,7 +30,7 @@ pub struct Renamed {
     /// Its name for the editor.
     pub exposed: String,
     /// How the two differ.
-    pub change: Change,
+    pub change: NameChange,
 }
 
 /// A resource or template whose URI has no scheme: the bridge cannot tell its server from the
@@ -76,7 +76,7 @@ pub fn names(mut table: NameTable, reports: &[Report]) -> Names {
         for list in &report.lists {
             for key in &list.keys {
                 match table.insert(server, list.kind, key) {
-                    Ok(e) if e.change == Change::None => {}
+                    Ok(e) if e.change == NameChange::None => {}
                     // A URI keeps its form whatever the case of its token: not a rename.
                     Ok(_)
                         if matches!(list.kind, ItemKind::Resource | ItemKind::ResourceTemplate) => {
@@ -88,17 +88,19 @@ pub fn names(mut table: NameTable, reports: &[Report]) -> Names {
                         exposed: e.name,
                         change: e.change,
                     }),
-                    Err(Refused::NoScheme) => names.unnamed.push(Unnamed {
+                    Err(NameRefused::NoScheme) => names.unnamed.push(Unnamed {
                         server,
                         kind: list.kind,
                         original: key.clone(),
                     }),
-                    Err(Refused::Clash { exposed, first }) => names.collisions.push(Collision {
-                        kind: list.kind,
-                        exposed,
-                        first: (first.server, first.original),
-                        second: (server, key.clone()),
-                    }),
+                    Err(NameRefused::Clash { exposed, first }) => {
+                        names.collisions.push(Collision {
+                            kind: list.kind,
+                            exposed,
+                            first: (first.server, first.original),
+                            second: (server, key.clone()),
+                        })
+                    }
                 }
             }
         }
@@ -400,14 +402,14 @@ mod tests {
                     kind: ItemKind::Tool,
                     original: long.clone(),
                     exposed: format!("files__{}_c07d9e28", "x".repeat(30)),
-                    change: Change::Shortened,
+                    change: NameChange::Shortened,
                 },
                 Renamed {
                     server: 0,
                     kind: ItemKind::Prompt,
                     original: "read.file".into(),
                     exposed: "files__read_file".into(),
-                    change: Change::Sanitized,
+                    change: NameChange::Sanitized,
                 },
             ]
         );

@@ -413,8 +413,8 @@ fn entry(
                 return Err(r.error(value_start(&p.value), &m, Problem::Expected("a string")));
             };
             match s.value.as_ref() {
-                "stdio" => Some((Transport::Stdio, p)),
-                "http" | "streamable-http" => Some((Transport::Http, p)),
+                "stdio" => Some((Reach::Stdio, p)),
+                "http" | "streamable-http" => Some((Reach::Http, p)),
                 "sse" => return Err(r.error(s.range.start, &m, Problem::SseType)),
                 other => {
                     let shown = crate::protocol::wire::excerpt::sanitize(other);
@@ -429,8 +429,8 @@ fn entry(
             return Err(r.error(u.range.start, &member(&path, "url"), Problem::CommandAndUrl));
         }
         (None, None) => return Err(r.error(at, &path, Problem::NoCommandOrUrl)),
-        (Some(_), None) => Transport::Stdio,
-        (None, Some(_)) => Transport::Http,
+        (Some(_), None) => Reach::Stdio,
+        (None, Some(_)) => Reach::Http,
     };
     if let Some((declared, p)) = kind
         && declared != transport
@@ -440,8 +440,8 @@ fn entry(
             _ => String::new(),
         };
         let (needs, other) = match declared {
-            Transport::Stdio => ("command", "url"),
-            Transport::Http => ("url", "command"),
+            Reach::Stdio => ("command", "url"),
+            Reach::Http => ("url", "command"),
         };
         let problem = Problem::TypeMismatch {
             kind: s,
@@ -560,7 +560,7 @@ fn entry(
 
 /// How a server is reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Transport {
+enum Reach {
     /// A command, on stdio.
     Stdio,
     /// A URL, over Streamable HTTP.

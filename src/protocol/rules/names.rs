@@ -120,7 +120,7 @@ pub fn namespace(server: &str, prefix: Option<&str>) -> Result<Namespace, NameEr
 
 /// How an exposed name differs from `{prefix}{name}`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Change {
+pub enum NameChange {
     /// It is exactly `{prefix}{name}`.
     None,
     /// Each character no client accepts became `_` (an empty name became the hash of it).
@@ -130,13 +130,13 @@ pub enum Change {
     Shortened,
 }
 
-impl Change {
+impl NameChange {
     /// The word of doctor's report: `sanitized`, `shortened`, or `unchanged`.
     pub fn word(self) -> &'static str {
         match self {
-            Change::None => "unchanged",
-            Change::Sanitized => "sanitized",
-            Change::Shortened => "shortened",
+            NameChange::None => "unchanged",
+            NameChange::Sanitized => "sanitized",
+            NameChange::Shortened => "shortened",
         }
     }
 }
@@ -147,7 +147,7 @@ pub struct Exposed {
     /// The name (or URI).
     pub name: String,
     /// How it differs from the plain form.
-    pub change: Change,
+    pub change: NameChange,
 }
 
 /// The hash of `text` (FNV-1a 64, its halves folded into 32 bits), as [`HASH_SUFFIX_CHARS`]
@@ -173,21 +173,21 @@ pub fn expose_name(prefix: &str, original: &str) -> Exposed {
     if sanitized.is_empty() {
         return Exposed {
             name: format!("{prefix}{}", stable_hash(original)),
-            change: Change::Sanitized,
+            change: NameChange::Sanitized,
         };
     }
     // Every character is ASCII now: a byte is a character.
     if full.len() <= EXPOSED_NAME_MAX_CHARS {
         let change = match sanitized == original {
-            true => Change::None,
-            false => Change::Sanitized,
+            true => NameChange::None,
+            false => NameChange::Sanitized,
         };
         return Exposed { name: full, change };
     }
     let keep = EXPOSED_NAME_MAX_CHARS - 1 - HASH_SUFFIX_CHARS;
     Exposed {
         name: format!("{}_{}", &full[..keep], stable_hash(original)),
-        change: Change::Shortened,
+        change: NameChange::Shortened,
     }
 }
 
@@ -232,7 +232,7 @@ pub struct Owner {
 
 /// Why an item gets no exposed name.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Refused {
+pub enum NameRefused {
     /// Another item already has the exposed name: that item's owner.
     Clash {
         /// The exposed name.
@@ -276,13 +276,13 @@ impl NameTable {
 
     /// Gives the item `original` of kind `kind` of the server `server` its exposed name, and
     /// keeps the way back. The same item again gets the same name; a `server` the table does
-    /// not have gets an empty prefix and token. Errors: [`Refused`].
+    /// not have gets an empty prefix and token. Errors: [`NameRefused`].
     pub fn insert(
         &mut self,
         server: usize,
         kind: ItemKind,
         original: &str,
-    ) -> Result<Exposed, Refused> {
+    ) -> Result<Exposed, NameRefused> {
         let space = self.spaces.get(server);
         let exposed = match kind {
             ItemKind::Tool | ItemKind::Prompt => {
@@ -290,10 +290,10 @@ impl NameTable {
             }
             ItemKind::Resource | ItemKind::ResourceTemplate => {
                 let token = space.map_or("", |s| s.uri_token.as_str());
-                let name = expose_uri(token, original).ok_or(Refused::NoScheme)?;
+                let name = expose_uri(token, original).ok_or(NameRefused::NoScheme)?;
                 let change = match space.is_some_and(|s| s.uri_token == s.server) {
-                    true => Change::None,
-                    false => Change::Sanitized,
+                    true => NameChange::None,
+                    false => NameChange::Sanitized,
                 };
                 Exposed { name, change }
             }
@@ -303,7 +303,7 @@ impl NameTable {
             original: original.to_owned(),
         };
         match self.resolve(kind, &exposed.name) {
-            Some(first) if first != owner => Err(Refused::Clash {
+            Some(first) if first != owner => Err(NameRefused::Clash {
                 exposed: exposed.name,
                 first,
             }),
@@ -429,14 +429,14 @@ mod tests {
             plain,
             Exposed {
                 name: "files__read_file".into(),
-                change: Change::None
+                change: NameChange::None
             }
         );
         assert_eq!(
             expose_name("files__", "fs:read.file/v2"),
             Exposed {
                 name: "files__fs_read_file_v2".into(),
-                change: Change::Sanitized
+                change: NameChange::Sanitized
             }
         );
         assert_eq!(
@@ -450,20 +450,20 @@ mod tests {
             shortened,
             Exposed {
                 name: format!("files__{}_{}", "a".repeat(30), stable_hash(&long)),
-                change: Change::Shortened
+                change: NameChange::Shortened
             }
         );
         assert_eq!(shortened.name.len(), EXPOSED_NAME_MAX_CHARS);
         // Exactly the budget stays whole; one more is cut.
         let fits = "b".repeat(EXPOSED_NAME_MAX_CHARS - 7);
-        assert_eq!(expose_name("files__", &fits).change, Change::None);
+        assert_eq!(expose_name("files__", &fits).change, NameChange::None);
         let over = "b".repeat(EXPOSED_NAME_MAX_CHARS - 6);
-        assert_eq!(expose_name("files__", &over).change, Change::Shortened);
+        assert_eq!(expose_name("files__", &over).change, NameChange::Shortened);
         assert_eq!(
             expose_name("x__", ""),
             Exposed {
                 name: format!("x__{}", stable_hash("")),
-                change: Change::Sanitized
+                change: NameChange::Sanitized
             }
         );
     }
@@ -495,7 +495,7 @@ mod tests {
         assert!(t.insert(0, ItemKind::Tool, "read.file").is_ok());
         assert_eq!(
             t.insert(0, ItemKind::Tool, "read_file"),
-            Err(Refused::Clash {
+            Err(NameRefused::Clash {
                 exposed: "files__read_file".into(),
                 first: Owner {
                     server: 0,
@@ -518,12 +518,12 @@ mod tests {
             uri,
             Ok(Exposed {
                 name: "git-hub+repo://o/r".into(),
-                change: Change::Sanitized
+                change: NameChange::Sanitized
             })
         );
         assert_eq!(
             t.insert(1, ItemKind::ResourceTemplate, "{+x}"),
-            Err(Refused::NoScheme)
+            Err(NameRefused::NoScheme)
         );
         // A URI read through a template, with the scheme in upper case as a client may send it.
         assert_eq!(
