@@ -9,7 +9,7 @@
 //! [`stop_children_at_panic`] installs the panic hook that ends them all.
 //!
 //! ```no_run
-//! use mcp_bridge::process::{self, ChildRegistry};
+//! use mcp_bridge::process::{self, ChildEnv, ChildRegistry};
 //! use std::ffi::OsString;
 //! use std::time::Duration;
 //!
@@ -19,7 +19,8 @@
 //! process::become_subreaper();
 //! process::stop_children_at_panic(children.clone(), "my-server", 1);
 //! let program = process::resolve("python3".as_ref(), std::env::var_os("PATH").as_deref())?;
-//! let (child, io) = process::spawn(&program.into(), &[OsString::from("adapter.py")], &children)?;
+//! let args = [OsString::from("adapter.py")];
+//! let (child, io) = process::spawn(&program.into(), &args, &ChildEnv::default(), &children)?;
 //! // ... speak to it over io.stdin and io.stdout ...
 //! drop(io);
 //! child.stop(Duration::from_secs(1)).await;
@@ -30,7 +31,7 @@
 //! Linux only in full: elsewhere there is no subreaper and no sweep of other descendants.
 
 pub use crate::app::process::{stop_children_at_panic, stop_every_child};
-pub use crate::transport::child::{ChildIo, ChildProcess, KILLED_EXIT_TIME_LIMIT, spawn};
+pub use crate::transport::child::{ChildEnv, ChildIo, ChildProcess, KILLED_EXIT_TIME_LIMIT, spawn};
 pub use crate::transport::children::ChildRegistry;
 pub use crate::transport::isolation::become_subreaper;
 pub use crate::transport::program::{DEFAULT_PATH, StartError, Unstartable, resolve};

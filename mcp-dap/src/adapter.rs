@@ -19,7 +19,7 @@ use tokio_util::codec::{Encoder, FramedRead};
 
 use crate::dap::framing::{DapCodec, Frame, FramingError, MAX_BODY_BYTES, Oversized};
 use crate::dap::types::{self, Event, Incoming, Response};
-use mcp_bridge::process::{ChildProcess, spawn};
+use mcp_bridge::process::{ChildEnv, ChildProcess, spawn};
 
 use crate::adapters::{AdapterDef, PORT_PLACEHOLDER, Reach};
 
@@ -300,6 +300,7 @@ impl Adapter {
         let (process, io) = spawn(
             &resolved.into_os_string(),
             &args,
+            &ChildEnv::default(),
             &crate::children::CHILDREN,
         )
         .map_err(|error| AdapterStartError::Spawn {

@@ -10,9 +10,10 @@
 //! ([`sign_in::listening`]), and the sign-in's own discovery finds the metadata. With
 //! `--sign-in`, a second bridge then signs in as `mcp-bridge` does and is examined instead.
 //!
-//! Files: `args.rs` (the command line), `editor.rs` (the in-process editor), `report.rs`
-//! (the findings, the verdict, text and JSON), `sign_in.rs` (the sign-in found without
-//! signing in), `snippets.rs` (the editors' configuration).
+//! Files: `args.rs` (the command line), `editor.rs` (the in-process editor), `gateway.rs`
+//! (`--config`: every server of a configuration file, and the names behind one bridge),
+//! `report.rs` (the findings, the verdict, text and JSON), `sign_in.rs` (the sign-in found
+//! without signing in), `snippets.rs` (the editors' configuration).
 
 use serde_json::{Value, json};
 use std::ffi::OsString;
@@ -22,6 +23,7 @@ use std::time::{Duration, Instant};
 
 pub mod args;
 mod editor;
+pub mod gateway;
 pub mod report;
 pub mod sign_in;
 pub mod snippets;
@@ -33,9 +35,10 @@ use self::sign_in::Heard;
 use crate::actors::config::BridgeConfig;
 use crate::actors::supervisor::{StartSignIn, watchdog_after};
 use crate::auth::opener::EnvSecrets;
-use crate::cli::EXIT_USAGE;
+use crate::cli::{Cli, EXIT_USAGE};
 use crate::protocol::revisions::methods;
 use crate::protocol::revisions::note::Note;
+use crate::protocol::rules::item_filter;
 use crate::protocol::rules::list_items::{self, ItemKind};
 use crate::transport::children::ChildRegistry;
 use crate::transport::observe::{Decided, Observed, Observer};
@@ -77,6 +80,7 @@ const LISTS: [(ItemKind, &str, &str); 4] = [
 pub fn run(args: impl IntoIterator<Item = OsString>, secrets: &EnvSecrets) -> i32 {
     let d = match args::parse(args.into_iter().skip(2).collect()) {
         DoctorParsed::Run(d) => d,
+        DoctorParsed::RunConfig(c) => return gateway::run(&c, secrets),
         DoctorParsed::Print(text) => {
             let _ = std::io::stdout().write_all(text.as_bytes());
             return 0;
@@ -112,8 +116,14 @@ pub fn run(args: impl IntoIterator<Item = OsString>, secrets: &EnvSecrets) -> i3
         None
     };
     let system = actix::System::new();
-    let report = system.block_on(examine(&d, signed, secrets, &children));
+    let mut report = system.block_on(examine(&d.cli, signed, secrets, &children));
     isolation::stop_descendants();
+    // Entries to paste are offered for a server that works through the bridge only: an
+    // entry for one that does not would put a broken server into the editor.
+    if report.verdict().0 {
+        report.snippets = editor_snippets(&d, &report);
+    }
+    report.warnings = d.cli.warnings.clone();
     let text = if d.json {
         let mut t = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
         t.push('\n');
@@ -130,16 +140,16 @@ pub fn run(args: impl IntoIterator<Item = OsString>, secrets: &EnvSecrets) -> i3
     }
 }
 
-/// Examines the server: a bridge without sign-in first; for a URL that asks for a sign-in,
-/// the sign-in's metadata, and with `--sign-in` (`signed`: its configuration) a second bridge
-/// that signs in. The servers it starts join `children`.
+/// Examines the server of the command line `cli`: a bridge without sign-in first; for a URL
+/// that asks for a sign-in, the sign-in's metadata, and with `--sign-in` (`signed`: its
+/// configuration) a second bridge that signs in. The servers it starts join `children`.
 async fn examine(
-    d: &DoctorArgs,
+    cli: &Cli,
     signed: Option<BridgeConfig>,
     secrets: &EnvSecrets,
     children: &Arc<ChildRegistry>,
 ) -> Report {
-    let mut config = d.cli.config();
+    let mut config = cli.config();
     let mut heard = None;
     if let UpstreamSpec::Http(spec) = &mut config.upstream {
         let (source, rx) = sign_in::listening();
@@ -148,13 +158,13 @@ async fn examine(
     }
     let mut report = session(config, None, children).await;
     let challenge: Option<Heard> = heard.and_then(|mut rx| rx.try_recv().ok());
-    let plain = d.cli.config();
+    let plain = cli.config();
     // A challenge to `server/discover` or to a later request (a server that lists its tools
     // only to a signed-in client).
     if let (Some(heard), UpstreamSpec::Http(spec)) = (challenge, &plain.upstream) {
         let mut found = sign_in::discover(
             &spec.url,
-            &d.cli.sign_in,
+            &cli.sign_in,
             secrets,
             spec.ca_pem.clone(),
             &heard,
@@ -179,12 +189,6 @@ async fn examine(
             report.sign_in = Some(found);
         }
     }
-    // Entries to paste are offered for a server that works through the bridge only: an
-    // entry for one that does not would put a broken server into the editor.
-    if report.verdict().0 {
-        report.snippets = editor_snippets(d, &report);
-    }
-    report.warnings = d.cli.warnings.clone();
     report
 }
 
@@ -301,6 +305,7 @@ async fn read_list(
         pages: 0,
         error: None,
         refused: Vec::new(),
+        keys: Vec::new(),
     };
     let mut first = None;
     let mut cursor: Option<String> = None;
@@ -336,6 +341,12 @@ async fn read_list(
                 let label = list_items::item_label(item, seen.count);
                 seen.refused
                     .push(format!("{} {label}: {reason}", kind.noun()));
+            }
+            if let Some(key) = item
+                .get(item_filter::key_member(kind))
+                .and_then(Value::as_str)
+            {
+                seen.keys.push(key.to_owned());
             }
             seen.count += 1;
         }

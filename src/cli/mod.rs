@@ -8,6 +8,7 @@ use clap::{CommandFactory, Parser, ValueEnum};
 use std::ffi::OsString;
 use std::time::Duration;
 
+pub mod config_file;
 pub mod filter;
 pub mod sign_in;
 
@@ -19,6 +20,7 @@ use crate::protocol::listen::{
 };
 use crate::protocol::rules::item_filter::ItemFilter;
 use crate::protocol::wire::framing::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
+use crate::transport::child::ChildEnv;
 use crate::transport::http::client::{ProxyEnv, is_loopback};
 use crate::transport::http::headers::{HeaderError, check_user_header, looks_secret};
 use crate::transport::http::{DEFAULT_MAX_RESPONSE_BYTES, HttpSpec, MAX_MAX_RESPONSE_BYTES};
@@ -84,6 +86,13 @@ The doctor subcommand checks a server through the bridge and says what an editor
 `mcp-bridge doctor [OPTIONS] <COMMAND>...` or `<URL>` (the revision and why, the server's
 name and capabilities, the lists and the items the bridge repairs or drops, the sign-in a URL
 asks for, timings, the editors' configuration); see `mcp-bridge doctor --help`.
+`mcp-bridge doctor --config FILE` checks every server of an editor's configuration file as it
+is, Claude Desktop's or Cursor's {\"mcpServers\": ...} or VS Code's mcp.json, and the names
+their tools get behind one bridge ({server}__{tool}); a server's bridge options go in its
+entry under \"mcp-bridge\", which editors ignore:
+  {\"mcpServers\": {\"files\": {\"command\": \"/usr/local/bin/mcp-server-filesystem\",
+     \"args\": [\"${userHome}/Documents\"],
+     \"mcp-bridge\": {\"denyTool\": [\"write_*\"], \"callTimeout\": 60}}}}
 
 The logout subcommand deletes stored sign-ins of URL servers: `mcp-bridge logout <URL>` one
 (give the server entry's --account, --redirect-port, --token-store and key), `mcp-bridge
@@ -163,7 +172,7 @@ pub fn listen_wait_seconds(s: &str) -> Result<f64, SecondsError> {
     about = "Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP server of either revision.",
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP,
-    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge doctor [--json] [--sign-in] [OPTIONS] <COMMAND [ARGS]... | URL>\n       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all"
+    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge doctor [--json] [--sign-in] [OPTIONS] <COMMAND [ARGS]... | URL>\n       mcp-bridge doctor [--json] [--log-level <LEVEL>] --config <FILE>\n       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all"
 )]
 pub struct Cli {
     /// Server name shown to the editor when the upstream server gives none [default: the command's file name]
@@ -244,6 +253,10 @@ pub struct Cli {
     /// Warnings of the command line, for the log once it runs.
     #[arg(skip)]
     pub warnings: Vec<String>,
+    /// What a child server gets besides the bridge's environment and folder: a server's
+    /// `env` and `cwd` in a configuration file (`config_file`); none on the command line.
+    #[arg(skip)]
+    pub child_env: ChildEnv,
     /// The upstream MCP server command and its arguments, verbatim: everything from the first
     /// argument that is not an option of the bridge (or after `--`); or the URL of the upstream
     /// server
@@ -476,6 +489,7 @@ impl Cli {
             None => UpstreamSpec::Child {
                 command,
                 args: parts.collect(),
+                env: self.child_env.clone(),
             },
         };
         BridgeConfig {
@@ -802,7 +816,7 @@ mod tests {
             panic!("expected Run");
         };
         let c = cli.config();
-        let UpstreamSpec::Child { command, args } = &c.upstream else {
+        let UpstreamSpec::Child { command, args, .. } = &c.upstream else {
             panic!("the command line gives a child upstream");
         };
         assert_eq!(command, "srv");

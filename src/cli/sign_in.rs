@@ -95,7 +95,7 @@ pub enum AuthorizeParamError {
 
 /// Reads `--authorize-param NAME=VALUE` (split at the first `=`; the value may be empty).
 /// Errors: [`AuthorizeParamError`].
-fn authorize_param(arg: &str) -> Result<(String, String), AuthorizeParamError> {
+pub fn authorize_param(arg: &str) -> Result<(String, String), AuthorizeParamError> {
     let Some((name, value)) = arg.split_once('=') else {
         return Err(AuthorizeParamError::NoEquals);
     };

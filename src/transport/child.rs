@@ -26,6 +26,27 @@ pub const MAX_STDERR_LINE_BYTES: usize = 64 * 1024;
 /// the group at once; the wait is for the reaping task).
 pub const KILLED_EXIT_TIME_LIMIT: Duration = Duration::from_secs(2);
 
+/// What a child gets besides the bridge's own environment and working directory (a server's
+/// `env` and `cwd` in a configuration file); the default changes nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChildEnv {
+    /// Variables set (`Some`) or removed (`None`), in order; a `PATH` set here is also where
+    /// the program is looked for.
+    pub vars: Vec<(OsString, Option<OsString>)>,
+    /// Its working directory (`None`: the bridge's).
+    pub cwd: Option<std::path::PathBuf>,
+}
+
+impl ChildEnv {
+    /// The `PATH` the program is looked for in: the one set here, else the bridge's.
+    pub fn path_var(&self) -> Option<OsString> {
+        match self.vars.iter().rev().find(|(name, _)| name == "PATH") {
+            Some((_, value)) => value.clone(),
+            None => std::env::var_os("PATH"),
+        }
+    }
+}
+
 /// A started child process and the handles the bridge keeps.
 #[derive(Debug)]
 pub struct ChildProcess {
@@ -48,22 +69,31 @@ pub struct ChildIo {
     pub stdout: ChildStdout,
 }
 
-/// Starts `command args` with piped stdio in a new process group, with the bridge's
-/// environment and working directory unchanged. The child gets exactly fds 0, 1 and 2 and, on
-/// Linux, SIGKILL when the thread that forked it ends (see
+/// Starts `command args` with piped stdio in a new process group, with the process's
+/// environment and working directory changed only as `env` says. The child gets exactly fds
+/// 0, 1 and 2 and, on Linux, SIGKILL when the thread that forked it ends (see
 /// `isolation::child_pre_exec`): call this only on a thread that lives as long as the child
 /// should (the bridge's actix System thread). The child's stderr lines are copied to the
-/// process's stderr as they are, each line whole.
-/// Its process group joins `children` until the child is reaped and its [`ChildProcess`] is
-/// gone.
+/// process's stderr as they are, each line whole. Its process group joins `children` until the
+/// child is reaped and its [`ChildProcess`] is gone.
 ///
-/// Errors: the `io::Error` of the spawn (not found, permission denied, ...).
+/// Errors: the `io::Error` of the spawn (not found, permission denied, no such folder, ...).
 pub fn spawn(
     command: &OsString,
     args: &[OsString],
+    env: &ChildEnv,
     children: &Arc<ChildRegistry>,
 ) -> io::Result<(ChildProcess, ChildIo)> {
     let mut cmd = Command::new(command);
+    for (name, value) in &env.vars {
+        match value {
+            Some(value) => cmd.env(name, value),
+            None => cmd.env_remove(name),
+        };
+    }
+    if let Some(dir) = &env.cwd {
+        cmd.current_dir(dir);
+    }
     cmd.args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

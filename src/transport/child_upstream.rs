@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::time::Sleep;
 
-use super::child::{self, ChildProcess};
+use super::child::{self, ChildEnv, ChildProcess};
 use super::child_status::ChildStatus;
 use super::program::{self, SpawnError};
 use super::queue::{Delivery, OutFrame, Sent, UPSTREAM_QUEUE};
@@ -62,10 +62,11 @@ pub struct Child {
 pub fn open(
     command: &OsString,
     args: &[OsString],
+    env: &ChildEnv,
     options: OpenOptions,
 ) -> Result<Opened, SpawnError> {
-    let (proc_, io) = child::spawn(command, args, &options.children)
-        .map_err(|e| program::spawn_error(command, e))?;
+    let (proc_, io) = child::spawn(command, args, env, &options.children)
+        .map_err(|e| program::spawn_error(command, env.path_var().as_deref(), e))?;
     tracing::debug!(target: "upstream", "started the upstream command (pid {})", proc_.pgid());
     let stdin = child::stdin_pipe(io.stdin).map_err(SpawnError::Stdin)?;
     let stdin = Writer::for_pipe(stdin, UPSTREAM_QUEUE, options.queue_stats);

@@ -18,6 +18,8 @@ pub enum UpstreamSpec {
         command: OsString,
         /// Its arguments, unchanged.
         args: Vec<OsString>,
+        /// Its variables and working directory besides the bridge's.
+        env: super::child::ChildEnv,
     },
     /// An in-process [`Server`]: frames cross as bytes through bounded channels, no pipe and
     /// no process (the embedded bridge, actor tests).
@@ -79,8 +81,8 @@ impl UpstreamSpec {
 /// the program and why, never an argument or an environment value); an opener's own error.
 pub fn open(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnError> {
     match spec {
-        UpstreamSpec::Child { command, args } => {
-            super::child_upstream::open(command, args, options)
+        UpstreamSpec::Child { command, args, env } => {
+            super::child_upstream::open(command, args, env, options)
         }
         UpstreamSpec::Memory(server) => Ok(super::memory::open(server.clone(), options)),
         #[cfg(feature = "internals")]
@@ -130,6 +132,7 @@ mod tests {
         let child = UpstreamSpec::Child {
             command: "true".into(),
             args: Vec::new(),
+            env: Default::default(),
         };
         match open_in_process(&child, options) {
             Err(e @ SpawnError::NotInProcess) => {

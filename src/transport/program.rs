@@ -220,10 +220,10 @@ pub enum SpawnError {
 }
 
 /// The error of the spawn of `program` itself: the resolution's reason when the program cannot
-/// be resolved (any more), else the OS error; its text names the program and never an
-/// argument or an environment value.
-pub fn spawn_error(program: &OsStr, error: io::Error) -> SpawnError {
-    match resolve(program, std::env::var_os("PATH").as_deref()) {
+/// be resolved (any more) in `path_var` (the child's `PATH`), else the OS error; its text names
+/// the program and never an argument or an environment value.
+pub fn spawn_error(program: &OsStr, path_var: Option<&OsStr>, error: io::Error) -> SpawnError {
+    match resolve(program, path_var) {
         Err(e) => SpawnError::NotRunnable(e),
         Ok(_) => SpawnError::Refused {
             program: program.to_string_lossy().into_owned(),
@@ -385,6 +385,7 @@ mod tests {
     fn a_failed_spawn_names_the_program_and_why() {
         let missing = spawn_error(
             OsStr::new("/no/such/srv"),
+            None,
             io::Error::from(io::ErrorKind::NotFound),
         );
         assert!(matches!(&missing, SpawnError::NotRunnable(e) if e.program == "/no/such/srv"));
@@ -393,7 +394,7 @@ mod tests {
             "cannot start '/no/such/srv': no such file"
         );
         let denied = || io::Error::from_raw_os_error(libc::EACCES);
-        let refused = spawn_error(OsStr::new("/bin/sh"), denied());
+        let refused = spawn_error(OsStr::new("/bin/sh"), None, denied());
         assert!(matches!(&refused, SpawnError::Refused { program, .. } if program == "/bin/sh"));
         assert_eq!(
             refused.to_string(),

@@ -183,8 +183,13 @@ fn panic_with_children(dir: PathBuf) -> ! {
                 dir.display()
             );
             let args = ["-c".into(), report.into()];
-            let child = mcp_bridge::transport::child::spawn(&"sh".into(), &args, &children)
-                .unwrap_or_else(|e| panic!("child {n}: {e}"));
+            let child = mcp_bridge::transport::child::spawn(
+                &"sh".into(),
+                &args,
+                &Default::default(),
+                &children,
+            )
+            .unwrap_or_else(|e| panic!("child {n}: {e}"));
             started.push(child);
         }
         while !dir.join(PANIC_GO).exists() {

@@ -38,6 +38,8 @@ mod common;
 mod concurrency;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod doctor;
+#[cfg(all(feature = "http", feature = "auth"))]
+mod doctor_config;
 mod embedded;
 // mcp-dap needs no feature of the URL form; it drives real debugpy (tests/interop/.venv).
 #[cfg(target_os = "linux")]

@@ -189,6 +189,7 @@ fn config() -> BridgeConfig {
         upstream: UpstreamSpec::Child {
             command: "fake".into(),
             args: Vec::new(),
+            env: Default::default(),
         },
         name: None,
         discover_timeout: Duration::from_secs(60),

@@ -3,14 +3,24 @@
 //! ([`cli::parse`]), so the server is started or reached exactly as `mcp-bridge` would do it
 //! with the same options.
 
+use clap::ValueEnum;
 use std::ffi::OsString;
+use std::path::PathBuf;
 
-use crate::cli::{self, Cli};
+use crate::cli::{self, Cli, LogLevelArg};
 
 /// The flag of the JSON report.
 pub const JSON_FLAG: &str = "--json";
 /// The flag that lets doctor sign in as the bridge does.
 pub const SIGN_IN_FLAG: &str = "--sign-in";
+/// The flag of a configuration file of many servers.
+pub const CONFIG_FLAG: &str = "--config";
+/// The flag of the log level (the one option of the bridge that `--config` takes).
+const LOG_LEVEL_FLAG: &str = "--log-level";
+
+/// The usage of `doctor --config`.
+const CONFIG_USAGE: &str =
+    "Usage: mcp-bridge doctor [--json] [--log-level <LEVEL>] --config <FILE>";
 
 /// `mcp-bridge doctor --help`.
 pub const DOCTOR_HELP: &str = "\
@@ -18,6 +28,7 @@ Checks an MCP server the way mcp-bridge uses it, and says what an editor will se
 
 Usage: mcp-bridge doctor [--json] [--sign-in] [OPTIONS] [--] <COMMAND> [ARGS]...
        mcp-bridge doctor [--json] [--sign-in] [OPTIONS] <URL>
+       mcp-bridge doctor [--json] [--log-level <LEVEL>] --config <FILE>
 
 doctor starts the server's command (or reaches its URL) through the bridge's own actors, as
 an editor's mcp-bridge would, and reports:
@@ -38,6 +49,15 @@ Options of doctor (before the server, anywhere among the options):
       --json     One JSON object on stdout instead of the text (docs/usage.md describes it)
       --sign-in  Sign in as the bridge does when the server asks for it (a browser, or the
                  grant the sign-in options choose), then check the server behind the sign-in
+      --config <FILE>
+                 Check every enabled server of an editor's configuration file instead: Claude
+                 Desktop's or Cursor's {\"mcpServers\": ...}, or VS Code's mcp.json
+                 {\"servers\": ...} (comments allowed), each with its bridge options under
+                 \"mcp-bridge\" in its entry. Each server's report is headed by its name, in the
+                 file's order; then the names its tools and prompts get behind one bridge
+                 ({server}__{name}) where they are sanitized or shortened, and any name two
+                 items share, which fails. A file that cannot be used is exit 2, with
+                 FILE:LINE:COLUMN and the member that is wrong.
 
 Every option of mcp-bridge applies as it does to the bridge (see mcp-bridge --help):
 --discover-timeout bounds server/discover (and a passed-through initialize), --list-timeout
@@ -46,13 +66,15 @@ each list call, the filters hide items, the URL form's options reach the URL.
 Exit codes: 0 when the server is usable through the bridge (a URL that asks for a sign-in
 counts as usable when the bridge can sign in there: its metadata is found and offers a
 registration the bridge uses), 1 when it is not (the last line, and `reason` in JSON, says
-why), 2 for invalid arguments.
+why), 2 for invalid arguments. With --config: 0 when every enabled server is usable and no
+two items share a name, else 1; 2 also for a file that cannot be used.
 
 Examples:
   mcp-bridge doctor python3 server.py
   mcp-bridge doctor --json -- npx -y some-mcp-server
   mcp-bridge doctor https://mcp.example.com/mcp
   mcp-bridge doctor --sign-in --client-id my-app https://mcp.example.com/mcp
+  mcp-bridge doctor --config ~/.config/Claude/claude_desktop_config.json
 ";
 
 /// What doctor was asked.
@@ -70,10 +92,22 @@ pub struct DoctorArgs {
     pub log_level_given: bool,
 }
 
+/// What `doctor --config` was asked.
+pub struct ConfigArgs {
+    /// `--json`.
+    pub json: bool,
+    /// The file.
+    pub path: PathBuf,
+    /// `--log-level` (else doctor logs warnings and errors only).
+    pub log_level: Option<LogLevelArg>,
+}
+
 /// What the command line asks for.
 pub enum DoctorParsed {
     /// Examine the server.
     Run(DoctorArgs),
+    /// Examine every server of a configuration file.
+    RunConfig(ConfigArgs),
     /// Print this text to stdout, exit 0 (`--help`, `--version`).
     Print(String),
     /// Print this text to stderr, exit 2.
@@ -89,6 +123,9 @@ fn is_own(a: &OsString) -> bool {
 /// only (and before a `--`): from the server's first argument on, everything is the
 /// server's, as for the bridge.
 pub fn parse(args: Vec<OsString>) -> DoctorParsed {
+    if let Some(parsed) = parse_config(&args) {
+        return parsed;
+    }
     let separator = args.iter().position(|a| a == "--").unwrap_or(args.len());
     let mut keep: Vec<bool> = args
         .iter()
@@ -139,6 +176,65 @@ pub fn parse(args: Vec<OsString>) -> DoctorParsed {
     DoctorParsed::Usage(DOCTOR_HELP.to_string())
 }
 
+/// Parses `doctor --config`: `Some` when `--config` is among doctor's leading options
+/// (`--json`, `--log-level`, `--config`, before any other argument); every other argument is
+/// then a usage error, since a server's options go in its entry. `None`: not this form.
+fn parse_config(args: &[OsString]) -> Option<DoctorParsed> {
+    let (mut json, mut path, mut log_level) = (false, None, None);
+    let mut i = 0;
+    while let Some(arg) = args.get(i).and_then(|a| a.to_str()) {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_owned())),
+            _ => (arg, None),
+        };
+        let mut value = || {
+            inline.clone().or_else(|| {
+                i += 1;
+                args.get(i).map(|a| a.to_string_lossy().into_owned())
+            })
+        };
+        match flag {
+            JSON_FLAG if inline.is_none() => json = true,
+            CONFIG_FLAG => match value() {
+                Some(v) if !v.is_empty() => path = Some(PathBuf::from(v)),
+                _ => return Some(config_usage("--config takes the path of a file")),
+            },
+            LOG_LEVEL_FLAG => {
+                log_level = value().map(|v| LogLevelArg::from_str(&v, false).ok());
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    let path = path?;
+    let log_level = match log_level {
+        None => None,
+        Some(Some(level)) => Some(level),
+        Some(None) => {
+            let levels = "error, warn, info, debug, trace";
+            return Some(config_usage(&format!("--log-level takes one of {levels}")));
+        }
+    };
+    if i < args.len() {
+        return Some(config_usage(
+            "doctor --config takes only --json and --log-level (a server's options go in its \"mcp-bridge\" entry of the file)",
+        ));
+    }
+    Some(DoctorParsed::RunConfig(ConfigArgs {
+        json,
+        path,
+        log_level,
+    }))
+}
+
+/// The usage error of `doctor --config`.
+fn config_usage(cause: &str) -> DoctorParsed {
+    DoctorParsed::Usage(format!(
+        "{}: cli: error: {cause}\n\n{CONFIG_USAGE}\n\nFor more information, try 'mcp-bridge doctor --help'.\n",
+        crate::log::TAG
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,7 +243,63 @@ mod tests {
         match parse(args.iter().map(OsString::from).collect()) {
             DoctorParsed::Run(d) => d,
             DoctorParsed::Print(t) | DoctorParsed::Usage(t) => panic!("{args:?}: {t}"),
+            DoctorParsed::RunConfig(c) => panic!("{args:?}: --config {:?}", c.path),
         }
+    }
+
+    fn parsed(args: &[&str]) -> DoctorParsed {
+        parse(args.iter().map(OsString::from).collect())
+    }
+
+    #[test]
+    fn config_takes_json_and_the_log_level_and_nothing_else() {
+        let Some(DoctorParsed::RunConfig(c)) = Some(parsed(&[
+            "--json",
+            "--config",
+            "mcp.json",
+            "--log-level=debug",
+        ])) else {
+            panic!("the --config form");
+        };
+        assert!(c.json);
+        assert_eq!(c.path, PathBuf::from("mcp.json"));
+        assert_eq!(c.log_level, Some(LogLevelArg::Debug));
+        let Some(DoctorParsed::RunConfig(c)) = Some(parsed(&["--config=a b.json"])) else {
+            panic!("the --config form");
+        };
+        assert_eq!(
+            (c.json, c.path, c.log_level),
+            (false, PathBuf::from("a b.json"), None)
+        );
+        for (args, cause) in [
+            (
+                &["--config", "f", "--name", "x"][..],
+                "doctor --config takes only --json and --log-level (a server's options go in its \"mcp-bridge\" entry of the file)",
+            ),
+            (
+                &["--json", "--config", "f", "srv"][..],
+                "doctor --config takes only --json and --log-level (a server's options go in its \"mcp-bridge\" entry of the file)",
+            ),
+            (&["--config"][..], "--config takes the path of a file"),
+            (
+                &["--log-level", "loud", "--config", "f"][..],
+                "--log-level takes one of error, warn, info, debug, trace",
+            ),
+        ] {
+            match parsed(args) {
+                DoctorParsed::Usage(t) => assert_eq!(
+                    t,
+                    format!(
+                        "mcp-bridge: cli: error: {cause}\n\n{CONFIG_USAGE}\n\nFor more information, try 'mcp-bridge doctor --help'.\n"
+                    ),
+                    "{args:?}"
+                ),
+                _ => panic!("{args:?}: not a usage error"),
+            }
+        }
+        // After the server's program, --config is the server's.
+        let d = run(&["srv", "--config", "f"]);
+        assert_eq!(strings(&d.cli.command), ["srv", "--config", "f"]);
     }
 
     fn strings(v: &[OsString]) -> Vec<String> {

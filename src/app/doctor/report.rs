@@ -26,6 +26,9 @@ pub struct ListSeen {
     /// Pass-through only: the items a 2025-11-25 editor refuses, which the bridge passes as
     /// they came (`<label>: <reason>`).
     pub refused: Vec<String>,
+    /// The name (or URI, or URI template) of each item the editor gets, in order: what the
+    /// names behind one bridge are made of (`doctor --config`).
+    pub keys: Vec<String>,
 }
 
 /// An adaptation the bridge made to an item or a result.
@@ -433,6 +436,7 @@ mod tests {
             pages: 1,
             error: None,
             refused: Vec::new(),
+            keys: Vec::new(),
         }
     }
 
