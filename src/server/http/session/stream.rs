@@ -2,7 +2,7 @@
 //! its response) or the GET stream (the session's messages while it is the live one), with
 //! keep-alive comments in between.
 
-use super::{Out, StreamGuard};
+use super::routes::{Out, StreamGuard};
 use crate::server::http::{Body, KEEP_ALIVE_COMMENT, keep_alive_ticks, sse_event, sse_headers};
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
