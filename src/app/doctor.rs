@@ -124,20 +124,33 @@ pub fn run(args: impl IntoIterator<Item = OsString>, secrets: &EnvSecrets) -> i3
         report.snippets = editor_snippets(&d, &report);
     }
     report.warnings = d.cli.warnings.clone();
-    let text = if d.json {
-        let mut t = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
+    conclude(
+        d.json,
+        || report.to_json(),
+        || report.to_text(),
+        report.verdict().0,
+    )
+}
+
+/// The end of a run of doctor (one server or a configuration file): prints what it found on
+/// stdout, as one JSON object when `json` and else as text, flushes the log, and gives the
+/// exit code of the verdict (`usable`).
+fn conclude(
+    json: bool,
+    to_json: impl FnOnce() -> Value,
+    to_text: impl FnOnce() -> String,
+    usable: bool,
+) -> i32 {
+    let text = if json {
+        let mut t = serde_json::to_string_pretty(&to_json()).unwrap_or_default();
         t.push('\n');
         t
     } else {
-        report.to_text()
+        to_text()
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
     crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
-    if report.verdict().0 {
-        EXIT_USABLE
-    } else {
-        EXIT_NOT_USABLE
-    }
+    if usable { EXIT_USABLE } else { EXIT_NOT_USABLE }
 }
 
 /// Examines the server of the command line `cli`: a bridge without sign-in first; for a URL

@@ -5,11 +5,10 @@
 //! resource the bridge cannot name, and each name that two items share, which fails.
 
 use serde_json::{Map, Value, json};
-use std::io::Write;
 
 use super::args::ConfigArgs;
 use super::report::Report;
-use super::{EXIT_NOT_USABLE, EXIT_USABLE};
+use super::{EXIT_NOT_USABLE, conclude};
 use crate::auth::opener::EnvSecrets;
 use crate::cli::EXIT_USAGE;
 use crate::cli::config_file::{self, GatewayConfig, ServerEntry};
@@ -333,19 +332,12 @@ pub fn run(c: &ConfigArgs, secrets: &EnvSecrets) -> i32 {
     });
     isolation::stop_descendants();
     let checked = Checked::new(&config, reports);
-    let text = if c.json {
-        let mut t = serde_json::to_string_pretty(&checked.to_json()).unwrap_or_default();
-        t.push('\n');
-        t
-    } else {
-        checked.to_text()
-    };
-    let _ = std::io::stdout().write_all(text.as_bytes());
-    crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
-    match checked.verdict().0 {
-        true => EXIT_USABLE,
-        false => EXIT_NOT_USABLE,
-    }
+    conclude(
+        c.json,
+        || checked.to_json(),
+        || checked.to_text(),
+        checked.verdict().0,
+    )
 }
 
 #[cfg(test)]
