@@ -6,8 +6,8 @@
 
 use crate::common::http_serve::*;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 const LOOPBACK_ORIGIN: &str = "http://localhost:6274";
 const FOREIGN_ORIGIN: &str = "http://evil.example";
@@ -224,8 +224,8 @@ async fn a_foreign_origin_gets_403_preflight_included_and_no_cors_header() {
 
 /// The page of the browser test: it calls the server at `?mcp=URL` as the TypeScript SDK's
 /// transport does (a 2026-07-28 call; a 2025-11-25 session: `initialize`, its GET stream, a
-/// call) and writes what it saw into `#out` as JSON.
-const PAGE: &str = r#"<!doctype html><html><body><pre id="out">pending</pre><script>
+/// call) and posts what it saw, as JSON, to `/result` of its own origin ([`PageHost`]).
+const PAGE: &str = r#"<!doctype html><html><body><script>
 const mcp = new URLSearchParams(location.search).get('mcp');
 const out = {};
 const json = {'content-type': 'application/json', 'accept': 'application/json, text/event-stream'};
@@ -268,96 +268,101 @@ async function session() {
 (async () => {
   try { out.modern = await modern(); } catch (e) { out.modern = {error: String(e)}; }
   try { out.session = await session(); } catch (e) { out.session = {error: String(e)}; }
-  document.getElementById('out').textContent = JSON.stringify(out);
+  await fetch('/result', {method: 'POST', body: JSON.stringify(out)});
 })();
 </script></body></html>
 "#;
 
-/// A static server of `dir` on a loopback port (python3's `http.server`), killed when dropped.
-struct PageServer {
-    child: std::process::Child,
+/// The longest a page may take to post what it saw: the page makes five requests to a server
+/// on the same machine, and Chromium starts in a few seconds even on a busy machine.
+const PAGE_RESULT_TIME_LIMIT: Duration = Duration::from_secs(120);
+
+/// The host of the page on a loopback port: `GET /page.html` serves [`PAGE`] and
+/// `POST /result` hands the page's report to the test. The page posts to its own origin, so
+/// the report needs no CORS whatever origin the page has. Its runtime ends when it is dropped.
+struct PageHost {
     port: u16,
+    results: std::sync::mpsc::Receiver<String>,
+    _stop: tokio::sync::oneshot::Sender<()>,
 }
 
-impl PageServer {
-    fn start(dir: &std::path::Path) -> PageServer {
-        let mut child = Command::new("python3")
+impl PageHost {
+    fn start() -> PageHost {
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (results_tx, results) = std::sync::mpsc::channel::<String>();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime for the page host");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind the page host");
+                let port = listener.local_addr().expect("its address").port();
+                let app = axum::Router::new()
+                    .route(
+                        "/page.html",
+                        axum::routing::get(|| async { axum::response::Html(PAGE) }),
+                    )
+                    .route(
+                        "/result",
+                        axum::routing::post(move |body: String| async move {
+                            let _ = results_tx.send(body);
+                            axum::http::StatusCode::NO_CONTENT
+                        }),
+                    );
+                let _ = ready_tx.send(port);
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
+        });
+        let port = ready_rx.recv().expect("the page host's port");
+        PageHost {
+            port,
+            results,
+            _stop: stop,
+        }
+    }
+
+    /// What the page at `page_url` posted: Chromium runs it (a fresh profile each run) until
+    /// the report arrives, then is killed. Chromium resolves `foreign.test` to the loopback
+    /// address, so a page can come from a foreign origin.
+    fn run_page(&self, dir: &std::path::Path, name: &str, page_url: &str) -> Value {
+        let profile = dir.join(format!("profile-{name}"));
+        let _ = std::fs::remove_dir_all(&profile);
+        let mut chromium = Command::new("chromium")
             .args([
-                "-u",
-                "-m",
-                "http.server",
-                "0",
-                "--bind",
-                "127.0.0.1",
-                "--directory",
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--host-resolver-rules=MAP foreign.test 127.0.0.1",
             ])
-            .arg(dir)
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(page_url)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
+            .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("spawn python3 -m http.server");
-        let stdout = child.stdout.take().expect("stdout");
-        let line = BufReader::new(stdout)
-            .lines()
-            .next()
-            .expect("a line")
-            .expect("read");
-        // "Serving HTTP on 127.0.0.1 port N (http://127.0.0.1:N/) ..."
-        let port = line
-            .split_once(" port ")
-            .and_then(|(_, rest)| rest.split(' ').next())
-            .and_then(|port| port.parse().ok())
-            .unwrap_or_else(|| panic!("no port in {line:?}"));
-        PageServer { child, port }
+            .expect("run chromium (scripts/test-browser.sh installs it)");
+        let report = self.results.recv_timeout(PAGE_RESULT_TIME_LIMIT);
+        let _ = chromium.kill();
+        let _ = chromium.wait();
+        let report = report.unwrap_or_else(|_| {
+            panic!("the page {name} posted nothing in {PAGE_RESULT_TIME_LIMIT:?}")
+        });
+        serde_json::from_str(&report)
+            .unwrap_or_else(|_| panic!("the report of {name} is no JSON: {report}"))
     }
-}
-
-impl Drop for PageServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// What the page at `page_url` wrote into `#out`, read from Chromium's DOM once the page's
-/// work is done (`--virtual-time-budget` waits for its timers and fetches). Chromium resolves
-/// `foreign.test` to the loopback address, so a page can come from a foreign origin.
-fn run_page(dir: &std::path::Path, name: &str, page_url: &str) -> Value {
-    // A fresh profile each run.
-    let profile = dir.join(format!("profile-{name}"));
-    let _ = std::fs::remove_dir_all(&profile);
-    let output = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--host-resolver-rules=MAP foreign.test 127.0.0.1",
-            "--virtual-time-budget=20000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(page_url)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .expect("run chromium (scripts/test-browser.sh installs it)");
-    let dom = String::from_utf8_lossy(&output.stdout);
-    let out = dom
-        .split_once("<pre id=\"out\">")
-        .and_then(|(_, rest)| rest.split_once("</pre>"))
-        .map(|(out, _)| {
-            out.replace("&lt;", "<")
-                .replace("&gt;", ">")
-                .replace("&amp;", "&")
-        })
-        .unwrap_or_else(|| panic!("no #out in the DOM of {name}: {dom}"));
-    serde_json::from_str(&out).unwrap_or_else(|_| panic!("#out of {name} is no JSON: {out}"))
 }
 
 #[test]
@@ -367,10 +372,9 @@ fn a_page_from_a_loopback_origin_calls_the_server_with_fetch_and_a_foreign_one_f
     let dir =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts/http-cors");
     std::fs::create_dir_all(&dir).expect("the artifacts directory");
-    std::fs::write(dir.join("page.html"), PAGE).expect("write the page");
-    let pages = PageServer::start(&dir);
+    let pages = PageHost::start();
     let mcp = &server.url;
-    let loopback = run_page(
+    let loopback = pages.run_page(
         &dir,
         "loopback",
         &format!("http://127.0.0.1:{}/page.html?mcp={mcp}", pages.port),
@@ -389,7 +393,7 @@ fn a_page_from_a_loopback_origin_calls_the_server_with_fetch_and_a_foreign_one_f
                     "result": {"content": [{"type": "text", "text": "hi"}]}}}}
         })
     );
-    let foreign = run_page(
+    let foreign = pages.run_page(
         &dir,
         "foreign",
         &format!("http://foreign.test:{}/page.html?mcp={mcp}", pages.port),
