@@ -17,6 +17,7 @@ pub mod config;
 #[cfg(feature = "auth")]
 pub mod consent;
 pub mod frontend;
+pub mod gateway;
 pub mod link;
 pub mod listener;
 pub mod metrics;

@@ -52,6 +52,9 @@ pub fn run() -> ! {
     if !subreaper && cfg!(target_os = "linux") {
         tracing::warn!(target: "supervisor", "could not become a child subreaper: descendants that leave the upstream's process group may outlive the bridge");
     }
+    if let Some(path) = &cli.config {
+        run_gateway(path, &cli, &secrets, children);
+    }
     let mut config = cli.config();
     // The URL form signs in (unless a static Authorization header is given): the options are
     // checked and an explicit token store opens now, before any thread of the actor system
@@ -83,6 +86,38 @@ pub fn run() -> ! {
     };
     // The last step of every shutdown that stopped the System (end of stdin, a signal, the
     // loss of the upstream): no descendant outlives the bridge.
+    isolation::stop_descendants();
+    crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
+    std::process::exit(code);
+}
+
+/// Runs the gateway of many servers (`--config FILE`) to its end and exits the process with
+/// its code: 2 when the file cannot be used, else 0 at the end of stdin or a signal.
+fn run_gateway(
+    path: &std::path::Path,
+    cli: &cli::Cli,
+    secrets: &crate::auth::opener::EnvSecrets,
+    children: std::sync::Arc<ChildRegistry>,
+) -> ! {
+    let setup = match crate::app::gateway::setup(path, cli, secrets) {
+        Ok(setup) => setup,
+        Err(e) => {
+            crate::log::raw_line("config", "error", &e.to_string());
+            crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
+            std::process::exit(EXIT_USAGE);
+        }
+    };
+    let system = actix::System::new();
+    system.block_on(async move {
+        crate::app::process::start_gateway(setup, children);
+    });
+    let code = match system.run_with_code() {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::error!(target: "gateway", "the actor system failed: {e}");
+            1
+        }
+    };
     isolation::stop_descendants();
     crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
     std::process::exit(code);

@@ -7,6 +7,8 @@ pub mod doctor;
 #[cfg(all(feature = "http", feature = "auth"))]
 pub mod executable;
 #[cfg(feature = "auth")]
+pub mod gateway;
+#[cfg(feature = "auth")]
 pub mod logout;
 pub mod process;
 #[cfg(feature = "auth")]

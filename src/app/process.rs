@@ -11,6 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::actors::config::BridgeConfig;
+use crate::actors::gateway::member::SignInStarter;
+use crate::actors::gateway::{Gateway, GatewayParts, GatewaySetup};
 use crate::actors::supervisor::messages::{Shutdown, ShutdownCause, StopSignal};
 use crate::actors::supervisor::{Host, Supervisor, start_with};
 use crate::log;
@@ -28,6 +30,12 @@ fn sign_in_actor() -> Option<crate::actors::supervisor::StartSignIn> {
 #[cfg(not(feature = "auth"))]
 fn sign_in_actor() -> Option<crate::actors::supervisor::StartSignIn> {
     None
+}
+
+/// What makes the SignIn actor's starter of each run of one server behind the gateway (each
+/// run has an actor of its own): `None` without the feature `auth`.
+pub fn sign_in_starter() -> Option<SignInStarter> {
+    sign_in_actor().map(|_| Box::new(sign_in_actor) as SignInStarter)
 }
 
 /// The line the bridge writes when its stdin is a terminal (a bare start by hand).
@@ -84,8 +92,46 @@ pub fn stop_every_child(children: &ChildRegistry) {
 /// and the reaper of orphaned descendants. Its child upstream joins `children`.
 pub fn start(config: BridgeConfig, children: Arc<ChildRegistry>) -> Addr<Supervisor> {
     let output = editor_writer(QueueStats::new("editor_queue"));
-    let max_line_bytes = config.max_line_bytes;
-    let input: LocalBoxStream<'static, Frame> = match stdio::nonblocking_stdin() {
+    let input = editor_input(config.max_line_bytes, &output);
+    actix::spawn(reap_orphans(children.clone()));
+    let supervisor = start_with(
+        config,
+        input,
+        output,
+        Box::pin(termination_signal(children.clone())),
+        Rc::new(ProcessHost { children }),
+        sign_in_actor(),
+    );
+    let to_stop = supervisor.clone();
+    stdio::on_stdout_gone(move || to_stop.do_send(Shutdown(ShutdownCause::OutputClosed)));
+    supervisor
+}
+
+/// Starts the gateway of many servers (`--config`) inside the current actix `System` on the
+/// process's stdin and stdout, as [`start`] starts one bridge: the same reader, writer, signal
+/// handlers and reaper. Every server's child joins `children`.
+pub fn start_gateway(setup: GatewaySetup, children: Arc<ChildRegistry>) -> Addr<Gateway> {
+    let output = editor_writer(QueueStats::new("editor_queue"));
+    let input = editor_input(setup.max_line_bytes, &output);
+    actix::spawn(reap_orphans(children.clone()));
+    let gateway = crate::actors::gateway::start(
+        setup,
+        GatewayParts {
+            input,
+            output,
+            signal: Box::pin(termination_signal(children.clone())),
+            host: Rc::new(ProcessHost { children }),
+        },
+    );
+    let to_stop = gateway.clone();
+    stdio::on_stdout_gone(move || to_stop.do_send(Shutdown(ShutdownCause::OutputClosed)));
+    gateway
+}
+
+/// The editor's frames from stdin: non-blocking reads on the actor thread when stdin is a
+/// pipe (paced by `output`), else a reader thread.
+fn editor_input(max_line_bytes: usize, output: &Writer) -> LocalBoxStream<'static, Frame> {
+    match stdio::nonblocking_stdin() {
         // The editor's input is paced by its output: a request read while the queue toward
         // the editor is full would only add a response to it.
         Some(fd) => Box::pin(lines::frames(
@@ -101,19 +147,7 @@ pub fn start(config: BridgeConfig, children: Arc<ChildRegistry>) -> Addr<Supervi
             }
             Box::pin(stdin_frames(max_line_bytes))
         }
-    };
-    actix::spawn(reap_orphans(children.clone()));
-    let supervisor = start_with(
-        config,
-        input,
-        output,
-        Box::pin(termination_signal(children.clone())),
-        Rc::new(ProcessHost { children }),
-        sign_in_actor(),
-    );
-    let to_stop = supervisor.clone();
-    stdio::on_stdout_gone(move || to_stop.do_send(Shutdown(ShutdownCause::OutputClosed)));
-    supervisor
+    }
 }
 
 /// The writer toward the editor: non-blocking writes on the actor thread when stdout is a pipe

@@ -4,6 +4,7 @@
 //! usage on stderr, and exit 2.
 
 use clap::error::{ContextKind, ErrorKind};
+use clap::parser::ValueSource;
 use clap::{CommandFactory, Parser, ValueEnum};
 use std::ffi::OsString;
 use std::time::Duration;
@@ -13,6 +14,11 @@ pub mod filter;
 pub mod sign_in;
 
 use crate::actors::config::{BridgeConfig, Timeouts};
+use crate::actors::gateway::{
+    DEFAULT_CRASH_LOOP_ENDS, DEFAULT_CRASH_LOOP_WINDOW, DEFAULT_FAILED_RETRY,
+    DEFAULT_RESTART_BACKOFF_INITIAL, DEFAULT_RESTART_BACKOFF_MAX, DEFAULT_START_TIME_LIMIT,
+    RestartPolicy,
+};
 use crate::log::files::CannotRead;
 use crate::protocol::listen::{
     LISTEN_ACK_TIMEOUT_SECS, LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS,
@@ -93,6 +99,12 @@ entry under \"mcp-bridge\", which editors ignore:
   {\"mcpServers\": {\"files\": {\"command\": \"/usr/local/bin/mcp-server-filesystem\",
      \"args\": [\"${userHome}/Documents\"],
      \"mcp-bridge\": {\"denyTool\": [\"write_*\"], \"callTimeout\": 60}}}}
+`mcp-bridge --config FILE` runs every server of that same file behind this one bridge: the
+editor starts one stdio server and sees every server's tools and prompts as {server}__{name}
+and resources as {server}+{uri}; each server is supervised on its own (one that exits fails
+only its own calls and starts again; see the Many servers options). The editor's entry:
+  {\"mcpServers\": {\"all\": {\"command\": \"/home/you/.cargo/bin/mcp-bridge\",
+     \"args\": [\"--config\", \"/home/you/.config/Claude/claude_desktop_config.json\"]}}}
 
 The logout subcommand deletes stored sign-ins of URL servers: `mcp-bridge logout <URL>` one
 (give the server entry's --account, --redirect-port, --token-store and key), `mcp-bridge
@@ -105,8 +117,8 @@ SECONDS values are from 0.1 to 2592000 (--listen-backoff-initial, --listen-backo
 Exit codes: 0 at the end of stdin (also on SIGTERM, SIGINT or SIGHUP, and when the editor
 closes the bridge's stdout); 1 when the upstream server exits after initialize (or a URL
 server ends its 2025-11-25 session), and on an internal error; 2 for invalid arguments (also
-a missing --header-env variable, a --ca-file or --token-key-file that cannot be used, and a
-token store that does not open); 128 + the signal's number (143, 130, 129) when a second
+a missing --header-env variable, a --ca-file or --token-key-file that cannot be used, a
+token store that does not open, and a --config file that cannot be used); 128 + the signal's number (143, 130, 129) when a second
 SIGTERM, SIGINT or SIGHUP cuts the shutdown short.";
 
 /// The log levels of `--log-level`.
@@ -172,7 +184,7 @@ pub fn listen_wait_seconds(s: &str) -> Result<f64, SecondsError> {
     about = "Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP server of either revision.",
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP,
-    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge doctor [--json] [--sign-in] [OPTIONS] <COMMAND [ARGS]... | URL>\n       mcp-bridge doctor [--json] [--log-level <LEVEL>] --config <FILE>\n       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all"
+    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge [--log-level <LEVEL>] [MANY SERVERS OPTIONS] --config <FILE>\n       mcp-bridge doctor [--json] [--sign-in] [OPTIONS] <COMMAND [ARGS]... | URL>\n       mcp-bridge doctor [--json] [--log-level <LEVEL>] --config <FILE>\n       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all"
 )]
 pub struct Cli {
     /// Server name shown to the editor when the upstream server gives none [default: the command's file name]
@@ -257,11 +269,37 @@ pub struct Cli {
     /// `env` and `cwd` in a configuration file (`config_file`); none on the command line.
     #[arg(skip)]
     pub child_env: ChildEnv,
+    /// Many servers behind this one bridge: every server of an editor's configuration file (Claude Desktop's or Cursor's mcpServers, VS Code's mcp.json), each tool and prompt as SERVER__NAME; a server's own options go in its "mcp-bridge" entry
+    #[arg(
+        help_heading = "Many servers",
+        long,
+        value_name = "FILE",
+        conflicts_with = "command"
+    )]
+    pub config: Option<std::path::PathBuf>,
+    /// With --config: the longest wait of the editor's initialize for the servers' own; a server that is later joins when it answers, in seconds
+    #[arg(help_heading = "Many servers", long, value_name = "SECONDS", default_value_t = DEFAULT_START_TIME_LIMIT.as_secs_f64(), value_parser = seconds, allow_negative_numbers = true)]
+    pub start_time_limit: f64,
+    /// With --config: the first wait before a server that ended starts again; it doubles with each end in the crash-loop window, in seconds
+    #[arg(help_heading = "Many servers", long, value_name = "SECONDS", default_value_t = DEFAULT_RESTART_BACKOFF_INITIAL.as_secs_f64(), value_parser = seconds, allow_negative_numbers = true)]
+    pub restart_backoff_initial: f64,
+    /// With --config: the longest wait before a server that ended starts again, in seconds
+    #[arg(help_heading = "Many servers", long, value_name = "SECONDS", default_value_t = DEFAULT_RESTART_BACKOFF_MAX.as_secs_f64(), value_parser = seconds, allow_negative_numbers = true)]
+    pub restart_backoff_max: f64,
+    /// With --config: a server that ends this many times within --crash-loop-window is failed: left out (its items leave the lists) until --failed-retry later
+    #[arg(help_heading = "Many servers", long, value_name = "N", default_value_t = DEFAULT_CRASH_LOOP_ENDS as u32, value_parser = clap::value_parser!(u32).range(1..=1000), allow_negative_numbers = true)]
+    pub crash_loop_ends: u32,
+    /// With --config: the window of --crash-loop-ends, in seconds
+    #[arg(help_heading = "Many servers", long, value_name = "SECONDS", default_value_t = DEFAULT_CRASH_LOOP_WINDOW.as_secs_f64(), value_parser = seconds, allow_negative_numbers = true)]
+    pub crash_loop_window: f64,
+    /// With --config: how long a failed server is left out before it is tried again, in seconds
+    #[arg(help_heading = "Many servers", long, value_name = "SECONDS", default_value_t = DEFAULT_FAILED_RETRY.as_secs_f64(), value_parser = seconds, allow_negative_numbers = true)]
+    pub failed_retry: f64,
     /// The upstream MCP server command and its arguments, verbatim: everything from the first
     /// argument that is not an option of the bridge (or after `--`); or the URL of the upstream
     /// server
     #[arg(
-        required = true,
+        required_unless_present = "config",
         num_args = 1..,
         trailing_var_arg = true,
         value_name = "COMMAND"
@@ -480,6 +518,17 @@ impl Cli {
             .collect()
     }
 
+    /// The supervision of many servers (`--config`).
+    pub fn restart_policy(&self) -> RestartPolicy {
+        RestartPolicy {
+            backoff_initial: Duration::from_secs_f64(self.restart_backoff_initial),
+            backoff_max: Duration::from_secs_f64(self.restart_backoff_max),
+            loop_ends: self.crash_loop_ends as usize,
+            loop_window: Duration::from_secs_f64(self.crash_loop_window),
+            failed_retry: Duration::from_secs_f64(self.failed_retry),
+        }
+    }
+
     /// The configuration of the running bridge.
     pub fn config(&self) -> BridgeConfig {
         let mut parts = self.command.iter().cloned();
@@ -541,6 +590,9 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    if let Some(cause) = misplaced_gateway_options(&args) {
+        return Parsed::Usage(usage_line(&cause));
+    }
     match Cli::try_parse_from(&args) {
         Ok(cli) if logout_after_options(&args, &cli.command) => {
             Parsed::Usage(usage_line(LOGOUT_COMES_FIRST))
@@ -564,6 +616,69 @@ where
             _ => Parsed::Usage(usage_error(&e)),
         },
     }
+}
+
+/// The options of the command line that go with `--config` besides it: the process's own and
+/// the supervision's. A server's options go in its entry of the file.
+const WITH_CONFIG: [&str; 8] = [
+    "log_level",
+    "max_line_bytes",
+    "start_time_limit",
+    "restart_backoff_initial",
+    "restart_backoff_max",
+    "crash_loop_ends",
+    "crash_loop_window",
+    "failed_retry",
+];
+
+/// The options of the supervision of many servers, which only `--config` has.
+const ONLY_WITH_CONFIG: [&str; 6] = [
+    "start_time_limit",
+    "restart_backoff_initial",
+    "restart_backoff_max",
+    "crash_loop_ends",
+    "crash_loop_window",
+    "failed_retry",
+];
+
+/// Why the options of `args` do not go together with (or without) `--config`: an option of a
+/// server beside `--config` (it goes in the server's entry of the file), or an option of the
+/// supervision of many servers without it. `None`: they do.
+fn misplaced_gateway_options(args: &[OsString]) -> Option<String> {
+    let command = Cli::command();
+    let matches = command.clone().try_get_matches_from(args).ok()?;
+    let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    let long = |id: &str| {
+        command
+            .get_arguments()
+            .find(|a| a.get_id().as_str() == id)
+            .and_then(|a| a.get_long())
+            .map_or_else(|| id.to_owned(), |l| format!("--{l}"))
+    };
+    let ids: Vec<&str> = command
+        .get_arguments()
+        .map(|a| a.get_id().as_str())
+        .filter(|id| given(id))
+        .collect();
+    if given("config") {
+        let beside: Vec<String> = ids
+            .iter()
+            .filter(|id| **id != "config" && !WITH_CONFIG.contains(id))
+            .map(|id| long(id))
+            .collect();
+        if !beside.is_empty() {
+            return Some(format!(
+                "{} cannot go with --config: a server's options go in the \"mcp-bridge\" member of its entry in the file",
+                beside.join(", ")
+            ));
+        }
+    } else if let Some(id) = ids.iter().find(|id| ONLY_WITH_CONFIG.contains(id)) {
+        return Some(format!(
+            "{} goes with --config (the supervision of many servers)",
+            long(id)
+        ));
+    }
+    None
 }
 
 /// The warnings of the arguments after the server's program that are long options of the

@@ -78,7 +78,7 @@ Usage: mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...
 ";
     assert!(first.starts_with(about), "{first}");
     assert!(
-        first.contains("\nArguments:\n  <COMMAND>...\n          The upstream MCP server command and its arguments, verbatim: "),
+        first.contains("\nArguments:\n  [COMMAND]...\n          The upstream MCP server command and its arguments, verbatim: "),
         "{first}"
     );
     assert!(!out.contains("2026-07-28 server command"), "{out}");
@@ -89,6 +89,7 @@ Usage: mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...
         "\nListen stream:\n",
         "\nURL form:\n",
         "\nSign-in (URL form):\n",
+        "\nMany servers:\n",
     ] {
         assert!(
             out.contains(heading),
@@ -109,7 +110,7 @@ Usage: mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...
 fn help_names_every_exit_code() {
     let (code, out, _) = run(&["--help"]);
     assert_eq!(code, 0);
-    let text = "Exit codes: 0 at the end of stdin (also on SIGTERM, SIGINT or SIGHUP, and when the editor\ncloses the bridge's stdout); 1 when the upstream server exits after initialize (or a URL\nserver ends its 2025-11-25 session), and on an internal error; 2 for invalid arguments (also\na missing --header-env variable, a --ca-file or --token-key-file that cannot be used, and a\ntoken store that does not open); 128 + the signal's number (143, 130, 129) when a second\nSIGTERM, SIGINT or SIGHUP cuts the shutdown short.\n";
+    let text = "Exit codes: 0 at the end of stdin (also on SIGTERM, SIGINT or SIGHUP, and when the editor\ncloses the bridge's stdout); 1 when the upstream server exits after initialize (or a URL\nserver ends its 2025-11-25 session), and on an internal error; 2 for invalid arguments (also\na missing --header-env variable, a --ca-file or --token-key-file that cannot be used, a\ntoken store that does not open, and a --config file that cannot be used); 128 + the signal's number (143, 130, 129) when a second\nSIGTERM, SIGINT or SIGHUP cuts the shutdown short.\n";
     assert!(out.contains(text), "{text:?} missing from --help:\n{out}");
 }
 

@@ -70,6 +70,8 @@ mod example_server;
 mod fixture_server;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod forwarding;
+#[cfg(all(feature = "http", feature = "auth", target_os = "linux"))]
+mod gateway;
 #[cfg(target_os = "linux")]
 mod harness;
 #[cfg(all(feature = "http", feature = "auth"))]

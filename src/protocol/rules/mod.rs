@@ -6,6 +6,7 @@
 //! [`super::listen`].
 
 pub mod era;
+pub mod gateway;
 pub mod input;
 pub mod item_filter;
 pub mod list_items;

@@ -687,7 +687,7 @@ impl Bridge {
     }
 
     /// The first frame that matches `is_it`; frames before it stay in the backlog (in order).
-    fn recv_matching(&mut self, what: &str, is_it: impl Fn(&Value) -> bool) -> Value {
+    pub fn recv_matching(&mut self, what: &str, is_it: impl Fn(&Value) -> bool) -> Value {
         self.recv_matching_within(what, is_it, RECV_TIMEOUT)
     }
 

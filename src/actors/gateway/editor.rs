@@ -1,0 +1,358 @@
+//! The editor's messages at the gateway: its `initialize` and `notifications/initialized`,
+//! the requests the gateway answers itself (`ping`, `logging/setLevel`), the lists it merges,
+//! the requests it routes to their owner, its cancellations, and its answers to the servers'
+//! input requests.
+
+use actix::prelude::*;
+use serde_json::{Value, json};
+
+use super::lists::slot;
+use super::member::MemberState;
+use super::{Gateway, Phase, Sent};
+use crate::protocol::revisions::errors::{Cause, initialize_running};
+use crate::protocol::revisions::methods;
+use crate::protocol::rules::gateway::{LeftOut, expose_items, list_kind, route};
+use crate::protocol::rules::list_items::ItemKind;
+use crate::protocol::wire::framing::Frame;
+use crate::protocol::wire::id::Id;
+use crate::protocol::wire::jsonrpc::{self, Message, ParseError};
+use crate::transport::queue::Delivery;
+
+impl Gateway {
+    /// One frame of the editor.
+    pub(super) fn editor_frame(&mut self, frame: Frame, ctx: &mut Context<Self>) {
+        let line = match frame {
+            Frame::Line(line) => line,
+            Frame::TooLong { len_bytes, id, .. } => {
+                tracing::warn!(target: "gateway", "a line of {len_bytes} bytes is over the limit of {} bytes",
+                    self.max_line_bytes);
+                let error = Cause::LineTooLong.error_object(Some(json!(self.max_line_bytes)));
+                // The editor's answer to a server's input request fails that request.
+                if let Some(Id::Str(key)) = &id
+                    && self.asked.contains_key(key)
+                {
+                    return self.editor_answer(id, Err(error));
+                }
+                self.fail(id.as_ref(), error);
+                return;
+            }
+        };
+        match jsonrpc::parse(&line, jsonrpc::MAX_CLIENT_DEPTH) {
+            Ok(Message::Request { id, method, params }) => {
+                self.editor_request(id, &method, params.unwrap_or_else(|| json!({})), ctx)
+            }
+            Ok(Message::Notification { method, params }) => {
+                self.editor_notification(&method, params.unwrap_or_else(|| json!({})))
+            }
+            Ok(Message::Response { id, result }) => self.editor_answer(id, Ok(result)),
+            Ok(Message::ErrorResponse { id, error }) => self.editor_answer(id, Err(error)),
+            Err(e) => {
+                let cause = match &e {
+                    ParseError::NotJson { .. } => Cause::ParseError,
+                    ParseError::TooDeep { .. } => Cause::TooDeep,
+                    ParseError::Shape { .. } => Cause::InvalidRequestShape,
+                };
+                self.fail(e.id(), cause.error_object(None));
+            }
+        }
+    }
+
+    /// A request of the editor.
+    fn editor_request(&mut self, id: Id, method: &str, params: Value, ctx: &mut Context<Self>) {
+        if method == methods::PING {
+            self.respond(&id, json!({}));
+            return;
+        }
+        match &self.phase {
+            Phase::Closing => {
+                self.fail(Some(&id), Cause::Closed.error_object(None));
+                return;
+            }
+            Phase::AwaitingInitialize if method == methods::INITIALIZE => {
+                self.editor_initialize(id, params, ctx);
+                return;
+            }
+            Phase::AwaitingInitialize => {
+                self.fail(Some(&id), Cause::NotInitialized.error_object(None));
+                return;
+            }
+            Phase::Initializing { .. } if method == methods::INITIALIZE => {
+                self.fail(Some(&id), initialize_running().to_value());
+                return;
+            }
+            Phase::Initializing { .. } => {
+                self.fail(Some(&id), Cause::NotInitialized.error_object(None));
+                return;
+            }
+            Phase::Ready if method == methods::INITIALIZE => {
+                self.fail(Some(&id), Cause::AlreadyInitialized.error_object(None));
+                return;
+            }
+            Phase::Ready => {}
+        }
+        if self.waits.contains_key(&id) {
+            self.fail(Some(&id), Cause::DuplicateId.error_object(None));
+            return;
+        }
+        if method == methods::LOGGING_SET_LEVEL {
+            self.set_level(&id, params);
+        } else if let Some(kind) = list_kind(method) {
+            self.answer_list(&id, kind);
+        } else {
+            match route(&self.table, method, &params) {
+                Some(Ok(routed)) => self.forward(id, routed.server, method, routed.params),
+                Some(Err(e)) => self.fail(Some(&id), e.to_value()),
+                None => self.fail(
+                    Some(&id),
+                    Cause::MethodNotFound.error_object(Some(Value::String(method.to_owned()))),
+                ),
+            }
+        }
+    }
+
+    /// The editor's `initialize`: each server's run gets it; the answer comes when they all
+    /// answered, or at the start limit.
+    fn editor_initialize(&mut self, id: Id, params: Value, ctx: &mut Context<Self>) {
+        if !params.is_object() {
+            let detail = Value::String("params must be InitializeRequestParams".into());
+            self.fail(Some(&id), Cause::InvalidParams.error_object(Some(detail)));
+            return;
+        }
+        self.editor_params = Some(params);
+        self.phase = Phase::Initializing { id };
+        for i in 0..self.members.len() {
+            if matches!(self.members[i].state, MemberState::Started) {
+                self.send_initialize(i);
+            }
+        }
+        ctx.run_later(self.start_time_limit, |act, _| act.answer_initialize(true));
+        self.answer_initialize(false);
+    }
+
+    /// `logging/setLevel`: answered at once; every ready server gets it, and so does each
+    /// server that is ready later.
+    fn set_level(&mut self, id: &Id, params: Value) {
+        let levels = [
+            "debug",
+            "info",
+            "notice",
+            "warning",
+            "error",
+            "critical",
+            "alert",
+            "emergency",
+        ];
+        if !params
+            .get("level")
+            .and_then(Value::as_str)
+            .is_some_and(|l| levels.contains(&l))
+        {
+            let detail = Value::String(format!("params.level must be one of {levels:?}"));
+            self.fail(Some(id), Cause::InvalidParams.error_object(Some(detail)));
+            return;
+        }
+        self.log_level = Some(params);
+        for i in 0..self.members.len() {
+            if self.members[i].ready().is_some() {
+                self.send_level(i);
+            }
+        }
+        self.respond(id, json!({}));
+    }
+
+    /// Sends the editor's log level to the server `i`, if the editor set one.
+    pub(super) fn send_level(&mut self, i: usize) {
+        let Some(params) = self.log_level.clone() else {
+            return;
+        };
+        let id = self.next_id();
+        if let Some(run) = self.members.get(i).and_then(|m| m.run.as_ref())
+            && run.send(&jsonrpc::request(
+                &Id::Int(id),
+                methods::LOGGING_SET_LEVEL,
+                params,
+            ))
+        {
+            self.sent.insert(id, Sent::Ignored { member: i });
+        }
+    }
+
+    /// A list of the editor, answered from the lists kept: the items of every joined server,
+    /// under their exposed names, in the file's order.
+    fn answer_list(&mut self, id: &Id, kind: ItemKind) {
+        let mut items = Vec::new();
+        for i in 0..self.members.len() {
+            let Some(part) = self.members[i]
+                .joined()
+                .and_then(|run| run.kept.items[slot(kind)].clone())
+            else {
+                continue;
+            };
+            let (kept, _) = expose_items(&mut self.table, i, kind, part);
+            items.extend(kept);
+        }
+        let mut result = serde_json::Map::new();
+        result.insert(kind.member().into(), Value::Array(items));
+        self.respond(id, Value::Object(result));
+    }
+
+    /// One warning for each item of `server` that the editor does not get (once per item).
+    pub(super) fn warn_left_out(&mut self, server: &str, kind: ItemKind, left_out: Vec<LeftOut>) {
+        for l in left_out {
+            if self
+                .warned
+                .insert(format!("{server} {} {}", kind.noun(), l.original))
+            {
+                let why = left_out_reason(&l.why, &self.members, kind);
+                tracing::warn!(target: "gateway", "{server}: the {} {:?} is left out: {why}",
+                    kind.noun(), l.original);
+            }
+        }
+    }
+
+    /// Forwards the editor's request to its owner, under an id of the gateway's.
+    fn forward(&mut self, id: Id, i: usize, method: &str, params: Value) {
+        let Some(m) = self.members.get(i) else {
+            return;
+        };
+        let name = m.setup.name.clone();
+        let run = match (&m.state, &m.run) {
+            (MemberState::Ready(_), Some(run)) => run,
+            _ => {
+                let detail = format!("the server {name} is not running (it starts again)");
+                self.fail(Some(&id), not_running(&name, detail));
+                return;
+            }
+        };
+        let sent = self.next_id;
+        if !run.send(&jsonrpc::request(&Id::Int(sent), method, params)) {
+            let detail = format!("the server {name} is stopping");
+            self.fail(Some(&id), not_running(&name, detail));
+            return;
+        }
+        self.next_id += 1;
+        self.sent.insert(
+            sent,
+            Sent::Editor {
+                member: i,
+                id: id.clone(),
+                method: method.to_owned(),
+            },
+        );
+        self.waits.insert(id, (i, sent));
+    }
+
+    /// A notification of the editor.
+    fn editor_notification(&mut self, method: &str, params: Value) {
+        match method {
+            methods::INITIALIZED => {
+                self.editor_initialized = true;
+                for i in 0..self.members.len() {
+                    if self.members[i].ready().is_some() {
+                        self.send_initialized(i);
+                    }
+                }
+            }
+            methods::CANCELLED => {
+                let Some(id) = params.get("requestId").and_then(Id::from_value) else {
+                    return;
+                };
+                // The request gets no answer any more (2025-11-25 basic/utilities/cancellation):
+                // its server's late answer, if any, is dropped.
+                let Some((member, sent)) = self.waits.remove(&id) else {
+                    return;
+                };
+                self.sent.insert(sent, Sent::Ignored { member });
+                if let Some(run) = self.members.get(member).and_then(|m| m.run.as_ref()) {
+                    let mut params = params;
+                    if let Some(o) = params.as_object_mut() {
+                        o.insert("requestId".into(), json!(sent));
+                    }
+                    run.send(&jsonrpc::notification(methods::CANCELLED, params));
+                }
+            }
+            "notifications/roots/list_changed" => {
+                for m in &self.members {
+                    if let (Some(_), Some(run)) = (m.ready(), &m.run) {
+                        run.send(&jsonrpc::notification(method, params.clone()));
+                    }
+                }
+            }
+            _ => tracing::debug!(target: "gateway", "the editor's {method} has no server to go to"),
+        }
+    }
+
+    /// Sends `notifications/initialized` to the server `i`'s run, once.
+    pub(super) fn send_initialized(&mut self, i: usize) {
+        if let Some(run) = self.members.get_mut(i).and_then(|m| m.run.as_mut())
+            && !run.initialized
+        {
+            run.initialized = true;
+            run.send(&jsonrpc::notification(methods::INITIALIZED, json!({})));
+        }
+    }
+
+    /// The editor's answer to an input request of a server (`b-N`): to its server, under the
+    /// server's own id.
+    fn editor_answer(&mut self, id: Option<Id>, answer: Result<Value, Value>) {
+        let Some(Id::Str(key)) = id else {
+            tracing::debug!(target: "gateway", "an answer of the editor without a request of the gateway's id");
+            return;
+        };
+        let Some(asked) = self.asked.remove(&key) else {
+            tracing::debug!(target: "gateway", "the editor answered {key}, which is not in flight");
+            return;
+        };
+        let Some(run) = self
+            .members
+            .get_mut(asked.member)
+            .and_then(|m| m.run_of(asked.generation))
+        else {
+            return;
+        };
+        let message = match answer {
+            Ok(result) => jsonrpc::response(&asked.id, result),
+            Err(error) => jsonrpc::error_response(Some(&asked.id), error),
+        };
+        run.send(&message);
+    }
+}
+
+/// The error of a request to a server that is not running now.
+fn not_running(server: &str, detail: String) -> Value {
+    let mut error = Cause::UpstreamExited.error_object(Some(Value::String(detail)));
+    if let Some(data) = error.get_mut("data").and_then(Value::as_object_mut) {
+        data.insert("server".into(), Value::String(server.to_owned()));
+    }
+    error
+}
+
+/// The words of a left-out item's warning.
+fn left_out_reason(
+    why: &crate::protocol::rules::names::NameRefused,
+    members: &[super::member::Member],
+    kind: ItemKind,
+) -> String {
+    use crate::protocol::rules::names::NameRefused;
+    match why {
+        NameRefused::Clash { exposed, first } => format!(
+            "its name {exposed} is the name of the {} {:?} of {}",
+            kind.noun(),
+            first.original,
+            members
+                .get(first.server)
+                .map_or("?", |m| m.setup.name.as_str())
+        ),
+        NameRefused::NoScheme => {
+            "its URI has no scheme, so the bridge cannot tell its server from it".into()
+        }
+    }
+}
+
+/// What is sent to the editor of a server's request, for the delivery rules.
+pub(super) fn delivery_of(method: &str) -> Delivery {
+    match method {
+        methods::PROGRESS | methods::MESSAGE => Delivery::DropWhenFull,
+        _ => Delivery::Always,
+    }
+}

@@ -1,0 +1,300 @@
+//! One server behind the gateway: its own bridge (a Supervisor and its actors, the same that
+//! `mcp-bridge` runs for one server) in this process, its editor side two channels of the
+//! gateway's, its end reported to the gateway by its [`MemberHost`]. Each start is a run of
+//! its own ([`Run`], numbered by its generation), so that the frames and the end of a run that
+//! was replaced are told from the new one's.
+
+use actix::prelude::*;
+use bytes::Bytes;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+use super::lists::Kept;
+use crate::actors::config::BridgeConfig;
+use crate::actors::link::Link;
+use crate::actors::supervisor::messages::StopSignal;
+use crate::actors::supervisor::{self, Host, StartSignIn};
+use crate::protocol::rules::names::Namespace;
+use crate::protocol::wire::framing::Frame;
+use crate::transport::children::ChildRegistry;
+use crate::transport::queue::{EDITOR_QUEUE, QueueStats};
+use crate::transport::writer::Writer;
+
+/// Frames of one server's bridge queued toward the gateway before its writer holds them.
+pub const MEMBER_OUTPUT_QUEUE_FRAMES: usize = 64;
+
+/// Makes the SignIn actor's starter of one run of a server with sign-in (a URL upstream; each
+/// run has its own actor, over the same token store).
+pub type SignInStarter = Box<dyn Fn() -> Option<StartSignIn>>;
+
+/// One server of the gateway as the application gives it.
+pub struct ServerSetup {
+    /// Its name (the key of its entry in the file).
+    pub name: String,
+    /// The names its items get.
+    pub namespace: Namespace,
+    /// The configuration of its bridge.
+    pub config: BridgeConfig,
+    /// The starter of its SignIn actor, for a URL upstream with sign-in.
+    pub sign_in: Option<SignInStarter>,
+}
+
+/// A frame of a server's bridge toward the editor.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct MemberFrame {
+    /// The server's index.
+    pub member: usize,
+    /// The run that sent it.
+    pub generation: u64,
+    /// The frame: one JSON-RPC message and its `\n`.
+    pub bytes: Vec<u8>,
+}
+
+/// The bridge of a server ended (its Supervisor's exit, after its shutdown steps: its
+/// upstream is closed).
+pub struct MemberExited {
+    /// The server's index.
+    pub member: usize,
+    /// The run that ended.
+    pub generation: u64,
+    /// Its exit code: 0 the end of its input, 1 the loss of its upstream.
+    pub code: i32,
+}
+
+impl Message for MemberExited {
+    type Result = ();
+}
+
+/// The output of a run ended: every frame it wrote has reached the gateway.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct MemberOutputEnded {
+    /// The server's index.
+    pub member: usize,
+    /// The run.
+    pub generation: u64,
+}
+
+/// The host of a server's bridge: its end is the gateway's news, not the process's; its child
+/// joins the process's registry, so the panic hook, the watchdog and a second signal reach it.
+struct MemberHost {
+    member: usize,
+    generation: u64,
+    exited: Link<MemberExited>,
+    children: Arc<ChildRegistry>,
+}
+
+impl Host for MemberHost {
+    fn step(&self, step: &'static str) {
+        tracing::debug!(target: "gateway", "server {}: shutdown step: {step}", self.member);
+    }
+    // The gateway starts the process's watchdog; a server's bridge is not a process.
+    fn start_watchdog(&self, _after: Duration) {}
+    fn exit(&self, code: i32) {
+        self.exited.do_send(MemberExited {
+            member: self.member,
+            generation: self.generation,
+            code,
+        });
+    }
+    fn children(&self) -> Arc<ChildRegistry> {
+        self.children.clone()
+    }
+}
+
+/// Where a server stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MemberState {
+    /// Its bridge runs; the editor's `initialize` has not reached it yet.
+    Started,
+    /// Its `initialize` is in flight.
+    Initializing,
+    /// It answered `initialize`: its result.
+    Ready(Rc<serde_json::Value>),
+    /// Its bridge was asked to stop (its `initialize` failed) and has not ended yet.
+    Stopping,
+    /// Its bridge ended; it starts again at `at`.
+    Waiting {
+        /// When it starts again.
+        at: Instant,
+    },
+    /// It ended too often in a short time: it is left out until `at`.
+    Failed {
+        /// When it is tried again.
+        at: Instant,
+    },
+}
+
+/// A run of a server's bridge.
+pub struct Run {
+    /// Its number among the server's runs.
+    pub generation: u64,
+    /// Its editor side's input; `None` once closed (the end of its input).
+    pub input: Option<mpsc::UnboundedSender<Frame>>,
+    /// Its output reached its end.
+    pub output_ended: bool,
+    /// Its exit code, once it exited.
+    pub exited: Option<i32>,
+    /// `notifications/initialized` was sent to it.
+    pub initialized: bool,
+    /// The lists kept of it.
+    pub kept: Kept,
+    /// Its first lists are in: its items are in the editor's lists.
+    pub joined: bool,
+}
+
+impl Run {
+    /// Both ends seen: every frame delivered and the bridge exited.
+    pub fn ended(&self) -> bool {
+        self.output_ended && self.exited.is_some()
+    }
+
+    /// Sends one message to the run's bridge; false when its input is closed.
+    pub fn send(&self, message: &serde_json::Value) -> bool {
+        let Some(input) = &self.input else {
+            return false;
+        };
+        match serde_json::to_vec(message) {
+            Ok(bytes) => input.send(Frame::Line(Bytes::from(bytes))).is_ok(),
+            Err(_) => false,
+        }
+    }
+}
+
+/// One server: its setup, its state, its current run and its recent ends.
+pub struct Member {
+    /// Its setup.
+    pub setup: ServerSetup,
+    /// Where it stands.
+    pub state: MemberState,
+    /// Its current run (`None` between runs).
+    pub run: Option<Run>,
+    /// The generation of the next run.
+    pub next_generation: u64,
+    /// When its recent runs ended unasked, oldest first (the crash loop's window).
+    pub ends: VecDeque<Instant>,
+}
+
+impl Member {
+    /// A server that has not started.
+    pub fn new(setup: ServerSetup) -> Member {
+        Member {
+            setup,
+            state: MemberState::Started,
+            run: None,
+            next_generation: 1,
+            ends: VecDeque::new(),
+        }
+    }
+
+    /// The `initialize` result of a ready server.
+    pub fn ready(&self) -> Option<&Rc<serde_json::Value>> {
+        match &self.state {
+            MemberState::Ready(result) => Some(result),
+            _ => None,
+        }
+    }
+
+    /// It is on its way to ready: started, initializing, or ready with its first lists not
+    /// all in.
+    pub fn starting(&self) -> bool {
+        match &self.state {
+            MemberState::Started | MemberState::Initializing => true,
+            MemberState::Ready(_) => !self.run.as_ref().is_some_and(|r| r.joined),
+            _ => false,
+        }
+    }
+
+    /// The current run of a ready server whose first lists are in.
+    pub fn joined(&self) -> Option<&Run> {
+        match (&self.state, &self.run) {
+            (MemberState::Ready(_), Some(run)) if run.joined => Some(run),
+            _ => None,
+        }
+    }
+
+    /// The current run, when it is the run `generation`.
+    pub fn run_of(&mut self, generation: u64) -> Option<&mut Run> {
+        self.run.as_mut().filter(|r| r.generation == generation)
+    }
+}
+
+/// The links a run needs back to the gateway.
+pub struct Back<A>
+where
+    A: Actor<Context = Context<A>> + Handler<MemberFrame> + Handler<MemberOutputEnded>,
+{
+    /// The gateway.
+    pub gateway: Addr<A>,
+    /// Where the bridge's end goes.
+    pub exited: Link<MemberExited>,
+    /// The process's children.
+    pub children: Arc<ChildRegistry>,
+}
+
+/// Starts a run of the server `member`'s bridge in this actor system: its frames and the end
+/// of its output go to the gateway as [`MemberFrame`] and [`MemberOutputEnded`], its exit as
+/// [`MemberExited`]. Call inside the gateway's actor system.
+pub fn start_run<A>(member: usize, m: &mut Member, back: &Back<A>) -> Run
+where
+    A: Actor<Context = Context<A>> + Handler<MemberFrame> + Handler<MemberOutputEnded>,
+{
+    let generation = m.next_generation;
+    m.next_generation += 1;
+    let (input_tx, input_rx) = mpsc::unbounded_channel::<Frame>();
+    let (output_tx, mut output_rx) = mpsc::channel::<Vec<u8>>(MEMBER_OUTPUT_QUEUE_FRAMES);
+    let output = Writer::for_channel(
+        output_tx,
+        Some,
+        EDITOR_QUEUE,
+        QueueStats::new("server_queue"),
+    );
+    let frames = futures_util::stream::unfold(input_rx, |mut rx| async move {
+        rx.recv().await.map(|f| (f, rx))
+    });
+    let host = Rc::new(MemberHost {
+        member,
+        generation,
+        exited: back.exited.clone(),
+        children: back.children.clone(),
+    });
+    let gateway = back.gateway.clone();
+    actix::spawn(async move {
+        while let Some(bytes) = output_rx.recv().await {
+            if gateway
+                .send(MemberFrame {
+                    member,
+                    generation,
+                    bytes,
+                })
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        gateway.do_send(MemberOutputEnded { member, generation });
+    });
+    let sign_in = m.setup.sign_in.as_ref().and_then(|start| start());
+    supervisor::start_with(
+        m.setup.config.clone(),
+        Box::pin(frames),
+        output,
+        Box::pin(std::future::pending::<StopSignal>()),
+        host,
+        sign_in,
+    );
+    Run {
+        generation,
+        input: Some(input_tx),
+        output_ended: false,
+        exited: None,
+        initialized: false,
+        kept: Kept::default(),
+        joined: false,
+    }
+}

@@ -1,0 +1,411 @@
+//! `mcp-bridge --config FILE`: many servers behind one bridge. The real binary reads a Claude
+//! Desktop file of a 2026-07-28 fixture server and a 2025-11-25 one and is one 2025-11-25
+//! server for the editor: their items under `{server}__{name}` and `{server}+{uri}`, every
+//! request at its owner with the owner's own names, a server's input request at the editor
+//! and back; a server killed mid-call fails only its own call and comes back with one list
+//! change per list; one that keeps ending is failed and leaves the lists; one that is late is
+//! not waited for past the start limit and joins when it answers; the end of stdin leaves no
+//! process.
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::common::{
+    Bridge, Revision, bridge_bin, children_of, legacy_server_bin, scratch_dir, server_bin,
+    wait_until,
+};
+
+/// The tools of the 2025-11-25 fixture server, as the editor sees them behind the gateway.
+const LEGACY_TOOLS: [&str; 8] = [
+    "legacy__echo",
+    "legacy__ask",
+    "legacy__count",
+    "legacy__flip",
+    "legacy__slow",
+    "legacy__stubborn",
+    "legacy__cancelled",
+    "legacy__exit",
+];
+
+/// The default tools of the 2026-07-28 fixture server, behind the gateway.
+const FIXTURE_TOOLS: [&str; 6] = [
+    "fixture__echo",
+    "fixture__add",
+    "fixture__slow",
+    "fixture__log",
+    "fixture__fail",
+    "fixture__ask_name",
+];
+
+/// Writes a Claude Desktop file of the fixture server (with `fixture_args`) and the legacy
+/// server into a fresh folder; its path.
+/// The legacy server records what it receives in a file of its own: the bridge's trace holds
+/// the 2026-07-28 fixture server's.
+fn claude_desktop_file(tag: &str, fixture_args: &[&str]) -> PathBuf {
+    let dir = scratch_dir(tag);
+    let config = json!({
+        "mcpServers": {
+            "fixture": {"command": server_bin(), "args": fixture_args},
+            "legacy": {"command": legacy_server_bin(), "args": [],
+                       "env": {"MCP_FIXTURE_TRACE": dir.join("legacy-received.jsonl")}},
+        }
+    });
+    let path = dir.join("claude_desktop_config.json");
+    std::fs::write(&path, config.to_string()).expect("write the configuration file");
+    path
+}
+
+/// Starts `mcp-bridge <args> --config <path>`.
+fn gateway(path: &Path, args: &[&str]) -> Bridge {
+    let mut cmd = Command::new(bridge_bin());
+    cmd.args(args).arg("--config").arg(path);
+    Bridge::start_command(&mut cmd, Revision::Legacy)
+}
+
+/// The names of a list result's items.
+fn names(result: &Value, member: &str, key: &str) -> Vec<String> {
+    result["result"][member]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {member} in {result}"))
+        .iter()
+        .map(|t| t[key].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// The child of the bridge whose command line holds `program`.
+fn child_running(bridge: &Bridge, program: &str) -> i32 {
+    let found = children_of(bridge.child.id() as i32)
+        .into_iter()
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(program))
+        });
+    found.unwrap_or_else(|| panic!("no child of the bridge runs {program}"))
+}
+
+/// Whether the process `pid` is gone (or a zombie that nobody reaped yet).
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => {
+            stat.rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().next())
+                == Some("Z")
+        }
+    }
+}
+
+/// The list changes of `method` among the frames the bridge wrote.
+fn count(bridge: &Bridge, method: &str) -> usize {
+    bridge.seen.iter().filter(|f| f["method"] == method).count()
+}
+
+#[test]
+fn two_servers_of_a_claude_desktop_file_are_one_server_for_the_editor() {
+    let path = claude_desktop_file("gateway-two", &[]);
+    let mut b = gateway(&path, &[]);
+    let init = b.initialize_request(json!(0), json!({"sampling": {}}));
+    assert_eq!(
+        init["result"],
+        json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {
+                "tools": {"listChanged": true},
+                "prompts": {"listChanged": true},
+                "resources": {"subscribe": true, "listChanged": true},
+                "logging": {},
+                "completions": {},
+            },
+            "serverInfo": {"name": "mcp-bridge", "version": env!("CARGO_PKG_VERSION")},
+        })
+    );
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let tools = b.request(json!(1), "tools/list", json!({}));
+    let mut expected: Vec<&str> = FIXTURE_TOOLS.to_vec();
+    expected.extend(LEGACY_TOOLS);
+    assert_eq!(names(&tools, "tools", "name"), expected);
+
+    assert_eq!(
+        b.tools_call(json!(2), "fixture__echo", json!({"text": "hi"}))["result"],
+        json!({"content": [{"type": "text", "text": "hi"}]})
+    );
+    assert_eq!(
+        b.tools_call(json!(3), "legacy__echo", json!({"text": "yo"}))["result"],
+        json!({"content": [{"type": "text", "text": "yo"}]})
+    );
+    // The upstream got its own name.
+    let echo = b.wait_upstream(|l| l["method"] == "tools/call" && l["params"]["name"] == "echo");
+    assert_eq!(echo["params"]["arguments"], json!({"text": "hi"}));
+
+    assert_eq!(
+        b.tools_call(json!(4), "nobody__echo", json!({}))["error"],
+        json!({"code": -32602, "message": "Invalid params", "data": {"cause": "invalid_params",
+               "detail": "no server behind the bridge has the tool \"nobody__echo\""}})
+    );
+
+    let resources = b.request(json!(5), "resources/list", json!({}));
+    assert_eq!(
+        names(&resources, "resources", "uri"),
+        ["fixture+example://readme"]
+    );
+    let templates = b.request(json!(6), "resources/templates/list", json!({}));
+    assert_eq!(
+        names(&templates, "resourceTemplates", "uriTemplate"),
+        ["fixture+example://notes/{id}"]
+    );
+    let read = b.request(
+        json!(7),
+        "resources/read",
+        json!({"uri": "fixture+example://readme"}),
+    );
+    assert_eq!(
+        read["result"]["contents"][0]["uri"],
+        json!("fixture+example://readme")
+    );
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("mcp-example-server is a small MCP 2026-07-28 server.")),
+        "{read}"
+    );
+
+    let prompts = b.request(json!(8), "prompts/list", json!({}));
+    assert_eq!(names(&prompts, "prompts", "name"), ["fixture__greet"]);
+    let greet = b.request(
+        json!(9),
+        "prompts/get",
+        json!({"name": "fixture__greet", "arguments": {"name": "Ada"}}),
+    );
+    assert_eq!(
+        greet["result"]["messages"],
+        json!([{"role": "user", "content": {"type": "text", "text": "Say hello to Ada."}}])
+    );
+    let completion = b.request(
+        json!(10),
+        "completion/complete",
+        json!({"ref": {"type": "ref/resource", "uri": "fixture+example://notes/{id}"},
+               "argument": {"name": "id", "value": ""}}),
+    );
+    assert!(
+        completion["result"]["completion"]["values"].is_array(),
+        "{completion}"
+    );
+
+    // The legacy server's sampling request reaches the editor under the gateway's id, and the
+    // editor's answer reaches the server under its own.
+    b.send_tools_call(json!(11), "legacy__ask", json!({"prompt": "2+2?"}));
+    let ask = b.recv_matching("sampling/createMessage", |f| {
+        f["method"] == "sampling/createMessage"
+    });
+    let ask_id = ask["id"].clone();
+    assert!(
+        ask_id.as_str().is_some_and(|id| id.starts_with("b-")),
+        "{ask}"
+    );
+    b.send(&json!({"jsonrpc": "2.0", "id": ask_id, "result": {
+        "role": "assistant", "content": {"type": "text", "text": "4"}, "model": "test"}}));
+    assert_eq!(
+        b.recv_response(&json!(11))["result"],
+        json!({"content": [{"type": "text", "text": "4"}]})
+    );
+
+    let servers: Vec<i32> = children_of(b.child.id() as i32);
+    assert_eq!(servers.len(), 2, "one process per server: {servers:?}");
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(30)), Some(0));
+    assert!(
+        wait_until(|| servers.iter().all(|pid| gone(*pid))),
+        "a server outlived the bridge: {servers:?}"
+    );
+}
+
+#[test]
+fn a_server_killed_mid_call_fails_its_own_call_and_comes_back_with_one_list_change() {
+    // The gate is open for the first start; the test closes it, so that the restart waits
+    // in server/discover until the test opens it again.
+    let dir = scratch_dir("gateway-kill");
+    let gate = dir.join("gate");
+    std::fs::write(&gate, "").expect("open the gate");
+    let gate_arg = gate.to_string_lossy().into_owned();
+    let path = claude_desktop_file(
+        "gateway-kill-file",
+        &["--test-tools", "--discover-gate", &gate_arg],
+    );
+    let mut b = gateway(&path, &["--restart-backoff-initial", "0.1"]);
+    b.initialize_request(json!(0), json!({}));
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let before = b.request(json!(1), "tools/list", json!({}));
+    assert!(names(&before, "tools", "name").contains(&"fixture__sleep".to_owned()));
+    std::fs::remove_file(&gate).expect("close the gate");
+
+    let fixture = child_running(&b, "mcp-fixture-server");
+    b.send_tools_call(json!(2), "fixture__sleep", json!({"ms": 600_000}));
+    b.wait_upstream(|l| l["params"]["name"] == "sleep");
+    let seen_before = b.seen.len();
+    crate::common::send_signal(fixture as u32, "-KILL");
+    let failed = b.recv_response(&json!(2));
+    assert_eq!(
+        failed["error"],
+        json!({"code": -32603, "message": "The upstream server exited",
+               "data": {"cause": "upstream_exited", "server": "fixture"}})
+    );
+
+    // The other server answers while this one waits in its restart's discover.
+    assert_eq!(
+        b.tools_call(json!(3), "legacy__echo", json!({"text": "still here"}))["result"],
+        json!({"content": [{"type": "text", "text": "still here"}]})
+    );
+    let down = b.tools_call(json!(4), "fixture__echo", json!({"text": "x"}));
+    assert_eq!(
+        down["error"],
+        json!({"code": -32603, "message": "The upstream server exited",
+               "data": {"cause": "upstream_exited", "server": "fixture",
+                        "detail": "the server fixture is not running (it starts again)"}})
+    );
+
+    std::fs::write(&gate, "").expect("open the gate again");
+    b.recv_notification("notifications/tools/list_changed");
+    let after = b.request(json!(5), "tools/list", json!({}));
+    assert_eq!(
+        names(&after, "tools", "name"),
+        names(&before, "tools", "name")
+    );
+    assert_eq!(
+        b.tools_call(json!(6), "fixture__echo", json!({"text": "back"}))["result"],
+        json!({"content": [{"type": "text", "text": "back"}]})
+    );
+    let since: Vec<&Value> = b.seen[seen_before..].iter().collect();
+    for list in ["tools", "prompts", "resources"] {
+        let method = format!("notifications/{list}/list_changed");
+        assert_eq!(
+            since
+                .iter()
+                .filter(|f| f["method"] == method.as_str())
+                .count(),
+            1,
+            "one {method} after the restart: {since:?}"
+        );
+    }
+}
+
+#[test]
+fn a_server_that_keeps_ending_is_failed_and_its_items_leave_the_lists() {
+    let path = claude_desktop_file("gateway-loop", &["--test-tools"]);
+    let mut b = gateway(
+        &path,
+        &[
+            "--restart-backoff-initial",
+            "0.1",
+            "--crash-loop-ends",
+            "2",
+            "--failed-retry",
+            "3600",
+        ],
+    );
+    b.initialize_request(json!(0), json!({}));
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let exited = json!({"code": -32603, "message": "The upstream server exited",
+                        "data": {"cause": "upstream_exited", "server": "fixture"}});
+    let crash = b.tools_call(json!(1), "fixture__crash", json!({"code": 3}));
+    assert_eq!(crash["error"], exited);
+    b.recv_notification("notifications/tools/list_changed");
+    let back = b.request(json!(2), "tools/list", json!({}));
+    assert!(names(&back, "tools", "name").contains(&"fixture__crash".to_owned()));
+    let seen_before = b.seen.len();
+    let crash = b.tools_call(json!(3), "fixture__crash", json!({"code": 3}));
+    assert_eq!(crash["error"], exited);
+    b.wait_stderr(
+        "gateway: warn: fixture: it ended 2 times within 120 s: it is left out, and tried again in 3600 s",
+    );
+    b.recv_notification("notifications/tools/list_changed");
+    let tools = b.request(json!(4), "tools/list", json!({}));
+    assert_eq!(names(&tools, "tools", "name"), LEGACY_TOOLS);
+    let prompts = b.request(json!(5), "prompts/list", json!({}));
+    assert_eq!(prompts["result"], json!({"prompts": []}));
+    let since = &b.seen[seen_before..];
+    for list in ["tools", "prompts", "resources"] {
+        let method = format!("notifications/{list}/list_changed");
+        assert_eq!(
+            since
+                .iter()
+                .filter(|f| f["method"] == method.as_str())
+                .count(),
+            1,
+            "one {method} when it failed: {since:?}"
+        );
+    }
+    assert_eq!(count(&b, "notifications/tools/list_changed"), 2);
+}
+
+#[test]
+fn a_late_server_is_not_waited_for_past_the_start_limit_and_joins_when_it_answers() {
+    let dir = scratch_dir("gateway-late");
+    let gate = dir.join("gate");
+    let gate_arg = gate.to_string_lossy().into_owned();
+    let path = claude_desktop_file("gateway-late-file", &["--discover-gate", &gate_arg]);
+    let mut b = gateway(&path, &["--start-time-limit", "1"]);
+    let init = b.initialize_request(json!(0), json!({}));
+    assert_eq!(
+        init["result"]["capabilities"]["resources"],
+        json!({"listChanged": true})
+    );
+    b.wait_stderr(
+        "gateway: warn: 1 server(s) had not answered initialize within 1 s: fixture; they join when they do",
+    );
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let tools = b.request(json!(1), "tools/list", json!({}));
+    assert_eq!(names(&tools, "tools", "name"), LEGACY_TOOLS);
+
+    std::fs::write(&gate, "").expect("open the gate");
+    b.recv_notification("notifications/tools/list_changed");
+    let tools = b.request(json!(2), "tools/list", json!({}));
+    let mut expected: Vec<&str> = FIXTURE_TOOLS.to_vec();
+    expected.extend(LEGACY_TOOLS);
+    assert_eq!(names(&tools, "tools", "name"), expected);
+}
+
+#[test]
+fn options_of_one_server_do_not_go_with_a_config_file_nor_the_gateways_without_one() {
+    let path = claude_desktop_file("gateway-usage", &[]);
+    let run = |args: &[&str]| {
+        let out = Command::new(bridge_bin())
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run mcp-bridge");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .map(str::to_owned),
+        )
+    };
+    let file = path.to_str().expect("a UTF-8 path");
+    assert_eq!(
+        run(&["--config", file, "--call-timeout", "5"]),
+        (
+            Some(2),
+            Some("mcp-bridge: cli: error: --call-timeout cannot go with --config: a server's options go in the \"mcp-bridge\" member of its entry in the file".into())
+        )
+    );
+    assert_eq!(
+        run(&["--start-time-limit", "5", "--", server_bin()]),
+        (
+            Some(2),
+            Some("mcp-bridge: cli: error: --start-time-limit goes with --config (the supervision of many servers)".into())
+        )
+    );
+    let missing = scratch_dir("gateway-usage-missing").join("none.json");
+    let (code, line) = run(&["--config", missing.to_str().expect("a UTF-8 path")]);
+    assert_eq!(code, Some(2));
+    assert!(
+        line.as_deref()
+            .is_some_and(|l| l.starts_with("mcp-bridge: config: error: ")),
+        "{line:?}"
+    );
+}
