@@ -409,3 +409,131 @@ fn options_of_one_server_do_not_go_with_a_config_file_nor_the_gateways_without_o
         "{line:?}"
     );
 }
+
+/// Writes a VS Code `mcp.json` (comments, trailing commas, `type`) of the fixture server with
+/// its test tools and the legacy server into a fresh folder; its path.
+fn vscode_file(tag: &str) -> PathBuf {
+    let dir = scratch_dir(tag);
+    let text = format!(
+        r#"{{
+  // Two servers, as VS Code writes them.
+  "servers": {{
+    "fixture": {{"type": "stdio", "command": {fixture}, "args": ["--test-tools"],}},
+    "legacy": {{
+      "type": "stdio",
+      "command": {legacy},
+      "env": {{"MCP_FIXTURE_TRACE": {trace}}},
+    }},
+  }},
+}}"#,
+        fixture = json!(server_bin()),
+        legacy = json!(legacy_server_bin()),
+        trace = json!(dir.join("legacy-received.jsonl")),
+    );
+    let path = dir.join("mcp.json");
+    std::fs::write(&path, text).expect("write mcp.json");
+    path
+}
+
+#[test]
+fn a_vscode_file_is_read_as_it_is_and_input_requests_and_progress_reach_their_owner() {
+    let path = vscode_file("gateway-vscode");
+    let legacy_trace = path.with_file_name("legacy-received.jsonl");
+    let mut b = gateway(&path, &[]);
+    b.initialize_request(json!(0), json!({"elicitation": {"form": {}}}));
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    // A 2026-07-28 server's input request (input_required) reaches the editor under the
+    // gateway's id, and the answer goes back to its round.
+    b.send_tools_call(json!(1), "fixture__ask_name", json!({}));
+    let q = b.recv_matching("elicitation/create", |f| {
+        f["method"] == "elicitation/create"
+    });
+    assert!(
+        q["id"].as_str().is_some_and(|id| id.starts_with("b-")),
+        "{q}"
+    );
+    assert_eq!(q["params"]["message"], json!("What is your name?"));
+    b.send(&json!({"jsonrpc": "2.0", "id": q["id"],
+                   "result": {"action": "accept", "content": {"name": "Ada"}}}));
+    assert_eq!(
+        b.recv_response(&json!(1))["result"],
+        json!({"content": [{"type": "text", "text": "Hello, Ada!"}]})
+    );
+
+    // Progress of a call reaches the editor with the editor's own token.
+    b.send_request(
+        json!(2),
+        "tools/call",
+        json!({"name": "fixture__slow", "arguments": {"steps": 2, "delay_ms": 1},
+               "_meta": {"progressToken": "p-1"}}),
+    );
+    b.recv_response(&json!(2));
+    let progress = b.take_notifications("notifications/progress");
+    assert_eq!(progress.len(), 2, "{progress:?}");
+    assert!(
+        progress
+            .iter()
+            .all(|p| p["params"]["progressToken"] == json!("p-1")),
+        "{progress:?}"
+    );
+
+    // The editor's cancellation reaches the owner of the request only.
+    b.send_tools_call(json!(3), "legacy__slow", json!({}));
+    let slow_seen =
+        || std::fs::read_to_string(&legacy_trace).is_ok_and(|t| t.contains("\"name\":\"slow\""));
+    assert!(wait_until(slow_seen), "the legacy server got no slow call");
+    b.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": 3, "reason": "enough"}}),
+    );
+    let cancelled = b.tools_call(json!(4), "legacy__cancelled", json!({}));
+    let ids: Value = serde_json::from_str(
+        cancelled["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default(),
+    )
+    .expect("the ids as JSON");
+    assert_eq!(ids.as_array().map(Vec::len), Some(1), "{cancelled}");
+    assert!(
+        !b.upstream_received()
+            .iter()
+            .any(|l| l["method"] == "notifications/cancelled"),
+        "the other server got a cancellation"
+    );
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(30)), Some(0));
+}
+
+#[test]
+fn the_end_of_stdin_with_eight_servers_each_with_a_grandchild_leaves_no_process() {
+    let dir = scratch_dir("gateway-eight");
+    let servers: serde_json::Map<String, Value> = (1..=8)
+        .map(|n| {
+            let entry = json!({"command": server_bin(), "args": ["--test-tools"]});
+            (format!("s{n}"), entry)
+        })
+        .collect();
+    let path = dir.join("claude_desktop_config.json");
+    std::fs::write(&path, json!({"mcpServers": servers}).to_string()).expect("write the file");
+    let mut b = gateway(&path, &[]);
+    b.initialize_request(json!(0), json!({}));
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut pids: Vec<i32> = children_of(b.child.id() as i32);
+    assert_eq!(pids.len(), 8, "one process per server: {pids:?}");
+    for n in 1..=8 {
+        let r = b.tools_call(json!(n), &format!("s{n}__spawn_grandchild"), json!({}));
+        let pid = r["result"]["content"][0]["text"]
+            .as_str()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+            .unwrap_or_else(|| panic!("no pid in {r}"));
+        pids.push(pid);
+    }
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(60)), Some(0));
+    assert!(
+        wait_until(|| pids.iter().all(|pid| gone(*pid))),
+        "a process outlived the bridge: {:?}",
+        pids.iter().filter(|p| !gone(**p)).collect::<Vec<_>>()
+    );
+}
