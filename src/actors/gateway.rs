@@ -41,9 +41,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use self::lists::Fetch;
-use self::member::{
-    Back, Member, MemberExited, MemberFrame, MemberOutputEnded, MemberState, ServerSetup,
-};
+use self::member::{Back, Member, MemberEvent, MemberExited, MemberState, ServerSetup};
 use super::link::{ActorStats, Link};
 use super::supervisor::messages::{Shutdown, ShutdownCause, StopSignal};
 use super::supervisor::{CLOSE_DRAIN_IDLE, CLOSE_DRAIN_MAX, Host, watchdog_after};
@@ -200,7 +198,7 @@ pub struct Gateway {
     host: Rc<dyn Host>,
     output: Writer,
     /// Where a run sends its frames and its end.
-    back: Option<Back<Gateway>>,
+    back: Option<Back>,
     phase: Phase,
     /// The params of the editor's `initialize` (each server's run gets them).
     editor_params: Option<Value>,
@@ -231,12 +229,11 @@ impl Actor for Gateway {
     fn started(&mut self, ctx: &mut Context<Self>) {
         let stats = ActorStats::new("gateway");
         self.back = Some(Back {
-            gateway: ctx.address(),
             exited: Link::new(&ctx.address(), &stats),
             children: self.host.children(),
         });
         for i in 0..self.members.len() {
-            self.start_run(i);
+            self.start_run(i, ctx);
         }
     }
 }
@@ -314,14 +311,15 @@ impl Gateway {
 
     /// Starts a run of the server `i`'s bridge; when the editor's `initialize` came, the run
     /// gets it at once.
-    fn start_run(&mut self, i: usize) {
+    fn start_run(&mut self, i: usize, ctx: &mut Context<Self>) {
         let Some(back) = &self.back else {
             return;
         };
         let Some(m) = self.members.get_mut(i) else {
             return;
         };
-        let run = member::start_run(i, m, back);
+        let (run, output) = member::start_run(i, m, back);
+        ctx.add_stream(output);
         m.run = Some(run);
         m.state = MemberState::Started;
         if self.editor_params.is_some() {
@@ -475,25 +473,29 @@ impl Handler<Shutdown> for Gateway {
     }
 }
 
-impl Handler<MemberFrame> for Gateway {
-    type Result = ();
-    fn handle(&mut self, frame: MemberFrame, ctx: &mut Context<Self>) {
-        self.server_frame(frame, ctx);
-    }
-}
-
-impl Handler<MemberOutputEnded> for Gateway {
-    type Result = ();
-    fn handle(&mut self, m: MemberOutputEnded, ctx: &mut Context<Self>) {
-        if let Some(run) = self
-            .members
-            .get_mut(m.member)
-            .and_then(|s| s.run_of(m.generation))
-        {
-            run.output_ended = true;
+impl StreamHandler<MemberEvent> for Gateway {
+    fn handle(&mut self, event: MemberEvent, ctx: &mut Context<Self>) {
+        match event {
+            MemberEvent::Frame {
+                member,
+                generation,
+                bytes,
+            } => self.server_frame(member, generation, bytes, ctx),
+            MemberEvent::OutputEnded { member, generation } => {
+                if let Some(run) = self
+                    .members
+                    .get_mut(member)
+                    .and_then(|s| s.run_of(generation))
+                {
+                    run.output_ended = true;
+                }
+                self.end_if_ended(member, ctx);
+            }
         }
-        self.end_if_ended(m.member, ctx);
     }
+
+    // The end of one server's output is its own event above, not the gateway's end.
+    fn finished(&mut self, _: &mut Context<Self>) {}
 }
 
 impl Handler<MemberExited> for Gateway {

@@ -242,6 +242,11 @@ fn a_server_killed_mid_call_fails_its_own_call_and_comes_back_with_one_list_chan
     assert!(names(&before, "tools", "name").contains(&"fixture__sleep".to_owned()));
     std::fs::remove_file(&gate).expect("close the gate");
 
+    let readme = json!({"uri": "fixture+example://readme"});
+    assert_eq!(
+        b.request(json!(10), "resources/subscribe", readme.clone())["result"],
+        json!({})
+    );
     let fixture = child_running(&b, "mcp-fixture-server");
     b.send_tools_call(json!(2), "fixture__sleep", json!({"ms": 600_000}));
     b.wait_upstream(|l| l["params"]["name"] == "sleep");
@@ -290,6 +295,30 @@ fn a_server_killed_mid_call_fails_its_own_call_and_comes_back_with_one_list_chan
             "one {method} after the restart: {since:?}"
         );
     }
+
+    // The new run has the editor's subscription: its updates reach the editor.
+    let listens_of_readme = |b: &Bridge| {
+        b.upstream_received()
+            .iter()
+            .filter(|l| {
+                l["method"] == "subscriptions/listen"
+                    && l["params"].to_string().contains("example://readme")
+            })
+            .count()
+    };
+    assert!(
+        wait_until(|| listens_of_readme(&b) >= 2),
+        "the new run got no listen of the subscription"
+    );
+    b.tools_call(
+        json!(7),
+        "fixture__notify",
+        json!({"event": "resource_updated", "uri": "example://readme"}),
+    );
+    assert_eq!(
+        b.recv_notification("notifications/resources/updated")["params"],
+        readme
+    );
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! input requests.
 
 use actix::prelude::*;
+use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::lists::slot;
@@ -16,6 +17,7 @@ use crate::protocol::rules::list_items::ItemKind;
 use crate::protocol::wire::framing::Frame;
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc::{self, Message, ParseError};
+use crate::protocol::wire::raw::{self, FrameParts, Params, RawJson};
 use crate::transport::queue::Delivery;
 
 impl Gateway {
@@ -37,6 +39,9 @@ impl Gateway {
                 return;
             }
         };
+        if matches!(self.phase, Phase::Ready) && self.forward_by_name(&line) {
+            return;
+        }
         match jsonrpc::parse(&line, jsonrpc::MAX_CLIENT_DEPTH) {
             Ok(Message::Request { id, method, params }) => {
                 self.editor_request(id, &method, params.unwrap_or_else(|| json!({})), ctx)
@@ -100,7 +105,18 @@ impl Gateway {
             self.answer_list(&id, kind);
         } else {
             match route(&self.table, method, &params) {
-                Some(Ok(routed)) => self.forward(id, routed.server, method, routed.params),
+                Some(Ok(routed)) => {
+                    let uri = match method {
+                        methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => routed
+                            .params
+                            .get("uri")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                        _ => None,
+                    };
+                    let params = FrameParts::of_value(&routed.params);
+                    self.forward(id, routed.server, method, params, uri)
+                }
                 Some(Err(e)) => self.fail(Some(&id), e.to_value()),
                 None => self.fail(
                     Some(&id),
@@ -108,6 +124,35 @@ impl Gateway {
                 ),
             }
         }
+    }
+
+    /// The path of most requests: a `tools/call` or `prompts/get` whose name has an owner,
+    /// read without a value tree (its params pass as their text, with the owner's name put
+    /// in), as one bridge forwards. False for any other line, which then takes the parser's
+    /// path and its errors.
+    fn forward_by_name(&mut self, line: &Bytes) -> bool {
+        let Some((id, method, Some(Params::Object(mut params)))) =
+            raw::request(line.clone(), jsonrpc::MAX_CLIENT_DEPTH)
+        else {
+            return false;
+        };
+        let kind = match method.as_str() {
+            methods::TOOLS_CALL => ItemKind::Tool,
+            methods::PROMPTS_GET => ItemKind::Prompt,
+            _ => return false,
+        };
+        if self.waits.contains_key(&id) {
+            return false;
+        }
+        let Some(name) = params.get("name").and_then(|n| n.to_str()) else {
+            return false;
+        };
+        let Some(owner) = self.table.resolve(kind, &name) else {
+            return false;
+        };
+        params.insert("name", RawJson::from_value(&Value::String(owner.original)));
+        self.forward(id, owner.server, &method, params.to_parts(), None);
+        true
     }
 
     /// The editor's `initialize`: each server's run gets it; the answer comes when they all
@@ -211,26 +256,58 @@ impl Gateway {
     }
 
     /// Forwards the editor's request to its owner, under an id of the gateway's.
-    fn forward(&mut self, id: Id, i: usize, method: &str, params: Value) {
+    fn forward(
+        &mut self,
+        id: Id,
+        i: usize,
+        method: &str,
+        params: FrameParts,
+        subscription: Option<String>,
+    ) {
         let Some(m) = self.members.get(i) else {
             return;
         };
         let name = m.setup.name.clone();
         let run = match (&m.state, &m.run) {
             (MemberState::Ready(_), Some(run)) => run,
-            _ => {
+            (MemberState::Failed { .. }, _) => {
+                let detail = format!(
+                    "the server {name} is failed: it ended too often, and is tried again later"
+                );
+                self.fail(Some(&id), not_running(&name, detail));
+                return;
+            }
+            (MemberState::Waiting { .. } | MemberState::Stopping, _) => {
                 let detail = format!("the server {name} is not running (it starts again)");
+                self.fail(Some(&id), not_running(&name, detail));
+                return;
+            }
+            _ => {
+                let detail = format!("the server {name} is starting");
                 self.fail(Some(&id), not_running(&name, detail));
                 return;
             }
         };
         let sent = self.next_id;
-        if !run.send(&jsonrpc::request(&Id::Int(sent), method, params)) {
+        let line = raw::request_frame(&Id::Int(sent), method, params).to_vec();
+        if !run.send_line(Bytes::from(line)) {
             let detail = format!("the server {name} is stopping");
             self.fail(Some(&id), not_running(&name, detail));
             return;
         }
         self.next_id += 1;
+        // A server that starts again gets the editor's subscriptions again.
+        if let (Some(uri), Some(m)) = (subscription, self.members.get_mut(i)) {
+            match method {
+                methods::RESOURCES_SUBSCRIBE => {
+                    m.subscriptions.insert(uri);
+                }
+                methods::RESOURCES_UNSUBSCRIBE => {
+                    m.subscriptions.remove(&uri);
+                }
+                _ => {}
+            }
+        }
         self.sent.insert(
             sent,
             Sent::Editor {

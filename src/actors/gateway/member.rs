@@ -6,7 +6,9 @@
 
 use actix::prelude::*;
 use bytes::Bytes;
-use std::collections::VecDeque;
+use futures_util::StreamExt;
+use futures_util::stream::LocalBoxStream;
+use std::collections::{BTreeSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,16 +44,17 @@ pub struct ServerSetup {
     pub sign_in: Option<SignInStarter>,
 }
 
-/// A frame of a server's bridge toward the editor.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct MemberFrame {
-    /// The server's index.
-    pub member: usize,
-    /// The run that sent it.
-    pub generation: u64,
-    /// The frame: one JSON-RPC message and its `\n`.
-    pub bytes: Vec<u8>,
+/// What the output of a server's bridge brings the gateway: each frame toward the editor, then
+/// its end (every frame it wrote has reached the gateway).
+pub enum MemberEvent {
+    /// One JSON-RPC message and its `\n`, of the run `generation` of the server `member`.
+    Frame {
+        member: usize,
+        generation: u64,
+        bytes: Vec<u8>,
+    },
+    /// The output of the run ended.
+    OutputEnded { member: usize, generation: u64 },
 }
 
 /// The bridge of a server ended (its Supervisor's exit, after its shutdown steps: its
@@ -67,16 +70,6 @@ pub struct MemberExited {
 
 impl Message for MemberExited {
     type Result = ();
-}
-
-/// The output of a run ended: every frame it wrote has reached the gateway.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct MemberOutputEnded {
-    /// The server's index.
-    pub member: usize,
-    /// The run.
-    pub generation: u64,
 }
 
 /// The host of a server's bridge: its end is the gateway's news, not the process's; its child
@@ -163,6 +156,14 @@ impl Run {
             Err(_) => false,
         }
     }
+
+    /// Sends one message, already written, to the run's bridge; false when its input is
+    /// closed.
+    pub fn send_line(&self, line: Bytes) -> bool {
+        self.input
+            .as_ref()
+            .is_some_and(|input| input.send(Frame::Line(line)).is_ok())
+    }
 }
 
 /// One server: its setup, its state, its current run and its recent ends.
@@ -177,6 +178,8 @@ pub struct Member {
     pub next_generation: u64,
     /// When its recent runs ended unasked, oldest first (the crash loop's window).
     pub ends: VecDeque<Instant>,
+    /// The resources the editor subscribed to, as the server names them: each run gets them.
+    pub subscriptions: BTreeSet<String>,
 }
 
 impl Member {
@@ -188,6 +191,7 @@ impl Member {
             run: None,
             next_generation: 1,
             ends: VecDeque::new(),
+            subscriptions: BTreeSet::new(),
         }
     }
 
@@ -223,30 +227,27 @@ impl Member {
     }
 }
 
-/// The links a run needs back to the gateway.
-pub struct Back<A>
-where
-    A: Actor<Context = Context<A>> + Handler<MemberFrame> + Handler<MemberOutputEnded>,
-{
-    /// The gateway.
-    pub gateway: Addr<A>,
+/// What a run needs of the gateway.
+pub struct Back {
     /// Where the bridge's end goes.
     pub exited: Link<MemberExited>,
     /// The process's children.
     pub children: Arc<ChildRegistry>,
 }
 
-/// Starts a run of the server `member`'s bridge in this actor system: its frames and the end
-/// of its output go to the gateway as [`MemberFrame`] and [`MemberOutputEnded`], its exit as
-/// [`MemberExited`]. Call inside the gateway's actor system.
-pub fn start_run<A>(member: usize, m: &mut Member, back: &Back<A>) -> Run
-where
-    A: Actor<Context = Context<A>> + Handler<MemberFrame> + Handler<MemberOutputEnded>,
-{
+/// Starts a run of the server `member`'s bridge in this actor system: its exit goes to the
+/// gateway as [`MemberExited`]; the gateway reads the returned stream of its output (add it
+/// to the gateway's context: no task or mailbox between them). Call inside the gateway's
+/// actor system.
+pub fn start_run(
+    member: usize,
+    m: &mut Member,
+    back: &Back,
+) -> (Run, LocalBoxStream<'static, MemberEvent>) {
     let generation = m.next_generation;
     m.next_generation += 1;
     let (input_tx, input_rx) = mpsc::unbounded_channel::<Frame>();
-    let (output_tx, mut output_rx) = mpsc::channel::<Vec<u8>>(MEMBER_OUTPUT_QUEUE_FRAMES);
+    let (output_tx, output_rx) = mpsc::channel::<Vec<u8>>(MEMBER_OUTPUT_QUEUE_FRAMES);
     let output = Writer::for_channel(
         output_tx,
         Some,
@@ -262,23 +263,17 @@ where
         exited: back.exited.clone(),
         children: back.children.clone(),
     });
-    let gateway = back.gateway.clone();
-    actix::spawn(async move {
-        while let Some(bytes) = output_rx.recv().await {
-            if gateway
-                .send(MemberFrame {
-                    member,
-                    generation,
-                    bytes,
-                })
-                .await
-                .is_err()
-            {
-                return;
-            }
-        }
-        gateway.do_send(MemberOutputEnded { member, generation });
-    });
+    let events = futures_util::stream::unfold(output_rx, |mut rx| async move {
+        rx.recv().await.map(|bytes| (bytes, rx))
+    })
+    .map(move |bytes| MemberEvent::Frame {
+        member,
+        generation,
+        bytes,
+    })
+    .chain(futures_util::stream::once(async move {
+        MemberEvent::OutputEnded { member, generation }
+    }));
     let sign_in = m.setup.sign_in.as_ref().and_then(|start| start());
     supervisor::start_with(
         m.setup.config.clone(),
@@ -288,7 +283,7 @@ where
         host,
         sign_in,
     );
-    Run {
+    let run = Run {
         generation,
         input: Some(input_tx),
         output_ended: false,
@@ -296,5 +291,6 @@ where
         initialized: false,
         kept: Kept::default(),
         joined: false,
-    }
+    };
+    (run, Box::pin(events))
 }

@@ -3,13 +3,14 @@
 //! the end of a run, the backoff, the failed state, the start again.
 
 use actix::prelude::*;
+use bytes::Bytes;
 use serde_json::{Value, json};
 use std::rc::Rc;
 use std::time::Instant;
 
 use super::editor::delivery_of;
 use super::lists::{Fetch, Next, kinds_of_change, slot};
-use super::member::{MemberFrame, MemberState};
+use super::member::MemberState;
 use super::{Asked, Gateway, Phase, Sent};
 use crate::protocol::revisions::methods;
 use crate::protocol::rules::gateway::{
@@ -19,16 +20,18 @@ use crate::protocol::rules::gateway::{
 use crate::protocol::rules::list_items::ItemKind;
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc::{self, MAX_UPSTREAM_DEPTH, Message};
+use crate::protocol::wire::raw;
 use crate::transport::queue::Delivery;
 
 impl Gateway {
     /// One frame of a server's bridge.
-    pub(super) fn server_frame(&mut self, frame: MemberFrame, ctx: &mut Context<Self>) {
-        let MemberFrame {
-            member: i,
-            generation,
-            bytes,
-        } = frame;
+    pub(super) fn server_frame(
+        &mut self,
+        i: usize,
+        generation: u64,
+        bytes: Vec<u8>,
+        ctx: &mut Context<Self>,
+    ) {
         if self
             .members
             .get_mut(i)
@@ -37,8 +40,14 @@ impl Gateway {
         {
             return;
         }
-        let line = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-        match jsonrpc::parse(line, MAX_UPSTREAM_DEPTH) {
+        let mut line = Bytes::from(bytes);
+        if line.ends_with(b"\n") {
+            line.truncate(line.len() - 1);
+        }
+        if self.relay_answer(i, &line) {
+            return;
+        }
+        match jsonrpc::parse(&line, MAX_UPSTREAM_DEPTH) {
             Ok(Message::Response { id, result }) => self.server_answer(i, id, Ok(result), ctx),
             Ok(Message::ErrorResponse { id, error }) => self.server_answer(i, id, Err(error), ctx),
             Ok(Message::Request { id, method, params }) => {
@@ -52,6 +61,36 @@ impl Gateway {
                 tracing::warn!(target: "gateway", "{server}: a frame of its bridge is not JSON-RPC: dropped");
             }
         }
+    }
+
+    /// The path of most answers: a server's result to an editor's request whose result
+    /// names no resource, read without a value tree and written to the editor with the
+    /// editor's id, its text as it came. False for any other line, which then takes the
+    /// parser's path.
+    fn relay_answer(&mut self, i: usize, line: &Bytes) -> bool {
+        let Some((Id::Int(key), result)) = raw::response(line.clone(), MAX_UPSTREAM_DEPTH) else {
+            return false;
+        };
+        let plain = match self.sent.get(&key) {
+            Some(Sent::Editor { member, method, .. }) => {
+                *member == i
+                    && method != methods::RESOURCES_READ
+                    && memchr::memmem::find(line, b"\"resource").is_none()
+            }
+            _ => false,
+        };
+        if !plain {
+            return false;
+        }
+        let Some(Sent::Editor { id, .. }) = self.sent.remove(&key) else {
+            return false;
+        };
+        self.waits.remove(&id);
+        let _ = self.output.send_frame(
+            raw::response_frame(&id, result.to_parts()),
+            Delivery::Always,
+        );
+        true
     }
 
     /// A server answered a request of the gateway's.
@@ -281,11 +320,31 @@ impl Gateway {
         }
         run.joined = true;
         run.kept.changed = [false; 4];
+        self.resubscribe(i);
         tracing::info!(target: "gateway", "{}: ready", self.members[i].setup.name);
         if matches!(self.phase, Phase::Ready) {
             self.announce_lists_of(&result);
         }
         self.answer_initialize(false);
+    }
+
+    /// The editor's subscriptions to the resources of the server `i`, sent to its run (a
+    /// run after the first has none of its own).
+    fn resubscribe(&mut self, i: usize) {
+        let uris: Vec<String> = self.members[i].subscriptions.iter().cloned().collect();
+        for uri in uris {
+            let id = self.next_id();
+            let sent = self.members[i].run.as_ref().is_some_and(|run| {
+                run.send(&jsonrpc::request(
+                    &Id::Int(id),
+                    methods::RESOURCES_SUBSCRIBE,
+                    json!({"uri": uri}),
+                ))
+            });
+            if sent {
+                self.sent.insert(id, Sent::Ignored { member: i });
+            }
+        }
     }
 
     /// The list changes of the lists `result` (an `initialize` result) declares, to an
@@ -432,7 +491,7 @@ impl Gateway {
                 wait.as_secs_f64());
             wait
         };
-        ctx.run_later(wait, move |act, _| {
+        ctx.run_later(wait, move |act, ctx| {
             let due = act.members.get(i).is_some_and(|m| {
                 m.run.is_none()
                     && matches!(
@@ -441,7 +500,7 @@ impl Gateway {
                     )
             });
             if due && !matches!(act.phase, Phase::Closing) {
-                act.start_run(i);
+                act.start_run(i, ctx);
             }
         });
         self.answer_initialize(false);
