@@ -29,9 +29,11 @@ pub mod lists;
 pub mod member;
 
 mod editor;
+mod reload;
 mod servers;
 
 use actix::prelude::*;
+use futures_util::StreamExt;
 use futures_util::stream::LocalBoxStream;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -107,6 +109,13 @@ impl RestartPolicy {
     }
 }
 
+/// How long the file must stay unchanged after a change before it is read again: an editor's
+/// save is several events (a new file, a rename), and a person's edits come in bursts.
+pub const RELOAD_SETTLE: Duration = Duration::from_millis(300);
+
+/// Reads the file again: its servers, or why it cannot be used (one line).
+pub type Reload = Box<dyn Fn() -> Result<Vec<ServerSetup>, String>>;
+
 /// What the gateway runs with.
 pub struct GatewaySetup {
     /// The servers, in the file's order.
@@ -119,6 +128,10 @@ pub struct GatewaySetup {
     /// The longest line of the editor, in bytes (`--max-line-bytes`), for the error of a
     /// longer one.
     pub max_line_bytes: usize,
+    /// Reads the file again (`None`: never).
+    pub reload: Option<Reload>,
+    /// An item at each change of the file (`None`: not watched).
+    pub changes: Option<LocalBoxStream<'static, ()>>,
 }
 
 /// The gateway's side of the editor and of the process.
@@ -221,7 +234,15 @@ pub struct Gateway {
     next_fetch: u64,
     /// The items already warned of as left out (`kind name`), each warned once.
     warned: HashSet<String>,
+    /// Reads the file again.
+    reload: Option<Reload>,
+    /// The number of the last change of the file: a reading waits until no change follows
+    /// for [`RELOAD_SETTLE`].
+    last_change: u64,
 }
+
+/// The file changed.
+struct FileChanged;
 
 impl Actor for Gateway {
     type Context = Context<Self>;
@@ -274,10 +295,16 @@ pub fn start(setup: GatewaySetup, parts: GatewayParts) -> Addr<Gateway> {
         fetches: HashMap::new(),
         next_fetch: 1,
         warned: HashSet::new(),
+        reload: setup.reload,
+        last_change: 0,
     };
     let signal = parts.signal;
+    let changes = setup.changes;
     Gateway::create(move |ctx| {
         ctx.add_stream(parts.input);
+        if let Some(changes) = changes {
+            ctx.add_stream(changes.map(|()| FileChanged));
+        }
         ctx.spawn(signal.into_actor(&gateway).map(|signal, act, ctx| {
             tracing::info!(target: "gateway", "received {signal}: stopping as at the end of the input");
             act.shutdown(ctx);
@@ -495,6 +522,21 @@ impl StreamHandler<MemberEvent> for Gateway {
     }
 
     // The end of one server's output is its own event above, not the gateway's end.
+    fn finished(&mut self, _: &mut Context<Self>) {}
+}
+
+impl StreamHandler<FileChanged> for Gateway {
+    fn handle(&mut self, _: FileChanged, ctx: &mut Context<Self>) {
+        self.last_change += 1;
+        let change = self.last_change;
+        ctx.run_later(RELOAD_SETTLE, move |act, ctx| {
+            if act.last_change == change {
+                act.reload(ctx);
+            }
+        });
+    }
+
+    // A watch that ended is not the gateway's end.
     fn finished(&mut self, _: &mut Context<Self>) {}
 }
 

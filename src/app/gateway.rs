@@ -3,10 +3,12 @@
 //! exactly as `mcp-bridge` would for it alone (its sign-in included), and runs the gateway
 //! (`actors::gateway`) on the process's stdin and stdout.
 
-use std::path::Path;
+use futures_util::stream::LocalBoxStream;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
-use crate::actors::gateway::GatewaySetup;
 use crate::actors::gateway::member::ServerSetup;
+use crate::actors::gateway::{GatewaySetup, Reload};
 use crate::auth::opener::EnvSecrets;
 use crate::cli::Cli;
 use crate::cli::config_file;
@@ -30,14 +32,44 @@ pub enum GatewayError {
 }
 
 /// The servers of the file at `path`, each with its bridge's configuration and sign-in, and
-/// the supervision of `cli`. `secrets` are the sign-in's variables, read at start. Call from
+/// the supervision of `cli`; the file is watched, and read again at each change with the
+/// environment of the start. `secrets` are the sign-in's variables, read at start. Call from
 /// `main` before any other thread exists: the variables whose values went into a header leave
 /// the environment. Errors: [`GatewayError`].
 pub fn setup(path: &Path, cli: &Cli, secrets: &EnvSecrets) -> Result<GatewaySetup, GatewayError> {
+    // The environment before the variables of headers leave it: a later reading of the file
+    // resolves its variables as this one does.
+    let snapshot: HashMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
     let file = config_file::load(path, secrets)?;
     // SAFETY: called from main before any other thread exists (see above): no server started
     // here inherits the secrets of another's headers.
     unsafe { crate::auth::opener::scrub_vars(&file.secret_vars) };
+    let servers = servers_of(file, secrets)?;
+    let (reload_path, reload_secrets) = (path.to_owned(), secrets.clone());
+    let reload: Reload = Box::new(move || {
+        let mut env = |name: &str| snapshot.get(name).cloned();
+        let file = config_file::load_with(&reload_path, &reload_secrets, &mut env)
+            .map_err(|e| e.to_string())?;
+        servers_of(file, &reload_secrets).map_err(|e| e.to_string())
+    });
+    Ok(GatewaySetup {
+        servers,
+        start_time_limit: std::time::Duration::from_secs_f64(cli.start_time_limit),
+        restart: cli.restart_policy(),
+        max_line_bytes: cli.max_line_bytes as usize,
+        reload: Some(reload),
+        changes: watch(path),
+    })
+}
+
+/// The enabled servers of `file`, each with its bridge's configuration and sign-in. Errors:
+/// [`GatewayError::SignIn`].
+fn servers_of(
+    file: config_file::GatewayConfig,
+    secrets: &EnvSecrets,
+) -> Result<Vec<ServerSetup>, GatewayError> {
     let mut servers = Vec::new();
     for entry in file.servers.into_iter().filter(|s| s.enabled) {
         let Some(namespace) = entry.namespace else {
@@ -66,12 +98,47 @@ pub fn setup(path: &Path, cli: &Cli, secrets: &EnvSecrets) -> Result<GatewaySetu
             namespace,
             config,
             sign_in,
+            fingerprint: entry.fingerprint,
         });
     }
-    Ok(GatewaySetup {
-        servers,
-        start_time_limit: std::time::Duration::from_secs_f64(cli.start_time_limit),
-        restart: cli.restart_policy(),
-        max_line_bytes: cli.max_line_bytes as usize,
+    Ok(servers)
+}
+
+/// The changes of the file at `path`: an item for each event of its folder that names it
+/// (editors save by writing a new file and renaming it over the old one, so the folder is
+/// watched, not the file). `None`, with a warning, when the system gives no watch.
+fn watch(path: &Path) -> Option<LocalBoxStream<'static, ()>> {
+    use notify::{EventKind, RecursiveMode, Watcher};
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name()?.to_owned();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let watched = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if let Ok(event) = event
+            && !matches!(event.kind, EventKind::Access(_))
+            && event
+                .paths
+                .iter()
+                .any(|p| p.file_name() == Some(name.as_os_str()))
+        {
+            let _ = tx.send(());
+        }
     })
+    .and_then(|mut watcher| {
+        watcher.watch(&dir, RecursiveMode::NonRecursive)?;
+        Ok(watcher)
+    });
+    let watcher = match watched {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::warn!(target: "gateway", "the configuration file is not watched ({e}): a change takes a restart of mcp-bridge");
+            return None;
+        }
+    };
+    Some(Box::pin(futures_util::stream::unfold(
+        (rx, watcher),
+        |(mut rx, watcher)| async move { rx.recv().await.map(|()| ((), (rx, watcher))) },
+    )))
 }

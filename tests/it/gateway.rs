@@ -566,3 +566,90 @@ fn the_end_of_stdin_with_eight_servers_each_with_a_grandchild_leaves_no_process(
         pids.iter().filter(|p| !gone(**p)).collect::<Vec<_>>()
     );
 }
+
+/// Lists the tools until they are `expected`, waiting for a list change between two lists.
+fn wait_tools(b: &mut Bridge, first_id: i64, expected: &[String]) {
+    for id in first_id..first_id + 10 {
+        let tools = b.request(json!(id), "tools/list", json!({}));
+        if names(&tools, "tools", "name") == expected {
+            return;
+        }
+        b.recv_notification("notifications/tools/list_changed");
+    }
+    panic!("the tools never became {expected:?}");
+}
+
+#[test]
+fn an_edit_of_the_file_starts_stops_and_restarts_only_the_servers_it_changes() {
+    let dir = scratch_dir("gateway-edit");
+    let path = dir.join("claude_desktop_config.json");
+    let legacy_trace = dir.join("legacy-received.jsonl");
+    let legacy = json!({"command": legacy_server_bin(), "args": [],
+                        "env": {"MCP_FIXTURE_TRACE": legacy_trace}});
+    let write = |servers: Value| {
+        // As editors save: a new file renamed over the old one.
+        let new = dir.join("claude_desktop_config.json.new");
+        std::fs::write(&new, json!({"mcpServers": servers}).to_string()).expect("write");
+        std::fs::rename(&new, &path).expect("rename over the file");
+    };
+    write(json!({
+        "a": {"command": server_bin(), "args": ["--test-tools"]},
+        "b": legacy,
+        "c": {"command": server_bin(), "args": []},
+    }));
+    let mut b = gateway(&path, &[]);
+    b.initialize_request(json!(0), json!({}));
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let a_tools: Vec<String> = names(
+        &b.request(json!(1), "tools/list", json!({})),
+        "tools",
+        "name",
+    )
+    .into_iter()
+    .filter(|n| n.starts_with("a__"))
+    .collect();
+    let a_pid = child_running(&b, "--test-tools");
+
+    // A call of a server that stays runs through the edit.
+    b.send_tools_call(json!(2), "a__sleep", json!({"ms": 1500}));
+    write(json!({
+        "a": {"command": server_bin(), "args": ["--test-tools"]},
+        "c": {"command": server_bin(), "args": ["--tool-named", "extra"]},
+        "d": legacy,
+    }));
+    b.wait_stderr(
+        "gateway: info: the configuration file changed: 1 server(s) started, 1 stopped, 1 started again",
+    );
+    assert_eq!(
+        b.recv_response(&json!(2))["result"],
+        json!({"content": [{"type": "text", "text": "slept"}]})
+    );
+    let mut expected = a_tools.clone();
+    expected.extend(FIXTURE_TOOLS.iter().map(|t| t.replacen("fixture", "c", 1)));
+    expected.push("c__extra".into());
+    expected.extend(LEGACY_TOOLS.iter().map(|t| t.replacen("legacy", "d", 1)));
+    wait_tools(&mut b, 10, &expected);
+    assert_eq!(
+        child_running(&b, "--test-tools"),
+        a_pid,
+        "the unchanged server was started again"
+    );
+    assert_eq!(
+        b.tools_call(json!(30), "b__echo", json!({"text": "x"}))["error"]["data"]["detail"],
+        json!("no server behind the bridge has the tool \"b__echo\"")
+    );
+    assert_eq!(
+        b.tools_call(json!(31), "c__extra", json!({}))["result"],
+        json!({"content": [{"type": "text", "text": "ok"}]})
+    );
+
+    // A broken edit is one warning, and the set stays.
+    std::fs::write(&path, "{\"mcpServers\": {").expect("write a broken file");
+    b.wait_stderr("gateway: warn: the configuration file changed, and is not used: ");
+    let tools = b.request(json!(32), "tools/list", json!({}));
+    assert_eq!(names(&tools, "tools", "name"), expected);
+    assert_eq!(
+        b.tools_call(json!(33), "d__echo", json!({"text": "still"}))["result"],
+        json!({"content": [{"type": "text", "text": "still"}]})
+    );
+}

@@ -42,6 +42,9 @@ pub struct ServerSetup {
     pub config: BridgeConfig,
     /// The starter of its SignIn actor, for a URL upstream with sign-in.
     pub sign_in: Option<SignInStarter>,
+    /// Its entry's text with its variables resolved: a new reading of the file restarts the
+    /// server only when it differs.
+    pub fingerprint: String,
 }
 
 /// What the output of a server's bridge brings the gateway: each frame toward the editor, then
@@ -180,6 +183,10 @@ pub struct Member {
     pub ends: VecDeque<Instant>,
     /// The resources the editor subscribed to, as the server names them: each run gets them.
     pub subscriptions: BTreeSet<String>,
+    /// It left the file: its run stops, and it never starts again.
+    pub removed: bool,
+    /// Its entry changed: its run stops, and the new one starts at once.
+    pub restart_now: bool,
 }
 
 impl Member {
@@ -192,6 +199,8 @@ impl Member {
             next_generation: 1,
             ends: VecDeque::new(),
             subscriptions: BTreeSet::new(),
+            removed: false,
+            restart_now: false,
         }
     }
 

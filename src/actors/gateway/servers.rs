@@ -349,7 +349,7 @@ impl Gateway {
 
     /// The list changes of the lists `result` (an `initialize` result) declares, to an
     /// initialized editor.
-    fn announce_lists_of(&self, result: &Value) {
+    pub(super) fn announce_lists_of(&self, result: &Value) {
         for kind in [ItemKind::Tool, ItemKind::Prompt, ItemKind::Resource] {
             if declares(result, kind) {
                 self.list_changed(kind);
@@ -460,6 +460,15 @@ impl Gateway {
             self.finish_if_ended(ctx);
             return;
         }
+        if self.members[i].removed {
+            tracing::info!(target: "gateway", "{server}: stopped: it left the file");
+            return;
+        }
+        if std::mem::take(&mut self.members[i].restart_now) {
+            tracing::info!(target: "gateway", "{server}: starts again: its entry changed");
+            self.start_run(i, ctx);
+            return;
+        }
         let now = Instant::now();
         let policy = self.restart;
         let m = &mut self.members[i];
@@ -494,6 +503,7 @@ impl Gateway {
         ctx.run_later(wait, move |act, ctx| {
             let due = act.members.get(i).is_some_and(|m| {
                 m.run.is_none()
+                    && !m.removed
                     && matches!(
                         m.state,
                         MemberState::Waiting { .. } | MemberState::Failed { .. }

@@ -163,6 +163,9 @@ pub struct ServerEntry {
     pub namespace: Option<Namespace>,
     /// The command line the bridge would have for this server alone.
     pub cli: Box<Cli>,
+    /// The text of its entry with its variables resolved: two readings of the file with the
+    /// same fingerprint for a server give it the same bridge.
+    pub fingerprint: String,
 }
 
 /// The servers of a file, in its order.
@@ -188,6 +191,16 @@ impl GatewayConfig {
 /// Reads the file at `path` (its proxy settings from the environment, as the URL form does).
 /// `secrets` are the sign-in's variables, read at start. Errors: [`ConfigError`].
 pub fn load(path: &Path, secrets: &EnvSecrets) -> Result<GatewayConfig, ConfigError> {
+    load_with(path, secrets, &mut |name: &str| std::env::var(name).ok())
+}
+
+/// [`load`] with the environment variables of `env` (`None`: not set): a reading after the
+/// start resolves the variables as the first reading did, from the environment of then.
+pub fn load_with(
+    path: &Path,
+    secrets: &EnvSecrets,
+    env: &mut dyn FnMut(&str) -> Option<String>,
+) -> Result<GatewayConfig, ConfigError> {
     let file = crate::protocol::wire::excerpt::sanitize(&path.display().to_string());
     let fail = |problem| ConfigError {
         file: file.clone(),
@@ -209,8 +222,7 @@ pub fn load(path: &Path, secrets: &EnvSecrets) -> Result<GatewayConfig, ConfigEr
         })?
         .ok_or_else(|| fail(Problem::TooLarge))?;
     let text = String::from_utf8(bytes).map_err(|_| fail(Problem::NotUtf8))?;
-    let mut env = |name: &str| std::env::var(name).ok();
-    let mut config = read(&file, &text, &mut env, secrets)?;
+    let mut config = read(&file, &text, env, secrets)?;
     for server in &mut config.servers {
         if let Some(spec) = &mut server.cli.http {
             spec.proxy = ProxyEnv::from_env();
@@ -547,6 +559,15 @@ fn entry(
             })?,
         ),
     };
+    // The entry's text with its variables resolved: what tells a changed entry from an
+    // unchanged one when the file is read again.
+    let text = r.text;
+    let source = text
+        .get(prop.range.start..prop.range.end)
+        .unwrap_or_default();
+    let env = &mut r.env;
+    let fingerprint =
+        variables::expand(source, &mut |n| env(n)).unwrap_or_else(|_| source.to_owned());
     let server = ServerEntry {
         name: name.to_owned(),
         member: path,
@@ -554,6 +575,7 @@ fn entry(
         enabled: options.enabled,
         namespace,
         cli,
+        fingerprint,
     };
     Ok((server, secret_vars))
 }

@@ -247,7 +247,8 @@ pub enum NameRefused {
 /// The exposed names of every server's items, and the exact way back from each to its owner.
 #[derive(Clone, Debug, Default)]
 pub struct NameTable {
-    spaces: Vec<Namespace>,
+    /// The servers by index; `None` for one that left (its index is never reused).
+    spaces: Vec<Option<Namespace>>,
     tools: HashMap<String, Owner>,
     prompts: HashMap<String, Owner>,
 }
@@ -269,9 +270,45 @@ impl NameTable {
             }
         }
         Ok(NameTable {
-            spaces,
+            spaces: spaces.into_iter().map(Some).collect(),
             ..NameTable::default()
         })
+    }
+
+    /// Gives the server `server` the names of `space`: a server that joins (the next index)
+    /// or one whose entry changed (its items' names are forgotten, and given again as they
+    /// are listed). Errors: [`TokenClash`] with another server's URI token; the table is
+    /// unchanged then.
+    pub fn set_space(&mut self, server: usize, space: Namespace) -> Result<(), TokenClash> {
+        if let Some(first) = self.spaces.iter().enumerate().position(|(i, s)| {
+            i != server && s.as_ref().is_some_and(|s| s.uri_token == space.uri_token)
+        }) {
+            return Err(TokenClash {
+                token: space.uri_token,
+                first,
+                second: server,
+            });
+        }
+        self.forget(server);
+        if server >= self.spaces.len() {
+            self.spaces.resize(server + 1, None);
+        }
+        self.spaces[server] = Some(space);
+        Ok(())
+    }
+
+    /// The server `server` left: its names no longer resolve.
+    pub fn remove_space(&mut self, server: usize) {
+        self.forget(server);
+        if let Some(s) = self.spaces.get_mut(server) {
+            *s = None;
+        }
+    }
+
+    /// Forgets the names of the items of `server`.
+    fn forget(&mut self, server: usize) {
+        self.tools.retain(|_, o| o.server != server);
+        self.prompts.retain(|_, o| o.server != server);
     }
 
     /// Gives the item `original` of kind `kind` of the server `server` its exposed name, and
@@ -283,7 +320,7 @@ impl NameTable {
         kind: ItemKind,
         original: &str,
     ) -> Result<Exposed, NameRefused> {
-        let space = self.spaces.get(server);
+        let space = self.spaces.get(server).and_then(Option::as_ref);
         let exposed = match kind {
             ItemKind::Tool | ItemKind::Prompt => {
                 expose_name(space.map_or("", |s| s.prefix.as_str()), original)
@@ -327,7 +364,10 @@ impl NameTable {
             ItemKind::Prompt => self.prompts.get(exposed).cloned(),
             ItemKind::Resource | ItemKind::ResourceTemplate => {
                 let (token, original) = split_uri(exposed)?;
-                let server = self.spaces.iter().position(|s| s.uri_token == token)?;
+                let server = self
+                    .spaces
+                    .iter()
+                    .position(|s| s.as_ref().is_some_and(|s| s.uri_token == token))?;
                 Some(Owner {
                     server,
                     original: original.to_owned(),
@@ -356,6 +396,38 @@ mod tests {
             Ok(s) => s,
             Err(e) => panic!("{server}: {e}"),
         }
+    }
+
+    #[test]
+    fn a_server_that_leaves_or_changes_takes_its_names_with_it() {
+        let mut t = NameTable::new(vec![space("files"), space("git")]).unwrap_or_default();
+        let _ = t.insert(0, ItemKind::Tool, "read");
+        let _ = t.insert(1, ItemKind::Tool, "log");
+        t.remove_space(1);
+        assert_eq!(t.resolve(ItemKind::Tool, "git__log"), None);
+        assert_eq!(t.resolve(ItemKind::Resource, "git+git://HEAD"), None);
+        assert_eq!(
+            t.resolve(ItemKind::Tool, "files__read").map(|o| o.server),
+            Some(0)
+        );
+        // The name comes back under a new index; a clash with a present token is refused.
+        assert_eq!(t.set_space(2, space("git")), Ok(()));
+        assert_eq!(
+            t.resolve(ItemKind::Resource, "git+git://HEAD")
+                .map(|o| o.server),
+            Some(2)
+        );
+        assert_eq!(
+            t.set_space(3, space("Files")),
+            Err(TokenClash {
+                token: "files".into(),
+                first: 0,
+                second: 3
+            })
+        );
+        // A changed entry forgets its items' names until they are listed again.
+        assert_eq!(t.set_space(0, space("files")), Ok(()));
+        assert_eq!(t.resolve(ItemKind::Tool, "files__read"), None);
     }
 
     #[test]
