@@ -40,14 +40,13 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use self::lists::Fetch;
 use self::member::{Back, Member, MemberEvent, MemberExited, MemberState, ServerSetup};
 use super::link::{ActorStats, Link};
 use super::supervisor::messages::{Shutdown, ShutdownCause, StopSignal};
 use super::supervisor::{CLOSE_DRAIN_IDLE, CLOSE_DRAIN_MAX, Host, watchdog_after};
-use crate::protocol::revisions::errors::Cause;
 use crate::protocol::rules::names::NameTable;
 use crate::protocol::wire::framing::Frame;
 use crate::protocol::wire::id::Id;
@@ -132,6 +131,9 @@ pub struct GatewaySetup {
     pub reload: Option<Reload>,
     /// An item at each change of the file (`None`: not watched).
     pub changes: Option<LocalBoxStream<'static, ()>>,
+    /// `--metrics-interval`: a metrics line per server at info this often (`None`: only the
+    /// summary at the end).
+    pub metrics_interval: Option<Duration>,
 }
 
 /// The gateway's side of the editor and of the process.
@@ -163,11 +165,13 @@ enum Phase {
 
 /// A request of the gateway to a server, in flight.
 enum Sent {
-    /// An editor's request, forwarded to its owner: the editor's id and the method.
+    /// An editor's request, forwarded to its owner: the editor's id, the method, and when
+    /// it came.
     Editor {
         member: usize,
         id: Id,
-        method: String,
+        method: &'static str,
+        at: Instant,
     },
     /// The server's `initialize`, of its run `generation`.
     Initialize { member: usize, generation: u64 },
@@ -300,7 +304,11 @@ pub fn start(setup: GatewaySetup, parts: GatewayParts) -> Addr<Gateway> {
     };
     let signal = parts.signal;
     let changes = setup.changes;
+    let metrics_interval = setup.metrics_interval;
     Gateway::create(move |ctx| {
+        if let Some(every) = metrics_interval {
+            ctx.run_interval(every, |act, _| act.write_metrics("metrics"));
+        }
         ctx.add_stream(parts.input);
         if let Some(changes) = changes {
             ctx.add_stream(changes.map(|()| FileChanged));
@@ -433,14 +441,23 @@ impl Gateway {
         self.respond(&id, result);
     }
 
+    /// One metrics line per server, at info (`what`: `metrics` for the periodic line,
+    /// `summary` at the end).
+    fn write_metrics(&self, what: &str) {
+        for m in self.members.iter().filter(|m| !m.removed) {
+            tracing::info!(target: "metrics", "{what}: server {}", m.metrics_line());
+        }
+    }
+
     /// The end of the input, a signal, or the end of stdout: every server's input closes; the
     /// gateway ends once every bridge ended ([`Gateway::finish_if_ended`]).
     fn shutdown(&mut self, ctx: &mut Context<Self>) {
         if matches!(self.phase, Phase::Closing) {
             return;
         }
-        if let Phase::Initializing { id } = &self.phase {
-            self.fail(Some(id), Cause::Closed.error_object(None));
+        // The summary says where each server stood when the end came.
+        for m in &mut self.members {
+            m.last_state = Some(m.state_word());
         }
         self.phase = Phase::Closing;
         self.host.step("watchdog");
@@ -461,8 +478,10 @@ impl Gateway {
         if !matches!(self.phase, Phase::Closing) || self.members.iter().any(|m| m.run.is_some()) {
             return;
         }
-        for id in std::mem::take(&mut self.waits).into_keys() {
-            self.fail(Some(&id), Cause::Closed.error_object(None));
+        // A request still in flight gets no response, as with one bridge.
+        self.waits.clear();
+        if self.editor_params.is_some() {
+            self.write_metrics("summary");
         }
         self.host.step("output: close");
         let output = self.output.clone();

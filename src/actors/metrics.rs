@@ -135,19 +135,7 @@ impl MethodTimes {
 /// dropped` (or `dropped: N frames of QUEUE, N stderr lines`). `dropped` names each queue
 /// with notifications dropped (full, or over their rate limit) and the stderr lines dropped.
 fn summary(methods: &MethodTimes, dropped: &[(&str, u64)]) -> String {
-    let (requests, errors, slowest) = methods.sums();
-    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let mut text = format!(
-        "{}, {}",
-        plural(requests, "request", "requests"),
-        plural(errors, "error", "errors")
-    );
-    if let Some((method, us)) = slowest {
-        text.push_str(&format!(
-            "; slowest {method}, {:.1} ms",
-            f64::from(us) / 1000.0
-        ));
-    }
+    let mut text = requests_text(methods);
     let dropped: Vec<String> = dropped
         .iter()
         .filter(|(_, n)| *n > 0)
@@ -159,6 +147,29 @@ fn summary(methods: &MethodTimes, dropped: &[(&str, u64)]) -> String {
         text.push_str(&format!("; dropped: {}", dropped.join(", ")));
     }
     text
+}
+
+/// The part of the summary of the requests: `N requests, N errors; slowest METHOD, N.N ms`
+/// (without the slowest when there was no request).
+pub fn requests_text(methods: &MethodTimes) -> String {
+    let (requests, errors, slowest) = methods.sums();
+    let mut text = format!(
+        "{}, {}",
+        plural(requests, "request", "requests"),
+        plural(errors, "error", "errors")
+    );
+    if let Some((method, us)) = slowest {
+        text.push_str(&format!(
+            "; slowest {method}, {:.1} ms",
+            f64::from(us) / 1000.0
+        ));
+    }
+    text
+}
+
+/// `n` and the noun of its number.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The Frontend's counters of the methods since its last batch.

@@ -46,13 +46,18 @@ pub fn setup(path: &Path, cli: &Cli, secrets: &EnvSecrets) -> Result<GatewaySetu
     // SAFETY: called from main before any other thread exists (see above): no server started
     // here inherits the secrets of another's headers.
     unsafe { crate::auth::opener::scrub_vars(&file.secret_vars) };
-    let servers = servers_of(file, secrets)?;
+    let servers = servers_of(file, secrets, cli.max_line_bytes as usize)?;
+    if servers.is_empty() {
+        tracing::warn!(target: "gateway", "{} has no enabled server: the editor gets empty lists until an edit of the file adds one",
+            path.display());
+    }
     let (reload_path, reload_secrets) = (path.to_owned(), secrets.clone());
+    let max_line_bytes = cli.max_line_bytes as usize;
     let reload: Reload = Box::new(move || {
         let mut env = |name: &str| snapshot.get(name).cloned();
         let file = config_file::load_with(&reload_path, &reload_secrets, &mut env)
             .map_err(|e| e.to_string())?;
-        servers_of(file, &reload_secrets).map_err(|e| e.to_string())
+        servers_of(file, &reload_secrets, max_line_bytes).map_err(|e| e.to_string())
     });
     Ok(GatewaySetup {
         servers,
@@ -61,14 +66,17 @@ pub fn setup(path: &Path, cli: &Cli, secrets: &EnvSecrets) -> Result<GatewaySetu
         max_line_bytes: cli.max_line_bytes as usize,
         reload: Some(reload),
         changes: watch(path),
+        metrics_interval: cli.metrics_interval.map(std::time::Duration::from_secs_f64),
     })
 }
 
-/// The enabled servers of `file`, each with its bridge's configuration and sign-in. Errors:
+/// The enabled servers of `file`, each with its bridge's configuration and sign-in, and
+/// lines of at most `max_line_bytes`. Errors:
 /// [`GatewayError::SignIn`].
 fn servers_of(
     file: config_file::GatewayConfig,
     secrets: &EnvSecrets,
+    max_line_bytes: usize,
 ) -> Result<Vec<ServerSetup>, GatewayError> {
     let mut servers = Vec::new();
     for entry in file.servers.into_iter().filter(|s| s.enabled) {
@@ -76,6 +84,8 @@ fn servers_of(
             continue;
         };
         let mut config = entry.cli.config();
+        // `--max-line-bytes` holds for every line, the servers' too.
+        config.max_line_bytes = max_line_bytes;
         super::sign_in::sign_in(&mut config, &entry.cli.sign_in, secrets).map_err(|cause| {
             GatewayError::SignIn {
                 server: entry.name.clone(),

@@ -593,6 +593,9 @@ where
     if let Some(cause) = misplaced_gateway_options(&args) {
         return Parsed::Usage(usage_line(&cause));
     }
+    if let Some(cause) = config_beside_a_server(&args) {
+        return Parsed::Usage(usage_line(cause));
+    }
     match Cli::try_parse_from(&args) {
         Ok(cli) if logout_after_options(&args, &cli.command) => {
             Parsed::Usage(usage_line(LOGOUT_COMES_FIRST))
@@ -620,8 +623,9 @@ where
 
 /// The options of the command line that go with `--config` besides it: the process's own and
 /// the supervision's. A server's options go in its entry of the file.
-const WITH_CONFIG: [&str; 8] = [
+const WITH_CONFIG: [&str; 9] = [
     "log_level",
+    "metrics_interval",
     "max_line_bytes",
     "start_time_limit",
     "restart_backoff_initial",
@@ -668,7 +672,7 @@ fn misplaced_gateway_options(args: &[OsString]) -> Option<String> {
             .collect();
         if !beside.is_empty() {
             return Some(format!(
-                "{} cannot go with --config: a server's options go in the \"mcp-bridge\" member of its entry in the file",
+                "{} cannot go with --config: beside it go only --log-level, --metrics-interval, --max-line-bytes and the Many servers options; a server's own options go in the \"mcp-bridge\" member of its entry in the file (docs/usage.md)",
                 beside.join(", ")
             ));
         }
@@ -679,6 +683,24 @@ fn misplaced_gateway_options(args: &[OsString]) -> Option<String> {
         ));
     }
     None
+}
+
+/// Why `--config` does not go with the other arguments: a server's command or URL beside it,
+/// or a second `--config` (clap's own words name only the option). `None`: it does, or it is
+/// not given.
+fn config_beside_a_server(args: &[OsString]) -> Option<&'static str> {
+    let e = Cli::try_parse_from(args).err()?;
+    let config = args
+        .iter()
+        .filter(|a| *a == "--config" || a.to_string_lossy().starts_with("--config="))
+        .count();
+    match e.kind() {
+        ErrorKind::ArgumentConflict if config == 1 => {
+            Some("--config runs the servers of the file: no server command or URL goes beside it")
+        }
+        ErrorKind::ArgumentConflict => Some("--config takes one file"),
+        _ => None,
+    }
 }
 
 /// The warnings of the arguments after the server's program that are long options of the

@@ -213,9 +213,28 @@ fn two_servers_of_a_claude_desktop_file_are_one_server_for_the_editor() {
         json!({"content": [{"type": "text", "text": "4"}]})
     );
 
+    // The lists come in one page: a cursor is none of the bridge's.
+    assert_eq!(
+        b.request(json!(12), "tools/list", json!({"cursor": "2"}))["error"]["data"],
+        json!({"cause": "invalid_params", "detail": "the lists of many servers come in one page"})
+    );
+    // The legacy server has no resources: its prefix names none.
+    assert_eq!(
+        b.request(json!(13), "resources/read", json!({"uri": "legacy+x://y"}))["error"]["data"],
+        json!({"cause": "invalid_params",
+               "detail": "no server behind the bridge has the resource \"legacy+x://y\""})
+    );
+
+    // At the end of the input, a call in flight gets no response, as with one bridge.
+    b.send_tools_call(json!(14), "legacy__slow", json!({}));
     let servers: Vec<i32> = children_of(b.child.id() as i32);
     assert_eq!(servers.len(), 2, "one process per server: {servers:?}");
     b.close_stdin();
+    let rest = b.recv_to_the_end();
+    assert!(
+        !rest.iter().any(|f| f["id"] == json!(14)),
+        "the call in flight got a response: {rest:?}"
+    );
     assert_eq!(b.exit_code(Duration::from_secs(30)), Some(0));
     assert!(
         wait_until(|| servers.iter().all(|pid| gone(*pid))),
@@ -319,6 +338,35 @@ fn a_server_killed_mid_call_fails_its_own_call_and_comes_back_with_one_list_chan
         b.recv_notification("notifications/resources/updated")["params"],
         readme
     );
+
+    // The summary at the end has a line per server: its state, its requests (the killed
+    // call is its error; the call while it was down never reached it) and its restarts.
+    b.close_stdin();
+    assert_eq!(b.exit_code(Duration::from_secs(30)), Some(0));
+    let stderr = b.stderr_to_the_end();
+    let line = |server: &str| {
+        stderr
+            .lines()
+            .find(|l| {
+                l.starts_with(&format!(
+                    "mcp-bridge: metrics: info: summary: server {server}: "
+                ))
+            })
+            .unwrap_or_else(|| panic!("no summary of {server}:\n{stderr}"))
+            .to_owned()
+    };
+    let fixture = line("fixture");
+    assert!(
+        fixture.starts_with("mcp-bridge: metrics: info: summary: server fixture: ready; 4 requests, 1 error; slowest ")
+            && fixture.ends_with(" ms; 1 restart"),
+        "{fixture}"
+    );
+    let legacy = line("legacy");
+    assert!(
+        legacy.starts_with("mcp-bridge: metrics: info: summary: server legacy: ready; 1 request, 0 errors; slowest tools/call, ")
+            && legacy.ends_with(" ms; 0 restarts"),
+        "{legacy}"
+    );
 }
 
 #[test]
@@ -419,7 +467,7 @@ fn options_of_one_server_do_not_go_with_a_config_file_nor_the_gateways_without_o
         run(&["--config", file, "--call-timeout", "5"]),
         (
             Some(2),
-            Some("mcp-bridge: cli: error: --call-timeout cannot go with --config: a server's options go in the \"mcp-bridge\" member of its entry in the file".into())
+            Some("mcp-bridge: cli: error: --call-timeout cannot go with --config: beside it go only --log-level, --metrics-interval, --max-line-bytes and the Many servers options; a server's own options go in the \"mcp-bridge\" member of its entry in the file (docs/usage.md)".into())
         )
     );
     assert_eq!(
@@ -428,6 +476,45 @@ fn options_of_one_server_do_not_go_with_a_config_file_nor_the_gateways_without_o
             Some(2),
             Some("mcp-bridge: cli: error: --start-time-limit goes with --config (the supervision of many servers)".into())
         )
+    );
+    assert_eq!(
+        run(&["--config", file, server_bin()]),
+        (
+            Some(2),
+            Some("mcp-bridge: cli: error: --config runs the servers of the file: no server command or URL goes beside it".into())
+        )
+    );
+    assert_eq!(
+        run(&["--config", file, "--config", file]),
+        (
+            Some(2),
+            Some("mcp-bridge: cli: error: --config takes one file".into())
+        )
+    );
+    let bad = scratch_dir("gateway-usage-bad");
+    let empty = bad.join("empty.json");
+    std::fs::write(&empty, r#"{"mcpServers": {"x": {"command": ""}}}"#).expect("write");
+    let empty = empty.to_str().expect("a UTF-8 path");
+    assert_eq!(
+        run(&["--config", empty]),
+        (
+            Some(2),
+            Some(format!(
+                "mcp-bridge: config: error: {empty}:1:34: mcpServers.x.command: is empty: it names the program that starts the server"
+            ))
+        )
+    );
+    let nowhere = bad.join("nowhere.json");
+    let config =
+        json!({"mcpServers": {"x": {"command": server_bin(), "cwd": "/nonexistent-folder"}}});
+    std::fs::write(&nowhere, config.to_string()).expect("write");
+    let (code, line) = run(&["--config", nowhere.to_str().expect("a UTF-8 path")]);
+    assert_eq!(code, Some(2));
+    assert!(
+        line.as_deref().is_some_and(|l| l.ends_with(
+            ": mcpServers.x.cwd: \"/nonexistent-folder\" is not a folder: the server's program starts in its cwd"
+        )),
+        "{line:?}"
     );
     let missing = scratch_dir("gateway-usage-missing").join("none.json");
     let (code, line) = run(&["--config", missing.to_str().expect("a UTF-8 path")]);
@@ -488,6 +575,16 @@ fn a_vscode_file_is_read_as_it_is_and_input_requests_and_progress_reach_their_ow
     assert_eq!(
         b.recv_response(&json!(1))["result"],
         json!({"content": [{"type": "text", "text": "Hello, Ada!"}]})
+    );
+
+    // A URI in a server's error is the exposed one.
+    assert_eq!(
+        b.request(
+            json!(20),
+            "resources/read",
+            json!({"uri": "fixture+example://moved/7"})
+        )["error"]["data"]["uri"],
+        json!("fixture+example://notes/7")
     );
 
     // Progress of a call reaches the editor with the editor's own token.

@@ -6,13 +6,14 @@
 use actix::prelude::*;
 use bytes::Bytes;
 use serde_json::{Value, json};
+use std::time::Instant;
 
 use super::lists::slot;
 use super::member::MemberState;
 use super::{Gateway, Phase, Sent};
 use crate::protocol::revisions::errors::{Cause, initialize_running};
 use crate::protocol::revisions::methods;
-use crate::protocol::rules::gateway::{LeftOut, expose_items, list_kind, route};
+use crate::protocol::rules::gateway::{LeftOut, declares, expose_items, list_kind, route, unknown};
 use crate::protocol::rules::list_items::ItemKind;
 use crate::protocol::wire::framing::Frame;
 use crate::protocol::wire::id::Id;
@@ -102,9 +103,25 @@ impl Gateway {
         if method == methods::LOGGING_SET_LEVEL {
             self.set_level(&id, params);
         } else if let Some(kind) = list_kind(method) {
+            // The lists of many servers come in one page: no cursor is the bridge's.
+            if params.get("cursor").is_some() {
+                let detail = Value::String("the lists of many servers come in one page".into());
+                self.fail(Some(&id), Cause::InvalidParams.error_object(Some(detail)));
+                return;
+            }
             self.answer_list(&id, kind);
         } else {
             match route(&self.table, method, &params) {
+                // A URI names its server by its prefix alone: a server without resources
+                // has none to read, subscribe to or complete.
+                Some(Ok(routed)) if !self.has_resources(routed.server, method, &params) => {
+                    let uri = params
+                        .get("uri")
+                        .or_else(|| params.pointer("/ref/uri"))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    self.fail(Some(&id), unknown("resource", uri).to_value());
+                }
                 Some(Ok(routed)) => {
                     let uri = match method {
                         methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => routed
@@ -153,6 +170,26 @@ impl Gateway {
         params.insert("name", RawJson::from_value(&Value::String(owner.original)));
         self.forward(id, owner.server, &method, params.to_parts(), None);
         true
+    }
+
+    /// Whether the request `method` (`params`) names a resource of the server `i`: false
+    /// only for a request by URI to a ready server that declares no resources.
+    fn has_resources(&self, i: usize, method: &str, params: &Value) -> bool {
+        let by_uri = match method {
+            methods::RESOURCES_READ
+            | methods::RESOURCES_SUBSCRIBE
+            | methods::RESOURCES_UNSUBSCRIBE => true,
+            methods::COMPLETION_COMPLETE => {
+                params.pointer("/ref/type").and_then(Value::as_str) == Some("ref/resource")
+            }
+            _ => false,
+        };
+        !by_uri
+            || self
+                .members
+                .get(i)
+                .and_then(|m| m.ready())
+                .is_none_or(|r| declares(r, ItemKind::Resource))
     }
 
     /// The editor's `initialize`: each server's run gets it; the answer comes when they all
@@ -313,7 +350,8 @@ impl Gateway {
             Sent::Editor {
                 member: i,
                 id: id.clone(),
-                method: method.to_owned(),
+                method: routed_method(method),
+                at: Instant::now(),
             },
         );
         self.waits.insert(id, (i, sent));
@@ -432,4 +470,19 @@ pub(super) fn delivery_of(method: &str) -> Delivery {
         methods::PROGRESS | methods::MESSAGE => Delivery::DropWhenFull,
         _ => Delivery::Always,
     }
+}
+
+/// The name of a routed method for the counters (`route` routes only these).
+fn routed_method(method: &str) -> &'static str {
+    [
+        methods::TOOLS_CALL,
+        methods::PROMPTS_GET,
+        methods::RESOURCES_READ,
+        methods::RESOURCES_SUBSCRIBE,
+        methods::RESOURCES_UNSUBSCRIBE,
+        methods::COMPLETION_COMPLETE,
+    ]
+    .into_iter()
+    .find(|m| *m == method)
+    .unwrap_or("other")
 }

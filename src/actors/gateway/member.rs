@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use super::lists::Kept;
 use crate::actors::config::BridgeConfig;
 use crate::actors::link::Link;
+use crate::actors::metrics::{MethodTimes, plural, requests_text};
 use crate::actors::supervisor::messages::StopSignal;
 use crate::actors::supervisor::{self, Host, StartSignIn};
 use crate::protocol::rules::names::Namespace;
@@ -183,6 +184,12 @@ pub struct Member {
     pub ends: VecDeque<Instant>,
     /// The resources the editor subscribed to, as the server names them: each run gets them.
     pub subscriptions: BTreeSet<String>,
+    /// The editor's requests it answered (or failed), by method.
+    pub methods: MethodTimes,
+    /// Its runs after the first.
+    pub restarts: u64,
+    /// Its state when the gateway began to stop, for the summary.
+    pub last_state: Option<&'static str>,
     /// It left the file: its run stops, and it never starts again.
     pub removed: bool,
     /// Its entry changed: its run stops, and the new one starts at once.
@@ -199,6 +206,9 @@ impl Member {
             next_generation: 1,
             ends: VecDeque::new(),
             subscriptions: BTreeSet::new(),
+            methods: MethodTimes::default(),
+            restarts: 0,
+            last_state: None,
             removed: false,
             restart_now: false,
         }
@@ -220,6 +230,30 @@ impl Member {
             MemberState::Ready(_) => !self.run.as_ref().is_some_and(|r| r.joined),
             _ => false,
         }
+    }
+
+    /// Its state in a word, for the metrics lines.
+    pub fn state_word(&self) -> &'static str {
+        match &self.state {
+            _ if self.removed => "removed",
+            MemberState::Ready(_) if self.run.as_ref().is_some_and(|r| r.joined) => "ready",
+            MemberState::Started | MemberState::Initializing | MemberState::Ready(_) => "starting",
+            MemberState::Stopping => "stopping",
+            MemberState::Waiting { .. } => "restarting",
+            MemberState::Failed { .. } => "failed",
+        }
+    }
+
+    /// Its metrics line: `NAME: STATE; N requests, N errors; slowest METHOD, N.N ms; N
+    /// restarts`.
+    pub fn metrics_line(&self) -> String {
+        format!(
+            "{}: {}; {}; {}",
+            self.setup.name,
+            self.last_state.unwrap_or_else(|| self.state_word()),
+            requests_text(&self.methods),
+            plural(self.restarts, "restart", "restarts")
+        )
     }
 
     /// The current run of a ready server whose first lists are in.
@@ -255,6 +289,9 @@ pub fn start_run(
 ) -> (Run, LocalBoxStream<'static, MemberEvent>) {
     let generation = m.next_generation;
     m.next_generation += 1;
+    if generation > 1 {
+        m.restarts += 1;
+    }
     let (input_tx, input_rx) = mpsc::unbounded_channel::<Frame>();
     let (output_tx, output_rx) = mpsc::channel::<Vec<u8>>(MEMBER_OUTPUT_QUEUE_FRAMES);
     let output = Writer::for_channel(

@@ -14,8 +14,8 @@ use super::member::MemberState;
 use super::{Asked, Gateway, Phase, Sent};
 use crate::protocol::revisions::methods;
 use crate::protocol::rules::gateway::{
-    changed_kind, declares, expose_items, expose_notification, expose_result, list_changed_method,
-    list_method, name_the_server, server_gone,
+    changed_kind, declares, expose_error, expose_items, expose_notification, expose_result,
+    list_changed_method, list_method, server_gone,
 };
 use crate::protocol::rules::list_items::ItemKind;
 use crate::protocol::wire::id::Id;
@@ -74,7 +74,7 @@ impl Gateway {
         let plain = match self.sent.get(&key) {
             Some(Sent::Editor { member, method, .. }) => {
                 *member == i
-                    && method != methods::RESOURCES_READ
+                    && *method != methods::RESOURCES_READ
                     && memchr::memmem::find(line, b"\"resource").is_none()
             }
             _ => false,
@@ -82,9 +82,10 @@ impl Gateway {
         if !plain {
             return false;
         }
-        let Some(Sent::Editor { id, .. }) = self.sent.remove(&key) else {
+        let Some(Sent::Editor { id, method, at, .. }) = self.sent.remove(&key) else {
             return false;
         };
+        self.members[i].methods.record(method, true, at.elapsed());
         self.waits.remove(&id);
         let _ = self.output.send_frame(
             raw::response_frame(&id, result.to_parts()),
@@ -112,14 +113,20 @@ impl Gateway {
         };
         let server = self.members[i].setup.name.clone();
         match sent {
-            Sent::Editor { id, method, .. } => {
+            Sent::Editor { id, method, at, .. } => {
+                self.members[i]
+                    .methods
+                    .record(method, answer.is_ok(), at.elapsed());
                 self.waits.remove(&id);
                 match answer {
                     Ok(result) => {
                         let space = &self.members[i].setup.namespace;
-                        self.respond(&id, expose_result(space, &method, result))
+                        self.respond(&id, expose_result(space, method, result))
                     }
-                    Err(error) => self.fail(Some(&id), name_the_server(&server, error)),
+                    Err(error) => {
+                        let space = &self.members[i].setup.namespace;
+                        self.fail(Some(&id), expose_error(space, error))
+                    }
                 }
             }
             Sent::Initialize { generation, .. } => {
@@ -525,10 +532,16 @@ impl Gateway {
             .filter(|(_, s)| s.member() == i)
             .map(|(k, _)| *k)
             .collect();
+        // At the end of the input, a request in flight gets no response, as with one bridge
+        // (the editor is gone or going).
+        let closing = matches!(self.phase, Phase::Closing);
         for key in keys {
-            if let Some(Sent::Editor { id, .. }) = self.sent.remove(&key) {
+            if let Some(Sent::Editor { id, method, at, .. }) = self.sent.remove(&key) {
+                self.members[i].methods.record(method, false, at.elapsed());
                 self.waits.remove(&id);
-                self.fail(Some(&id), server_gone(server));
+                if !closing {
+                    self.fail(Some(&id), server_gone(server));
+                }
             }
         }
         self.fetches.retain(|_, f| f.member != i);
@@ -540,6 +553,9 @@ impl Gateway {
             .collect();
         for key in asked {
             self.asked.remove(&key);
+            if closing {
+                continue;
+            }
             self.write(
                 &jsonrpc::notification(
                     methods::CANCELLED,

@@ -89,6 +89,11 @@ pub enum Problem {
         "mcp-bridge does not read env files: give the variables in \"env\" (${{env:NAME}} takes one from the environment)"
     )]
     EnvFile,
+    #[error("is empty: it names the program that starts the server")]
+    EmptyCommand,
+    /// The folder, sanitized.
+    #[error("\"{0}\" is not a folder: the server's program starts in its cwd")]
+    NoFolder(String),
     #[error(transparent)]
     Name(#[from] NameError),
     /// The server whose name makes the same resource URIs, and their token.
@@ -466,6 +471,10 @@ fn entry(
     match (command, url) {
         (Some(c), _) => {
             let program = r.string(&c.value, &member(&path, "command"))?;
+            if program.is_empty() && !r.lenient {
+                let at = value_start(&c.value);
+                return Err(r.error(at, &member(&path, "command"), Problem::EmptyCommand));
+            }
             cli.command = vec![OsString::from(program)];
             if let Some(p) = get("args") {
                 let m = member(&path, "args");
@@ -492,7 +501,16 @@ fn entry(
                 }
             }
             if let Some(p) = get("cwd") {
-                env.cwd = Some(PathBuf::from(r.string(&p.value, &member(&path, "cwd"))?));
+                let m = member(&path, "cwd");
+                let cwd = PathBuf::from(r.string(&p.value, &m)?);
+                // A start in a folder that is not there fails as if the program were missing
+                // (ENOENT of the spawn): said here, where the folder is named.
+                if !r.lenient && !cwd.is_dir() {
+                    let shown =
+                        crate::protocol::wire::excerpt::sanitize(&cwd.display().to_string());
+                    return Err(r.error(value_start(&p.value), &m, Problem::NoFolder(shown)));
+                }
+                env.cwd = Some(cwd);
             }
             cli.child_env = env;
             if cli.sign_in.given() {

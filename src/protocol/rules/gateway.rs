@@ -163,7 +163,7 @@ pub struct Routed {
 }
 
 /// The `invalid_params` error of a name that no server has.
-fn unknown(what: &str, name: &str) -> ErrorObject {
+pub fn unknown(what: &str, name: &str) -> ErrorObject {
     Cause::InvalidParams.error(Some(Value::String(format!(
         "no server behind the bridge has the {what} {name:?}"
     ))))
@@ -285,14 +285,22 @@ pub fn expose_result(space: &Namespace, method: &str, mut result: Value) -> Valu
     result
 }
 
-/// An error of a server as the editor gets it: an error the bridge made for that server
-/// (`data.cause`) also names the server in `data.server`, so the editor can tell which of
-/// its servers failed; the server's own errors pass unchanged.
-pub fn name_the_server(server: &str, mut error: Value) -> Value {
-    if let Some(data) = error.get_mut("data").and_then(Value::as_object_mut)
-        && data.contains_key("cause")
-    {
-        data.insert("server".into(), Value::String(server.to_owned()));
+/// An error of the server `space` as the editor gets it: an error the bridge made for that
+/// server (`data.cause`) also names the server in `data.server`, so the editor can tell which
+/// of its servers failed, and a resource URI in `data.uri` (the "resource not found" error of
+/// 2025-11-25) is the exposed one; the rest passes unchanged.
+pub fn expose_error(space: &Namespace, mut error: Value) -> Value {
+    if let Some(data) = error.get_mut("data").and_then(Value::as_object_mut) {
+        if data.contains_key("cause") {
+            data.insert("server".into(), Value::String(space.server.clone()));
+        }
+        let exposed = data
+            .get("uri")
+            .and_then(Value::as_str)
+            .and_then(|uri| expose_uri(&space.uri_token, uri));
+        if let Some(uri) = exposed {
+            data.insert("uri".into(), Value::String(uri));
+        }
     }
     error
 }
@@ -492,14 +500,19 @@ mod tests {
     }
 
     #[test]
-    fn errors_the_bridge_made_name_the_server() {
+    fn errors_the_bridge_made_name_the_server_and_uris_are_exposed() {
+        let git = namespace("git", None).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            name_the_server("git", json!({"code": -32603, "data": {"cause": "timeout"}})),
+            expose_error(&git, json!({"code": -32603, "data": {"cause": "timeout"}})),
             json!({"code": -32603, "data": {"cause": "timeout", "server": "git"}})
         );
         assert_eq!(
-            name_the_server("git", json!({"code": -32000, "data": {"x": 1}})),
+            expose_error(&git, json!({"code": -32000, "data": {"x": 1}})),
             json!({"code": -32000, "data": {"x": 1}})
+        );
+        assert_eq!(
+            expose_error(&git, json!({"code": -32002, "data": {"uri": "git://x"}})),
+            json!({"code": -32002, "data": {"uri": "git+git://x"}})
         );
         assert_eq!(
             server_gone("git")["data"],
