@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the configuration file of the `gateway` scenario of run.sh:
+"""Writes the configuration file of the `gateway` and `inspector-gateway` scenarios of run.sh:
 a Claude Desktop file (`{"mcpServers": {...}}`) of three real servers for `mcp-bridge --config`,
 each in its own era and language, every program by its full path as an editor's file needs:
 

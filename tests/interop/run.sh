@@ -15,6 +15,7 @@
 #             gateway (`mcp-bridge --config FILE`: upstream.py, server-everything and
 #             mcp-example-server behind one bridge, the file written by gateway_config.py;
 #             with --http, upstream.py is at its URL; not --direct, not --http-ts2) |
+#             inspector-gateway (the MCP Inspector CLI against that gateway; not --direct) |
 #             embedded (TS SDK 1.x client against examples/embedded, the legacy path) |
 #             embedded-ts2 / embedded-py / embedded-rmcp (TS SDK v2 / Python mcp 2.x / rmcp
 #             3.x clients against it, the modern path; rmcp built from tests/interop/rmcp);
@@ -168,9 +169,9 @@ for s in "${scenarios[@]}"; do
       embedded-py) out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" "$VENV/bin/python" "$HERE/modern_client.py" -- "$embedded_bin")" || rc=$? ;;
       *) out="FAIL $s: unknown scenario"; rc=2 ;;
     esac
-  elif [[ "$s" == gateway ]]; then
+  elif [[ "$s" == gateway || "$s" == inspector-gateway ]]; then
     if [[ $direct -eq 1 ]]; then echo "FAIL $s: needs the bridge (not --direct)"; failed=$((failed + 1)); continue; fi
-    if [[ $http -eq 2 ]]; then
+    if [[ "$s" == gateway && $http -eq 2 ]]; then
       echo "FAIL gateway: not with --http-ts2: its expected values are upstream.py's (stdio or --http)"; failed=$((failed + 1)); continue
     fi
     # The file of the gateway, in a folder of this scenario; with --http the server `py` is
@@ -181,9 +182,11 @@ for s in "${scenarios[@]}"; do
     if [[ -n "${INTEROP_TAP:-}" ]]; then gw_opts+=(--tap "$INTEROP_TAP"); fi
     if ! "$VENV/bin/python" "$HERE/gateway_config.py" "$gw_dir/claude_desktop_config.json" "$MCP_BRIDGE_BIN" "${gw_opts[@]}" >&2; then
       out="FAIL $s: gateway_config.py could not write the file"; rc=1
-    else
+    elif [[ "$s" == gateway ]]; then
       out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client.mjs" gateway -- \
         "$MCP_BRIDGE_BIN" "${bridge_opts[@]}" --config "$gw_dir/claude_desktop_config.json")" || rc=$?
+    else
+      out="$(timeout -k 5 "$SCENARIO_TIMEOUT_S" bash "$HERE/inspector.sh" "$MCP_BRIDGE_BIN" --config "$gw_dir/claude_desktop_config.json")" || rc=$?
     fi
     rm -rf "$gw_dir"
   elif [[ "$s" == inspector ]]; then
