@@ -59,7 +59,7 @@ for a in "$@"; do
   case "$a" in
     --direct) direct=1 ;;
     --http) http=1 ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo pipefail$/p' "$0" | sed '$d'; exit 0 ;;
     --http-ts2) http=2 ;;
     -*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
     *) scenarios+=("$a") ;;
