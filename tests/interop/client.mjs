@@ -34,6 +34,12 @@
 //                 trigger-long-running-operation and its cancel (AbortSignal -> the SDK's
 //                 notifications/cancelled), gzip-file-as-resource -> resources/list_changed and
 //                 the new resource in resources/list
+//   gateway       `mcp-bridge --config FILE` (run.sh writes FILE with gateway_config.py):
+//                 upstream.py as `py`, server-everything as `everything`, mcp-example-server as
+//                 `example`; the exact tools, prompts, resources and templates of the three
+//                 under their exposed names, a call, a read, a prompt and completions of each,
+//                 subscriptions, elicitation, sampling and roots through the one bridge, logging,
+//                 progress and a server's error (README.md lists every check)
 //   embedded      the embedded bridge's example (run.sh starts examples/embedded itself, no
 //                 bridge process): tools, prompts, resources, one elicitation, and a list
 //                 change that arrives before the result of the call that made it
@@ -156,6 +162,10 @@ async function connect(ctx, capabilities = {}) {
         transport.onmessage = (msg, extra) => {
             if (trace) console.error('<< ' + short(msg, 2000));
             if (msg && msg.id === ctx.initId && msg.result) ctx.initResult = msg.result;
+            // The SDK hands notifications to their handlers a microtask later than responses:
+            // a progress notification read in the same chunk as its request's result finds
+            // no handler (onprogress never sees it). The wire keeps them all.
+            if (msg?.method === 'notifications/progress') ctx.progress.push(msg.params);
             inner?.(msg, extra);
         };
         await origStart();
@@ -502,6 +512,281 @@ SCENARIOS['legacy-everything'] = async ctx => {
         'echo, sampling, elicitation, roots, progress then cancel, resources/list_changed exact';
 };
 
+// ---------- many servers behind one bridge: mcp-bridge --config FILE ----------
+// run.sh writes the file (gateway_config.py): `py` is upstream.py (2026-07-28, translated),
+// `everything` server-everything (2025-11-25 only, passed through), `example` the crate's
+// mcp-example-server (2026-07-28). The editor sees their tools and prompts as
+// {server}__{name} and their resources as {server}+{uri} (docs/usage.md, "A configuration
+// file of many servers"), in the file's order.
+const EVERYTHING_DOCS = new URL('./node_modules/@modelcontextprotocol/server-everything/dist/docs/', import.meta.url);
+const GATEWAY_TOOLS = [
+    ...['echo', 'add', 'ask_name', 'ask_llm', 'plan_trip', 'countdown', 'flip_tools', 'increment'].map(n => `py__${n}`),
+    ...['echo', 'get-annotated-message', 'get-env', 'get-resource-links', 'get-resource-reference',
+        'get-structured-content', 'get-sum', 'get-tiny-image', 'gzip-file-as-resource', 'toggle-simulated-logging',
+        'toggle-subscriber-updates', 'trigger-long-running-operation',
+        // registered once notifications/initialized shows the client's roots, elicitation and
+        // sampling (its registerConditionalTools), then announced by tools/list_changed
+        'get-roots-list', 'trigger-elicitation-request', 'trigger-sampling-request', 'simulate-research-query'
+    ].map(n => `everything__${n}`),
+    ...['echo', 'add', 'slow', 'log', 'fail', 'ask_name'].map(n => `example__${n}`)
+];
+// [name, [[argument, required]...]]
+const GATEWAY_PROMPTS = [
+    ['py__review-code', [['language', true], ['code', true]]],
+    ['everything__simple-prompt', []],
+    ['everything__args-prompt', [['city', true], ['state', false]]],
+    ['everything__completable-prompt', [['department', true], ['name', true]]],
+    ['everything__resource-prompt', [['resourceType', true], ['resourceId', true]]],
+    ['example__greet', [['name', true]]]
+];
+// [uri, name, mimeType]; server-everything lists its docs folder (libuv's scandir: sorted)
+const GATEWAY_RESOURCES = [
+    ['py+config://app', 'config', 'application/json'],
+    ['py+counter://value', 'counter', 'text/plain'],
+    ...['architecture', 'extension', 'features', 'how-it-works', 'instructions', 'startup', 'structure'].map(d =>
+        [`everything+demo://resource/static/document/${d}.md`, `${d}.md`, 'text/markdown']),
+    ['example+example://readme', 'readme', 'text/plain']
+];
+const GATEWAY_TEMPLATES = [
+    ['py+greeting://{name}', 'greeting'],
+    ['everything+demo://resource/dynamic/text/{resourceId}', 'Dynamic Text Resource'],
+    ['everything+demo://resource/dynamic/blob/{resourceId}', 'Dynamic Blob Resource'],
+    ['example+example://notes/{id}', 'note']
+];
+const EXAMPLE_README = 'mcp-example-server is a small MCP 2026-07-28 server.\n' +
+    'Tools: echo, add, slow, log, fail, ask_name. Prompt: greet.\n' +
+    'Resources: example://readme, example://notes/{id}.\n';
+const CANNED_SAMPLE = { role: 'assistant', content: { type: 'text', text: 'canned answer' }, model: 'interop-fake-model', stopReason: 'endTurn' };
+
+SCENARIOS.gateway = async ctx => {
+    const { readFileSync } = await import('node:fs');
+    const { execFileSync } = await import('node:child_process');
+    const client = await connect(ctx, { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } });
+    let toolsChanged = 0;
+    let roots = [{ uri: 'file:///interop/root', name: 'interop' }];
+    const updates = [], logs = [], asked = [];
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => { toolsChanged++; });
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {});
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, n => { updates.push(n.params.uri); });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, n => { logs.push(n.params); });
+    client.setRequestHandler(ListRootsRequestSchema, async (request, extra) => {
+        asked.push({ method: 'roots/list', id: extra.requestId });
+        return { roots };
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
+        asked.push({ method: 'sampling/createMessage', id: extra.requestId, params: request.params });
+        return CANNED_SAMPLE;
+    });
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+        asked.push({ method: 'elicitation/create', id: extra.requestId, params: request.params });
+        return { action: 'accept', content: { name: 'Ada' } };
+    });
+    const askedOf = method => asked.filter(a => a.method === method);
+
+    const info = await initialize(ctx, client);
+    step('initialize result: the bridge\'s serverInfo, the merged capabilities and instructions');
+    const version = execFileSync(cmd[0], ['--version'], { encoding: 'utf8' }).trim();
+    expectEqual(`${info.name} ${info.version}`, version, 'serverInfo (as `mcp-bridge --version` gives it)');
+    expectEqual(client.getServerCapabilities(), {
+        tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true },
+        logging: {}, completions: {}
+    }, 'capabilities');
+    const everythingInstructions = readFileSync(new URL('instructions.md', EVERYTHING_DOCS), 'utf8').trim();
+    expectEqual(client.getInstructions(),
+        '## py\n\nmcp-bridge interop test upstream (Python mcp 2.3.0)\n\n## everything\n\n' + everythingInstructions,
+        'instructions (one heading per server that has any; mcp-example-server has none)');
+
+    step('tools/list: {server}__{name}, in the file\'s order');
+    const before = toolsChanged;
+    let tools = (await client.listTools(undefined, req)).tools;
+    if (!tools.some(t => t.name === 'everything__trigger-sampling-request')) {
+        await waitFor(() => toolsChanged > before, REQUEST_TIMEOUT_MS,
+            'notifications/tools/list_changed with the tools server-everything registers after initialized');
+        tools = (await client.listTools(undefined, req)).tools;
+    }
+    expectEqual(tools.map(t => t.name), GATEWAY_TOOLS, 'tool names');
+    expectEqual(tools.find(t => t.name === 'py__echo').inputSchema?.required, ['message'], 'py__echo inputSchema.required');
+    expectEqual(Object.keys(tools.find(t => t.name === 'everything__get-sum').inputSchema?.properties ?? {}), ['a', 'b'],
+        'everything__get-sum inputSchema.properties');
+    expectEqual(tools.find(t => t.name === 'example__echo').inputSchema?.required, ['text'], 'example__echo inputSchema.required');
+
+    step('tools/call, one tool of each server');
+    const msg = 'hello gateway \u00e9\u2713 \u4e16\u754c "quoted" \\ back\nslash';
+    const pyEcho = await client.callTool({ name: 'py__echo', arguments: { message: msg } }, undefined, req);
+    expectText(pyEcho, `Echo: ${msg}`, 'py__echo');
+    expectEqual(pyEcho.structuredContent, { result: `Echo: ${msg}` }, 'py__echo structuredContent');
+    expectText(await client.callTool({ name: 'everything__get-sum', arguments: { a: 2, b: 3 } }, undefined, req),
+        'The sum of 2 and 3 is 5.', 'everything__get-sum');
+    const exAdd = await client.callTool({ name: 'example__add', arguments: { a: 2, b: 3 } }, undefined, req);
+    expectText(exAdd, '{"sum":5}', 'example__add');
+    expectEqual(exAdd.structuredContent, { sum: 5 }, 'example__add structuredContent');
+
+    step('prompts/list');
+    const { prompts } = await client.listPrompts(undefined, req);
+    expectEqual(prompts.map(p => [p.name, (p.arguments ?? []).map(a => [a.name, a.required === true])]), GATEWAY_PROMPTS,
+        'prompts [name, [[argument, required]]]');
+    step('prompts/get, one prompt of each server');
+    const pg = await client.getPrompt({ name: 'py__review-code', arguments: { language: 'rust', code: 'fn main() {}' } }, req);
+    expectEqual(pg.messages, [{ role: 'user', content: { type: 'text', text: 'Review this rust:\nfn main() {}' } }], 'py__review-code messages');
+    const eg = await client.getPrompt({ name: 'everything__args-prompt', arguments: { city: 'Lisbon', state: 'PT' } }, req);
+    expectEqual(eg.messages, [{ role: 'user', content: { type: 'text', text: 'What\'s weather in Lisbon, PT?' } }], 'everything__args-prompt messages');
+    const xg = await client.getPrompt({ name: 'example__greet', arguments: { name: 'Ada' } }, req);
+    expectEqual(xg.messages, [{ role: 'user', content: { type: 'text', text: 'Say hello to Ada.' } }], 'example__greet messages');
+    // An embedded resource of a prompt names the resource as the editor reads it.
+    const rg = await client.getPrompt({ name: 'everything__resource-prompt', arguments: { resourceType: 'Text', resourceId: '1' } }, req);
+    expectEqual(rg.messages?.[1]?.content?.resource?.uri, 'everything+demo://resource/dynamic/text/1',
+        'everything__resource-prompt embedded resource uri');
+
+    step('resources/list and resources/templates/list: {server}+{uri}');
+    const { resources } = await client.listResources(undefined, req);
+    expectEqual(resources.map(r => [r.uri, r.name, r.mimeType]), GATEWAY_RESOURCES, 'resources [uri, name, mimeType]');
+    const { resourceTemplates } = await client.listResourceTemplates(undefined, req);
+    expectEqual(resourceTemplates.map(t => [t.uriTemplate, t.name]), GATEWAY_TEMPLATES, 'resource templates [uriTemplate, name]');
+
+    step('resources/read, a resource of each server and a template of two');
+    const read = async uri => (await client.readResource({ uri }, req)).contents;
+    expectEqual(await read('py+config://app'),
+        [{ uri: 'py+config://app', mimeType: 'application/json', text: '{"feature":true}' }], 'py+config://app');
+    const features = 'everything+demo://resource/static/document/features.md';
+    expectEqual(await read(features),
+        [{ uri: features, mimeType: 'text/markdown', text: readFileSync(new URL('features.md', EVERYTHING_DOCS), 'utf8') }], features);
+    expectEqual(await read('example+example://readme'),
+        [{ uri: 'example+example://readme', mimeType: 'text/plain', text: EXAMPLE_README }], 'example+example://readme');
+    expectEqual(await read('py+greeting://Ada'),
+        [{ uri: 'py+greeting://Ada', mimeType: 'text/plain', text: 'Hello, Ada!' }], 'py+greeting://Ada (template)');
+    expectEqual(await read('example+example://notes/2'),
+        [{ uri: 'example+example://notes/2', mimeType: 'text/plain', text: 'Note 2.' }], 'example+example://notes/2 (template)');
+
+    step('a tool\'s resource links name the resources as the editor reads them');
+    const links = await client.callTool({ name: 'everything__get-resource-links', arguments: { count: 2 } }, undefined, req);
+    expectEqual(links.content?.slice(1).map(c => [c.type, c.uri]), [
+        ['resource_link', 'everything+demo://resource/dynamic/blob/1'],
+        ['resource_link', 'everything+demo://resource/dynamic/text/2']
+    ], 'everything__get-resource-links [type, uri]');
+    const linked = await read('everything+demo://resource/dynamic/text/2');
+    expectEqual(linked.map(c => [c.uri, c.mimeType]), [['everything+demo://resource/dynamic/text/2', 'text/plain']], 'the linked resource');
+    // server-everything puts its clock's time in the text
+    expect(/^Resource 2: This is a plaintext resource created at \S.*$/.test(linked[0].text), `the linked resource's text: ${short(linked[0].text)}`);
+
+    step('completion/complete: prompt arguments and templates of each server');
+    const complete = (ref, argument, context) => client.complete({ ref, argument, ...(context ? { context } : {}) }, req);
+    expectEqual(await complete({ type: 'ref/prompt', name: 'py__review-code' }, { name: 'language', value: 'r' }),
+        { completion: { values: ['rust'] } }, 'py__review-code language "r"');
+    expectEqual(await complete({ type: 'ref/prompt', name: 'everything__completable-prompt' }, { name: 'department', value: 'S' }),
+        { completion: { values: ['Sales', 'Support'], total: 2, hasMore: false } }, 'everything__completable-prompt department "S"');
+    expectEqual(await complete({ type: 'ref/prompt', name: 'everything__completable-prompt' }, { name: 'name', value: '' },
+        { arguments: { department: 'Sales' } }),
+    { completion: { values: ['David', 'Eve', 'Frank'], total: 3, hasMore: false } }, 'everything__completable-prompt name in Sales (context)');
+    expectEqual(await complete({ type: 'ref/resource', uri: 'everything+demo://resource/dynamic/text/{resourceId}' }, { name: 'resourceId', value: '7' }),
+        { completion: { values: ['7'], total: 1, hasMore: false } }, 'everything template resourceId "7"');
+    expectEqual(await complete({ type: 'ref/prompt', name: 'example__greet' }, { name: 'name', value: 'A' }),
+        { completion: { values: ['Ada', 'Alan', 'Alice'], total: 3, hasMore: false } }, 'example__greet name "A"');
+    expectEqual(await complete({ type: 'ref/resource', uri: 'example+example://notes/{id}' }, { name: 'id', value: '' }),
+        { completion: { values: ['1', '2', '3'], total: 3, hasMore: false } }, 'example notes id ""');
+
+    step('resources/subscribe py+counter://value; py__increment -> notifications/resources/updated');
+    expectEqual(await client.subscribeResource({ uri: 'py+counter://value' }, req), {}, 'resources/subscribe py+counter://value');
+    expectText(await client.callTool({ name: 'py__increment', arguments: {} }, undefined, req), '1', 'py__increment');
+    await waitFor(() => updates.length >= 1, 5000, 'notifications/resources/updated for py+counter://value');
+    expectEqual(updates, ['py+counter://value'], 'updated URIs');
+    expectEqual((await read('py+counter://value'))[0]?.text, '1', 'py+counter://value after py__increment');
+    expectEqual(await client.unsubscribeResource({ uri: 'py+counter://value' }, req), {}, 'resources/unsubscribe py+counter://value');
+
+    step('resources/subscribe a server-everything document; its simulated updates');
+    expectEqual(await client.subscribeResource({ uri: features }, req), {}, `resources/subscribe ${features}`);
+    // The first update goes out at once, then one every 5 s until the tool is called again.
+    expectText(await client.callTool({ name: 'everything__toggle-subscriber-updates', arguments: {} }, undefined, req),
+        'Started simulated resource updated notifications for session undefined at a 5 second pace. ' +
+        'Client will receive updates for any resources the it is subscribed to.', 'everything__toggle-subscriber-updates (on)');
+    await waitFor(() => updates.length >= 2, 5000, `notifications/resources/updated for ${features}`);
+    expectText(await client.callTool({ name: 'everything__toggle-subscriber-updates', arguments: {} }, undefined, req),
+        'Stopped simulated resource updates for session undefined', 'everything__toggle-subscriber-updates (off)');
+    expectEqual(updates[1], features, 'the update of server-everything\'s document');
+    expectEqual(await client.unsubscribeResource({ uri: features }, req), {}, `resources/unsubscribe ${features}`);
+
+    step('elicitation: one form of each server, through the gateway');
+    expectText(await client.callTool({ name: 'py__ask_name', arguments: {} }, undefined, req), 'Hello, Ada!', 'py__ask_name');
+    expectText(await client.callTool({ name: 'example__ask_name', arguments: {} }, undefined, req), 'Hello, Ada!', 'example__ask_name');
+    const ev = await client.callTool({ name: 'everything__trigger-elicitation-request', arguments: {} }, undefined, req);
+    expectEqual(ev.content?.slice(0, 2), [
+        { type: 'text', text: '\u2705 User provided the requested information!' },
+        { type: 'text', text: 'User inputs:\n- Name: Ada' }
+    ], 'everything__trigger-elicitation-request result');
+    const forms = askedOf('elicitation/create').map(a => a.params);
+    expectEqual(forms.length, 3, 'elicitation/create requests');
+    expectEqual(forms[0], { mode: 'form', message: 'What is your name?', requestedSchema: {
+        type: 'object', properties: { name: { title: 'Name', type: 'string' } }, required: ['name'] } }, 'py\'s elicitation/create params');
+    expectEqual(forms[1], { mode: 'form', message: 'What is your name?', requestedSchema: {
+        type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } }, 'example\'s elicitation/create params');
+    expectEqual(forms[2].message, 'Please provide inputs for the following fields:', 'everything\'s elicitation/create message');
+    expectEqual(forms[2].requestedSchema?.properties?.name, { title: 'String', type: 'string', description: 'Your full, legal name' },
+        'everything\'s elicitation/create requestedSchema.properties.name');
+
+    step('sampling: py__ask_llm and everything__trigger-sampling-request');
+    expectText(await client.callTool({ name: 'py__ask_llm', arguments: { prompt: 'say hi' } }, undefined, req),
+        'LLM said: canned answer', 'py__ask_llm');
+    expectText(await client.callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: 'say hi' } }, undefined, req),
+        'LLM sampling result: \n' + JSON.stringify({ model: 'interop-fake-model', stopReason: 'endTurn', role: 'assistant', content: { type: 'text', text: 'canned answer' } }, null, 2),
+        'everything__trigger-sampling-request');
+    expectEqual(askedOf('sampling/createMessage').map(a => a.params), [
+        { maxTokens: 100, messages: [{ role: 'user', content: { type: 'text', text: 'say hi' } }] },
+        { messages: [{ role: 'user', content: { type: 'text', text: 'Resource trigger-sampling-request context: say hi' } }],
+            systemPrompt: 'You are a helpful test server.', maxTokens: 100, temperature: 0.7 }
+    ], 'sampling/createMessage params');
+
+    step('roots: server-everything asks roots/list, and again after notifications/roots/list_changed');
+    await waitFor(() => askedOf('roots/list').length >= 1, 5000, 'roots/list after initialized');
+    const rootsText = list => `Current MCP Roots (${list.length} total):\n\n` +
+        list.map((r, i) => `${i + 1}. ${r.name}\n   URI: ${r.uri}`).join('\n\n') + '\n\n' +
+        'Note: This server demonstrates the roots protocol capability but doesn\'t actually access files. ' +
+        'The roots are provided by the MCP client and can be used by servers that need file system access.';
+    expectText(await client.callTool({ name: 'everything__get-roots-list', arguments: {} }, undefined, req), rootsText(roots), 'everything__get-roots-list');
+    const rootsAsked = askedOf('roots/list').length;
+    roots = [...roots, { uri: 'file:///interop/second', name: 'second' }];
+    await client.sendRootsListChanged();
+    await waitFor(() => askedOf('roots/list').length > rootsAsked, 5000, 'roots/list after notifications/roots/list_changed');
+    await waitFor(() => logs.some(l => l.data === 'Roots updated: 2 root(s) received from client'), 5000,
+        'server-everything\'s log of the two roots');
+    expectText(await client.callTool({ name: 'everything__get-roots-list', arguments: {} }, undefined, req), rootsText(roots),
+        'everything__get-roots-list after the change');
+
+    step('the requests of the servers reach the editor under the bridge\'s ids');
+    const ids = asked.map(a => a.id);
+    expect(ids.every(id => typeof id === 'string' && /^b-[0-9]+$/.test(id)), `ids of the servers' requests: ${short(ids)}`);
+    expectEqual(new Set(ids).size, ids.length, `the servers' request ids are distinct: ${short(ids)}`);
+
+    step('logging/setLevel; notifications/message name their server in logger');
+    expectEqual(await client.setLoggingLevel('info', req), {}, 'logging/setLevel');
+    expectText(await client.callTool({ name: 'example__log', arguments: { level: 'info', message: 'hello' } }, undefined, req), 'logged', 'example__log');
+    await waitFor(() => logs.some(l => l.data === 'hello'), 5000, 'the log message of example__log');
+    expectEqual(logs.find(l => l.data === 'hello'), { level: 'info', logger: 'example/mcp-example-server', data: 'hello' },
+        'the log message of example__log');
+
+    step('progress: py__countdown and example__slow (on the wire, before the result)');
+    ctx.progress.length = 0;
+    expectText(await client.callTool({ name: 'py__countdown', arguments: { n: 3 } }, undefined, { ...req, onprogress: () => {} }),
+        'completed 3/3', 'py__countdown');
+    expectEqual(ctx.progress.map(({ progressToken, ...p }) => p),
+        [1, 2, 3].map(i => ({ progress: i, total: 3, message: `step ${i}/3` })), 'py__countdown progress');
+    await waitFor(() => logs.filter(l => l.logger === 'py').length >= 3, 5000, 'the log messages of py__countdown');
+    expectEqual(logs.filter(l => l.logger === 'py'), [1, 2, 3].map(i => ({ level: 'info', logger: 'py', data: `step ${i}/3` })),
+        'the log messages of py__countdown');
+    ctx.progress.length = 0;
+    expectText(await client.callTool({ name: 'example__slow', arguments: { steps: 2, delay_ms: 0 } }, undefined, { ...req, onprogress: () => {} }),
+        'done after 2 steps', 'example__slow');
+    expectEqual(ctx.progress.map(({ progressToken, ...p }) => p),
+        [1, 2].map(i => ({ progress: i, total: 2, message: `step ${i} of 2` })), 'example__slow progress');
+
+    step('an error of a server reaches the editor as the server gave it');
+    const failed = await client.callTool({ name: 'example__fail', arguments: { code: -32000, message: 'boom', data: { x: 1 } } }, undefined, req)
+        .then(r => ({ result: r }), e => ({ code: e.code, message: e.message, data: e.data }));
+    expectEqual(failed, { code: -32000, message: 'MCP error -32000: boom', data: { x: 1 } }, 'example__fail');
+
+    return `3 servers (2026-07-28 py, 2025-11-25 everything, 2026-07-28 example): ${tools.length} tools, ${prompts.length} prompts, ` +
+        `${resources.length} resources, ${resourceTemplates.length} templates exact; calls, reads, prompts, completions of each; ` +
+        'subscriptions of two; elicitation of three, sampling of two, roots and their change; logging, progress, an error';
+};
+
 // ---------- raw 2026-07-28 probe (no SDK): proves upstream.py itself speaks 2026-07-28 ----------
 // Only meaningful with --direct (run.sh --direct upstream-discover): the bridge is a 2025-11-25 server.
 SCENARIOS['upstream-discover'] = async ctx => {
@@ -563,7 +848,7 @@ if (!scenario) usage('no scenario given');
 if (!SCENARIOS[scenario]) usage(`unknown scenario "${scenario}"`);
 if (!cmd || cmd.length === 0) usage('no server command after --');
 
-const ctx = { stderr: '', initId: undefined, initResult: undefined, direct: process.env.INTEROP_DIRECT === '1' };
+const ctx = { stderr: '', initId: undefined, initResult: undefined, progress: [], direct: process.env.INTEROP_DIRECT === '1' };
 let finished = false;
 
 // The SDK forgets the child as soon as close() starts, so use the pid recorded at start.

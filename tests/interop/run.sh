@@ -12,6 +12,10 @@
 #             py-legacy (client_legacy.py: the Python mcp 2.3.0 client in legacy mode) |
 #             upstream-discover (--direct only) | inspector (the README's MCP Inspector CLI
 #             recipe in front of mcp-example-server, by inspector.sh; not --direct) |
+#             gateway (`mcp-bridge --config FILE`: upstream.py, server-everything and
+#             mcp-example-server behind one bridge, the file written by gateway_config.py;
+#             with --http, upstream.py is at its URL; not --direct, not --http-ts2) |
+#             inspector-gateway (the MCP Inspector CLI against that gateway; not --direct) |
 #             embedded (TS SDK 1.x client against examples/embedded, the legacy path) |
 #             embedded-ts2 / embedded-py / embedded-rmcp (TS SDK v2 / Python mcp 2.x / rmcp
 #             3.x clients against it, the modern path; rmcp built from tests/interop/rmcp);
@@ -55,7 +59,7 @@ for a in "$@"; do
   case "$a" in
     --direct) direct=1 ;;
     --http) http=1 ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo pipefail$/p' "$0" | sed '$d'; exit 0 ;;
     --http-ts2) http=2 ;;
     -*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
     *) scenarios+=("$a") ;;
@@ -114,6 +118,7 @@ fi
 
 # --http: one upstream.py HTTP server per scenario, stopped after it.
 http_pid=""
+http_url=""
 stop_http() { if [[ -n "$http_pid" ]]; then kill "$http_pid" 2>/dev/null || true; wait "$http_pid" 2>/dev/null || true; http_pid=""; fi; }
 trap stop_http EXIT
 start_http() {
@@ -129,7 +134,8 @@ start_http() {
   http_pid=$!
   for _ in $(seq 1 150); do
     if "$VENV/bin/python" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2)' "$port" 2>/dev/null; then
-      server=("$MCP_BRIDGE_BIN" "${bridge_opts[@]}" "http://127.0.0.1:$port/mcp")
+      http_url="http://127.0.0.1:$port/mcp"
+      server=("$MCP_BRIDGE_BIN" "${bridge_opts[@]}" "$http_url")
       return 0
     fi
     sleep 0.1
@@ -163,6 +169,26 @@ for s in "${scenarios[@]}"; do
       embedded-py) out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" "$VENV/bin/python" "$HERE/modern_client.py" -- "$embedded_bin")" || rc=$? ;;
       *) out="FAIL $s: unknown scenario"; rc=2 ;;
     esac
+  elif [[ "$s" == gateway || "$s" == inspector-gateway ]]; then
+    if [[ $direct -eq 1 ]]; then echo "FAIL $s: needs the bridge (not --direct)"; failed=$((failed + 1)); continue; fi
+    if [[ "$s" == gateway && $http -eq 2 ]]; then
+      echo "FAIL gateway: not with --http-ts2: its expected values are upstream.py's (stdio or --http)"; failed=$((failed + 1)); continue
+    fi
+    # The file of the gateway, in a folder of this scenario; with --http the server `py` is
+    # the HTTP upstream.py of this scenario, at its URL.
+    gw_dir="$(mktemp -d "${TMPDIR:-/tmp}/mcp-bridge-test-gateway.XXXXXX")"
+    gw_opts=()
+    if [[ $http -ne 0 ]]; then gw_opts+=(--py-url "$http_url"); fi
+    if [[ -n "${INTEROP_TAP:-}" ]]; then gw_opts+=(--tap "$INTEROP_TAP"); fi
+    if ! "$VENV/bin/python" "$HERE/gateway_config.py" "$gw_dir/claude_desktop_config.json" "$MCP_BRIDGE_BIN" "${gw_opts[@]}" >&2; then
+      out="FAIL $s: gateway_config.py could not write the file"; rc=1
+    elif [[ "$s" == gateway ]]; then
+      out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client.mjs" gateway -- \
+        "$MCP_BRIDGE_BIN" "${bridge_opts[@]}" --config "$gw_dir/claude_desktop_config.json")" || rc=$?
+    else
+      out="$(timeout -k 5 "$SCENARIO_TIMEOUT_S" bash "$HERE/inspector.sh" "$MCP_BRIDGE_BIN" --config "$gw_dir/claude_desktop_config.json")" || rc=$?
+    fi
+    rm -rf "$gw_dir"
   elif [[ "$s" == inspector ]]; then
     if [[ $direct -eq 1 ]]; then echo "FAIL inspector: needs the bridge (not --direct)"; failed=$((failed + 1)); continue; fi
     out="$(timeout -k 5 "$SCENARIO_TIMEOUT_S" bash "$HERE/inspector.sh" "$MCP_BRIDGE_BIN")" || rc=$?
