@@ -73,10 +73,15 @@ pub fn run() -> ! {
         let cwd = std::env::current_dir().ok();
         tracing::error!(target: "bridge", "{}", e.log_message(cwd.as_deref()));
     }
-    let system = actix::System::new();
-    system.block_on(async move {
+    run_system(move || {
         crate::app::process::start(config, children);
-    });
+    })
+}
+
+/// Runs the actor system that `start` starts to its end and exits the process with its code.
+fn run_system(start: impl FnOnce() + 'static) -> ! {
+    let system = actix::System::new();
+    system.block_on(async move { start() });
     let code = match system.run_with_code() {
         Ok(code) => code,
         Err(e) => {
@@ -107,18 +112,7 @@ fn run_gateway(
             std::process::exit(EXIT_USAGE);
         }
     };
-    let system = actix::System::new();
-    system.block_on(async move {
+    run_system(move || {
         crate::app::process::start_gateway(setup, children);
-    });
-    let code = match system.run_with_code() {
-        Ok(code) => code,
-        Err(e) => {
-            tracing::error!(target: "gateway", "the actor system failed: {e}");
-            1
-        }
-    };
-    isolation::stop_descendants();
-    crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
-    std::process::exit(code);
+    })
 }

@@ -621,20 +621,6 @@ where
     }
 }
 
-/// The options of the command line that go with `--config` besides it: the process's own and
-/// the supervision's. A server's options go in its entry of the file.
-const WITH_CONFIG: [&str; 9] = [
-    "log_level",
-    "metrics_interval",
-    "max_line_bytes",
-    "start_time_limit",
-    "restart_backoff_initial",
-    "restart_backoff_max",
-    "crash_loop_ends",
-    "crash_loop_window",
-    "failed_retry",
-];
-
 /// The options of the supervision of many servers, which only `--config` has.
 const ONLY_WITH_CONFIG: [&str; 6] = [
     "start_time_limit",
@@ -644,6 +630,13 @@ const ONLY_WITH_CONFIG: [&str; 6] = [
     "crash_loop_window",
     "failed_retry",
 ];
+
+/// Whether the option `id` goes with `--config`: the supervision's, and the process's own
+/// (its log, its metrics line, the longest line). A server's options go in its entry.
+fn goes_with_config(id: &str) -> bool {
+    ONLY_WITH_CONFIG.contains(&id)
+        || ["log_level", "metrics_interval", "max_line_bytes"].contains(&id)
+}
 
 /// Why the options of `args` do not go together with (or without) `--config`: an option of a
 /// server beside `--config` (it goes in the server's entry of the file), or an option of the
@@ -667,7 +660,7 @@ fn misplaced_gateway_options(args: &[OsString]) -> Option<String> {
     if given("config") {
         let beside: Vec<String> = ids
             .iter()
-            .filter(|id| **id != "config" && !WITH_CONFIG.contains(id))
+            .filter(|id| **id != "config" && !goes_with_config(id))
             .map(|id| long(id))
             .collect();
         if !beside.is_empty() {

@@ -98,6 +98,18 @@ fn gone(pid: i32) -> bool {
     }
 }
 
+/// Exactly one list change of each list among `frames` (`when`: for the message).
+fn assert_one_change_per_list(frames: &[Value], when: &str) {
+    for list in ["tools", "prompts", "resources"] {
+        let method = format!("notifications/{list}/list_changed");
+        let n = frames
+            .iter()
+            .filter(|f| f["method"] == method.as_str())
+            .count();
+        assert_eq!(n, 1, "one {method} {when}: {frames:?}");
+    }
+}
+
 /// The list changes of `method` among the frames the bridge wrote.
 fn count(bridge: &Bridge, method: &str) -> usize {
     bridge.seen.iter().filter(|f| f["method"] == method).count()
@@ -213,10 +225,11 @@ fn two_servers_of_a_claude_desktop_file_are_one_server_for_the_editor() {
         json!({"content": [{"type": "text", "text": "4"}]})
     );
 
-    // The lists come in one page: a cursor is none of the bridge's.
+    // The lists come in pages of the bridge's own cursors: another cursor is refused.
     assert_eq!(
         b.request(json!(12), "tools/list", json!({"cursor": "2"}))["error"]["data"],
-        json!({"cause": "invalid_params", "detail": "the lists of many servers come in one page"})
+        json!({"cause": "invalid_params",
+               "detail": "the cursor is not one that the bridge gave for this list"})
     );
     // The legacy server has no resources: its prefix names none.
     assert_eq!(
@@ -302,18 +315,7 @@ fn a_server_killed_mid_call_fails_its_own_call_and_comes_back_with_one_list_chan
         b.tools_call(json!(6), "fixture__echo", json!({"text": "back"}))["result"],
         json!({"content": [{"type": "text", "text": "back"}]})
     );
-    let since: Vec<&Value> = b.seen[seen_before..].iter().collect();
-    for list in ["tools", "prompts", "resources"] {
-        let method = format!("notifications/{list}/list_changed");
-        assert_eq!(
-            since
-                .iter()
-                .filter(|f| f["method"] == method.as_str())
-                .count(),
-            1,
-            "one {method} after the restart: {since:?}"
-        );
-    }
+    assert_one_change_per_list(&b.seen[seen_before..], "after the restart");
 
     // The new run has the editor's subscription: its updates reach the editor.
     let listens_of_readme = |b: &Bridge| {
@@ -403,18 +405,7 @@ fn a_server_that_keeps_ending_is_failed_and_its_items_leave_the_lists() {
     assert_eq!(names(&tools, "tools", "name"), LEGACY_TOOLS);
     let prompts = b.request(json!(5), "prompts/list", json!({}));
     assert_eq!(prompts["result"], json!({"prompts": []}));
-    let since = &b.seen[seen_before..];
-    for list in ["tools", "prompts", "resources"] {
-        let method = format!("notifications/{list}/list_changed");
-        assert_eq!(
-            since
-                .iter()
-                .filter(|f| f["method"] == method.as_str())
-                .count(),
-            1,
-            "one {method} when it failed: {since:?}"
-        );
-    }
+    assert_one_change_per_list(&b.seen[seen_before..], "when it failed");
     assert_eq!(count(&b, "notifications/tools/list_changed"), 2);
 }
 
@@ -748,5 +739,96 @@ fn an_edit_of_the_file_starts_stops_and_restarts_only_the_servers_it_changes() {
     assert_eq!(
         b.tools_call(json!(33), "d__echo", json!({"text": "still"}))["result"],
         json!({"content": [{"type": "text", "text": "still"}]})
+    );
+}
+
+#[test]
+fn names_that_clients_refuse_are_sanitized_or_shortened_and_reach_their_tool() {
+    let long = "summarize_every_open_pull_request_of_the_repository_and_post_a_comment";
+    let path = claude_desktop_file(
+        "gateway-names",
+        &[
+            "--tool-named",
+            long,
+            "--tool-named",
+            "files:read",
+            "--tool-named",
+            "files.read",
+        ],
+    );
+    let mut b = gateway(&path, &[]);
+    b.initialize_request(json!(0), json!({}));
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let tools = b.request(json!(1), "tools/list", json!({}));
+    let mut expected: Vec<&str> = FIXTURE_TOOLS.to_vec();
+    // Cut to 46 characters with the hash of the whole name; `:` and `.` become `_`, and the
+    // second name that makes `fixture__files_read` is left out.
+    expected.extend([
+        "fixture__summarize_every_open_pull_re_8d161518",
+        "fixture__files_read",
+    ]);
+    expected.extend(LEGACY_TOOLS);
+    assert_eq!(names(&tools, "tools", "name"), expected);
+    b.wait_stderr(&format!(
+        "gateway: warn: fixture: the tool {long:?} is fixture__summarize_every_open_pull_re_8d161518 for the editor (shortened)"
+    ));
+    b.wait_stderr(
+        "gateway: warn: fixture: the tool \"files.read\" is left out: its name fixture__files_read is the name of the tool \"files:read\" of fixture",
+    );
+    for (id, exposed, original) in [
+        (2, "fixture__summarize_every_open_pull_re_8d161518", long),
+        (3, "fixture__files_read", "files:read"),
+    ] {
+        assert_eq!(
+            b.tools_call(json!(id), exposed, json!({}))["result"],
+            json!({"content": [{"type": "text", "text": "ok"}]})
+        );
+        b.wait_upstream(|l| l["method"] == "tools/call" && l["params"]["name"] == original);
+    }
+}
+
+#[test]
+fn a_merged_list_longer_than_a_page_comes_in_pages_of_the_bridges_cursors() {
+    // 6 default tools and 594 named ones: 600 tools of each of two servers.
+    let named: Vec<String> = (0..594).map(|n| format!("t{n}")).collect();
+    let mut args: Vec<&str> = Vec::new();
+    for n in &named {
+        args.extend(["--tool-named", n.as_str()]);
+    }
+    let dir = scratch_dir("gateway-pages");
+    let servers = json!({"mcpServers": {
+        "a": {"command": server_bin(), "args": args},
+        "b": {"command": server_bin(), "args": args},
+    }});
+    let path = dir.join("claude_desktop_config.json");
+    std::fs::write(&path, servers.to_string()).expect("write the file");
+    let mut b = gateway(&path, &[]);
+    b.initialize_request(json!(0), json!({}));
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let first = b.request(json!(1), "tools/list", json!({}));
+    let cursor = first["result"]["nextCursor"].clone();
+    assert_eq!(cursor, json!("mcp-bridge-page-1000"));
+    let second = b.request(json!(2), "tools/list", json!({"cursor": cursor}));
+    assert_eq!(second["result"].get("nextCursor"), None);
+    let mut all = names(&first, "tools", "name");
+    all.extend(names(&second, "tools", "name"));
+    let mut expected: Vec<String> = Vec::new();
+    for server in ["a", "b"] {
+        expected.extend(
+            FIXTURE_TOOLS
+                .iter()
+                .map(|t| t.replacen("fixture", server, 1)),
+        );
+        expected.extend(named.iter().map(|n| format!("{server}__{n}")));
+    }
+    assert_eq!(all.len(), 1200);
+    assert_eq!(all, expected);
+    assert_eq!(
+        b.request(
+            json!(3),
+            "tools/list",
+            json!({"cursor": "mcp-bridge-page-1200"})
+        )["error"]["data"]["cause"],
+        json!("invalid_params")
     );
 }

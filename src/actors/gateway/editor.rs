@@ -12,8 +12,10 @@ use super::lists::slot;
 use super::member::MemberState;
 use super::{Gateway, Phase, Sent};
 use crate::protocol::revisions::errors::{Cause, initialize_running};
-use crate::protocol::revisions::methods;
-use crate::protocol::rules::gateway::{LeftOut, declares, expose_items, list_kind, route, unknown};
+use crate::protocol::revisions::{legacy, methods};
+use crate::protocol::rules::gateway::{
+    LeftOut, declares, expose_items, list_kind, page, read_cursor, route, unknown,
+};
 use crate::protocol::rules::list_items::ItemKind;
 use crate::protocol::wire::framing::Frame;
 use crate::protocol::wire::id::Id;
@@ -103,13 +105,11 @@ impl Gateway {
         if method == methods::LOGGING_SET_LEVEL {
             self.set_level(&id, params);
         } else if let Some(kind) = list_kind(method) {
-            // The lists of many servers come in one page: no cursor is the bridge's.
-            if params.get("cursor").is_some() {
-                let detail = Value::String("the lists of many servers come in one page".into());
-                self.fail(Some(&id), Cause::InvalidParams.error_object(Some(detail)));
-                return;
-            }
-            self.answer_list(&id, kind);
+            let offset = match params.get("cursor") {
+                None => Some(0),
+                Some(c) => read_cursor(c),
+            };
+            self.answer_list(&id, kind, offset);
         } else {
             match route(&self.table, method, &params) {
                 // A URI names its server by its prefix alone: a server without resources
@@ -214,22 +214,8 @@ impl Gateway {
     /// `logging/setLevel`: answered at once; every ready server gets it, and so does each
     /// server that is ready later.
     fn set_level(&mut self, id: &Id, params: Value) {
-        let levels = [
-            "debug",
-            "info",
-            "notice",
-            "warning",
-            "error",
-            "critical",
-            "alert",
-            "emergency",
-        ];
-        if !params
-            .get("level")
-            .and_then(Value::as_str)
-            .is_some_and(|l| levels.contains(&l))
-        {
-            let detail = Value::String(format!("params.level must be one of {levels:?}"));
+        if legacy::set_level_params(Some(&params)).is_none() {
+            let detail = json!("params.level must be a logging level");
             self.fail(Some(id), Cause::InvalidParams.error_object(Some(detail)));
             return;
         }
@@ -260,8 +246,9 @@ impl Gateway {
     }
 
     /// A list of the editor, answered from the lists kept: the items of every joined server,
-    /// under their exposed names, in the file's order.
-    fn answer_list(&mut self, id: &Id, kind: ItemKind) {
+    /// under their exposed names, in the file's order, in pages of the bridge's own cursors
+    /// (`offset`: the page's; `None`: a cursor that is not the bridge's).
+    fn answer_list(&mut self, id: &Id, kind: ItemKind, offset: Option<usize>) {
         let mut items = Vec::new();
         for i in 0..self.members.len() {
             let Some(part) = self.members[i]
@@ -273,8 +260,16 @@ impl Gateway {
             let (kept, _) = expose_items(&mut self.table, i, kind, part);
             items.extend(kept);
         }
+        let Some((items, next)) = offset.and_then(|o| page(items, o)) else {
+            let detail = json!("the cursor is not one that the bridge gave for this list");
+            self.fail(Some(id), Cause::InvalidParams.error_object(Some(detail)));
+            return;
+        };
         let mut result = serde_json::Map::new();
         result.insert(kind.member().into(), Value::Array(items));
+        if let Some(next) = next {
+            result.insert("nextCursor".into(), Value::String(next));
+        }
         self.respond(id, Value::Object(result));
     }
 

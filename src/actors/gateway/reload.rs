@@ -42,7 +42,15 @@ impl Gateway {
                 .iter()
                 .position(|m| !m.removed && m.setup.name == setup.name);
             match at {
-                Some(i) if self.members[i].setup.fingerprint == setup.fingerprint => {}
+                // A failed server is tried again at each edit of the file.
+                Some(i) if self.members[i].setup.fingerprint == setup.fingerprint => {
+                    let m = &mut self.members[i];
+                    if matches!(m.state, MemberState::Failed { .. }) && m.run.is_none() {
+                        m.ends.clear();
+                        self.start_run(i, ctx);
+                        restarted += 1;
+                    }
+                }
                 Some(i) => {
                     if let Err(clash) = self.table.set_space(i, setup.namespace.clone()) {
                         tracing::warn!(target: "gateway", "{}: its new entry is not used: its resources' URIs would be those of {} ({})",

@@ -18,6 +18,7 @@ use crate::protocol::rules::gateway::{
     list_changed_method, list_method, server_gone,
 };
 use crate::protocol::rules::list_items::ItemKind;
+use crate::protocol::rules::names::{NameChange, expose_name};
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc::{self, MAX_UPSTREAM_DEPTH, Message};
 use crate::protocol::wire::raw;
@@ -263,9 +264,12 @@ impl Gateway {
             Some(items) if run.kept.items[k].as_ref() != Some(&items) => {
                 // Named now, so that a call finds its owner before the editor lists.
                 let (_, left_out) = expose_items(&mut self.table, i, kind, items.clone());
-                run.kept.items[k] = Some(items);
                 let server = self.members[i].setup.name.clone();
+                self.warn_renamed(i, kind, &items);
                 self.warn_left_out(&server, kind, left_out);
+                if let Some(run) = self.members[i].run_of(generation) {
+                    run.kept.items[k] = Some(items);
+                }
                 true
             }
             Some(_) => false,
@@ -291,6 +295,29 @@ impl Gateway {
             return;
         }
         self.announce_changes(i, kind);
+    }
+
+    /// One warning for each tool or prompt of the server `i` whose exposed name is not its
+    /// prefix and its own name (sanitized or shortened; once per item), as doctor lists them.
+    fn warn_renamed(&mut self, i: usize, kind: ItemKind, items: &[Value]) {
+        if !matches!(kind, ItemKind::Tool | ItemKind::Prompt) {
+            return;
+        }
+        let space = &self.members[i].setup.namespace;
+        for name in items
+            .iter()
+            .filter_map(|t| t.get("name").and_then(Value::as_str))
+        {
+            let exposed = expose_name(&space.prefix, name);
+            if exposed.change != NameChange::None
+                && self
+                    .warned
+                    .insert(format!("{} {} {name} renamed", space.server, kind.noun()))
+            {
+                tracing::warn!(target: "gateway", "{}: the {} {name:?} is {} for the editor ({})",
+                    space.server, kind.noun(), exposed.name, exposed.change.word());
+            }
+        }
     }
 
     /// The list change of `kind`'s group to the editor, when a list of the group changed and

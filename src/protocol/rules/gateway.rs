@@ -104,6 +104,36 @@ pub fn changed_kind(method: &str) -> Option<ItemKind> {
     }
 }
 
+/// The most items of one page of the editor's lists: the bridge pages the merged list with
+/// cursors of its own (a few hundred kilobytes of tools a page).
+pub const LIST_PAGE_MAX_ITEMS: usize = 1000;
+
+/// The prefix of the bridge's own list cursors.
+const CURSOR_PREFIX: &str = "mcp-bridge-page-";
+
+/// The cursor of the page that starts at the item `offset` of a merged list.
+pub fn page_cursor(offset: usize) -> String {
+    format!("{CURSOR_PREFIX}{offset}")
+}
+
+/// The offset of the page a cursor of the bridge's names (`None`: a value that is not one of
+/// the bridge's cursors).
+pub fn read_cursor(cursor: &Value) -> Option<usize> {
+    cursor.as_str()?.strip_prefix(CURSOR_PREFIX)?.parse().ok()
+}
+
+/// The page of `items` at `offset`: its items, and the cursor of the next page when there is
+/// one. `None` for an offset past the end (a cursor of a list that shrank).
+pub fn page(mut items: Vec<Value>, offset: usize) -> Option<(Vec<Value>, Option<String>)> {
+    if offset > items.len() || (offset > 0 && offset == items.len()) {
+        return None;
+    }
+    let end = offset.saturating_add(LIST_PAGE_MAX_ITEMS).min(items.len());
+    let next = (end < items.len()).then(|| page_cursor(end));
+    items.truncate(end);
+    Some((items.split_off(offset), next))
+}
+
 /// The member of an item that holds its name (or URI).
 fn key_member(kind: ItemKind) -> &'static str {
     match kind {
@@ -458,6 +488,26 @@ mod tests {
             expose_notification(&space, methods::MESSAGE, json!({"logger": "db", "data": 1})),
             json!({"logger": "git/db", "data": 1})
         );
+    }
+
+    #[test]
+    fn the_merged_lists_come_in_pages_of_the_bridges_own_cursors() {
+        let items: Vec<Value> = (0..LIST_PAGE_MAX_ITEMS + 2).map(|i| json!(i)).collect();
+        let (first, next) = page(items.clone(), 0).unwrap_or_default();
+        assert_eq!(first.len(), LIST_PAGE_MAX_ITEMS);
+        assert_eq!(next, Some(format!("mcp-bridge-page-{LIST_PAGE_MAX_ITEMS}")));
+        let offset = next.as_ref().and_then(|c| read_cursor(&json!(c)));
+        assert_eq!(offset, Some(LIST_PAGE_MAX_ITEMS));
+        let (last, next) = page(items.clone(), LIST_PAGE_MAX_ITEMS).unwrap_or_default();
+        assert_eq!(
+            last,
+            vec![json!(LIST_PAGE_MAX_ITEMS), json!(LIST_PAGE_MAX_ITEMS + 1)]
+        );
+        assert_eq!(next, None);
+        assert_eq!(page(items.clone(), LIST_PAGE_MAX_ITEMS + 2), None);
+        assert_eq!(page(Vec::new(), 0), Some((Vec::new(), None)));
+        assert_eq!(read_cursor(&json!("2")), None);
+        assert_eq!(read_cursor(&json!(5)), None);
     }
 
     #[test]
