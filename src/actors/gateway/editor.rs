@@ -14,7 +14,7 @@ use super::{Gateway, Phase, Sent};
 use crate::protocol::revisions::errors::{Cause, initialize_running};
 use crate::protocol::revisions::{legacy, methods};
 use crate::protocol::rules::gateway::{
-    LeftOut, declares, expose_items, list_kind, page, read_cursor, route, unknown,
+    LeftOut, declares, expose_items, list_kind, page_bounds, read_cursor, route, unknown,
 };
 use crate::protocol::rules::list_items::ItemKind;
 use crate::protocol::wire::framing::Frame;
@@ -249,22 +249,36 @@ impl Gateway {
     /// under their exposed names, in the file's order, in pages of the bridge's own cursors
     /// (`offset`: the page's; `None`: a cursor that is not the bridge's).
     fn answer_list(&mut self, id: &Id, kind: ItemKind, offset: Option<usize>) {
-        let mut items = Vec::new();
-        for i in 0..self.members.len() {
-            let Some(part) = self.members[i]
-                .joined()
-                .and_then(|run| run.kept.items[slot(kind)].clone())
-            else {
-                continue;
-            };
-            let (kept, _) = expose_items(&mut self.table, i, kind, part);
-            items.extend(kept);
-        }
-        let Some((items, next)) = offset.and_then(|o| page(items, o)) else {
+        let k = slot(kind);
+        let parts = || {
+            self.members.iter().enumerate().filter_map(move |(i, m)| {
+                m.joined()
+                    .and_then(|run| run.kept.items[k].as_ref())
+                    .map(|part| (i, part))
+            })
+        };
+        let total = parts().map(|(_, part)| part.len()).sum();
+        let Some((offset, (end, next))) =
+            offset.and_then(|o| page_bounds(total, o).map(|b| (o, b)))
+        else {
             let detail = json!("the cursor is not one that the bridge gave for this list");
             self.fail(Some(id), Cause::InvalidParams.error_object(Some(detail)));
             return;
         };
+        // Only the page's items are copied and named.
+        let mut picked: Vec<(usize, Vec<Value>)> = Vec::new();
+        let mut at = 0;
+        for (i, part) in parts() {
+            let (lo, hi) = (offset.max(at), end.min(at + part.len()));
+            if lo < hi {
+                picked.push((i, part[lo - at..hi - at].to_vec()));
+            }
+            at += part.len();
+        }
+        let mut items = Vec::new();
+        for (i, part) in picked {
+            items.extend(expose_items(&mut self.table, i, kind, part).0);
+        }
         let mut result = serde_json::Map::new();
         result.insert(kind.member().into(), Value::Array(items));
         if let Some(next) = next {

@@ -122,16 +122,16 @@ pub fn read_cursor(cursor: &Value) -> Option<usize> {
     cursor.as_str()?.strip_prefix(CURSOR_PREFIX)?.parse().ok()
 }
 
-/// The page of `items` at `offset`: its items, and the cursor of the next page when there is
-/// one. `None` for an offset past the end (a cursor of a list that shrank).
-pub fn page(mut items: Vec<Value>, offset: usize) -> Option<(Vec<Value>, Option<String>)> {
-    if offset > items.len() || (offset > 0 && offset == items.len()) {
+/// The page at `offset` of a merged list of `total` items: where it ends, and the cursor of
+/// the next page when there is one. `None` for an offset past the end (a cursor of a list that
+/// shrank). Offsets count the servers' items as they keep them, so a page whose items include
+/// one that is left out (a name another item has) is that much shorter.
+pub fn page_bounds(total: usize, offset: usize) -> Option<(usize, Option<String>)> {
+    if offset > total || (offset > 0 && offset == total) {
         return None;
     }
-    let end = offset.saturating_add(LIST_PAGE_MAX_ITEMS).min(items.len());
-    let next = (end < items.len()).then(|| page_cursor(end));
-    items.truncate(end);
-    Some((items.split_off(offset), next))
+    let end = offset.saturating_add(LIST_PAGE_MAX_ITEMS).min(total);
+    Some((end, (end < total).then(|| page_cursor(end))))
 }
 
 /// The member of an item that holds its name (or URI).
@@ -492,20 +492,16 @@ mod tests {
 
     #[test]
     fn the_merged_lists_come_in_pages_of_the_bridges_own_cursors() {
-        let items: Vec<Value> = (0..LIST_PAGE_MAX_ITEMS + 2).map(|i| json!(i)).collect();
-        let (first, next) = page(items.clone(), 0).unwrap_or_default();
-        assert_eq!(first.len(), LIST_PAGE_MAX_ITEMS);
-        assert_eq!(next, Some(format!("mcp-bridge-page-{LIST_PAGE_MAX_ITEMS}")));
-        let offset = next.as_ref().and_then(|c| read_cursor(&json!(c)));
-        assert_eq!(offset, Some(LIST_PAGE_MAX_ITEMS));
-        let (last, next) = page(items.clone(), LIST_PAGE_MAX_ITEMS).unwrap_or_default();
+        let total = LIST_PAGE_MAX_ITEMS + 2;
+        let next = format!("mcp-bridge-page-{LIST_PAGE_MAX_ITEMS}");
         assert_eq!(
-            last,
-            vec![json!(LIST_PAGE_MAX_ITEMS), json!(LIST_PAGE_MAX_ITEMS + 1)]
+            page_bounds(total, 0),
+            Some((LIST_PAGE_MAX_ITEMS, Some(next.clone())))
         );
-        assert_eq!(next, None);
-        assert_eq!(page(items.clone(), LIST_PAGE_MAX_ITEMS + 2), None);
-        assert_eq!(page(Vec::new(), 0), Some((Vec::new(), None)));
+        assert_eq!(read_cursor(&json!(next)), Some(LIST_PAGE_MAX_ITEMS));
+        assert_eq!(page_bounds(total, LIST_PAGE_MAX_ITEMS), Some((total, None)));
+        assert_eq!(page_bounds(total, total), None);
+        assert_eq!(page_bounds(0, 0), Some((0, None)));
         assert_eq!(read_cursor(&json!("2")), None);
         assert_eq!(read_cursor(&json!(5)), None);
     }
