@@ -4,14 +4,15 @@
 //! usage on stderr, and exit 2.
 
 use clap::error::{ContextKind, ErrorKind};
-use clap::parser::ValueSource;
-use clap::{CommandFactory, Parser, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use std::ffi::OsString;
 use std::time::Duration;
 
 pub mod config_file;
 pub mod filter;
 pub mod sign_in;
+pub mod url_form;
+mod with_config;
 
 use crate::actors::config::{BridgeConfig, Timeouts};
 use crate::actors::gateway::{
@@ -19,7 +20,6 @@ use crate::actors::gateway::{
     DEFAULT_RESTART_BACKOFF_INITIAL, DEFAULT_RESTART_BACKOFF_MAX, DEFAULT_START_TIME_LIMIT,
     RestartPolicy,
 };
-use crate::log::files::CannotRead;
 use crate::protocol::listen::{
     LISTEN_ACK_TIMEOUT_SECS, LISTEN_BACKOFF_INITIAL_MS, LISTEN_BACKOFF_MAX_SECS,
     LISTEN_STABLE_SECS, ListenTimings,
@@ -27,8 +27,6 @@ use crate::protocol::listen::{
 use crate::protocol::rules::item_filter::ItemFilter;
 use crate::protocol::wire::framing::{DEFAULT_MAX_LINE_BYTES, MAX_MAX_LINE_BYTES};
 use crate::transport::child::ChildEnv;
-use crate::transport::http::client::{ProxyEnv, is_loopback};
-use crate::transport::http::headers::{HeaderError, check_user_header, looks_secret};
 use crate::transport::http::{DEFAULT_MAX_RESPONSE_BYTES, HttpSpec, MAX_MAX_RESPONSE_BYTES};
 use crate::transport::open::UpstreamSpec;
 
@@ -307,209 +305,7 @@ pub struct Cli {
     pub command: Vec<OsString>,
 }
 
-/// Whether the first positional argument is a URL (the URL form) rather than a command.
-/// Whether the first positional argument is a URL (`scheme://...`, RFC 3986 scheme syntax)
-/// rather than a command. Every scheme counts, so that `ftp://user:pw@host/` is refused by
-/// [`check_url`] (exit 2, the URL never shown) instead of being started as a program whose
-/// name, user info included, would appear in the `spawn_failed` line. A command whose name
-/// really contains `://` can be given as `./name`.
-fn looks_like_url(arg: &std::ffi::OsStr) -> bool {
-    let a = arg.to_string_lossy();
-    let Some((scheme, _)) = a.split_once("://") else {
-        return false;
-    };
-    let mut chars = scheme.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-}
-
-/// The rule of the URL form, named by the errors about a URL that is not one.
-const URL_FORM_RULE: &str = "write it as https://HOST/PATH, or http://HOST/PATH to a loopback host (localhost, *.localhost, 127.0.0.0/8, [::1])";
-
-/// Whether the first positional argument is an attempt at an `http`/`https` URL that is not
-/// in the `scheme://` form ([`looks_like_url`] is false): `https:/x`, `https:x`, `http:\\x`
-/// (any case). Such an argument is refused (exit 2, naming the URL rules) instead of being
-/// started as a program called `https:/x`. A program whose name really starts so can be
-/// given as `./https:x`.
-fn looks_like_a_mistyped_url(arg: &std::ffi::OsStr) -> bool {
-    let a = arg.as_encoded_bytes();
-    let scheme_len = a.iter().position(|&b| b == b':').unwrap_or(0);
-    let scheme = &a[..scheme_len];
-    (scheme.eq_ignore_ascii_case(b"http") || scheme.eq_ignore_ascii_case(b"https"))
-        && !looks_like_url(arg)
-}
-
-/// Which rule the upstream URL breaks ([`check_url`]): the text names the rule, never the URL
-/// (it may carry a secret in its query).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum UrlError {
-    /// The url crate does not parse it (its reason names no part of the URL).
-    #[error("the URL is not valid ({0})")]
-    NotAUrl(url::ParseError),
-    #[error("the URL uses http with a host that is not loopback: use https")]
-    HttpNotLoopback,
-    #[error("the URL must use https (or http to a loopback host)")]
-    Scheme,
-    #[error("the URL has no host")]
-    NoHost,
-    #[error("the URL must not carry a user or a password")]
-    UserInfo,
-    #[error("the URL must not have a fragment")]
-    Fragment,
-}
-
-/// Checks the upstream URL: `https`, or `http` to a loopback host; no user info, no
-/// fragment. Errors: [`UrlError`].
-pub fn check_url(text: &str) -> Result<url::Url, UrlError> {
-    let url = url::Url::parse(text).map_err(UrlError::NotAUrl)?;
-    match url.scheme() {
-        "https" => {}
-        "http" if is_loopback(&url) => {}
-        "http" => return Err(UrlError::HttpNotLoopback),
-        _ => return Err(UrlError::Scheme),
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(UrlError::NoHost);
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(UrlError::UserInfo);
-    }
-    if url.fragment().is_some() {
-        return Err(UrlError::Fragment);
-    }
-    Ok(url)
-}
-
-/// Why the URL form cannot be read ([`Cli`]'s URL, headers and CA file): the cause for the
-/// usage line (exit [`EXIT_USAGE`]). Never the URL or a header's value (they may carry a
-/// secret); a header's name and a variable's name are the user's own words.
-#[derive(Debug, thiserror::Error)]
-pub enum UrlFormError {
-    /// The first argument starts like an http(s) URL but does not parse as one.
-    #[error(
-        "the upstream starts like an http(s) URL but is not one: {}",
-        URL_FORM_RULE
-    )]
-    MistypedUrl,
-    /// An option of the URL form given with a command: the option's words.
-    #[error("{0} apply only to a URL upstream")]
-    OnlyForUrl(&'static str),
-    #[error("the URL form takes no arguments after the URL")]
-    ArgumentsAfterUrl,
-    #[error("the URL is not valid UTF-8")]
-    NotUtf8,
-    #[error(transparent)]
-    Url(#[from] UrlError),
-    /// `--header` without `:`, `--header-env` without `=`: the option and its form.
-    #[error("{option} takes {form}")]
-    OptionForm {
-        option: &'static str,
-        form: &'static str,
-    },
-    #[error(transparent)]
-    HeaderName(#[from] HeaderError),
-    /// The value given with `--header` is not valid header text.
-    #[error("the value of the header {0} is not valid header text")]
-    HeaderValue(reqwest::header::HeaderName),
-    /// The variable that `--header-env` names is not set.
-    #[error("the variable {var} of --header-env {header} is not set")]
-    VariableUnset { var: String, header: String },
-    /// The variable that `--header-env` names holds no valid header text.
-    #[error("the variable {var} of --header-env {header} is not valid header text")]
-    VariableValue { var: String, header: String },
-    #[error(transparent)]
-    CaFile(#[from] CannotRead),
-    /// `--ca-file` holds no PEM certificate: its path.
-    #[error("--ca-file {0} holds no PEM certificate")]
-    NoCertificate(String),
-}
-
 impl Cli {
-    /// Reads the URL form (when the first positional argument is a URL): the URL rules,
-    /// the headers (`--header-env` variables read now), the CA file, the proxy variables.
-    /// URL-form options with a command are refused. Errors: [`UrlFormError`].
-    fn read_url_form(&mut self) -> Result<(), UrlFormError> {
-        let url_options = !self.header.is_empty()
-            || !self.header_env.is_empty()
-            || self.ca_file.is_some()
-            || self.max_response_bytes != DEFAULT_MAX_RESPONSE_BYTES as u64;
-        if self
-            .command
-            .first()
-            .is_some_and(|a| looks_like_a_mistyped_url(a))
-        {
-            // Never the argument itself: a URL may carry a secret in its query.
-            return Err(UrlFormError::MistypedUrl);
-        }
-        let Some(first) = self.command.first().filter(|a| looks_like_url(a)) else {
-            if self.sign_in.given() {
-                return Err(UrlFormError::OnlyForUrl("the sign-in options"));
-            }
-            if url_options {
-                return Err(UrlFormError::OnlyForUrl(
-                    "--header, --header-env, --ca-file and --max-response-bytes",
-                ));
-            }
-            return Ok(());
-        };
-        if self.command.len() > 1 {
-            return Err(UrlFormError::ArgumentsAfterUrl);
-        }
-        let text = first.to_str().ok_or(UrlFormError::NotUtf8)?;
-        let mut spec = HttpSpec::new(check_url(text)?);
-        for h in &self.header {
-            let (name, value) = h.split_once(':').ok_or(UrlFormError::OptionForm {
-                option: "--header",
-                form: "NAME:VALUE",
-            })?;
-            let name = check_user_header(name.trim())?;
-            if looks_secret(&name) {
-                self.warnings.push(format!(
-                    "the header {name} given with --header usually carries a secret: the command line shows in process lists and editor logs; use --header-env"
-                ));
-            }
-            let mut value = reqwest::header::HeaderValue::from_str(value.trim())
-                .map_err(|_| UrlFormError::HeaderValue(name.clone()))?;
-            value.set_sensitive(true);
-            spec.headers.push((name, value));
-        }
-        for h in &self.header_env {
-            let (name, var) = h.split_once('=').ok_or(UrlFormError::OptionForm {
-                option: "--header-env",
-                form: "NAME=VAR",
-            })?;
-            // The errors name the header as the user typed it (a HeaderName is lowercase).
-            let typed = name.trim();
-            let name = check_user_header(typed)?;
-            let text = std::env::var(var).map_err(|_| UrlFormError::VariableUnset {
-                var: var.to_owned(),
-                header: typed.to_owned(),
-            })?;
-            let mut value = reqwest::header::HeaderValue::from_str(text.trim()).map_err(|_| {
-                UrlFormError::VariableValue {
-                    var: var.to_owned(),
-                    header: typed.to_owned(),
-                }
-            })?;
-            value.set_sensitive(true);
-            spec.headers.push((name, value));
-        }
-        if let Some(path) = &self.ca_file {
-            let pem = crate::log::files::read_option_file("--ca-file", path)?;
-            match reqwest::Certificate::from_pem_bundle(&pem) {
-                Ok(certs) if !certs.is_empty() => {}
-                _ => {
-                    return Err(UrlFormError::NoCertificate(path.display().to_string()));
-                }
-            }
-            spec.ca_pem = Some(pem);
-        }
-        spec.max_response_bytes = self.max_response_bytes as usize;
-        spec.proxy = ProxyEnv::from_env();
-        self.http = Some(spec);
-        Ok(())
-    }
-
     /// The environment variables that `--header-env` names (read at parse time).
     pub fn header_env_vars(&self) -> Vec<String> {
         self.header_env
@@ -590,13 +386,18 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    if let Some(cause) = misplaced_gateway_options(&args) {
-        return Parsed::Usage(usage_line(&cause));
-    }
-    if let Some(cause) = config_beside_a_server(&args) {
-        return Parsed::Usage(usage_line(cause));
-    }
-    match Cli::try_parse_from(&args) {
+    let parsed = Cli::command()
+        .try_get_matches_from(&args)
+        .and_then(|matches| match with_config::misplaced(&matches) {
+            Some(cause) => Ok(Err(cause)),
+            None => Cli::from_arg_matches(&matches).map(Ok),
+        });
+    let parsed = match parsed {
+        Ok(Err(cause)) => return Parsed::Usage(usage_line(&cause)),
+        Ok(Ok(cli)) => Ok(cli),
+        Err(e) => Err(e),
+    };
+    match parsed {
         Ok(cli) if logout_after_options(&args, &cli.command) => {
             Parsed::Usage(usage_line(LOGOUT_COMES_FIRST))
         }
@@ -616,83 +417,11 @@ where
             ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
                 Parsed::Print(e.render().to_string())
             }
-            _ => Parsed::Usage(usage_error(&e)),
+            _ => match with_config::conflict(&args, &e) {
+                Some(cause) => Parsed::Usage(usage_line(cause)),
+                None => Parsed::Usage(usage_error(&e)),
+            },
         },
-    }
-}
-
-/// The options of the supervision of many servers, which only `--config` has.
-const ONLY_WITH_CONFIG: [&str; 6] = [
-    "start_time_limit",
-    "restart_backoff_initial",
-    "restart_backoff_max",
-    "crash_loop_ends",
-    "crash_loop_window",
-    "failed_retry",
-];
-
-/// Whether the option `id` goes with `--config`: the supervision's, and the process's own
-/// (its log, its metrics line, the longest line). A server's options go in its entry.
-fn goes_with_config(id: &str) -> bool {
-    ONLY_WITH_CONFIG.contains(&id)
-        || ["log_level", "metrics_interval", "max_line_bytes"].contains(&id)
-}
-
-/// Why the options of `args` do not go together with (or without) `--config`: an option of a
-/// server beside `--config` (it goes in the server's entry of the file), or an option of the
-/// supervision of many servers without it. `None`: they do.
-fn misplaced_gateway_options(args: &[OsString]) -> Option<String> {
-    let command = Cli::command();
-    let matches = command.clone().try_get_matches_from(args).ok()?;
-    let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
-    let long = |id: &str| {
-        command
-            .get_arguments()
-            .find(|a| a.get_id().as_str() == id)
-            .and_then(|a| a.get_long())
-            .map_or_else(|| id.to_owned(), |l| format!("--{l}"))
-    };
-    let ids: Vec<&str> = command
-        .get_arguments()
-        .map(|a| a.get_id().as_str())
-        .filter(|id| given(id))
-        .collect();
-    if given("config") {
-        let beside: Vec<String> = ids
-            .iter()
-            .filter(|id| **id != "config" && !goes_with_config(id))
-            .map(|id| long(id))
-            .collect();
-        if !beside.is_empty() {
-            return Some(format!(
-                "{} cannot go with --config: beside it go only --log-level, --metrics-interval, --max-line-bytes and the Many servers options; a server's own options go in the \"mcp-bridge\" member of its entry in the file (docs/usage.md)",
-                beside.join(", ")
-            ));
-        }
-    } else if let Some(id) = ids.iter().find(|id| ONLY_WITH_CONFIG.contains(id)) {
-        return Some(format!(
-            "{} goes with --config (the supervision of many servers)",
-            long(id)
-        ));
-    }
-    None
-}
-
-/// Why `--config` does not go with the other arguments: a server's command or URL beside it,
-/// or a second `--config` (clap's own words name only the option). `None`: it does, or it is
-/// not given.
-fn config_beside_a_server(args: &[OsString]) -> Option<&'static str> {
-    let e = Cli::try_parse_from(args).err()?;
-    let config = args
-        .iter()
-        .filter(|a| *a == "--config" || a.to_string_lossy().starts_with("--config="))
-        .count();
-    match e.kind() {
-        ErrorKind::ArgumentConflict if config == 1 => {
-            Some("--config runs the servers of the file: no server command or URL goes beside it")
-        }
-        ErrorKind::ArgumentConflict => Some("--config takes one file"),
-        _ => None,
     }
 }
 
@@ -813,30 +542,6 @@ mod tests {
             )),
             "{text}"
         );
-    }
-
-    #[test]
-    fn a_mistyped_http_url_is_told_from_a_command() {
-        for (arg, mistyped) in [
-            ("https:/x", true),
-            ("https:x", true),
-            ("HTTP:/localhost/mcp", true),
-            ("http:\\\\localhost\\mcp", true),
-            ("https:", true),
-            ("https://h/mcp", false),
-            ("http://localhost/mcp", false),
-            ("ftp:/x", false),
-            ("httpsx:/x", false),
-            ("./https:x", false),
-            ("python3", false),
-            ("", false),
-        ] {
-            assert_eq!(
-                looks_like_a_mistyped_url(std::ffi::OsStr::new(arg)),
-                mistyped,
-                "{arg}"
-            );
-        }
     }
 
     fn command_of(args: &[&str]) -> (Vec<String>, Option<String>) {
@@ -989,55 +694,6 @@ mod tests {
             parse(["mcp-bridge", "--max-line-bytes", "1073741824", "--", "x"]),
             Parsed::Run(_)
         ));
-    }
-
-    #[test]
-    fn the_url_rules_of_the_url_form() {
-        let table: &[(&str, Result<(), &str>)] = &[
-            ("https://mcp.example.com/mcp", Ok(())),
-            ("https://mcp.example.com:8443/mcp?x=1", Ok(())),
-            ("http://127.0.0.1:8080/mcp", Ok(())),
-            ("http://localhost/mcp", Ok(())),
-            ("http://app.localhost/mcp", Ok(())),
-            ("http://[::1]:9/mcp", Ok(())),
-            ("HTTP://127.0.0.2/mcp", Ok(())),
-            (
-                "http://mcp.example.com/mcp",
-                Err("the URL uses http with a host that is not loopback: use https"),
-            ),
-            (
-                "http://10.0.0.1/mcp",
-                Err("the URL uses http with a host that is not loopback: use https"),
-            ),
-            (
-                "https://user:pw@mcp.example.com/mcp",
-                Err("the URL must not carry a user or a password"),
-            ),
-            (
-                "https://user@mcp.example.com/mcp",
-                Err("the URL must not carry a user or a password"),
-            ),
-            (
-                "https://mcp.example.com/mcp#frag",
-                Err("the URL must not have a fragment"),
-            ),
-            (
-                "https://mcp.example.com/mcp#",
-                Err("the URL must not have a fragment"),
-            ),
-            ("https:///mcp", Ok(())),
-        ];
-        for (url, want) in table {
-            let got = check_url(url).map(|_| ());
-            match (want, &got) {
-                // "https:///mcp" parses with the host "mcp" (the url crate's special-scheme rule).
-                (Ok(()), Ok(())) => {}
-                (Err(w), Err(g)) => assert_eq!(g.to_string(), *w, "{url}"),
-                _ => panic!("{url}: want {want:?}, got {got:?}"),
-            }
-        }
-        assert!(check_url("https://").is_err());
-        assert!(check_url("ftp://x/y").is_err());
     }
 
     #[test]

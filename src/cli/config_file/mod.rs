@@ -21,8 +21,9 @@ use std::path::{Path, PathBuf};
 
 use self::jsonc::Position;
 use self::variables::VariableError;
+use super::Cli;
 use super::sign_in::SignInOptionsError;
-use super::{Cli, UrlError, check_url};
+use super::url_form::{UrlError, check_url};
 use crate::auth::opener::EnvSecrets;
 use crate::log::files::CannotRead;
 use crate::protocol::rules::names::{self, NameError, NameTable, Namespace};
