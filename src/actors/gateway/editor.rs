@@ -14,14 +14,14 @@ use super::{Gateway, Phase, Sent};
 use crate::protocol::revisions::errors::{Cause, initialize_running};
 use crate::protocol::revisions::{legacy, methods};
 use crate::protocol::rules::gateway::{
-    LeftOut, declares, expose_items, list_kind, page_bounds, read_cursor, route, unknown,
+    LeftOut, declares, expose_items, list_kind, page_bounds, read_cursor, route, server_gone,
+    unknown,
 };
 use crate::protocol::rules::list_items::ItemKind;
 use crate::protocol::wire::framing::Frame;
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc::{self, Message, ParseError};
 use crate::protocol::wire::raw::{self, FrameParts, Params, RawJson};
-use crate::transport::queue::Delivery;
 
 impl Gateway {
     /// One frame of the editor.
@@ -320,17 +320,17 @@ impl Gateway {
                 let detail = format!(
                     "the server {name} is failed: it ended too often, and is tried again later"
                 );
-                self.fail(Some(&id), not_running(&name, detail));
+                self.fail(Some(&id), server_gone(&name, detail));
                 return;
             }
             (MemberState::Waiting { .. } | MemberState::Stopping, _) => {
                 let detail = format!("the server {name} is not running (it starts again)");
-                self.fail(Some(&id), not_running(&name, detail));
+                self.fail(Some(&id), server_gone(&name, detail));
                 return;
             }
             _ => {
                 let detail = format!("the server {name} is starting");
-                self.fail(Some(&id), not_running(&name, detail));
+                self.fail(Some(&id), server_gone(&name, detail));
                 return;
             }
         };
@@ -338,7 +338,7 @@ impl Gateway {
         let line = raw::request_frame(&Id::Int(sent), method, params).to_vec();
         if !run.send_line(Bytes::from(line)) {
             let detail = format!("the server {name} is stopping");
-            self.fail(Some(&id), not_running(&name, detail));
+            self.fail(Some(&id), server_gone(&name, detail));
             return;
         }
         self.next_id += 1;
@@ -442,15 +442,6 @@ impl Gateway {
     }
 }
 
-/// The error of a request to a server that is not running now.
-fn not_running(server: &str, detail: String) -> Value {
-    let mut error = Cause::UpstreamExited.error_object(Some(Value::String(detail)));
-    if let Some(data) = error.get_mut("data").and_then(Value::as_object_mut) {
-        data.insert("server".into(), Value::String(server.to_owned()));
-    }
-    error
-}
-
 /// The words of a left-out item's warning.
 fn left_out_reason(
     why: &crate::protocol::rules::names::NameRefused,
@@ -470,14 +461,6 @@ fn left_out_reason(
         NameRefused::NoScheme => {
             "its URI has no scheme, so the bridge cannot tell its server from it".into()
         }
-    }
-}
-
-/// What is sent to the editor of a server's request, for the delivery rules.
-pub(super) fn delivery_of(method: &str) -> Delivery {
-    match method {
-        methods::PROGRESS | methods::MESSAGE => Delivery::DropWhenFull,
-        _ => Delivery::Always,
     }
 }
 

@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use std::rc::Rc;
 use std::time::Instant;
 
-use super::editor::delivery_of;
 use super::lists::{Fetch, Next, kinds_of_change, slot};
 use super::member::MemberState;
 use super::{Asked, Gateway, Phase, Sent};
@@ -567,7 +566,10 @@ impl Gateway {
                 self.members[i].methods.record(method, false, at.elapsed());
                 self.waits.remove(&id);
                 if !closing {
-                    self.fail(Some(&id), server_gone(server));
+                    self.fail(
+                        Some(&id),
+                        server_gone(server, format!("the server {server} exited")),
+                    );
                 }
             }
         }
@@ -607,5 +609,14 @@ fn error_text(error: &Value) -> String {
         Some(Value::String(d)) => format!("{message}: {d}"),
         Some(d) => format!("{message}: {d}"),
         None => message.to_owned(),
+    }
+}
+
+/// How a server's notification `method` is queued toward the editor: progress and log
+/// messages give way when the queue is full, as with one bridge.
+fn delivery_of(method: &str) -> Delivery {
+    match method {
+        methods::PROGRESS | methods::MESSAGE => Delivery::DropWhenFull,
+        _ => Delivery::Always,
     }
 }

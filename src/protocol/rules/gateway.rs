@@ -335,11 +335,10 @@ pub fn expose_error(space: &Namespace, mut error: Value) -> Value {
     error
 }
 
-/// The error of a request in flight to a server that went away: `upstream_exited`, naming
-/// the server.
-pub fn server_gone(server: &str) -> Value {
-    let mut error = Cause::UpstreamExited
-        .error_object(Some(Value::String(format!("the server {server} exited"))));
+/// The error of a request to a server that is not there: `upstream_exited`, naming the
+/// server in `data.server`, with `detail` (it exited, it restarts, it is failed).
+pub fn server_gone(server: &str, detail: String) -> Value {
+    let mut error = Cause::UpstreamExited.error_object(Some(Value::String(detail)));
     if let Some(data) = error.get_mut("data").and_then(Value::as_object_mut) {
         data.insert("server".into(), Value::String(server.to_owned()));
     }
@@ -561,7 +560,7 @@ mod tests {
             json!({"code": -32002, "data": {"uri": "git+git://x"}})
         );
         assert_eq!(
-            server_gone("git")["data"],
+            server_gone("git", "the server git exited".into())["data"],
             json!({"cause": "upstream_exited", "detail": "the server git exited", "server": "git"})
         );
     }
