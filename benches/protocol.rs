@@ -11,6 +11,7 @@ use mcp_bridge::protocol::rules::translate;
 use mcp_bridge::protocol::wire::framing::{Frame, FrameCodec};
 use mcp_bridge::protocol::wire::id::Id;
 use mcp_bridge::protocol::wire::jsonrpc::{self, MAX_CLIENT_DEPTH, MAX_UPSTREAM_DEPTH};
+use mcp_bridge::protocol::wire::parts;
 use mcp_bridge::protocol::wire::raw;
 use serde_json::json;
 use std::hint::black_box;
@@ -64,7 +65,7 @@ fn benches(c: &mut Criterion) {
                     && let Some((_, _, params)) = raw::request(l, MAX_CLIENT_DEPTH)
                 {
                     let fwd = translate::forward_params(params, &m, || Some(json!("bp-1")));
-                    let out = raw::request_frame(
+                    let out = parts::request_frame(
                         &Id::Int(1),
                         "tools/call",
                         fwd.map(|f| f.params.to_parts()).unwrap_or_default(),
@@ -83,7 +84,7 @@ fn benches(c: &mut Criterion) {
                 && let Ok(shaped) =
                     shape::shape_result(Forwarded::ToolsCall, members, None, &mut Vec::new())
             {
-                let out = raw::response_frame(&Id::Int(42), shaped);
+                let out = parts::response_frame(&Id::Int(42), shaped);
                 black_box(out.len());
             }
         })

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::protocol::wire::id::Id;
-use crate::protocol::wire::raw::FrameParts;
+use crate::protocol::wire::parts::FrameParts;
 use bytes::Bytes;
 
 /// Bytes queued toward the editor before request-scoped notifications are dropped and the
@@ -105,7 +105,7 @@ pub enum Sent {
 }
 
 /// One frame as pieces written in order: slices shared with a read buffer (a large member
-/// passed through raw is never copied; [`crate::protocol::wire::raw::FrameParts`]), then the frame's own
+/// passed through raw is never copied; [`crate::protocol::wire::parts::FrameParts`]), then the frame's own
 /// bytes that end it (a small frame is only those: one buffer, no other allocation).
 #[derive(Clone, Debug, Default)]
 pub struct OutFrame {

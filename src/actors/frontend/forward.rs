@@ -18,6 +18,7 @@ use crate::protocol::rules::relay;
 use crate::protocol::rules::translate::{self, MetaKeys};
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc;
+use crate::protocol::wire::parts;
 use crate::protocol::wire::raw;
 use crate::transport::queue::Delivery;
 
@@ -176,7 +177,7 @@ impl Frontend {
         match out {
             SlotOutcome::Result(r) => {
                 self.output
-                    .send_frame(raw::response_frame(&id, r), Delivery::Always);
+                    .send_frame(parts::response_frame(&id, r), Delivery::Always);
             }
             SlotOutcome::Error(e) => self.write(&jsonrpc::error_response(Some(&id), e)),
         }

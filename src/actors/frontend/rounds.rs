@@ -25,7 +25,8 @@ use crate::protocol::rules::profile::ELICITATION_ID_PREFIX;
 use crate::protocol::rules::shape::{self, ResultMembers};
 use crate::protocol::rules::translate;
 use crate::protocol::wire::id::Id;
-use crate::protocol::wire::raw::{FrameParts, Object};
+use crate::protocol::wire::parts::FrameParts;
+use crate::protocol::wire::raw::Object;
 use crate::transport::queue::{Delivery, UPSTREAM_QUEUE_MAX_BYTES};
 use crate::transport::writer::Writer;
 /// What the slot answers: a result or an error object.

@@ -21,7 +21,8 @@ use crate::protocol::rules::list_items::ItemKind;
 use crate::protocol::wire::framing::Frame;
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc::{self, Message, ParseError};
-use crate::protocol::wire::raw::{self, FrameParts, Params, RawJson};
+use crate::protocol::wire::parts::{self, FrameParts};
+use crate::protocol::wire::raw::{self, Params, RawJson};
 
 impl Gateway {
     /// One frame of the editor.
@@ -335,7 +336,7 @@ impl Gateway {
             }
         };
         let sent = self.next_id;
-        let line = raw::request_frame(&Id::Int(sent), method, params).to_vec();
+        let line = parts::request_frame(&Id::Int(sent), method, params).to_vec();
         if !run.send_line(Bytes::from(line)) {
             let detail = format!("the server {name} is stopping");
             self.fail(Some(&id), server_gone(&name, detail));

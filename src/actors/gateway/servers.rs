@@ -20,6 +20,7 @@ use crate::protocol::rules::list_items::ItemKind;
 use crate::protocol::rules::names::{NameChange, expose_name};
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc::{self, MAX_UPSTREAM_DEPTH, Message};
+use crate::protocol::wire::parts;
 use crate::protocol::wire::raw;
 use crate::transport::queue::Delivery;
 
@@ -88,7 +89,7 @@ impl Gateway {
         self.members[i].methods.record(method, true, at.elapsed());
         self.waits.remove(&id);
         let _ = self.output.send_frame(
-            raw::response_frame(&id, result.to_parts()),
+            parts::response_frame(&id, result.to_parts()),
             Delivery::Always,
         );
         true

@@ -14,7 +14,8 @@ use super::{Pending, Upstream, UpstreamLinks};
 use crate::protocol::revisions::modern;
 use crate::protocol::rules::profile::PROBE_ID_PREFIX;
 use crate::protocol::wire::id::Id;
-use crate::protocol::wire::raw::{self, Object};
+use crate::protocol::wire::parts;
+use crate::protocol::wire::raw::Object;
 use crate::transport::queue::{Delivery, Sent};
 use crate::transport::upstream::Abandoned;
 
@@ -196,7 +197,7 @@ impl Handler<Call> for Upstream {
         } else {
             Id::Int(self.next_id)
         };
-        let frame = raw::request_frame(&id, m.method, m.params.to_parts());
+        let frame = parts::request_frame(&id, m.method, m.params.to_parts());
         let sent = match &self.conn {
             Some(conn) => conn
                 .transport

@@ -17,7 +17,8 @@ use crate::protocol::revisions::errors::Cause;
 use crate::protocol::revisions::legacy::Forwarded;
 use crate::protocol::revisions::modern::{self, ResultType};
 use crate::protocol::revisions::note::{Note, debug};
-use crate::protocol::wire::raw::{self, FrameParts, RawJson, RawResult};
+use crate::protocol::wire::parts::{self, FrameParts};
+use crate::protocol::wire::raw::{self, RawJson, RawResult};
 
 /// One member of a result being shaped: its original text, or rebuilt.
 #[derive(Debug)]
@@ -128,7 +129,7 @@ fn write_object(m: Vec<(String, Member)>) -> FrameParts {
             k.len()
                 + 4
                 + match v {
-                    Member::Raw(r) if r.as_bytes().len() < raw::SHARE_MIN_BYTES => {
+                    Member::Raw(r) if r.as_bytes().len() < parts::SHARE_MIN_BYTES => {
                         r.as_bytes().len()
                     }
                     Member::Raw(_) => 0,
@@ -168,7 +169,7 @@ fn shape_meta(m: &mut Vec<(String, Member)>) {
     if kept.is_empty() {
         m.remove(i);
     } else {
-        m[i].1 = Member::Built(raw::object(kept));
+        m[i].1 = Member::Built(parts::object(kept));
     }
 }
 

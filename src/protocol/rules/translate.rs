@@ -10,9 +10,10 @@ use crate::protocol::revisions::legacy::{self, Forwarded};
 use crate::protocol::revisions::modern::{self, Discovered, RequestMeta};
 #[cfg(feature = "internals")]
 use crate::protocol::revisions::note::Note;
+use crate::protocol::wire::parts::FrameParts;
 #[cfg(feature = "internals")]
 use crate::protocol::wire::raw::RawResult;
-use crate::protocol::wire::raw::{self, FrameParts, Object, Params, RawJson};
+use crate::protocol::wire::raw::{self, Object, Params, RawJson};
 use serde_json::{Map, Value, json};
 
 /// Which server capabilities the bridge can honour towards the editor besides plain

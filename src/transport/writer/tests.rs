@@ -1,5 +1,5 @@
 use super::*;
-use crate::protocol::wire::raw::FrameParts;
+use crate::protocol::wire::parts::FrameParts;
 use crate::transport::queue::{EDITOR_QUEUE, WRITE_BATCH_MAX_FRAMES};
 use bytes::Bytes;
 use std::io::IoSlice;
@@ -153,7 +153,7 @@ fn a_request_is_removable_until_its_first_byte_is_written() {
 
 #[test]
 fn a_frame_of_shared_pieces_is_written_whole_across_partial_writes() {
-    let big = Bytes::from(vec![b'x'; crate::protocol::wire::raw::SHARE_MIN_BYTES]);
+    let big = Bytes::from(vec![b'x'; crate::protocol::wire::parts::SHARE_MIN_BYTES]);
     let mut parts = FrameParts::new();
     parts.push(b"{\"a\":\"");
     parts.push_shared(big.clone());
