@@ -404,6 +404,7 @@ fn legacy_config(server: Server, options: &AutoOptions) -> BridgeConfig {
         item_filter: None,
         observer: None,
         in_process: true,
+        member: None,
     }
 }
 

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 use tracing::{Event, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
 
 /// The fixed tag at the start of every log line.
@@ -42,13 +42,56 @@ where
         ctx.field_format()
             .format_fields(Writer::new(&mut msg), event)?;
         let level = meta.level().as_str().to_ascii_lowercase();
-        writeln!(
-            writer,
-            "{TAG}: {}: {level}: {}",
-            sanitize(scope),
-            sanitize(&msg)
-        )
+        match member(ctx) {
+            Some(member) => writeln!(
+                writer,
+                "{TAG}: {}: {level}: {}: {}",
+                sanitize(scope),
+                sanitize(&member),
+                sanitize(&msg)
+            ),
+            None => writeln!(
+                writer,
+                "{TAG}: {}: {level}: {}",
+                sanitize(scope),
+                sanitize(&msg)
+            ),
+        }
     }
+}
+
+/// The name of the span around the actors of a bridge that is one server of a gateway
+/// (`crate::actors::log_span`): its field `member` names the server.
+pub const MEMBER_SPAN: &str = "member";
+
+/// The span of a bridge whose server is `member` in the gateway's file; no span for the only
+/// bridge of a process. At the level `error`, so that it is entered at every log level that
+/// writes a line.
+pub fn member_span(member: Option<&str>) -> tracing::Span {
+    match member {
+        Some(name) => tracing::error_span!(MEMBER_SPAN, member = %name),
+        None => tracing::Span::none(),
+    }
+}
+
+/// The server of the gateway whose bridge logs `event`: the field of the span
+/// `MEMBER_SPAN` around it (`None`: the only bridge of the process,
+/// or the gateway itself).
+fn member<S, N>(ctx: &FmtContext<'_, S, N>) -> Option<String>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    let scope = ctx.event_scope()?;
+    for span in scope {
+        if span.name() != MEMBER_SPAN {
+            continue;
+        }
+        let extensions = span.extensions();
+        let fields = extensions.get::<FormattedFields<N>>()?;
+        return fields.fields.strip_prefix("member=").map(str::to_owned);
+    }
+    None
 }
 
 /// How long the exit waits for the stderr queue to be written (a stderr that blocks loses

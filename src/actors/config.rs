@@ -107,6 +107,10 @@ pub struct BridgeConfig {
     /// upstream server then, and the error messages of the bridge's table that name one say
     /// "the server" (`protocol::revisions::errors::in_process_error`).
     pub in_process: bool,
+    /// The server's name in the gateway's configuration file, for a bridge that is one server
+    /// of a gateway: its log lines and its sign-in lines name it (`None`: the only bridge of
+    /// the process).
+    pub member: Option<Arc<str>>,
 }
 
 /// The sign-in settings of [`BridgeConfig::sign_in`] (`crate::auth::setup::SignInSetup` with the

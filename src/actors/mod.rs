@@ -20,6 +20,7 @@ pub mod frontend;
 pub mod gateway;
 pub mod link;
 pub mod listener;
+pub mod log_span;
 pub mod metrics;
 pub mod pending;
 pub mod sign_in_side;

@@ -269,11 +269,13 @@ pub struct SignInLinks {
 
 impl SignInLinks {
     /// Runs `actor` in `ctx` (a context made with `Context::new()` before, so that its
-    /// address could be handed out first) and returns its links, counted in `stats`.
+    /// address could be handed out first), inside the current span (the bridge's, see
+    /// [`super::log_span`]), and returns its links, counted in `stats`.
     pub fn run(actor: SignInActor, ctx: Context<SignInActor>, stats: &Arc<ActorStats>) -> Self {
         let addr = ctx.address();
         let times = actor.provider.times();
-        ctx.run(actor);
+        // Started by the Supervisor inside its bridge's span (if it has one).
+        super::log_span::run_in(ctx, actor, &tracing::Span::current());
         SignInLinks {
             client: SignInClient {
                 token: Link::new(&addr, stats),

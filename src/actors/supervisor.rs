@@ -30,6 +30,7 @@ use super::frontend::messages::{Finish, Quiesce, UpstreamLost};
 use super::frontend::{Frontend, FrontendLinks, FrontendOut, SupervisorLinks};
 use super::link::{ActorStats, Link};
 use super::listener::{self, Listener, ListenerLinks, ListenerOut, StopCause};
+use super::log_span::run_in;
 use super::metrics::{Metrics, WriteTotals};
 use super::pending::{self, PendingLinks, PendingTable};
 use super::sign_in_side::SignInSide;
@@ -228,11 +229,12 @@ pub fn start_with(
     let limits = BridgeLimits::new();
     let upstream_limits = limits.clone();
     let upstream: StartUpstream = Box::new(move |out, stats| {
-        let addr = Upstream::new(max_line_bytes, stats.clone(), editor, queue, out)
+        let upstream = Upstream::new(max_line_bytes, stats.clone(), editor, queue, out)
             .opening_with(open_upstream)
             .joining(children)
-            .limited_by(upstream_limits)
-            .start();
+            .limited_by(upstream_limits);
+        // Called inside the bridge's span (Supervisor::run).
+        let addr = run_in(Context::new(), upstream, &tracing::Span::current());
         UpstreamLinks::new(&addr, stats)
     });
     Supervisor::run(
@@ -261,6 +263,9 @@ impl Supervisor {
         let su_stats = ActorStats::new(ActorKind::Supervisor.name());
         let me_stats = ActorStats::new(ActorKind::Metrics.name());
 
+        // The starters of the Upstream and the SignIn actor run inside the span too.
+        let span = crate::log::member_span(config.member.as_deref());
+        let _entered = span.enter();
         let mut su_ctx: Context<Supervisor> = Context::new();
         let mut fe_ctx: Context<Frontend> = Context::new();
         let li_ctx: Context<Listener> = Context::new();
@@ -289,7 +294,11 @@ impl Supervisor {
             },
             &up_stats,
         );
-        pe_ctx.run(PendingTable::new(parts.output.clone(), ended.clone()));
+        run_in(
+            pe_ctx,
+            PendingTable::new(parts.output.clone(), ended.clone()),
+            &span,
+        );
         let mut counted = vec![
             fe_stats.clone(),
             up_stats,
@@ -311,14 +320,18 @@ impl Supervisor {
         if sign_in.is_some() {
             running.insert(ActorKind::SignIn);
         }
-        me_ctx.run(Metrics::new(
-            counted,
-            parts.queues,
-            ended.clone(),
-            config.metrics_interval,
-        ));
+        run_in(
+            me_ctx,
+            Metrics::new(
+                counted,
+                parts.queues,
+                ended.clone(),
+                config.metrics_interval,
+            ),
+            &span,
+        );
         fe_ctx.add_stream(parts.input);
-        fe_ctx.run(Frontend::new(
+        let frontend_actor = Frontend::new(
             config.clone(),
             fe_stats,
             FrontendOut {
@@ -335,7 +348,8 @@ impl Supervisor {
                 sign_in: sign_in.as_ref().map(|s| s.editor_side()),
                 limits: parts.limits.clone(),
             },
-        ));
+        );
+        run_in(fe_ctx, frontend_actor, &span);
         let seat = ListenerSeat {
             ctx: Box::new(li_ctx),
             out: ListenerOut {
@@ -368,7 +382,7 @@ impl Supervisor {
             tracing::info!(target: "supervisor", "received {signal}: stopping as at the end of the input");
             act.shutdown(ShutdownCause::Signal(signal), ctx);
         }));
-        su_ctx.run(supervisor)
+        run_in(su_ctx, supervisor, &span)
     }
 
     /// The cascade (see `docs/architecture.md`): every step is a message, awaited before the
@@ -533,7 +547,8 @@ impl Handler<StartListener> for Supervisor {
                 seat.out,
                 self.limits.clone(),
             );
-            seat.ctx.run(listener);
+            // The Supervisor runs inside its bridge's span (if it has one).
+            run_in(*seat.ctx, listener, &tracing::Span::current());
             self.running.insert(ActorKind::Listener);
         }
     }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::actors::gateway::member::ServerSetup;
 use crate::actors::gateway::{GatewaySetup, Reload};
 use crate::auth::opener::EnvSecrets;
+use crate::auth::receiver::Receivers;
 use crate::cli::Cli;
 use crate::cli::config_file;
 use crate::transport::open::UpstreamSpec;
@@ -46,7 +47,9 @@ pub fn setup(path: &Path, cli: &Cli, secrets: &EnvSecrets) -> Result<GatewaySetu
     // SAFETY: called from main before any other thread exists (see above): no server started
     // here inherits the secrets of another's headers.
     unsafe { crate::auth::opener::scrub_vars(&file.secret_vars) };
-    let servers = servers_of(file, secrets, cli.max_line_bytes as usize)?;
+    // One table of sign-in listeners for every server, now and after each edit.
+    let receivers = Receivers::default();
+    let servers = servers_of(file, secrets, &receivers, cli.max_line_bytes as usize)?;
     if servers.is_empty() {
         tracing::warn!(target: "gateway", "{} has no enabled server: the editor gets empty lists until an edit of the file adds one",
             path.display());
@@ -57,7 +60,7 @@ pub fn setup(path: &Path, cli: &Cli, secrets: &EnvSecrets) -> Result<GatewaySetu
         let mut env = |name: &str| snapshot.get(name).cloned();
         let file = config_file::load_with(&reload_path, &reload_secrets, &mut env)
             .map_err(|e| e.to_string())?;
-        servers_of(file, &reload_secrets, max_line_bytes).map_err(|e| e.to_string())
+        servers_of(file, &reload_secrets, &receivers, max_line_bytes).map_err(|e| e.to_string())
     });
     Ok(GatewaySetup {
         servers,
@@ -70,12 +73,13 @@ pub fn setup(path: &Path, cli: &Cli, secrets: &EnvSecrets) -> Result<GatewaySetu
     })
 }
 
-/// The enabled servers of `file`, each with its bridge's configuration and sign-in, and
-/// lines of at most `max_line_bytes`. Errors:
+/// The enabled servers of `file`, each with its bridge's configuration and sign-in (on the
+/// loopback listeners of `receivers`), and lines of at most `max_line_bytes`. Errors:
 /// [`GatewayError::SignIn`].
 fn servers_of(
     file: config_file::GatewayConfig,
     secrets: &EnvSecrets,
+    receivers: &Receivers,
     max_line_bytes: usize,
 ) -> Result<Vec<ServerSetup>, GatewayError> {
     let mut servers = Vec::new();
@@ -86,12 +90,16 @@ fn servers_of(
         let mut config = entry.cli.config();
         // `--max-line-bytes` holds for every line, the servers' too.
         config.max_line_bytes = max_line_bytes;
+        config.member = Some(entry.name.as_str().into());
         super::sign_in::sign_in(&mut config, &entry.cli.sign_in, secrets).map_err(|cause| {
             GatewayError::SignIn {
                 server: entry.name.clone(),
                 cause,
             }
         })?;
+        if let Some(setup) = config.sign_in.as_mut() {
+            setup.config.receivers = receivers.clone();
+        }
         if let UpstreamSpec::Child { command, .. } = &config.upstream
             && let Err(e) = program::resolve(command, std::env::var_os("PATH").as_deref())
         {

@@ -61,6 +61,7 @@ pub fn sign_in(
     )?;
     let mut cfg = args.config(spec.url.clone(), secrets);
     cfg.extra_ca_pem = spec.ca_pem.clone();
+    cfg.member = config.member.clone();
     config.sign_in = Some(SignInSetup { config: cfg, store });
     Ok(())
 }

@@ -115,7 +115,7 @@ impl SignInCause {
                 "the browser did not start; open the URL of the sign-in line on stderr, or use --no-browser"
             }
             SignInCause::RedirectPortUnavailable => {
-                "the redirect port is in use; give another one with --redirect-port (each server with a sign-in needs its own)"
+                "the redirect port is in use by another program; give another one with --redirect-port (the servers of one gateway share it, other bridges each need their own)"
             }
             SignInCause::SignInStartReused => {
                 "the one-time start URL was opened twice; open the sign-in URL on the host of the bridge, or use --no-browser and open the URL of the sign-in line yourself"

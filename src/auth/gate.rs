@@ -8,6 +8,7 @@
 use futures_util::future::LocalBoxFuture;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::errors::{SignInCause, SignInError};
@@ -58,6 +59,9 @@ pub struct SignInGate {
     consent: RefCell<Option<Rc<dyn Consent>>>,
     /// When the user last declined.
     declined_at: Cell<Option<Instant>>,
+    /// The server's name in a gateway's file: the sign-in lines and the editor's message name
+    /// it, so that a user of many servers knows which one asks (`None`: the only server).
+    member: Option<Arc<str>>,
 }
 
 /// How the URL reached the user.
@@ -93,7 +97,37 @@ impl SignInGate {
             ready: tokio::sync::watch::Sender::new(false),
             consent: RefCell::new(None),
             declined_at: Cell::new(None),
+            member: None,
         }
+    }
+
+    /// The same gate, for the server `member` of a gateway's file: its lines and its
+    /// messages name the server.
+    pub fn for_member(mut self, member: Option<Arc<str>>) -> Self {
+        self.member = member;
+        self
+    }
+
+    /// The server in the editor's sign-in message: `The MCP server` or `The MCP server
+    /// "github"`.
+    fn server_words(&self) -> String {
+        match &self.member {
+            Some(name) => format!(
+                "The MCP server {:?}",
+                crate::protocol::wire::excerpt::sanitize(name)
+            ),
+            None => "The MCP server".to_string(),
+        }
+    }
+
+    /// Writes the sign-in line of `url` (see [`sign_in_line`]).
+    pub fn sign_in_line(&self, url: &str) {
+        sign_in_line(self.member.as_deref(), url);
+    }
+
+    /// Writes the sign-in line of a device sign-in (see [`device_sign_in_line`]).
+    pub fn device_sign_in_line(&self, verification_uri: &str, user_code: &str) {
+        device_sign_in_line(self.member.as_deref(), verification_uri, user_code);
     }
 
     /// `notifications/initialized` arrived: from now on the editor is asked through `consent`
@@ -162,10 +196,10 @@ impl SignInGate {
             if let Some(e) = failed {
                 return Ok(UrlDelivery::NoBrowser(e));
             }
-            sign_in_line(authorization_url);
+            self.sign_in_line(authorization_url);
             return Ok(UrlDelivery::Browser);
         }
-        sign_in_line(authorization_url);
+        self.sign_in_line(authorization_url);
         if !self.initialized.get() {
             if self.no_browser {
                 return Ok(UrlDelivery::LineOnly(None));
@@ -187,8 +221,10 @@ impl SignInGate {
         let Some(consent) = self.consent() else {
             return Err(SignInError::new(SignInCause::ReauthorizationRequired, ""));
         };
-        let message = "The MCP server needs a sign-in. Open the link to sign in with your browser."
-            .to_string();
+        let message = format!(
+            "{} needs a sign-in. Open the link to sign in with your browser.",
+            self.server_words()
+        );
         match consent
             .ask_url(message, authorization_url.to_string())
             .await
@@ -221,7 +257,8 @@ impl SignInGate {
             return Ok(());
         };
         let message = format!(
-            "The MCP server needs a sign-in. Open the link and confirm the code {} to sign in.",
+            "{} needs a sign-in. Open the link and confirm the code {} to sign in.",
+            self.server_words(),
             crate::protocol::wire::excerpt::sanitize(user_code)
         );
         match consent.ask_url(message, url.to_string()).await {
@@ -238,25 +275,36 @@ impl SignInGate {
 }
 
 /// Writes the sign-in line of a device sign-in (RFC 8628 §3.3),
-/// `mcp-bridge: sign in at <verification_uri> with the code <user_code>`, to stderr.
-pub fn device_sign_in_line(verification_uri: &str, user_code: &str) {
+/// `mcp-bridge: sign in at <verification_uri> with the code <user_code>`, to stderr; for the
+/// server `member` of a gateway, `mcp-bridge: sign in to <member> at ...`.
+pub fn device_sign_in_line(member: Option<&str>, verification_uri: &str, user_code: &str) {
     let line = format!(
-        "{}: sign in at {} with the code {}\n",
+        "{}: sign in{} at {} with the code {}\n",
         crate::log::TAG,
+        to_member(member),
         crate::protocol::wire::excerpt::sanitize(verification_uri),
         crate::protocol::wire::excerpt::sanitize(user_code)
     );
     crate::log::stderr_queue().push(line.into_bytes(), crate::log::queue::Source::Bridge);
 }
 
-/// Writes `mcp-bridge: sign in at <url>` to stderr.
-pub fn sign_in_line(url: &str) {
+/// Writes `mcp-bridge: sign in at <url>` to stderr; for the server `member` of a gateway,
+/// `mcp-bridge: sign in to <member> at <url>`.
+pub fn sign_in_line(member: Option<&str>, url: &str) {
     let line = format!(
-        "{}: sign in at {}\n",
+        "{}: sign in{} at {}\n",
         crate::log::TAG,
+        to_member(member),
         crate::protocol::wire::excerpt::sanitize(url)
     );
     crate::log::stderr_queue().push(line.into_bytes(), crate::log::queue::Source::Bridge);
+}
+
+/// ` to <member>` for a server of a gateway, nothing for the only server.
+fn to_member(member: Option<&str>) -> String {
+    member
+        .map(|m| format!(" to {}", crate::protocol::wire::excerpt::sanitize(m)))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -281,6 +329,39 @@ mod tests {
             .build()
             .unwrap()
             .block_on(f)
+    }
+
+    struct Recorded(Rc<RefCell<Vec<String>>>);
+    impl Consent for Recorded {
+        fn ask_url(&self, message: String, _: String) -> LocalBoxFuture<'static, ConsentAnswer> {
+            self.0.borrow_mut().push(message);
+            Box::pin(async { ConsentAnswer::Accept })
+        }
+    }
+
+    #[test]
+    fn the_message_and_the_line_of_a_gateways_server_name_it() {
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        for member in [None, Some("github")] {
+            let g = SignInGate::new(true, false, CONSENT_COOLDOWN, BrowserOpener::from_env())
+                .for_member(member.map(Arc::from));
+            g.initialized(Some(Rc::new(Recorded(seen.clone()))));
+            assert_eq!(
+                run(g.deliver("https://a/x", "s", false)),
+                Ok(UrlDelivery::Editor)
+            );
+        }
+        assert_eq!(
+            *seen.borrow(),
+            [
+                "The MCP server needs a sign-in. Open the link to sign in with your browser.",
+                "The MCP server \"github\" needs a sign-in. Open the link to sign in with your browser.",
+            ]
+        );
+        assert_eq!(
+            (to_member(None), to_member(Some("github"))),
+            (String::new(), " to github".to_string())
+        );
     }
 
     #[test]

@@ -10,8 +10,9 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, oneshot};
@@ -59,45 +60,68 @@ impl Shared {
     }
 }
 
-/// A listening receiver; dropping it stops the listener.
-pub struct Receiver {
+/// The loopback listeners of the sign-ins that share one table, by port. A gateway's servers
+/// sign in with the same `--redirect-port` (the default's, or the one registered for the
+/// client): a sign-in that starts while another one waits joins the listener of the first,
+/// and each redirect reaches its own sign-in by its start token and its state, instead of the
+/// second sign-in failing to bind the port. Clones share the table; `Receivers::default()` is
+/// a table of its own (the only bridge of a process). Port 0 (any free port) is never shared.
+#[derive(Clone, Default)]
+pub struct Receivers(Arc<Mutex<HashMap<u16, Weak<PortListener>>>>);
+
+impl std::fmt::Debug for Receivers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Receivers")
+    }
+}
+
+/// One listening port and the sign-ins that wait on it; dropping it (with its last sign-in)
+/// stops the listener.
+struct PortListener {
     addr: SocketAddr,
-    start_token: String,
-    rx: oneshot::Receiver<Result<String, SignInError>>,
+    sign_ins: Arc<Mutex<Vec<Arc<Shared>>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
-impl Drop for Receiver {
+impl Drop for PortListener {
     fn drop(&mut self) {
         self.task.abort();
     }
 }
 
-impl Receiver {
-    /// Listens on `127.0.0.1:port` for one sign-in: `state` is the expected state,
-    /// `start_token` the one-time start path, `authorization_url` the 303 target, `check` the
-    /// code check of a callback with the expected state. Errors: `redirect_port_unavailable`.
-    pub async fn start(
+/// The receiver of one sign-in; dropping it takes the sign-in off its port (and stops the
+/// listener when it was the last one there).
+pub struct Receiver {
+    listener: Arc<PortListener>,
+    shared: Arc<Shared>,
+    start_token: String,
+    rx: oneshot::Receiver<Result<String, SignInError>>,
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        lock(&self.listener.sign_ins).retain(|s| !Arc::ptr_eq(s, &self.shared));
+    }
+}
+
+/// The guard of `m`, also after a panic of another holder (the list stays usable).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Receivers {
+    /// Listens on `127.0.0.1:port` for one sign-in (or joins the listener of this table that
+    /// listens there already): `state` is the expected state, `start_token` the one-time start
+    /// path, `authorization_url` the 303 target, `check` the code check of a callback with the
+    /// expected state. Errors: `redirect_port_unavailable` (another process holds the port).
+    pub fn start(
+        &self,
         port: u16,
         state: String,
         start_token: String,
         authorization_url: String,
         check: CodeCheck,
     ) -> Result<Receiver, SignInError> {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port))
-            .await
-            .map_err(|e| {
-                SignInError::new(
-                    SignInCause::RedirectPortUnavailable,
-                    format!("127.0.0.1:{port}: {}", crate::log::files::io_error_text(&e)),
-                )
-            })?;
-        let addr = listener.local_addr().map_err(|e| {
-            SignInError::new(
-                SignInCause::RedirectPortUnavailable,
-                crate::log::files::io_error_text(&e),
-            )
-        })?;
         let (tx, rx) = oneshot::channel();
         let shared = Arc::new(Shared {
             state,
@@ -107,24 +131,67 @@ impl Receiver {
             check,
             done: Mutex::new(Some(tx)),
         });
-        let task = tokio::spawn(accept_loop(listener, shared));
+        let mut table = lock(&self.0);
+        table.retain(|_, l| l.strong_count() > 0);
+        let listening = (port != 0)
+            .then(|| table.get(&port).and_then(Weak::upgrade))
+            .flatten();
+        let listener = match listening {
+            Some(l) => l,
+            None => {
+                let l = Arc::new(listen(port)?);
+                if port != 0 {
+                    table.insert(port, Arc::downgrade(&l));
+                }
+                l
+            }
+        };
+        lock(&listener.sign_ins).push(shared.clone());
         Ok(Receiver {
-            addr,
+            listener,
+            shared,
             start_token,
             rx,
-            task,
         })
     }
+}
 
+/// Binds `127.0.0.1:port` and starts its accept loop, with no sign-in yet.
+fn listen(port: u16) -> Result<PortListener, SignInError> {
+    let unavailable = |e: std::io::Error| {
+        SignInError::new(
+            SignInCause::RedirectPortUnavailable,
+            format!("127.0.0.1:{port}: {}", crate::log::files::io_error_text(&e)),
+        )
+    };
+    // A loopback bind does not block: no await while the table is held.
+    let std_listener =
+        std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).map_err(unavailable)?;
+    std_listener.set_nonblocking(true).map_err(unavailable)?;
+    let listener = TcpListener::from_std(std_listener).map_err(unavailable)?;
+    let addr = listener.local_addr().map_err(unavailable)?;
+    let sign_ins = Arc::new(Mutex::new(Vec::new()));
+    let task = tokio::spawn(accept_loop(listener, sign_ins.clone()));
+    Ok(PortListener {
+        addr,
+        sign_ins,
+        task,
+    })
+}
+
+impl Receiver {
     /// The one-time start URL for a browser: `http://127.0.0.1:<port>/start/<token>`.
     pub fn start_url(&self) -> String {
-        format!("http://{}{START_PATH}{}", self.addr, self.start_token)
+        format!(
+            "http://{}{START_PATH}{}",
+            self.listener.addr, self.start_token
+        )
     }
 
     /// The bound address.
     #[cfg(test)]
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.listener.addr
     }
 
     /// Waits for the callback with the expected state (the code), or a reused start URL.
@@ -138,7 +205,7 @@ impl Receiver {
     }
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+async fn accept_loop(listener: TcpListener, sign_ins: Arc<Mutex<Vec<Arc<Shared>>>>) {
     let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
         let Ok(permit) = permits.clone().acquire_owned().await else {
@@ -147,12 +214,12 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
-        let shared = shared.clone();
+        let sign_ins = sign_ins.clone();
         tokio::spawn(async move {
             let _permit = permit;
             let service = hyper::service::service_fn(move |req| {
-                let shared = shared.clone();
-                async move { Ok::<_, std::convert::Infallible>(answer(&shared, req)) }
+                let sign_ins = sign_ins.clone();
+                async move { Ok::<_, std::convert::Infallible>(answer(&sign_ins, req)) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -165,7 +232,9 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
+/// The answer to one request: a start path or a callback of one of the sign-ins waiting on
+/// this port, told apart by the start token and the state.
+fn answer(sign_ins: &Mutex<Vec<Arc<Shared>>>, req: Request<Incoming>) -> Response<Full<Bytes>> {
     if req.method() != hyper::Method::GET {
         return page(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -175,13 +244,17 @@ fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
     }
     let path = req.uri().path();
     if let Some(token) = path.strip_prefix(START_PATH) {
-        if token != shared.start_token {
+        let found = lock(sign_ins)
+            .iter()
+            .find(|s| s.start_token == token)
+            .cloned();
+        let Some(shared) = found else {
             return page(
                 StatusCode::NOT_FOUND,
                 "Unknown sign-in link",
-                "This link does not belong to the sign-in in progress. Use the link of the newest sign-in line of mcp-bridge.",
+                "This link does not belong to a sign-in in progress. Use the link of the newest sign-in line of mcp-bridge.",
             );
-        }
+        };
         let mut used = shared.start_used.lock().unwrap_or_else(|p| p.into_inner());
         if *used {
             drop(used);
@@ -202,14 +275,18 @@ fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
     }
     if path == CALLBACK_PATH {
         let params = CallbackParams::from_query(req.uri().query().unwrap_or(""));
-        if !state_matches(&params, &shared.state) {
+        let found = lock(sign_ins)
+            .iter()
+            .find(|s| state_matches(&params, &s.state))
+            .cloned();
+        let Some(shared) = found else {
             tracing::warn!(target: "sign-in", "a redirect with an unknown state reached the receiver; it is ignored");
             return page(
                 StatusCode::BAD_REQUEST,
                 "Sign-in not recognized",
-                "This redirect does not belong to the sign-in in progress, so mcp-bridge ignored it. Close this tab and use the newest sign-in link.",
+                "This redirect does not belong to a sign-in in progress, so mcp-bridge ignored it. Close this tab and use the newest sign-in link.",
             );
-        }
+        };
         let outcome = (shared.check)(&params);
         let ok = outcome.is_ok();
         let reason = outcome
@@ -279,19 +356,66 @@ mod tests {
     }
 
     async fn receiver() -> Receiver {
-        Receiver::start(
-            0,
-            "st".into(),
-            "tok".into(),
-            "https://as.example/authorize?x=1".into(),
-            Box::new(|p| {
-                p.code
-                    .clone()
-                    .ok_or_else(|| SignInError::new(SignInCause::SignInFailed, ""))
-            }),
-        )
-        .await
-        .unwrap()
+        Receivers::default()
+            .start(
+                0,
+                "st".into(),
+                "tok".into(),
+                "https://as.example/authorize?x=1".into(),
+                Box::new(|p| {
+                    p.code
+                        .clone()
+                        .ok_or_else(|| SignInError::new(SignInCause::SignInFailed, ""))
+                }),
+            )
+            .unwrap()
+    }
+
+    fn code_check() -> CodeCheck {
+        Box::new(|p| {
+            p.code
+                .clone()
+                .ok_or_else(|| SignInError::new(SignInCause::SignInFailed, ""))
+        })
+    }
+
+    #[tokio::test]
+    async fn the_sign_ins_of_one_table_share_a_port_and_each_redirect_reaches_its_own() {
+        let port = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let table = Receivers::default();
+        let start = |state: &str, token: &str, url: &str| {
+            table.start(port, state.into(), token.into(), url.into(), code_check())
+        };
+        let mut a = start("sa", "ta", "https://as.example/a").unwrap();
+        let mut b = start("sb", "tb", "https://as.example/b").unwrap();
+        assert_eq!(a.addr(), b.addr());
+        let to_b = get(b.addr(), "/start/tb").await.to_ascii_lowercase();
+        assert!(to_b.contains("location: https://as.example/b"), "{to_b}");
+        let ok = get(b.addr(), "/callback?code=CODE-B&state=sb").await;
+        assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+        assert_eq!(b.wait().await.unwrap(), "CODE-B");
+        drop(b);
+        // b is off the port; a still listens there.
+        assert!(get(a.addr(), "/start/tb").await.starts_with("HTTP/1.1 404"));
+        let ok = get(a.addr(), "/callback?code=CODE-A&state=sa").await;
+        assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+        assert_eq!(a.wait().await.unwrap(), "CODE-A");
+        drop(a);
+        // The last sign-in took the listener with it (its task ends at its next turn):
+        // another table binds the port.
+        let mut rebound = None;
+        for _ in 0..1000 {
+            let other = Receivers::default();
+            if let Ok(r) = other.start(port, "s".into(), "t".into(), "u".into(), code_check()) {
+                rebound = Some(r);
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert!(rebound.is_some(), "the port stayed bound");
     }
 
     #[tokio::test]
@@ -344,14 +468,13 @@ mod tests {
         let mut out = String::new();
         let _ = s.read_to_string(&mut out).await;
         assert!(out.starts_with("HTTP/1.1 431") || out.is_empty(), "{out}");
-        let taken = Receiver::start(
+        let taken = Receivers::default().start(
             r.addr().port(),
             "s".into(),
             "t".into(),
             "u".into(),
             Box::new(|_| Ok(String::new())),
-        )
-        .await;
+        );
         assert_eq!(
             taken.err().map(|e| e.cause),
             Some(SignInCause::RedirectPortUnavailable)

@@ -20,6 +20,7 @@ use oauth2::{
 };
 use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
@@ -35,7 +36,7 @@ use super::metadata::{
     ServerMetadata, canonical_resource, select_scopes, split_scopes, union_scopes,
 };
 use super::opener::BrowserOpener;
-use super::receiver::{self, Receiver};
+use super::receiver;
 use super::registration::{self, Client, ClientKind, RegistrationOptions};
 use super::store::records::{IndexEntry, TokenAuthMethod, TokenRecord, now_unix_secs};
 use super::store::{TokenStore, index, lock, marker, sign_in_key};
@@ -96,6 +97,12 @@ pub struct SignInConfig {
     /// What opens the start URL (the system's browser, `$BROWSER` read when the settings are
     /// made).
     pub browser: BrowserOpener,
+    /// The server's name in a gateway's file: the sign-in lines and the editor's sign-in
+    /// message name it (`None`: the only server of the process).
+    pub member: Option<Arc<str>>,
+    /// The loopback listeners this sign-in shares with the other servers' sign-ins of a
+    /// gateway (a table of its own for the only server).
+    pub receivers: receiver::Receivers,
 }
 
 impl SignInConfig {
@@ -115,6 +122,8 @@ impl SignInConfig {
             consent_cooldown: CONSENT_COOLDOWN,
             extra_ca_pem: None,
             browser: BrowserOpener::from_env(),
+            member: None,
+            receivers: receiver::Receivers::default(),
         }
     }
 }
@@ -174,7 +183,8 @@ impl SignIn {
             cfg.sandbox,
             cfg.consent_cooldown,
             cfg.browser.clone(),
-        );
+        )
+        .for_member(cfg.member.clone());
         let clock = SignInClock::new(cfg.sign_in_timeout);
         Ok(SignIn {
             inner: Rc::new(Inner {
@@ -732,14 +742,13 @@ impl Inner {
         let auth_url = validate_authorization_url(auth_url.as_str(), &self.redirect_uri)?;
         let issuer = server.issuer.clone();
         let iss_supported = server.authorization_response_iss_parameter_supported == Some(true);
-        let mut rx = Receiver::start(
+        let mut rx = self.cfg.receivers.start(
             self.cfg.redirect_port,
             state.secret().clone(),
             CsrfToken::new_random().secret().clone(),
             auth_url.to_string(),
             Box::new(move |p| callback::code_from(p, &issuer, iss_supported)),
-        )
-        .await?;
+        )?;
         let start_url = rx.start_url();
         let limit = self.cfg.sign_in_timeout;
         let browser_failed: RefCell<Option<SignInError>> = RefCell::new(None);

@@ -364,6 +364,7 @@ impl Cli {
             item_filter: self.item_filter.clone(),
             observer: None,
             in_process: false,
+            member: None,
         }
     }
 }

@@ -100,6 +100,7 @@ async fn a_401_goes_to_the_token_provider_and_the_refused_listen_opens_after_the
         item_filter: None,
         observer: None,
         in_process: false,
+        member: None,
     };
     let mut editor = Editor::start(config);
     editor

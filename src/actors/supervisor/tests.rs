@@ -210,6 +210,7 @@ fn config() -> BridgeConfig {
         item_filter: None,
         observer: None,
         in_process: false,
+        member: None,
     }
 }
 

@@ -16,7 +16,6 @@ use super::failure::{TokenFailure, error_code, token_error};
 use super::{Inner, auth_type, user_grant};
 use crate::auth::device::{self, MIN_POLL_INTERVAL, SignInMode};
 use crate::auth::errors::{SignInCause, SignInError, failed};
-use crate::auth::gate::device_sign_in_line;
 use crate::auth::http::{self, AuthHttpError};
 use crate::auth::metadata::ServerMetadata;
 use crate::auth::registration::{Client, ClientKind};
@@ -89,7 +88,8 @@ impl Inner {
             .map_err(|e| authorization_failure(e, client.kind))?;
         let received = Instant::now();
         let shown = device::shown(&details)?;
-        device_sign_in_line(&shown.verification_uri, &shown.user_code);
+        self.gate
+            .device_sign_in_line(&shown.verification_uri, &shown.user_code);
         let lifetime = details.expires_in();
         let interval = details.interval().max(MIN_POLL_INTERVAL);
         let poll = async {

@@ -49,6 +49,7 @@ use std::cell::RefCell;
 use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
+use tracing::Instrument;
 
 use super::Shared;
 use super::exchange::{
@@ -535,7 +536,7 @@ fn renewal(sh: &Rc<Shared>, carried: u64) -> Renewal {
         // An older session's 404, after its new session was in place.
         return futures_util::future::ready(true).boxed_local().shared();
     }
-    let task = tokio::task::spawn_local(renew(sh.clone()));
+    let task = tokio::task::spawn_local(renew(sh.clone()).in_current_span());
     let r = async move { task.await.unwrap_or(false) }
         .boxed_local()
         .shared();
@@ -710,7 +711,7 @@ fn open_stream(sh: &Rc<Shared>) {
     if sh.closed.get() || sh.legacy.stream.borrow().is_some() {
         return;
     }
-    let task = tokio::task::spawn_local(get_stream(sh.clone()));
+    let task = tokio::task::spawn_local(get_stream(sh.clone()).in_current_span());
     *sh.legacy.stream.borrow_mut() = Some(task.abort_handle());
 }
 

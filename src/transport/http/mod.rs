@@ -34,6 +34,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tracing::Instrument;
 use url::Url;
 
 use super::queue::{Delivery, OutFrame, Sent};
@@ -268,7 +269,8 @@ impl Http {
 impl Http {
     /// Starts the task of one message; a request's task can be aborted by its id.
     fn start(&self, id: Option<Id>, task: impl std::future::Future<Output = ()> + 'static) {
-        let task = tokio::task::spawn_local(task);
+        // In a gateway, the task logs under its server's name (`crate::actors::log_span`).
+        let task = tokio::task::spawn_local(task.in_current_span());
         if let Some(id) = id {
             self.shared
                 .in_flight

@@ -36,6 +36,7 @@ pub fn memory_config(server: Server) -> BridgeConfig {
         item_filter: None,
         observer: None,
         in_process: false,
+        member: None,
     }
 }
 
