@@ -53,8 +53,8 @@ impl Gateway {
                 }
                 Some(i) => {
                     if let Err(clash) = self.table.set_space(i, setup.namespace.clone()) {
-                        tracing::warn!(target: "gateway", "{}: its new entry is not used: its resources' URIs would be those of {} ({})",
-                            setup.name, self.server_name(clash.first), clash.token);
+                        tracing::warn!(target: "gateway", "{}: its new entry is not used: {} would be those of {} ({})",
+                            setup.name, clash.what(), self.server_name(clash.first), clash.token);
                         continue;
                     }
                     self.replace(i, setup, ctx);
@@ -63,8 +63,8 @@ impl Gateway {
                 None => {
                     let i = self.members.len();
                     if let Err(clash) = self.table.set_space(i, setup.namespace.clone()) {
-                        tracing::warn!(target: "gateway", "{}: it is not started: its resources' URIs would be those of {} ({})",
-                            setup.name, self.server_name(clash.first), clash.token);
+                        tracing::warn!(target: "gateway", "{}: it is not started: {} would be those of {} ({})",
+                            setup.name, clash.what(), self.server_name(clash.first), clash.token);
                         continue;
                     }
                     self.members.push(Member::new(setup));

@@ -26,7 +26,7 @@ use super::sign_in::SignInOptionsError;
 use super::url_form::{UrlError, check_url};
 use crate::auth::opener::EnvSecrets;
 use crate::log::files::CannotRead;
-use crate::protocol::rules::names::{self, NameError, NameTable, Namespace};
+use crate::protocol::rules::names::{self, ClashKind, NameError, NameTable, Namespace};
 use crate::transport::child::ChildEnv;
 use crate::transport::http::HttpSpec;
 use crate::transport::http::client::ProxyEnv;
@@ -102,6 +102,11 @@ pub enum Problem {
         "the name makes the same resource URIs ({token}+...) as the server {other}: rename one of them"
     )]
     SameUris { other: String, token: String },
+    /// The server whose tools and prompts get the same prefix, and the prefix.
+    #[error(
+        "its tools and prompts would get the same names ({prefix}...) as those of the server {other}: give one of them another \"prefix\""
+    )]
+    SamePrefix { other: String, prefix: String },
     #[error(transparent)]
     Variable(#[from] VariableError),
     /// A key in the bridge's options that is none of them: a typo must not be silent.
@@ -379,7 +384,7 @@ pub fn read(
         secret_vars.extend(secrets_used);
         servers.push(server);
     }
-    // Two enabled servers whose resource URIs could not be told apart.
+    // Two enabled servers whose resource URIs or tool names could not be told apart.
     let enabled: Vec<&ServerEntry> = servers.iter().filter(|s| s.enabled).collect();
     let spaces = enabled.iter().filter_map(|s| s.namespace.clone()).collect();
     if let Err(clash) = NameTable::new(spaces) {
@@ -388,14 +393,18 @@ pub fn read(
             .iter()
             .find(|(n, _)| *n == second.name)
             .map_or(0, |(_, p)| p.range.start);
-        return Err(r.error(
-            offset,
-            &second.member,
-            Problem::SameUris {
-                other: first.name.clone(),
+        let other = first.name.clone();
+        let problem = match clash.kind {
+            ClashKind::UriToken => Problem::SameUris {
+                other,
                 token: clash.token,
             },
-        ));
+            ClashKind::Prefix => Problem::SamePrefix {
+                other,
+                prefix: clash.token,
+            },
+        };
+        return Err(r.error(offset, &second.member, problem));
     }
     secret_vars.sort();
     secret_vars.dedup();

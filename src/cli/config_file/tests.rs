@@ -233,6 +233,10 @@ fn each_bad_file_is_told_with_its_place_and_member() {
             "mcp.json:2:2: mcpServers.files: the name makes the same resource URIs (files+...) as the server Files: rename one of them",
         ),
         (
+            "{\"mcpServers\": {\"gh\": {\"command\": \"x\"},\n \"github\": {\"command\": \"y\", \"mcp-bridge\": {\"prefix\": \"gh__\"}}}}",
+            "mcp.json:2:2: mcpServers.github: its tools and prompts would get the same names (gh__...) as those of the server gh: give one of them another \"prefix\"",
+        ),
+        (
             "{\"mcpServers\": {\"a\": {\"url\": \"https://h/mcp\",\n \"headers\": {\"Authorization\": \"Bearer ${env:API_TOKEN}\"}}}}",
             "mcp.json:2:31: mcpServers.a.headers.Authorization: the variable API_TOKEN is not set",
         ),

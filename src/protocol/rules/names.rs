@@ -209,16 +209,51 @@ fn split_uri(exposed: &str) -> Option<(String, &str)> {
     is_scheme(scheme).then(|| (token.to_ascii_lowercase(), original))
 }
 
-/// Two servers whose names make the same [`Namespace::uri_token`] (`GitHub` and `github`,
-/// `my_files` and `my-files`): their resource URIs could not be told apart.
+/// What two servers' names have in common that makes their items' names the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClashKind {
+    /// The same [`Namespace::uri_token`] (`GitHub` and `github`, `my_files` and `my-files`):
+    /// their resource URIs could not be told apart.
+    UriToken,
+    /// The same [`Namespace::prefix`] (two servers given one `prefix`, or a `prefix` that is
+    /// another server's `{server}__`): every tool or prompt name they share would be one
+    /// exposed name, which no list can know before it comes.
+    Prefix,
+}
+
+/// Two servers whose namespaces clash ([`ClashKind`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenClash {
-    /// The token.
+    /// What they share.
+    pub kind: ClashKind,
+    /// The token, or the prefix.
     pub token: String,
     /// The index of the first server.
     pub first: usize,
     /// The index of the second one.
     pub second: usize,
+}
+
+impl TokenClash {
+    /// What the second server's items would share with the first's, for a warning:
+    /// `its resources' URIs` or `its tools' and prompts' names`.
+    pub fn what(&self) -> &'static str {
+        match self.kind {
+            ClashKind::UriToken => "its resources' URIs",
+            ClashKind::Prefix => "its tools' and prompts' names",
+        }
+    }
+}
+
+/// How `space` clashes with `other`, if it does.
+fn clash(space: &Namespace, other: &Namespace) -> Option<(ClashKind, String)> {
+    if other.uri_token == space.uri_token {
+        Some((ClashKind::UriToken, space.uri_token.clone()))
+    } else if other.prefix == space.prefix {
+        Some((ClashKind::Prefix, space.prefix.clone()))
+    } else {
+        None
+    }
 }
 
 /// The owner of an exposed name: its server's index, and the upstream's own name.
@@ -255,15 +290,18 @@ pub struct NameTable {
 
 impl NameTable {
     /// The table of the servers `spaces` (a server is its index here), with no item yet.
-    /// Errors: [`TokenClash`], the first two servers whose URI tokens are the same.
+    /// Errors: [`TokenClash`], the first two servers whose URI tokens or prefixes are the
+    /// same.
     pub fn new(spaces: Vec<Namespace>) -> Result<NameTable, TokenClash> {
         for (second, space) in spaces.iter().enumerate() {
-            if let Some(first) = spaces[..second]
+            if let Some((first, (kind, token))) = spaces[..second]
                 .iter()
-                .position(|s| s.uri_token == space.uri_token)
+                .enumerate()
+                .find_map(|(i, s)| clash(space, s).map(|c| (i, c)))
             {
                 return Err(TokenClash {
-                    token: space.uri_token.clone(),
+                    kind,
+                    token,
                     first,
                     second,
                 });
@@ -277,14 +315,17 @@ impl NameTable {
 
     /// Gives the server `server` the names of `space`: a server that joins (the next index)
     /// or one whose entry changed (its items' names are forgotten, and given again as they
-    /// are listed). Errors: [`TokenClash`] with another server's URI token; the table is
-    /// unchanged then.
+    /// are listed). Errors: [`TokenClash`] with another server's URI token or prefix; the
+    /// table is unchanged then.
     pub fn set_space(&mut self, server: usize, space: Namespace) -> Result<(), TokenClash> {
-        if let Some(first) = self.spaces.iter().enumerate().position(|(i, s)| {
-            i != server && s.as_ref().is_some_and(|s| s.uri_token == space.uri_token)
-        }) {
+        let found = self.spaces.iter().enumerate().find_map(|(i, s)| {
+            let other = s.as_ref().filter(|_| i != server)?;
+            clash(&space, other).map(|c| (i, c))
+        });
+        if let Some((first, (kind, token))) = found {
             return Err(TokenClash {
-                token: space.uri_token,
+                kind,
+                token,
                 first,
                 second: server,
             });
@@ -420,6 +461,7 @@ mod tests {
         assert_eq!(
             t.set_space(3, space("Files")),
             Err(TokenClash {
+                kind: ClashKind::UriToken,
                 token: "files".into(),
                 first: 0,
                 second: 3
@@ -615,11 +657,50 @@ mod tests {
         assert_eq!(
             clash.map(|_| ()),
             Err(TokenClash {
+                kind: ClashKind::UriToken,
                 token: "my-files".into(),
                 first: 1,
                 second: 2
             })
         );
+    }
+
+    #[test]
+    fn two_servers_with_one_prefix_are_refused_at_once_and_at_a_change() {
+        let gh = |prefix: &str| namespace("github", Some(prefix)).unwrap();
+        let clash = NameTable::new(vec![
+            space("gl"),
+            namespace("gh", None).unwrap(),
+            gh("gh__"),
+        ]);
+        assert_eq!(
+            clash.map(|_| ()),
+            Err(TokenClash {
+                kind: ClashKind::Prefix,
+                token: "gh__".into(),
+                first: 1,
+                second: 2
+            })
+        );
+        let mut t = NameTable::new(vec![space("gl"), gh("code_")]).unwrap();
+        assert_eq!(
+            t.set_space(2, namespace("gitea", Some("code_")).unwrap()),
+            Err(TokenClash {
+                kind: ClashKind::Prefix,
+                token: "code_".into(),
+                first: 1,
+                second: 2
+            })
+        );
+        // The server itself may keep its prefix when its entry changes.
+        assert_eq!(t.set_space(1, gh("code_")), Ok(()));
+        let prefix = TokenClash {
+            kind: ClashKind::Prefix,
+            token: "code_".into(),
+            first: 1,
+            second: 2,
+        };
+        assert_eq!(prefix.what(), "its tools' and prompts' names");
     }
 
     /// Every name of any text is one that clients accept, the same at each call, and the table
