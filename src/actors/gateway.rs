@@ -36,14 +36,15 @@ use actix::prelude::*;
 use futures_util::StreamExt;
 use futures_util::stream::LocalBoxStream;
 use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet};
+use foldhash::HashMap;
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use self::lists::Fetch;
-use self::member::{Back, Member, MemberEvent, MemberExited, MemberState, ServerSetup};
+use self::member::{Back, Member, MemberEvent, MemberExited, MemberState, Outputs, ServerSetup};
 use super::link::{ActorStats, Link};
 use super::supervisor::messages::{Shutdown, ShutdownCause, StopSignal};
 use super::supervisor::{CLOSE_DRAIN_IDLE, CLOSE_DRAIN_MAX, Host, watchdog_after};
@@ -253,17 +254,33 @@ impl Actor for Gateway {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         let stats = ActorStats::new("gateway");
+        let (outputs, stream) = Outputs::new();
+        ctx.add_stream(stream);
         self.back = Some(Back {
             exited: Link::new(&ctx.address(), &stats),
             children: self.host.children(),
+            outputs,
         });
         for i in 0..self.members.len() {
-            self.start_run(i, ctx);
+            self.start_run(i);
         }
     }
 }
 
-crate::counted_handlers!(Gateway: MemberExited);
+crate::counted_handlers!(Gateway: MemberExited, Signalled);
+
+/// The signal that stops the gateway arrived.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Signalled(StopSignal);
+
+impl Handler<Signalled> for Gateway {
+    type Result = ();
+    fn handle(&mut self, Signalled(signal): Signalled, ctx: &mut Context<Self>) {
+        tracing::info!(target: "gateway", "received {signal}: stopping as at the end of the input");
+        self.shutdown(ctx);
+    }
+}
 
 /// Starts the gateway in the current actix `System`.
 pub fn start(setup: GatewaySetup, parts: GatewayParts) -> Addr<Gateway> {
@@ -293,10 +310,10 @@ pub fn start(setup: GatewaySetup, parts: GatewayParts) -> Addr<Gateway> {
         editor_initialized: false,
         log_level: None,
         next_id: 1,
-        sent: HashMap::new(),
-        waits: HashMap::new(),
-        asked: HashMap::new(),
-        fetches: HashMap::new(),
+        sent: HashMap::default(),
+        waits: HashMap::default(),
+        asked: HashMap::default(),
+        fetches: HashMap::default(),
         next_fetch: 1,
         warned: HashSet::new(),
         reload: setup.reload,
@@ -313,10 +330,11 @@ pub fn start(setup: GatewaySetup, parts: GatewayParts) -> Addr<Gateway> {
         if let Some(changes) = changes {
             ctx.add_stream(changes.map(|()| FileChanged));
         }
-        ctx.spawn(signal.into_actor(&gateway).map(|signal, act, ctx| {
-            tracing::info!(target: "gateway", "received {signal}: stopping as at the end of the input");
-            act.shutdown(ctx);
-        }));
+        // A task of its own waits for the signal: a future in the context would be polled at
+        // every wake of the gateway, once per message of every server.
+        let signalled: Link<Signalled> =
+            Link::new(&ctx.address(), &ActorStats::new("gateway"));
+        actix::spawn(async move { signalled.do_send(Signalled(signal.await)) });
         gateway
     })
 }
@@ -346,16 +364,14 @@ impl Gateway {
 
     /// Starts a run of the server `i`'s bridge; when the editor's `initialize` came, the run
     /// gets it at once.
-    fn start_run(&mut self, i: usize, ctx: &mut Context<Self>) {
+    fn start_run(&mut self, i: usize) {
         let Some(back) = &self.back else {
             return;
         };
         let Some(m) = self.members.get_mut(i) else {
             return;
         };
-        let (run, output) = member::start_run(i, m, back);
-        ctx.add_stream(output);
-        m.run = Some(run);
+        m.run = Some(member::start_run(i, m, back));
         m.state = MemberState::Started;
         if self.editor_params.is_some() {
             self.send_initialize(i);
@@ -548,9 +564,9 @@ impl StreamHandler<FileChanged> for Gateway {
     fn handle(&mut self, _: FileChanged, ctx: &mut Context<Self>) {
         self.last_change += 1;
         let change = self.last_change;
-        ctx.run_later(RELOAD_SETTLE, move |act, ctx| {
+        ctx.run_later(RELOAD_SETTLE, move |act, _| {
             if act.last_change == change {
-                act.reload(ctx);
+                act.reload();
             }
         });
     }

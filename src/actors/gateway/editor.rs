@@ -314,24 +314,24 @@ impl Gateway {
         let Some(m) = self.members.get(i) else {
             return;
         };
-        let name = m.setup.name.clone();
+        let name = &m.setup.name;
         let run = match (&m.state, &m.run) {
             (MemberState::Ready(_), Some(run)) => run,
             (MemberState::Failed { .. }, _) => {
                 let detail = format!(
                     "the server {name} is failed: it ended too often, and is tried again later"
                 );
-                self.fail(Some(&id), server_gone(&name, detail));
+                self.fail(Some(&id), server_gone(name, detail));
                 return;
             }
             (MemberState::Waiting { .. } | MemberState::Stopping, _) => {
                 let detail = format!("the server {name} is not running (it starts again)");
-                self.fail(Some(&id), server_gone(&name, detail));
+                self.fail(Some(&id), server_gone(name, detail));
                 return;
             }
             _ => {
                 let detail = format!("the server {name} is starting");
-                self.fail(Some(&id), server_gone(&name, detail));
+                self.fail(Some(&id), server_gone(name, detail));
                 return;
             }
         };
@@ -339,7 +339,7 @@ impl Gateway {
         let line = parts::request_frame(&Id::Int(sent), method, params).to_vec();
         if !run.send_line(Bytes::from(line)) {
             let detail = format!("the server {name} is stopping");
-            self.fail(Some(&id), server_gone(&name, detail));
+            self.fail(Some(&id), server_gone(name, detail));
             return;
         }
         self.next_id += 1;

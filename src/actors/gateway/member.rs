@@ -276,17 +276,56 @@ pub struct Back {
     pub exited: Link<MemberExited>,
     /// The process's children.
     pub children: Arc<ChildRegistry>,
+    /// Where the stream of the run's output goes: into the gateway's [`Outputs`].
+    pub outputs: mpsc::UnboundedSender<LocalBoxStream<'static, MemberEvent>>,
+}
+
+/// Every run's output as one stream of the gateway's context. actix polls every item of a
+/// context at each wake of its actor, so one stream per server made each call pay a poll of
+/// every other server's stream; a `SelectAll` polls only the streams that woke.
+pub struct Outputs {
+    /// The streams of new runs.
+    added: mpsc::UnboundedReceiver<LocalBoxStream<'static, MemberEvent>>,
+    /// The streams of the runs whose output has not ended.
+    all: futures_util::stream::SelectAll<LocalBoxStream<'static, MemberEvent>>,
+}
+
+impl Outputs {
+    /// The stream, and the sender of [`Back::outputs`].
+    pub fn new() -> (
+        mpsc::UnboundedSender<LocalBoxStream<'static, MemberEvent>>,
+        Outputs,
+    ) {
+        let (tx, added) = mpsc::unbounded_channel();
+        let all = futures_util::stream::SelectAll::new();
+        (tx, Outputs { added, all })
+    }
+}
+
+impl futures_util::Stream for Outputs {
+    type Item = MemberEvent;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<MemberEvent>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        while let Poll::Ready(Some(stream)) = this.added.poll_recv(cx) {
+            this.all.push(stream);
+        }
+        match this.all.poll_next_unpin(cx) {
+            Poll::Ready(Some(event)) => Poll::Ready(Some(event)),
+            // No run without an ended output: the next run's stream wakes it (`added`).
+            Poll::Ready(None) | Poll::Pending => Poll::Pending,
+        }
+    }
 }
 
 /// Starts a run of the server `member`'s bridge in this actor system: its exit goes to the
-/// gateway as [`MemberExited`]; the gateway reads the returned stream of its output (add it
-/// to the gateway's context: no task or mailbox between them). Call inside the gateway's
-/// actor system.
-pub fn start_run(
-    member: usize,
-    m: &mut Member,
-    back: &Back,
-) -> (Run, LocalBoxStream<'static, MemberEvent>) {
+/// gateway as [`MemberExited`]; the stream of its output goes to the gateway's [`Outputs`]
+/// (no task or mailbox between them). Call inside the gateway's actor system.
+pub fn start_run(member: usize, m: &mut Member, back: &Back) -> Run {
     let generation = m.next_generation;
     m.next_generation += 1;
     if generation > 1 {
@@ -338,5 +377,7 @@ pub fn start_run(
         kept: Kept::default(),
         joined: false,
     };
-    (run, Box::pin(events))
+    // The gateway holds the receiver as long as it runs.
+    let _ = back.outputs.send(Box::pin(events));
+    run
 }

@@ -2,14 +2,13 @@
 //! left stop, those whose entry changed start again; the others, and their calls, are not
 //! touched. A file that cannot be used is one warning, and the running set stays.
 
-use actix::prelude::*;
 
 use super::member::{Member, MemberState, ServerSetup};
 use super::{Gateway, Phase};
 
 impl Gateway {
     /// Reads the file again and applies it.
-    pub(super) fn reload(&mut self, ctx: &mut Context<Self>) {
+    pub(super) fn reload(&mut self) {
         if matches!(self.phase, Phase::Closing) {
             return;
         }
@@ -17,7 +16,7 @@ impl Gateway {
             return;
         };
         match reload() {
-            Ok(servers) => self.apply(servers, ctx),
+            Ok(servers) => self.apply(servers),
             Err(e) => {
                 tracing::warn!(target: "gateway", "the configuration file changed, and is not used: {e}; the running servers stay as they are")
             }
@@ -25,7 +24,7 @@ impl Gateway {
     }
 
     /// Applies the servers of a new reading.
-    fn apply(&mut self, servers: Vec<ServerSetup>, ctx: &mut Context<Self>) {
+    fn apply(&mut self, servers: Vec<ServerSetup>) {
         let (mut started, mut restarted, mut stopped) = (0, 0, 0);
         let present: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
         for i in 0..self.members.len() {
@@ -47,7 +46,7 @@ impl Gateway {
                     let m = &mut self.members[i];
                     if matches!(m.state, MemberState::Failed { .. }) && m.run.is_none() {
                         m.ends.clear();
-                        self.start_run(i, ctx);
+                        self.start_run(i);
                         restarted += 1;
                     }
                 }
@@ -57,7 +56,7 @@ impl Gateway {
                             setup.name, clash.what(), self.server_name(clash.first), clash.token);
                         continue;
                     }
-                    self.replace(i, setup, ctx);
+                    self.replace(i, setup);
                     restarted += 1;
                 }
                 None => {
@@ -68,7 +67,7 @@ impl Gateway {
                         continue;
                     }
                     self.members.push(Member::new(setup));
-                    self.start_run(i, ctx);
+                    self.start_run(i);
                     started += 1;
                 }
             }
@@ -101,7 +100,7 @@ impl Gateway {
 
     /// The entry of the server `i` changed: its run stops and the new one starts at once
     /// (the list changes come when it joins); a server that waits for its restart starts now.
-    fn replace(&mut self, i: usize, setup: ServerSetup, ctx: &mut Context<Self>) {
+    fn replace(&mut self, i: usize, setup: ServerSetup) {
         let m = &mut self.members[i];
         m.setup = setup;
         m.ends.clear();
@@ -111,7 +110,7 @@ impl Gateway {
                 m.restart_now = true;
                 m.state = MemberState::Stopping;
             }
-            None => self.start_run(i, ctx),
+            None => self.start_run(i),
         }
     }
 }

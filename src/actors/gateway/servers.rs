@@ -24,6 +24,12 @@ use crate::protocol::wire::parts;
 use crate::protocol::wire::raw;
 use crate::transport::queue::Delivery;
 
+/// The start of a member `resource...` (`resource`, `resourceLink`, `resources`), whose URIs
+/// the gateway names: a result that holds none passes as it came. Built once: a finder's
+/// tables cost more than a search of a small result.
+static RESOURCE_MEMBER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"resource"));
+
 impl Gateway {
     /// One frame of a server's bridge.
     pub(super) fn server_frame(
@@ -76,7 +82,7 @@ impl Gateway {
             Some(Sent::Editor { member, method, .. }) => {
                 *member == i
                     && *method != methods::RESOURCES_READ
-                    && memchr::memmem::find(line, b"\"resource").is_none()
+                    && RESOURCE_MEMBER.find(line).is_none()
             }
             _ => false,
         };
@@ -500,7 +506,7 @@ impl Gateway {
         }
         if std::mem::take(&mut self.members[i].restart_now) {
             tracing::info!(target: "gateway", "{server}: starts again: its entry changed");
-            self.start_run(i, ctx);
+            self.start_run(i);
             return;
         }
         let now = Instant::now();
@@ -534,7 +540,7 @@ impl Gateway {
                 wait.as_secs_f64());
             wait
         };
-        ctx.run_later(wait, move |act, ctx| {
+        ctx.run_later(wait, move |act, _| {
             let due = act.members.get(i).is_some_and(|m| {
                 m.run.is_none()
                     && !m.removed
@@ -544,7 +550,7 @@ impl Gateway {
                     )
             });
             if due && !matches!(act.phase, Phase::Closing) {
-                act.start_run(i, ctx);
+                act.start_run(i);
             }
         });
         self.answer_initialize(false);
