@@ -3,12 +3,13 @@
 for docs/performance.md ("Many servers behind one bridge"). Four figures, each against the
 issue's target:
 
-  latency  `tools/call echo` through a gateway of 8 fixture servers (to the first one) and
-           through the single-server bridge on the same server, the two arms interleaved in
-           batches within one run, each run new processes; the median per-call time of each
-           arm and their difference (target: at most 5 us more at the median); and the CPU
-           time per call of each bridge process itself (its children excluded), which the
-           machine's load disturbs less.
+  latency  `tools/call echo` through a gateway of 8 fixture servers (to the first one),
+           through the single-server bridge on the same server, and to the server directly
+           (2026-07-28 with `_meta`, no bridge), the three arms interleaved in batches within
+           one run, each run new processes; the median per-call time of each arm and the
+           differences (target: the gateway at most 5 us more than the single bridge at the
+           median); and the CPU time per call of each bridge process itself (its children
+           excluded), which the machine's load disturbs less.
   start    8 servers that each wait 1 s before they answer server/discover
            (`--discover-delay-ms 1000`): the time from the gateway's start to its initialize
            answer (target: within 1.5 s, not 8).
@@ -17,7 +18,7 @@ issue's target:
   lists    8 servers of 500 tools each (`--tool-named`): the time of the editor's tools/list,
            every page of it, answered from the lists the gateway keeps (target: within 20 ms).
 
-  python3 scripts/bench/gateway.py [--runs R] [--calls N] BRIDGE SERVER
+  python3 scripts/bench/gateway.py [--runs R] [--calls N] [--only FIGURE] BRIDGE SERVER
 
 BRIDGE is mcp-bridge and SERVER mcp-fixture-server, both release builds
 (cargo build --release -p mcp-bridge -p mcp-test-fixtures).
@@ -35,8 +36,16 @@ def config(server, args):
     return f.name
 
 
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+}
+
+
 class Client:
-    def __init__(self, argv):
+    def __init__(self, argv, modern=False):
+        self.modern = modern
         self.t0 = time.perf_counter()
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, bufsize=1 << 20)
@@ -55,6 +64,10 @@ class Client:
                 return m
 
     def initialize(self):
+        if self.modern:
+            self.send({"jsonrpc": "2.0", "id": 0, "method": "server/discover",
+                       "params": {"_meta": META}})
+            return self.recv(0), time.perf_counter() - self.t0
         self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                    "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                               "clientInfo": {"name": "bench", "version": "1"}}})
@@ -64,9 +77,13 @@ class Client:
         return r, elapsed
 
     def call(self, i, name):
-        self.send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                   "params": {"name": name, "arguments": {"text": "hello"}}})
-        self.recv(i)
+        params = {"name": name, "arguments": {"text": "hello"}}
+        if self.modern:
+            params["_meta"] = META
+        self.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params})
+        r = self.recv(i)
+        if r.get("result", {}).get("content") != [{"type": "text", "text": "hello"}]:
+            raise SystemExit(f"an unexpected answer to {name}: {r}")
 
     def cpu_s(self):
         # utime + stime of the process itself (every thread), children excluded.
@@ -86,22 +103,23 @@ class Client:
 
 def latency(bridge, server, runs, calls):
     gw_file = config(server, ["--test-tools"])
-    arms = {"single": ([bridge, "--", server, "--test-tools"], "echo"),
-            "gateway": ([bridge, "--config", gw_file], "s1__echo")}
+    arms = {"direct": ([server, "--test-tools"], "echo", True),
+            "single": ([bridge, "--", server, "--test-tools"], "echo", False),
+            "gateway": ([bridge, "--config", gw_file], "s1__echo", False)}
     medians = {a: [] for a in arms}
-    cpu = {a: [] for a in arms}
+    cpu = {a: [] for a in arms if a != "direct"}
     for _ in range(runs):
-        clients = {a: Client(argv) for a, (argv, _) in arms.items()}
+        clients = {a: Client(argv, modern) for a, (argv, _, modern) in arms.items()}
         for c in clients.values():
             c.initialize()
-        for a, (_, tool) in arms.items():
+        for a, (_, tool, _) in arms.items():
             clients[a].call(0, tool)
-        cpu0 = {a: c.cpu_s() for a, c in clients.items()}
+        cpu0 = {a: clients[a].cpu_s() for a in cpu}
         times = {a: [] for a in arms}
         i = 1
         batch = 100
         for _ in range(max(1, calls // batch)):
-            for a, (_, tool) in arms.items():
+            for a, (_, tool, _) in arms.items():
                 c = clients[a]
                 for _ in range(batch):
                     t = time.perf_counter()
@@ -109,16 +127,17 @@ def latency(bridge, server, runs, calls):
                     times[a].append(time.perf_counter() - t)
                     i += 1
         for a, c in clients.items():
-            cpu[a].append((c.cpu_s() - cpu0[a]) / len(times[a]) * 1e6)
+            if a in cpu:
+                cpu[a].append((c.cpu_s() - cpu0[a]) / len(times[a]) * 1e6)
             c.close()
             medians[a].append(statistics.median(times[a]) * 1e6)
     os.unlink(gw_file)
-    single = statistics.median(medians["single"])
-    gateway = statistics.median(medians["gateway"])
-    print(f"latency: single {single:.1f} us, gateway {gateway:.1f} us, "
-          f"difference {gateway - single:+.1f} us (medians of {runs} runs of {calls} calls; "
-          f"runs: single {[round(m, 1) for m in medians['single']]}, "
-          f"gateway {[round(m, 1) for m in medians['gateway']]}); target <= +5 us")
+    m = {a: statistics.median(v) for a, v in medians.items()}
+    print(f"latency: direct {m['direct']:.1f} us, single {m['single']:.1f} us, "
+          f"gateway {m['gateway']:.1f} us; gateway - single {m['gateway'] - m['single']:+.1f} us "
+          f"(target <= +5 us), single - direct {m['single'] - m['direct']:+.1f} us "
+          f"(medians of {runs} runs of {calls} calls; runs: "
+          + ", ".join(f"{a} {[round(x, 1) for x in v]}" for a, v in medians.items()) + ")")
     cs, cg = statistics.median(cpu["single"]), statistics.median(cpu["gateway"])
     print(f"cpu: the bridge process's own CPU per call: single {cs:.1f} us, gateway {cg:.1f} us, "
           f"difference {cg - cs:+.1f} us (medians of {runs} runs)")
@@ -188,15 +207,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--only", choices=["latency", "start", "memory", "lists"],
+                    help="measure this figure only")
     ap.add_argument("bridge")
     ap.add_argument("server")
     a = ap.parse_args()
     load = open("/proc/loadavg").read().split()[0]
     print(f"load {load} at the start")
-    latency(a.bridge, a.server, a.runs, a.calls)
-    start(a.bridge, a.server, a.runs)
-    memory(a.bridge, a.server, a.runs)
-    lists(a.bridge, a.server, a.runs)
+    if a.only in (None, "latency"):
+        latency(a.bridge, a.server, a.runs, a.calls)
+    if a.only in (None, "start"):
+        start(a.bridge, a.server, a.runs)
+    if a.only in (None, "memory"):
+        memory(a.bridge, a.server, a.runs)
+    if a.only in (None, "lists"):
+        lists(a.bridge, a.server, a.runs)
     print(f"load {open('/proc/loadavg').read().split()[0]} at the end")
 
 

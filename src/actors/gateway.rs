@@ -33,10 +33,10 @@ mod reload;
 mod servers;
 
 use actix::prelude::*;
+use foldhash::HashMap;
 use futures_util::StreamExt;
 use futures_util::stream::LocalBoxStream;
 use serde_json::{Value, json};
-use foldhash::HashMap;
 use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
@@ -332,8 +332,7 @@ pub fn start(setup: GatewaySetup, parts: GatewayParts) -> Addr<Gateway> {
         }
         // A task of its own waits for the signal: a future in the context would be polled at
         // every wake of the gateway, once per message of every server.
-        let signalled: Link<Signalled> =
-            Link::new(&ctx.address(), &ActorStats::new("gateway"));
+        let signalled: Link<Signalled> = Link::new(&ctx.address(), &ActorStats::new("gateway"));
         actix::spawn(async move { signalled.do_send(Signalled(signal.await)) });
         gateway
     })

@@ -2,7 +2,6 @@
 //! left stop, those whose entry changed start again; the others, and their calls, are not
 //! touched. A file that cannot be used is one warning, and the running set stays.
 
-
 use super::member::{Member, MemberState, ServerSetup};
 use super::{Gateway, Phase};
 
