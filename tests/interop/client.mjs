@@ -36,10 +36,12 @@
 //                 the new resource in resources/list
 //   gateway       `mcp-bridge --config FILE` (run.sh writes FILE with gateway_config.py):
 //                 upstream.py as `py`, server-everything as `everything`, mcp-example-server as
-//                 `example`; the exact tools, prompts, resources and templates of the three
-//                 under their exposed names, a call, a read, a prompt and completions of each,
-//                 subscriptions, elicitation, sampling and roots through the one bridge, logging,
-//                 progress and a server's error (README.md lists every check)
+//                 `example`, and the sign-in fixture's protected endpoint as `signed` (an OAuth
+//                 sign-in through run.sh's $BROWSER script); the exact tools, prompts, resources
+//                 and templates of the four under their exposed names, a call of each, a read, a
+//                 prompt and completions of the first three, subscriptions, elicitation, sampling
+//                 and roots through the one bridge, logging, progress and a server's error
+//                 (README.md lists every check)
 //   embedded      the embedded bridge's example (run.sh starts examples/embedded itself, no
 //                 bridge process): tools, prompts, resources, one elicitation, and a list
 //                 change that arrives before the result of the call that made it
@@ -515,9 +517,11 @@ SCENARIOS['legacy-everything'] = async ctx => {
 // ---------- many servers behind one bridge: mcp-bridge --config FILE ----------
 // run.sh writes the file (gateway_config.py): `py` is upstream.py (2026-07-28, translated),
 // `everything` server-everything (2025-11-25 only, passed through), `example` the crate's
-// mcp-example-server (2026-07-28). The editor sees their tools and prompts as
-// {server}__{name} and their resources as {server}+{uri} (docs/usage.md, "A configuration
-// file of many servers"), in the file's order.
+// mcp-example-server (2026-07-28), `signed` the sign-in fixture's protected endpoint (the
+// crate's server with the one tool `echo`, 2026-07-28, behind the fixture authorization
+// server's OAuth sign-in, which the gateway's $BROWSER script completes). The editor sees their
+// tools and prompts as {server}__{name} and their resources as {server}+{uri} (docs/usage.md,
+// "A configuration file of many servers"), in the file's order.
 const EVERYTHING_DOCS = new URL('./node_modules/@modelcontextprotocol/server-everything/dist/docs/', import.meta.url);
 const GATEWAY_TOOLS = [
     ...['echo', 'add', 'ask_name', 'ask_llm', 'plan_trip', 'countdown', 'flip_tools', 'increment'].map(n => `py__${n}`),
@@ -528,11 +532,15 @@ const GATEWAY_TOOLS = [
         // sampling (its registerConditionalTools), then announced by tools/list_changed
         'get-roots-list', 'trigger-elicitation-request', 'trigger-sampling-request', 'simulate-research-query'
     ].map(n => `everything__${n}`),
-    ...['echo', 'add', 'slow', 'log', 'fail', 'ask_name'].map(n => `example__${n}`)
+    ...['echo', 'add', 'slow', 'log', 'fail', 'ask_name'].map(n => `example__${n}`),
+    'signed__echo'
 ];
 // The longest wait for the exact tool list after initialize: server-everything's conditional
-// tools come with notifications/tools/list_changed.
+// tools, and `signed` if its sign-in ended after the gateway's initialize answer, each come with
+// notifications/tools/list_changed.
 const GATEWAY_TOOLS_WAIT_MS = 10000;
+// The sign-in line of `signed` on the gateway's stderr (docs/usage.md, "Sign-in").
+const SIGNED_SIGN_IN_LINE = 'mcp-bridge: sign in to signed at ';
 // [name, [[argument, required]...]]
 const GATEWAY_PROMPTS = [
     ['py__review-code', [['language', true], ['code', true]]],
@@ -600,8 +608,8 @@ SCENARIOS.gateway = async ctx => {
         'instructions (one heading per server that has any; mcp-example-server has none)');
 
     step('tools/list: {server}__{name}, in the file\'s order');
-    // A list without server-everything's conditional tools (registered after initialized) is
-    // asked again at the next tools/list_changed.
+    // A list without server-everything's conditional tools (registered after initialized) or
+    // `signed`'s (it joins once signed in) is asked again at the next tools/list_changed.
     const listUntil = performance.now() + GATEWAY_TOOLS_WAIT_MS;
     let changes = toolsChanged;
     let tools = (await client.listTools(undefined, req)).tools;
@@ -619,6 +627,7 @@ SCENARIOS.gateway = async ctx => {
     expectEqual(Object.keys(tools.find(t => t.name === 'everything__get-sum').inputSchema?.properties ?? {}), ['a', 'b'],
         'everything__get-sum inputSchema.properties');
     expectEqual(tools.find(t => t.name === 'example__echo').inputSchema?.required, ['text'], 'example__echo inputSchema.required');
+    expectEqual(tools.find(t => t.name === 'signed__echo').inputSchema, { type: 'object' }, 'signed__echo inputSchema');
 
     step('tools/call, one tool of each server');
     const msg = 'hello gateway \u00e9\u2713 \u4e16\u754c "quoted" \\ back\nslash';
@@ -630,6 +639,14 @@ SCENARIOS.gateway = async ctx => {
     const exAdd = await client.callTool({ name: 'example__add', arguments: { a: 2, b: 3 } }, undefined, req);
     expectText(exAdd, '{"sum":5}', 'example__add');
     expectEqual(exAdd.structuredContent, { sum: 5 }, 'example__add structuredContent');
+    const signedEcho = await client.callTool({ name: 'signed__echo', arguments: { text: msg } }, undefined, req);
+    expectEqual(signedEcho, { content: [{ type: 'text', text: msg }] }, 'signed__echo (behind the sign-in)');
+
+    step('the sign-in of signed: one line on the gateway\'s stderr');
+    if (process.env.INTEROP_STDERR !== 'inherit') {
+        await waitFor(() => ctx.stderr.includes(SIGNED_SIGN_IN_LINE), REQUEST_TIMEOUT_MS, `"${SIGNED_SIGN_IN_LINE}..." on stderr`);
+        expectEqual(ctx.stderr.split('\n').filter(l => l.startsWith(SIGNED_SIGN_IN_LINE)).length, 1, 'sign-in lines of signed');
+    }
 
     step('prompts/list');
     const { prompts } = await client.listPrompts(undefined, req);
@@ -792,8 +809,9 @@ SCENARIOS.gateway = async ctx => {
         .then(r => ({ result: r }), e => ({ code: e.code, message: e.message, data: e.data }));
     expectEqual(failed, { code: -32000, message: 'MCP error -32000: boom', data: { x: 1 } }, 'example__fail');
 
-    return `3 servers (2026-07-28 py, 2025-11-25 everything, 2026-07-28 example): ${tools.length} tools, ${prompts.length} prompts, ` +
-        `${resources.length} resources, ${resourceTemplates.length} templates exact; calls, reads, prompts, completions of each; ` +
+    return `4 servers (2026-07-28 py, 2025-11-25 everything, 2026-07-28 example, 2026-07-28 signed behind an OAuth sign-in): ` +
+        `${tools.length} tools, ${prompts.length} prompts, ${resources.length} resources, ${resourceTemplates.length} templates exact; ` +
+        'a call of each, reads, prompts, completions of the first three; ' +
         'subscriptions of two; elicitation of three, sampling of two, roots and their change; logging, progress, an error';
 };
 

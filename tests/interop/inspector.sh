@@ -9,14 +9,19 @@
 #   bash tests/interop/inspector.sh BRIDGE_BIN     (mcp-example-server is taken from its directory)
 #
 # `inspector-gateway`: many servers behind one bridge (`mcp-bridge --config FILE`, FILE written
-# by gateway_config.py). The Inspector has a `--config FILE --server NAME` of its own (an
-# editor's file), so `mcp-inspector --cli mcp-bridge --config FILE` is the Inspector's option,
-# not the bridge's. Two forms that reach the bridge are checked: the editor's entry of the
-# gateway read by the Inspector (`--config EDITOR_FILE --server all`), and the command after a
-# `--` (`mcp-inspector --cli --method tools/list -- mcp-bridge --config FILE`). tools/list in both
+# by gateway_config.py: py, everything, example, and signed, which wants an OAuth sign-in). The
+# Inspector has a `--config FILE --server NAME` of its own (an editor's file), so
+# `mcp-inspector --cli mcp-bridge --config FILE` is the Inspector's option, not the bridge's.
+# Two forms that reach the bridge are checked: the editor's entry of the gateway read by the
+# Inspector (`--config EDITOR_FILE --server all`), and the command after a `--`
+# (`mcp-inspector --cli --method tools/list -- mcp-bridge --config FILE`). tools/list in both
 # (exact names: the Inspector declares no capability, so server-everything registers none of
-# its conditional tools), and one tools/call of each server (exact content).
-#   bash tests/interop/inspector.sh BRIDGE_BIN --config FILE
+# its conditional tools), and one tools/call of each server (exact content). Each Inspector run
+# starts a gateway of its own, which signs in to `signed` before it answers `initialize`
+# (the memory token store: a sign-in at each start) through $BROWSER, which the Inspector
+# passes on to the bridge with the rest of its environment: run.sh gives its follow-browser
+# script, which follows the start URL with curl (the sign-in fixture grants at once).
+#   BROWSER=SCRIPT bash tests/interop/inspector.sh BRIDGE_BIN --config FILE
 #
 # Prints `ok inspector[-gateway]: ...` or `FAIL inspector[-gateway]: <step>: <why>`; exit
 # status 0 or 1. The CLI mode starts no web server and opens no browser; it reaches no network.
@@ -34,8 +39,10 @@ if [[ -n "$GATEWAY_FILE" ]]; then NAME=inspector-gateway; fi
 
 # The recipe names the programs as found on PATH.
 export PATH="$BIN_DIR:$PATH"
-# Belt and braces: no browser, even if a later version tried to open one.
-export MCP_AUTO_OPEN_ENABLED=false BROWSER=none
+# Belt and braces: no browser, even if a later version tried to open one. The gateway keeps
+# the $BROWSER it is given (the sign-in of `signed`), else none.
+export MCP_AUTO_OPEN_ENABLED=false
+if [[ -n "$GATEWAY_FILE" ]]; then export BROWSER="${BROWSER:-none}"; else export BROWSER=none; fi
 
 [[ -x "$INSPECTOR" ]] || { echo "FAIL $NAME: setup: $INSPECTOR not installed (npm ci)"; exit 1; }
 [[ -x "$BIN_DIR/mcp-example-server" ]] || { echo "FAIL $NAME: setup: no mcp-example-server in $BIN_DIR"; exit 1; }
@@ -86,7 +93,8 @@ WANT+='"everything__echo","everything__get-annotated-message","everything__get-e
 WANT+='"everything__get-resource-reference","everything__get-structured-content","everything__get-sum",'
 WANT+='"everything__get-tiny-image","everything__gzip-file-as-resource","everything__toggle-simulated-logging",'
 WANT+='"everything__toggle-subscriber-updates","everything__trigger-long-running-operation",'
-WANT+='"example__echo","example__add","example__slow","example__log","example__fail","example__ask_name"]'
+WANT+='"example__echo","example__add","example__slow","example__log","example__fail","example__ask_name",'
+WANT+='"signed__echo"]'
 # The editor's entry of the gateway (docs/usage.md), in an editor's file of its own.
 editor_file="$(dirname "$GATEWAY_FILE")/editor.json"
 BRIDGE="$BRIDGE" GATEWAY_FILE="$GATEWAY_FILE" node -e '
@@ -102,9 +110,10 @@ expect "-- mcp-bridge --config FILE: tools/list" "$(pick 'r.tools.map(t => t.nam
 
 for call in 'py__echo message=hi|[{"type":"text","text":"Echo: hi"}]' \
             'everything__echo message=hi|[{"type":"text","text":"Echo: hi"}]' \
-            'example__echo text=hi|[{"type":"text","text":"hi"}]'; do
+            'example__echo text=hi|[{"type":"text","text":"hi"}]' \
+            'signed__echo text=hi|[{"type":"text","text":"hi"}]'; do
   read -r tool arg <<<"${call%%|*}"
   inspect "tools/call $tool" --config "$editor_file" --server all --method tools/call --tool-name "$tool" --tool-arg "$arg"
   expect "tools/call $tool $arg: content" "$(pick 'r.isError === true ? "isError: " + JSON.stringify(r) : r.content')" "${call#*|}"
 done
-echo "ok inspector-gateway: the Inspector CLI listed exactly the 26 tools of py, everything and example through 'mcp-bridge --config FILE' (the editor's entry, and after --), and called one of each"
+echo "ok inspector-gateway: the Inspector CLI listed exactly the 27 tools of py, everything, example and signed (an OAuth sign-in) through 'mcp-bridge --config FILE' (the editor's entry, and after --), and called one of each"

@@ -12,9 +12,10 @@
 #             py-legacy (client_legacy.py: the Python mcp 2.3.0 client in legacy mode) |
 #             upstream-discover (--direct only) | inspector (the README's MCP Inspector CLI
 #             recipe in front of mcp-example-server, by inspector.sh; not --direct) |
-#             gateway (`mcp-bridge --config FILE`: upstream.py, server-everything and
-#             mcp-example-server behind one bridge, the file written by gateway_config.py;
-#             with --http, upstream.py is at its URL; not --direct, not --http-ts2) |
+#             gateway (`mcp-bridge --config FILE`: upstream.py, server-everything,
+#             mcp-example-server and the sign-in fixture's protected endpoint, which wants an
+#             OAuth sign-in, behind one bridge, the file written by gateway_config.py; with
+#             --http, upstream.py is at its URL; not --direct, not --http-ts2) |
 #             inspector-gateway (the MCP Inspector CLI against that gateway; not --direct) |
 #             embedded (TS SDK 1.x client against examples/embedded, the legacy path) |
 #             embedded-ts2 / embedded-py / embedded-rmcp (TS SDK v2 / Python mcp 2.x / rmcp
@@ -33,6 +34,9 @@
 # Environment:
 #   MCP_BRIDGE_BIN    bridge binary (default <repo>/target/debug/mcp-bridge); this script builds nothing
 #   MCP_EMBEDDED_BIN  the embedded bridge's example (default: examples/embedded beside the bridge)
+#   MCP_SIGNIN_FIXTURE_BIN  the sign-in fixture of the gateway scenarios (default:
+#                     examples/signin-fixture beside the bridge; built by
+#                     `cargo build -p mcp-test-fixtures --example signin-fixture`)
 #   MCP_BRIDGE_OPTS   extra bridge options, word-split, put before the bridge's `--`
 #   INTEROP_TRACE=1   the client prints every JSON-RPC message to stderr
 #   INTEROP_STDERR=inherit   show the bridge's/upstream's stderr live (default: only on failure)
@@ -51,6 +55,8 @@ REPO="$(cd "$HERE/../.." && pwd)"
 VENV="$HERE/.venv"
 PY="${PYTHON:-python3}"
 SCENARIO_TIMEOUT_S=40   # hard backstop; client.mjs has its own 25 s deadline per scenario
+SIGNIN_FIXTURE_START_TIMEOUT_S=20   # for the sign-in fixture's JSON line (a debug build, 2 busy cores)
+SIGNIN_FIXTURE_STOP_TIMEOUT_S=10    # for its end once its stdin is closed
 
 direct=0
 http=0
@@ -120,7 +126,57 @@ fi
 http_pid=""
 http_url=""
 stop_http() { if [[ -n "$http_pid" ]]; then kill "$http_pid" 2>/dev/null || true; wait "$http_pid" 2>/dev/null || true; http_pid=""; fi; }
-trap stop_http EXIT
+
+# The gateway scenarios: the sign-in fixture (fixtures/examples/signin-fixture.rs: the fixture
+# authorization server and a protected MCP endpoint in front of the crate's server with the
+# tool `echo`), one per scenario, a coprocess that serves until its stdin closes. bash forgets
+# a coprocess's pid and descriptors once it has ended, so they are kept here.
+SIGNIN_FIXTURE_BIN="${MCP_SIGNIN_FIXTURE_BIN:-$(dirname "$MCP_BRIDGE_BIN")/examples/signin-fixture}"
+signin_pid=""
+signin_in=""
+signin_out=""
+signin_url=""
+start_signin() {
+  if [[ ! -x "$SIGNIN_FIXTURE_BIN" ]]; then
+    echo "run.sh: the sign-in fixture is not built: $SIGNIN_FIXTURE_BIN" >&2
+    echo "run.sh: build it (cargo build -p mcp-test-fixtures --example signin-fixture) or set MCP_SIGNIN_FIXTURE_BIN" >&2
+    return 1
+  fi
+  command -v curl >/dev/null || { echo "run.sh: curl is required (the \$BROWSER of the sign-in)" >&2; return 1; }
+  coproc SIGNIN_FIXTURE { exec "$SIGNIN_FIXTURE_BIN" 2>"$HERE/.signin-fixture.log"; }
+  signin_pid="${SIGNIN_FIXTURE_PID:-}"
+  signin_in="${SIGNIN_FIXTURE[1]:-}"
+  signin_out="${SIGNIN_FIXTURE[0]:-}"
+  local line=""
+  if [[ -z "$signin_out" ]] || ! IFS= read -r -t "$SIGNIN_FIXTURE_START_TIMEOUT_S" line <&"$signin_out"; then
+    echo "run.sh: the sign-in fixture printed no line within ${SIGNIN_FIXTURE_START_TIMEOUT_S} s; see $HERE/.signin-fixture.log" >&2
+    return 1
+  fi
+  signin_url="$("$VENV/bin/python" -c 'import json, sys; print(json.loads(sys.argv[1])["mcp_url"])' "$line")" \
+    || { echo "run.sh: the sign-in fixture's line has no mcp_url: $line" >&2; return 1; }
+}
+# Closes the fixture's stdin, then reads its stdout to the end (its counters, then the end of
+# the process); a fixture that has not ended within SIGNIN_FIXTURE_STOP_TIMEOUT_S is killed.
+# Once bash has reaped the coprocess it has closed the descriptors too: the read then fails at
+# once (status 1, not a timeout's status above 128), and its message is dropped.
+stop_signin() {
+  [[ -n "$signin_pid" ]] || return 0
+  local rest rc=0
+  if [[ -n "$signin_in" ]]; then exec {signin_in}>&-; fi
+  if [[ -n "$signin_out" ]]; then
+    while true; do
+      { IFS= read -r -t "$SIGNIN_FIXTURE_STOP_TIMEOUT_S" rest <&"$signin_out"; } 2>/dev/null || { rc=$?; break; }
+    done
+  fi
+  if [[ $rc -gt 128 ]]; then
+    echo "run.sh: the sign-in fixture did not end within ${SIGNIN_FIXTURE_STOP_TIMEOUT_S} s of its stdin closing: killed" >&2
+    kill -KILL "$signin_pid" 2>/dev/null || true
+  fi
+  wait "$signin_pid" 2>/dev/null || true
+  if [[ -n "$signin_out" ]]; then exec {signin_out}<&-; fi
+  signin_pid="" signin_in="" signin_out="" signin_url=""
+}
+trap 'stop_http; stop_signin' EXIT
 start_http() {
   local port scenario="$1"
   port="$("$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
@@ -175,19 +231,30 @@ for s in "${scenarios[@]}"; do
       echo "FAIL gateway: not with --http-ts2: its expected values are upstream.py's (stdio or --http)"; failed=$((failed + 1)); continue
     fi
     # The file of the gateway, in a folder of this scenario; with --http the server `py` is
-    # the HTTP upstream.py of this scenario, at its URL.
+    # the HTTP upstream.py of this scenario, at its URL. The server `signed` is the sign-in
+    # fixture of this scenario; the gateway's $BROWSER follows the sign-in's start URL as a
+    # consenting user would (the fixture grants at once), so no human signs in. The gateway's
+    # state (the lock file of each sign-in, even with the memory token store) goes to the
+    # scenario's folder, not the user's.
     gw_dir="$(mktemp -d "${TMPDIR:-/tmp}/mcp-bridge-test-gateway.XXXXXX")"
+    browser="$gw_dir/follow-browser"
+    printf '#!/bin/sh\nexec curl -s -L -o /dev/null "$1"\n' >"$browser"
+    chmod +x "$browser"
     gw_opts=()
     if [[ $http -ne 0 ]]; then gw_opts+=(--py-url "$http_url"); fi
     if [[ -n "${INTEROP_TAP:-}" ]]; then gw_opts+=(--tap "$INTEROP_TAP"); fi
-    if ! "$VENV/bin/python" "$HERE/gateway_config.py" "$gw_dir/claude_desktop_config.json" "$MCP_BRIDGE_BIN" "${gw_opts[@]}" >&2; then
+    if ! start_signin; then
+      out="FAIL $s: setup: the sign-in fixture did not start"; rc=1
+    elif ! "$VENV/bin/python" "$HERE/gateway_config.py" "$gw_dir/claude_desktop_config.json" "$MCP_BRIDGE_BIN" \
+        --signed-url "$signin_url" "${gw_opts[@]}" >&2; then
       out="FAIL $s: gateway_config.py could not write the file"; rc=1
     elif [[ "$s" == gateway ]]; then
-      out="$(cd "$HERE" && timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client.mjs" gateway -- \
+      out="$(cd "$HERE" && BROWSER="$browser" XDG_STATE_HOME="$gw_dir/state" timeout -k 5 "$SCENARIO_TIMEOUT_S" node "$HERE/client.mjs" gateway -- \
         "$MCP_BRIDGE_BIN" "${bridge_opts[@]}" --config "$gw_dir/claude_desktop_config.json")" || rc=$?
     else
-      out="$(timeout -k 5 "$SCENARIO_TIMEOUT_S" bash "$HERE/inspector.sh" "$MCP_BRIDGE_BIN" --config "$gw_dir/claude_desktop_config.json")" || rc=$?
+      out="$(BROWSER="$browser" XDG_STATE_HOME="$gw_dir/state" timeout -k 5 "$SCENARIO_TIMEOUT_S" bash "$HERE/inspector.sh" "$MCP_BRIDGE_BIN" --config "$gw_dir/claude_desktop_config.json")" || rc=$?
     fi
+    stop_signin
     rm -rf "$gw_dir"
   elif [[ "$s" == inspector ]]; then
     if [[ $direct -eq 1 ]]; then echo "FAIL inspector: needs the bridge (not --direct)"; failed=$((failed + 1)); continue; fi
