@@ -252,7 +252,13 @@ async fn delete(store: &TokenStore, keys: Vec<String>, all: bool, clients_too: b
     }
     let index_done = if all && code == EXIT_OK {
         // Everything the bridge stored is gone: the index goes too.
-        match lock::lock(&store.lock_dir, index::INDEX_KEY, index::INDEX_LOCK_TIMEOUT).await {
+        match lock::lock(
+            store.lock_dir.as_deref(),
+            index::INDEX_KEY,
+            index::INDEX_LOCK_TIMEOUT,
+        )
+        .await
+        {
             Ok(_guard) => store
                 .run(|s| s.delete(index::INDEX_KEY).map(|_| ()))
                 .await

@@ -360,14 +360,18 @@ impl Inner {
         &self,
         rejected: Option<&str>,
     ) -> Result<Option<(lock::EntryLock, TokenRecord)>, SignInError> {
-        let guard = lock::lock(&self.store.lock_dir, &self.key, REFRESH_LOCK_TIMEOUT)
-            .await
-            .map_err(|e| {
-                failed(format!(
-                    "entry lock: {}",
-                    crate::log::files::io_error_text(&e)
-                ))
-            })?;
+        let guard = lock::lock(
+            self.store.lock_dir.as_deref(),
+            &self.key,
+            REFRESH_LOCK_TIMEOUT,
+        )
+        .await
+        .map_err(|e| {
+            failed(format!(
+                "entry lock: {}",
+                crate::log::files::io_error_text(&e)
+            ))
+        })?;
         let stored = self
             .read_stored()
             .await
@@ -604,7 +608,7 @@ impl Inner {
         // From here the sign-in runs: a wait for `server/discover` does not count this time.
         let _running = self.clock.running();
         let _lock = lock::lock(
-            &self.store.lock_dir,
+            self.store.lock_dir.as_deref(),
             &self.key,
             self.cfg.sign_in_timeout + SIGN_IN_LOCK_SLACK,
         )

@@ -193,6 +193,49 @@ fn upstream() -> HttpFixture {
     HttpFixture::start(server, vec![])
 }
 
+/// Every file under `dir`, as paths relative to it (none when it does not exist).
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                found.push(path.strip_prefix(dir).unwrap_or(&path).to_path_buf());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_sign_in_with_the_memory_store_writes_nothing_in_the_state_folder() {
+    let up = upstream();
+    let fx = start(default_behaviour());
+    *fx.upstream.lock().unwrap() = Some(up.url());
+    let dir = common::scratch_dir("memory-store");
+    let (port, url) = (free_port().to_string(), fx.mcp_url());
+    let browser = browser_script(&dir);
+    let args = ["--redirect-port", &port, "--token-store", "memory", &url];
+    let mut b = Bridge::spawn(&dir, &args, &[("BROWSER", browser.to_str().unwrap())]);
+    let init = b.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "protected", "{init}");
+    b.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}));
+    let r = b.response(2);
+    assert_eq!(r["result"]["content"][0]["text"], "hi", "{r}");
+    let stderr = b.stop();
+    assert!(stderr.contains("mcp-bridge: sign in at "), "{stderr}");
+    assert!(stderr.contains("token store: memory"), "{stderr}");
+    assert_eq!(fx.counters.code_grants.load(Ordering::SeqCst), 1);
+    // No token, no entry lock, no sign-in marker: nothing of it outlives the process.
+    assert_eq!(files_under(&dir.join("mcp-bridge")), Vec::<PathBuf>::new());
+}
+
 #[test]
 fn the_first_sign_in_runs_during_initialize_and_a_restart_reuses_the_stored_tokens() {
     let up = upstream();
@@ -347,7 +390,11 @@ fn a_sign_in_that_runs_when_initialized_arrives_asks_the_editor_if_it_has_not_sh
         .enable_all()
         .build()
         .unwrap()
-        .block_on(mcp_bridge::auth::store::lock::lock(&locks, &key, DEADLINE))
+        .block_on(mcp_bridge::auth::store::lock::lock(
+            Some(&locks),
+            &key,
+            DEADLINE,
+        ))
         .unwrap();
     b.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "again"}}}));
     let lock_file = locks.join(format!("{key}.lock"));

@@ -41,7 +41,7 @@ pub async fn update(
     store: &TokenStore,
     f: impl FnOnce(&mut Vec<IndexEntry>) + Send + 'static,
 ) -> Result<(), StoreError> {
-    let _guard = lock::lock(&store.lock_dir, INDEX_KEY, INDEX_LOCK_TIMEOUT)
+    let _guard = lock::lock(store.lock_dir.as_deref(), INDEX_KEY, INDEX_LOCK_TIMEOUT)
         .await
         .map_err(|e| StoreError::Unavailable(format!("index lock: {e}")))?;
     store

@@ -1,7 +1,8 @@
 //! The cross-process lock of one stored sign-in: an exclusive `flock` on
 //! `<lock dir>/<key>.lock`, so several bridge processes for the same server and account share
 //! one sign-in and one refresh (a rotating refresh token is never spent twice, two browsers
-//! never open). The kernel drops the lock when the process dies.
+//! never open). The kernel drops the lock when the process dies. The memory store, which no
+//! other process shares, has no lock directory: its locks are taken at once and write nothing.
 
 use std::fs::{self, File, OpenOptions};
 use std::os::fd::AsRawFd;
@@ -15,13 +16,18 @@ pub const LOCK_POLL_INTERVAL: Duration = Duration::from_millis(25);
 /// A held entry lock; dropping it releases the lock.
 #[derive(Debug)]
 pub struct EntryLock {
-    _file: File,
+    /// The locked file (`None`: no lock directory).
+    _file: Option<File>,
 }
 
 /// Takes the lock of `key` in `dir`, waiting at most `limit` (polling every
-/// [`LOCK_POLL_INTERVAL`] without blocking the thread). Errors: the directory cannot be made,
-/// or another process holds the lock for longer than `limit` (`TimedOut`).
-pub async fn lock(dir: &Path, key: &str, limit: Duration) -> std::io::Result<EntryLock> {
+/// [`LOCK_POLL_INTERVAL`] without blocking the thread); with no `dir`, at once. Errors: the
+/// directory cannot be made, or another process holds the lock for longer than `limit`
+/// (`TimedOut`).
+pub async fn lock(dir: Option<&Path>, key: &str, limit: Duration) -> std::io::Result<EntryLock> {
+    let Some(dir) = dir else {
+        return Ok(EntryLock { _file: None });
+    };
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -38,7 +44,7 @@ pub async fn lock(dir: &Path, key: &str, limit: Duration) -> std::io::Result<Ent
         // SAFETY: flock on a file descriptor this function owns; no memory is shared.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc == 0 {
-            return Ok(EntryLock { _file: file });
+            return Ok(EntryLock { _file: Some(file) });
         }
         let err = std::io::Error::last_os_error();
         if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
@@ -61,13 +67,15 @@ mod tests {
     #[tokio::test]
     async fn a_second_holder_waits_until_the_first_lets_go() {
         let d = std::env::temp_dir().join(format!("mcp-bridge-lock-{}", std::process::id()));
-        let a = lock(&d, "k", Duration::from_secs(1)).await.unwrap();
-        let e = lock(&d, "k", Duration::from_millis(100)).await.unwrap_err();
+        let a = lock(Some(&d), "k", Duration::from_secs(1)).await.unwrap();
+        let e = lock(Some(&d), "k", Duration::from_millis(100))
+            .await
+            .unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
-        let other = lock(&d, "other", Duration::from_millis(100)).await;
+        let other = lock(Some(&d), "other", Duration::from_millis(100)).await;
         assert!(other.is_ok());
         drop(a);
-        assert!(lock(&d, "k", Duration::from_secs(1)).await.is_ok());
+        assert!(lock(Some(&d), "k", Duration::from_secs(1)).await.is_ok());
         let _ = fs::remove_dir_all(&d);
     }
 }

@@ -89,8 +89,9 @@ pub struct TokenStore {
     chain: Arc<Mutex<Chain>>,
     /// Set once the chain is open (read without the chain's lock).
     opened: Arc<AtomicBool>,
-    /// The directory of the cross-process entry locks.
-    pub lock_dir: PathBuf,
+    /// The directory of the cross-process entry locks (`None`: the memory store, which no
+    /// other process shares: nothing is written).
+    pub lock_dir: Option<PathBuf>,
     /// The directory of the sign-in markers ([`marker`]); `None`: no markers are kept.
     pub marker_dir: Option<PathBuf>,
 }
@@ -111,7 +112,18 @@ impl TokenStore {
         TokenStore {
             chain: Arc::new(Mutex::new(Chain::Open(backends))),
             opened: Arc::new(AtomicBool::new(true)),
-            lock_dir,
+            lock_dir: Some(lock_dir),
+            marker_dir: None,
+        }
+    }
+
+    /// An open chain of `backends` that no other process shares (the memory store): no entry
+    /// locks and no sign-in markers, so nothing is written.
+    pub fn unshared(backends: Vec<Arc<dyn Backend>>) -> Self {
+        TokenStore {
+            chain: Arc::new(Mutex::new(Chain::Open(backends))),
+            opened: Arc::new(AtomicBool::new(true)),
+            lock_dir: None,
             marker_dir: None,
         }
     }
@@ -125,7 +137,7 @@ impl TokenStore {
         TokenStore {
             chain: Arc::new(Mutex::new(Chain::Lazy(Box::new(open)))),
             opened: Arc::new(AtomicBool::new(false)),
-            lock_dir,
+            lock_dir: Some(lock_dir),
             marker_dir: None,
         }
     }
@@ -357,7 +369,12 @@ pub fn open_with_key(
                 file::FileStore::open(dir.join("tokens"), key).map_err(OpenError::File)?,
             ));
         }
-        StoreChoice::Memory => chain.push(Arc::new(memory::MemoryStore::default())),
+        StoreChoice::Memory => {
+            // Nothing of a memory store outlives the process: no lock and no marker file.
+            let store = TokenStore::unshared(vec![Arc::new(memory::MemoryStore::default())]);
+            tracing::info!(target: "sign-in", "token store: {}", store.describe());
+            return Ok(store);
+        }
         StoreChoice::Auto => {
             let key = key.map_err(OpenError::Key)?;
             chain = auto_chain(&dir, key);
