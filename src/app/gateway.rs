@@ -74,8 +74,11 @@ pub fn setup(path: &Path, cli: &Cli, secrets: &EnvSecrets) -> Result<GatewaySetu
 }
 
 /// The enabled servers of `file`, each with its bridge's configuration and sign-in (on the
-/// loopback listeners of `receivers`), and lines of at most `max_line_bytes`. Errors:
-/// [`GatewayError::SignIn`].
+/// loopback listeners of `receivers`), and lines of at most `max_line_bytes`. A server's
+/// program does not inherit a variable whose value went into a header of the file (unless its
+/// entry sets it): at start they have left the process's environment, but one that an edit
+/// puts in a header is still there, and the environment cannot change once threads run.
+/// Errors: [`GatewayError::SignIn`].
 fn servers_of(
     file: config_file::GatewayConfig,
     secrets: &EnvSecrets,
@@ -83,6 +86,7 @@ fn servers_of(
     max_line_bytes: usize,
 ) -> Result<Vec<ServerSetup>, GatewayError> {
     let mut servers = Vec::new();
+    let secret_vars = file.secret_vars;
     for entry in file.servers.into_iter().filter(|s| s.enabled) {
         let Some(namespace) = entry.namespace else {
             continue;
@@ -90,6 +94,13 @@ fn servers_of(
         let mut config = entry.cli.config();
         // `--max-line-bytes` holds for every line, the servers' too.
         config.max_line_bytes = max_line_bytes;
+        if let UpstreamSpec::Child { env, .. } = &mut config.upstream {
+            for var in &secret_vars {
+                if !env.vars.iter().any(|(name, _)| name == var.as_str()) {
+                    env.vars.push((var.into(), None));
+                }
+            }
+        }
         config.member = Some(entry.name.as_str().into());
         super::sign_in::sign_in(&mut config, &entry.cli.sign_in, secrets).map_err(|cause| {
             GatewayError::SignIn {
@@ -124,14 +135,29 @@ fn servers_of(
 
 /// The changes of the file at `path`: an item for each event of its folder that names it
 /// (editors save by writing a new file and renaming it over the old one, so the folder is
-/// watched, not the file). `None`, with a warning, when the system gives no watch.
+/// watched, not the file), and of the folder of the file it links to, if it is a link. `None`,
+/// with a warning, when the system gives no watch.
 fn watch(path: &Path) -> Option<LocalBoxStream<'static, ()>> {
     use notify::{EventKind, RecursiveMode, Watcher};
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name()?.to_owned();
+    // The file's folder, and the folder of the file it links to (a dotfiles manager links the
+    // editor's file to a file elsewhere, and an edit changes the target, not the link).
+    let mut places: Vec<(PathBuf, std::ffi::OsString)> = Vec::new();
+    for p in [Some(path.to_owned()), std::fs::canonicalize(path).ok()]
+        .into_iter()
+        .flatten()
+    {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        let Some(name) = p.file_name().map(|n| n.to_owned()) else {
+            continue;
+        };
+        if !places.iter().any(|(d, n)| *d == dir && *n == name) {
+            places.push((dir, name));
+        }
+    }
+    let names: Vec<std::ffi::OsString> = places.iter().map(|(_, n)| n.clone()).collect();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let watched = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if let Ok(event) = event
@@ -139,13 +165,15 @@ fn watch(path: &Path) -> Option<LocalBoxStream<'static, ()>> {
             && event
                 .paths
                 .iter()
-                .any(|p| p.file_name() == Some(name.as_os_str()))
+                .any(|p| names.iter().any(|n| p.file_name() == Some(n.as_os_str())))
         {
             let _ = tx.send(());
         }
     })
     .and_then(|mut watcher| {
-        watcher.watch(&dir, RecursiveMode::NonRecursive)?;
+        for (dir, _) in &places {
+            watcher.watch(dir, RecursiveMode::NonRecursive)?;
+        }
         Ok(watcher)
     });
     let watcher = match watched {

@@ -737,6 +737,86 @@ fn an_edit_of_the_file_starts_stops_and_restarts_only_the_servers_it_changes() {
     );
 }
 
+/// Whether the environment of the process `pid` has the variable `name`.
+fn has_var(pid: i32, name: &str) -> bool {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).expect("read the environment");
+    environ
+        .split(|b| *b == 0)
+        .any(|v| v.starts_with(format!("{name}=").as_bytes()))
+}
+
+#[test]
+fn a_variable_that_an_edit_puts_in_a_header_reaches_no_server_started_after_it() {
+    let dir = scratch_dir("gateway-secret-edit");
+    let path = dir.join("claude_desktop_config.json");
+    let write = |servers: Value| {
+        let new = dir.join("claude_desktop_config.json.new");
+        std::fs::write(&new, json!({"mcpServers": servers}).to_string()).expect("write");
+        std::fs::rename(&new, &path).expect("rename over the file");
+    };
+    write(json!({"a": {"command": server_bin(), "args": []}}));
+    let mut cmd = Command::new(bridge_bin());
+    cmd.arg("--config")
+        .arg(&path)
+        .env("GATEWAY_TEST_SECRET", "s3cret");
+    let mut b = Bridge::start_command(&mut cmd, Revision::Legacy);
+    b.initialize_request(json!(0), json!({}));
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    b.wait_stderr("gateway: info: a: ready");
+    // No header uses it yet: the server's program inherits it, as any variable.
+    let first = child_running(&b, "mcp-fixture-server");
+    assert!(has_var(first, "GATEWAY_TEST_SECRET"));
+
+    // The edit puts it in a header of another server, and starts `a` again.
+    write(json!({
+        "a": {"command": server_bin(), "args": ["--tool-named", "extra"]},
+        "remote": {"url": "http://127.0.0.1:9/mcp",
+                   "headers": {"Authorization": "Bearer ${env:GATEWAY_TEST_SECRET}"}},
+    }));
+    b.wait_stderr(
+        "gateway: info: the configuration file changed: 1 server(s) started, 0 stopped, 1 started again",
+    );
+    assert!(
+        wait_until(|| b.stderr_text().matches("gateway: info: a: ready").count() == 2),
+        "a was not ready again:\n{}",
+        b.stderr_text()
+    );
+    let second = child_running(&b, "--tool-named");
+    assert_ne!(second, first);
+    assert!(!has_var(second, "GATEWAY_TEST_SECRET"));
+}
+
+#[test]
+fn an_edit_of_the_file_that_the_given_path_links_to_is_seen() {
+    let dir = scratch_dir("gateway-link");
+    let (real_dir, link_dir) = (dir.join("dotfiles"), dir.join("editor"));
+    for d in [&real_dir, &link_dir] {
+        std::fs::create_dir_all(d).expect("make a folder");
+    }
+    let real = real_dir.join("claude_desktop_config.json");
+    let write = |servers: Value| {
+        // As editors save: a new file renamed over the old one, beside the real file.
+        let new = real_dir.join("claude_desktop_config.json.new");
+        std::fs::write(&new, json!({"mcpServers": servers}).to_string()).expect("write");
+        std::fs::rename(&new, &real).expect("rename over the file");
+    };
+    write(json!({"a": {"command": server_bin(), "args": []}}));
+    let link = link_dir.join("claude_desktop_config.json");
+    std::os::unix::fs::symlink(&real, &link).expect("link the editor's file");
+    let mut b = gateway(&link, &[]);
+    b.initialize_request(json!(0), json!({}));
+    b.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    b.wait_stderr("gateway: info: a: ready");
+    write(json!({
+        "a": {"command": server_bin(), "args": []},
+        "b": {"command": server_bin(), "args": ["--tool-named", "extra"]},
+    }));
+    b.wait_stderr(
+        "gateway: info: the configuration file changed: 1 server(s) started, 0 stopped, 0 started again",
+    );
+    b.wait_stderr("gateway: info: b: ready");
+}
+
 #[test]
 fn names_that_clients_refuse_are_sanitized_or_shortened_and_reach_their_tool() {
     let long = "summarize_every_open_pull_request_of_the_repository_and_post_a_comment";
