@@ -83,7 +83,7 @@ pub fn check_url(text: &str) -> Result<url::Url, UrlError> {
 }
 
 /// Why the URL form cannot be read ([`Cli`]'s URL, headers and CA file): the cause for the
-/// usage line (exit [`EXIT_USAGE`]). Never the URL or a header's value (they may carry a
+/// usage line (exit [`super::EXIT_USAGE`]). Never the URL or a header's value (they may carry a
 /// secret); a header's name and a variable's name are the user's own words.
 #[derive(Debug, thiserror::Error)]
 pub enum UrlFormError {

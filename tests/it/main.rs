@@ -72,6 +72,7 @@ mod fixture_server;
 mod forwarding;
 #[cfg(all(feature = "http", feature = "auth", target_os = "linux"))]
 mod gateway;
+#[cfg(all(feature = "http", feature = "auth", target_os = "linux"))]
 mod gateway_sign_in;
 #[cfg(target_os = "linux")]
 mod harness;

@@ -1,6 +1,6 @@
 //! One server behind the gateway: its own bridge (a Supervisor and its actors, the same that
 //! `mcp-bridge` runs for one server) in this process, its editor side two channels of the
-//! gateway's, its end reported to the gateway by its [`MemberHost`]. Each start is a run of
+//! gateway's, its end reported to the gateway by its `MemberHost`. Each start is a run of
 //! its own ([`Run`], numbered by its generation), so that the frames and the end of a run that
 //! was replaced are told from the new one's.
 

@@ -3,7 +3,7 @@
 //! headers}}}` and VS Code's `mcp.json` `{"servers": {NAME: {type, command, args, env, cwd, url,
 //! headers}}}` (JSON with comments and trailing commas). The bridge's own options of a server
 //! are in its entry under the key `"mcp-bridge"`, which editors ignore, so the same file still
-//! works in the editor ([`options`]). `${env:NAME}` is resolved in every string
+//! works in the editor (`options`). `${env:NAME}` is resolved in every string
 //! ([`variables`]).
 //!
 //! Each server becomes the command line the bridge would have for it alone (a [`Cli`]), so that
