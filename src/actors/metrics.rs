@@ -185,6 +185,10 @@ pub struct Metrics {
     ended: Link<ActorEnded>,
     /// `--metrics-interval`: the counters at info this often (`None`: off).
     interval: Option<Duration>,
+    /// A bridge that is one server of a gateway, which writes its server's summary line: this
+    /// bridge's own summary is at debug then, unless it dropped something (which the gateway's
+    /// line does not count).
+    in_gateway: bool,
 }
 
 impl Metrics {
@@ -202,7 +206,15 @@ impl Metrics {
             methods: MethodTimes::default(),
             ended,
             interval,
+            in_gateway: false,
         }
+    }
+
+    /// The same, for a bridge that is one server of a gateway when `yes`: its summary line is
+    /// at debug unless it dropped something (the gateway writes the server's summary).
+    pub fn in_gateway(mut self, yes: bool) -> Self {
+        self.in_gateway = yes;
+        self
     }
 
     /// Every counter, as one line's text.
@@ -231,9 +243,14 @@ impl Metrics {
             crate::log::stderr_queue().stats().dropped_lines(),
         ));
         let dropped: Vec<(&str, u64)> = dropped.iter().map(|(w, n)| (w.as_str(), *n)).collect();
+        let nothing_dropped = dropped.iter().all(|(_, n)| *n == 0);
         let summary = summary(&self.methods, &dropped);
         tracing::debug!(target: "metrics", "totals: {text}");
-        tracing::info!(target: "metrics", "summary: {summary}");
+        if self.in_gateway && nothing_dropped {
+            tracing::debug!(target: "metrics", "summary: {summary}");
+        } else {
+            tracing::info!(target: "metrics", "summary: {summary}");
+        }
     }
 }
 

@@ -327,7 +327,8 @@ impl Supervisor {
                 parts.queues,
                 ended.clone(),
                 config.metrics_interval,
-            ),
+            )
+            .in_gateway(config.member.is_some()),
             &span,
         );
         fe_ctx.add_stream(parts.input);

@@ -358,6 +358,12 @@ fn a_server_killed_mid_call_fails_its_own_call_and_comes_back_with_one_list_chan
             && fixture.ends_with(" ms; 1 restart"),
         "{fixture}"
     );
+    // The bridges of the servers dropped nothing: their own summaries are at debug.
+    assert!(
+        !stderr.contains("mcp-bridge: metrics: info: fixture: summary:")
+            && !stderr.contains("mcp-bridge: metrics: info: legacy: summary:"),
+        "{stderr}"
+    );
     let legacy = line("legacy");
     assert!(
         legacy.starts_with("mcp-bridge: metrics: info: summary: server legacy: ready; 1 request, 0 errors; slowest tools/call, ")
