@@ -73,9 +73,50 @@ pub fn run() -> ! {
         let cwd = std::env::current_dir().ok();
         tracing::error!(target: "bridge", "{}", e.log_message(cwd.as_deref()));
     }
+    if let Some(addr) = cli.serve_http {
+        run_serve_http(addr, config, &cli, &secrets, children);
+    }
     run_system(move || {
         crate::app::process::start(config, children);
     })
+}
+
+/// Serves the upstream over HTTP (`--serve-http ADDR`) until a signal, and exits the process
+/// with its code: 0 after a signal, 1 when the address cannot be served or no token can be
+/// made.
+fn run_serve_http(
+    addr: std::net::SocketAddr,
+    config: crate::actors::config::BridgeConfig,
+    cli: &cli::Cli,
+    secrets: &crate::auth::opener::EnvSecrets,
+    children: std::sync::Arc<ChildRegistry>,
+) -> ! {
+    use crate::app::serve_http::{self, ServeSetup};
+    let Some((access, source)) = serve_http::access(
+        addr,
+        secrets.listen_token.clone(),
+        cli.no_auth,
+        serve_http::make_token,
+    ) else {
+        crate::log::raw_line(
+            "http",
+            "error",
+            &format!(
+                "no random bytes for a token of {addr}: set {}",
+                serve_http::LISTEN_TOKEN_ENV
+            ),
+        );
+        crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
+        std::process::exit(serve_http::EXIT_CANNOT_LISTEN);
+    };
+    let setup = ServeSetup {
+        addr,
+        access,
+        source,
+        config,
+        max_sessions: cli.max_sessions as usize,
+    };
+    run_system(move || serve_http::start(setup, children))
 }
 
 /// Runs the actor system that `start` starts to its end and exits the process with its code.

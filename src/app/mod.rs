@@ -11,5 +11,7 @@ pub mod gateway;
 #[cfg(feature = "auth")]
 pub mod logout;
 pub mod process;
+#[cfg(all(feature = "http", feature = "auth"))]
+pub mod serve_http;
 #[cfg(feature = "auth")]
 pub mod sign_in;

@@ -24,11 +24,11 @@ use crate::transport::{isolation, lines, stdio};
 
 /// The SignIn actor's starter: the sign-in's with the feature `auth`, none without it.
 #[cfg(feature = "auth")]
-fn sign_in_actor() -> Option<crate::actors::supervisor::StartSignIn> {
+pub(super) fn sign_in_actor() -> Option<crate::actors::supervisor::StartSignIn> {
     Some(super::sign_in::sign_in_actor())
 }
 #[cfg(not(feature = "auth"))]
-fn sign_in_actor() -> Option<crate::actors::supervisor::StartSignIn> {
+pub(super) fn sign_in_actor() -> Option<crate::actors::supervisor::StartSignIn> {
     None
 }
 
@@ -183,7 +183,7 @@ fn stdin_frames(max_line_bytes: usize) -> impl futures_util::Stream<Item = Frame
 /// shutdown steps of the end of input, so the child's group never outlives the bridge. From
 /// then on a second one of them stops the bridge at once ([`stop_at_once`]), the usual
 /// convention of a server that is asked twice.
-async fn termination_signal(children: Arc<ChildRegistry>) -> StopSignal {
+pub(super) async fn termination_signal(children: Arc<ChildRegistry>) -> StopSignal {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
         signal(SignalKind::terminate()),
@@ -228,7 +228,7 @@ fn stop_at_once(signal: StopSignal, children: &ChildRegistry) {
 /// On every SIGCHLD, reaps the descendants of the upstream that were handed to the bridge (a
 /// child subreaper) and have exited, so that they do not stay zombies while the bridge runs.
 /// The registered children themselves are left to tokio, which collects their status.
-async fn reap_orphans(children: Arc<ChildRegistry>) {
+pub(super) async fn reap_orphans(children: Arc<ChildRegistry>) {
     use tokio::signal::unix::{SignalKind, signal};
     let Ok(mut sigchld) = signal(SignalKind::child()) else {
         return;
@@ -241,6 +241,16 @@ async fn reap_orphans(children: Arc<ChildRegistry>) {
 /// Starts the watchdog: a plain thread that kills every child's group and exits 0 after
 /// `after` ([`watchdog_after`]), even when every task is stuck.
 fn start_watchdog(after: Duration, children: Arc<ChildRegistry>) {
+    start_watchdog_after(after, "the end of the input", children);
+}
+
+/// [`start_watchdog`], its line naming what started the shutdown (`since`: "the end of the
+/// input", "the stop signal").
+pub(super) fn start_watchdog_after(
+    after: Duration,
+    since: &'static str,
+    children: Arc<ChildRegistry>,
+) {
     let _ = std::thread::Builder::new()
         .name("mcp-bridge-watchdog".into())
         .spawn(move || {
@@ -250,7 +260,7 @@ fn start_watchdog(after: Duration, children: Arc<ChildRegistry>) {
                 "supervisor",
                 "warn",
                 &format!(
-                    "the watchdog ended the bridge {} s after the end of the input",
+                    "the watchdog ended the bridge {} s after {since}",
                     after.as_secs()
                 ),
             );

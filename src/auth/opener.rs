@@ -1,7 +1,8 @@
 //! The browser opener: the `webbrowser` crate, which honours
 //! `$BROWSER` and starts the program directly (never through a shell), with stdin, stdout and
 //! stderr on the null device (`suppress_output`). The bridge removes its secret variables
-//! (`MCP_BRIDGE_TOKEN_KEY`, `MCP_BRIDGE_CLIENT_SECRET`: [`scrub_secret_env`]; those named by
+//! (`MCP_BRIDGE_TOKEN_KEY`, `MCP_BRIDGE_CLIENT_SECRET`, `MCP_BRIDGE_LISTEN_TOKEN`:
+//! [`scrub_secret_env`]; those named by
 //! `--header-env`: [`scrub_vars`]) from its own environment at start, after reading them, so
 //! the browser inherits none. The
 //! browser only ever gets the one-time start URL of the receiver, never the authorization URL.
@@ -9,7 +10,13 @@
 use super::errors::{SignInCause, SignInError};
 
 /// The variables of the environment that hold secrets of the sign-in.
-pub const SECRET_ENV: [&str; 2] = ["MCP_BRIDGE_CLIENT_SECRET", "MCP_BRIDGE_TOKEN_KEY"];
+/// (`MCP_BRIDGE_LISTEN_TOKEN` is the bearer token of `--serve-http`, a secret of the same
+/// kind: no program the bridge starts may read it.)
+pub const SECRET_ENV: [&str; 3] = [
+    "MCP_BRIDGE_CLIENT_SECRET",
+    "MCP_BRIDGE_TOKEN_KEY",
+    "MCP_BRIDGE_LISTEN_TOKEN",
+];
 
 /// The secrets of the environment, read once.
 #[derive(Clone, Default)]
@@ -18,6 +25,8 @@ pub struct EnvSecrets {
     pub client_secret: Option<String>,
     /// `MCP_BRIDGE_TOKEN_KEY`.
     pub token_key: Option<String>,
+    /// `MCP_BRIDGE_LISTEN_TOKEN`: the bearer token that clients of `--serve-http` send.
+    pub listen_token: Option<String>,
 }
 
 impl std::fmt::Debug for EnvSecrets {
@@ -37,6 +46,7 @@ pub unsafe fn scrub_secret_env() -> EnvSecrets {
     let secrets = EnvSecrets {
         client_secret: read(SECRET_ENV[0]),
         token_key: read(SECRET_ENV[1]),
+        listen_token: read(SECRET_ENV[2]),
     };
     for name in SECRET_ENV {
         // SAFETY: the caller runs this before any other thread exists.

@@ -104,6 +104,14 @@ only its own calls and starts again; see the Many servers options). The editor's
   {\"mcpServers\": {\"all\": {\"command\": \"/home/you/.cargo/bin/mcp-bridge\",
      \"args\": [\"--config\", \"/home/you/.config/Claude/claude_desktop_config.json\"]}}}
 
+With --serve-http ADDR (PORT on 127.0.0.1, or IP:PORT), mcp-bridge serves the server over
+Streamable HTTP at http://ADDR/mcp instead of stdio, to MCP 2025-11-25 clients in sessions,
+each session with a run of the server of its own (every option above applies to each):
+  mcp-bridge --serve-http 8000 -- python3 server.py
+Beyond loopback a client needs `Authorization: Bearer TOKEN`, the token of
+MCP_BRIDGE_LISTEN_TOKEN or else one made at start and written to stderr, unless --no-auth.
+GET /healthz answers while it runs; SIGTERM or SIGINT ends every session and its server.
+
 The logout subcommand deletes stored sign-ins of URL servers: `mcp-bridge logout <URL>` one
 (give the server entry's --account, --redirect-port, --token-store and key), `mcp-bridge
 logout --all` every one; see `mcp-bridge logout --help`.
@@ -182,7 +190,7 @@ pub fn listen_wait_seconds(s: &str) -> Result<f64, SecondsError> {
     about = "Lets an MCP 2025-11-25 editor (VS Code, Claude Desktop, Cursor) use an MCP server of either revision.",
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP,
-    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge [--log-level <LEVEL>] [MANY SERVERS OPTIONS] --config <FILE>\n       mcp-bridge doctor [--json] [--sign-in] [OPTIONS] <COMMAND [ARGS]... | URL>\n       mcp-bridge doctor [--json] [--log-level <LEVEL>] --config <FILE>\n       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all"
+    override_usage = "mcp-bridge [OPTIONS] [--] <COMMAND> [ARGS]...\n       mcp-bridge [OPTIONS] <URL>\n       mcp-bridge --serve-http <ADDR> [OPTIONS] [--] <COMMAND [ARGS]... | URL>\n       mcp-bridge [--log-level <LEVEL>] [MANY SERVERS OPTIONS] --config <FILE>\n       mcp-bridge doctor [--json] [--sign-in] [OPTIONS] <COMMAND [ARGS]... | URL>\n       mcp-bridge doctor [--json] [--log-level <LEVEL>] --config <FILE>\n       mcp-bridge logout [--account <LABEL>] [--forget-client] <URL> | --all"
 )]
 pub struct Cli {
     /// Server name shown to the editor when the upstream server gives none [default: the command's file name]
@@ -293,6 +301,16 @@ pub struct Cli {
     /// With --config: how long a failed server is left out before it is tried again, in seconds
     #[arg(help_heading = "Many servers", long, value_name = "SECONDS", default_value_t = DEFAULT_FAILED_RETRY.as_secs_f64(), value_parser = seconds, allow_negative_numbers = true)]
     pub failed_retry: f64,
+    /// Serve the server over Streamable HTTP at ADDR instead of stdio: PORT (on 127.0.0.1) or IP:PORT; the endpoint is /mcp. Each 2025-11-25 client session gets a bridge and a run of the server of its own; GET /healthz answers while the process runs; it runs until SIGTERM or SIGINT. Beyond loopback clients need a bearer token: MCP_BRIDGE_LISTEN_TOKEN, else one made at start and written to stderr
+    #[arg(help_heading = "Serve over HTTP", long, value_name = "ADDR", value_parser = crate::server::http::parse_addr)]
+    pub serve_http: Option<std::net::SocketAddr>,
+    /// With --serve-http beyond loopback: serve without a bearer token, to anyone who reaches the address
+    #[arg(help_heading = "Serve over HTTP", long)]
+    pub no_auth: bool,
+    /// With --serve-http: sessions at once (1 to 65536), each with its run of the server; past it an idle session ends to make room, and when every one is busy a new client gets 503
+    #[arg(help_heading = "Serve over HTTP", long, value_name = "N", default_value_t = crate::server::http::DEFAULT_MAX_SESSIONS as u32,
+          value_parser = clap::value_parser!(u32).range(1..=65_536), allow_negative_numbers = true)]
+    pub max_sessions: u32,
     /// The upstream MCP server command and its arguments, verbatim: everything from the first
     /// argument that is not an option of the bridge (or after `--`); or the URL of the upstream
     /// server

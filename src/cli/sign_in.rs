@@ -272,6 +272,7 @@ mod tests {
         let secret = || EnvSecrets {
             client_secret: Some("s".into()),
             token_key: None,
+            ..EnvSecrets::default()
         };
         let none = EnvSecrets::default;
         for (args, secrets, refusal, text) in [

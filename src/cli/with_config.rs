@@ -1,6 +1,7 @@
 //! Which options of the command line go with `--config` (many servers behind one bridge):
 //! the process's own and those of the supervision; a server's own options go in its entry of
-//! the file, and the supervision's options go with `--config` only.
+//! the file, and the supervision's options go with `--config` only. And those of
+//! `--serve-http`: `--no-auth` goes with it, and it does not go with `--config` (yet).
 
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
@@ -45,6 +46,21 @@ pub(super) fn misplaced(matches: &ArgMatches) -> Option<String> {
         .map(|a| a.get_id().as_str())
         .filter(|id| given(id))
         .collect();
+    if given("no_auth") && !given("serve_http") {
+        return Some(
+            "--no-auth goes with --serve-http (a server on stdio has no address to guard)".into(),
+        );
+    }
+    if given("max_sessions") && !given("serve_http") {
+        return Some(
+            "--max-sessions goes with --serve-http (a server on stdio has one client)".into(),
+        );
+    }
+    if given("config") && given("serve_http") {
+        return Some(
+            "--serve-http serves one server's command or URL: the servers of a --config file are not served over HTTP yet".into(),
+        );
+    }
     if given("config") {
         let beside: Vec<String> = ids
             .iter()

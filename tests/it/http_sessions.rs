@@ -550,24 +550,6 @@ async fn progress_reaches_the_post_of_its_token_however_the_body_is_written() {
     );
 }
 
-/// The TS SDK 1.x client (`@modelcontextprotocol/sdk` 1.32.2: 2025-11-25, sessions) over its
-/// Streamable HTTP transport; it ends by deleting its session.
-const TS1_HTTP_CLIENT: &str = r#"
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-const transport = new StreamableHTTPClientTransport(new URL(process.env.MCP_URL));
-const client = new Client({ name: 'ts-sdk-1-http', version: '1.0.0' });
-await client.connect(transport);
-const out = { protocol: transport.protocolVersion, session: transport.sessionId?.length,
-    server: client.getServerVersion()?.name };
-out.tools = (await client.listTools()).tools.map(t => t.name);
-out.echo = (await client.callTool({ name: 'echo', arguments: { text: 'h\u00e9 over HTTP' } })).content;
-await transport.terminateSession();
-out.ended = transport.sessionId === undefined;
-await client.close();
-console.log(JSON.stringify(out));
-"#;
-
 #[test]
 fn the_typescript_sdk_1x_client_lists_and_calls_tools_of_the_example_in_a_session() {
     common::sdk_client::require_npm("@modelcontextprotocol/sdk", "the TypeScript SDK 1.x");

@@ -123,6 +123,8 @@ mod packages;
 mod queues;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod schema_adaptations;
+#[cfg(all(feature = "http", feature = "auth", target_os = "linux"))]
+mod serve_http;
 #[cfg(all(feature = "http", feature = "auth"))]
 mod shutdown;
 #[cfg(all(feature = "http", feature = "auth"))]

@@ -322,6 +322,7 @@ fn the_client_secret_is_only_for_the_servers_that_name_a_client_id() {
     let secrets = EnvSecrets {
         client_secret: Some("s3cret".into()),
         token_key: None,
+        ..EnvSecrets::default()
     };
     let text = r#"{"servers": {
         "plain": {"url": "https://a.example/mcp"},

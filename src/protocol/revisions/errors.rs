@@ -206,6 +206,11 @@ pub enum Cause {
     /// idle past its time limit) or never was (-32600; HTTP 404, 2025-11-25
     /// basic/transports).
     UnknownSession,
+    /// An HTTP request without `Mcp-Session-Id` to an endpoint that serves only 2025-11-25
+    /// sessions (`mcp-bridge --serve-http`): not a 2026-07-28 error, so that a client that
+    /// probes with a 2026-07-28 request falls back to `initialize` (2026-07-28
+    /// basic/transports/http, the era fallback) (-32600; HTTP 400).
+    SessionRequired,
     /// An `initialize` over HTTP past the bound of sessions (-32603; HTTP 503, the bound in
     /// `data.detail`).
     TooManySessions,
@@ -258,7 +263,7 @@ impl Cause {
         match self {
             ParseError => ErrorCode::PARSE_ERROR,
             InvalidRequestShape | LineTooLong | TooDeep | NotInitialized | AlreadyInitialized
-            | DuplicateId | UnknownSession => ErrorCode::INVALID_REQUEST,
+            | DuplicateId | UnknownSession | SessionRequired => ErrorCode::INVALID_REQUEST,
             MethodNotFound => ErrorCode::METHOD_NOT_FOUND,
             InvalidParams => ErrorCode::INVALID_PARAMS,
             _ => ErrorCode::INTERNAL_ERROR,
@@ -277,6 +282,7 @@ impl Cause {
             AlreadyInitialized => "already_initialized",
             DuplicateId => "duplicate_id",
             UnknownSession => "unknown_session",
+            SessionRequired => "session_required",
             TooManySessions => "too_many_sessions",
             MethodNotFound => "method_not_found",
             InvalidParams => "invalid_params",
@@ -312,6 +318,9 @@ impl Cause {
             AlreadyInitialized => "Invalid request: the server is already initialized",
             DuplicateId => "Invalid request: the id is in use by a request in flight",
             UnknownSession => "Invalid request: no such session (it ended, or never started)",
+            SessionRequired => {
+                "Invalid request: this endpoint serves MCP 2025-11-25 sessions: initialize first"
+            }
             TooManySessions => "Too many sessions",
             MethodNotFound => "Method not found",
             InvalidParams => "Invalid params",
@@ -539,6 +548,7 @@ mod tests {
             (Cause::TooManyRequests, -32603, "too_many_requests"),
             (Cause::TooManySessions, -32603, "too_many_sessions"),
             (Cause::UnknownSession, -32600, "unknown_session"),
+            (Cause::SessionRequired, -32600, "session_required"),
             (Cause::UpstreamBusy, -32603, "upstream_busy"),
             (Cause::Timeout, -32603, "timeout"),
             (Cause::TooManyRounds, -32603, "too_many_rounds"),

@@ -160,7 +160,9 @@ pub struct HttpServer {
 
 /// What every request of one HTTP server shares.
 struct Shared {
-    server: Server,
+    /// The server of the requests without a session; none: the endpoint serves only
+    /// 2025-11-25 sessions ([`bind_sessions`]).
+    server: Option<Server>,
     options: HttpOptions,
     /// The `x-mcp-header` annotations of the tools, by tool name (tools are fixed at build).
     tool_params: HashMap<String, Vec<HeaderParam>>,
@@ -190,6 +192,35 @@ pub async fn bind(
     addr: SocketAddr,
     options: HttpOptions,
 ) -> io::Result<HttpServer> {
+    bind_with(Some(server), addr, options).await
+}
+
+/// Binds `addr` for the 2025-11-25 sessions of `options` only (`mcp-bridge --serve-http`,
+/// whose every client is served by a bridge of its own): a request without
+/// `Mcp-Session-Id` other than an `initialize` gets 400 with `session_required`, which is
+/// no 2026-07-28 error, so that a client that probes with a 2026-07-28 request falls back to
+/// `initialize` (2026-07-28 basic/transports/http).
+///
+/// # Errors
+/// As [`bind`]; `InvalidInput` when `options` has no sessions.
+pub(crate) async fn bind_sessions(
+    addr: SocketAddr,
+    options: HttpOptions,
+) -> io::Result<HttpServer> {
+    if options.sessions.is_none() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an endpoint of sessions only needs HttpOptions::sessions",
+        ));
+    }
+    bind_with(None, addr, options).await
+}
+
+async fn bind_with(
+    server: Option<Server>,
+    addr: SocketAddr,
+    options: HttpOptions,
+) -> io::Result<HttpServer> {
     let listener = TcpListener::bind(addr).await?;
     let auth = match &options.bearer {
         Some(verifier) => Some(Auth::new(
@@ -200,9 +231,8 @@ pub async fn bind(
         None => None,
     };
     let tool_params = server
-        .inner
-        .tools
         .iter()
+        .flat_map(|server| server.inner.tools.iter())
         .filter_map(|(def, _)| {
             // A tool whose annotations break a rule is dropped by HTTP clients (2026-07-28
             // server/tools): no header of it is checked.
@@ -446,6 +476,9 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
     {
         return metadata(auth, request.method());
     }
+    if options.health_path.as_deref() == Some(request.uri().path()) {
+        return health(request.method());
+    }
     if request.uri().path() != options.path {
         return empty(StatusCode::NOT_FOUND);
     }
@@ -508,8 +541,29 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
                     Err(error) => bad_body(&error, options.max_depth),
                 }
             }
-            _ => serve_request(shared, &parts.headers, id, method, params).await,
+            _ => match &shared.server {
+                Some(server) => {
+                    serve_request(shared, server, &parts.headers, id, method, params).await
+                }
+                None => error_answer(
+                    StatusCode::BAD_REQUEST,
+                    Some(&id),
+                    Cause::SessionRequired.error(None),
+                ),
+            },
         },
+    }
+}
+
+/// The answer of [`HttpOptions::health_path`]: the process is alive and serving (GET or
+/// HEAD; another method gets 405). It is served before the `Origin`, `Host` and bearer
+/// checks: a health probe (a container's, a load balancer's) sends none of them, and the
+/// answer says nothing but that the process runs.
+fn health(method: &HttpMethod) -> Response<Body> {
+    if method == HttpMethod::GET || method == HttpMethod::HEAD {
+        json_response(StatusCode::OK, &json!({"status": "alive"}))
+    } else {
+        not_allowed("GET, HEAD")
     }
 }
 
@@ -620,6 +674,7 @@ fn status_of(response: &Value) -> StatusCode {
 /// its lines read by the answer.
 async fn serve_request(
     shared: &Shared,
+    server: &Server,
     headers: &HeaderMap,
     id: Id,
     method: String,
@@ -631,7 +686,7 @@ async fn serve_request(
         let error = RpcError::method_not_found(&method);
         return error_answer(StatusCode::NOT_FOUND, Some(&id), error);
     };
-    if shared.server.offers(known) {
+    if server.offers(known) {
         // A method the server does not offer gets its -32601 from the server.
         let checked = request_headers::check(
             &method,
@@ -668,7 +723,7 @@ async fn serve_request(
         out,
         close: shared.stopping.child_token(),
     };
-    let server = shared.server.clone();
+    let server = server.clone();
     let time_limit = (!is_listen).then_some(shared.options.request_time_limit);
     tokio::spawn(async move {
         let work = dispatch::handle(&server, &link, &id, &method, params, cancel.clone());

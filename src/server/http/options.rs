@@ -51,6 +51,8 @@ pub(super) const SHUTDOWN_CUT_TIME_LIMIT: Duration = Duration::from_millis(100);
 /// endpoint's path follows it (§3.1: `/mcp` is served at
 /// `/.well-known/oauth-protected-resource/mcp`).
 pub const PROTECTED_RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+/// The usual path of [`HttpOptions::health_path`] (the Kubernetes convention).
+pub const HEALTH_PATH: &str = "/healthz";
 /// hyper's smallest read buffer: the header limit cannot be set below it.
 pub(super) const MIN_HEADER_BYTES: usize = 8 * 1024;
 /// The pause after a failed `accept` (out of file descriptors, say), so that the loop does
@@ -131,6 +133,10 @@ pub struct HttpOptions {
     /// How long [`HttpServer::run_until`](super::HttpServer::run_until) waits, once stopped,
     /// for the open answers to end ([`DEFAULT_SHUTDOWN_GRACE_TIME_LIMIT`]).
     pub shutdown_grace_time_limit: Duration,
+    /// A path whose GET answers 200 `{"status":"alive"}` while the server runs, without the
+    /// `Origin`, `Host` and bearer checks (a container's or a load balancer's liveness probe
+    /// sends none of them); none: no such path ([`HEALTH_PATH`] is the usual one).
+    pub health_path: Option<String>,
 }
 
 impl HttpOptions {
@@ -188,6 +194,7 @@ impl Default for HttpOptions {
             session_claim_time_limit: DEFAULT_SESSION_CLAIM_TIME_LIMIT,
             max_sessions: DEFAULT_MAX_SESSIONS,
             shutdown_grace_time_limit: DEFAULT_SHUTDOWN_GRACE_TIME_LIMIT,
+            health_path: None,
         }
     }
 }

@@ -30,9 +30,17 @@ impl HttpServer {
     /// Starts `program args... --http 127.0.0.1:0` and reads its URL from its stderr line
     /// `NAME: listening on URL`.
     pub fn start(program: &str, args: &[&str]) -> HttpServer {
+        let mut args = args.to_vec();
+        args.extend(["--http", "127.0.0.1:0"]);
+        Self::start_exact(program, &args, &[])
+    }
+
+    /// Starts `program args...` as given, with `envs` set, and reads its URL from its stderr
+    /// line `... listening on URL`.
+    pub fn start_exact(program: &str, args: &[&str], envs: &[(&str, &str)]) -> HttpServer {
         let mut child = Command::new(program)
             .args(args)
-            .args(["--http", "127.0.0.1:0"])
+            .envs(envs.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -89,6 +97,16 @@ impl HttpServer {
 }
 
 impl HttpServer {
+    /// The server's process id.
+    pub fn pid(&self) -> i32 {
+        i32::try_from(self.child.id()).expect("a pid")
+    }
+
+    /// Its stderr after the `listening on` line, so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
     /// Sends the server `signal` with kill(1) (`"-TERM"`, `"-INT"`).
     pub fn signal(&self, signal: &str) {
         super::send_signal(self.child.id(), signal);
@@ -272,3 +290,21 @@ pub fn run_client(program: &str, args: &[&str], url: &str, token: Option<&str>) 
     }
     super::sdk_client::run(program, args, &env)
 }
+
+/// The TS SDK 1.x client (`@modelcontextprotocol/sdk` 1.32.2: 2025-11-25, sessions) over its
+/// Streamable HTTP transport; it ends by deleting its session.
+pub const TS1_HTTP_CLIENT: &str = r#"
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+const transport = new StreamableHTTPClientTransport(new URL(process.env.MCP_URL));
+const client = new Client({ name: 'ts-sdk-1-http', version: '1.0.0' });
+await client.connect(transport);
+const out = { protocol: transport.protocolVersion, session: transport.sessionId?.length,
+    server: client.getServerVersion()?.name };
+out.tools = (await client.listTools()).tools.map(t => t.name);
+out.echo = (await client.callTool({ name: 'echo', arguments: { text: 'h\u00e9 over HTTP' } })).content;
+await transport.terminateSession();
+out.ended = transport.sessionId === undefined;
+await client.close();
+console.log(JSON.stringify(out));
+"#;

@@ -1,0 +1,424 @@
+//! `mcp-bridge --serve-http ADDR ...`: the bridge as a Streamable HTTP server, for clients
+//! that reach the server over the network instead of starting it on stdio.
+//!
+//! Each 2025-11-25 session (`Mcp-Session-Id`, started by an `initialize` POST; 2025-11-25
+//! basic/transports) is a whole bridge of its own: the same actors as on stdio, on the
+//! session's two channels of lines (`server::http`'s [`SessionEnds`]), with a run of the
+//! upstream of its own (a command's process, or a client of the URL). So a session is served,
+//! translated and ended exactly as an editor on stdio is, and a server that keeps state per
+//! connection keeps it per session. A session's end (DELETE, its idle time limit, the stop)
+//! ends its input: its bridge stops its server as at the end of stdin. The loss of its server
+//! ends that session only.
+//!
+//! A request without `Mcp-Session-Id` other than an `initialize` gets 400 `session_required`
+//! (`server::http::bind_sessions`): a 2026-07-28 client that probes first falls back to
+//! `initialize` (2026-07-28 basic/transports/http).
+//!
+//! Who may connect ([`Access`]): on a loopback address every local client, as a stdio server
+//! is open to its editor; beyond loopback only clients with the bearer token of
+//! `MCP_BRIDGE_LISTEN_TOKEN`, or of a token made at start and written once to stderr, unless
+//! `--no-auth` says otherwise. The `Origin` and `Host` checks of `server::http` apply on every
+//! address. `GET /healthz` answers while the process runs.
+//!
+//! SIGTERM, SIGINT or SIGHUP stops it: no new connection, the sessions end (their streams
+//! close; each bridge stops its server with the shutdown steps of the end of stdin), and the
+//! process exits 0 once every session's bridge has ended; the watchdog bounds that wait, and
+//! a second signal stops at once, as on stdio.
+
+use std::cell::Cell;
+use std::io;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::System;
+use tokio::sync::{Notify, mpsc, oneshot};
+
+use crate::actors::config::BridgeConfig;
+use crate::actors::supervisor::{self, Host, watchdog_after};
+use crate::log;
+use crate::protocol::wire::framing::Frame;
+use crate::server::http::{
+    self, HEALTH_PATH, HttpOptions, SessionEnds, SessionFactory, SessionStart,
+};
+use crate::transport::children::ChildRegistry;
+use crate::transport::queue::{EDITOR_QUEUE, QueueStats};
+use crate::transport::writer::Writer;
+
+use super::process::{reap_orphans, sign_in_actor, start_watchdog_after, termination_signal};
+
+/// The variable of the bearer token that clients send beyond loopback (read and removed from
+/// the environment at start with the bridge's other secrets: `auth::opener::SECRET_ENV`).
+pub const LISTEN_TOKEN_ENV: &str = "MCP_BRIDGE_LISTEN_TOKEN";
+/// The random bytes of a token made at start (256 bits, written as 64 hex digits).
+pub const MADE_TOKEN_BYTES: usize = 32;
+/// The exit code when the address cannot be served (in use, not this machine's).
+pub const EXIT_CANNOT_LISTEN: i32 = 1;
+
+/// Who may use the endpoint.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Access {
+    /// Every client that reaches the address: a loopback address without
+    /// `MCP_BRIDGE_LISTEN_TOKEN`, or `--no-auth`.
+    Open,
+    /// Clients that send `Authorization: Bearer <token>` with this token.
+    Token(String),
+}
+
+impl std::fmt::Debug for Access {
+    // The token is a secret: never in a log line or a panic message.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Access::Open => f.write_str("Open"),
+            Access::Token(_) => f.write_str("Token(..)"),
+        }
+    }
+}
+
+/// Where the token of [`Access::Token`] came from, or why there is none: what the start line
+/// tells the user.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessSource {
+    /// A loopback address without `MCP_BRIDGE_LISTEN_TOKEN`: open to local clients.
+    Loopback,
+    /// `MCP_BRIDGE_LISTEN_TOKEN`.
+    Environment,
+    /// Made at start (beyond loopback, no variable, no `--no-auth`): written to stderr once.
+    Made,
+    /// `--no-auth` beyond loopback: open to anyone who reaches the address.
+    NoAuth,
+}
+
+/// The access rule of `--serve-http ADDR`: a token from the environment applies on every
+/// address; beyond loopback without one a token is made (`make`), unless `no_auth`. `None`
+/// when a token was needed and `make` could not make one (no random bytes).
+pub fn access(
+    addr: SocketAddr,
+    env_token: Option<String>,
+    no_auth: bool,
+    make: impl FnOnce() -> Option<String>,
+) -> Option<(Access, AccessSource)> {
+    let loopback = addr.ip().is_loopback();
+    Some(match (env_token, no_auth) {
+        (_, true) if !loopback => (Access::Open, AccessSource::NoAuth),
+        (Some(token), _) => (Access::Token(token), AccessSource::Environment),
+        (None, _) if loopback => (Access::Open, AccessSource::Loopback),
+        (None, _) => (Access::Token(make()?), AccessSource::Made),
+    })
+}
+
+/// A token for this run: [`MADE_TOKEN_BYTES`] random bytes in hex (`None`: the system gave
+/// no random bytes).
+pub fn make_token() -> Option<String> {
+    let mut bytes = [0u8; MADE_TOKEN_BYTES];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether `sent` is `token`, in a time that does not depend on where they differ (a
+/// client that measures answers learns nothing of the token).
+fn same_token(sent: &str, token: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    sent.len() == token.len() && bool::from(sent.as_bytes().ct_eq(token.as_bytes()))
+}
+
+/// What `--serve-http` runs: the address, who may use it, and the bridge of each session.
+pub struct ServeSetup {
+    /// `--serve-http ADDR`.
+    pub addr: SocketAddr,
+    /// Who may use the endpoint ([`access`]).
+    pub access: Access,
+    /// Where the access rule came from, for the start lines.
+    pub source: AccessSource,
+    /// The bridge of every session: the command line's, as one bridge on stdio has it.
+    pub config: BridgeConfig,
+    /// `--max-sessions`: sessions at once, each with its run of the server.
+    pub max_sessions: usize,
+}
+
+/// The HTTP options of the endpoint: the server API's defaults, the body bound by
+/// `--max-line-bytes` (one message, as a line on stdio), the bridge's nesting depth, the
+/// health path, and the bearer check of a token.
+fn options(setup: &ServeSetup) -> HttpOptions {
+    let options = HttpOptions {
+        max_body_bytes: setup.config.max_line_bytes,
+        max_depth: setup.config.max_depth,
+        health_path: Some(HEALTH_PATH.into()),
+        max_sessions: setup.max_sessions,
+        ..HttpOptions::default()
+    };
+    match &setup.access {
+        Access::Open => options,
+        Access::Token(token) => {
+            let token = token.clone();
+            options.bearer(move |sent: &str| same_token(sent, &token))
+        }
+    }
+}
+
+/// Starts the HTTP server inside the current actix `System`: it binds, writes its URL, serves
+/// until a termination signal, then ends every session, waits for their bridges to end and
+/// stops the System with 0 (1 when the address cannot be bound). Every session's child
+/// joins `children`.
+pub fn start(setup: ServeSetup, children: Arc<ChildRegistry>) {
+    let (starts, requests) = mpsc::unbounded_channel();
+    let live = Rc::new(Live::default());
+    let grace = setup.config.shutdown_grace;
+    let options = options(&setup).sessions(Sessions { starts });
+    actix::spawn(reap_orphans(children.clone()));
+    actix::spawn(start_sessions(
+        requests,
+        setup.config,
+        children.clone(),
+        live.clone(),
+    ));
+    let addr = setup.addr;
+    let source = setup.source;
+    let token = match &setup.access {
+        Access::Token(token) if source == AccessSource::Made => Some(token.clone()),
+        _ => None,
+    };
+    actix::spawn(async move {
+        let bound = match http::bind_sessions(addr, options).await {
+            Ok(bound) => bound,
+            Err(e) => {
+                log::raw_line("http", "error", &format!("cannot listen on {addr}: {e}"));
+                System::current().stop_with_code(EXIT_CANNOT_LISTEN);
+                return;
+            }
+        };
+        start_lines(&bound.url(), addr, source, token.as_deref());
+        let signal = termination_signal(children.clone());
+        let served = bound
+            .run_until(async move {
+                let signal = signal.await;
+                tracing::info!(target: "http", "received {signal}: the sessions end, and each stops its server");
+            })
+            .await;
+        if let Err(e) = served {
+            tracing::error!(target: "http", "the HTTP server failed: {e}");
+        }
+        // Every session's input has closed: each bridge stops its server. The watchdog bounds
+        // the wait, as at the end of stdin.
+        start_watchdog_after(watchdog_after(grace), "the stop signal", children);
+        live.none_left().await;
+        System::current().stop_with_code(0);
+    });
+}
+
+/// The lines of a start: the URL (always written, whatever `--log-level`: a client needs it),
+/// and what guards it.
+fn start_lines(url: &str, addr: SocketAddr, source: AccessSource, made: Option<&str>) {
+    log::raw_line("http", "info", &format!("listening on {url}"));
+    match (source, made) {
+        (AccessSource::Made, Some(token)) => log::raw_line(
+            "http",
+            "warn",
+            &format!(
+                "clients of {addr} need the header \"Authorization: Bearer {token}\": a token made for this run ({LISTEN_TOKEN_ENV} sets one)"
+            ),
+        ),
+        (AccessSource::NoAuth, _) => log::raw_line(
+            "http",
+            "warn",
+            &format!("--no-auth: anyone who reaches {addr} can use the server"),
+        ),
+        _ => {}
+    }
+}
+
+/// The session factory of the endpoint: it hands each session's ends to the actor thread,
+/// where [`start_sessions`] starts its bridge (the actors are not `Send`).
+struct Sessions {
+    starts: mpsc::UnboundedSender<(SessionEnds, oneshot::Sender<io::Result<()>>)>,
+}
+
+impl SessionFactory for Sessions {
+    fn start(&self, ends: SessionEnds) -> SessionStart {
+        let (started, reply) = oneshot::channel();
+        let sent = self.starts.send((ends, started)).is_ok();
+        Box::pin(async move {
+            let stopping = || Err(io::Error::other("the bridge is stopping"));
+            if !sent {
+                return stopping();
+            }
+            reply.await.unwrap_or_else(|_| stopping())
+        })
+    }
+}
+
+/// Starts a bridge for each session that the HTTP server hands over, on the actor thread.
+async fn start_sessions(
+    mut requests: mpsc::UnboundedReceiver<(SessionEnds, oneshot::Sender<io::Result<()>>)>,
+    config: BridgeConfig,
+    children: Arc<ChildRegistry>,
+    live: Rc<Live>,
+) {
+    while let Some((ends, started)) = requests.recv().await {
+        start_session(&config, ends, &children, &live);
+        let _ = started.send(Ok(()));
+    }
+}
+
+/// One session's bridge: the command line's configuration, the session's input as the
+/// editor's frames and its output as the editor's writer.
+fn start_session(
+    config: &BridgeConfig,
+    ends: SessionEnds,
+    children: &Arc<ChildRegistry>,
+    live: &Rc<Live>,
+) {
+    let SessionEnds { input, output } = ends;
+    let frames = futures_util::stream::unfold(input, |mut input| async move {
+        let line = input.recv().await?;
+        Some((Frame::Line(line), input))
+    });
+    let output = Writer::for_line_channel(output, EDITOR_QUEUE, QueueStats::new("editor_queue"));
+    live.begin();
+    let host = Rc::new(SessionHost {
+        output: output.clone(),
+        children: children.clone(),
+        live: live.clone(),
+        ended: Cell::new(false),
+    });
+    supervisor::start_with(
+        config.clone(),
+        Box::pin(frames),
+        output,
+        // The process's signal stops the HTTP server, which ends every session's input.
+        Box::pin(std::future::pending()),
+        host,
+        sign_in_actor(),
+    );
+}
+
+/// The count of the sessions' bridges still running, which the stop waits for.
+#[derive(Default)]
+struct Live {
+    running: Cell<usize>,
+    changed: Notify,
+}
+
+impl Live {
+    fn begin(&self) {
+        self.running.set(self.running.get() + 1);
+    }
+
+    fn end(&self) {
+        self.running.set(self.running.get().saturating_sub(1));
+        self.changed.notify_one();
+    }
+
+    /// Waits until no session's bridge runs.
+    async fn none_left(&self) {
+        while self.running.get() > 0 {
+            self.changed.notified().await;
+        }
+    }
+}
+
+/// The host of a session's bridge: its end is the session's, not the process's; its child
+/// joins the process's registry, which the panic hook, the watchdog and a second signal
+/// reach.
+struct SessionHost {
+    output: Writer,
+    children: Arc<ChildRegistry>,
+    live: Rc<Live>,
+    /// Whether [`Host::exit`] ran: the count goes down once.
+    ended: Cell<bool>,
+}
+
+impl Host for SessionHost {
+    fn step(&self, step: &'static str) {
+        tracing::debug!(target: "supervisor", "shutdown step: {step}");
+    }
+    // The process's own watchdog starts at the stop; a session's end is no reason to end
+    // the process.
+    fn start_watchdog(&self, _after: Duration) {}
+    fn exit(&self, code: i32) {
+        tracing::debug!(target: "supervisor", "a session's bridge ended with exit code {code}");
+        // The writer's channel closes once it is empty: the HTTP server ends the session.
+        self.output.close();
+        if !self.ended.replace(true) {
+            self.live.end();
+        }
+    }
+    fn children(&self) -> Arc<ChildRegistry> {
+        self.children.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(text: &str) -> SocketAddr {
+        match text.parse() {
+            Ok(addr) => addr,
+            Err(e) => panic!("{text}: {e}"),
+        }
+    }
+
+    fn made() -> Option<String> {
+        Some("made".into())
+    }
+
+    #[test]
+    fn a_loopback_address_is_open_unless_a_token_is_set() {
+        for text in ["127.0.0.1:8000", "[::1]:8000", "127.0.0.2:1"] {
+            assert_eq!(
+                access(addr(text), None, false, made),
+                Some((Access::Open, AccessSource::Loopback)),
+                "{text}"
+            );
+            assert_eq!(
+                access(addr(text), Some("t".into()), false, made),
+                Some((Access::Token("t".into()), AccessSource::Environment)),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn beyond_loopback_a_token_is_made_unless_one_is_set_or_no_auth_is_said() {
+        let any = addr("0.0.0.0:8000");
+        assert_eq!(
+            access(any, None, false, made),
+            Some((Access::Token("made".into()), AccessSource::Made))
+        );
+        assert_eq!(
+            access(any, Some("t".into()), false, made),
+            Some((Access::Token("t".into()), AccessSource::Environment))
+        );
+        assert_eq!(
+            access(any, Some("t".into()), true, made),
+            Some((Access::Open, AccessSource::NoAuth))
+        );
+        assert_eq!(access(any, None, false, || None), None);
+    }
+
+    #[test]
+    fn a_made_token_is_64_hex_digits_and_new_each_time() {
+        let (Some(a), Some(b)) = (make_token(), make_token()) else {
+            panic!("random bytes");
+        };
+        assert_eq!(a.len(), 2 * MADE_TOKEN_BYTES);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()), "{a}");
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn only_the_same_token_is_the_token() {
+        assert!(same_token("abc", "abc"));
+        assert!(!same_token("abd", "abc"));
+        assert!(!same_token("ab", "abc"));
+        assert!(!same_token("", "abc"));
+        assert!(!same_token("abcd", "abc"));
+    }
+
+    #[test]
+    fn the_token_is_never_in_a_debug_line() {
+        assert_eq!(format!("{:?}", Access::Token("s3cret".into())), "Token(..)");
+    }
+}

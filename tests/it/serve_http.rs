@@ -1,0 +1,461 @@
+//! Black-box tests of `mcp-bridge --serve-http ADDR -- COMMAND`: the real binary serving the
+//! README's example server (`mcp-example-server`, 2026-07-28 on stdio) over Streamable HTTP to
+//! 2025-11-25 clients in sessions, each session with a run of the server of its own; a real
+//! HTTP client (reqwest) and the TS SDK 1.x client.
+
+use crate::common::{self, children_of, process_alive, wait_until};
+
+use common::http_serve::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const V: &str = LEGACY_VERSION;
+
+/// `mcp-bridge --serve-http ADDR [extra...] -- mcp-example-server`, with `envs`.
+fn serve(addr: &str, extra: &[&str], envs: &[(&str, &str)]) -> HttpServer {
+    let mut args = vec!["--serve-http", addr];
+    args.extend(extra);
+    args.extend(["--", common::example_server_bin()]);
+    HttpServer::start_exact(common::bridge_bin(), &args, envs)
+}
+
+fn serve_local() -> HttpServer {
+    serve("127.0.0.1:0", &[], &[])
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": V, "capabilities": {},
+        "clientInfo": {"name": "serve-http-test", "version": "1.0.0"}}})
+}
+
+fn echo(id: i64, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "echo", "arguments": {"text": text}}})
+}
+
+fn echoed(id: i64, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
+}
+
+/// A request in `session`: its status and messages.
+async fn call(
+    client: &reqwest::Client,
+    url: &str,
+    session: &str,
+    body: &Value,
+) -> (u16, Vec<Value>) {
+    let response = legacy_post(client, url, Some(session), ACCEPT_BOTH, body)
+        .send()
+        .await
+        .expect("POST");
+    (response.status().as_u16(), messages(response).await)
+}
+
+/// The example server's processes that the bridge `bridge` runs, once there are `count` of
+/// them (the test fails after [`WAIT`]).
+fn servers_of(bridge: i32, count: usize) -> Vec<i32> {
+    let mut servers = Vec::new();
+    let found = wait_until(|| {
+        servers = children_of(bridge);
+        servers.len() == count
+    });
+    assert!(
+        found,
+        "{count} server processes of the bridge, found {servers:?}"
+    );
+    servers.sort_unstable();
+    servers
+}
+
+#[tokio::test]
+async fn each_session_has_a_run_of_the_server_of_its_own_that_ends_with_it() {
+    let server = serve_local();
+    let client = client();
+    let (a, status, answer) =
+        open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    assert_eq!(status, 200);
+    let result = &answer[0]["result"];
+    assert_eq!(result["protocolVersion"], V);
+    assert_eq!(
+        result["serverInfo"],
+        json!({"name": "mcp-example-server", "version": env!("CARGO_PKG_VERSION")})
+    );
+    assert_eq!(
+        call(&client, &server.url, &a, &echo(2, "from a")).await,
+        (200, vec![echoed(2, "from a")])
+    );
+    let first = servers_of(server.pid(), 1);
+    let (b, status, _) =
+        open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    assert_eq!(status, 200);
+    assert_ne!(a, b);
+    let both = servers_of(server.pid(), 2);
+    assert!(both.contains(&first[0]), "{both:?}");
+    assert_eq!(
+        call(&client, &server.url, &b, &echo(2, "from b")).await,
+        (200, vec![echoed(2, "from b")])
+    );
+    // DELETE ends session a, and with it a's server; b's goes on.
+    let deleted = client
+        .delete(&server.url)
+        .header("mcp-session-id", &a)
+        .header("mcp-protocol-version", V)
+        .send()
+        .await
+        .expect("DELETE");
+    assert_eq!(deleted.status().as_u16(), 204);
+    assert!(
+        wait_until(|| !process_alive(first[0])),
+        "session a's server outlived its session"
+    );
+    assert_eq!(servers_of(server.pid(), 1).len(), 1);
+    assert_eq!(
+        call(&client, &server.url, &b, &echo(3, "still b")).await,
+        (200, vec![echoed(3, "still b")])
+    );
+    let (status, answer) = call(&client, &server.url, &a, &echo(4, "a again")).await;
+    assert_eq!(
+        (status, answer),
+        (
+            404,
+            vec![json!({"jsonrpc": "2.0", "error": {"code": -32600,
+                "message": "Invalid request: no such session (it ended, or never started)",
+                "data": {"cause": "unknown_session"}}})]
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_exits_ends_its_own_session_only() {
+    let server = serve_local();
+    let client = client();
+    let (a, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    let first = servers_of(server.pid(), 1)[0];
+    let (b, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    servers_of(server.pid(), 2);
+    common::send_signal(u32::try_from(first).expect("a pid"), "-KILL");
+    // The bridge of a ends (the loss of its only upstream), and so does session a.
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let (status, _) = call(&client, &server.url, &a, &echo(2, "a")).await;
+        if status == 404 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "session a still answers ({status}) after its server's end"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        call(&client, &server.url, &b, &echo(2, "b")).await,
+        (200, vec![echoed(2, "b")])
+    );
+    assert!(
+        server.stderr().contains("the upstream server exited"),
+        "{}",
+        server.stderr()
+    );
+}
+
+#[tokio::test]
+async fn past_max_sessions_an_idle_session_ends_with_its_server_and_a_busy_one_stays() {
+    let server = serve("127.0.0.1:0", &["--max-sessions", "1"], &[]);
+    let client = client();
+    let (a, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    let first = servers_of(server.pid(), 1)[0];
+    // A is idle: a second session takes its place, and a's server ends with it.
+    let (b, status, _) =
+        open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    assert_eq!(status, 200);
+    assert!(
+        wait_until(|| !process_alive(first)),
+        "the server of the session that made room outlived it"
+    );
+    assert_eq!(servers_of(server.pid(), 1).len(), 1);
+    let (status, _) = call(&client, &server.url, &a, &echo(2, "a")).await;
+    assert_eq!(status, 404);
+    // B is busy (its GET stream is open): a third client gets 503, and no server starts.
+    let stream = client
+        .get(&server.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &b)
+        .header("mcp-protocol-version", V)
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(stream.status().as_u16(), 200);
+    let refused = legacy_post(&client, &server.url, None, ACCEPT_BOTH, &initialize())
+        .send()
+        .await
+        .expect("POST");
+    let (status, _, body) = json_answer(refused).await;
+    assert_eq!(
+        (status, body["error"]["data"].clone()),
+        (503, json!({"cause": "too_many_sessions", "detail": 1}))
+    );
+    assert_eq!(servers_of(server.pid(), 1).len(), 1);
+    assert_eq!(
+        call(&client, &server.url, &b, &echo(3, "b")).await,
+        (200, vec![echoed(3, "b")])
+    );
+    drop(stream);
+}
+
+#[tokio::test]
+async fn a_request_without_a_session_gets_session_required_so_a_2026_client_falls_back() {
+    let server = serve_local();
+    let client = client();
+    let discover = json!({"jsonrpc": "2.0", "id": 7, "method": "server/discover", "params": {
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let response = client
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH)
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "server/discover")
+        .body(discover.to_string())
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(
+        json_answer(response).await,
+        (
+            400,
+            "application/json".into(),
+            json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32600,
+                "message": "Invalid request: this endpoint serves MCP 2025-11-25 sessions: initialize first",
+                "data": {"cause": "session_required"}}})
+        )
+    );
+    // No server ran for it.
+    assert_eq!(children_of(server.pid()), Vec::<i32>::new());
+}
+
+#[tokio::test]
+async fn healthz_answers_and_a_foreign_origin_or_host_is_refused() {
+    let server = serve_local();
+    let client = client();
+    let health_url = server.url.replace("/mcp", "/healthz");
+    let health = client.get(&health_url).send().await.expect("GET /healthz");
+    assert_eq!(
+        json_answer(health).await,
+        (200, "application/json".into(), json!({"status": "alive"}))
+    );
+    let foreign = legacy_post(&client, &server.url, None, ACCEPT_BOTH, &initialize())
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(foreign.status().as_u16(), 403);
+    let rebound = legacy_post(&client, &server.url, None, ACCEPT_BOTH, &initialize())
+        .header("host", "evil.example")
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(rebound.status().as_u16(), 403);
+    assert_eq!(children_of(server.pid()), Vec::<i32>::new());
+}
+
+/// The endpoint of a server bound to 0.0.0.0, reached on 127.0.0.1.
+fn local_url(server: &HttpServer) -> String {
+    server.url.replace("0.0.0.0", "127.0.0.1")
+}
+
+#[tokio::test]
+async fn beyond_loopback_a_token_made_at_start_is_required_and_written_once() {
+    let server = serve("0.0.0.0:0", &[], &[]);
+    let url = local_url(&server);
+    server.wait_for_log("Authorization: Bearer ").await;
+    let stderr = server.stderr();
+    let token: String = stderr
+        .split("Authorization: Bearer ")
+        .nth(1)
+        .expect("the token line")
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect();
+    assert_eq!(token.len(), 64, "{stderr}");
+    assert_eq!(stderr.matches(&token).count(), 1, "{stderr}");
+    let client = client();
+    let refused = legacy_post(&client, &url, None, ACCEPT_BOTH, &initialize())
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(refused.status().as_u16(), 401);
+    let wrong = legacy_post(&client, &url, None, ACCEPT_BOTH, &initialize())
+        .bearer_auth("0".repeat(64))
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(wrong.status().as_u16(), 401);
+    assert_eq!(children_of(server.pid()), Vec::<i32>::new());
+    let admitted = legacy_post(&client, &url, None, ACCEPT_BOTH, &initialize())
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(admitted.status().as_u16(), 200);
+    assert!(session_id(&admitted).is_some());
+}
+
+#[tokio::test]
+async fn the_token_of_the_environment_guards_the_endpoint_and_no_server_inherits_it() {
+    let token = "a-token-of-the-environment";
+    let server = serve("0.0.0.0:0", &[], &[("MCP_BRIDGE_LISTEN_TOKEN", token)]);
+    let url = local_url(&server);
+    let client = client();
+    let response = legacy_post(&client, &url, None, ACCEPT_BOTH, &initialize())
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(response.status().as_u16(), 200);
+    let pid = servers_of(server.pid(), 1)[0];
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).expect("read the environment");
+    let environ = String::from_utf8_lossy(&environ);
+    assert!(
+        !environ.contains("MCP_BRIDGE_LISTEN_TOKEN") && !environ.contains(token),
+        "the server inherited the token"
+    );
+    assert!(!server.stderr().contains(token));
+    assert!(!server.stderr().contains("Authorization: Bearer"));
+    let refused = legacy_post(&client, &url, None, ACCEPT_BOTH, &initialize())
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(refused.status().as_u16(), 401);
+}
+
+#[tokio::test]
+async fn no_auth_said_out_loud_serves_beyond_loopback_without_a_token() {
+    let server = serve("0.0.0.0:0", &["--no-auth"], &[]);
+    server
+        .wait_for_log("--no-auth: anyone who reaches 0.0.0.0:")
+        .await;
+    let client = client();
+    let response = legacy_post(
+        &client,
+        &local_url(&server),
+        None,
+        ACCEPT_BOTH,
+        &initialize(),
+    )
+    .send()
+    .await
+    .expect("POST");
+    assert_eq!(response.status().as_u16(), 200);
+}
+
+#[tokio::test]
+async fn sigterm_with_sessions_and_a_stream_open_ends_every_server_and_exits_0() {
+    let mut server = serve_local();
+    let client = client();
+    let (a, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    let (_b, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    let servers = servers_of(server.pid(), 2);
+    // A's GET stream is open, and a call of a is under way (`slow` takes 30 s).
+    let stream = client
+        .get(&server.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &a)
+        .header("mcp-protocol-version", V)
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(stream.status().as_u16(), 200);
+    let slow = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                      "params": {"name": "slow", "arguments": {"steps": 30, "delay_ms": 1000}}});
+    let under_way =
+        tokio::spawn(legacy_post(&client, &server.url, Some(&a), ACCEPT_BOTH, &slow).send());
+    server.signal("-TERM");
+    let status = server.wait_exit(WAIT).await.expect("the bridge exits");
+    assert_eq!(status.code(), Some(0), "{}", server.stderr());
+    for pid in servers {
+        assert!(!process_alive(pid), "server {pid} outlived the bridge");
+    }
+    // The call's POST got an answer or its end, never a hang.
+    let answered = tokio::time::timeout(WAIT, under_way).await;
+    assert!(answered.is_ok(), "the POST of the slow call hangs");
+    drop(stream);
+}
+
+#[tokio::test]
+async fn the_typescript_sdk_1x_client_lists_and_calls_the_example_through_the_bridge() {
+    common::sdk_client::require_npm("@modelcontextprotocol/sdk", "the TypeScript SDK 1.x");
+    let server = serve_local();
+    let url = server.url.clone();
+    let report = tokio::task::spawn_blocking(move || {
+        run_client(
+            "node",
+            &["--input-type=module", "-e", TS1_HTTP_CLIENT],
+            &url,
+            None,
+        )
+    })
+    .await
+    .expect("the client");
+    assert_eq!(
+        report,
+        json!({"protocol": V, "session": 32, "server": "mcp-example-server",
+            "tools": ["echo", "add", "slow", "log", "fail", "ask_name"],
+            "echo": [{"type": "text", "text": "h\u{e9} over HTTP"}], "ended": true})
+    );
+    // Its DELETE ended its session, and the session's server.
+    assert!(
+        wait_until(|| children_of(server.pid()).is_empty()),
+        "the session's server outlived the client's DELETE"
+    );
+}
+
+/// Runs `mcp-bridge args...` to its end: exit code and stderr.
+fn run_bridge(args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(common::bridge_bin())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run mcp-bridge");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn options_that_cannot_be_served_are_usage_errors_and_a_taken_port_exits_1() {
+    let server = common::example_server_bin();
+    for (args, cause) in [
+        (
+            vec!["--serve-http", "localhost:80", "--", server],
+            "mcp-bridge: cli: error: invalid value 'localhost:80' for '--serve-http <ADDR>': \"localhost:80\" is not PORT or IP:PORT",
+        ),
+        (
+            vec!["--no-auth", "--", server],
+            "mcp-bridge: cli: error: --no-auth goes with --serve-http (a server on stdio has no address to guard)",
+        ),
+        (
+            vec!["--max-sessions", "4", "--", server],
+            "mcp-bridge: cli: error: --max-sessions goes with --serve-http (a server on stdio has one client)",
+        ),
+        (
+            vec!["--serve-http", "0", "--config", "servers.json"],
+            "mcp-bridge: cli: error: --serve-http serves one server's command or URL: the servers of a --config file are not served over HTTP yet",
+        ),
+    ] {
+        let (code, stderr) = run_bridge(&args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.starts_with(cause), "{args:?}: {stderr}");
+    }
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = taken.local_addr().expect("its address").to_string();
+    let (code, stderr) = run_bridge(&["--serve-http", &addr, "--", server]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "mcp-bridge: http: error: cannot listen on {addr}: "
+        )),
+        "{stderr}"
+    );
+}
