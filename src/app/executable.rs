@@ -92,6 +92,15 @@ fn run_serve_http(
     children: std::sync::Arc<ChildRegistry>,
 ) -> ! {
     use crate::app::serve_http::{self, ServeSetup};
+    if cli.upstream_lifetime == cli::UpstreamLifetime::Shared && cli.http.is_some() {
+        crate::log::raw_line(
+            "cli",
+            "error",
+            "--upstream-lifetime shared serves a command: the server at a URL is shared by its clients already",
+        );
+        crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
+        std::process::exit(EXIT_USAGE);
+    }
     let Some((access, source)) = serve_http::access(
         addr,
         secrets.listen_token.clone(),
@@ -115,6 +124,7 @@ fn run_serve_http(
         source,
         config,
         max_sessions: cli.max_sessions as usize,
+        shared: cli.upstream_lifetime == cli::UpstreamLifetime::Shared,
     };
     run_system(move || serve_http::start(setup, children))
 }

@@ -43,7 +43,9 @@ use crate::server::http::{
     self, HEALTH_PATH, HttpOptions, SessionEnds, SessionFactory, SessionStart,
 };
 use crate::transport::children::ChildRegistry;
+use crate::transport::open::UpstreamSpec;
 use crate::transport::queue::{EDITOR_QUEUE, QueueStats};
+use crate::transport::shared::SharedUpstream;
 use crate::transport::writer::Writer;
 
 use super::process::{reap_orphans, sign_in_actor, start_watchdog_after, termination_signal};
@@ -133,8 +135,10 @@ pub struct ServeSetup {
     pub source: AccessSource,
     /// The bridge of every session: the command line's, as one bridge on stdio has it.
     pub config: BridgeConfig,
-    /// `--max-sessions`: sessions at once, each with its run of the server.
+    /// `--max-sessions`: sessions at once.
     pub max_sessions: usize,
+    /// `--upstream-lifetime shared`: one run of the server for every session.
+    pub shared: bool,
 }
 
 /// The HTTP options of the endpoint: the server API's defaults, the body bound by
@@ -161,7 +165,17 @@ fn options(setup: &ServeSetup) -> HttpOptions {
 /// until a termination signal, then ends every session, waits for their bridges to end and
 /// stops the System with 0 (1 when the address cannot be bound). Every session's child
 /// joins `children`.
-pub fn start(setup: ServeSetup, children: Arc<ChildRegistry>) {
+pub fn start(mut setup: ServeSetup, children: Arc<ChildRegistry>) {
+    let shared = setup.shared.then(|| {
+        let spec = setup.config.upstream.clone();
+        let open = setup.config.open_upstream;
+        let shared = SharedUpstream::start(
+            spec.fallback_name(),
+            Box::new(move |options| open(&spec, options)),
+        );
+        setup.config.upstream = UpstreamSpec::Shared(shared.clone());
+        shared
+    });
     let (starts, requests) = mpsc::unbounded_channel();
     let live = Rc::new(Live::default());
     let grace = setup.config.shutdown_grace;
@@ -203,6 +217,9 @@ pub fn start(setup: ServeSetup, children: Arc<ChildRegistry>) {
         // the wait, as at the end of stdin.
         start_watchdog_after(watchdog_after(grace), "the stop signal", children);
         live.none_left().await;
+        if let Some(shared) = shared {
+            shared.close(grace).await;
+        }
         System::current().stop_with_code(0);
     });
 }

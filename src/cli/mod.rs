@@ -151,6 +151,15 @@ impl LogLevelArg {
     }
 }
 
+/// How long a run of the server lives behind `--serve-http` (`--upstream-lifetime`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum UpstreamLifetime {
+    /// A run for each session, which ends with it.
+    PerSession,
+    /// One run for every session, started at the first and again after it ends.
+    Shared,
+}
+
 /// A time limit that is not a number of seconds in its range (clap adds the option and the
 /// value; exit [`EXIT_USAGE`]): `expected seconds, at least <min> and at most 2592000`.
 #[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
@@ -311,6 +320,15 @@ pub struct Cli {
     #[arg(help_heading = "Serve over HTTP", long, value_name = "N", default_value_t = crate::server::http::DEFAULT_MAX_SESSIONS as u32,
           value_parser = clap::value_parser!(u32).range(1..=65_536), allow_negative_numbers = true)]
     pub max_sessions: u32,
+    /// With --serve-http: per-session, a run of the server for each session (any server); shared, one run of a command's 2026-07-28 server for every session (a 2025-11-25 server keeps a session per connection and cannot be shared)
+    #[arg(
+        help_heading = "Serve over HTTP",
+        long,
+        value_enum,
+        value_name = "LIFETIME",
+        default_value = "per-session"
+    )]
+    pub upstream_lifetime: UpstreamLifetime,
     /// The upstream MCP server command and its arguments, verbatim: everything from the first
     /// argument that is not an option of the bridge (or after `--`); or the URL of the upstream
     /// server

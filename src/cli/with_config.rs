@@ -51,6 +51,11 @@ pub(super) fn misplaced(matches: &ArgMatches) -> Option<String> {
             "--no-auth goes with --serve-http (a server on stdio has no address to guard)".into(),
         );
     }
+    if given("upstream_lifetime") && !given("serve_http") {
+        return Some(
+            "--upstream-lifetime goes with --serve-http (a server on stdio has one client)".into(),
+        );
+    }
     if given("max_sessions") && !given("serve_http") {
         return Some(
             "--max-sessions goes with --serve-http (a server on stdio has one client)".into(),

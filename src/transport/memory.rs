@@ -111,7 +111,7 @@ fn paced_frames(
 /// One message of the server as frames: a plain line passes as it is; anything else (over
 /// the limit, an embedded newline or `\r`, empty) goes through the [`FrameCodec`] so that it
 /// gets exactly the frames the child's stdout would give.
-fn frame_message(line: String, max_line_bytes: usize) -> Vec<Frame> {
+pub(super) fn frame_message(line: String, max_line_bytes: usize) -> Vec<Frame> {
     let bytes = line.into_bytes();
     let plain = !bytes.is_empty()
         && bytes.len() <= max_line_bytes

@@ -24,6 +24,9 @@ pub enum UpstreamSpec {
     /// An in-process [`Server`]: frames cross as bytes through bounded channels, no pipe and
     /// no process (the embedded bridge, actor tests).
     Memory(Server),
+    /// A connection of an upstream that many bridges share (`mcp-bridge --serve-http
+    /// --upstream-lifetime shared`: one run of the server for every session).
+    Shared(super::shared::SharedUpstream),
     /// A transport opened by a function of the tests (a scripted transport).
     #[cfg(feature = "internals")]
     Opener(Opener),
@@ -68,6 +71,7 @@ impl UpstreamSpec {
             #[cfg(feature = "http")]
             UpstreamSpec::Http(spec) => spec.url.host_str().map(str::to_owned),
             UpstreamSpec::Memory(_) => None,
+            UpstreamSpec::Shared(shared) => shared.fallback_name(),
             #[cfg(feature = "internals")]
             UpstreamSpec::Opener(_) => None,
         }
@@ -85,6 +89,7 @@ pub fn open(spec: &UpstreamSpec, options: OpenOptions) -> Result<Opened, SpawnEr
             super::child_upstream::open(command, args, env, options)
         }
         UpstreamSpec::Memory(server) => Ok(super::memory::open(server.clone(), options)),
+        UpstreamSpec::Shared(shared) => Ok(shared.connect(options)),
         #[cfg(feature = "internals")]
         UpstreamSpec::Opener(Opener(open)) => open(options),
         #[cfg(feature = "http")]

@@ -74,6 +74,8 @@ pub enum EndCause {
     /// again right after a new session: the session ended (2025-11-25 basic/transports,
     /// session management).
     SessionEnded,
+    /// A shared upstream (`transport::shared`) could not start: why (the spawn's error).
+    NotStarted(String),
 }
 
 impl EndCause {
@@ -106,6 +108,7 @@ impl fmt::Display for EndCause {
             EndCause::ServerFailed(e) => write!(f, "the in-process server failed: {e}"),
             EndCause::PeerDropped => f.write_str("the in-process server went away"),
             EndCause::SessionEnded => f.write_str("the server ended the HTTP session: HTTP 404"),
+            EndCause::NotStarted(why) => write!(f, "the server did not start: {why}"),
         }
     }
 }

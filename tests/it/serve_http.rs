@@ -440,6 +440,20 @@ fn options_that_cannot_be_served_are_usage_errors_and_a_taken_port_exits_1() {
             "mcp-bridge: cli: error: --max-sessions goes with --serve-http (a server on stdio has one client)",
         ),
         (
+            vec!["--upstream-lifetime", "shared", "--", server],
+            "mcp-bridge: cli: error: --upstream-lifetime goes with --serve-http (a server on stdio has one client)",
+        ),
+        (
+            vec![
+                "--serve-http",
+                "0",
+                "--upstream-lifetime",
+                "shared",
+                "https://mcp.example.com/mcp",
+            ],
+            "mcp-bridge: cli: error: --upstream-lifetime shared serves a command: the server at a URL is shared by its clients already",
+        ),
+        (
             vec!["--serve-http", "0", "--config", "servers.json"],
             "mcp-bridge: cli: error: --serve-http serves one server's command or URL: the servers of a --config file are not served over HTTP yet",
         ),
@@ -458,4 +472,153 @@ fn options_that_cannot_be_served_are_usage_errors_and_a_taken_port_exits_1() {
         )),
         "{stderr}"
     );
+}
+
+// ---- one run of the server for every session (`--upstream-lifetime shared`) ----------------
+
+fn serve_shared() -> HttpServer {
+    serve("127.0.0.1:0", &["--upstream-lifetime", "shared"], &[])
+}
+
+/// `slow` with `steps` steps of `delay_ms`, asking for progress under `token`.
+fn slow(id: i64, steps: u32, delay_ms: u32, token: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "slow",
+        "arguments": {"steps": steps, "delay_ms": delay_ms}, "_meta": {"progressToken": token}}})
+}
+
+/// The messages of `slow`'s answer: its progress under `token`, then its result.
+fn slow_answer(id: i64, steps: u32, token: &str) -> Vec<Value> {
+    let mut messages: Vec<Value> = (1..=steps)
+        .map(|step| {
+            json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                "progressToken": token, "progress": step, "total": steps,
+                "message": format!("step {step} of {steps}")}})
+        })
+        .collect();
+    messages.push(json!({"jsonrpc": "2.0", "id": id, "result": {"content": [
+        {"type": "text", "text": format!("done after {steps} steps")}]}}));
+    messages
+}
+
+#[tokio::test]
+async fn a_shared_server_serves_every_session_with_their_own_ids_and_tokens() {
+    let server = serve_shared();
+    let client = client();
+    let (a, _, answer) =
+        open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    assert_eq!(
+        answer[0]["result"]["serverInfo"]["name"],
+        "mcp-example-server"
+    );
+    let (b, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    let run = servers_of(server.pid(), 1);
+    // The same id and the same progress token in both sessions at once: each gets its own.
+    let (slow_a, slow_b) = (slow(5, 2, 50, "t"), slow(5, 3, 50, "t"));
+    let (in_a, in_b) = tokio::join!(
+        call(&client, &server.url, &a, &slow_a),
+        call(&client, &server.url, &b, &slow_b),
+    );
+    assert_eq!(in_a, (200, slow_answer(5, 2, "t")));
+    assert_eq!(in_b, (200, slow_answer(5, 3, "t")));
+    assert_eq!(
+        call(&client, &server.url, &b, &echo(6, "b")).await,
+        (200, vec![echoed(6, "b")])
+    );
+    // A session's end leaves the run to the others; a new session uses it too.
+    let deleted = client
+        .delete(&server.url)
+        .header("mcp-session-id", &a)
+        .header("mcp-protocol-version", V)
+        .send()
+        .await
+        .expect("DELETE");
+    assert_eq!(deleted.status().as_u16(), 204);
+    let (c, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    assert_eq!(
+        call(&client, &server.url, &c, &echo(2, "c")).await,
+        (200, vec![echoed(2, "c")])
+    );
+    assert_eq!(
+        call(&client, &server.url, &b, &echo(7, "b")).await,
+        (200, vec![echoed(7, "b")])
+    );
+    assert_eq!(servers_of(server.pid(), 1), run);
+}
+
+#[tokio::test]
+async fn the_end_of_a_shared_server_ends_every_session_and_the_next_one_starts_it_again() {
+    let server = serve_shared();
+    let client = client();
+    let (a, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    let (b, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    let first = servers_of(server.pid(), 1)[0];
+    common::send_signal(u32::try_from(first).expect("a pid"), "-KILL");
+    for session in [&a, &b] {
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            let (status, _) = call(&client, &server.url, session, &echo(3, "x")).await;
+            if status == 404 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "a session outlived its server"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let (c, status, _) =
+        open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        call(&client, &server.url, &c, &echo(2, "again")).await,
+        (200, vec![echoed(2, "again")])
+    );
+    let second = servers_of(server.pid(), 1)[0];
+    assert_ne!(first, second);
+    assert!(
+        server.stderr().contains("the shared upstream ended"),
+        "{}",
+        server.stderr()
+    );
+}
+
+#[tokio::test]
+async fn a_2025_server_cannot_be_shared_and_its_client_is_told_why() {
+    let args = [
+        "--serve-http",
+        "127.0.0.1:0",
+        "--upstream-lifetime",
+        "shared",
+        "--",
+        common::legacy_server_bin(),
+    ];
+    let server = HttpServer::start_exact(common::bridge_bin(), &args, &[]);
+    let client = client();
+    let response = legacy_post(&client, &server.url, None, ACCEPT_BOTH, &initialize())
+        .send()
+        .await
+        .expect("POST");
+    assert!(session_id(&response).is_none());
+    let (status, _, body) = json_answer(response).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["id"], 1);
+    assert_eq!(
+        body["error"]["message"],
+        "The server speaks MCP 2025-11-25, which keeps one session per connection: serve it with --upstream-lifetime per-session",
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn sigterm_ends_the_shared_server_too() {
+    let mut server = serve_shared();
+    let client = client();
+    open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    let run = servers_of(server.pid(), 1)[0];
+    server.signal("-TERM");
+    let status = server.wait_exit(WAIT).await.expect("the bridge exits");
+    assert_eq!(status.code(), Some(0), "{}", server.stderr());
+    assert!(!process_alive(run), "the shared server outlived the bridge");
 }

@@ -16,5 +16,6 @@ pub mod profile;
 pub mod relay;
 pub mod remote;
 pub mod shape;
+pub mod shared_upstream;
 pub mod tool_schema;
 pub mod translate;
