@@ -172,6 +172,8 @@ pub fn start(mut setup: ServeSetup, children: Arc<ChildRegistry>) {
         let shared = SharedUpstream::start(
             spec.fallback_name(),
             Box::new(move |options| open(&spec, options)),
+            setup.config.max_line_bytes,
+            children.clone(),
         );
         setup.config.upstream = UpstreamSpec::Shared(shared.clone());
         shared
@@ -194,7 +196,10 @@ pub fn start(mut setup: ServeSetup, children: Arc<ChildRegistry>) {
         _ => None,
     };
     actix::spawn(async move {
-        let bound = match http::bind_sessions(addr, options).await {
+        let relay = shared
+            .clone()
+            .map(|shared| Arc::new(shared) as Arc<dyn http::Relay>);
+        let bound = match http::bind_sessions(addr, options, relay).await {
             Ok(bound) => bound,
             Err(e) => {
                 log::raw_line("http", "error", &format!("cannot listen on {addr}: {e}"));

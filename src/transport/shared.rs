@@ -12,6 +12,9 @@
 //!   upstream; the upstream goes on.
 //! - The upstream's end ends every connection with its cause: each bridge ends as at the
 //!   loss of its own upstream (its session ends), and the next session starts a new run.
+//! - A 2026-07-28 client's request without a session (`server::http`'s [`Relay`]) is a
+//!   connection of its own for the time of that request: its notifications go to its
+//!   answer's stream, its response ends it, and its client going away cancels it upstream.
 //! - A 2025-11-25 server cannot be shared: its bridges would each send it an `initialize`.
 //!   A connection's `initialize` gets an error that says so
 //!   ([`NOT_SHARED_MESSAGE`]), and that session's era fallback fails.
@@ -21,10 +24,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use futures_util::future::LocalBoxFuture;
+use futures_util::future::{BoxFuture, LocalBoxFuture};
 use futures_util::stream::LocalBoxStream;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -41,6 +45,7 @@ use crate::protocol::rules::shared_upstream::{ConnectionId, Routes, Up};
 use crate::protocol::wire::framing::Frame;
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc;
+use crate::server::http::Relay;
 
 /// Messages queued toward each connection, and from it (256): past it the shared upstream's
 /// reader waits for that connection, so nothing is dropped.
@@ -55,6 +60,8 @@ pub const NOT_SHARED_MESSAGE: &str = "The server speaks MCP 2025-11-25, which ke
 #[derive(Clone)]
 pub struct SharedUpstream {
     commands: mpsc::UnboundedSender<Command>,
+    /// The ids of the connections, given out here so that a relayed request knows its own.
+    next_connection: Arc<AtomicU64>,
     /// The name the editor sees when the server gives none (the spec's).
     fallback_name: Option<String>,
 }
@@ -69,11 +76,19 @@ impl fmt::Debug for SharedUpstream {
 enum Command {
     /// A bridge's new connection: its two channels.
     Connect {
+        connection: ConnectionId,
         down: mpsc::Sender<Down>,
         up: mpsc::Receiver<Vec<u8>>,
-        max_line_bytes: usize,
-        children: Arc<ChildRegistry>,
     },
+    /// A 2026-07-28 client's request, a connection for its time.
+    Relay {
+        connection: ConnectionId,
+        request: Value,
+        lines: mpsc::Sender<String>,
+        done: oneshot::Sender<Option<Value>>,
+    },
+    /// A relayed request's client went away: it is cancelled upstream.
+    Abandon(ConnectionId),
     /// Stop the upstream with its own shutdown steps.
     Close {
         grace: Duration,
@@ -102,9 +117,8 @@ struct Hub {
     /// Opens a run of the upstream.
     open: OpenRun,
     routes: Routes,
-    /// Each connection's channel.
-    connections: HashMap<ConnectionId, mpsc::Sender<Down>>,
-    next_connection: ConnectionId,
+    /// Where each connection's messages go.
+    connections: HashMap<ConnectionId, Sink>,
     upstream: Option<Box<dyn Transport>>,
     /// Counts the runs of the upstream: the reader of an earlier one changes nothing.
     generation: u64,
@@ -115,30 +129,54 @@ struct Hub {
     _paced: mpsc::Receiver<String>,
     /// The counters of the queue toward the upstream.
     stats: Arc<QueueStats>,
+    /// The longest line of the upstream (`--max-line-bytes`).
+    max_line_bytes: usize,
+    /// The registry of the process's children, which a run of a command joins.
+    children: Arc<ChildRegistry>,
+}
+
+/// Where one connection's messages go.
+enum Sink {
+    /// A bridge's connection.
+    Bridge(mpsc::Sender<Down>),
+    /// A relayed request: its notifications to its answer's stream, its response to `done`.
+    Post {
+        lines: mpsc::Sender<String>,
+        done: oneshot::Sender<Option<Value>>,
+        /// The request's own id, for the error of the upstream's end.
+        id: Value,
+    },
 }
 
 impl SharedUpstream {
     /// Starts the task of a shared upstream, whose runs `open` opens (the first at the first
-    /// connection), named `fallback_name` when the server gives no name. Call on the actor
-    /// thread.
-    pub fn start(fallback_name: Option<String>, open: OpenRun) -> SharedUpstream {
+    /// connection) with lines up to `max_line_bytes` and its child in `children`, named
+    /// `fallback_name` when the server gives no name. Call on the actor thread.
+    pub fn start(
+        fallback_name: Option<String>,
+        open: OpenRun,
+        max_line_bytes: usize,
+        children: Arc<ChildRegistry>,
+    ) -> SharedUpstream {
         let (to_pace, paced) = mpsc::channel(1);
         let pace = Writer::for_line_channel(to_pace, EDITOR_QUEUE, QueueStats::new("shared_pace"));
         let hub = HubRef(Rc::new(RefCell::new(Hub {
             open,
             routes: Routes::default(),
             connections: HashMap::new(),
-            next_connection: 0,
             upstream: None,
             generation: 0,
             pace,
             _paced: paced,
             stats: QueueStats::new("upstream_queue"),
+            max_line_bytes,
+            children,
         })));
         let (commands, received) = mpsc::unbounded_channel();
         tokio::task::spawn_local(hub.run(received));
         SharedUpstream {
             commands,
+            next_connection: Arc::new(AtomicU64::new(1)),
             fallback_name,
         }
     }
@@ -148,6 +186,10 @@ impl SharedUpstream {
         self.fallback_name.clone()
     }
 
+    fn new_connection(&self) -> ConnectionId {
+        self.next_connection.fetch_add(1, Ordering::Relaxed)
+    }
+
     /// Opens one bridge's connection; the upstream opens first when none runs. When it
     /// cannot open, the connection ends at once with the cause (its bridge reports the loss
     /// of its upstream to its client).
@@ -155,10 +197,9 @@ impl SharedUpstream {
         let (down, from_upstream) = mpsc::channel(SHARED_CHANNEL_MESSAGES);
         let (up, from_bridge) = mpsc::channel::<Vec<u8>>(SHARED_CHANNEL_MESSAGES);
         let _ = self.commands.send(Command::Connect {
+            connection: self.new_connection(),
             down,
             up: from_bridge,
-            max_line_bytes: options.max_line_bytes,
-            children: options.children.clone(),
         });
         let sink = Writer::for_channel(up, Some, UPSTREAM_QUEUE, options.queue_stats);
         Opened {
@@ -176,17 +217,92 @@ impl SharedUpstream {
     }
 }
 
+impl Relay for SharedUpstream {
+    fn relay(
+        &self,
+        request: Value,
+        lines: mpsc::Sender<String>,
+    ) -> BoxFuture<'static, Option<Value>> {
+        let connection = self.new_connection();
+        let (done, response) = oneshot::channel();
+        let sent = self.commands.send(Command::Relay {
+            connection,
+            request,
+            lines,
+            done,
+        });
+        // Dropped before the response (its client went away): the request is cancelled.
+        let abandon = Abandon {
+            commands: self.commands.clone(),
+            connection: Some(connection),
+        };
+        Box::pin(async move {
+            // The whole guard moves into the future (not only the field set below).
+            let mut abandon = abandon;
+            sent.ok()?;
+            let answer = response.await.ok().flatten();
+            // Answered (or ended): nothing to cancel.
+            abandon.connection = None;
+            answer
+        })
+    }
+}
+
+/// Cancels a relayed request upstream when its future is dropped before its end.
+struct Abandon {
+    commands: mpsc::UnboundedSender<Command>,
+    /// The request's connection while it runs.
+    connection: Option<ConnectionId>,
+}
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        if let Some(connection) = self.connection {
+            let _ = self.commands.send(Command::Abandon(connection));
+        }
+    }
+}
+
 impl HubRef {
     /// The task of the shared upstream: connections come and go until [`Command::Close`].
     async fn run(self, mut commands: mpsc::UnboundedReceiver<Command>) {
         while let Some(command) = commands.recv().await {
             match command {
                 Command::Connect {
+                    connection,
                     down,
                     up,
-                    max_line_bytes,
-                    children,
-                } => self.connect(down, up, max_line_bytes, children),
+                } => {
+                    if let Err(cause) = self.running() {
+                        tokio::task::spawn_local(async move {
+                            let _ = down.send(Down::End(cause)).await;
+                        });
+                        continue;
+                    }
+                    self.0
+                        .borrow_mut()
+                        .connections
+                        .insert(connection, Sink::Bridge(down));
+                    tokio::task::spawn_local(read_connection(self.clone(), connection, up));
+                }
+                Command::Relay {
+                    connection,
+                    request,
+                    lines,
+                    done,
+                } => {
+                    let id = request.get("id").cloned().unwrap_or(Value::Null);
+                    if let Err(cause) = self.running() {
+                        let _ = done.send(Some(ended_answer(&id, &cause)));
+                        continue;
+                    }
+                    self.0
+                        .borrow_mut()
+                        .connections
+                        .insert(connection, Sink::Post { lines, done, id });
+                    self.up(connection, request);
+                }
+                Command::Abandon(connection) => self.forget(connection),
                 Command::Close { grace, done } => {
                     let upstream = {
                         let mut hub = self.0.borrow_mut();
@@ -204,46 +320,34 @@ impl HubRef {
         }
     }
 
-    /// Registers a connection, opening the upstream first when none runs.
-    fn connect(
-        &self,
-        down: mpsc::Sender<Down>,
-        up: mpsc::Receiver<Vec<u8>>,
-        max_line_bytes: usize,
-        children: Arc<ChildRegistry>,
-    ) {
+    /// Opens a run of the upstream when none runs; why it cannot.
+    fn running(&self) -> Result<(), EndCause> {
         let mut hub = self.0.borrow_mut();
-        if hub.upstream.is_none() {
-            let options = OpenOptions {
-                max_line_bytes,
-                pace: hub.pace.clone(),
-                queue_stats: hub.stats.clone(),
-                children,
-            };
-            match (hub.open)(options) {
-                Ok(opened) => {
-                    hub.generation += 1;
-                    hub.upstream = Some(opened.transport);
-                    tokio::task::spawn_local(read_upstream(
-                        self.clone(),
-                        hub.generation,
-                        opened.events,
-                    ));
-                }
-                Err(e) => {
-                    tracing::error!(target: "upstream", "the shared upstream did not start: {e}");
-                    let cause = EndCause::NotStarted(e.to_string());
-                    tokio::task::spawn_local(async move {
-                        let _ = down.send(Down::End(cause)).await;
-                    });
-                    return;
-                }
+        if hub.upstream.is_some() {
+            return Ok(());
+        }
+        let options = OpenOptions {
+            max_line_bytes: hub.max_line_bytes,
+            pace: hub.pace.clone(),
+            queue_stats: hub.stats.clone(),
+            children: hub.children.clone(),
+        };
+        match (hub.open)(options) {
+            Ok(opened) => {
+                hub.generation += 1;
+                hub.upstream = Some(opened.transport);
+                tokio::task::spawn_local(read_upstream(
+                    self.clone(),
+                    hub.generation,
+                    opened.events,
+                ));
+                Ok(())
+            }
+            Err(e) => {
+                tracing::error!(target: "upstream", "the shared upstream did not start: {e}");
+                Err(EndCause::NotStarted(e.to_string()))
             }
         }
-        hub.next_connection += 1;
-        let connection = hub.next_connection;
-        hub.connections.insert(connection, down);
-        tokio::task::spawn_local(read_connection(self.clone(), connection, up));
     }
 
     /// Sends `message` of `connection` up, or answers it at once when it cannot go.
@@ -300,15 +404,57 @@ impl HubRef {
 }
 
 impl Hub {
-    /// Queues `answer` toward `connection` without waiting: an answer the hub itself makes
-    /// (the channel has room for it: the bridge that sent the request reads its answers).
-    fn reply(&self, connection: ConnectionId, answer: Value) {
-        if let Some(channel) = self.connections.get(&connection) {
-            let channel = channel.clone();
-            tokio::task::spawn_local(async move {
-                let _ = channel.send(Down::Line(answer.to_string())).await;
-            });
+    /// Gives `answer` (an answer the hub makes itself) to `connection` without waiting.
+    fn reply(&mut self, connection: ConnectionId, answer: Value) {
+        match self.connections.get(&connection) {
+            Some(Sink::Bridge(channel)) => {
+                let channel = channel.clone();
+                tokio::task::spawn_local(async move {
+                    let _ = channel.send(Down::Line(answer.to_string())).await;
+                });
+            }
+            Some(Sink::Post { .. }) => {
+                if let Some(Sink::Post { done, .. }) = self.connections.remove(&connection) {
+                    let _ = done.send(Some(answer));
+                }
+            }
+            None => {}
         }
+    }
+}
+
+/// The answer of a relayed request `id` when the upstream is not running (`cause`).
+fn ended_answer(id: &Value, cause: &EndCause) -> Value {
+    let error = Cause::UpstreamExited.error(Some(Value::from(cause.to_string())));
+    jsonrpc::error_response(Id::from_value(id).as_ref(), error)
+}
+
+/// Gives the upstream's `message` to `connection`, waiting for its room: nothing is dropped.
+/// A relayed request's response ends its connection.
+async fn deliver(hub: &HubRef, connection: ConnectionId, message: Value) {
+    let is_response = message.get("method").is_none();
+    let sink = {
+        let mut hub = hub.0.borrow_mut();
+        match hub.connections.get(&connection) {
+            Some(Sink::Bridge(channel)) => Some(Ok(channel.clone())),
+            Some(Sink::Post { lines, .. }) if !is_response => Some(Err(lines.clone())),
+            Some(Sink::Post { .. }) => {
+                if let Some(Sink::Post { done, .. }) = hub.connections.remove(&connection) {
+                    let _ = done.send(Some(message));
+                }
+                return;
+            }
+            None => None,
+        }
+    };
+    match sink {
+        Some(Ok(channel)) => {
+            let _ = channel.send(Down::Line(message.to_string())).await;
+        }
+        Some(Err(lines)) => {
+            let _ = lines.send(message.to_string()).await;
+        }
+        None => {}
     }
 }
 
@@ -378,28 +524,28 @@ async fn read_upstream(
         };
         let routed = hub.0.borrow_mut().routes.down(message);
         for (connection, message) in routed {
-            let channel = hub.0.borrow().connections.get(&connection).cloned();
-            if let Some(channel) = channel {
-                // Waits for that connection's room: nothing is dropped.
-                let _ = channel.send(Down::Line(message.to_string())).await;
-            }
+            deliver(&hub, connection, message).await;
         }
     }
-    let channels: Vec<mpsc::Sender<Down>> = {
+    let sinks: Vec<Sink> = {
         let mut hub = hub.0.borrow_mut();
         if hub.generation != generation {
             return;
         }
         hub.upstream = None;
         hub.routes = Routes::default();
-        hub.connections
-            .drain()
-            .map(|(_, channel)| channel)
-            .collect()
+        hub.connections.drain().map(|(_, sink)| sink).collect()
     };
     tracing::info!(target: "upstream", "the shared upstream ended ({cause}): its sessions end, and the next one starts it again");
-    for channel in channels {
-        let _ = channel.send(Down::End(cause.clone())).await;
+    for sink in sinks {
+        match sink {
+            Sink::Bridge(channel) => {
+                let _ = channel.send(Down::End(cause.clone())).await;
+            }
+            Sink::Post { done, id, .. } => {
+                let _ = done.send(Some(ended_answer(&id, &cause)));
+            }
+        }
     }
 }
 

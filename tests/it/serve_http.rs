@@ -622,3 +622,227 @@ async fn sigterm_ends_the_shared_server_too() {
     assert_eq!(status.code(), Some(0), "{}", server.stderr());
     assert!(!process_alive(run), "the shared server outlived the bridge");
 }
+
+// ---- 2026-07-28 clients, relayed to the shared run ------------------------------------------
+
+fn modern_meta(extra: Value) -> Value {
+    let mut meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientCapabilities": {}});
+    if let (Some(meta), Some(extra)) = (meta.as_object_mut(), extra.as_object()) {
+        meta.extend(extra.clone());
+    }
+    meta
+}
+
+/// A 2026-07-28 POST of `body` with its standard headers (`Mcp-Name` when given).
+fn modern_post(
+    client: &reqwest::Client,
+    url: &str,
+    body: &Value,
+    name: Option<&str>,
+) -> reqwest::RequestBuilder {
+    let mut builder = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH)
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", body["method"].as_str().unwrap_or_default());
+    if let Some(name) = name {
+        builder = builder.header("mcp-name", name);
+    }
+    builder.body(body.to_string())
+}
+
+fn example_info_meta() -> Value {
+    json!({"io.modelcontextprotocol/serverInfo":
+        {"name": "mcp-example-server", "version": env!("CARGO_PKG_VERSION")}})
+}
+
+#[tokio::test]
+async fn a_2026_client_is_relayed_to_the_shared_server_under_its_own_ids() {
+    let server = serve_shared();
+    let client = client();
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+                          "params": {"_meta": modern_meta(json!({}))}});
+    let response = modern_post(&client, &server.url, &discover, None)
+        .send()
+        .await
+        .expect("POST");
+    let (status, _, body) = json_answer(response).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        body["result"]["supportedVersions"],
+        json!(["2026-07-28"]),
+        "{body}"
+    );
+    assert_eq!(body["result"]["_meta"], example_info_meta());
+    // Twenty clients at once, every one with the id 1: each gets its own answer.
+    let calls = (0..20).map(|n| {
+        let client = client.clone();
+        let url = server.url.clone();
+        async move {
+            let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "echo", "arguments": {"text": format!("client {n}")},
+                "_meta": modern_meta(json!({}))}});
+            let response = modern_post(&client, &url, &call, Some("echo"))
+                .send()
+                .await
+                .expect("POST");
+            json_answer(response).await
+        }
+    });
+    let answers = futures_util::future::join_all(calls).await;
+    for (n, answer) in answers.into_iter().enumerate() {
+        assert_eq!(
+            answer,
+            (
+                200,
+                "application/json".into(),
+                json!({"jsonrpc": "2.0", "id": 1, "result": {
+                "resultType": "complete",
+                "content": [{"type": "text", "text": format!("client {n}")}],
+                "_meta": example_info_meta()}})
+            )
+        );
+    }
+    // Progress under the client's own token, on the answer's stream, then the result.
+    let slow = json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call", "params": {
+        "name": "slow", "arguments": {"steps": 2, "delay_ms": 20},
+        "_meta": modern_meta(json!({"progressToken": "pt"}))}});
+    let response = modern_post(&client, &server.url, &slow, Some("slow"))
+        .send()
+        .await
+        .expect("POST");
+    let mut expected = slow_answer(0, 2, "pt");
+    expected.pop();
+    expected.push(json!({"jsonrpc": "2.0", "id": "s", "result": {"resultType": "complete",
+        "content": [{"type": "text", "text": "done after 2 steps"}], "_meta": example_info_meta()}}));
+    assert_eq!(messages(response).await, expected);
+    // One run served all of it, and no session was made.
+    assert_eq!(servers_of(server.pid(), 1).len(), 1);
+}
+
+#[tokio::test]
+async fn a_2026_request_is_checked_as_http_asks_before_it_is_relayed() {
+    let server = serve_shared();
+    let client = client();
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "echo", "arguments": {"text": "x"}, "_meta": modern_meta(json!({}))}});
+    let response = modern_post(&client, &server.url, &call, None)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(
+        json_answer(response).await,
+        (
+            400,
+            "application/json".into(),
+            json!({"jsonrpc": "2.0", "id": 3, "error": {
+            "code": -32020, "message": "Header mismatch",
+            "data": {"header": "Mcp-Name", "detail": "missing"}}})
+        )
+    );
+    let no_meta = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}});
+    let response = modern_post(&client, &server.url, &no_meta, None)
+        .send()
+        .await
+        .expect("POST");
+    let (status, _, body) = json_answer(response).await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (400, json!(-32602)),
+        "{body}"
+    );
+    // Neither reached the server: none was started for them.
+    assert_eq!(children_of(server.pid()), Vec::<i32>::new());
+}
+
+#[tokio::test]
+async fn a_2026_client_that_goes_away_mid_call_cancels_its_request_at_the_server() {
+    // The fixture's `chatter` runs until it is cancelled, then changes its tools list: a
+    // session's listen stream on the same run sees that change.
+    let args = [
+        "--serve-http",
+        "127.0.0.1:0",
+        "--upstream-lifetime",
+        "shared",
+        "--",
+        common::server_bin(),
+        "--test-tools",
+    ];
+    let server = HttpServer::start_exact(common::bridge_bin(), &args, &[]);
+    let client = client();
+    let (session, _, _) =
+        open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    let stream = client
+        .get(&server.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", V)
+        .send()
+        .await
+        .expect("GET");
+    let mut session_events = Events::new(stream);
+    let chatter = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "chatter", "arguments": {"interval_ms": 20, "late": 0},
+        "_meta": modern_meta(json!({"progressToken": "c"}))}});
+    let response = modern_post(&client, &server.url, &chatter, Some("chatter"))
+        .send()
+        .await
+        .expect("POST");
+    let mut events = Events::new(response);
+    for _ in 0..2 {
+        let event = events.next().await.expect("a progress of chatter");
+        assert_eq!(event["params"]["progressToken"], "c", "{event}");
+    }
+    drop(events);
+    let change = tokio::time::timeout(WAIT, session_events.next())
+        .await
+        .expect("the tools list change after the cancel, in time");
+    assert_eq!(
+        change,
+        Some(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+    );
+}
+
+#[test]
+fn the_python_client_falls_back_to_a_session_and_with_a_shared_run_speaks_2026() {
+    let python = common::sdk_client::interop_dir().join(".venv/bin/python3");
+    assert!(
+        python.exists(),
+        "the Python mcp 2.x client is not installed (scripts/test does)"
+    );
+    let python = python.to_string_lossy().into_owned();
+    for (extra, protocol) in [
+        (&[][..], "2025-11-25"),
+        (&["--upstream-lifetime", "shared"][..], "2026-07-28"),
+    ] {
+        let server = serve("127.0.0.1:0", extra, &[]);
+        let report = run_client(&python, &["-c", PY2_HTTP_CLIENT], &server.url, None);
+        assert_eq!(
+            report,
+            json!({"protocol": protocol, "server": "mcp-example-server",
+                "tools": ["echo", "add", "slow", "log", "fail", "ask_name"],
+                "echo": ["h\u{e9} over HTTP"]}),
+            "{extra:?}"
+        );
+    }
+}
+
+#[test]
+fn the_typescript_sdk_v2_client_pinned_to_2026_uses_the_shared_run() {
+    common::sdk_client::require_npm("@modelcontextprotocol/client", "the TypeScript SDK v2");
+    let server = serve_shared();
+    let report = run_client(
+        "node",
+        &["--input-type=module", "-e", TS2_HTTP_CLIENT],
+        &server.url,
+        None,
+    );
+    assert_eq!(
+        report,
+        json!({"server": "mcp-example-server",
+            "tools": ["echo", "add", "slow", "log", "fail", "ask_name"],
+            "echo": [{"type": "text", "text": "h\u{e9} over HTTP"}]})
+    );
+}

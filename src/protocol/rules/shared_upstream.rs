@@ -252,7 +252,8 @@ impl Routes {
     }
 
     /// Requests in flight, of every connection.
-    pub fn in_flight(&self) -> usize {
+    #[cfg(test)]
+    fn in_flight(&self) -> usize {
         self.requests.len()
     }
 }

@@ -160,9 +160,8 @@ pub struct HttpServer {
 
 /// What every request of one HTTP server shares.
 struct Shared {
-    /// The server of the requests without a session; none: the endpoint serves only
-    /// 2025-11-25 sessions ([`bind_sessions`]).
-    server: Option<Server>,
+    /// What answers the requests without a session.
+    front: Front,
     options: HttpOptions,
     /// The `x-mcp-header` annotations of the tools, by tool name (tools are fixed at build).
     tool_params: HashMap<String, Vec<HeaderParam>>,
@@ -192,7 +191,36 @@ pub async fn bind(
     addr: SocketAddr,
     options: HttpOptions,
 ) -> io::Result<HttpServer> {
-    bind_with(Some(server), addr, options).await
+    bind_with(Front::Server(server), addr, options).await
+}
+
+/// What answers the requests without a session (2026-07-28 clients).
+#[derive(Clone)]
+pub(crate) enum Front {
+    /// A [`Server`] of the process ([`bind`]).
+    Server(Server),
+    /// A relay to another server ([`Relay`]: `mcp-bridge --serve-http` in front of one run
+    /// of a 2026-07-28 server).
+    Relay(Arc<dyn Relay>),
+    /// Nobody: the endpoint serves only 2025-11-25 sessions, and such a request gets 400
+    /// `session_required`.
+    SessionsOnly,
+}
+
+/// Answers the requests without a session in place of a [`Server`]: each is relayed whole to
+/// a server elsewhere (`mcp-bridge --serve-http --upstream-lifetime shared`), which checks
+/// its params and its `x-mcp-header` arguments itself.
+pub(crate) trait Relay: Send + Sync + 'static {
+    /// Relays `request` (a 2026-07-28 client's JSON-RPC request, checked as far as HTTP
+    /// goes: its headers but those of tool arguments, its `_meta`). Its notifications go to
+    /// `lines`, one message each, as they come; the future's output is its response (`None`:
+    /// none will come). Dropping the future before its end abandons the request: the server
+    /// gets its cancellation.
+    fn relay(
+        &self,
+        request: Value,
+        lines: mpsc::Sender<String>,
+    ) -> futures_util::future::BoxFuture<'static, Option<Value>>;
 }
 
 /// Binds `addr` for the 2025-11-25 sessions of `options` only (`mcp-bridge --serve-http`,
@@ -203,9 +231,12 @@ pub async fn bind(
 ///
 /// # Errors
 /// As [`bind`]; `InvalidInput` when `options` has no sessions.
+///
+/// With `relay`, the requests without a session are relayed instead ([`Front::Relay`]).
 pub(crate) async fn bind_sessions(
     addr: SocketAddr,
     options: HttpOptions,
+    relay: Option<Arc<dyn Relay>>,
 ) -> io::Result<HttpServer> {
     if options.sessions.is_none() {
         return Err(io::Error::new(
@@ -213,14 +244,11 @@ pub(crate) async fn bind_sessions(
             "an endpoint of sessions only needs HttpOptions::sessions",
         ));
     }
-    bind_with(None, addr, options).await
+    let front = relay.map_or(Front::SessionsOnly, Front::Relay);
+    bind_with(front, addr, options).await
 }
 
-async fn bind_with(
-    server: Option<Server>,
-    addr: SocketAddr,
-    options: HttpOptions,
-) -> io::Result<HttpServer> {
+async fn bind_with(front: Front, addr: SocketAddr, options: HttpOptions) -> io::Result<HttpServer> {
     let listener = TcpListener::bind(addr).await?;
     let auth = match &options.bearer {
         Some(verifier) => Some(Auth::new(
@@ -230,9 +258,12 @@ async fn bind_with(
         )?),
         None => None,
     };
-    let tool_params = server
+    let tools = match &front {
+        Front::Server(server) => server.inner.tools.as_slice(),
+        Front::Relay(_) | Front::SessionsOnly => &[],
+    };
+    let tool_params = tools
         .iter()
-        .flat_map(|server| server.inner.tools.iter())
         .filter_map(|(def, _)| {
             // A tool whose annotations break a rule is dropped by HTTP clients (2026-07-28
             // server/tools): no header of it is checked.
@@ -249,7 +280,7 @@ async fn bind_with(
         sessions,
         in_flight: Arc::new(Semaphore::new(options.max_in_flight)),
         loopback: listener.local_addr()?.ip().is_loopback(),
-        server,
+        front,
         options,
         tool_params,
         stopping: CancellationToken::new(),
@@ -541,11 +572,15 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
                     Err(error) => bad_body(&error, options.max_depth),
                 }
             }
-            _ => match &shared.server {
-                Some(server) => {
+            _ => match &shared.front {
+                Front::Server(server) => {
                     serve_request(shared, server, &parts.headers, id, method, params).await
                 }
-                None => error_answer(
+                Front::Relay(relay) => {
+                    let relay = relay.clone();
+                    relay_request(shared, &relay, &parts.headers, &body, id, method, params).await
+                }
+                Front::SessionsOnly => error_answer(
                     StatusCode::BAD_REQUEST,
                     Some(&id),
                     Cause::SessionRequired.error(None),
@@ -703,13 +738,9 @@ async fn serve_request(
             return error_answer(StatusCode::BAD_REQUEST, Some(&id), error);
         }
     }
-    let Ok(permit) = shared.in_flight.clone().try_acquire_owned() else {
-        let error = Cause::TooManyRequests.error(Some(shared.options.max_in_flight.into()));
-        let mut response = error_answer(StatusCode::SERVICE_UNAVAILABLE, Some(&id), error);
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return response;
+    let permit = match in_flight_permit(shared, &id) {
+        Ok(permit) => permit,
+        Err(refused) => return *refused,
     };
     let is_listen = method == methods::SUBSCRIPTIONS_LISTEN;
     let answer_id = id.clone();
@@ -717,8 +748,8 @@ async fn serve_request(
     // Dropped with the answer (or the answer's stream) before the request ends: the client
     // went away, and that cancels the request.
     let guard = cancel.clone().drop_guard();
-    let (out, mut lines) = Outbox::channel();
-    let (done, mut response) = oneshot::channel::<Option<Value>>();
+    let (out, lines) = Outbox::channel();
+    let (done, response) = oneshot::channel::<Option<Value>>();
     let link = ConnectionLink {
         out,
         close: shared.stopping.child_token(),
@@ -733,11 +764,7 @@ async fn serve_request(
                 Ok(answer) => answer,
                 Err(limit) => {
                     cancel.cancel();
-                    let error = RpcError::internal(
-                        "Internal error: the request did not finish within the server's time limit",
-                    )
-                    .with_data(json!({ "limitSecs": limit.as_secs() }));
-                    Some(jsonrpc::error_response(Some(&id), error))
+                    Some(past_time_limit(&id, limit))
                 }
             },
         };
@@ -747,6 +774,114 @@ async fn serve_request(
         drop(permit);
     });
 
+    respond(shared, &answer_id, lines, response, guard).await
+}
+
+/// A slot of [`HttpOptions::max_in_flight`] for request `id`, or its 503 answer.
+fn in_flight_permit(
+    shared: &Shared,
+    id: &Id,
+) -> Result<tokio::sync::OwnedSemaphorePermit, Box<Response<Body>>> {
+    shared.in_flight.clone().try_acquire_owned().map_err(|_| {
+        let error = Cause::TooManyRequests.error(Some(shared.options.max_in_flight.into()));
+        let mut response = error_answer(StatusCode::SERVICE_UNAVAILABLE, Some(id), error);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        Box::new(response)
+    })
+}
+
+/// The answer of request `id` that ran past [`HttpOptions::request_time_limit`] (`limit`).
+fn past_time_limit(id: &Id, limit: Duration) -> Value {
+    let error = RpcError::internal(
+        "Internal error: the request did not finish within the server's time limit",
+    )
+    .with_data(json!({ "limitSecs": limit.as_secs() }));
+    jsonrpc::error_response(Some(id), error)
+}
+
+/// Relays one request ([`Front::Relay`]): the 2026-07-28 header checks but those of the
+/// tools' `x-mcp-header` arguments (the relay does not know the tools' schemas; the server
+/// behind it reads the body), the `_meta` check, then the relay on its own task, its lines
+/// read by the answer. A listen stream ends at the server's stop; the other requests have
+/// [`HttpOptions::request_time_limit`].
+async fn relay_request(
+    shared: &Shared,
+    relay: &Arc<dyn Relay>,
+    headers: &HeaderMap,
+    body: &Bytes,
+    id: Id,
+    method: String,
+    params: Option<Value>,
+) -> Response<Body> {
+    if Method::parse(&method).is_none() {
+        // As [`serve_request`]: a method 2026-07-28 does not have, before any header check.
+        let error = RpcError::method_not_found(&method);
+        return error_answer(StatusCode::NOT_FOUND, Some(&id), error);
+    }
+    let checked = request_headers::check(
+        &method,
+        params.as_ref(),
+        |name| header_text(headers, name),
+        |_| None,
+    );
+    if let Err(error) = checked {
+        return error_answer(StatusCode::BAD_REQUEST, Some(&id), error);
+    }
+    let meta = params.as_ref().and_then(|p| p.get("_meta")).cloned();
+    if let Err(error) = dispatch::parse_meta(meta) {
+        return error_answer(StatusCode::BAD_REQUEST, Some(&id), error);
+    }
+    let request = match jsonrpc::parse_value_bounded(body, shared.options.max_depth) {
+        Ok(request) => request,
+        Err(error) => return bad_body(&error, shared.options.max_depth),
+    };
+    let permit = match in_flight_permit(shared, &id) {
+        Ok(permit) => permit,
+        Err(refused) => return *refused,
+    };
+    let is_listen = method == methods::SUBSCRIPTIONS_LISTEN;
+    let cancel = CancellationToken::new();
+    // Dropped with the answer before the request ends: the client went away, and the relay
+    // abandons the request.
+    let guard = cancel.clone().drop_guard();
+    let (out, lines) = mpsc::channel(super::output::OUTPUT_QUEUE_LINES);
+    let (done, response) = oneshot::channel::<Option<Value>>();
+    // Held until the response is handed over: the lines' channel closes after it, so the
+    // answer's stream never ends before the response (as `serve_request`'s link).
+    let held = out.clone();
+    let work = relay.relay(request, out);
+    let time_limit = (!is_listen).then_some(shared.options.request_time_limit);
+    let stopping = shared.stopping.clone();
+    let answer_id = id.clone();
+    tokio::spawn(async move {
+        let answer = tokio::select! {
+            () = cancel.cancelled() => None,
+            // The stop ends a listen stream (its request abandoned), as it ends the server's.
+            () = stopping.cancelled(), if is_listen => None,
+            answer = within(time_limit, work) => match answer {
+                Ok(answer) => answer,
+                Err(limit) => Some(past_time_limit(&id, limit)),
+            },
+        };
+        let _ = done.send(answer);
+        drop(held);
+        drop(permit);
+    });
+    respond(shared, &answer_id, lines, response, guard).await
+}
+
+/// The answer of a request whose work runs on its own task: JSON when only its response
+/// comes (`response`), an SSE stream as soon as a line of it comes first (`lines`); the
+/// request is cancelled (`guard` dropped) when its client goes away before its end.
+async fn respond(
+    shared: &Shared,
+    answer_id: &Id,
+    mut lines: mpsc::Receiver<String>,
+    mut response: oneshot::Receiver<Option<Value>>,
+    guard: DropGuard,
+) -> Response<Body> {
     let keep_alive = shared.options.keep_alive_interval;
     let cut = shared.cutting.clone();
     tokio::select! {
@@ -754,7 +889,7 @@ async fn serve_request(
         Some(first) = lines.recv() => sse(vec![first], lines, response, guard, keep_alive, cut),
         // The server's grace time ended before the answer: the request is cancelled (the
         // guard goes), and the client learns why.
-        () = shared.cutting.cancelled() => stopped_answer(&answer_id),
+        () = shared.cutting.cancelled() => stopped_answer(answer_id),
         answer = &mut response => {
             let queued = drain(&mut lines);
             match answer {

@@ -308,3 +308,37 @@ out.ended = transport.sessionId === undefined;
 await client.close();
 console.log(JSON.stringify(out));
 "#;
+
+/// The TS SDK v2 client (`@modelcontextprotocol/client` 2.4.0, pinned to 2026-07-28) over its
+/// Streamable HTTP transport, with `Authorization: Bearer $MCP_TOKEN` when it is set.
+pub const TS2_HTTP_CLIENT: &str = r#"
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+const headers = process.env.MCP_TOKEN ? { Authorization: `Bearer ${process.env.MCP_TOKEN}` } : {};
+const transport = new StreamableHTTPClientTransport(new URL(process.env.MCP_URL), { requestInit: { headers } });
+const client = new Client({ name: 'ts-sdk-2-http', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+await client.connect(transport);
+const out = { server: client.getServerVersion()?.name };
+out.tools = (await client.listTools()).tools.map(t => t.name);
+out.echo = (await client.callTool({ name: 'echo', arguments: { text: 'h\u00e9 over HTTP' } })).content;
+await client.close();
+console.log(JSON.stringify(out));
+"#;
+
+/// The Python `mcp` 2.3.0 client (`Client(url)`: Streamable HTTP, mode auto).
+pub const PY2_HTTP_CLIENT: &str = r#"
+import anyio, json, os
+from mcp import Client
+
+async def main():
+    out = {}
+    async with Client(os.environ["MCP_URL"]) as client:
+        out["protocol"] = client.protocol_version
+        out["server"] = client.server_info.name
+        out["tools"] = [t.name for t in (await client.list_tools()).tools]
+        echo = await client.call_tool("echo", {"text": "h\u00e9 over HTTP"})
+        out["echo"] = [c.text for c in echo.content]
+    print(json.dumps(out))
+
+anyio.run(main)
+"#;
