@@ -124,7 +124,7 @@ fn run_serve_http(
         source,
         config,
         max_sessions: cli.max_sessions as usize,
-        shared: cli.upstream_lifetime == cli::UpstreamLifetime::Shared,
+        lifetime: cli.upstream_lifetime,
     };
     run_system(move || serve_http::start(setup, children))
 }

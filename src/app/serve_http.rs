@@ -37,7 +37,14 @@ use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::actors::config::BridgeConfig;
 use crate::actors::supervisor::{self, Host, watchdog_after};
+use crate::cli::UpstreamLifetime;
 use crate::log;
+use crate::protocol::revisions::errors::Cause;
+use crate::protocol::revisions::methods;
+use crate::protocol::revisions::modern::{
+    self, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
+};
+use crate::protocol::rules::era::{self, Era, ProbeAnswer};
 use crate::protocol::wire::framing::Frame;
 use crate::server::http::{
     self, HEALTH_PATH, HttpOptions, SessionEnds, SessionFactory, SessionStart,
@@ -47,6 +54,7 @@ use crate::transport::open::UpstreamSpec;
 use crate::transport::queue::{EDITOR_QUEUE, QueueStats};
 use crate::transport::shared::SharedUpstream;
 use crate::transport::writer::Writer;
+use serde_json::Value;
 
 use super::process::{reap_orphans, sign_in_actor, start_watchdog_after, termination_signal};
 
@@ -137,8 +145,8 @@ pub struct ServeSetup {
     pub config: BridgeConfig,
     /// `--max-sessions`: sessions at once.
     pub max_sessions: usize,
-    /// `--upstream-lifetime shared`: one run of the server for every session.
-    pub shared: bool,
+    /// `--upstream-lifetime`: a run of the server for each session, or one for all.
+    pub lifetime: UpstreamLifetime,
 }
 
 /// The HTTP options of the endpoint: the server API's defaults, the body bound by
@@ -165,41 +173,57 @@ fn options(setup: &ServeSetup) -> HttpOptions {
 /// until a termination signal, then ends every session, waits for their bridges to end and
 /// stops the System with 0 (1 when the address cannot be bound). Every session's child
 /// joins `children`.
-pub fn start(mut setup: ServeSetup, children: Arc<ChildRegistry>) {
-    let shared = setup.shared.then(|| {
-        let spec = setup.config.upstream.clone();
-        let open = setup.config.open_upstream;
-        let shared = SharedUpstream::start(
-            spec.fallback_name(),
-            Box::new(move |options| open(&spec, options)),
-            setup.config.max_line_bytes,
-            children.clone(),
-        );
-        setup.config.upstream = UpstreamSpec::Shared(shared.clone());
-        shared
-    });
+pub fn start(setup: ServeSetup, children: Arc<ChildRegistry>) {
     let (starts, requests) = mpsc::unbounded_channel();
     let live = Rc::new(Live::default());
     let grace = setup.config.shutdown_grace;
     let options = options(&setup).sessions(Sessions { starts });
     actix::spawn(reap_orphans(children.clone()));
-    actix::spawn(start_sessions(
-        requests,
-        setup.config,
-        children.clone(),
-        live.clone(),
-    ));
-    let addr = setup.addr;
-    let source = setup.source;
-    let token = match &setup.access {
+    let ServeSetup {
+        addr,
+        access,
+        source,
+        mut config,
+        lifetime,
+        ..
+    } = setup;
+    let token = match &access {
         Access::Token(token) if source == AccessSource::Made => Some(token.clone()),
         _ => None,
     };
     actix::spawn(async move {
+        // Bound first: a taken address is said before any server starts.
+        let listener = match tokio::net::TcpListener::bind(addr).await {
+            Ok(listener) => listener,
+            Err(e) => {
+                log::raw_line("http", "error", &format!("cannot listen on {addr}: {e}"));
+                System::current().stop_with_code(EXIT_CANNOT_LISTEN);
+                return;
+            }
+        };
+        // Installed before the probe: a signal during it stops the process as any other.
+        let mut signal = Box::pin(termination_signal(children.clone()));
+        let shared = tokio::select! {
+            shared = lifetime_of(lifetime, &config, &children) => shared,
+            stop = &mut signal => {
+                tracing::info!(target: "http", "received {stop} before the server was served");
+                System::current().stop_with_code(0);
+                return;
+            }
+        };
+        if let Some(shared) = &shared {
+            config.upstream = UpstreamSpec::Shared(shared.clone());
+        }
+        actix::spawn(start_sessions(
+            requests,
+            config,
+            children.clone(),
+            live.clone(),
+        ));
         let relay = shared
             .clone()
             .map(|shared| Arc::new(shared) as Arc<dyn http::Relay>);
-        let bound = match http::bind_sessions(addr, options, relay).await {
+        let bound = match http::bind_sessions(listener, options, relay) {
             Ok(bound) => bound,
             Err(e) => {
                 log::raw_line("http", "error", &format!("cannot listen on {addr}: {e}"));
@@ -208,7 +232,6 @@ pub fn start(mut setup: ServeSetup, children: Arc<ChildRegistry>) {
             }
         };
         start_lines(&bound.url(), addr, source, token.as_deref());
-        let signal = termination_signal(children.clone());
         let served = bound
             .run_until(async move {
                 let signal = signal.await;
@@ -227,6 +250,85 @@ pub fn start(mut setup: ServeSetup, children: Arc<ChildRegistry>) {
         }
         System::current().stop_with_code(0);
     });
+}
+
+/// The shared run of the server, when there is one: `shared`, or `auto` with a command
+/// whose server answers `server/discover` as a 2026-07-28 server does (the run of the probe
+/// stays, as the shared one); none with `per-session`, a URL, or another answer (a
+/// 2025-11-25 server keeps one session per connection). Says which on stderr.
+async fn lifetime_of(
+    lifetime: UpstreamLifetime,
+    config: &BridgeConfig,
+    children: &Arc<ChildRegistry>,
+) -> Option<SharedUpstream> {
+    let is_command = matches!(config.upstream, UpstreamSpec::Child { .. });
+    match lifetime {
+        UpstreamLifetime::PerSession => return None,
+        UpstreamLifetime::Shared => return Some(shared_run(config, children)),
+        UpstreamLifetime::Auto if !is_command => return None,
+        UpstreamLifetime::Auto => {}
+    }
+    let shared = shared_run(config, children);
+    let era = probe(&shared, config.discover_timeout).await;
+    match era {
+        Era::Modern(_) => {
+            tracing::info!(target: "http", "the server speaks MCP 2026-07-28: one run of it serves every session and 2026-07-28 client (--upstream-lifetime shared)");
+            Some(shared)
+        }
+        other => {
+            let why = match other {
+                Era::Legacy(sign) => sign.to_string(),
+                Era::Error(error) => error.message,
+                Era::Modern(_) => String::new(),
+            };
+            tracing::info!(target: "http", "the server is no 2026-07-28 server ({why}): each session gets a run of its own (--upstream-lifetime per-session)");
+            shared.close(config.shutdown_grace).await;
+            None
+        }
+    }
+}
+
+/// A shared run of the configuration's upstream.
+fn shared_run(config: &BridgeConfig, children: &Arc<ChildRegistry>) -> SharedUpstream {
+    let spec = config.upstream.clone();
+    let open = config.open_upstream;
+    SharedUpstream::start(
+        spec.fallback_name(),
+        Box::new(move |options| open(&spec, options)),
+        config.max_line_bytes,
+        children.clone(),
+    )
+}
+
+/// The era of the shared run's server, by its answer to one `server/discover` within
+/// `limit` (`protocol::rules::era::decide`, as a bridge decides it).
+async fn probe(shared: &SharedUpstream, limit: Duration) -> Era {
+    let discover = serde_json::json!({"jsonrpc": "2.0", "id": "mcp-bridge-probe",
+        "method": methods::SERVER_DISCOVER, "params": {"_meta": {
+            META_PROTOCOL_VERSION: modern::PROTOCOL_VERSION,
+            META_CLIENT_CAPABILITIES: {},
+            META_CLIENT_INFO: {"name": "mcp-bridge", "version": env!("CARGO_PKG_VERSION")}}}});
+    // Its notifications (none are asked for) are not read.
+    let (lines, _unread) = mpsc::channel(1);
+    let answer = tokio::time::timeout(limit, http::Relay::relay(shared, discover, lines)).await;
+    let answer = match &answer {
+        Ok(Some(answer)) => answer,
+        Ok(None) => return era::decide(ProbeAnswer::Closed),
+        Err(_) => return era::decide(ProbeAnswer::NoReply),
+    };
+    if let Some(result) = answer.get("result") {
+        return era::decide(ProbeAnswer::Result(result));
+    }
+    match answer.get("error") {
+        // The run ended before it answered (the hub's own answer).
+        Some(error)
+            if error.pointer("/data/cause") == Some(&Value::from(Cause::UpstreamExited.name())) =>
+        {
+            era::decide(ProbeAnswer::Closed)
+        }
+        Some(error) => era::decide(ProbeAnswer::Error(error)),
+        None => era::decide(ProbeAnswer::Invalid),
+    }
 }
 
 /// The lines of a start: the URL (always written, whatever `--log-level`: a client needs it),

@@ -105,8 +105,10 @@ only its own calls and starts again; see the Many servers options). The editor's
      \"args\": [\"--config\", \"/home/you/.config/Claude/claude_desktop_config.json\"]}}}
 
 With --serve-http ADDR (PORT on 127.0.0.1, or IP:PORT), mcp-bridge serves the server over
-Streamable HTTP at http://ADDR/mcp instead of stdio, to MCP 2025-11-25 clients in sessions,
-each session with a run of the server of its own (every option above applies to each):
+Streamable HTTP at http://ADDR/mcp instead of stdio: to MCP 2025-11-25 clients in sessions,
+each session a bridge of its own (every option above applies to each), and to MCP 2026-07-28
+clients when one run of the server serves all (--upstream-lifetime: auto shares a command's
+2026-07-28 server and gives a 2025-11-25 one a run per session):
   mcp-bridge --serve-http 8000 -- python3 server.py
 Beyond loopback a client needs `Authorization: Bearer TOKEN`, the token of
 MCP_BRIDGE_LISTEN_TOKEN or else one made at start and written to stderr, unless --no-auth.
@@ -154,6 +156,9 @@ impl LogLevelArg {
 /// How long a run of the server lives behind `--serve-http` (`--upstream-lifetime`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum UpstreamLifetime {
+    /// Shared for a command whose server answers `server/discover` at start as a
+    /// 2026-07-28 server, else a run for each session.
+    Auto,
     /// A run for each session, which ends with it.
     PerSession,
     /// One run for every session, started at the first and again after it ends.
@@ -320,13 +325,13 @@ pub struct Cli {
     #[arg(help_heading = "Serve over HTTP", long, value_name = "N", default_value_t = crate::server::http::DEFAULT_MAX_SESSIONS as u32,
           value_parser = clap::value_parser!(u32).range(1..=65_536), allow_negative_numbers = true)]
     pub max_sessions: u32,
-    /// With --serve-http: per-session, a run of the server for each session (any server); shared, one run of a command's 2026-07-28 server for every session (a 2025-11-25 server keeps a session per connection and cannot be shared)
+    /// With --serve-http: per-session, a run of the server for each session (any server); shared, one run of a command's 2026-07-28 server for every session and every 2026-07-28 client (a 2025-11-25 server keeps a session per connection and cannot be shared); auto, shared when the command's server answers server/discover at start as a 2026-07-28 server, else per-session
     #[arg(
         help_heading = "Serve over HTTP",
         long,
         value_enum,
         value_name = "LIFETIME",
-        default_value = "per-session"
+        default_value = "auto"
     )]
     pub upstream_lifetime: UpstreamLifetime,
     /// The upstream MCP server command and its arguments, verbatim: everything from the first

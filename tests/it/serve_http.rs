@@ -11,10 +11,14 @@ use std::time::Duration;
 
 const V: &str = LEGACY_VERSION;
 
-/// `mcp-bridge --serve-http ADDR [extra...] -- mcp-example-server`, with `envs`.
+/// `mcp-bridge --serve-http ADDR [extra...] -- mcp-example-server`, with `envs`; a run of
+/// the server for each session unless `extra` says otherwise.
 fn serve(addr: &str, extra: &[&str], envs: &[(&str, &str)]) -> HttpServer {
     let mut args = vec!["--serve-http", addr];
     args.extend(extra);
+    if !extra.contains(&"--upstream-lifetime") {
+        args.extend(["--upstream-lifetime", "per-session"]);
+    }
     args.extend(["--", common::example_server_bin()]);
     HttpServer::start_exact(common::bridge_bin(), &args, envs)
 }
@@ -844,5 +848,97 @@ fn the_typescript_sdk_v2_client_pinned_to_2026_uses_the_shared_run() {
         json!({"server": "mcp-example-server",
             "tools": ["echo", "add", "slow", "log", "fail", "ask_name"],
             "echo": [{"type": "text", "text": "h\u{e9} over HTTP"}]})
+    );
+}
+
+// ---- the lifetime by the server's era (`--upstream-lifetime auto`, the default) -------------
+
+#[tokio::test]
+async fn by_default_a_2026_server_is_shared_and_serves_both_revisions() {
+    let args = [
+        "--serve-http",
+        "127.0.0.1:0",
+        "--",
+        common::example_server_bin(),
+    ];
+    let server = HttpServer::start_exact(common::bridge_bin(), &args, &[]);
+    server
+        .wait_for_log("the server speaks MCP 2026-07-28: one run of it serves every session")
+        .await;
+    // The run of the probe is the shared one.
+    let run = servers_of(server.pid(), 1);
+    let client = client();
+    let (a, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    let (b, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    assert_eq!(
+        call(&client, &server.url, &a, &echo(2, "a")).await,
+        (200, vec![echoed(2, "a")])
+    );
+    assert_eq!(
+        call(&client, &server.url, &b, &echo(2, "b")).await,
+        (200, vec![echoed(2, "b")])
+    );
+    let modern = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "echo", "arguments": {"text": "2026"}, "_meta": modern_meta(json!({}))}});
+    let response = modern_post(&client, &server.url, &modern, Some("echo"))
+        .send()
+        .await
+        .expect("POST");
+    let (status, _, body) = json_answer(response).await;
+    assert_eq!(
+        (status, body["result"]["content"].clone()),
+        (200, json!([{"type": "text", "text": "2026"}]))
+    );
+    assert_eq!(servers_of(server.pid(), 1), run);
+}
+
+#[tokio::test]
+async fn by_default_a_2025_server_gets_a_run_for_each_session() {
+    let args = [
+        "--serve-http",
+        "127.0.0.1:0",
+        "--",
+        common::legacy_server_bin(),
+    ];
+    let server = HttpServer::start_exact(common::bridge_bin(), &args, &[]);
+    server
+        .wait_for_log("each session gets a run of its own (--upstream-lifetime per-session)")
+        .await;
+    // The run of the probe has ended.
+    assert!(
+        wait_until(|| children_of(server.pid()).is_empty()),
+        "the probe's run outlived the probe"
+    );
+    let client = client();
+    let (a, status, answer) =
+        open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    assert_eq!(
+        (status, answer[0]["result"]["protocolVersion"].clone()),
+        (200, json!(V))
+    );
+    let (b, status, _) =
+        open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
+    assert_eq!(status, 200);
+    assert_eq!(servers_of(server.pid(), 2).len(), 2);
+    for session in [&a, &b] {
+        let (status, answer) = call(&client, &server.url, session, &echo(2, "legacy")).await;
+        assert_eq!(
+            (status, answer[0]["id"].clone()),
+            (200, json!(2)),
+            "{answer:?}"
+        );
+        assert!(answer[0].get("result").is_some(), "{answer:?}");
+    }
+    // And a 2026-07-28 client is told to start a session.
+    let modern = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {
+        "_meta": modern_meta(json!({}))}});
+    let response = modern_post(&client, &server.url, &modern, None)
+        .send()
+        .await
+        .expect("POST");
+    let (status, _, body) = json_answer(response).await;
+    assert_eq!(
+        (status, body["error"]["data"]["cause"].clone()),
+        (400, json!("session_required"))
     );
 }

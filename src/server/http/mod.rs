@@ -191,7 +191,11 @@ pub async fn bind(
     addr: SocketAddr,
     options: HttpOptions,
 ) -> io::Result<HttpServer> {
-    bind_with(Front::Server(server), addr, options).await
+    bind_with(
+        Front::Server(server),
+        TcpListener::bind(addr).await?,
+        options,
+    )
 }
 
 /// What answers the requests without a session (2026-07-28 clients).
@@ -233,8 +237,9 @@ pub(crate) trait Relay: Send + Sync + 'static {
 /// As [`bind`]; `InvalidInput` when `options` has no sessions.
 ///
 /// With `relay`, the requests without a session are relayed instead ([`Front::Relay`]).
-pub(crate) async fn bind_sessions(
-    addr: SocketAddr,
+/// `listener` is bound already (the caller learns at once that the address is taken).
+pub(crate) fn bind_sessions(
+    listener: TcpListener,
     options: HttpOptions,
     relay: Option<Arc<dyn Relay>>,
 ) -> io::Result<HttpServer> {
@@ -245,11 +250,10 @@ pub(crate) async fn bind_sessions(
         ));
     }
     let front = relay.map_or(Front::SessionsOnly, Front::Relay);
-    bind_with(front, addr, options).await
+    bind_with(front, listener, options)
 }
 
-async fn bind_with(front: Front, addr: SocketAddr, options: HttpOptions) -> io::Result<HttpServer> {
-    let listener = TcpListener::bind(addr).await?;
+fn bind_with(front: Front, listener: TcpListener, options: HttpOptions) -> io::Result<HttpServer> {
     let auth = match &options.bearer {
         Some(verifier) => Some(Auth::new(
             verifier.clone(),

@@ -19,7 +19,7 @@ pub struct HttpServer {
     child: Child,
     /// The endpoint, `http://127.0.0.1:PORT/mcp`.
     pub url: String,
-    /// Its stderr after the `listening on` line.
+    /// Its stderr but the `listening on` line.
     stderr: Arc<Mutex<String>>,
 }
 
@@ -48,14 +48,18 @@ impl HttpServer {
             .expect("spawn the HTTP server");
         let stderr = child.stderr.take().expect("stderr");
         let mut lines = BufReader::new(stderr).lines();
+        let mut before = String::new();
         let url = loop {
             let line = lines.next().expect("a stderr line").expect("read stderr");
             if let Some((_, url)) = line.split_once("listening on ") {
                 break url.trim().to_owned();
             }
+            before.push_str(&line);
+            before.push('\n');
         };
-        // The rest of stderr is read so that the server never blocks on it, and kept.
-        let stderr = Arc::new(Mutex::new(String::new()));
+        // The rest of stderr is read so that the server never blocks on it, and kept with
+        // the lines before the URL.
+        let stderr = Arc::new(Mutex::new(before));
         let kept = stderr.clone();
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
@@ -102,7 +106,7 @@ impl HttpServer {
         i32::try_from(self.child.id()).expect("a pid")
     }
 
-    /// Its stderr after the `listening on` line, so far.
+    /// Its stderr but the `listening on` line, so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
     }
