@@ -8,11 +8,13 @@
 #   tests/conformance/consenting-browser (Node's fetch follows the start URL and its redirects).
 #   server rows (tests/conformance/server-scenarios.tsv): the suite is the client of a server on
 #   the server API served over HTTP (server::http): examples/embedded or the conformance fixture
-#   fixtures/examples/conformance, with the suite's reference tools.
+#   fixtures/examples/conformance, with the suite's reference tools; or of `mcp-bridge
+#   --serve-http` in front of the same two on stdio (bridge-example, bridge-fixture).
 #
 #   bash scripts/conformance.sh [FILTER]     FILTER: a grep -E pattern on
 #     "SUITE VERSION SCENARIO CLIENT" (client rows) or "SUITE VERSION SCENARIO SERVER NAME"
-#     (server rows; NAME example or fixture): 'SERVER' runs the server rows, '^2026 2026-07-28 '
+#     (server rows; NAME example, fixture, bridge-example or bridge-fixture): 'SERVER' runs the
+#     server rows, '^2026 2026-07-28 '
 #     the 2026-07-28 rows of both tables.
 #
 # Environment: MCP_BRIDGE_BIN (default target/debug/mcp-bridge; this script builds nothing; needed
@@ -69,20 +71,30 @@ mkdir -p "$OUT"
 
 # ---- servers of the server rows: examples/embedded ("example") or the conformance fixture
 # with the suite's reference tools, fixtures/examples/conformance ("fixture"), both on the server API
-# over HTTP (server::http), each started once, with --http 127.0.0.1:0, when a row first names it.
+# over HTTP (server::http), each started once, with --http 127.0.0.1:0, when a row first names it;
+# "bridge-example" and "bridge-fixture": `mcp-bridge --serve-http 127.0.0.1:0` in front of the
+# same binary on stdio (the era probe makes its one run shared: 2026-07-28 requests are relayed,
+# each 2025-11-25 session is a bridge of its own).
 declare -A server_bin=(
   [example]="${MCP_EMBEDDED_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/debug/examples/embedded}"
   [fixture]="${MCP_CONFORMANCE_FIXTURE_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/debug/examples/conformance}"
 )
+server_bin[bridge-example]="${server_bin[example]}"
+server_bin[bridge-fixture]="${server_bin[fixture]}"
 declare -A server_url=()
 server_pids=()
 trap 'for p in "${server_pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 # Starts the server NAME once and sets server_url[NAME] from its "listening on URL" line.
 start_server() {
   local name="$1" bin="${server_bin[$1]:-}" log="$OUT/$1-http.log" url=""
-  [[ -n "$bin" ]] || { echo "conformance: no server named $name (example, fixture)" >&2; exit 2; }
+  [[ -n "$bin" ]] || { echo "conformance: no server named $name (example, fixture, bridge-example, bridge-fixture)" >&2; exit 2; }
   [[ -x "$bin" ]] || { echo "conformance: the $name binary not found: $bin (cargo build --workspace --examples)" >&2; exit 2; }
-  "$bin" --http 127.0.0.1:0 2>"$log" </dev/null &
+  if [[ "$name" == bridge-* ]]; then
+    [[ -x "$BIN" ]] || { echo "conformance: mcp-bridge not found: $BIN" >&2; exit 2; }
+    "$BIN" --serve-http 127.0.0.1:0 -- "$bin" 2>"$log" </dev/null &
+  else
+    "$bin" --http 127.0.0.1:0 2>"$log" </dev/null &
+  fi
   server_pids+=($!)
   for _ in $(seq 1 100); do
     url="$(sed -n 's/.*listening on //p' "$log" | head -1)"

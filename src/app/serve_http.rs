@@ -214,16 +214,21 @@ pub fn start(setup: ServeSetup, children: Arc<ChildRegistry>) {
         if let Some(shared) = &shared {
             config.upstream = UpstreamSpec::Shared(shared.clone());
         }
+        let config_discover_timeout = config.discover_timeout;
         actix::spawn(start_sessions(
             requests,
             config,
             children.clone(),
             live.clone(),
         ));
+        let tools = match &shared {
+            Some(shared) => tools_of(shared, config_discover_timeout).await,
+            None => Vec::new(),
+        };
         let relay = shared
             .clone()
             .map(|shared| Arc::new(shared) as Arc<dyn http::Relay>);
-        let bound = match http::bind_sessions(listener, options, relay) {
+        let bound = match http::bind_sessions(listener, options, relay, &tools) {
             Ok(bound) => bound,
             Err(e) => {
                 log::raw_line("http", "error", &format!("cannot listen on {addr}: {e}"));
@@ -288,6 +293,57 @@ async fn lifetime_of(
     }
 }
 
+/// The most pages of `tools/list` read from the shared run at start.
+pub const MAX_TOOL_PAGES: usize = 100;
+
+/// The names and input schemas of the shared run's tools, each page within `limit`, for the
+/// `Mcp-Param-*` checks of the 2026-07-28 requests relayed to it (read once, at start: a
+/// later change of the list is not seen). Empty when the server does not list them.
+async fn tools_of(shared: &SharedUpstream, limit: Duration) -> Vec<(String, Value)> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for page in 0..MAX_TOOL_PAGES {
+        let mut params = serde_json::json!({"_meta": probe_meta()});
+        if let Some(cursor) = cursor.take() {
+            params["cursor"] = cursor;
+        }
+        let list = serde_json::json!({"jsonrpc": "2.0", "id": format!("mcp-bridge-tools-{page}"),
+            "method": methods::TOOLS_LIST, "params": params});
+        let (lines, _unread) = mpsc::channel(1);
+        let answer = tokio::time::timeout(limit, http::Relay::relay(shared, list, lines)).await;
+        let Ok(Some(answer)) = answer else { break };
+        let Some(result) = answer.get("result") else {
+            break;
+        };
+        for tool in result
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let (Some(name), Some(schema)) = (
+                tool.get("name").and_then(Value::as_str),
+                tool.get("inputSchema"),
+            ) {
+                tools.push((name.to_owned(), schema.clone()));
+            }
+        }
+        match result.get("nextCursor") {
+            Some(next) if !next.is_null() => cursor = Some(next.clone()),
+            _ => break,
+        }
+    }
+    tools
+}
+
+/// The `_meta` of the bridge's own requests to the shared run (the probe, the tools' list).
+fn probe_meta() -> Value {
+    serde_json::json!({
+        META_PROTOCOL_VERSION: modern::PROTOCOL_VERSION,
+        META_CLIENT_CAPABILITIES: {},
+        META_CLIENT_INFO: {"name": "mcp-bridge", "version": env!("CARGO_PKG_VERSION")}})
+}
+
 /// A shared run of the configuration's upstream.
 fn shared_run(config: &BridgeConfig, children: &Arc<ChildRegistry>) -> SharedUpstream {
     let spec = config.upstream.clone();
@@ -304,10 +360,7 @@ fn shared_run(config: &BridgeConfig, children: &Arc<ChildRegistry>) -> SharedUps
 /// `limit` (`protocol::rules::era::decide`, as a bridge decides it).
 async fn probe(shared: &SharedUpstream, limit: Duration) -> Era {
     let discover = serde_json::json!({"jsonrpc": "2.0", "id": "mcp-bridge-probe",
-        "method": methods::SERVER_DISCOVER, "params": {"_meta": {
-            META_PROTOCOL_VERSION: modern::PROTOCOL_VERSION,
-            META_CLIENT_CAPABILITIES: {},
-            META_CLIENT_INFO: {"name": "mcp-bridge", "version": env!("CARGO_PKG_VERSION")}}}});
+        "method": methods::SERVER_DISCOVER, "params": {"_meta": probe_meta()}});
     // Its notifications (none are asked for) are not read.
     let (lines, _unread) = mpsc::channel(1);
     let answer = tokio::time::timeout(limit, http::Relay::relay(shared, discover, lines)).await;

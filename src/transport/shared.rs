@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use futures_util::future::{BoxFuture, LocalBoxFuture};
+use futures_util::future::LocalBoxFuture;
 use futures_util::stream::LocalBoxStream;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -45,6 +45,7 @@ use crate::protocol::rules::shared_upstream::{ConnectionId, Routes, Up};
 use crate::protocol::wire::framing::Frame;
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc;
+#[cfg(feature = "http-server")]
 use crate::server::http::Relay;
 
 /// Messages queued toward each connection, and from it (256): past it the shared upstream's
@@ -217,12 +218,13 @@ impl SharedUpstream {
     }
 }
 
+#[cfg(feature = "http-server")]
 impl Relay for SharedUpstream {
     fn relay(
         &self,
         request: Value,
         lines: mpsc::Sender<String>,
-    ) -> BoxFuture<'static, Option<Value>> {
+    ) -> futures_util::future::BoxFuture<'static, Option<Value>> {
         let connection = self.new_connection();
         let (done, response) = oneshot::channel();
         let sent = self.commands.send(Command::Relay {

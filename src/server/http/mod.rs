@@ -191,11 +191,33 @@ pub async fn bind(
     addr: SocketAddr,
     options: HttpOptions,
 ) -> io::Result<HttpServer> {
+    let tool_params = tool_params(
+        server
+            .inner
+            .tools
+            .iter()
+            .map(|(def, _)| (def.name(), def.input_schema())),
+    );
     bind_with(
         Front::Server(server),
         TcpListener::bind(addr).await?,
         options,
+        tool_params,
     )
+}
+
+/// The `x-mcp-header` arguments of each tool of `tools` (name, input schema) that has some.
+/// A tool whose annotations break a rule is dropped by HTTP clients (2026-07-28
+/// server/tools): no header of it is checked.
+fn tool_params<'a>(
+    tools: impl Iterator<Item = (&'a str, &'a Value)>,
+) -> HashMap<String, Vec<HeaderParam>> {
+    tools
+        .filter_map(|(name, schema)| {
+            let params = header_params(schema).ok()?;
+            (!params.is_empty()).then(|| (name.to_owned(), params))
+        })
+        .collect()
 }
 
 /// What answers the requests without a session (2026-07-28 clients).
@@ -236,12 +258,15 @@ pub(crate) trait Relay: Send + Sync + 'static {
 /// # Errors
 /// As [`bind`]; `InvalidInput` when `options` has no sessions.
 ///
-/// With `relay`, the requests without a session are relayed instead ([`Front::Relay`]).
-/// `listener` is bound already (the caller learns at once that the address is taken).
+/// With `relay`, the requests without a session are relayed instead ([`Front::Relay`]),
+/// their `Mcp-Param-*` headers checked against the `x-mcp-header` arguments of `tools` (the
+/// names and input schemas of the relayed server's tools). `listener` is bound already (the
+/// caller learns at once that the address is taken).
 pub(crate) fn bind_sessions(
     listener: TcpListener,
     options: HttpOptions,
     relay: Option<Arc<dyn Relay>>,
+    tools: &[(String, Value)],
 ) -> io::Result<HttpServer> {
     if options.sessions.is_none() {
         return Err(io::Error::new(
@@ -250,10 +275,16 @@ pub(crate) fn bind_sessions(
         ));
     }
     let front = relay.map_or(Front::SessionsOnly, Front::Relay);
-    bind_with(front, listener, options)
+    let tool_params = tool_params(tools.iter().map(|(name, schema)| (name.as_str(), schema)));
+    bind_with(front, listener, options, tool_params)
 }
 
-fn bind_with(front: Front, listener: TcpListener, options: HttpOptions) -> io::Result<HttpServer> {
+fn bind_with(
+    front: Front,
+    listener: TcpListener,
+    options: HttpOptions,
+    tool_params: HashMap<String, Vec<HeaderParam>>,
+) -> io::Result<HttpServer> {
     let auth = match &options.bearer {
         Some(verifier) => Some(Auth::new(
             verifier.clone(),
@@ -262,19 +293,6 @@ fn bind_with(front: Front, listener: TcpListener, options: HttpOptions) -> io::R
         )?),
         None => None,
     };
-    let tools = match &front {
-        Front::Server(server) => server.inner.tools.as_slice(),
-        Front::Relay(_) | Front::SessionsOnly => &[],
-    };
-    let tool_params = tools
-        .iter()
-        .filter_map(|(def, _)| {
-            // A tool whose annotations break a rule is dropped by HTTP clients (2026-07-28
-            // server/tools): no header of it is checked.
-            let params = header_params(def.input_schema()).ok()?;
-            (!params.is_empty()).then(|| (def.name().to_owned(), params))
-        })
-        .collect();
     let sessions = options
         .sessions
         .clone()
@@ -805,10 +823,9 @@ fn past_time_limit(id: &Id, limit: Duration) -> Value {
     jsonrpc::error_response(Some(id), error)
 }
 
-/// Relays one request ([`Front::Relay`]): the 2026-07-28 header checks but those of the
-/// tools' `x-mcp-header` arguments (the relay does not know the tools' schemas; the server
-/// behind it reads the body), the `_meta` check, then the relay on its own task, its lines
-/// read by the answer. A listen stream ends at the server's stop; the other requests have
+/// Relays one request ([`Front::Relay`]): the 2026-07-28 header checks (those of the tools'
+/// `x-mcp-header` arguments by the tools the relayed server listed when it was bound), the
+/// `_meta` check, then the relay on its own task, its lines read by the answer. A listen stream ends at the server's stop; the other requests have
 /// [`HttpOptions::request_time_limit`].
 async fn relay_request(
     shared: &Shared,
@@ -828,7 +845,7 @@ async fn relay_request(
         &method,
         params.as_ref(),
         |name| header_text(headers, name),
-        |_| None,
+        |tool| shared.tool_params.get(tool).map(Vec::as_slice),
     );
     if let Err(error) = checked {
         return error_answer(StatusCode::BAD_REQUEST, Some(&id), error);
