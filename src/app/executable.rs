@@ -72,6 +72,12 @@ pub fn run() -> ! {
     {
         let cwd = std::env::current_dir().ok();
         tracing::error!(target: "bridge", "{}", e.log_message(cwd.as_deref()));
+        // A service over HTTP that cannot start its server says so by its exit: a container
+        // or a supervisor sees it, where /healthz would answer.
+        if cli.serve_http.is_some() {
+            crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
+            std::process::exit(crate::app::serve_http::EXIT_CANNOT_SERVE);
+        }
     }
     if let Some(addr) = cli.serve_http {
         run_serve_http(addr, config, &cli, &secrets, children);
@@ -101,22 +107,22 @@ fn run_serve_http(
         crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
         std::process::exit(EXIT_USAGE);
     }
-    let Some((access, source)) = serve_http::access(
+    let (access, source) = match serve_http::access(
         addr,
         secrets.listen_token.clone(),
         cli.no_auth,
         serve_http::make_token,
-    ) else {
-        crate::log::raw_line(
-            "http",
-            "error",
-            &format!(
-                "no random bytes for a token of {addr}: set {}",
-                serve_http::LISTEN_TOKEN_ENV
-            ),
-        );
-        crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
-        std::process::exit(serve_http::EXIT_CANNOT_LISTEN);
+    ) {
+        Ok(access) => access,
+        Err(e) => {
+            let code = match e {
+                serve_http::AccessError::NotAToken => EXIT_USAGE,
+                serve_http::AccessError::NoRandom => serve_http::EXIT_CANNOT_SERVE,
+            };
+            crate::log::raw_line("http", "error", &e.to_string());
+            crate::log::flush(crate::log::STDERR_EXIT_FLUSH);
+            std::process::exit(code);
+        }
     };
     let setup = ServeSetup {
         addr,

@@ -63,8 +63,9 @@ use super::process::{reap_orphans, sign_in_actor, start_watchdog_after, terminat
 pub const LISTEN_TOKEN_ENV: &str = "MCP_BRIDGE_LISTEN_TOKEN";
 /// The random bytes of a token made at start (256 bits, written as 64 hex digits).
 pub const MADE_TOKEN_BYTES: usize = 32;
-/// The exit code when the address cannot be served (in use, not this machine's).
-pub const EXIT_CANNOT_LISTEN: i32 = 1;
+/// The exit code when the server cannot be served: the address is taken or not this
+/// machine's, the command cannot start, or no token can be made.
+pub const EXIT_CANNOT_SERVE: i32 = 1;
 
 /// Who may use the endpoint.
 #[derive(Clone, PartialEq, Eq)]
@@ -100,21 +101,52 @@ pub enum AccessSource {
     NoAuth,
 }
 
+/// Why the access rule cannot be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AccessError {
+    /// `MCP_BRIDGE_LISTEN_TOKEN` is no bearer token: no client could send it.
+    #[error(
+        "{LISTEN_TOKEN_ENV} is no bearer token (RFC 6750: letters, digits and -._~+/, then = padding): no client could send it"
+    )]
+    NotAToken,
+    /// A token was needed and the system gave no random bytes for one.
+    #[error("no random bytes for a token: set {LISTEN_TOKEN_ENV}")]
+    NoRandom,
+}
+
+/// Whether `token` is a `b64token` (RFC 6750 §2.1), the text a client sends after `Bearer `.
+fn is_bearer_token(token: &str) -> bool {
+    let body = token.trim_end_matches('=');
+    !body.is_empty()
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
+}
+
 /// The access rule of `--serve-http ADDR`: a token from the environment applies on every
-/// address; beyond loopback without one a token is made (`make`), unless `no_auth`. `None`
-/// when a token was needed and `make` could not make one (no random bytes).
+/// address; beyond loopback without one a token is made (`make`), unless `no_auth`, which
+/// beyond loopback wins over the variable.
+///
+/// # Errors
+/// The variable is no bearer token; a token was needed and `make` made none.
 pub fn access(
     addr: SocketAddr,
     env_token: Option<String>,
     no_auth: bool,
     make: impl FnOnce() -> Option<String>,
-) -> Option<(Access, AccessSource)> {
+) -> Result<(Access, AccessSource), AccessError> {
     let loopback = addr.ip().is_loopback();
-    Some(match (env_token, no_auth) {
+    if env_token.as_deref().is_some_and(|t| !is_bearer_token(t)) {
+        return Err(AccessError::NotAToken);
+    }
+    Ok(match (env_token, no_auth) {
         (_, true) if !loopback => (Access::Open, AccessSource::NoAuth),
         (Some(token), _) => (Access::Token(token), AccessSource::Environment),
         (None, _) if loopback => (Access::Open, AccessSource::Loopback),
-        (None, _) => (Access::Token(make()?), AccessSource::Made),
+        (None, _) => (
+            Access::Token(make().ok_or(AccessError::NoRandom)?),
+            AccessSource::Made,
+        ),
     })
 }
 
@@ -197,7 +229,7 @@ pub fn start(setup: ServeSetup, children: Arc<ChildRegistry>) {
             Ok(listener) => listener,
             Err(e) => {
                 log::raw_line("http", "error", &format!("cannot listen on {addr}: {e}"));
-                System::current().stop_with_code(EXIT_CANNOT_LISTEN);
+                System::current().stop_with_code(EXIT_CANNOT_SERVE);
                 return;
             }
         };
@@ -232,7 +264,7 @@ pub fn start(setup: ServeSetup, children: Arc<ChildRegistry>) {
             Ok(bound) => bound,
             Err(e) => {
                 log::raw_line("http", "error", &format!("cannot listen on {addr}: {e}"));
-                System::current().stop_with_code(EXIT_CANNOT_LISTEN);
+                System::current().stop_with_code(EXIT_CANNOT_SERVE);
                 return;
             }
         };
@@ -399,7 +431,9 @@ fn start_lines(url: &str, addr: SocketAddr, source: AccessSource, made: Option<&
         (AccessSource::NoAuth, _) => log::raw_line(
             "http",
             "warn",
-            &format!("--no-auth: anyone who reaches {addr} can use the server"),
+            &format!(
+                "--no-auth: anyone who reaches {addr} can use the server (a {LISTEN_TOKEN_ENV} is not used)"
+            ),
         ),
         _ => {}
     }
@@ -546,12 +580,12 @@ mod tests {
         for text in ["127.0.0.1:8000", "[::1]:8000", "127.0.0.2:1"] {
             assert_eq!(
                 access(addr(text), None, false, made),
-                Some((Access::Open, AccessSource::Loopback)),
+                Ok((Access::Open, AccessSource::Loopback)),
                 "{text}"
             );
             assert_eq!(
                 access(addr(text), Some("t".into()), false, made),
-                Some((Access::Token("t".into()), AccessSource::Environment)),
+                Ok((Access::Token("t".into()), AccessSource::Environment)),
                 "{text}"
             );
         }
@@ -562,17 +596,38 @@ mod tests {
         let any = addr("0.0.0.0:8000");
         assert_eq!(
             access(any, None, false, made),
-            Some((Access::Token("made".into()), AccessSource::Made))
+            Ok((Access::Token("made".into()), AccessSource::Made))
         );
         assert_eq!(
             access(any, Some("t".into()), false, made),
-            Some((Access::Token("t".into()), AccessSource::Environment))
+            Ok((Access::Token("t".into()), AccessSource::Environment))
         );
         assert_eq!(
             access(any, Some("t".into()), true, made),
-            Some((Access::Open, AccessSource::NoAuth))
+            Ok((Access::Open, AccessSource::NoAuth))
         );
-        assert_eq!(access(any, None, false, || None), None);
+        assert_eq!(
+            access(any, None, false, || None),
+            Err(AccessError::NoRandom)
+        );
+    }
+
+    #[test]
+    fn a_token_of_the_environment_that_no_client_could_send_is_refused() {
+        let local = addr("127.0.0.1:8000");
+        for bad in ["a b", "t\u{e9}", "abc\n", "=", "a=b", "Bearer x"] {
+            assert_eq!(
+                access(local, Some(bad.into()), false, made),
+                Err(AccessError::NotAToken),
+                "{bad:?}"
+            );
+        }
+        for good in ["abc", "a-b.c_d~e+f/g==", "0123456789abcdef"] {
+            assert!(
+                access(local, Some(good.into()), false, made).is_ok(),
+                "{good:?}"
+            );
+        }
     }
 
     #[test]

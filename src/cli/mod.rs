@@ -538,6 +538,9 @@ fn usage_error(e: &clap::Error) -> String {
                 "unexpected argument '{name}' (not an option of mcp-bridge; the upstream command comes after the options)"
             )
         }
+        ErrorKind::ArgumentConflict if e.to_string().contains("cannot be used multiple times") => {
+            format!("{arg} is given more than once (it takes one value)")
+        }
         ErrorKind::ArgumentConflict => format!("conflicting arguments: {arg}"),
         ErrorKind::TooManyValues | ErrorKind::WrongNumberOfValues => {
             format!("wrong number of values for {arg}")

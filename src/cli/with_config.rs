@@ -95,11 +95,14 @@ pub(super) fn conflict(args: &[OsString], e: &clap::Error) -> Option<&'static st
         .iter()
         .filter(|a| *a == "--config" || a.to_string_lossy().starts_with("--config="))
         .count();
+    // clap reports an option given twice as a conflict with itself: not about `--config`
+    // unless `--config` is the one given twice.
+    let repeated = e.to_string().contains("cannot be used multiple times");
     match e.kind() {
-        ErrorKind::ArgumentConflict if config == 1 => {
+        ErrorKind::ArgumentConflict if config >= 2 => Some("--config takes one file"),
+        ErrorKind::ArgumentConflict if config == 1 && !repeated => {
             Some("--config runs the servers of the file: no server command or URL goes beside it")
         }
-        ErrorKind::ArgumentConflict => Some("--config takes one file"),
         _ => None,
     }
 }

@@ -638,3 +638,71 @@ async fn the_cancellation_of_an_elicitation_whose_stream_closed_reaches_no_other
     assert_eq!(response.status().as_u16(), 202);
     assert_eq!(second.all().await, [text_result(2, "Hi, Ada!")]);
 }
+
+/// `notifications/cancelled` of request `id`, as a client sends it in a session.
+fn cancel_of(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+           "params": {"requestId": id, "reason": "the user stopped it"}})
+}
+
+#[tokio::test]
+async fn a_request_the_client_cancels_ends_its_post_without_a_response_and_frees_its_id() {
+    let server = HttpServer::fixture();
+    let client = client();
+    let (session, _, _) = open_session(&client, &server.url, json!({})).await;
+    // JSON: the POST of a long `sleep` waits; the cancel (sent until the POST ends: the
+    // request may not have reached the session the first time) ends it with 204.
+    let sleep = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": 60000}}),
+    );
+    let post =
+        tokio::spawn(legacy_post(&client, &server.url, Some(&session), ACCEPT_BOTH, &sleep).send());
+    let deadline = Instant::now() + WAIT;
+    while !post.is_finished() {
+        assert!(Instant::now() < deadline, "the cancelled POST did not end");
+        let (status, _) = call(&client, &server.url, &session, &cancel_of(1)).await;
+        assert_eq!(status, 202);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let ended = post.await.expect("the POST task").expect("the POST");
+    assert_eq!(ended.status().as_u16(), 204);
+    // SSE: a `chatter` with progress; after two events the cancel ends its stream.
+    let chatter = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "chatter", "arguments": {"interval_ms": 20, "late": 0},
+        "_meta": {"progressToken": "c"}}});
+    let response = legacy_post(&client, &server.url, Some(&session), ACCEPT_BOTH, &chatter)
+        .send()
+        .await
+        .expect("POST chatter");
+    let mut events = Events::new(response);
+    for _ in 0..2 {
+        assert!(events.next().await.is_some(), "a progress of chatter");
+    }
+    let (status, _) = call(&client, &server.url, &session, &cancel_of(2)).await;
+    assert_eq!(status, 202);
+    let rest = tokio::time::timeout(WAIT, async {
+        let mut rest = Vec::new();
+        while let Some(event) = events.next().await {
+            rest.push(event);
+        }
+        rest
+    })
+    .await
+    .expect("the cancelled stream ends");
+    assert!(
+        rest.iter().all(|e| e["method"] == "notifications/progress"),
+        "{rest:?}"
+    );
+    // Both ids are free again.
+    for id in [1, 2] {
+        let quick = request(
+            json!(id),
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 10}}),
+        );
+        let (status, answer) = call(&client, &server.url, &session, &quick).await;
+        assert_eq!((status, answer), (200, vec![text_result(id, "slept")]));
+    }
+}

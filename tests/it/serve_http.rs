@@ -416,8 +416,14 @@ async fn the_typescript_sdk_1x_client_lists_and_calls_the_example_through_the_br
 
 /// Runs `mcp-bridge args...` to its end: exit code and stderr.
 fn run_bridge(args: &[&str]) -> (Option<i32>, String) {
+    run_bridge_with(args, &[])
+}
+
+/// [`run_bridge`] with `envs` set.
+fn run_bridge_with(args: &[&str], envs: &[(&str, &str)]) -> (Option<i32>, String) {
     let out = std::process::Command::new(common::bridge_bin())
         .args(args)
+        .envs(envs.iter().copied())
         .stdin(std::process::Stdio::null())
         .output()
         .expect("run mcp-bridge");
@@ -466,6 +472,50 @@ fn options_that_cannot_be_served_are_usage_errors_and_a_taken_port_exits_1() {
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert!(stderr.starts_with(cause), "{args:?}: {stderr}");
     }
+    for repeated in [
+        vec!["--serve-http", "1", "--serve-http", "2", "--", server],
+        vec![
+            "--serve-http",
+            "1",
+            "--max-sessions",
+            "1",
+            "--max-sessions",
+            "2",
+            "--",
+            server,
+        ],
+    ] {
+        let (code, stderr) = run_bridge(&repeated);
+        let option = if repeated[2] == "--serve-http" {
+            "--serve-http"
+        } else {
+            "--max-sessions"
+        };
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "mcp-bridge: cli: error: {option} is given more than once (it takes one value)"
+            )),
+            "{stderr}"
+        );
+    }
+    let (code, stderr) = run_bridge_with(
+        &["--serve-http", "0", "--", server],
+        &[("MCP_BRIDGE_LISTEN_TOKEN", "a b")],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "mcp-bridge: http: error: MCP_BRIDGE_LISTEN_TOKEN is no bearer token (RFC 6750: letters, digits and -._~+/, then = padding): no client could send it\n"
+    );
+    // A command that cannot start: exit 1 at once, with the line that says why.
+    let (code, stderr) = run_bridge(&["--serve-http", "0", "--", "/nonexistent/server"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("mcp-bridge: bridge: error: cannot start '/nonexistent/server': "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("listening on"), "{stderr}");
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
     let addr = taken.local_addr().expect("its address").to_string();
     let (code, stderr) = run_bridge(&["--serve-http", &addr, "--", server]);

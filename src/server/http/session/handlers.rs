@@ -9,6 +9,7 @@ use super::{
     SessionEnds,
 };
 use crate::protocol::revisions::errors::Cause;
+use crate::protocol::revisions::methods;
 use crate::protocol::wire::id::Id;
 use crate::protocol::wire::jsonrpc::{self, Message, ParseError};
 use crate::protocol::wire::raw;
@@ -211,6 +212,11 @@ async fn post(
             serve_in_session(shared, session, &id, progress, line).await
         }
         _ => {
+            if value.get("method").and_then(Value::as_str) == Some(methods::CANCELLED)
+                && let Some(id) = value.pointer("/params/requestId").and_then(Id::from_value)
+            {
+                session.routes().cancelled_by_client(&id);
+            }
             if session.send(Bytes::from(value.to_string())).await {
                 session.routes().last_active = Instant::now();
                 with_session(empty(StatusCode::ACCEPTED), session)
@@ -292,6 +298,8 @@ async fn serve_in_session(
                 session,
             );
         }
+        // A cancellation of an earlier request of this id is no concern of this one.
+        routes.take_cancelled(id);
         routes.waiting.insert(
             id.clone(),
             Waiter {
@@ -326,6 +334,11 @@ async fn serve_in_session(
             ),
             session,
         ),
+        // The client cancelled the request: no response comes, and the POST gets none.
+        None if session.routes().take_cancelled(id) => {
+            drop(guard);
+            with_session(empty(StatusCode::NO_CONTENT), session)
+        }
         // The session ended meanwhile.
         None => ended_before_response(shared, id),
     }

@@ -45,6 +45,9 @@ pub(super) struct Routes {
     /// first (at most [`SESSION_ORPHAN_MAX_IDS`]): the request goes on (2025-11-25
     /// basic/transports: a disconnection is no cancellation), so its id is still in use.
     pub(super) orphans: VecDeque<Id>,
+    /// The requests that the client cancelled while their POST waited (newest last, at most
+    /// [`ASKED_MAX_REQUESTS`]): that POST ends without a response.
+    cancelled: VecDeque<Id>,
     /// The GET stream that is live.
     pub(super) get: Option<GetStream>,
     /// Server messages that no GET stream has taken: they wait for the live one, or the next.
@@ -99,6 +102,7 @@ impl Routes {
             waiting: HashMap::new(),
             asked: VecDeque::new(),
             orphans: VecDeque::new(),
+            cancelled: VecDeque::new(),
             get: None,
             buffered: VecDeque::new(),
             open: 0,
@@ -111,6 +115,32 @@ impl Routes {
     /// Whether a request `id` is waiting for its response, on a POST or orphaned.
     pub(super) fn in_use(&self, id: &Id) -> bool {
         self.waiting.contains_key(id) || self.orphans.contains(id)
+    }
+
+    /// The client cancelled its request `id` (`notifications/cancelled`): no response will
+    /// come (2025-11-25 basic/utilities/cancellation), so its POST ends now (its channel
+    /// closes) and its id is free again, whether the POST still waits or went away.
+    pub(super) fn cancelled_by_client(&mut self, id: &Id) {
+        if let Some(at) = self.orphans.iter().position(|o| o == id) {
+            self.orphans.remove(at);
+        }
+        if self.waiting.remove(id).is_some() {
+            if self.cancelled.len() >= ASKED_MAX_REQUESTS {
+                self.cancelled.pop_front();
+            }
+            self.cancelled.push_back(id.clone());
+        }
+    }
+
+    /// Whether the POST of request `id` ended because its client cancelled it (forgets it).
+    pub(super) fn take_cancelled(&mut self, id: &Id) -> bool {
+        match self.cancelled.iter().position(|c| c == id) {
+            Some(at) => {
+                self.cancelled.remove(at);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The POST of request `id` went away before its response: keeps its id in use.
