@@ -47,7 +47,7 @@ use crate::protocol::revisions::modern::{
 use crate::protocol::rules::era::{self, Era, ProbeAnswer};
 use crate::protocol::wire::framing::Frame;
 use crate::server::http::{
-    self, HEALTH_PATH, HttpOptions, SessionEnds, SessionFactory, SessionStart,
+    self, HEALTH_PATH, HttpOptions, READY_PATH, SessionEnds, SessionFactory, SessionStart,
 };
 use crate::transport::children::ChildRegistry;
 use crate::transport::open::UpstreamSpec;
@@ -55,6 +55,7 @@ use crate::transport::queue::{EDITOR_QUEUE, QueueStats};
 use crate::transport::shared::SharedUpstream;
 use crate::transport::writer::Writer;
 use serde_json::Value;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::process::{reap_orphans, sign_in_actor, start_watchdog_after, termination_signal};
 
@@ -235,14 +236,19 @@ pub fn start(setup: ServeSetup, children: Arc<ChildRegistry>) {
         };
         // Installed before the probe: a signal during it stops the process as any other.
         let mut signal = Box::pin(termination_signal(children.clone()));
-        let shared = tokio::select! {
-            shared = lifetime_of(lifetime, &config, &children) => shared,
+        let (shared, era) = tokio::select! {
+            decided = lifetime_of(lifetime, &config, &children) => decided,
             stop = &mut signal => {
                 tracing::info!(target: "http", "received {stop} before the server was served");
                 System::current().stop_with_code(0);
                 return;
             }
         };
+        let mut options = options;
+        options.ready = Some((
+            READY_PATH.into(),
+            readiness(&config, shared.clone(), era, live.count.clone()),
+        ));
         if let Some(shared) = &shared {
             config.upstream = UpstreamSpec::Shared(shared.clone());
         }
@@ -292,17 +298,18 @@ pub fn start(setup: ServeSetup, children: Arc<ChildRegistry>) {
 /// The shared run of the server, when there is one: `shared`, or `auto` with a command
 /// whose server answers `server/discover` as a 2026-07-28 server does (the run of the probe
 /// stays, as the shared one); none with `per-session`, a URL, or another answer (a
-/// 2025-11-25 server keeps one session per connection). Says which on stderr.
+/// 2025-11-25 server keeps one session per connection). With the protocol revision the probe
+/// found, if any. Says which on stderr.
 async fn lifetime_of(
     lifetime: UpstreamLifetime,
     config: &BridgeConfig,
     children: &Arc<ChildRegistry>,
-) -> Option<SharedUpstream> {
+) -> (Option<SharedUpstream>, Option<&'static str>) {
     let is_command = matches!(config.upstream, UpstreamSpec::Child { .. });
     match lifetime {
-        UpstreamLifetime::PerSession => return None,
-        UpstreamLifetime::Shared => return Some(shared_run(config, children)),
-        UpstreamLifetime::Auto if !is_command => return None,
+        UpstreamLifetime::PerSession => return (None, None),
+        UpstreamLifetime::Shared => return (Some(shared_run(config, children)), None),
+        UpstreamLifetime::Auto if !is_command => return (None, None),
         UpstreamLifetime::Auto => {}
     }
     let shared = shared_run(config, children);
@@ -310,19 +317,66 @@ async fn lifetime_of(
     match era {
         Era::Modern(_) => {
             tracing::info!(target: "http", "the server speaks MCP 2026-07-28: one run of it serves every session and 2026-07-28 client (--upstream-lifetime shared)");
-            Some(shared)
+            (Some(shared), Some(modern::PROTOCOL_VERSION))
         }
         other => {
-            let why = match other {
-                Era::Legacy(sign) => sign.to_string(),
-                Era::Error(error) => error.message,
-                Era::Modern(_) => String::new(),
+            let (why, revision) = match other {
+                Era::Legacy(sign) => (sign.to_string(), Some(LEGACY_REVISION)),
+                Era::Error(error) => (error.message, None),
+                Era::Modern(_) => (String::new(), None),
             };
             tracing::info!(target: "http", "the server is no 2026-07-28 server ({why}): each session gets a run of its own (--upstream-lifetime per-session)");
             shared.close(config.shutdown_grace).await;
-            None
+            (None, revision)
         }
     }
+}
+
+/// The revision of a server that answered the probe as no 2026-07-28 server does, as the
+/// readiness report names it.
+const LEGACY_REVISION: &str = "2025-11-25";
+
+/// The readiness report of `GET /readyz`: the server's name, how its runs live, the revision
+/// the probe found (`era`), its state, the runs started again, and the sessions open. Not
+/// ready while the shared run's last start failed.
+fn readiness(
+    config: &BridgeConfig,
+    shared: Option<SharedUpstream>,
+    era: Option<&'static str>,
+    sessions: Arc<AtomicUsize>,
+) -> http::Readiness {
+    let name = config
+        .name
+        .clone()
+        .or_else(|| config.upstream.fallback_name())
+        .unwrap_or_else(|| "server".into());
+    http::Readiness::new(move || {
+        let sessions = sessions.load(Ordering::Relaxed);
+        let (lifetime, state, restarts, detail) = match &shared {
+            None => ("per-session", "ready", 0, None),
+            Some(shared) => {
+                let runs = shared.runs();
+                let state = match (runs.running, &runs.failed) {
+                    (true, _) => "ready",
+                    (false, Some(_)) => "failed",
+                    // The next session or request starts it again.
+                    (false, None) => "restarting",
+                };
+                let detail = runs.failed.clone().or(runs.last_end.clone());
+                ("shared", state, runs.started.saturating_sub(1), detail)
+            }
+        };
+        let mut upstream = serde_json::json!({"name": name, "lifetime": lifetime, "era": era,
+            "state": state, "restarts": restarts, "sessions": sessions});
+        if let Some(detail) = detail {
+            upstream["detail"] = Value::from(detail);
+        }
+        let ready = state != "failed";
+        (
+            ready,
+            serde_json::json!({"ready": ready, "upstreams": [upstream]}),
+        )
+    })
 }
 
 /// The most pages of `tools/list` read from the shared run at start.
@@ -509,15 +563,19 @@ fn start_session(
 struct Live {
     running: Cell<usize>,
     changed: Notify,
+    /// The same count, for the readiness report (read on the HTTP server's tasks).
+    count: Arc<AtomicUsize>,
 }
 
 impl Live {
     fn begin(&self) {
         self.running.set(self.running.get() + 1);
+        self.count.store(self.running.get(), Ordering::Relaxed);
     }
 
     fn end(&self) {
         self.running.set(self.running.get().saturating_sub(1));
+        self.count.store(self.running.get(), Ordering::Relaxed);
         self.changed.notify_one();
     }
 

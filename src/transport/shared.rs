@@ -23,8 +23,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -65,6 +65,21 @@ pub struct SharedUpstream {
     next_connection: Arc<AtomicU64>,
     /// The name the editor sees when the server gives none (the spec's).
     fallback_name: Option<String>,
+    /// What the runs did, for a readiness report.
+    runs: Arc<Mutex<Runs>>,
+}
+
+/// What the runs of a shared upstream did so far ([`SharedUpstream::runs`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Runs {
+    /// A run is up.
+    pub running: bool,
+    /// Runs started so far.
+    pub started: u64,
+    /// Why the last run ended, when one did.
+    pub last_end: Option<String>,
+    /// Why the last start failed, when it did (cleared by the next run).
+    pub failed: Option<String>,
 }
 
 impl fmt::Debug for SharedUpstream {
@@ -130,6 +145,8 @@ struct Hub {
     _paced: mpsc::Receiver<String>,
     /// The counters of the queue toward the upstream.
     stats: Arc<QueueStats>,
+    /// What the runs did ([`SharedUpstream::runs`]).
+    runs: Arc<Mutex<Runs>>,
     /// The longest line of the upstream (`--max-line-bytes`).
     max_line_bytes: usize,
     /// The registry of the process's children, which a run of a command joins.
@@ -161,7 +178,9 @@ impl SharedUpstream {
     ) -> SharedUpstream {
         let (to_pace, paced) = mpsc::channel(1);
         let pace = Writer::for_line_channel(to_pace, EDITOR_QUEUE, QueueStats::new("shared_pace"));
+        let runs = Arc::new(Mutex::new(Runs::default()));
         let hub = HubRef(Rc::new(RefCell::new(Hub {
+            runs: runs.clone(),
             open,
             routes: Routes::default(),
             connections: HashMap::new(),
@@ -179,7 +198,13 @@ impl SharedUpstream {
             commands,
             next_connection: Arc::new(AtomicU64::new(1)),
             fallback_name,
+            runs,
         }
+    }
+
+    /// What the runs did so far.
+    pub fn runs(&self) -> Runs {
+        lock(&self.runs).clone()
     }
 
     /// The name the editor sees when the server gives none (the spec's).
@@ -338,6 +363,12 @@ impl HubRef {
             Ok(opened) => {
                 hub.generation += 1;
                 hub.upstream = Some(opened.transport);
+                {
+                    let mut runs = lock(&hub.runs);
+                    runs.running = true;
+                    runs.started += 1;
+                    runs.failed = None;
+                }
                 tokio::task::spawn_local(read_upstream(
                     self.clone(),
                     hub.generation,
@@ -347,6 +378,7 @@ impl HubRef {
             }
             Err(e) => {
                 tracing::error!(target: "upstream", "the shared upstream did not start: {e}");
+                lock(&hub.runs).failed = Some(e.to_string());
                 Err(EndCause::NotStarted(e.to_string()))
             }
         }
@@ -460,6 +492,14 @@ async fn deliver(hub: &HubRef, connection: ConnectionId, message: Value) {
     }
 }
 
+/// The state behind `mutex`: nothing panics while one of these locks is held, so a poisoned
+/// one holds a whole state.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The upstream id `id` as a JSON-RPC id.
 fn upstream_id(id: u64) -> Id {
     i64::try_from(id).map_or(Id::UInt(id), Id::Int)
@@ -536,6 +576,11 @@ async fn read_upstream(
         }
         hub.upstream = None;
         hub.routes = Routes::default();
+        {
+            let mut runs = lock(&hub.runs);
+            runs.running = false;
+            runs.last_end = Some(cause.to_string());
+        }
         hub.connections.drain().map(|(_, sink)| sink).collect()
     };
     tracing::info!(target: "upstream", "the shared upstream ended ({cause}): its sessions end, and the next one starts it again");

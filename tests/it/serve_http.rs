@@ -76,6 +76,20 @@ fn servers_of(bridge: i32, count: usize) -> Vec<i32> {
 async fn each_session_has_a_run_of_the_server_of_its_own_that_ends_with_it() {
     let server = serve_local();
     let client = client();
+    assert_eq!(
+        readyz(&client, &server).await,
+        (
+            200,
+            report(
+                "mcp-example-server",
+                "per-session",
+                Value::Null,
+                "ready",
+                0,
+                0
+            )
+        )
+    );
     let (a, status, answer) =
         open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
     assert_eq!(status, 200);
@@ -606,6 +620,13 @@ async fn the_end_of_a_shared_server_ends_every_session_and_the_next_one_starts_i
     let (a, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
     let (b, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
     let first = servers_of(server.pid(), 1)[0];
+    assert_eq!(
+        readyz(&client, &server).await,
+        (
+            200,
+            report("mcp-example-server", "shared", Value::Null, "ready", 0, 2)
+        )
+    );
     common::send_signal(u32::try_from(first).expect("a pid"), "-KILL");
     for session in [&a, &b] {
         let deadline = std::time::Instant::now() + WAIT;
@@ -630,6 +651,12 @@ async fn the_end_of_a_shared_server_ends_every_session_and_the_next_one_starts_i
     );
     let second = servers_of(server.pid(), 1)[0];
     assert_ne!(first, second);
+    // Ready again, started once more; the end of the first run is said.
+    let (status, ready) = readyz(&client, &server).await;
+    assert_eq!(status, 200);
+    assert_eq!(ready["upstreams"][0]["state"], "ready", "{ready}");
+    assert_eq!(ready["upstreams"][0]["restarts"], 1, "{ready}");
+    assert_eq!(ready["upstreams"][0]["detail"], "signal 9", "{ready}");
     assert!(
         server.stderr().contains("the shared upstream ended"),
         "{}",
@@ -901,6 +928,26 @@ fn the_typescript_sdk_v2_client_pinned_to_2026_uses_the_shared_run() {
     );
 }
 
+/// `GET /readyz`: its status and report.
+async fn readyz(client: &reqwest::Client, server: &HttpServer) -> (u16, Value) {
+    let url = server.url.replace("/mcp", "/readyz");
+    let (status, _, body) = json_answer(client.get(&url).send().await.expect("GET /readyz")).await;
+    (status, body)
+}
+
+/// The readiness report of one upstream.
+fn report(
+    name: &str,
+    lifetime: &str,
+    era: Value,
+    state: &str,
+    restarts: u64,
+    sessions: u64,
+) -> Value {
+    json!({"ready": true, "upstreams": [{"name": name, "lifetime": lifetime, "era": era,
+        "state": state, "restarts": restarts, "sessions": sessions}]})
+}
+
 // ---- the lifetime by the server's era (`--upstream-lifetime auto`, the default) -------------
 
 #[tokio::test]
@@ -918,6 +965,17 @@ async fn by_default_a_2026_server_is_shared_and_serves_both_revisions() {
     // The run of the probe is the shared one.
     let run = servers_of(server.pid(), 1);
     let client = client();
+    let shared = |sessions| {
+        report(
+            "mcp-example-server",
+            "shared",
+            json!("2026-07-28"),
+            "ready",
+            0,
+            sessions,
+        )
+    };
+    assert_eq!(readyz(&client, &server).await, (200, shared(0)));
     let (a, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
     let (b, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
     assert_eq!(
@@ -940,6 +998,7 @@ async fn by_default_a_2026_server_is_shared_and_serves_both_revisions() {
         (200, json!([{"type": "text", "text": "2026"}]))
     );
     assert_eq!(servers_of(server.pid(), 1), run);
+    assert_eq!(readyz(&client, &server).await, (200, shared(2)));
 }
 
 #[tokio::test]
@@ -960,6 +1019,20 @@ async fn by_default_a_2025_server_gets_a_run_for_each_session() {
         "the probe's run outlived the probe"
     );
     let client = client();
+    assert_eq!(
+        readyz(&client, &server).await,
+        (
+            200,
+            report(
+                "mcp-legacy-server",
+                "per-session",
+                json!("2025-11-25"),
+                "ready",
+                0,
+                0
+            )
+        )
+    );
     let (a, status, answer) =
         open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
     assert_eq!(
@@ -991,4 +1064,65 @@ async fn by_default_a_2025_server_gets_a_run_for_each_session() {
         (status, body["error"]["data"]["cause"].clone()),
         (400, json!("session_required"))
     );
+}
+
+/// The address `http://ADDR/mcp` of a server.
+fn addr_of(server: &HttpServer) -> std::net::SocketAddr {
+    let authority = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    authority.parse().expect("IP:PORT")
+}
+
+#[tokio::test]
+async fn two_bridges_behind_a_round_robin_relay_serve_a_2026_client_whose_calls_alternate() {
+    // 2026-07-28 requests keep nothing between them: any bridge of a pool answers any one.
+    let bridges = [serve_shared(), serve_shared()];
+    let backends = [addr_of(&bridges[0]), addr_of(&bridges[1])];
+    let relay = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let relay_url = format!("http://{}/mcp", relay.local_addr().expect("its address"));
+    let chosen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = chosen.clone();
+    // The relay: each connection to the next bridge in turn, bytes copied both ways.
+    tokio::spawn(async move {
+        let mut next = 0;
+        while let Ok((mut inbound, _)) = relay.accept().await {
+            let backend = next % backends.len();
+            next += 1;
+            record.lock().expect("the record").push(backend);
+            let to = backends[backend];
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(to).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    // A connection per request, so that each goes through the relay's turn.
+    common::http_serve::client();
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .pool_max_idle_per_host(0)
+        .build()
+        .expect("an HTTP client");
+    for n in 0..10 {
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "echo", "arguments": {"text": format!("call {n}")},
+            "_meta": modern_meta(json!({}))}});
+        let response = modern_post(&client, &relay_url, &call, Some("echo"))
+            .send()
+            .await
+            .expect("POST");
+        let (status, _, body) = json_answer(response).await;
+        assert_eq!(
+            (status, body["result"]["content"].clone()),
+            (200, json!([{"type": "text", "text": format!("call {n}")}])),
+            "call {n}"
+        );
+    }
+    let chosen = chosen.lock().expect("the record").clone();
+    assert_eq!(chosen, [0, 1, 0, 1, 0, 1, 0, 1, 0, 1]);
 }

@@ -532,6 +532,11 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
     if options.health_path.as_deref() == Some(request.uri().path()) {
         return health(request.method());
     }
+    if let Some((path, readiness)) = &options.ready
+        && path == request.uri().path()
+    {
+        return ready(request.method(), readiness);
+    }
     if request.uri().path() != options.path {
         return empty(StatusCode::NOT_FOUND);
     }
@@ -610,6 +615,21 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
             },
         },
     }
+}
+
+/// The answer of [`HttpOptions::ready`]: its report, 200 when ready, else 503 (GET or HEAD;
+/// another method gets 405). Before the checks, as [`health`].
+fn ready(method: &HttpMethod, readiness: &Readiness) -> Response<Body> {
+    if method != HttpMethod::GET && method != HttpMethod::HEAD {
+        return not_allowed("GET, HEAD");
+    }
+    let (ready, report) = (readiness.0)();
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    json_response(status, &report)
 }
 
 /// The answer of [`HttpOptions::health_path`]: the process is alive and serving (GET or

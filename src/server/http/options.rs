@@ -53,6 +53,8 @@ pub(super) const SHUTDOWN_CUT_TIME_LIMIT: Duration = Duration::from_millis(100);
 pub const PROTECTED_RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// The usual path of [`HttpOptions::health_path`] (the Kubernetes convention).
 pub const HEALTH_PATH: &str = "/healthz";
+/// The usual path of [`HttpOptions::ready`] (the Kubernetes convention).
+pub const READY_PATH: &str = "/readyz";
 /// hyper's smallest read buffer: the header limit cannot be set below it.
 pub(super) const MIN_HEADER_BYTES: usize = 8 * 1024;
 /// The pause after a failed `accept` (out of file descriptors, say), so that the loop does
@@ -137,7 +139,39 @@ pub struct HttpOptions {
     /// `Origin`, `Host` and bearer checks (a container's or a load balancer's liveness probe
     /// sends none of them); none: no such path ([`HEALTH_PATH`] is the usual one).
     pub health_path: Option<String>,
+    /// A path whose GET answers the readiness report of its [`Readiness`]: 200 with
+    /// its JSON when ready, else 503 with it, without the `Origin`, `Host` and bearer checks
+    /// (a readiness probe sends none of them); none: no such path ([`READY_PATH`] is the
+    /// usual one).
+    pub ready: Option<(String, Readiness)>,
 }
+
+/// The readiness report of [`HttpOptions::ready`]: whether the server is ready, and what it
+/// says of itself (`mcp-bridge --serve-http`: its upstream's state). Two are equal when they
+/// are the same function.
+#[derive(Clone)]
+pub struct Readiness(pub(super) Arc<dyn Fn() -> (bool, serde_json::Value) + Send + Sync>);
+
+impl Readiness {
+    /// The report that `report` makes at each request.
+    pub fn new(report: impl Fn() -> (bool, serde_json::Value) + Send + Sync + 'static) -> Self {
+        Readiness(Arc::new(report))
+    }
+}
+
+impl std::fmt::Debug for Readiness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Readiness(..)")
+    }
+}
+
+impl PartialEq for Readiness {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Readiness {}
 
 impl HttpOptions {
     /// Turns the bearer-token check on: a POST to the endpoint is served only with
@@ -195,6 +229,7 @@ impl Default for HttpOptions {
             max_sessions: DEFAULT_MAX_SESSIONS,
             shutdown_grace_time_limit: DEFAULT_SHUTDOWN_GRACE_TIME_LIMIT,
             health_path: None,
+            ready: None,
         }
     }
 }
