@@ -48,9 +48,12 @@ use crate::protocol::wire::jsonrpc;
 #[cfg(feature = "http-server")]
 use crate::server::http::Relay;
 
-/// Messages queued toward each connection, and from it (256): past it the shared upstream's
-/// reader waits for that connection, so nothing is dropped.
-pub const SHARED_CHANNEL_MESSAGES: usize = 256;
+/// Messages queued toward each connection, and from it (1024). The shared upstream's reader
+/// never waits for one connection: a connection whose queue is full (its client reads
+/// nothing, so its bridge takes nothing) ends, with its requests cancelled upstream, so that
+/// one client that stops reading stalls no other (nothing is dropped silently: that session
+/// ends, and its client starts a new one).
+pub const SHARED_CHANNEL_MESSAGES: usize = 1024;
 
 /// The error of a connection's `initialize`: a server that answers only 2025-11-25 cannot be
 /// shared, as each session would initialize it again.
@@ -463,32 +466,44 @@ fn ended_answer(id: &Value, cause: &EndCause) -> Value {
     jsonrpc::error_response(Id::from_value(id).as_ref(), error)
 }
 
-/// Gives the upstream's `message` to `connection`, waiting for its room: nothing is dropped.
-/// A relayed request's response ends its connection.
-async fn deliver(hub: &HubRef, connection: ConnectionId, message: Value) {
+/// Gives the upstream's `message` to `connection` without waiting; a relayed request's
+/// response ends its connection. A connection that has no room for it (its client reads
+/// nothing) fell behind: it ends, as [`SHARED_CHANNEL_MESSAGES`] says.
+fn deliver(hub: &HubRef, connection: ConnectionId, message: Value) {
     let is_response = message.get("method").is_none();
-    let sink = {
+    let fell_behind = {
         let mut hub = hub.0.borrow_mut();
         match hub.connections.get(&connection) {
-            Some(Sink::Bridge(channel)) => Some(Ok(channel.clone())),
-            Some(Sink::Post { lines, .. }) if !is_response => Some(Err(lines.clone())),
+            // One place stays for the end, which says why.
+            Some(Sink::Bridge(channel)) if channel.capacity() > 1 => {
+                let _ = channel.try_send(Down::Line(message.to_string()));
+                false
+            }
+            Some(Sink::Bridge(channel)) => {
+                let waiting = channel.max_capacity() - channel.capacity();
+                let _ = channel.try_send(Down::End(EndCause::FellBehind(waiting)));
+                true
+            }
+            Some(Sink::Post { lines, .. }) if !is_response => {
+                // The answer's stream takes its lines as its client reads them; a closed one
+                // is a request whose client went away, which its relay abandons.
+                matches!(
+                    lines.try_send(message.to_string()),
+                    Err(mpsc::error::TrySendError::Full(_))
+                )
+            }
             Some(Sink::Post { .. }) => {
                 if let Some(Sink::Post { done, .. }) = hub.connections.remove(&connection) {
                     let _ = done.send(Some(message));
                 }
-                return;
+                false
             }
-            None => None,
+            None => false,
         }
     };
-    match sink {
-        Some(Ok(channel)) => {
-            let _ = channel.send(Down::Line(message.to_string())).await;
-        }
-        Some(Err(lines)) => {
-            let _ = lines.send(message.to_string()).await;
-        }
-        None => {}
+    if fell_behind {
+        tracing::warn!(target: "upstream", "a client of the shared server read none of its messages: its session or request ends, so the others go on");
+        hub.forget(connection);
     }
 }
 
@@ -566,7 +581,7 @@ async fn read_upstream(
         };
         let routed = hub.0.borrow_mut().routes.down(message);
         for (connection, message) in routed {
-            deliver(&hub, connection, message).await;
+            deliver(&hub, connection, message);
         }
     }
     let sinks: Vec<Sink> = {
@@ -586,8 +601,9 @@ async fn read_upstream(
     tracing::info!(target: "upstream", "the shared upstream ended ({cause}): its sessions end, and the next one starts it again");
     for sink in sinks {
         match sink {
+            // Its one place kept for the end (a full one closes without it).
             Sink::Bridge(channel) => {
-                let _ = channel.send(Down::End(cause.clone())).await;
+                let _ = channel.try_send(Down::End(cause.clone()));
             }
             Sink::Post { done, id, .. } => {
                 let _ = done.send(Some(ended_answer(&id, &cause)));

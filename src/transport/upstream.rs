@@ -76,6 +76,9 @@ pub enum EndCause {
     SessionEnded,
     /// A shared upstream (`transport::shared`) could not start: why (the spawn's error).
     NotStarted(String),
+    /// A connection of a shared upstream fell behind: its bridge took none of the messages
+    /// waiting for it (this many), so it ends and the others go on.
+    FellBehind(usize),
 }
 
 impl EndCause {
@@ -109,6 +112,10 @@ impl fmt::Display for EndCause {
             EndCause::PeerDropped => f.write_str("the in-process server went away"),
             EndCause::SessionEnded => f.write_str("the server ended the HTTP session: HTTP 404"),
             EndCause::NotStarted(why) => write!(f, "the server did not start: {why}"),
+            EndCause::FellBehind(waiting) => write!(
+                f,
+                "this session took none of the {waiting} messages of the shared server waiting for it"
+            ),
         }
     }
 }
