@@ -263,7 +263,7 @@ impl crate::server::http::SessionFactory for BridgeSessions {
         let options = self.options.clone();
         // The actors are not `Send`: they are made on the arbiter's thread, inside its task.
         let started = self.arbiter.spawn(async move {
-            let crate::server::http::SessionEnds { input, output } = ends;
+            let crate::server::http::SessionEnds { input, output, .. } = ends;
             let config = legacy_config(server, &options);
             let frames = futures_util::stream::unfold(input, |mut input| async move {
                 let line = input.recv().await?;

@@ -62,6 +62,8 @@ use super::process::{reap_orphans, sign_in_actor, start_watchdog_after, terminat
 /// The variable of the bearer token that clients send beyond loopback (read and removed from
 /// the environment at start with the bridge's other secrets: `auth::opener::SECRET_ENV`).
 pub const LISTEN_TOKEN_ENV: &str = "MCP_BRIDGE_LISTEN_TOKEN";
+/// The characters of a session's id that its log lines show (of 32).
+pub const SESSION_LABEL_CHARS: usize = 8;
 /// The random bytes of a token made at start (256 bits, written as 64 hex digits).
 pub const MADE_TOKEN_BYTES: usize = 32;
 /// The exit code when the server cannot be served: the address is taken or not this
@@ -534,7 +536,12 @@ fn start_session(
     children: &Arc<ChildRegistry>,
     live: &Rc<Live>,
 ) {
-    let SessionEnds { input, output } = ends;
+    let SessionEnds { input, output, id } = ends;
+    // Its log lines name it (`frontend: info: session 3f2a9c01: ...`), as a gateway's name
+    // their server; its summary line is at debug then, unless it dropped something.
+    let mut config = config.clone();
+    let label: String = id.chars().take(SESSION_LABEL_CHARS).collect();
+    config.member = Some(format!("session {label}").into());
     let frames = futures_util::stream::unfold(input, |mut input| async move {
         let line = input.recv().await?;
         Some((Frame::Line(line), input))
@@ -548,7 +555,7 @@ fn start_session(
         ended: Cell::new(false),
     });
     supervisor::start_with(
-        config.clone(),
+        config,
         Box::pin(frames),
         output,
         // The process's signal stops the HTTP server, which ends every session's input.

@@ -104,6 +104,13 @@ async fn each_session_has_a_run_of_the_server_of_its_own_that_ends_with_it() {
         (200, vec![echoed(2, "from a")])
     );
     let first = servers_of(server.pid(), 1);
+    // The session's lines name it.
+    server
+        .wait_for_log(&format!(
+            "mcp-bridge: frontend: info: session {}: the upstream server is ready",
+            &a[..8]
+        ))
+        .await;
     let (b, status, _) =
         open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
     assert_eq!(status, 200);

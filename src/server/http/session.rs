@@ -60,6 +60,8 @@ pub struct SessionEnds {
     /// The session's messages (responses, server requests and notifications). When it closes
     /// the session has ended.
     pub output: mpsc::Sender<String>,
+    /// The session's id (`Mcp-Session-Id`), for the log lines of what serves it.
+    pub id: String,
 }
 
 /// The future of [`SessionFactory::start`].

@@ -75,6 +75,7 @@ pub(in crate::server::http) async fn start(
             let ends = SessionEnds {
                 input: input_end,
                 output: output_end,
+                id: session_id.clone(),
             };
             table.factory.0.start(ends).await.map(|()| session_id)
         }
