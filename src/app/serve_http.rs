@@ -44,7 +44,7 @@ use crate::protocol::revisions::methods;
 use crate::protocol::revisions::modern::{
     self, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
 };
-use crate::protocol::rules::era::{self, Era, ProbeAnswer};
+use crate::protocol::rules::era::{self, Era, LegacySign, ProbeAnswer};
 use crate::protocol::wire::framing::Frame;
 use crate::server::http::{
     self, HEALTH_PATH, HttpOptions, READY_PATH, SessionEnds, SessionFactory, SessionStart,
@@ -239,7 +239,14 @@ pub fn start(setup: ServeSetup, children: Arc<ChildRegistry>) {
         // Installed before the probe: a signal during it stops the process as any other.
         let mut signal = Box::pin(termination_signal(children.clone()));
         let (shared, era) = tokio::select! {
-            decided = lifetime_of(lifetime, &config, &children) => decided,
+            decided = lifetime_of(lifetime, &config, &children) => match decided {
+                Ok(decided) => decided,
+                Err(why) => {
+                    log::raw_line("http", "error", &why);
+                    System::current().stop_with_code(EXIT_CANNOT_SERVE);
+                    return;
+                }
+            },
             stop = &mut signal => {
                 tracing::info!(target: "http", "received {stop} before the server was served");
                 System::current().stop_with_code(0);
@@ -302,37 +309,47 @@ pub fn start(setup: ServeSetup, children: Arc<ChildRegistry>) {
 /// stays, as the shared one); none with `per-session`, a URL, or another answer (a
 /// 2025-11-25 server keeps one session per connection). With the protocol revision the probe
 /// found, if any. Says which on stderr.
+///
+/// # Errors
+/// `shared` with a server that is no 2026-07-28 server: why (it cannot be shared, and a
+/// 2026-07-28 client's request would reach a server that was never initialized).
 async fn lifetime_of(
     lifetime: UpstreamLifetime,
     config: &BridgeConfig,
     children: &Arc<ChildRegistry>,
-) -> (Option<SharedUpstream>, Option<&'static str>) {
+) -> Result<(Option<SharedUpstream>, Option<&'static str>), String> {
     let is_command = matches!(config.upstream, UpstreamSpec::Child { .. });
     match lifetime {
-        UpstreamLifetime::PerSession => return (None, None),
-        UpstreamLifetime::Shared => return (Some(shared_run(config, children)), None),
-        UpstreamLifetime::Auto if !is_command => return (None, None),
-        UpstreamLifetime::Auto => {}
+        UpstreamLifetime::PerSession => return Ok((None, None)),
+        UpstreamLifetime::Auto if !is_command => return Ok((None, None)),
+        UpstreamLifetime::Shared | UpstreamLifetime::Auto => {}
     }
     let shared = shared_run(config, children);
     let era = probe(&shared, config.discover_timeout).await;
-    match era {
-        Era::Modern(_) => {
-            tracing::info!(target: "http", "the server speaks MCP 2026-07-28: one run of it serves every session and 2026-07-28 client (--upstream-lifetime shared)");
-            (Some(shared), Some(modern::PROTOCOL_VERSION))
-        }
-        other => {
-            let (why, revision) = match other {
-                Era::Legacy(sign) => (sign.to_string(), Some(LEGACY_REVISION)),
-                Era::Error(error) => (error.message, None),
-                Era::Modern(_) => (String::new(), None),
-            };
-            tracing::info!(target: "http", "the server is no 2026-07-28 server ({why}): each session gets a run of its own (--upstream-lifetime per-session)");
-            shared.close(config.shutdown_grace).await;
-            (None, revision)
-        }
+    if let Era::Modern(_) = era {
+        tracing::info!(target: "http", "the server speaks MCP 2026-07-28: one run of it serves every session and 2026-07-28 client (--upstream-lifetime shared)");
+        return Ok((Some(shared), Some(modern::PROTOCOL_VERSION)));
     }
+    let (why, revision) = match era {
+        // A server that answered, as a 2025-11-25 server answers; silence says no revision.
+        Era::Legacy(LegacySign::NoReply) => (LegacySign::NoReply.to_string(), None),
+        Era::Legacy(sign) => (sign.to_string(), Some(LEGACY_REVISION)),
+        Era::Error(error) => (error.message, None),
+        Era::Modern(_) => (String::new(), None),
+    };
+    shared.close(config.shutdown_grace).await;
+    if lifetime == UpstreamLifetime::Shared {
+        return Err(format!(
+            "--upstream-lifetime shared: the server is no 2026-07-28 server ({why}), so it cannot be shared: serve it with --upstream-lifetime per-session"
+        ));
+    }
+    tracing::info!(target: "http", "the server is no 2026-07-28 server ({why}): each session gets a run of its own (--upstream-lifetime per-session)");
+    Ok((None, revision))
 }
+
+/// A shared run that ended within this time of its start (10 s) makes the readiness report
+/// `failed` until a run is up again: it crashed at start or in a loop.
+pub const SHORT_RUN: Duration = Duration::from_secs(10);
 
 /// The revision of a server that answered the probe as no 2026-07-28 server does, as the
 /// readiness report names it.
@@ -358,9 +375,13 @@ fn readiness(
             None => ("per-session", "ready", 0, None),
             Some(shared) => {
                 let runs = shared.runs();
+                let short_lived = runs.last_lived.is_some_and(|lived| lived < SHORT_RUN);
                 let state = match (runs.running, &runs.failed) {
                     (true, _) => "ready",
                     (false, Some(_)) => "failed",
+                    // A run that ended soon after its start is one that cannot run: a crash
+                    // at start, or a crash loop.
+                    (false, None) if short_lived => "failed",
                     // The next session or request starts it again.
                     (false, None) => "restarting",
                 };

@@ -73,7 +73,7 @@ pub struct SharedUpstream {
 }
 
 /// What the runs of a shared upstream did so far ([`SharedUpstream::runs`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Runs {
     /// A run is up.
     pub running: bool,
@@ -83,6 +83,10 @@ pub struct Runs {
     pub last_end: Option<String>,
     /// Why the last start failed, when it did (cleared by the next run).
     pub failed: Option<String>,
+    /// When the run that is up, or the last one, started.
+    pub last_started: Option<std::time::Instant>,
+    /// How long the last run that ended lived.
+    pub last_lived: Option<Duration>,
 }
 
 impl fmt::Debug for SharedUpstream {
@@ -371,6 +375,7 @@ impl HubRef {
                     runs.running = true;
                     runs.started += 1;
                     runs.failed = None;
+                    runs.last_started = Some(std::time::Instant::now());
                 }
                 tokio::task::spawn_local(read_upstream(
                     self.clone(),
@@ -595,6 +600,7 @@ async fn read_upstream(
             let mut runs = lock(&hub.runs);
             runs.running = false;
             runs.last_end = Some(cause.to_string());
+            runs.last_lived = runs.last_started.map(|started| started.elapsed());
         }
         hub.connections.drain().map(|(_, sink)| sink).collect()
     };

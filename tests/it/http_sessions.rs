@@ -87,20 +87,6 @@ where
     }
 }
 
-/// A request in `session`: its status and messages.
-async fn call(
-    client: &reqwest::Client,
-    url: &str,
-    session: &str,
-    body: &Value,
-) -> (u16, Vec<Value>) {
-    let response = legacy_post(client, url, Some(session), ACCEPT_BOTH, body)
-        .send()
-        .await
-        .expect("POST");
-    (response.status().as_u16(), messages(response).await)
-}
-
 fn unknown_session() -> Value {
     json!({"jsonrpc": "2.0", "error": {"code": -32600,
         "message": "Invalid request: no such session (it ended, or never started)",

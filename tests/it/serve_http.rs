@@ -42,18 +42,32 @@ fn echoed(id: i64, text: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
 }
 
-/// A request in `session`: its status and messages.
-async fn call(
-    client: &reqwest::Client,
-    url: &str,
-    session: &str,
-    body: &Value,
-) -> (u16, Vec<Value>) {
-    let response = legacy_post(client, url, Some(session), ACCEPT_BOTH, body)
+/// DELETE of `session`: the status.
+async fn delete(client: &reqwest::Client, url: &str, session: &str) -> u16 {
+    let deleted = client
+        .delete(url)
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", V)
         .send()
         .await
-        .expect("POST");
-    (response.status().as_u16(), messages(response).await)
+        .expect("DELETE");
+    deleted.status().as_u16()
+}
+
+/// Waits until `session` has ended: a request in it gets 404 (the test fails after [`WAIT`]).
+async fn wait_until_ended(client: &reqwest::Client, url: &str, session: &str) {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let (status, _) = call(client, url, session, &echo(99, "still there?")).await;
+        if status == 404 {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the session still answers ({status}) after its server's end"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// The example server's processes that the bridge `bridge` runs, once there are `count` of
@@ -122,14 +136,7 @@ async fn each_session_has_a_run_of_the_server_of_its_own_that_ends_with_it() {
         (200, vec![echoed(2, "from b")])
     );
     // DELETE ends session a, and with it a's server; b's goes on.
-    let deleted = client
-        .delete(&server.url)
-        .header("mcp-session-id", &a)
-        .header("mcp-protocol-version", V)
-        .send()
-        .await
-        .expect("DELETE");
-    assert_eq!(deleted.status().as_u16(), 204);
+    assert_eq!(delete(&client, &server.url, &a).await, 204);
     assert!(
         wait_until(|| !process_alive(first[0])),
         "session a's server outlived its session"
@@ -161,18 +168,7 @@ async fn a_server_that_exits_ends_its_own_session_only() {
     servers_of(server.pid(), 2);
     common::send_signal(u32::try_from(first).expect("a pid"), "-KILL");
     // The bridge of a ends (the loss of its only upstream), and so does session a.
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let (status, _) = call(&client, &server.url, &a, &echo(2, "a")).await;
-        if status == 404 {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "session a still answers ({status}) after its server's end"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until_ended(&client, &server.url, &a).await;
     assert_eq!(
         call(&client, &server.url, &b, &echo(2, "b")).await,
         (200, vec![echoed(2, "b")])
@@ -600,14 +596,7 @@ async fn a_shared_server_serves_every_session_with_their_own_ids_and_tokens() {
         (200, vec![echoed(6, "b")])
     );
     // A session's end leaves the run to the others; a new session uses it too.
-    let deleted = client
-        .delete(&server.url)
-        .header("mcp-session-id", &a)
-        .header("mcp-protocol-version", V)
-        .send()
-        .await
-        .expect("DELETE");
-    assert_eq!(deleted.status().as_u16(), 204);
+    assert_eq!(delete(&client, &server.url, &a).await, 204);
     let (c, _, _) = open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
     assert_eq!(
         call(&client, &server.url, &c, &echo(2, "c")).await,
@@ -631,23 +620,19 @@ async fn the_end_of_a_shared_server_ends_every_session_and_the_next_one_starts_i
         readyz(&client, &server).await,
         (
             200,
-            report("mcp-example-server", "shared", Value::Null, "ready", 0, 2)
+            report(
+                "mcp-example-server",
+                "shared",
+                json!("2026-07-28"),
+                "ready",
+                0,
+                2
+            )
         )
     );
     common::send_signal(u32::try_from(first).expect("a pid"), "-KILL");
     for session in [&a, &b] {
-        let deadline = std::time::Instant::now() + WAIT;
-        loop {
-            let (status, _) = call(&client, &server.url, session, &echo(3, "x")).await;
-            if status == 404 {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "a session outlived its server"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_until_ended(&client, &server.url, session).await;
     }
     let (c, status, _) =
         open_legacy_session(&client, &server.url, &initialize(), ACCEPT_BOTH).await;
@@ -671,30 +656,90 @@ async fn the_end_of_a_shared_server_ends_every_session_and_the_next_one_starts_i
     );
 }
 
-#[tokio::test]
-async fn a_2025_server_cannot_be_shared_and_its_client_is_told_why() {
-    let args = [
+#[test]
+fn a_2025_server_cannot_be_shared_and_the_bridge_says_so_at_start() {
+    let (code, stderr) = run_bridge(&[
         "--serve-http",
         "127.0.0.1:0",
         "--upstream-lifetime",
         "shared",
         "--",
         common::legacy_server_bin(),
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "mcp-bridge: http: error: --upstream-lifetime shared: the server is no 2026-07-28 server ("
+        ) && stderr.contains("so it cannot be shared: serve it with --upstream-lifetime per-session"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("listening on"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_shared_run_that_crashes_soon_after_its_start_makes_readyz_fail_until_one_is_up() {
+    let args = [
+        "--serve-http",
+        "127.0.0.1:0",
+        "--upstream-lifetime",
+        "shared",
+        "--",
+        common::server_bin(),
+        "--test-tools",
     ];
     let server = HttpServer::start_exact(common::bridge_bin(), &args, &[]);
     let client = client();
-    let response = legacy_post(&client, &server.url, None, ACCEPT_BOTH, &initialize())
+    let (status, ready) = readyz(&client, &server).await;
+    assert_eq!(
+        (status, ready["upstreams"][0]["state"].clone()),
+        (200, json!("ready"))
+    );
+    let crash = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "crash", "arguments": {"code": 3}, "_meta": modern_meta(json!({}))}});
+    let response = modern_post(&client, &server.url, &crash, Some("crash"))
         .send()
         .await
         .expect("POST");
-    assert!(session_id(&response).is_none());
-    let (status, _, body) = json_answer(response).await;
-    assert_eq!(status, 200);
-    assert_eq!(body["id"], 1);
+    let (_, _, body) = json_answer(response).await;
+    assert_eq!(body["error"]["data"]["cause"], "upstream_exited", "{body}");
+    let deadline = std::time::Instant::now() + WAIT;
+    let failed = loop {
+        let (status, ready) = readyz(&client, &server).await;
+        if status == 503 {
+            break ready;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "readyz still {status}: {ready}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert_eq!(
-        body["error"]["message"],
-        "The server speaks MCP 2025-11-25, which keeps one session per connection: serve it with --upstream-lifetime per-session",
-        "{body}"
+        failed,
+        json!({"ready": false, "upstreams": [{"name": "mcp-fixture-server", "lifetime": "shared",
+            "era": "2026-07-28", "state": "failed", "restarts": 0, "sessions": 0,
+            "detail": "exit code 3"}]})
+    );
+    // The next request starts a run again, and the report is ready again.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "echo", "arguments": {"text": "back"}, "_meta": modern_meta(json!({}))}});
+    let response = modern_post(&client, &server.url, &call, Some("echo"))
+        .send()
+        .await
+        .expect("POST");
+    let (status, _, body) = json_answer(response).await;
+    assert_eq!(
+        (status, body["result"]["content"][0]["text"].clone()),
+        (200, json!("back"))
+    );
+    let (status, ready) = readyz(&client, &server).await;
+    assert_eq!(
+        (
+            status,
+            ready["upstreams"][0]["state"].clone(),
+            ready["upstreams"][0]["restarts"].clone()
+        ),
+        (200, json!("ready"), json!(1))
     );
 }
 

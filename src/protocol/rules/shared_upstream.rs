@@ -15,8 +15,9 @@
 //!   (2026-07-28 basic/subscriptions);
 //! - `notifications/cancelled` (the end of a listen stream on stdio): the request it names;
 //! - `notifications/message`: on stdio no field ties a log message to its request (2026-07-28
-//!   server/utilities/logging), so it goes to every connection with a request in flight that
-//!   opted in with `_meta["io.modelcontextprotocol/logLevel"]`;
+//!   server/utilities/logging), so it goes to the one connection with requests in flight that
+//!   opted in with `_meta["io.modelcontextprotocol/logLevel"]`, and nowhere when several
+//!   have: a log line may hold one client's data, which another client must not see;
 //! - any other notification (a list change without its subscription id): every connection
 //!   with a listen stream open.
 
@@ -200,6 +201,10 @@ impl Routes {
             .collect();
         to.sort_unstable();
         to.dedup();
+        if log && to.len() > 1 {
+            // Whose it is cannot be told: none of them gets it.
+            return Vec::new();
+        }
         to.into_iter().map(|c| (c, message.clone())).collect()
     }
 
@@ -392,36 +397,22 @@ mod tests {
     }
 
     #[test]
-    fn a_log_message_goes_to_the_connections_whose_requests_asked_for_logs() {
+    fn a_log_message_goes_only_to_the_one_connection_that_asked_for_logs() {
         let mut routes = Routes::default();
-        sent(routes.up(
-            1,
-            request(
-                json!(1),
-                "tools/call",
-                json!({"io.modelcontextprotocol/logLevel": "info"}),
-            ),
-        ));
-        sent(routes.up(2, request(json!(1), "tools/call", json!({}))));
-        sent(routes.up(
-            3,
-            request(
-                json!(1),
-                "tools/call",
-                json!({"io.modelcontextprotocol/logLevel": "debug"}),
-            ),
-        ));
-        sent(routes.up(
-            3,
-            request(
-                json!(2),
-                "tools/call",
-                json!({"io.modelcontextprotocol/logLevel": "debug"}),
-            ),
-        ));
         let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
                          "params": {"level": "info", "data": "d"}});
-        assert_eq!(routes.down(log.clone()), vec![(1, log.clone()), (3, log)]);
+        let asks = |level: &str| json!({"io.modelcontextprotocol/logLevel": level});
+        sent(routes.up(2, request(json!(1), "tools/call", json!({}))));
+        let (first, _) = sent(routes.up(3, request(json!(1), "tools/call", asks("debug"))));
+        sent(routes.up(3, request(json!(2), "tools/call", asks("debug"))));
+        assert_eq!(routes.down(log.clone()), vec![(3, log.clone())]);
+        // A second connection that asks: whose a line is cannot be told, and nobody gets it.
+        let (other, _) = sent(routes.up(1, request(json!(1), "tools/call", asks("info"))));
+        assert_eq!(routes.down(log.clone()), Vec::new());
+        routes.down(json!({"jsonrpc": "2.0", "id": other, "result": {}}));
+        assert_eq!(routes.down(log.clone()), vec![(3, log.clone())]);
+        routes.down(json!({"jsonrpc": "2.0", "id": first, "result": {}}));
+        assert_eq!(routes.down(log.clone()), vec![(3, log)]);
     }
 
     #[test]

@@ -763,22 +763,11 @@ async fn serve_request(
         let error = RpcError::method_not_found(&method);
         return error_answer(StatusCode::NOT_FOUND, Some(&id), error);
     };
-    if server.offers(known) {
-        // A method the server does not offer gets its -32601 from the server.
-        let checked = request_headers::check(
-            &method,
-            params.as_ref(),
-            |name| header_text(headers, name),
-            |tool| shared.tool_params.get(tool).map(Vec::as_slice),
-        );
-        if let Err(error) = checked {
-            return error_answer(StatusCode::BAD_REQUEST, Some(&id), error);
-        }
-        // A request without the required `_meta` is 400 on HTTP (2026-07-28 basic/index).
-        let meta = params.as_ref().and_then(|p| p.get("_meta")).cloned();
-        if let Err(error) = dispatch::parse_meta(meta) {
-            return error_answer(StatusCode::BAD_REQUEST, Some(&id), error);
-        }
+    // A method the server does not offer gets its -32601 from the server.
+    if server.offers(known)
+        && let Err(refused) = check_request(shared, headers, &id, &method, params.as_ref())
+    {
+        return *refused;
     }
     let permit = match in_flight_permit(shared, &id) {
         Ok(permit) => permit,
@@ -817,6 +806,29 @@ async fn serve_request(
     });
 
     respond(shared, &answer_id, lines, response, guard).await
+}
+
+/// The checks of a 2026-07-28 request over HTTP before it is served: its standard headers
+/// against its body (`Mcp-Param-*` by [`Shared::tool_params`]), and its `_meta` (a request
+/// without the required keys is 400 on HTTP, 2026-07-28 basic/index); the 400 answer of the
+/// first that fails.
+fn check_request(
+    shared: &Shared,
+    headers: &HeaderMap,
+    id: &Id,
+    method: &str,
+    params: Option<&Value>,
+) -> Result<(), Box<Response<Body>>> {
+    let refused = |error| Box::new(error_answer(StatusCode::BAD_REQUEST, Some(id), error));
+    request_headers::check(
+        method,
+        params,
+        |name| header_text(headers, name),
+        |tool| shared.tool_params.get(tool).map(Vec::as_slice),
+    )
+    .map_err(refused)?;
+    let meta = params.and_then(|p| p.get("_meta")).cloned();
+    dispatch::parse_meta(meta).map(|_| ()).map_err(refused)
 }
 
 /// A slot of [`HttpOptions::max_in_flight`] for request `id`, or its 503 answer.
@@ -861,18 +873,8 @@ async fn relay_request(
         let error = RpcError::method_not_found(&method);
         return error_answer(StatusCode::NOT_FOUND, Some(&id), error);
     }
-    let checked = request_headers::check(
-        &method,
-        params.as_ref(),
-        |name| header_text(headers, name),
-        |tool| shared.tool_params.get(tool).map(Vec::as_slice),
-    );
-    if let Err(error) = checked {
-        return error_answer(StatusCode::BAD_REQUEST, Some(&id), error);
-    }
-    let meta = params.as_ref().and_then(|p| p.get("_meta")).cloned();
-    if let Err(error) = dispatch::parse_meta(meta) {
-        return error_answer(StatusCode::BAD_REQUEST, Some(&id), error);
+    if let Err(refused) = check_request(shared, headers, &id, &method, params.as_ref()) {
+        return *refused;
     }
     let request = match jsonrpc::parse_value_bounded(body, shared.options.max_depth) {
         Ok(request) => request,

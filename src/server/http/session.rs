@@ -110,7 +110,16 @@ struct Session {
     serial: AtomicU64,
 }
 
+/// The characters of a session's id that its log lines show (8 of 32): the whole id is what
+/// lets a client into the session, and a log is read by more people than the client.
+const SESSION_LOG_ID_CHARS: usize = 8;
+
 impl Session {
+    /// The session's id as its log lines show it ([`SESSION_LOG_ID_CHARS`]).
+    fn label(&self) -> &str {
+        self.id.get(..SESSION_LOG_ID_CHARS).unwrap_or(&self.id)
+    }
+
     fn routes(&self) -> MutexGuard<'_, Routes> {
         lock(&self.routes)
     }

@@ -190,6 +190,20 @@ pub fn legacy_post(
     builder.body(body.to_string())
 }
 
+/// A request in `session`: its status and messages.
+pub async fn call(
+    client: &reqwest::Client,
+    url: &str,
+    session: &str,
+    body: &Value,
+) -> (u16, Vec<Value>) {
+    let response = legacy_post(client, url, Some(session), ACCEPT_BOTH, body)
+        .send()
+        .await
+        .expect("POST");
+    (response.status().as_u16(), messages(response).await)
+}
+
 /// The answer's `Mcp-Session-Id`.
 pub fn session_id(response: &reqwest::Response) -> Option<String> {
     response

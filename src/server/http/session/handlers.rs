@@ -107,7 +107,7 @@ pub(in crate::server::http) async fn start(
     });
     table.insert(session.clone());
     tokio::spawn(route_output(table.clone(), session.clone(), output));
-    tracing::debug!(session = %session.id, "an HTTP session started");
+    tracing::debug!(session = %session.label(), "an HTTP session started");
     // An `initialize` has no progress to report: a token of it is not read.
     let progress = progress_token(&body).ok().flatten();
     let line = Bytes::from(body.to_string());
@@ -142,7 +142,7 @@ async fn settle_initialize(
     if failed {
         parts.headers.remove(SESSION_ID_HEADER);
         if table.end(&session.id) {
-            tracing::debug!(session = %session.id, "an HTTP session ended: its initialize failed");
+            tracing::debug!(session = %session.label(), "an HTTP session ended: its initialize failed");
         }
     }
     Response::from_parts(parts, Full::new(bytes).boxed_unsync())
@@ -168,7 +168,7 @@ pub(in crate::server::http) async fn answer(
         HttpMethod::GET => open_stream(shared, &session, request.headers()),
         HttpMethod::DELETE => {
             table.end(&session.id);
-            tracing::debug!(session = %session.id, "an HTTP session ended: deleted");
+            tracing::debug!(session = %session.label(), "an HTTP session ended: deleted");
             empty(StatusCode::NO_CONTENT)
         }
         HttpMethod::POST => post(shared, &session, request).await,
@@ -366,7 +366,7 @@ fn open_stream(shared: &Shared, session: &Arc<Session>, headers: &HeaderMap) -> 
                 old.ended.cancel();
                 old.serial = serial;
                 old.ended = ended.clone();
-                tracing::debug!(session = %session.id, "an HTTP session's GET stream was taken over by a new one");
+                tracing::debug!(session = %session.label(), "an HTTP session's GET stream was taken over by a new one");
             }
             None => {
                 let (sender, lines) = mpsc::channel(STREAM_QUEUE_MESSAGES);

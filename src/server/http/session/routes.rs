@@ -305,7 +305,7 @@ impl Session {
             return;
         }
         if !routes.buffer(line) {
-            tracing::warn!(session = %self.id, "an HTTP session's message for its GET stream was dropped: {SESSION_BUFFER_MAX_MESSAGES} wait already");
+            tracing::warn!(session = %self.label(), "an HTTP session's message for its GET stream was dropped: {SESSION_BUFFER_MAX_MESSAGES} wait already");
         }
     }
 
@@ -338,7 +338,7 @@ impl Session {
             return;
         }
         let Ok(message) = jsonrpc::parse_value_bounded(&line, OUTPUT_MAX_DEPTH) else {
-            tracing::warn!(session = %self.id, "an HTTP session wrote a line that is no JSON message; dropped");
+            tracing::warn!(session = %self.label(), "an HTTP session wrote a line that is no JSON message; dropped");
             return;
         };
         if message.get("method").is_none() {
@@ -353,7 +353,7 @@ impl Session {
                 Route::Stream(target, stream) => (target, stream),
                 Route::Wait => break,
                 Route::Drop => {
-                    tracing::debug!(session = %self.id, "an HTTP session's message of a request whose stream is gone was dropped");
+                    tracing::debug!(session = %self.label(), "an HTTP session's message of a request whose stream is gone was dropped");
                     return;
                 }
             };
@@ -401,7 +401,7 @@ impl Drop for StreamGuard {
                 {
                     routes.waiting.remove(id);
                     if !routes.ended {
-                        tracing::debug!(session = %self.session.id, request = %id, "an HTTP session's POST stream closed before its response: the request goes on");
+                        tracing::debug!(session = %self.session.label(), request = %id, "an HTTP session's POST stream closed before its response: the request goes on");
                         routes.orphan(id.clone());
                     }
                 }
@@ -421,7 +421,7 @@ pub(super) async fn route_output(
         session.deliver(line).await;
     }
     if table.end(&session.id) {
-        tracing::debug!(session = %session.id, "an HTTP session ended: its bridge stopped");
+        tracing::debug!(session = %session.label(), "an HTTP session ended: its bridge stopped");
     }
     session.end();
 }

@@ -81,7 +81,7 @@ impl SessionTable {
             evicted
         };
         if let Some(session) = evicted {
-            tracing::debug!(session = %session.id, "an HTTP session ended: the table was full and it was idle longest");
+            tracing::debug!(session = %session.label(), "an HTTP session ended: the table was full and it was idle longest");
             session.end();
         }
         true
@@ -137,7 +137,7 @@ impl SessionTable {
                     .collect()
             };
             for session in idle {
-                tracing::debug!(session = %session.id, "an HTTP session ended: idle past its time limit");
+                tracing::debug!(session = %session.label(), "an HTTP session ended: idle past its time limit");
                 session.end();
             }
         }
